@@ -1,0 +1,26 @@
+"""Agent layer: Claude Agent SDK sessions for the planner, player and coach roles. Never imports langgraph.
+
+The public API is small: `run_player`, `run_coach` (roles.py), the request/result types (types.py),
+`reap_orphans` (reaper.py) and the error tree (errors.py).
+"""
+
+from agents.errors import AgentError, AgentSetupError, PromptError
+from agents.roles import CoachInput, PlayerInput, SessionSettings, TaskBrief, format_feedback, run_coach, run_player
+from agents.types import AgentResult, SessionLimits, SessionStatus, ToolCall
+
+__all__ = [
+    "AgentError",
+    "AgentResult",
+    "AgentSetupError",
+    "CoachInput",
+    "PlayerInput",
+    "PromptError",
+    "SessionLimits",
+    "SessionSettings",
+    "SessionStatus",
+    "TaskBrief",
+    "format_feedback",
+    "ToolCall",
+    "run_coach",
+    "run_player",
+]

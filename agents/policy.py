@@ -1,0 +1,72 @@
+"""Permission policy enforced by a PreToolUse hook: stay in the worktree, keep out of .autobuild/, no push."""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass, field
+from fnmatch import fnmatch
+from pathlib import Path
+from typing import Any
+
+WRITE_TOOLS = {"Write", "Edit", "MultiEdit", "NotebookEdit"}
+_GIT_PUSH = re.compile(r"(^|[;&|(\s])git(\s+-\S+(\s+\S+)?)*\s+push\b")
+
+
+@dataclass
+class ToolPolicy:
+    """What one session may do; `check` returns a denial reason or None."""
+
+    root: Path
+    read_only: bool = False
+    file_scope: list[str] = field(default_factory=list)
+    denials: list[str] = field(default_factory=list)
+
+    def check(self, tool_name: str, tool_input: dict[str, Any]) -> str | None:
+        if tool_name in WRITE_TOOLS:
+            return self._check_write(str(tool_input.get("file_path") or tool_input.get("notebook_path") or ""))
+        if tool_name == "Bash":
+            command = str(tool_input.get("command", ""))
+            if _GIT_PUSH.search(command):
+                return "git push is not allowed: the orchestrator owns branches and merges"
+            if ".autobuild" in command and not self.read_only:
+                return "commands touching .autobuild/ are not allowed: it holds the orchestrator's state"
+        return None
+
+    def _check_write(self, raw_path: str) -> str | None:
+        if self.read_only:
+            return "this role is read-only: the coach reviews and runs tests, it does not change files"
+        if not raw_path:
+            return "a write needs a file path"
+        root = Path(os.path.realpath(self.root))
+        target = Path(os.path.realpath(self.root / raw_path))
+        if not target.is_relative_to(root):
+            return f"{raw_path} is outside the task's worktree {root}: only write inside it"
+        relative = target.relative_to(root).as_posix()
+        if relative == ".git" or relative.startswith((".git/", ".autobuild/")) or relative == ".autobuild":
+            return f"{relative} is orchestrator state: do not modify it"
+        if self.file_scope and not any(_matches(relative, pattern) for pattern in self.file_scope):
+            return f"{relative} is outside this task's file scope ({', '.join(self.file_scope)})"
+        return None
+
+    async def hook(self, hook_input: Any, tool_use_id: str | None, context: Any) -> dict[str, Any]:
+        """PreToolUse hook callback: deny with a reason the model sees, and remember it."""
+        reason = self.check(str(hook_input.get("tool_name", "")), dict(hook_input.get("tool_input") or {}))
+        if reason is None:
+            return {}
+        self.denials.append(f"{hook_input.get('tool_name')}: {reason}")
+        return {
+            "hookSpecificOutput": {
+                "hookEventName": "PreToolUse",
+                "permissionDecision": "deny",
+                "permissionDecisionReason": reason,
+            }
+        }
+
+
+def _matches(path: str, pattern: str) -> bool:
+    pattern = pattern.rstrip("/")
+    if pattern.endswith("/**"):
+        prefix = pattern[:-3]
+        return path == prefix or path.startswith(prefix + "/")
+    return fnmatch(path, pattern) or fnmatch(path, pattern.replace("**/", ""))

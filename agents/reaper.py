@@ -1,0 +1,92 @@
+"""Finds and kills every process a session started, by a tag carried in its environment.
+
+The Bash tool runs commands in new sessions, so killing the CLI's process group misses them; the
+environment tag follows every descendant (DESIGN §4). Tags are `<owner pid>.<random>`, so a later
+start can reap what a crashed orchestrator left behind.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import time
+import uuid
+from pathlib import Path
+
+SESSION_TAG_ENV = "AUTOBUILD_SESSION_TAG"
+_PROC = Path("/proc")
+
+
+def new_tag() -> str:
+    return f"{os.getpid()}.{uuid.uuid4().hex[:12]}"
+
+
+def _tag_of(pid: int) -> str | None:
+    try:
+        environ = (_PROC / str(pid) / "environ").read_bytes()
+    except OSError:
+        return None
+    prefix = f"{SESSION_TAG_ENV}=".encode()
+    for entry in environ.split(b"\0"):
+        if entry.startswith(prefix):
+            return entry[len(prefix) :].decode(errors="replace")
+    return None
+
+
+def tagged_pids(predicate: str | None = None) -> dict[int, str]:
+    """Live processes carrying a session tag (optionally exactly `predicate`), pid -> tag."""
+    found: dict[int, str] = {}
+    me = os.getpid()
+    for entry in _PROC.iterdir():
+        if not entry.name.isdigit() or int(entry.name) == me:
+            continue
+        tag = _tag_of(int(entry.name))
+        if tag is not None and (predicate is None or tag == predicate):
+            found[int(entry.name)] = tag
+    return found
+
+
+def _alive(pid: int) -> bool:
+    try:
+        state = (_PROC / str(pid) / "stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return False
+    return state != "Z"
+
+
+def kill_pids(pids: list[int], grace_s: float = 2.0) -> None:
+    """SIGTERM, wait up to the grace period, then SIGKILL what is left."""
+    for pid in pids:
+        try:
+            os.kill(pid, signal.SIGTERM)
+        except ProcessLookupError:
+            pass
+    deadline = time.monotonic() + grace_s
+    while time.monotonic() < deadline and any(_alive(pid) for pid in pids):
+        time.sleep(0.05)
+    for pid in pids:
+        if _alive(pid):
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+
+
+def kill_session(tag: str, grace_s: float = 2.0) -> int:
+    """Kill every process of one session; returns how many were found."""
+    pids = list(tagged_pids(tag))
+    if pids:
+        kill_pids(pids, grace_s)
+    return len(pids)
+
+
+def reap_orphans(grace_s: float = 2.0) -> int:
+    """Kill tagged processes whose owning orchestrator is gone (a crashed predecessor)."""
+    orphans = []
+    for pid, tag in tagged_pids().items():
+        owner = tag.split(".", 1)[0]
+        if owner.isdigit() and not _alive(int(owner)):
+            orphans.append(pid)
+    if orphans:
+        kill_pids(orphans, grace_s)
+    return len(orphans)

@@ -1,0 +1,49 @@
+"""Which session failures are worth another attempt, and the single tenacity policy that retries them.
+
+One layer retries each error: the CLI is told not to retry (CLAUDE_CODE_MAX_RETRIES=0 in the session
+env), so API errors surface at once and this policy owns backoff.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from tenacity import AsyncRetrying, RetryCallState, retry_if_result, stop_after_attempt, wait_random_exponential
+
+from agents.types import AgentResult
+
+RETRYABLE_STATUS = {408, 409, 429, 500, 502, 503, 504, 529}
+
+
+def is_retryable(result: AgentResult) -> bool:
+    """Transient failures: rate limits, overload, 5xx, connection errors, a killed CLI, our timeouts."""
+    if result.status in ("timeout", "idle_timeout", "cli_error"):
+        return True
+    if result.status != "api_error":
+        return False
+    status = _status_of(result)
+    return status is None or status in RETRYABLE_STATUS or status >= 500
+
+
+def _status_of(result: AgentResult) -> int | None:
+    for error in result.errors:
+        if error.startswith("api status "):
+            head = error.split()[2].rstrip(":")
+            if head.isdigit():
+                return int(head)
+    return None
+
+
+def retrying(
+    attempts: int, max_wait_s: float, on_retry: Callable[[RetryCallState], Any] | None = None
+) -> AsyncRetrying:
+    """Exponential backoff with full jitter capped at `max_wait_s`, bounded attempts."""
+    return AsyncRetrying(
+        stop=stop_after_attempt(max(1, attempts)),
+        wait=wait_random_exponential(multiplier=1, max=max_wait_s),
+        retry=retry_if_result(is_retryable),
+        before_sleep=on_retry,
+        retry_error_callback=lambda state: state.outcome.result() if state.outcome else None,
+        reraise=True,
+    )

@@ -1,0 +1,154 @@
+"""The player and coach roles: what each is told, which tools it gets, and its session."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from agents.prompts import load_prompt
+from agents.session import EventSink, SessionRequest, run_session
+from agents.types import AgentResult, SessionLimits
+
+
+@dataclass
+class SessionSettings:
+    """Per-run settings shared by every session of a role."""
+
+    model: str | None = None
+    limits: SessionLimits = field(default_factory=SessionLimits)
+    cli_path: str | None = None
+    retry_attempts: int = 3
+    retry_max_wait_s: float = 60.0
+    on_event: EventSink | None = None
+
+
+@dataclass
+class TaskBrief:
+    """What both roles know about the task."""
+
+    feature_name: str
+    task_id: str
+    task_name: str
+    requirements: list[str]
+    acceptance_criteria: list[str]
+    verify: str | None
+    file_scope: list[str] = field(default_factory=list)
+
+
+@dataclass
+class PlayerInput:
+    """One player turn: the brief plus the coach's feedback items, verbatim."""
+
+    brief: TaskBrief
+    turn: int
+    max_turns: int
+    worktree: Path
+    feedback: list[dict[str, Any]] = field(default_factory=list)
+    feedback_notes: list[str] = field(default_factory=list)
+    transcript_path: Path | None = None
+
+
+@dataclass
+class CoachInput:
+    """One coach turn: the brief, the player's report and the diff of the task branch."""
+
+    brief: TaskBrief
+    turn: int
+    worktree: Path
+    player_report: dict[str, Any] | None
+    diff: str
+    transcript_path: Path | None = None
+
+
+def _bullets(items: list[str], empty: str) -> str:
+    return "\n".join(f"- {item}" for item in items) if items else empty
+
+
+def format_feedback(items: list[dict[str, Any]], notes: list[str]) -> str:
+    """Feedback items rendered one per line: `file:line: issue` (verbatim from the coach)."""
+    lines = []
+    for item in items:
+        where = str(item.get("file") or "")
+        if item.get("line") not in (None, ""):
+            where += f":{item['line']}"
+        lines.append(f"- {where + ': ' if where else ''}{item.get('issue', '')}")
+    lines.extend(f"- {note}" for note in notes)
+    return "\n".join(lines) if lines else "None: this is the first turn."
+
+
+def _common(brief: TaskBrief, turn: int) -> dict[str, object]:
+    return {
+        "feature_name": brief.feature_name,
+        "task_id": brief.task_id,
+        "task_name": brief.task_name,
+        "turn": turn,
+        "requirements": _bullets(brief.requirements, "- (none given beyond the task name)"),
+        "acceptance_criteria": _bullets(brief.acceptance_criteria, "- (none given)"),
+        "verify": brief.verify or "(no objective check configured)",
+    }
+
+
+async def run_player(data: PlayerInput, settings: SessionSettings) -> AgentResult:
+    """Run one player session in the task's worktree."""
+    system = load_prompt("player")
+    variables = _common(data.brief, data.turn) | {
+        "max_turns": data.max_turns,
+        "feedback": format_feedback(data.feedback, data.feedback_notes),
+        "file_scope": _bullets(data.brief.file_scope, "Any file in the worktree except .autobuild/."),
+    }
+    return await run_session(
+        SessionRequest(
+            role="player",
+            task_id=data.brief.task_id,
+            turn=data.turn,
+            cwd=data.worktree,
+            system_prompt=system.render(task_id=data.brief.task_id, turn=data.turn),
+            prompt=load_prompt("player_turn").render(**variables),
+            tools=list(system.meta.get("tools", [])),
+            limits=_limits(settings.limits, system.meta),
+            model=settings.model,
+            file_scope=data.brief.file_scope,
+            transcript_path=data.transcript_path,
+            cli_path=settings.cli_path,
+            retry_attempts=settings.retry_attempts,
+            retry_max_wait_s=settings.retry_max_wait_s,
+            on_event=settings.on_event,
+        )
+    )
+
+
+async def run_coach(data: CoachInput, settings: SessionSettings) -> AgentResult:
+    """Run one read-only coach session in the task's worktree."""
+    system = load_prompt("coach")
+    report = json.dumps(data.player_report, indent=2) if data.player_report else "(the player sent no report)"
+    variables = _common(data.brief, data.turn) | {"player_report": report, "diff": data.diff or "(empty diff)"}
+    return await run_session(
+        SessionRequest(
+            role="coach",
+            task_id=data.brief.task_id,
+            turn=data.turn,
+            cwd=data.worktree,
+            system_prompt=system.render(task_id=data.brief.task_id, turn=data.turn),
+            prompt=load_prompt("coach_turn").render(**variables),
+            tools=list(system.meta.get("tools", [])),
+            limits=_limits(settings.limits, system.meta),
+            model=settings.model,
+            transcript_path=data.transcript_path,
+            cli_path=settings.cli_path,
+            retry_attempts=settings.retry_attempts,
+            retry_max_wait_s=settings.retry_max_wait_s,
+            on_event=settings.on_event,
+        )
+    )
+
+
+def _limits(limits: SessionLimits, meta: dict[str, Any]) -> SessionLimits:
+    max_turns = int(meta.get("max_turns", limits.max_turns))
+    return SessionLimits(
+        max_turns=min(limits.max_turns, max_turns),
+        session_timeout_s=limits.session_timeout_s,
+        idle_timeout_s=limits.idle_timeout_s,
+        max_budget_usd=limits.max_budget_usd,
+    )

@@ -1,0 +1,360 @@
+"""Runs one agent session on the real Claude Code CLI: options, timeouts, transcript, cleanup, retries."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import dataclasses
+import json
+import os
+import shutil
+import tempfile
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import claude_agent_sdk
+from claude_agent_sdk import (
+    AssistantMessage,
+    ClaudeAgentOptions,
+    ClaudeSDKClient,
+    CLINotFoundError,
+    HookMatcher,
+    ResultMessage,
+    SystemMessage,
+    TextBlock,
+    ToolResultBlock,
+    ToolUseBlock,
+    UserMessage,
+)
+from claude_agent_sdk import ClaudeSDKError as _SDKError
+from tenacity import RetryCallState
+
+from agents import reaper
+from agents.errors import AgentSetupError
+from agents.markers import has_promise, parse_blocker
+from agents.policy import WRITE_TOOLS, ToolPolicy
+from agents.retry import retrying
+from agents.tools import ToolRecorder, build_server, tool_names
+from agents.types import AgentResult, SessionLimits
+
+EventSink = Callable[[dict[str, Any]], None]
+_END = object()
+_CLEANUP_GRACE_S = 2.0
+
+
+@dataclass
+class SessionRequest:
+    """Everything one session needs; built by roles.py."""
+
+    role: str
+    task_id: str
+    turn: int
+    cwd: Path
+    system_prompt: str
+    prompt: str
+    tools: list[str]
+    limits: SessionLimits = field(default_factory=SessionLimits)
+    model: str | None = None
+    file_scope: list[str] = field(default_factory=list)
+    transcript_path: Path | None = None
+    cli_path: str | None = None
+    retry_attempts: int = 3
+    retry_max_wait_s: float = 60.0
+    on_event: EventSink | None = None
+
+
+async def run_session(request: SessionRequest) -> AgentResult:
+    """Run the session, retrying transient failures with one tenacity policy; never raises for outcomes."""
+    attempts = 0
+
+    def on_retry(state: RetryCallState) -> None:
+        result = state.outcome.result() if state.outcome else None
+        wait = state.next_action.sleep if state.next_action else 0.0
+        reason = (result.errors[-1] if result and result.errors else result.status) if result else "error"
+        _emit(request, {"event": "retry", "attempt": state.attempt_number, "reason": reason, "wait_s": wait})
+
+    result: AgentResult | None = None
+    async for attempt in retrying(request.retry_attempts, request.retry_max_wait_s, on_retry):
+        with attempt:
+            attempts += 1
+            result = await _attempt(request)
+        outcome = attempt.retry_state.outcome
+        if outcome is not None and not outcome.failed:
+            attempt.retry_state.set_result(result)
+    assert result is not None
+    result.attempts = attempts
+    return result
+
+
+def _emit(request: SessionRequest, event: dict[str, Any]) -> None:
+    if request.on_event is not None:
+        request.on_event({"role": request.role, "task": request.task_id, "turn": request.turn, **event})
+
+
+def bundled_cli() -> Path | None:
+    """The claude binary shipped in the claude-agent-sdk wheel."""
+    path = Path(claude_agent_sdk.__file__).parent / "_bundled" / "claude"
+    return path if path.is_file() else None
+
+
+def _cli_wrapper(cli: str) -> str:
+    """A wrapper that runs the CLI with a parent-death signal, so it dies with a SIGKILLed orchestrator."""
+    setpriv = shutil.which("setpriv")
+    if setpriv is None:
+        return cli
+    folder = Path(tempfile.gettempdir()) / f"autobuild-{os.getuid()}"
+    folder.mkdir(mode=0o700, exist_ok=True)
+    wrapper = folder / f"claude-{abs(hash(cli)) % 10**10}.sh"
+    text = f'#!/bin/sh\nexec {setpriv} --pdeathsig TERM -- "{cli}" "$@"\n'
+    if not wrapper.is_file() or wrapper.read_text() != text:
+        temp = wrapper.with_suffix(f".{os.getpid()}.tmp")
+        temp.write_text(text)
+        temp.chmod(0o700)
+        temp.replace(wrapper)
+    return str(wrapper)
+
+
+def _options(request: SessionRequest, recorder: ToolRecorder, policy: ToolPolicy, tag: str) -> ClaudeAgentOptions:
+    cli = request.cli_path or (str(bundled_cli()) if bundled_cli() else None)
+    if cli is None or not Path(cli).is_file():
+        raise AgentSetupError(
+            f"Claude Code CLI not found at {cli or 'the claude-agent-sdk bundle'}: reinstall claude-agent-sdk"
+            " or point --cli-path/ORCHESTRATOR_CLI_PATH at a claude binary"
+        )
+    env = {
+        # bypassPermissions is refused as root without this; our PreToolUse policy still applies.
+        "IS_SANDBOX": "1",
+        "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
+        "DISABLE_TELEMETRY": "1",
+        "DISABLE_AUTOUPDATER": "1",
+        # One retry layer: ours (retry.py). The CLI would otherwise retry 10x over ~3 minutes.
+        "CLAUDE_CODE_MAX_RETRIES": "0",
+        reaper.SESSION_TAG_ENV: tag,
+    }
+    return ClaudeAgentOptions(
+        cwd=str(request.cwd),
+        cli_path=_cli_wrapper(cli),
+        system_prompt={"type": "preset", "preset": "claude_code", "append": request.system_prompt},
+        # Never load the target repo's .claude/settings.json (its hooks and denials) or user settings.
+        setting_sources=[],
+        permission_mode="bypassPermissions",
+        tools=list(request.tools),
+        allowed_tools=[*request.tools, *tool_names()],
+        disallowed_tools=sorted(WRITE_TOOLS) if policy.read_only else [],
+        mcp_servers={"autobuild": build_server(recorder)},
+        strict_mcp_config=True,
+        max_turns=request.limits.max_turns,
+        max_budget_usd=request.limits.max_budget_usd,
+        model=request.model,
+        env=env,
+        hooks={"PreToolUse": [HookMatcher(matcher=None, hooks=[policy.hook])]},  # type: ignore[list-item]
+    )
+
+
+class _Transcript:
+    """Appends every message as a JSON line to the session's transcript file (never into graph state)."""
+
+    def __init__(self, path: Path | None) -> None:
+        self.path = path
+        if path is not None:
+            path.parent.mkdir(parents=True, exist_ok=True)
+
+    def write(self, message: object) -> None:
+        if self.path is None:
+            return
+        payload: dict[str, Any] = {"t": round(time.time(), 3), "type": type(message).__name__}
+        if dataclasses.is_dataclass(message) and not isinstance(message, type):
+            payload.update(dataclasses.asdict(message))
+        else:
+            payload["repr"] = repr(message)
+        with self.path.open("a", encoding="utf-8") as out:
+            out.write(json.dumps(payload, default=str) + "\n")
+
+
+class _Collector:
+    """Folds the message stream into an AgentResult."""
+
+    def __init__(self, request: SessionRequest, result: AgentResult) -> None:
+        self.request = request
+        self.result = result
+        self.pending_tools: set[str] = set()
+        self.finished = False
+
+    def take(self, message: object) -> None:
+        result = self.result
+        if isinstance(message, SystemMessage):
+            self._system(message)
+        elif isinstance(message, AssistantMessage):
+            texts = [block.text for block in message.content if isinstance(block, TextBlock)]
+            if texts:
+                result.final_text = "\n".join(texts)
+            for block in message.content:
+                if isinstance(block, ToolUseBlock):
+                    self.pending_tools.add(block.id)
+                    self._tool_use(block)
+        elif isinstance(message, UserMessage) and isinstance(message.content, list):
+            for block in message.content:
+                if isinstance(block, ToolResultBlock):
+                    self.pending_tools.discard(block.tool_use_id)
+        elif isinstance(message, ResultMessage):
+            self._final(message)
+
+    def _system(self, message: SystemMessage) -> None:
+        data = message.data if isinstance(message.data, dict) else {}
+        if message.subtype == "init":
+            self.result.session_id = str(data.get("session_id", ""))
+        elif message.subtype == "api_retry":
+            status = data.get("status") or data.get("error_status")
+            self.result.errors.append(f"api status {status}: CLI retry notice")
+            if status in (401, 403):
+                self.result.status = "auth_error"
+                self.finished = True
+
+    def _tool_use(self, block: ToolUseBlock) -> None:
+        _emit(self.request, {"event": "tool", "tool": block.name})
+        if block.name in WRITE_TOOLS:
+            raw = str(block.input.get("file_path", ""))
+            path = Path(raw)
+            with contextlib.suppress(ValueError):
+                raw = path.relative_to(self.request.cwd).as_posix() if path.is_absolute() else raw
+            inside = not Path(raw).is_absolute()
+            if raw and inside and raw not in self.result.files_modified:
+                self.result.files_modified.append(raw)
+
+    def _final(self, message: ResultMessage) -> None:
+        result = self.result
+        result.num_turns = message.num_turns
+        result.cost_usd = float(message.total_cost_usd or 0.0)
+        usage = message.usage or {}
+        result.input_tokens = int(usage.get("input_tokens", 0)) + int(usage.get("cache_read_input_tokens", 0))
+        result.output_tokens = int(usage.get("output_tokens", 0))
+        result.session_id = message.session_id or result.session_id
+        for denial in message.permission_denials or []:
+            # Our own hook's denials show up here too; keep only the ones the hook did not explain.
+            name = denial.get("tool_name", "?") if isinstance(denial, dict) else str(denial)
+            result.permission_denials.append(f"{name}: denied")
+        if message.result and not result.final_text:
+            result.final_text = message.result
+        result.errors.extend(message.errors or [])
+        if message.subtype == "error_max_turns":
+            result.status = "max_turns"
+        elif message.subtype == "error_max_budget_usd":
+            result.status = "budget"
+        elif message.is_error:
+            status = message.api_error_status
+            if status in (401, 403):
+                result.status = "auth_error"
+            else:
+                result.status = "api_error" if message.terminal_reason == "api_error" or status else "cli_error"
+            result.errors.append(f"api status {status}: {message.result or message.terminal_reason}")
+        self.finished = True
+
+
+async def _attempt(request: SessionRequest) -> AgentResult:
+    recorder = ToolRecorder(request.role, request.task_id)
+    policy = ToolPolicy(request.cwd, read_only=request.role != "player", file_scope=request.file_scope)
+    tag = reaper.new_tag()
+    result = AgentResult(role=request.role, status="success")
+    options = _options(request, recorder, policy, tag)
+    transcript = _Transcript(request.transcript_path)
+    collector = _Collector(request, result)
+    started = time.monotonic()
+    _emit(request, {"event": "session_start"})
+    client = ClaudeSDKClient(options)
+    queue: asyncio.Queue[object] = asyncio.Queue()
+
+    async def pump() -> None:
+        try:
+            async for message in client.receive_response():
+                await queue.put(message)
+            await queue.put(_END)
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - handed to the reader, which classifies it
+            await queue.put(exc)
+
+    pump_task: asyncio.Task[None] | None = None
+    try:
+        try:
+            await client.connect()
+            await client.query(request.prompt)
+        except CLINotFoundError as exc:
+            raise AgentSetupError(f"Claude Code CLI not found: {exc}") from None
+        except _SDKError as exc:
+            result.status = "cli_error"
+            result.errors.append(f"could not start the CLI: {exc}")
+            return result
+        pump_task = asyncio.create_task(pump())
+        last_activity = time.monotonic()
+        while not collector.finished:
+            now = time.monotonic()
+            wall_left = request.limits.session_timeout_s - (now - started)
+            idle_left = request.limits.idle_timeout_s - (now - last_activity)
+            # A running tool is activity: a long test run is bounded by the session timeout only.
+            waiting = wall_left if collector.pending_tools else min(wall_left, idle_left)
+            try:
+                item = await asyncio.wait_for(queue.get(), timeout=max(0.0, waiting))
+            except TimeoutError:
+                if wall_left <= idle_left or collector.pending_tools:
+                    result.status = "timeout"
+                    result.errors.append(f"session timeout after {request.limits.session_timeout_s:.0f}s")
+                else:
+                    result.status = "idle_timeout"
+                    result.errors.append(f"no activity for {request.limits.idle_timeout_s:.0f}s")
+                break
+            last_activity = time.monotonic()
+            if item is _END:
+                break
+            if isinstance(item, Exception):
+                if result.status == "success" and not collector.finished:
+                    result.status = "cli_error"
+                result.errors.append(f"{type(item).__name__}: {item}")
+                break
+            transcript.write(item)
+            collector.take(item)
+    finally:
+        await _shutdown(client, pump_task, tag)
+        result.duration_s = round(time.monotonic() - started, 3)
+    result.tool_calls = list(recorder.calls)
+    explained = {denial.split(":", 1)[0] for denial in policy.denials}
+    unexplained = [d for d in result.permission_denials if d.split(":", 1)[0] not in explained]
+    result.permission_denials = [*policy.denials, *unexplained]
+    report_tool = {"player": "report_progress", "coach": "record_decision", "planner": "submit_plan"}
+    reports = recorder.accepted(report_tool.get(request.role, ""))
+    result.report = reports[-1].input if reports else None
+    result.promise_complete = has_promise(result.final_text)
+    blocker = parse_blocker(result.final_text)
+    result.blocker = dataclasses.asdict(blocker) | {"hash": blocker.hash} if blocker else None
+    _emit(request, {"event": "session_end", "status": result.status, "cost_usd": result.cost_usd})
+    return result
+
+
+async def _shutdown(client: ClaudeSDKClient, pump_task: asyncio.Task[None] | None, tag: str) -> None:
+    """Interrupt, close, then kill every process of the session; completes even if cancelled again."""
+    cancelled = False
+    aborted = pump_task is not None and not pump_task.done()
+    if aborted:
+        try:
+            await asyncio.wait_for(client.interrupt(), timeout=2.0)
+        except asyncio.CancelledError:
+            cancelled = True
+        except Exception:  # noqa: BLE001 - best effort; the kill below is the guarantee
+            pass
+        assert pump_task is not None
+        pump_task.cancel()
+        with contextlib.suppress(BaseException):
+            await pump_task
+        # Kill tool processes first: a CLI waiting on a hung tool delays its own exit.
+        reaper.kill_session(tag, _CLEANUP_GRACE_S)
+    try:
+        await asyncio.wait_for(client.disconnect(), timeout=10.0)
+    except asyncio.CancelledError:
+        cancelled = True
+    except Exception:  # noqa: BLE001 - the transport may already be gone
+        pass
+    reaper.kill_session(tag, _CLEANUP_GRACE_S)
+    if cancelled:
+        raise asyncio.CancelledError

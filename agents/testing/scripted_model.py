@@ -1,0 +1,360 @@
+"""Scripted Anthropic Messages API on 127.0.0.1: the fake model the real CLI talks to in tests and the demo.
+
+It identifies a session by the `AutoBuild session: role=… task=… turn=…` line our prompts carry, takes
+the step index from the number of assistant messages in the request, and answers with that step of the
+matching scenario script. Faults (status codes, latency, stalled or dropped streams) are per step.
+Every request is logged (in memory and optionally as JSON lines) so tests can assert on what the model
+received.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import threading
+import time
+from collections import Counter
+from dataclasses import asdict, dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+from agents.testing.scenario import CWD_MARKER, SESSION_MARKER, Scenario, SessionKey, new_id, step_to_blocks
+
+
+@dataclass
+class RequestRecord:
+    """One request the model received, as tests want to see it."""
+
+    started: float
+    role: str | None
+    task: str | None
+    turn: int | None
+    step: int
+    outcome: str
+    system: str = ""
+    prompt: str = ""
+    tool_results: list[str] = field(default_factory=list)
+    ended: float = 0.0
+
+
+def _text_of(content: Any) -> str:
+    if isinstance(content, str):
+        return content
+    parts: list[str] = []
+    for block in content or []:
+        if block.get("type") == "text":
+            parts.append(block.get("text", ""))
+        elif block.get("type") == "tool_result":
+            parts.append(_text_of(block.get("content")))
+    return "\n".join(parts)
+
+
+def _session_of(body: dict[str, Any]) -> tuple[SessionKey | None, str | None, str]:
+    system = body.get("system") or ""
+    system_text = system if isinstance(system, str) else "\n".join(b.get("text", "") for b in system)
+    messages = body.get("messages", [])
+    first_user = _text_of(messages[0]["content"]) if messages else ""
+    found = SESSION_MARKER.search(system_text) or SESSION_MARKER.search(first_user)
+    key = SessionKey(found.group(1), found.group(2), int(found.group(3))) if found else None
+    cwd_match = CWD_MARKER.search(first_user) or CWD_MARKER.search(system_text)
+    return key, (cwd_match.group(1) if cwd_match else None), system_text
+
+
+def _last_tool_result(messages: list[dict[str, Any]]) -> str:
+    for message in reversed(messages):
+        if message["role"] == "user" and isinstance(message["content"], list):
+            results = [b for b in message["content"] if b.get("type") == "tool_result"]
+            if results:
+                return "\n".join(_text_of(b.get("content")) for b in results)
+    return ""
+
+
+def _prompt_text(messages: list[dict[str, Any]]) -> str:
+    """The user's own prompt: the first user message's last non-reminder text block."""
+    if not messages or isinstance(messages[0]["content"], str):
+        return str(messages[0]["content"]) if messages else ""
+    texts = [b.get("text", "") for b in messages[0]["content"] if b.get("type") == "text"]
+    own = [t for t in texts if not t.lstrip().startswith("<system-reminder>")]
+    return own[-1] if own else ""
+
+
+class ScriptedModel:
+    """A threaded HTTP server playing a Scenario; use as a context manager."""
+
+    def __init__(self, scenario: Scenario | dict[str, Any], log_path: Path | None = None) -> None:
+        self.scenario = scenario if isinstance(scenario, Scenario) else Scenario.from_data(scenario)
+        self.log_path = log_path
+        self.requests: list[RequestRecord] = []
+        self._attempts: Counter[tuple[SessionKey | None, int]] = Counter()
+        self._lock = threading.Lock()
+        self._stopping = threading.Event()
+        self._server: ThreadingHTTPServer | None = None
+        self._thread: threading.Thread | None = None
+
+    @property
+    def base_url(self) -> str:
+        assert self._server is not None, "start() first"
+        host, port = self._server.server_address[:2]
+        return f"http://{host!s}:{port}"
+
+    def start(self, port: int = 0) -> str:
+        handler = type("Handler", (_Handler,), {"model": self})
+        self._server = ThreadingHTTPServer(("127.0.0.1", port), handler)
+        self._server.daemon_threads = True
+        self._thread = threading.Thread(target=self._server.serve_forever, name="scripted-model", daemon=True)
+        self._thread.start()
+        return self.base_url
+
+    def stop(self) -> None:
+        self._stopping.set()
+        if self._server is not None:
+            self._server.shutdown()
+            self._server.server_close()
+        if self._thread is not None:
+            self._thread.join(timeout=5)
+
+    def __enter__(self) -> ScriptedModel:
+        self.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    def sessions(self, role: str | None = None, task: str | None = None) -> list[RequestRecord]:
+        """Logged requests, filtered; one record per request."""
+        return [
+            r for r in self.requests if (role is None or r.role == role) and (task is None or r.task == task)
+        ]
+
+    def record(self, record: RequestRecord) -> None:
+        with self._lock:
+            self.requests.append(record)
+            if self.log_path is not None:
+                with self.log_path.open("a", encoding="utf-8") as log:
+                    log.write(json.dumps(asdict(record)) + "\n")
+
+    def next_attempt(self, key: SessionKey | None, step: int) -> int:
+        with self._lock:
+            self._attempts[(key, step)] += 1
+            return self._attempts[(key, step)]
+
+    def wait_stopping(self, seconds: float) -> bool:
+        return self._stopping.wait(seconds)
+
+
+class _Handler(BaseHTTPRequestHandler):
+    model: ScriptedModel
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - stdlib signature
+        return
+
+    def _send_json(self, status: int, payload: dict[str, Any], headers: dict[str, str] | None = None) -> None:
+        data = json.dumps(payload).encode()
+        self.send_response(status)
+        self.send_header("content-type", "application/json")
+        self.send_header("content-length", str(len(data)))
+        for name, value in (headers or {}).items():
+            self.send_header(name, value)
+        self.end_headers()
+        self.wfile.write(data)
+
+    def do_GET(self) -> None:
+        self._send_json(200, {"ok": True})
+
+    def do_HEAD(self) -> None:
+        self.send_response(200)
+        self.send_header("content-length", "0")
+        self.end_headers()
+
+    def do_POST(self) -> None:
+        length = int(self.headers.get("content-length") or 0)
+        body = json.loads(self.rfile.read(length) or b"{}")
+        if "count_tokens" in self.path:
+            self._send_json(200, {"input_tokens": max(1, len(json.dumps(body)) // 4)})
+            return
+        if not self.path.startswith("/v1/messages"):
+            self._send_json(404, {"type": "error", "error": {"type": "not_found_error", "message": self.path}})
+            return
+        self._answer(body)
+
+    def _answer(self, body: dict[str, Any]) -> None:
+        messages = body.get("messages", [])
+        key, cwd, system_text = _session_of(body)
+        step_index = sum(1 for m in messages if m["role"] == "assistant")
+        script = self.model.scenario.script_for(key) if key else None
+        step: dict[str, Any] = (
+            script.steps[step_index] if script and step_index < len(script.steps) else {"text": "Done."}
+        )
+        if script is None:
+            step = {"text": self.model.scenario.default_text}
+        last_result = _last_tool_result(messages)
+        step = _choose(step, last_result)
+        record = RequestRecord(
+            started=time.time(),
+            role=key.role if key else None,
+            task=key.task if key else None,
+            turn=key.turn if key else None,
+            step=step_index,
+            outcome="ok",
+            system=system_text if step_index == 0 else "",
+            prompt=_prompt_text(messages) if step_index == 0 else "",
+            tool_results=[last_result] if last_result else [],
+        )
+        try:
+            self._play(body, step, key, cwd, step_index, record)
+        except (BrokenPipeError, ConnectionResetError):
+            record.outcome = "client-gone"
+        finally:
+            record.ended = time.time()
+            self.model.record(record)
+
+    def _play(
+        self,
+        body: dict[str, Any],
+        step: dict[str, Any],
+        key: SessionKey | None,
+        cwd: str | None,
+        step_index: int,
+        record: RequestRecord,
+    ) -> None:
+        if step.get("delay"):
+            self.model.wait_stopping(float(step["delay"]))
+        fault = step.get("fault")
+        if fault and self.model.next_attempt(key, step_index) <= int(fault.get("times", 1)):
+            status = int(fault["status"])
+            record.outcome = f"fault {status}"
+            headers = {"retry-after": str(fault["retry_after"])} if "retry_after" in fault else {}
+            if status == 0:  # connection dropped before any byte
+                self.close_connection = True
+                self.connection.shutdown(2)
+                return
+            self._send_json(
+                status,
+                {"type": "error", "error": {"type": _error_type(status), "message": f"scripted {status}"}},
+                headers,
+            )
+            return
+        blocks = step_to_blocks(step, key or SessionKey("-", "-", 0), cwd)
+        usage_in = max(1, len(json.dumps(messages_tail(body))) // 4)
+        usage_out = max(1, len(json.dumps(blocks)) // 4)
+        stop_reason = "tool_use" if any(b["type"] == "tool_use" for b in blocks) else "end_turn"
+        message_id = new_id("msg")
+        if not body.get("stream"):
+            self._send_json(
+                200,
+                {
+                    "id": message_id,
+                    "type": "message",
+                    "role": "assistant",
+                    "model": body.get("model"),
+                    "content": blocks,
+                    "stop_reason": stop_reason,
+                    "stop_sequence": None,
+                    "usage": {"input_tokens": usage_in, "output_tokens": usage_out},
+                },
+            )
+            return
+        self.send_response(200)
+        self.send_header("content-type", "text/event-stream")
+        self.send_header("cache-control", "no-cache")
+        self.send_header("connection", "close")
+        self.end_headers()
+        self.close_connection = True
+        self._event(
+            "message_start",
+            {
+                "type": "message_start",
+                "message": {
+                    "id": message_id,
+                    "type": "message",
+                    "role": "assistant",
+                    "model": body.get("model"),
+                    "content": [],
+                    "stop_reason": None,
+                    "stop_sequence": None,
+                    "usage": {"input_tokens": usage_in, "output_tokens": 1},
+                },
+            },
+        )
+        if step.get("stall"):
+            record.outcome = "stalled"
+            self.model.wait_stopping(float(step.get("stall_seconds", 3600)))
+            return
+        if step.get("drop"):
+            record.outcome = "dropped"
+            self.connection.shutdown(2)
+            return
+        for index, block in enumerate(blocks):
+            self._stream_block(index, block)
+        self._event(
+            "message_delta",
+            {
+                "type": "message_delta",
+                "delta": {"stop_reason": stop_reason, "stop_sequence": None},
+                "usage": {"output_tokens": usage_out},
+            },
+        )
+        self._event("message_stop", {"type": "message_stop"})
+
+    def _stream_block(self, index: int, block: dict[str, Any]) -> None:
+        if block["type"] == "text":
+            start = {"type": "text", "text": ""}
+            delta = {"type": "text_delta", "text": block["text"]}
+        else:
+            start = {"type": "tool_use", "id": block["id"], "name": block["name"], "input": {}}
+            delta = {"type": "input_json_delta", "partial_json": json.dumps(block["input"])}
+        self._event("content_block_start", {"type": "content_block_start", "index": index, "content_block": start})
+        self._event("content_block_delta", {"type": "content_block_delta", "index": index, "delta": delta})
+        self._event("content_block_stop", {"type": "content_block_stop", "index": index})
+
+    def _event(self, name: str, data: dict[str, Any]) -> None:
+        self.wfile.write(f"event: {name}\ndata: {json.dumps(data)}\n\n".encode())
+        self.wfile.flush()
+
+
+def messages_tail(body: dict[str, Any]) -> list[Any]:
+    """The part of the conversation that grows per step (for plausible input token counts)."""
+    return list(body.get("messages", []))[-4:]
+
+
+def _choose(step: dict[str, Any], last_result: str) -> dict[str, Any]:
+    """Resolve `when: {result_matches: regex}` / then / else against the last tool result."""
+    if "when" not in step:
+        return step
+    pattern = step["when"].get("result_matches", "")
+    branch = step.get("then") if re.search(pattern, last_result) else step.get("else")
+    return dict(branch or {"text": "Done."})
+
+
+def _error_type(status: int) -> str:
+    return {
+        400: "invalid_request_error",
+        401: "authentication_error",
+        403: "permission_error",
+        404: "not_found_error",
+        413: "request_too_large",
+        429: "rate_limit_error",
+        529: "overloaded_error",
+    }.get(status, "api_error")
+
+
+def main() -> None:
+    """Run the server standalone: `python -m agents.testing.scripted_model SCENARIO.yaml`."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
+    parser.add_argument("scenario", type=Path)
+    parser.add_argument("--port", type=int, default=0)
+    parser.add_argument("--log", type=Path)
+    args = parser.parse_args()
+    model = ScriptedModel(Scenario.load(args.scenario), args.log)
+    print(model.start(args.port), flush=True)
+    try:
+        threading.Event().wait()
+    except KeyboardInterrupt:
+        model.stop()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,64 @@
+"""Plain result/request types of the agent layer (no SDK types leak out of agents/)."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any, Literal
+
+SessionStatus = Literal[
+    "success",  # the session ended normally (completion is judged by the caller from report + artifacts)
+    "max_turns",
+    "budget",
+    "timeout",
+    "idle_timeout",
+    "api_error",
+    "auth_error",
+    "cli_error",
+    "cancelled",
+]
+
+
+@dataclass
+class ToolCall:
+    """One call the agent made to one of our autobuild tools."""
+
+    name: str
+    input: dict[str, Any]
+    accepted: bool
+    error: str = ""
+
+
+@dataclass
+class SessionLimits:
+    """Limits of one session."""
+
+    max_turns: int = 60
+    session_timeout_s: float = 1800.0
+    idle_timeout_s: float = 600.0
+    max_budget_usd: float | None = None
+
+
+@dataclass
+class AgentResult:
+    """What one agent session did: status, its structured report, cost and the evidence."""
+
+    role: str
+    status: SessionStatus
+    report: dict[str, Any] | None = None
+    tool_calls: list[ToolCall] = field(default_factory=list)
+    files_modified: list[str] = field(default_factory=list)
+    final_text: str = ""
+    cost_usd: float = 0.0
+    input_tokens: int = 0
+    output_tokens: int = 0
+    num_turns: int = 0
+    duration_s: float = 0.0
+    session_id: str = ""
+    errors: list[str] = field(default_factory=list)
+    permission_denials: list[str] = field(default_factory=list)
+    promise_complete: bool = False
+    blocker: dict[str, str] | None = None
+    attempts: int = 1
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)

@@ -1,0 +1,30 @@
+"""The orchestrator's error tree; the CLI maps each branch to an exit code.
+
+    AutobuildError                 base: anything we raise on purpose
+    ├── InputError                 bad plan, bad arguments, missing files -> exit 2, nothing written
+    │   └── PlanError              the feature plan fails validation
+    ├── GitError                   a git command failed (message carries its stderr)
+    └── RunLockedError             another orchestrator holds this feature -> exit 2
+
+Branch on InputError for "the user must fix something"; everything else is a run failure.
+"""
+
+
+class AutobuildError(Exception):
+    """Base of every error the orchestrator raises deliberately."""
+
+
+class InputError(AutobuildError):
+    """The user's input is wrong; the message says what and how to fix it."""
+
+
+class PlanError(InputError):
+    """The feature plan is invalid."""
+
+
+class GitError(AutobuildError):
+    """A git command failed."""
+
+
+class RunLockedError(InputError):
+    """Another orchestrator process is running this feature."""

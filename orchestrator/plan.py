@@ -1,0 +1,277 @@
+"""Feature plan model: loads `.autobuild/features/<ID>.yaml` and validates it per DESIGN §5."""
+
+from __future__ import annotations
+
+import re
+from datetime import datetime
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints, ValidationError, field_validator
+
+from orchestrator.errors import PlanError
+
+ID_PATTERN = r"^[A-Za-z0-9_-]+$"
+_ID_RE = re.compile(ID_PATTERN)
+Identifier = Annotated[str, StringConstraints(pattern=ID_PATTERN, min_length=1, max_length=64)]
+Complexity = Annotated[int, Field(ge=1, le=10)]
+
+
+class TaskSpec(BaseModel):
+    """One task of a feature plan."""
+
+    model_config = ConfigDict(extra="allow", strict=False)
+
+    id: Identifier
+    name: str = Field(min_length=1)
+    complexity: Complexity = 5
+    dependencies: list[Identifier] = Field(default_factory=list)
+    status: str = "pending"
+    requirements: list[str] = Field(default_factory=list)
+    acceptance_criteria: list[str] = Field(default_factory=list)
+    files: list[str] = Field(default_factory=list)
+    verify: str | None = None
+    description: str = ""
+
+    @field_validator("complexity", mode="before")
+    @classmethod
+    def _int_not_bool(cls, value: Any) -> Any:
+        # YAML `true` would otherwise pass as complexity 1.
+        if isinstance(value, bool):
+            raise ValueError("must be an integer from 1 to 10")
+        return value
+
+
+class Orchestration(BaseModel):
+    """Optional explicit grouping of tasks into parallel groups."""
+
+    model_config = ConfigDict(extra="allow")
+
+    parallel_groups: list[list[Identifier]] | None = None
+
+
+class FeaturePlan(BaseModel):
+    """A feature: its tasks, their dependencies and the order groups run in."""
+
+    model_config = ConfigDict(extra="allow")
+
+    id: Identifier
+    name: str = Field(min_length=1)
+    description: str = ""
+    created: datetime | str | None = None
+    status: Literal["planned", "in_progress", "completed", "failed"] = "planned"
+    complexity: Complexity | None = None
+    estimated_tasks: int | None = None
+    base_branch: str | None = None
+    verify: str | None = None
+    tasks: list[TaskSpec] = Field(min_length=1)
+    orchestration: Orchestration = Field(default_factory=Orchestration)
+
+    def task(self, task_id: str) -> TaskSpec:
+        """The task with this id (KeyError when absent)."""
+        for task in self.tasks:
+            if task.id == task_id:
+                return task
+        raise KeyError(task_id)
+
+    def groups(self) -> list[list[str]]:
+        """The parallel groups: explicit ones when given (already validated), else computed."""
+        if self.orchestration.parallel_groups:
+            return [list(group) for group in self.orchestration.parallel_groups]
+        return compute_groups(self.tasks)
+
+    def verify_command(self, task_id: str) -> str | None:
+        """The task's objective check: its own `verify`, else the feature's."""
+        return self.task(task_id).verify or self.verify
+
+
+def compute_groups(tasks: list[TaskSpec]) -> list[list[str]]:
+    """Topological layers: each group holds the tasks whose dependencies all sit in earlier groups."""
+    remaining = {task.id: set(task.dependencies) for task in tasks}
+    order = [task.id for task in tasks]
+    done: set[str] = set()
+    groups: list[list[str]] = []
+    while remaining:
+        ready = [tid for tid in order if tid in remaining and remaining[tid] <= done]
+        if not ready:  # pragma: no cover - cycles are rejected before grouping
+            raise PlanError(f"dependency cycle among {sorted(remaining)}")
+        groups.append(ready)
+        done.update(ready)
+        for tid in ready:
+            del remaining[tid]
+    return groups
+
+
+def _find_cycle(tasks: list[TaskSpec]) -> list[str] | None:
+    graph = {task.id: task.dependencies for task in tasks}
+    state: dict[str, int] = {}  # 1 = on the stack, 2 = finished
+    stack: list[str] = []
+
+    def visit(node: str) -> list[str] | None:
+        state[node] = 1
+        stack.append(node)
+        for dep in graph.get(node, []):
+            if state.get(dep) == 1:
+                return [*stack[stack.index(dep) :], dep]
+            if dep not in state:
+                found = visit(dep)
+                if found:
+                    return found
+        stack.pop()
+        state[node] = 2
+        return None
+
+    for task in tasks:
+        if task.id not in state:
+            found = visit(task.id)
+            if found:
+                return found
+    return None
+
+
+def check_consistency(plan: FeaturePlan) -> None:
+    """Cross-field rules pydantic can't express: ids, dependencies, cycles, groups."""
+    seen: set[str] = set()
+    for task in plan.tasks:
+        if task.id in seen:
+            raise PlanError(f"duplicate task id {task.id}: every task needs its own id")
+        seen.add(task.id)
+    for task in plan.tasks:
+        for dep in task.dependencies:
+            if dep not in seen:
+                raise PlanError(f"task {task.id} depends on unknown task {dep}: fix the id or add the task")
+            if dep == task.id:
+                raise PlanError(f"task {task.id} depends on itself: remove it from its dependencies")
+    cycle = _find_cycle(plan.tasks)
+    if cycle:
+        raise PlanError(f"dependency cycle: {' -> '.join(cycle)}: break one of these dependencies")
+    groups = plan.orchestration.parallel_groups
+    if groups is None:
+        return
+    position: dict[str, int] = {}
+    for index, group in enumerate(groups):
+        for tid in group:
+            if tid not in seen:
+                raise PlanError(f"parallel group {index + 1} names unknown task {tid}")
+            if tid in position:
+                raise PlanError(f"task {tid} appears in more than one parallel group")
+            position[tid] = index
+    missing = [task.id for task in plan.tasks if task.id not in position]
+    if missing:
+        raise PlanError(f"tasks missing from parallel_groups: {', '.join(missing)}: add them or drop the groups")
+    for task in plan.tasks:
+        for dep in task.dependencies:
+            if position[dep] == position[task.id]:
+                raise PlanError(
+                    f"task {task.id} depends on {dep} but both are in parallel group {position[task.id] + 1}:"
+                    f" move {task.id} to a later group"
+                )
+            if position[dep] > position[task.id]:
+                raise PlanError(
+                    f"task {task.id} (group {position[task.id] + 1}) depends on {dep}, which runs later"
+                    f" (group {position[dep] + 1}): reorder the groups"
+                )
+
+
+def _describe(error: ValidationError, data: Any) -> str:
+    first = error.errors()[0]
+    parts: list[str] = []
+    node = data
+    for loc in first["loc"]:
+        if isinstance(loc, int) and isinstance(node, list) and loc < len(node):
+            item = node[loc]
+            label = item.get("id") if isinstance(item, dict) else None
+            parts.append(f"[{label or loc}]")
+            node = item
+        else:
+            parts.append(f".{loc}" if parts else str(loc))
+            node = node.get(loc) if isinstance(node, dict) else None
+    where = "".join(parts) or "plan"
+    return f"{where}: {first['msg']} (got {first.get('input')!r})"
+
+
+def parse_plan(data: Any, source: str) -> FeaturePlan:
+    """Validate already-parsed plan data; raise PlanError with one line naming the problem."""
+    if not isinstance(data, dict):
+        raise PlanError(f"{source}: a plan must be a mapping with id, name and tasks")
+    try:
+        plan = FeaturePlan.model_validate(data)
+    except ValidationError as exc:
+        raise PlanError(f"{source}: {_describe(exc, data)}") from None
+    try:
+        check_consistency(plan)
+    except PlanError as exc:
+        raise PlanError(f"{source}: {exc}") from None
+    return plan
+
+
+def check_id(kind: str, value: str) -> str:
+    """Reject ids that could escape a path or a branch name (`/`, `..`, spaces)."""
+    if not _ID_RE.match(value):
+        raise PlanError(f"invalid {kind} id {value!r}: use only letters, digits, '-' and '_'")
+    return value
+
+
+def plan_path(repo: Path, feature_id: str) -> Path:
+    """Where the plan of this feature lives."""
+    return repo / ".autobuild" / "features" / f"{check_id('feature', feature_id)}.yaml"
+
+
+def load_plan(repo: Path, feature_id: str) -> FeaturePlan:
+    """Load and validate a feature plan; task files under `.autobuild/tasks/` extend requirements."""
+    path = plan_path(repo, feature_id)
+    shown = path.relative_to(repo) if path.is_relative_to(repo) else path
+    if not path.is_file():
+        raise PlanError(f"feature plan not found: {shown}: create it (`plan \"...\"`) or check the id")
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        line = f" at line {mark.line + 1}" if mark is not None else ""
+        raise PlanError(f"{shown}: malformed YAML{line}: fix the syntax") from None
+    except UnicodeDecodeError:
+        raise PlanError(f"{shown}: not UTF-8 text") from None
+    plan = parse_plan(data, str(shown))
+    if plan.id != feature_id:
+        raise PlanError(f"{shown}: id is {plan.id!r} but the file is named for {feature_id!r}: make them match")
+    for task in plan.tasks:
+        task_file = repo / ".autobuild" / "tasks" / f"{task.id}.md"
+        if task_file.is_file():
+            body = _strip_front_matter(task_file.read_text(encoding="utf-8")).strip()
+            if body:
+                task.description = body
+    return plan
+
+
+def find_feature_of_task(repo: Path, task_id: str) -> FeaturePlan:
+    """The plan that contains this task (the CLI's `run TASK-002`)."""
+    check_id("task", task_id)
+    features = repo / ".autobuild" / "features"
+    matches = []
+    for path in sorted(features.glob("*.yaml")) if features.is_dir() else []:
+        plan = load_plan(repo, path.stem)
+        if any(task.id == task_id for task in plan.tasks):
+            matches.append(plan)
+    if not matches:
+        raise PlanError(f"no feature plan under .autobuild/features contains task {task_id}")
+    if len(matches) > 1:
+        names = ", ".join(plan.id for plan in matches)
+        raise PlanError(f"task {task_id} is in several features ({names}): run the feature instead")
+    return matches[0]
+
+
+def _strip_front_matter(text: str) -> str:
+    if text.startswith("---\n"):
+        end = text.find("\n---", 4)
+        if end != -1:
+            return text[end + 4 :]
+    return text
+
+
+def unknown_fields(plan: FeaturePlan) -> list[str]:
+    """Keys the schema doesn't know (kept, but worth a warning: often a typo)."""
+    found = [f"plan.{key}" for key in (plan.model_extra or {})]
+    for task in plan.tasks:
+        found.extend(f"{task.id}.{key}" for key in (task.model_extra or {}))
+    return found
