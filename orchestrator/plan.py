@@ -75,6 +75,9 @@ class FeaturePlan(BaseModel):
                 return task
         raise KeyError(task_id)
 
+    def task_ids(self) -> list[str]:
+        return [task.id for task in self.tasks]
+
     def groups(self) -> list[list[str]]:
         """The parallel groups: explicit ones when given (already validated), else computed."""
         if self.orchestration.parallel_groups:

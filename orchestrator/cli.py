@@ -1,0 +1,206 @@
+"""Command line: `python -m orchestrator …`; a thin layer over runner/plan with DESIGN §5 exit codes."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import signal
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from orchestrator import runner
+from orchestrator.errors import AutobuildError, InputError
+from orchestrator.plan import load_plan, unknown_fields
+from orchestrator.progress import Progress, render_table
+from orchestrator.settings import RunSettings, env_default
+
+EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_QUESTION, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse whose errors are one line and exit 2."""
+
+    def error(self, message: str) -> None:  # type: ignore[override]
+        print(f"error: {message} (see --help)", file=sys.stderr)
+        raise SystemExit(EXIT_USAGE)
+
+
+def _env_float(name: str, default: float | None) -> float | None:
+    raw = env_default(name)
+    try:
+        return float(raw) if raw is not None else default
+    except ValueError:
+        raise InputError(f"ORCHESTRATOR_{name.upper()}={raw!r} is not a number") from None
+
+
+def _add_run_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--repo", type=Path, default=None, help="target git repo (default: current directory)")
+    parser.add_argument("--db", default=None, help="checkpoint SQLite path (default: checkpoints/)")
+    parser.add_argument("--parallel", type=int, default=None, help="max tasks running at once")
+    parser.add_argument("--max-turns", type=int, default=None, help="player/coach turns per task (default 10)")
+    parser.add_argument("--session-timeout", type=float, default=None, help="seconds per agent session")
+    parser.add_argument("--idle-timeout", type=float, default=None, help="seconds without agent activity")
+    parser.add_argument("--budget-usd", type=float, default=None, help="spending cap per session")
+    parser.add_argument("--model", default=None, help="model for the player (and coach unless --coach-model)")
+    parser.add_argument("--coach-model", default=None)
+    mode = parser.add_mutually_exclusive_group()
+    mode.add_argument("--autonomous", action="store_true", help="never wait for a human")
+    mode.add_argument("--interactive", action="store_true", help="pause on agent questions")
+    parser.add_argument("--dry-run", action="store_true", help="show groups and estimates; touch nothing")
+    parser.add_argument("--fresh", action="store_true", help="start over (the old feature branch is kept)")
+    parser.add_argument("--keep-worktrees", action="store_true")
+    parser.add_argument("--ignore-deps", action="store_true", help="run TASK even if its dependencies are not done")
+    parser.add_argument("--json", action="store_true", help="JSON lines instead of text")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="python -m orchestrator", description="AutoBuild: build a feature with player/coach agents.")
+    commands = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+    run = commands.add_parser("run", help="run a feature (FEAT-001) or one task of it (TASK-002)")
+    run.add_argument("target")
+    _add_run_options(run)
+    resume = commands.add_parser("resume", help="resume an interrupted feature run")
+    resume.add_argument("target")
+    _add_run_options(resume)
+    validate = commands.add_parser("validate", help="validate a feature plan")
+    validate.add_argument("feature")
+    validate.add_argument("--repo", type=Path, default=None)
+    validate.add_argument("--json", action="store_true")
+    return parser
+
+
+def _settings(args: argparse.Namespace) -> RunSettings:
+    def pick(value: object, name: str, default: object) -> object:
+        if value is not None:
+            return value
+        raw = env_default(name)
+        return default if raw is None else raw
+
+    try:
+        return RunSettings(
+            repo=(args.repo or Path(str(env_default("repo", ".")))).resolve(),
+            target=args.target,
+            db=args.db or env_default("db"),
+            parallel=int(str(pick(args.parallel, "parallel", 1))),
+            max_turns=int(str(pick(args.max_turns, "max_turns", 10))),
+            session_timeout_s=float(str(pick(args.session_timeout, "session_timeout", 1800.0))),
+            idle_timeout_s=float(str(pick(args.idle_timeout, "idle_timeout", 600.0))),
+            budget_usd=args.budget_usd if args.budget_usd is not None else _env_float("budget_usd", None),
+            model=args.model or env_default("model"),
+            coach_model=args.coach_model or env_default("coach_model"),
+            interactive=bool(args.interactive or (not args.autonomous and sys.stdin.isatty())),
+            dry_run=args.dry_run,
+            fresh=args.fresh,
+            keep_worktrees=args.keep_worktrees,
+            json=args.json,
+            ignore_deps=args.ignore_deps,
+            cli_path=env_default("cli_path"),
+            resume_only=args.command == "resume",
+        )
+    except ValueError as exc:
+        raise InputError(f"bad number in an option or ORCHESTRATOR_* variable: {exc}") from None
+
+
+def _validate(args: argparse.Namespace) -> int:
+    repo = (args.repo or Path(".")).resolve()
+    plan = load_plan(repo, args.feature)
+    groups = plan.groups()
+    if args.json:
+        print(json.dumps({"valid": True, "id": plan.id, "tasks": plan.task_ids(), "groups": groups}))
+    else:
+        print(f"{plan.id} is valid: {len(plan.tasks)} task(s) in {len(groups)} group(s)")
+        for index, group in enumerate(groups, 1):
+            print(f"  group {index}: {', '.join(group)}")
+    for field_name in unknown_fields(plan):
+        print(f"warning: unknown field {field_name} (kept, but check for a typo)", file=sys.stderr)
+    return EXIT_OK
+
+
+def _dry_run(run_plan: runner.RunPlan, as_json: bool) -> int:
+    plan = run_plan.plan
+    max_turns = run_plan.settings.max_turns
+    rows = []
+    for index, group in enumerate(run_plan.groups, 1):
+        for task_id in group:
+            task = plan.task(task_id)
+            # Rough expectation: complexity drives turns (1..max), each turn is a player and a coach session.
+            turns = max(1, min(max_turns, round(task.complexity / 3)))
+            rows.append({"group": index, "task": task_id, "dependencies": task.dependencies,
+                         "complexity": task.complexity, "expected_turns": turns, "max_turns": max_turns})
+    if as_json:
+        print(json.dumps({"feature": plan.id, "base_branch": run_plan.base_branch, "tasks": rows}))
+        return EXIT_OK
+    print(f"{plan.id}: {plan.name} (base {run_plan.base_branch}, {len(run_plan.groups)} group(s))")
+    for row in rows:
+        deps = ", ".join(row["dependencies"]) or "-"
+        print(f"  group {row['group']}  {row['task']:<12} complexity {row['complexity']:>2}  deps {deps:<20}"
+              f" ~{row['expected_turns']} turn(s), at most {max_turns}")
+    print(f"  sessions: ~{2 * sum(r['expected_turns'] for r in rows)} expected,"
+          f" at most {2 * max_turns * len(rows)}; nothing was run or written")
+    return EXIT_OK
+
+
+async def _run_with_signals(run_plan: runner.RunPlan, progress: Progress) -> runner.RunSummary:
+    """Run the graph; SIGINT/SIGTERM cancel it (sessions clean up their process trees) instead of killing us."""
+    loop = asyncio.get_running_loop()
+    task = asyncio.current_task()
+    assert task is not None
+
+    def on_signal() -> None:
+        progress({"event": "interrupt"})
+        task.cancel()
+
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, on_signal)
+    try:
+        return await runner.execute(run_plan, progress)
+    finally:
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            loop.remove_signal_handler(sig)
+
+
+def _run(args: argparse.Namespace) -> int:
+    settings = _settings(args)
+    run_plan = runner.prepare(settings)
+    if settings.dry_run:
+        return _dry_run(run_plan, settings.json)
+    progress = Progress(json_mode=settings.json)
+    if not settings.json:
+        print(f"AutoBuild {run_plan.thread_id}: checkpoints in {run_plan.db_path}", flush=True)
+    try:
+        summary = asyncio.run(_run_with_signals(run_plan, progress))
+    except (KeyboardInterrupt, asyncio.CancelledError):
+        resume = f"python -m orchestrator resume {run_plan.settings.target} --repo {settings.repo}"
+        print(f"\ninterrupted; progress is checkpointed. Resume with: {resume}", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    if settings.json:
+        print(json.dumps({"event": "summary", "feature": summary.feature_id, "exit_code": summary.exit_code,
+                          "results": summary.results, "branch": summary.branch, "db": str(summary.db_path)}))
+        return summary.exit_code
+    if summary.already_finished:
+        print(f"{summary.thread_id} already finished (use --fresh to run it again).")
+    render_table(summary.results, summary.order)
+    print(f"branch:      {summary.branch}")
+    print(f"checkpoints: {summary.db_path} (thread {summary.thread_id})")
+    print(f"reports:     {summary.report}")
+    return summary.exit_code
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        if args.command == "validate":
+            return _validate(args)
+        if args.command in ("run", "resume"):
+            if args.command == "resume" and args.fresh:
+                raise InputError("resume continues a run; use `run --fresh` to start over")
+            return _run(args)
+    except InputError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    except AutobuildError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return EXIT_FAILED
+    return EXIT_USAGE

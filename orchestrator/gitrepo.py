@@ -1,0 +1,179 @@
+"""Git operations on the target repo: feature/task branches, worktrees, commits, merges.
+
+The user's checkout is never touched: every change happens in worktrees under `.autobuild/worktrees/`,
+including merges into the feature branch (its own integration worktree). Operations that change shared
+refs or the worktree list are serialized with one lock per repo.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from orchestrator.errors import GitError, InputError
+from orchestrator.processes import Completed, run, run_async
+
+# Commits are made by the orchestrator, with its own identity, and without the repo's hooks.
+_IDENTITY = ["-c", "user.name=AutoBuild", "-c", "user.email=autobuild@localhost", "-c", "commit.gpgsign=false"]
+# Worktrees, and reports that are also committed on task branches (an ignored file never blocks a
+# checkout of the feature branch; an untracked one would).
+EXCLUDE_LINES = ("/.autobuild/worktrees/", "/.autobuild/runs/")
+
+
+def feature_branch(feature_id: str) -> str:
+    return f"autobuild/{feature_id}"
+
+
+def task_branch(feature_id: str, task_id: str) -> str:
+    # Not autobuild/FEAT/TASK: a ref can't be both a branch and a folder of branches.
+    return f"autobuild/{feature_id}.{task_id}"
+
+
+@dataclass
+class MergeResult:
+    """A merge that either landed or was aborted with the conflicting files."""
+
+    merged: bool
+    sha: str
+    conflicts: list[str] = field(default_factory=list)
+    detail: str = ""
+
+
+class GitRepo:
+    """The target repository."""
+
+    _locks: dict[Path, asyncio.Lock] = {}  # noqa: RUF012 - one lock per repo per process, on purpose
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.worktrees_dir = root / ".autobuild" / "worktrees"
+
+    @property
+    def lock(self) -> asyncio.Lock:
+        return self._locks.setdefault(self.root, asyncio.Lock())
+
+    # ---- checks before anything is written (sync, used by the CLI) ----
+    def check(self) -> None:
+        """Fail with an InputError unless this is a git repo with at least one commit."""
+        if not self.root.is_dir():
+            raise InputError(f"repo {self.root} does not exist: pass --repo PATH of a git repository")
+        top = run(["git", "rev-parse", "--show-toplevel"], self.root)
+        if not top.ok:
+            raise InputError(f"{self.root} is not a git repository: run `git init` or pass --repo")
+        if not run(["git", "rev-parse", "--verify", "-q", "HEAD"], self.root).ok:
+            raise InputError(f"{self.root} has no commits yet: commit something first")
+
+    def current_branch(self) -> str:
+        result = run(["git", "symbolic-ref", "--short", "-q", "HEAD"], self.root)
+        if not result.ok:
+            raise InputError("HEAD is detached: check out a branch or set base_branch in the plan")
+        return result.stdout.strip()
+
+    def has_branch(self, name: str) -> bool:
+        return run(["git", "rev-parse", "--verify", "-q", f"refs/heads/{name}"], self.root).ok
+
+    def rev(self, ref: str) -> str:
+        result = run(["git", "rev-parse", "--verify", "-q", f"{ref}^{{commit}}"], self.root)
+        if not result.ok:
+            raise GitError(f"unknown revision {ref}")
+        return result.stdout.strip()
+
+    # ---- async operations used by graph nodes ----
+    async def git(self, *args: str, cwd: Path | None = None, check: bool = True) -> Completed:
+        result = await run_async(["git", *args], cwd or self.root, timeout=300)
+        if check and not result.ok:
+            raise GitError(f"git {' '.join(args)} failed: {result.tail(5)}")
+        return result
+
+    async def ensure_excluded(self) -> None:
+        """Keep worktrees out of `git status` of the user's checkout (.git/info/exclude)."""
+        common = (await self.git("rev-parse", "--git-common-dir")).stdout.strip()
+        exclude = (self.root / common / "info" / "exclude").resolve()
+        exclude.parent.mkdir(parents=True, exist_ok=True)
+        text = exclude.read_text() if exclude.exists() else ""
+        missing = [line for line in EXCLUDE_LINES if line not in text.splitlines()]
+        if missing:
+            exclude.write_text(text + ("" if text.endswith("\n") or not text else "\n") + "\n".join(missing) + "\n")
+
+    async def ensure_branch(self, name: str, start: str) -> str:
+        """Create the branch at `start` unless it exists; returns its head."""
+        async with self.lock:
+            if not self.has_branch(name):
+                await self.git("branch", name, start)
+        return self.rev(name)
+
+    async def add_worktree(self, path: Path, branch: str, start: str) -> str:
+        """(Re)create a worktree at `path` on `branch` reset to `start`; idempotent for resume."""
+        async with self.lock:
+            if path.exists():
+                await self.git("worktree", "remove", "--force", str(path), check=False)
+            await self.git("worktree", "prune")
+            path.parent.mkdir(parents=True, exist_ok=True)
+            await self.git("worktree", "add", "--force", "-B", branch, str(path), start)
+        return await self.head(path)
+
+    async def attach_worktree(self, path: Path, branch: str) -> None:
+        """A worktree on an existing branch (the integration worktree of the feature branch)."""
+        async with self.lock:
+            if (path / ".git").exists():
+                return
+            await self.git("worktree", "prune")
+            path.parent.mkdir(parents=True, exist_ok=True)
+            await self.git("worktree", "add", "--force", str(path), branch)
+
+    async def remove_worktree(self, path: Path, branch: str | None = None) -> None:
+        async with self.lock:
+            if path.exists():
+                await self.git("worktree", "remove", "--force", str(path), check=False)
+            await self.git("worktree", "prune", check=False)
+            if branch and self.has_branch(branch):
+                await self.git("branch", "-D", branch, check=False)
+
+    async def head(self, worktree: Path) -> str:
+        return (await self.git("rev-parse", "HEAD", cwd=worktree)).stdout.strip()
+
+    async def reset(self, worktree: Path, sha: str) -> None:
+        """Put the worktree exactly at `sha`: the interrupted node runs again on its checkpointed start."""
+        await self.git("reset", "-q", "--hard", sha, cwd=worktree)
+        await self.git("clean", "-q", "-fd", cwd=worktree)
+
+    async def commit_all(self, worktree: Path, message: str, force: Sequence[Path] = ()) -> str:
+        """Commit everything in the worktree (if anything changed), plus `force` paths even if ignored."""
+        await self.git("add", "-A", cwd=worktree)
+        for path in force:
+            await self.git("add", "-f", "--", str(path), cwd=worktree)
+        staged = await self.git("diff", "--cached", "--quiet", cwd=worktree, check=False)
+        if staged.returncode == 1:
+            await self.git(*_IDENTITY, "commit", "-q", "--no-verify", "-m", message, cwd=worktree)
+        return await self.head(worktree)
+
+    async def diff(self, worktree: Path, base: str, max_chars: int = 60_000) -> str:
+        text = (await self.git("diff", "--stat", "-p", f"{base}..HEAD", cwd=worktree)).stdout
+        return text if len(text) <= max_chars else text[:max_chars] + "\n… (diff truncated)"
+
+    async def changed_files(self, worktree: Path, base: str) -> list[str]:
+        out = (await self.git("diff", "--name-only", f"{base}..HEAD", cwd=worktree)).stdout
+        return [line for line in out.splitlines() if line]
+
+    async def is_ancestor(self, commit: str, of: str) -> bool:
+        return (await self.git("merge-base", "--is-ancestor", commit, of, check=False)).returncode == 0
+
+    async def merge(self, worktree: Path, branch: str, message: str) -> MergeResult:
+        """Merge `branch` into the worktree's branch; a conflict is aborted, leaving it unchanged."""
+        async with self.lock:
+            # A crash mid-merge leaves MERGE_HEAD behind: clear it before anything else.
+            await self.git("merge", "--abort", cwd=worktree, check=False)
+            await self.git("reset", "-q", "--hard", "HEAD", cwd=worktree)
+            result = await self.git(
+                *_IDENTITY, "merge", "--no-ff", "--no-verify", "-m", message, branch, cwd=worktree, check=False
+            )
+            if result.ok:
+                return MergeResult(True, await self.head(worktree))
+            listed = await self.git("diff", "--name-only", "--diff-filter=U", cwd=worktree, check=False)
+            await self.git("merge", "--abort", cwd=worktree, check=False)
+            await self.git("reset", "-q", "--hard", "HEAD", cwd=worktree)
+            return MergeResult(
+                False, await self.head(worktree), listed.stdout.split(), result.tail(10)
+            )

@@ -1,0 +1,109 @@
+"""The one module that starts subprocesses (git, verify commands): own session, killpg on timeout/cancel."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import signal
+import subprocess
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+_GRACE_S = 3.0
+
+
+@dataclass(frozen=True)
+class Completed:
+    """Outcome of a finished (or timed-out) command."""
+
+    args: tuple[str, ...]
+    returncode: int
+    stdout: str
+    stderr: str
+    timed_out: bool = False
+
+    @property
+    def ok(self) -> bool:
+        return self.returncode == 0 and not self.timed_out
+
+    def tail(self, lines: int = 40) -> str:
+        """The last lines of combined output, for reports and feedback."""
+        text = (self.stdout + ("\n" + self.stderr if self.stderr.strip() else "")).strip()
+        return "\n".join(text.splitlines()[-lines:])
+
+
+def _kill_group(pid: int) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pid, signal.SIGTERM)
+
+
+def _force_group(pid: int) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pid, signal.SIGKILL)
+
+
+def run(
+    args: Sequence[str], cwd: Path, timeout: float = 120.0, env: Mapping[str, str] | None = None
+) -> Completed:
+    """Run a command to completion (blocking); its whole process group dies on timeout."""
+    with subprocess.Popen(
+        list(args),
+        cwd=cwd,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        stdin=subprocess.DEVNULL,
+        env=dict(env) if env is not None else None,
+        text=True,
+        start_new_session=True,
+    ) as proc:
+        try:
+            out, err = proc.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            _kill_group(proc.pid)
+            try:
+                out, err = proc.communicate(timeout=_GRACE_S)
+            except subprocess.TimeoutExpired:
+                _force_group(proc.pid)
+                out, err = proc.communicate()
+            return Completed(tuple(args), proc.returncode or -1, out, err, timed_out=True)
+        return Completed(tuple(args), proc.returncode, out, err)
+
+
+async def run_async(
+    args: Sequence[str], cwd: Path, timeout: float = 600.0, env: Mapping[str, str] | None = None
+) -> Completed:
+    """Run a command without blocking the event loop; timeout or cancellation kills its process group."""
+    proc = await asyncio.create_subprocess_exec(
+        *args,
+        cwd=cwd,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+        stdin=asyncio.subprocess.DEVNULL,
+        env=dict(env) if env is not None else None,
+        start_new_session=True,
+    )
+    try:
+        out, err = await asyncio.wait_for(proc.communicate(), timeout=timeout)
+    except TimeoutError:
+        await _terminate(proc)
+        return Completed(tuple(args), -1, "", f"timed out after {timeout:.0f}s", timed_out=True)
+    except asyncio.CancelledError:
+        await asyncio.shield(_terminate(proc))
+        raise
+    return Completed(tuple(args), proc.returncode or 0, out.decode(errors="replace"), err.decode(errors="replace"))
+
+
+async def _terminate(proc: asyncio.subprocess.Process) -> None:
+    _kill_group(proc.pid)
+    try:
+        await asyncio.wait_for(proc.wait(), timeout=_GRACE_S)
+    except TimeoutError:
+        _force_group(proc.pid)
+        await proc.wait()
+
+
+async def run_shell(command: str, cwd: Path, timeout: float, env: Mapping[str, str] | None = None) -> Completed:
+    """A user-supplied command line (a plan's `verify`), run by bash."""
+    return await run_async(["bash", "-c", command], cwd, timeout, env)

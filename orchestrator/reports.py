@@ -1,0 +1,81 @@
+"""AUTO-RUN.md reports: one per task (success or abort) and one for the feature."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Any
+
+from orchestrator.state import TaskResult, TaskState
+
+REPORT_NAME = "AUTO-RUN.md"
+
+
+def _stamp(epoch: float | None) -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(epoch)) if epoch else "unknown"
+
+
+def task_report(state: TaskState, status: str, reason: str, artifacts: list[str], task_name: str) -> str:
+    """The task's AUTO-RUN.md: what happened, what it cost, what it produced, why it stopped."""
+    started = state.get("started") or time.time()
+    player: dict[str, Any] = state.get("player") or {}
+    coach: dict[str, Any] = state.get("coach") or {}
+    last_text = str(coach.get("final_text") or player.get("final_text") or "").strip()
+    tail = "\n".join(last_text.splitlines()[-20:]) or "(no agent output)"
+    lines = [
+        f"# AUTO-RUN: {state['task_id']} — {task_name}",
+        "",
+        f"- **Status:** {status}",
+        f"- **Reason:** {reason or '-'}",
+        f"- **Feature:** {state.get('feature_id')}",
+        f"- **Started:** {_stamp(started)}",
+        f"- **Duration:** {time.time() - started:.1f} s",
+        f"- **Turns:** {state.get('turn', 0)}",
+        f"- **Cost:** ${state.get('cost_usd', 0.0):.4f}",
+        f"- **Tokens:** {sum(int(h.get('tokens', 0)) for h in state.get('history', []))}",
+        f"- **Branch:** {state.get('branch', '-')}",
+        "",
+        "## Artifacts",
+        *([f"- {path}" for path in artifacts] or ["- (none kept)"]),
+        "",
+        "## Turns",
+    ]
+    for entry in state.get("history", []):
+        summary = entry.get("summary", "")
+        lines.append(f"- turn {entry.get('turn')} {entry.get('role')}: {entry.get('status')} {summary}".rstrip())
+    violations = state.get("violations", [])
+    if violations:
+        lines += ["", "## Contract violations", *[f"- {v}" for v in violations]]
+    lines += ["", "## Tail of the last agent output", "", "```", tail, "```", ""]
+    return "\n".join(lines)
+
+
+def feature_report(feature_id: str, name: str, results: dict[str, TaskResult], order: list[str], branch: str) -> str:
+    """The feature-level AUTO-RUN.md: one row per task."""
+    total = sum(float(r.get("cost_usd", 0.0)) for r in results.values())
+    approved = sum(1 for r in results.values() if r.get("status") == "approved")
+    lines = [
+        f"# AUTO-RUN: {feature_id} — {name}",
+        "",
+        f"- **Branch:** {branch}",
+        f"- **Tasks approved:** {approved} of {len(order)}",
+        f"- **Total cost:** ${total:.4f}",
+        f"- **Finished:** {_stamp(time.time())}",
+        "",
+        "| Task | Status | Turns | Cost | Duration | Reason |",
+        "|---|---|---|---|---|---|",
+    ]
+    for task_id in order:
+        result = results.get(task_id, {})
+        lines.append(
+            f"| {task_id} | {result.get('status', 'not run')} | {result.get('turns', 0)} |"
+            f" ${float(result.get('cost_usd', 0.0)):.4f} | {float(result.get('duration_s', 0.0)):.1f} s |"
+            f" {str(result.get('reason', '')).replace('|', '/')} |"
+        )
+    return "\n".join(lines) + "\n"
+
+
+def write(path: Path, text: str) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+    return path

@@ -1,0 +1,197 @@
+"""Runs a feature (or one task of it) through the feature graph, checkpointed to SQLite."""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import os
+import sqlite3
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
+
+from agents import reaper
+from orchestrator.context import EventSink, RunContext
+from orchestrator.errors import InputError, RunLockedError
+from orchestrator.gitrepo import GitRepo, feature_branch
+from orchestrator.graph import build_feature_graph
+from orchestrator.plan import FeaturePlan, find_feature_of_task, load_plan, plan_path
+from orchestrator.settings import RunSettings, resolve_db
+from orchestrator.state import TaskResult
+
+OK_STATUSES = {"approved"}
+
+
+@dataclass
+class RunPlan:
+    """A validated run: what will execute, where, and in which thread. Building it writes nothing."""
+
+    settings: RunSettings
+    plan: FeaturePlan
+    base_branch: str
+    groups: list[list[str]]
+    db_path: Path
+    thread_id: str
+    only_task: str | None = None
+
+
+@dataclass
+class RunSummary:
+    """How a run ended."""
+
+    feature_id: str
+    branch: str
+    db_path: Path
+    thread_id: str
+    order: list[str]
+    results: dict[str, TaskResult] = field(default_factory=dict)
+    report: Path | None = None
+    already_finished: bool = False
+
+    @property
+    def exit_code(self) -> int:
+        done = all(self.results.get(t, {}).get("status") in OK_STATUSES for t in self.order)
+        return 0 if done else 1
+
+
+def _load_target(repo: Path, target: str) -> tuple[FeaturePlan, str | None]:
+    if plan_path(repo, target).is_file():
+        return load_plan(repo, target), None
+    if (repo / ".autobuild" / "features").is_dir():
+        try:
+            return find_feature_of_task(repo, target), target
+        except InputError:
+            pass
+    return load_plan(repo, target), None  # raises "feature plan not found" naming the path
+
+
+def prepare(settings: RunSettings) -> RunPlan:
+    """Validate settings, repo, plan and dependencies; raise InputError before anything is written."""
+    settings.validate()
+    settings.repo = settings.repo.expanduser().resolve()
+    repo = GitRepo(settings.repo)
+    repo.check()
+    plan, only_task = _load_target(settings.repo, settings.target)
+    base = plan.base_branch or repo.current_branch()
+    if not repo.has_branch(base):
+        raise InputError(f"base branch {base!r} does not exist: create it or fix base_branch in the plan")
+    db_path = resolve_db(settings.repo, settings.db)
+    groups = [[only_task]] if only_task else plan.groups()
+    thread_id = f"{plan.id}:{only_task}" if only_task else plan.id
+    run_plan = RunPlan(settings, plan, base, groups, db_path, thread_id, only_task)
+    if settings.resume_only and (not db_path.is_file() or read_thread_values(db_path, thread_id) is None):
+        raise InputError(f"nothing to resume: {thread_id} has no checkpoint in {db_path}; use `run`")
+    if only_task and not settings.ignore_deps:
+        missing = [dep for dep in plan.task(only_task).dependencies if dep not in approved_tasks(run_plan)]
+        if missing:
+            raise InputError(
+                f"{only_task} depends on {', '.join(missing)}, not approved yet: run them first or pass --ignore-deps"
+            )
+    return run_plan
+
+
+def approved_tasks(run_plan: RunPlan) -> set[str]:
+    """Tasks approved and merged in the feature's checkpoint (read-only; no DB is created)."""
+    if not run_plan.db_path.is_file():
+        return set()
+    values = read_thread_values(run_plan.db_path, run_plan.plan.id)
+    results: dict[str, Any] = values.get("results", {}) if values else {}
+    return {tid for tid, r in results.items() if r.get("status") == "approved" and r.get("merged")}
+
+
+def read_thread_values(db_path: Path, thread_id: str) -> dict[str, Any] | None:
+    """The latest checkpointed values of a thread, through a read-only connection."""
+    from langgraph.checkpoint.sqlite import SqliteSaver
+
+    uri = f"file:{db_path}?mode=ro"
+    with contextlib.closing(sqlite3.connect(uri, uri=True, check_same_thread=False)) as conn:
+        saver = SqliteSaver(conn)
+        try:
+            checkpoint = saver.get_tuple({"configurable": {"thread_id": thread_id, "checkpoint_ns": ""}})
+        except sqlite3.OperationalError:
+            return None
+    if checkpoint is None:
+        return None
+    return dict(checkpoint.checkpoint.get("channel_values", {}))
+
+
+@contextlib.contextmanager
+def feature_lock(db_path: Path, thread_id: str) -> Iterator[None]:
+    """One orchestrator per feature thread: a second one refuses instead of corrupting the run."""
+    lock_path = db_path.with_name(f"{db_path.name}.{thread_id.replace(':', '.')}.lock")
+    with lock_path.open("a+") as handle:
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            handle.seek(0)
+            holder = handle.read().strip() or "another process"
+            raise RunLockedError(
+                f"{thread_id} is already being run by pid {holder}: wait for it, or stop it and resume"
+            ) from None
+        handle.seek(0)
+        handle.truncate()
+        handle.write(str(os.getpid()))
+        handle.flush()
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+async def execute(run_plan: RunPlan, emit: EventSink) -> RunSummary:
+    """Run (or resume) the thread to its end; returns the summary from the final checkpoint."""
+    settings = run_plan.settings
+    reaper.reap_orphans()
+    ctx = RunContext(settings=settings, plan=run_plan.plan, base_branch=run_plan.base_branch, emit=emit)
+    order = [task_id for group in run_plan.groups for task_id in group]
+    summary = RunSummary(
+        run_plan.plan.id, feature_branch(run_plan.plan.id), run_plan.db_path, run_plan.thread_id, order
+    )
+    run_plan.db_path.parent.mkdir(parents=True, exist_ok=True)
+    with feature_lock(run_plan.db_path, run_plan.thread_id):
+        async with AsyncSqliteSaver.from_conn_string(str(run_plan.db_path)) as saver:
+            graph = build_feature_graph(ctx, run_plan.groups).compile(checkpointer=saver)
+            config: dict[str, Any] = {
+                "configurable": {"thread_id": run_plan.thread_id},
+                # Must be top-level: inside `configurable` it is silently ignored (DESIGN §3).
+                "max_concurrency": settings.parallel,
+                "recursion_limit": 10 * (len(run_plan.groups) + 2) + 4 * settings.max_turns + 50,
+            }
+            snapshot = await graph.aget_state(config)
+            graph_input: dict[str, Any] | None
+            if snapshot.values and settings.fresh:
+                await saver.adelete_thread(run_plan.thread_id)
+                await _set_aside_feature_branch(ctx)
+                snapshot = await graph.aget_state(config)
+            if snapshot.values and not snapshot.next:
+                summary.results = dict(snapshot.values.get("results", {}))
+                summary.already_finished = True
+                summary.report = ctx.runs_dir() / "AUTO-RUN.md"
+                return summary
+            if snapshot.values:
+                emit({"event": "resume", "thread": run_plan.thread_id, "next": list(snapshot.next)})
+                graph_input = None
+            else:
+                graph_input = {"feature_id": run_plan.plan.id, "only_task": run_plan.only_task, "results": {}}
+            async for _ in graph.astream(graph_input, config, durability="sync", stream_mode="updates"):
+                pass
+            final = await graph.aget_state(config)
+            summary.results = dict(final.values.get("results", {}))
+            summary.report = ctx.runs_dir() / "AUTO-RUN.md"
+    return summary
+
+
+async def _set_aside_feature_branch(ctx: RunContext) -> None:
+    """--fresh never deletes work: the old feature branch is renamed, not removed."""
+    repo = ctx.repo
+    await repo.remove_worktree(ctx.integration_worktree)
+    if repo.has_branch(ctx.feature_branch):
+        backup = f"{ctx.feature_branch}.before-{time.strftime('%Y%m%d-%H%M%S')}"
+        await repo.git("branch", "-m", ctx.feature_branch, backup)
+        ctx.emit({"event": "branch_set_aside", "branch": ctx.feature_branch, "backup": backup})
+    for task_id in ctx.plan.task_ids():
+        await repo.remove_worktree(ctx.worktree(task_id), ctx.task_branch(task_id))

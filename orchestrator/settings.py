@@ -1,0 +1,75 @@
+"""Run settings: CLI flags over `ORCHESTRATOR_*` environment variables over defaults."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from orchestrator.errors import InputError
+
+ENV_PREFIX = "ORCHESTRATOR_"
+
+
+def env_default(name: str, default: str | None = None) -> str | None:
+    """`ORCHESTRATOR_<NAME>` from the environment, else the default."""
+    return os.environ.get(ENV_PREFIX + name.upper().replace("-", "_"), default)
+
+
+@dataclass
+class RunSettings:
+    """Everything `run`/`resume` needs, validated before anything is written."""
+
+    repo: Path
+    target: str
+    db: str | None = None
+    parallel: int = 1
+    max_turns: int = 10
+    session_timeout_s: float = 1800.0
+    idle_timeout_s: float = 600.0
+    verify_timeout_s: float = 900.0
+    budget_usd: float | None = None
+    model: str | None = None
+    coach_model: str | None = None
+    interactive: bool = False
+    dry_run: bool = False
+    fresh: bool = False
+    keep_worktrees: bool = False
+    json: bool = False
+    ignore_deps: bool = False
+    cli_path: str | None = None
+    resume_only: bool = False
+
+    def validate(self) -> None:
+        checks = [
+            (self.parallel >= 1, "--parallel must be at least 1"),
+            (1 <= self.max_turns <= 100, "--max-turns must be between 1 and 100"),
+            (self.session_timeout_s > 0, "--session-timeout must be positive"),
+            (self.idle_timeout_s > 0, "--idle-timeout must be positive"),
+            (self.budget_usd is None or self.budget_usd > 0, "--budget-usd must be positive"),
+        ]
+        for ok, message in checks:
+            if not ok:
+                raise InputError(message)
+
+
+def default_checkpoint_dir() -> Path:
+    """The checkout's own `checkpoints/` when installed from it, else a per-user data folder."""
+    checkout = Path(__file__).resolve().parent.parent
+    if (checkout / "pyproject.toml").is_file() and (checkout / "checkpoints").is_dir():
+        return checkout / "checkpoints"
+    data_home = Path(os.environ.get("XDG_DATA_HOME") or Path.home() / ".local" / "share")
+    return data_home / "autobuild" / "checkpoints"
+
+
+def resolve_db(repo: Path, db: str | None) -> Path:
+    """The SQLite file for this repo: --db, ORCHESTRATOR_DB, or one file per repo in the default folder."""
+    chosen = db or env_default("db")
+    if chosen:
+        if chosen.startswith(("postgres://", "postgresql://")):
+            raise InputError("Postgres checkpoints are not available in this version: use a SQLite path")
+        return Path(chosen).expanduser().resolve()
+    real = str(repo.resolve())
+    digest = hashlib.sha1(real.encode(), usedforsecurity=False).hexdigest()[:8]
+    return default_checkpoint_dir() / f"{repo.resolve().name}-{digest}.sqlite"

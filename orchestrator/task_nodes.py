@@ -1,0 +1,321 @@
+"""Nodes of the task subgraph: initialize, player, coach, feedback, finalize_success/failure.
+
+Every node catches its own errors and routes to failure: one branch raising would cancel its
+siblings in the group (DESIGN §3). Agent nodes start from the worktree SHA checkpointed by the
+previous node and end by committing, so a resumed node re-runs on exactly the state it started from.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from pathlib import Path
+from typing import Any
+
+from agents import AgentError, AgentResult, CoachInput, PlayerInput, format_feedback, run_coach, run_player
+from orchestrator import reports
+from orchestrator.context import RunContext
+from orchestrator.processes import run_shell
+from orchestrator.state import TaskResult, TaskState
+
+_NO_TESTS = re.compile(r"\bno tests ran\b|\bcollected 0 items\b|\bRan 0 tests\b", re.IGNORECASE)
+
+FAILURE_REASONS = {
+    "max_turns": "the agent session hit its max turns",
+    "budget": "budget exhausted",
+    "timeout": "session timeout",
+    "idle_timeout": "idle timeout: no activity from the agent",
+    "auth_error": "authentication failed (401/403): check ANTHROPIC_API_KEY or the Claude login",
+    "api_error": "model API error after retries",
+    "cli_error": "the Claude Code CLI failed",
+    "cancelled": "cancelled",
+}
+
+
+def _failure_reason(role: str, result: AgentResult) -> str:
+    base = FAILURE_REASONS.get(result.status, result.status)
+    detail = result.errors[-1] if result.errors else ""
+    return f"{role}: {base}" + (f" ({detail})" if detail else "")
+
+
+def _session_summary(result: AgentResult) -> dict[str, Any]:
+    """The small part of a session kept in graph state (transcripts go to files)."""
+    return {
+        "status": result.status,
+        "report": result.report,
+        "files_modified": result.files_modified,
+        "final_text": result.final_text[-2000:],
+        "cost_usd": result.cost_usd,
+        "tokens": result.input_tokens + result.output_tokens,
+        "turns": result.num_turns,
+        "duration_s": result.duration_s,
+        "session_id": result.session_id,
+        "errors": result.errors[-5:],
+        "permission_denials": result.permission_denials[-10:],
+        "attempts": result.attempts,
+    }
+
+
+class TaskNodes:
+    """The task subgraph's node functions, bound to one run's context."""
+
+    def __init__(self, ctx: RunContext) -> None:
+        self.ctx = ctx
+
+    def _transcript(self, state: TaskState, role: str) -> Path:
+        return self.ctx.runs_dir(state["task_id"]) / f"turn-{state['turn']}-{role}.jsonl"
+
+    async def initialize(self, state: TaskState) -> dict[str, Any]:
+        task_id = state["task_id"]
+        update: dict[str, Any] = {
+            "started": time.time(),
+            "turn": 1,
+            "cost_usd": 0.0,
+            "feedback": [],
+            "feedback_notes": [],
+            "blocker_hashes": [],
+            "outcome": None,
+            "reason": "",
+            "player": None,
+            "coach": None,
+        }
+        try:
+            start = self.ctx.repo.rev(self.ctx.feature_branch)
+            worktree = self.ctx.worktree(task_id)
+            sha = await self.ctx.repo.add_worktree(worktree, self.ctx.task_branch(task_id), start)
+        except Exception as exc:  # noqa: BLE001 - routed to finalize_failure with the reason
+            return update | {"outcome": "failed", "reason": f"could not create the task worktree: {exc}"}
+        self.ctx.event(task_id, "initialize", worktree=str(worktree), base_sha=sha)
+        return update | {
+            "worktree": str(worktree),
+            "branch": self.ctx.task_branch(task_id),
+            "base_sha": sha,
+            "head_sha": sha,
+        }
+
+    async def player(self, state: TaskState) -> dict[str, Any]:
+        task_id, turn = state["task_id"], state["turn"]
+        worktree = Path(state["worktree"])
+        try:
+            await self.ctx.repo.reset(worktree, state["head_sha"])
+            self.ctx.event(task_id, "player_start", turn=turn)
+            result = await run_player(
+                PlayerInput(
+                    brief=self.ctx.brief(task_id),
+                    turn=turn,
+                    max_turns=self.ctx.settings.max_turns,
+                    worktree=worktree,
+                    feedback=list(state.get("feedback", [])),
+                    feedback_notes=list(state.get("feedback_notes", [])),
+                    transcript_path=self._transcript(state, "player"),
+                ),
+                self.ctx.session_settings("player"),
+            )
+            sha = await self.ctx.repo.commit_all(worktree, f"autobuild({task_id}): player turn {turn}")
+        except (AgentError, Exception) as exc:  # noqa: BLE001 - the task fails, its siblings go on
+            return {"outcome": "failed", "reason": f"player turn {turn}: {exc}"}
+        summary = _session_summary(result)
+        violations = [f"turn {turn} player: {call.error}" for call in result.tool_calls if not call.accepted]
+        if result.status == "success" and result.report is None:
+            violations.append(f"turn {turn} player: ended without calling report_progress")
+        changed = await self.ctx.repo.changed_files(worktree, state["base_sha"])
+        self.ctx.event(
+            task_id,
+            "player_report",
+            turn=turn,
+            status=result.status,
+            session_id=result.session_id,
+            cost_usd=result.cost_usd,
+            files=changed,
+            report=result.report,
+            sha=sha,
+        )
+        for violation in violations:
+            self.ctx.event(task_id, "contract_violation", turn=turn, detail=violation)
+        update: dict[str, Any] = {
+            "player": summary,
+            "head_sha": sha,
+            "cost_usd": state.get("cost_usd", 0.0) + result.cost_usd,
+            "violations": violations,
+            "history": [
+                {
+                    "turn": turn,
+                    "role": "player",
+                    "status": result.status,
+                    "cost_usd": result.cost_usd,
+                    "tokens": summary["tokens"],
+                    "sha": sha,
+                    "summary": f"{len(changed)} file(s) changed",
+                }
+            ],
+        }
+        if result.status != "success":
+            return update | {"outcome": "failed", "reason": _failure_reason("player", result)}
+        if result.blocker:
+            hashes = [*state.get("blocker_hashes", []), result.blocker["hash"]]
+            reason = f"blocker {result.blocker['hash']}: {result.blocker['description']}"
+            reason += f"; action: {result.blocker['action']}"
+            self.ctx.event(task_id, "blocker", turn=turn, **result.blocker)
+            return update | {"outcome": "blocked", "reason": reason, "blocker_hashes": hashes}
+        return update
+
+    async def coach(self, state: TaskState) -> dict[str, Any]:
+        task_id, turn = state["task_id"], state["turn"]
+        worktree = Path(state["worktree"])
+        player = state.get("player") or {}
+        violations: list[str] = []
+        total_cost = 0.0
+        try:
+            await self.ctx.repo.reset(worktree, state["head_sha"])
+            diff = await self.ctx.repo.diff(worktree, state["base_sha"])
+            self.ctx.event(task_id, "coach_validate", turn=turn)
+            coach_input = CoachInput(
+                brief=self.ctx.brief(task_id),
+                turn=turn,
+                worktree=worktree,
+                player_report=player.get("report"),
+                diff=diff,
+                transcript_path=self._transcript(state, "coach"),
+            )
+            result = await run_coach(coach_input, self.ctx.session_settings("coach"))
+            total_cost += result.cost_usd
+            if result.status == "success" and result.report is None:
+                violations.append(f"turn {turn} coach: ended without record_decision (retried once)")
+                result = await run_coach(coach_input, self.ctx.session_settings("coach"))
+                total_cost += result.cost_usd
+            # The coach only reads and runs tests; whatever its commands left behind is discarded.
+            await self.ctx.repo.reset(worktree, state["head_sha"])
+        except (AgentError, Exception) as exc:  # noqa: BLE001 - the task fails, its siblings go on
+            return {"outcome": "failed", "reason": f"coach turn {turn}: {exc}"}
+        violations += [f"turn {turn} coach: {call.error}" for call in result.tool_calls if not call.accepted]
+        for violation in violations:
+            self.ctx.event(task_id, "contract_violation", turn=turn, detail=violation)
+        update: dict[str, Any] = {
+            "cost_usd": state.get("cost_usd", 0.0) + total_cost,
+            "violations": violations,
+        }
+        if result.status != "success":
+            return update | {"outcome": "failed", "reason": _failure_reason("coach", result)}
+        decision = dict(result.report or {})
+        if not decision:
+            decision = {
+                "decision": "feedback",
+                "rationale": "the coach ended without recording a decision",
+                "feedback_items": [],
+            }
+        items = list(decision.get("feedback_items") or [])
+        gate: dict[str, Any] | None = None
+        if decision.get("decision") == "approve":
+            gate = await self._verify(state)
+            self.ctx.event(task_id, "gate", turn=turn, **gate)
+            if not gate["passed"]:
+                decision = {
+                    **decision,
+                    "decision": "feedback",
+                    "false_approval": True,
+                    "rationale": f"coach approved but verify failed: {gate['summary']}",
+                }
+                items = [{"file": "", "line": None, "issue": f"coach approved but verify failed:\n{gate['output']}"}]
+        decision["feedback_items"] = items
+        self.ctx.event(
+            task_id,
+            "coach_decision",
+            turn=turn,
+            decision=decision.get("decision"),
+            rationale=decision.get("rationale"),
+            feedback_items=items,
+            session_id=result.session_id,
+            cost_usd=total_cost,
+        )
+        summary = _session_summary(result) | {"decision": decision, "gate": gate, "cost_usd": total_cost}
+        return update | {
+            "coach": summary,
+            "feedback": items if decision.get("decision") == "feedback" else [],
+            "feedback_notes": [] if items or decision.get("decision") != "feedback" else [decision["rationale"]],
+            "history": [
+                {
+                    "turn": turn,
+                    "role": "coach",
+                    "status": decision.get("decision"),
+                    "cost_usd": total_cost,
+                    "tokens": summary["tokens"],
+                    "summary": str(decision.get("rationale", ""))[:200],
+                }
+            ],
+        }
+
+    async def _verify(self, state: TaskState) -> dict[str, Any]:
+        """The objective gate: the task's verify command, run by us in the worktree."""
+        command = self.ctx.plan.verify_command(state["task_id"])
+        if not command:
+            return {"passed": True, "command": None, "summary": "no verify command configured", "output": ""}
+        worktree = Path(state["worktree"])
+        completed = await run_shell(command, worktree, self.ctx.settings.verify_timeout_s, self.ctx.verify_env())
+        await self.ctx.repo.reset(worktree, state["head_sha"])
+        output = completed.tail(30)
+        passed = completed.ok and not _NO_TESTS.search(output)
+        if completed.timed_out:
+            summary = f"`{command}` timed out"
+        elif completed.ok and not passed:
+            summary = f"`{command}` ran no tests"
+        else:
+            summary = f"`{command}` exited {completed.returncode}"
+        return {"passed": passed, "command": command, "summary": summary, "output": output}
+
+    async def feedback(self, state: TaskState) -> dict[str, Any]:
+        task_id, turn = state["task_id"], state["turn"]
+
+        text = format_feedback(list(state.get("feedback", [])), list(state.get("feedback_notes", [])))
+        reports.write(self.ctx.runs_dir(task_id) / f"feedback-turn-{turn}.md", f"# Feedback, turn {turn}\n\n{text}\n")
+        self.ctx.event(task_id, "feedback", turn=turn, items=len(state.get("feedback", [])))
+        return {"turn": turn + 1}
+
+    async def finalize_success(self, state: TaskState) -> dict[str, Any]:
+        task_id = state["task_id"]
+        worktree = Path(state["worktree"])
+        artifacts = await self.ctx.repo.changed_files(worktree, state["base_sha"])
+        return await self._finish(state, "approved", "approved by the coach and the verify gate", artifacts)
+
+    async def finalize_failure(self, state: TaskState) -> dict[str, Any]:
+        outcome = state.get("outcome") or "failed"
+        reason = state.get("reason") or (
+            f"max turns reached ({self.ctx.settings.max_turns}) without an approval"
+        )
+        if state.get("worktree") and state.get("base_sha"):
+            # Partial work of an aborted task is discarded; the report says why.
+            try:
+                await self.ctx.repo.reset(Path(state["worktree"]), state["base_sha"])
+            except Exception as exc:  # noqa: BLE001 - the report still gets written
+                reason += f" (reset failed: {exc})"
+        return await self._finish(state, outcome, reason, [])
+
+    async def _finish(self, state: TaskState, status: str, reason: str, artifacts: list[str]) -> dict[str, Any]:
+        task_id = state["task_id"]
+        task = self.ctx.plan.task(task_id)
+        text = reports.task_report(state, status, reason, artifacts, task.name)
+        report_path = reports.write(self.ctx.runs_dir(task_id) / reports.REPORT_NAME, text)
+        sha = state.get("head_sha", "")
+        if state.get("worktree"):
+            worktree = Path(state["worktree"])
+            relative = report_path.relative_to(self.ctx.settings.repo)
+            try:
+                reports.write(worktree / relative, text)
+                sha = await self.ctx.repo.commit_all(
+                    worktree, f"autobuild({task_id}): {status} — AUTO-RUN.md", force=[relative]
+                )
+            except Exception as exc:  # noqa: BLE001 - the on-disk report is the record
+                reason += f" (committing the report failed: {exc})"
+        duration = time.time() - float(state.get("started") or time.time())
+        result: TaskResult = {
+            "status": status,  # type: ignore[typeddict-item]
+            "reason": reason,
+            "turns": int(state.get("turn", 0)),
+            "cost_usd": round(float(state.get("cost_usd", 0.0)), 6),
+            "duration_s": round(duration, 2),
+            "sha": sha,
+            "branch": state.get("branch", ""),
+            "report": str(report_path),
+            "merged": False,
+        }
+        self.ctx.event(task_id, "finalize", status=status, reason=reason, cost_usd=result["cost_usd"])
+        return {"outcome": status, "reason": reason, "results": {task_id: result}}

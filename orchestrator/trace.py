@@ -1,0 +1,28 @@
+"""Per-task trace: every event as a JSON line under `.autobuild/runs/FEAT/TASK/trace.jsonl`."""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+from typing import Any
+
+
+def runs_dir(repo: Path, feature_id: str, task_id: str | None = None) -> Path:
+    base = repo / ".autobuild" / "runs" / feature_id
+    return base / task_id if task_id else base
+
+
+def append(repo: Path, feature_id: str, task_id: str, event: dict[str, Any]) -> None:
+    folder = runs_dir(repo, feature_id, task_id)
+    folder.mkdir(parents=True, exist_ok=True)
+    line = {"time": round(time.time(), 3), "task": task_id, **event}
+    with (folder / "trace.jsonl").open("a", encoding="utf-8") as out:
+        out.write(json.dumps(line, default=str) + "\n")
+
+
+def read(repo: Path, feature_id: str, task_id: str) -> list[dict[str, Any]]:
+    path = runs_dir(repo, feature_id, task_id) / "trace.jsonl"
+    if not path.is_file():
+        return []
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
