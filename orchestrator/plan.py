@@ -191,7 +191,12 @@ def _describe(error: ValidationError, data: Any) -> str:
             parts.append(f".{loc}" if parts else str(loc))
             node = node.get(loc) if isinstance(node, dict) else None
     where = "".join(parts) or "plan"
-    return f"{where}: {first['msg']} (got {first.get('input')!r})"
+    message = first["msg"]
+    if first["type"] == "string_pattern_mismatch":
+        message = "ids may use only letters, digits, '-' and '_'"
+    elif first["type"] == "too_short" and first["loc"] == ("tasks",):
+        message = "a plan needs at least one task"
+    return f"{where}: {message} (got {first.get('input')!r})"
 
 
 def parse_plan(data: Any, source: str) -> FeaturePlan:

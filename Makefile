@@ -1,0 +1,35 @@
+# Every target installs what it needs first, so each works on a fresh machine.
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+
+.PHONY: install test demo check lint types bench clean
+
+install: $(STAMP)
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install -q --upgrade pip
+	$(BIN)/python -m pip install -q -e '.[dev]'
+	touch $(STAMP)
+
+test: install
+	$(BIN)/python -m pytest -q -p no:cacheprovider
+
+demo: install
+	$(BIN)/python -m orchestrator.demo
+
+lint: install
+	$(BIN)/ruff check orchestrator agents prompts tests
+
+types: install
+	$(BIN)/mypy
+
+check: lint types test
+
+bench: install
+	$(BIN)/python -m benchmarks.run
+
+clean:
+	rm -rf $(VENV) demo-workspace .pytest_cache .mypy_cache .ruff_cache *.egg-info

@@ -1,0 +1,119 @@
+"""Shared fixtures: throwaway target repos, the scripted model, and running the real CLI entry point."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from agents.testing.scripted_model import ScriptedModel
+from orchestrator.demo import DEMO_PLAN, make_sample_repo, scripted_env
+
+SECRET_KEY = "sk-ant-test-NEVER-WRITE-ME-7f3a9c"
+
+
+@dataclass
+class CliRun:
+    """A finished `python -m orchestrator …` process."""
+
+    returncode: int
+    stdout: str
+    stderr: str
+
+
+@pytest.fixture
+def sample_repo(tmp_path: Path) -> Path:
+    return make_sample_repo(tmp_path / "repo", plan=DEMO_PLAN)
+
+
+@pytest.fixture
+def model_factory(tmp_path: Path) -> Iterator[Callable[[dict[str, Any]], ScriptedModel]]:
+    started: list[ScriptedModel] = []
+
+    def start(scenario: dict[str, Any]) -> ScriptedModel:
+        model = ScriptedModel(scenario, tmp_path / f"model-{len(started)}.jsonl")
+        model.start()
+        started.append(model)
+        return model
+
+    yield start
+    for model in started:
+        model.stop()
+
+
+def cli_env(model: ScriptedModel | None, workspace: Path) -> dict[str, str]:
+    env = scripted_env(model.base_url if model else "http://127.0.0.1:9", workspace)
+    env["ANTHROPIC_API_KEY"] = SECRET_KEY
+    env.pop("ORCHESTRATOR_DB", None)
+    return env
+
+
+@pytest.fixture
+def run_cli(tmp_path: Path) -> Callable[..., CliRun]:
+    def run(*args: str, model: ScriptedModel | None = None, timeout: float = 240, **extra_env: str) -> CliRun:
+        env = cli_env(model, tmp_path)
+        env.update(extra_env)
+        proc = subprocess.run(
+            [sys.executable, "-m", "orchestrator", *args],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            stdin=subprocess.DEVNULL,
+            check=False,
+        )
+        return CliRun(proc.returncode, proc.stdout, proc.stderr)
+
+    return run
+
+
+def git(repo: Path, *args: str) -> str:
+    return subprocess.run(["git", *args], cwd=repo, check=True, capture_output=True, text=True).stdout
+
+
+def approve_scenario(task: str = "TASK-001", files: dict[str, str] | None = None) -> dict[str, Any]:
+    """Player writes the files and reports; the coach runs pytest and decides from its real output."""
+    files = files or {"calc/subtract.py": "def subtract(a, b):\n    return a - b\n"}
+    steps: list[dict[str, Any]] = [{"write": {"path": p, "content": c}} for p, c in files.items()]
+    steps.append({"tool": {"name": "report_progress", "input": {
+        "files_modified": list(files), "tests_written": [], "implementation_notes": "done"}}})
+    steps.append({"text": "done"})
+    return {"sessions": [{"role": "player", "task": task, "steps": steps}, coach_from_pytest()]}
+
+
+def coach_from_pytest(task: str | None = None) -> dict[str, Any]:
+    return {
+        "role": "coach",
+        **({"task": task} if task else {}),
+        "steps": [
+            {"bash": "python -m pytest -q"},
+            {
+                "when": {"result_matches": r"\d+ (failed|errors?)\b"},
+                "then": {"tool": {"name": "record_decision", "input": {
+                    "decision": "feedback", "rationale": "tests fail",
+                    "feedback_items": [{"file": "calc/x.py", "line": 1, "issue": "tests fail"}]}}},
+                "else": {"tool": {"name": "record_decision", "input": {
+                    "decision": "approve", "rationale": "tests pass"}}},
+            },
+            {"text": "decided"},
+        ],
+    }
+
+
+def one_task_plan(task_id: str = "TASK-001", **task_fields: Any) -> dict[str, Any]:
+    task = {"id": task_id, "name": "Add subtract", "complexity": 2, "dependencies": [],
+            "requirements": ["calc/subtract.py defines subtract"], **task_fields}
+    return {"id": "FEAT-001", "name": "One task", "verify": "python -m pytest -q", "tasks": [task]}
+
+
+@pytest.fixture(autouse=True)
+def _no_user_db(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Tests never touch the developer's checkpoints/ folder unless they ask for it."""
+    monkeypatch.delenv("ORCHESTRATOR_DB", raising=False)
+    os.environ.setdefault("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")

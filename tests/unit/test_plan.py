@@ -1,0 +1,125 @@
+"""Plan validation: the schema and cross-field rules of DESIGN §5."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from orchestrator.errors import PlanError
+from orchestrator.plan import TaskSpec, compute_groups, load_plan, parse_plan
+
+
+def plan(*tasks: dict[str, Any], **extra: Any) -> dict[str, Any]:
+    return {"id": "FEAT-001", "name": "Feature", "tasks": list(tasks), **extra}
+
+
+def task(tid: str, *deps: str, **extra: Any) -> dict[str, Any]:
+    return {"id": tid, "name": f"task {tid}", "complexity": 3, "dependencies": list(deps), **extra}
+
+
+def test_seed_example_with_contradicting_groups_names_both_tasks() -> None:
+    data = plan(
+        task("TASK-001"),
+        task("TASK-002", "TASK-001"),
+        task("TASK-003", "TASK-002"),
+        orchestration={"parallel_groups": [["TASK-001"], ["TASK-002", "TASK-003"]]},
+    )
+    with pytest.raises(PlanError) as error:
+        parse_plan(data, "FEAT-001.yaml")
+    message = str(error.value)
+    assert "TASK-003" in message and "TASK-002" in message
+    assert "\n" not in message
+
+
+def test_groups_computed_from_dependencies_when_absent() -> None:
+    data = plan(task("A"), task("B"), task("C", "A"), task("D", "B", "C"))
+    assert parse_plan(data, "p").groups() == [["A", "B"], ["C"], ["D"]]
+
+
+def test_explicit_consistent_groups_are_kept() -> None:
+    groups = [["A"], ["B"], ["C"]]
+    data = plan(task("A"), task("B"), task("C", "A"), orchestration={"parallel_groups": groups})
+    assert parse_plan(data, "p").groups() == groups
+
+
+@pytest.mark.parametrize(
+    ("data", "expected"),
+    [
+        (plan(task("A", "B"), task("B", "A")), "cycle"),
+        (plan(task("A", "Z")), "unknown task Z"),
+        (plan(task("A"), task("A")), "duplicate task id A"),
+        (plan(task("A"), task("B", "A"), orchestration={"parallel_groups": [["B"], ["A"]]}), "runs later"),
+        (plan(task("A", complexity=11)), "complexity"),
+        (plan(task("A", complexity=0)), "complexity"),
+        (plan(task("../etc")), "id"),
+        (plan(task("A/B")), "id"),
+        ({"id": "FEAT/1", "name": "x", "tasks": [task("A")]}, "id"),
+        (plan(), "tasks"),
+        (plan(task("A", dependencies="B")), "dependencies"),
+        (plan(task("A", complexity="high")), "complexity"),
+        (plan(task("A", complexity=True)), "complexity"),
+        ({"name": "no id", "tasks": [task("A")]}, "id"),
+        (plan(task("A"), orchestration={"parallel_groups": [["A"], ["Q"]]}), "unknown task Q"),
+        (plan(task("A"), task("B"), orchestration={"parallel_groups": [["A"]]}), "missing"),
+        (plan(task("A", "A")), "itself"),
+        (["not", "a", "mapping"], "mapping"),
+    ],
+)
+def test_bad_plans_give_one_line_reason(data: Any, expected: str) -> None:
+    with pytest.raises(PlanError) as error:
+        parse_plan(data, "FEAT-001.yaml")
+    assert expected in str(error.value)
+    assert "\n" not in str(error.value)
+
+
+def test_load_plan_reads_task_file_body(tmp_path: Path) -> None:
+    features = tmp_path / ".autobuild" / "features"
+    features.mkdir(parents=True)
+    (features / "FEAT-001.yaml").write_text(yaml.safe_dump(plan(task("TASK-001"))))
+    tasks = tmp_path / ".autobuild" / "tasks"
+    tasks.mkdir()
+    (tasks / "TASK-001.md").write_text("---\ntitle: x\n---\nUse the stdlib only.\n")
+    assert load_plan(tmp_path, "FEAT-001").task("TASK-001").description == "Use the stdlib only."
+
+
+def test_load_plan_malformed_yaml_and_mismatched_id(tmp_path: Path) -> None:
+    features = tmp_path / ".autobuild" / "features"
+    features.mkdir(parents=True)
+    (features / "FEAT-001.yaml").write_text("id: [unclosed\n")
+    with pytest.raises(PlanError, match="malformed YAML at line"):
+        load_plan(tmp_path, "FEAT-001")
+    (features / "FEAT-001.yaml").write_text(yaml.safe_dump(plan(task("A")) | {"id": "FEAT-009"}))
+    with pytest.raises(PlanError, match="make them match"):
+        load_plan(tmp_path, "FEAT-001")
+    with pytest.raises(PlanError, match="not found"):
+        load_plan(tmp_path, "FEAT-404")
+
+
+@st.composite
+def dags(draw: st.DrawFn) -> list[TaskSpec]:
+    count = draw(st.integers(min_value=1, max_value=12))
+    tasks = []
+    for index in range(count):
+        deps = draw(st.lists(st.integers(min_value=0, max_value=max(0, index - 1)), max_size=3, unique=True))
+        deps = [f"T{d}" for d in deps if d < index]
+        tasks.append(TaskSpec(id=f"T{index}", name="t", dependencies=deps))
+    return tasks
+
+
+@given(dags())
+@settings(max_examples=150, deadline=None)
+def test_computed_groups_respect_dependencies(tasks: list[TaskSpec]) -> None:
+    groups = compute_groups(tasks)
+    position = {tid: index for index, group in enumerate(groups) for tid in group}
+    assert sorted(position) == sorted(t.id for t in tasks)
+    for spec in tasks:
+        for dep in spec.dependencies:
+            assert position[dep] < position[spec.id]
+    # Explicit groups equal to the computed ones always validate.
+    data = plan(*[t.model_dump() for t in tasks], orchestration={"parallel_groups": groups})
+    parse_plan(data, "p")

@@ -1,0 +1,44 @@
+"""The permission policy: worktree confinement, .autobuild/ and .git protection, no push, file scopes."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from agents.policy import ToolPolicy
+
+
+def test_writes_confined_to_worktree(tmp_path: Path) -> None:
+    policy = ToolPolicy(tmp_path)
+    assert policy.check("Write", {"file_path": str(tmp_path / "src/a.py")}) is None
+    assert policy.check("Write", {"file_path": "src/a.py"}) is None
+    assert "outside" in str(policy.check("Write", {"file_path": "/etc/passwd"}))
+    assert "outside" in str(policy.check("Edit", {"file_path": str(tmp_path / "../escape.py")}))
+    assert "orchestrator state" in str(policy.check("Write", {"file_path": ".autobuild/features/F.yaml"}))
+    assert "orchestrator state" in str(policy.check("Write", {"file_path": ".git/config"}))
+
+
+def test_symlink_escape_is_denied(tmp_path: Path) -> None:
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    worktree = tmp_path / "wt"
+    worktree.mkdir()
+    (worktree / "link").symlink_to(outside)
+    assert "outside" in str(ToolPolicy(worktree).check("Write", {"file_path": "link/x.py"}))
+
+
+def test_git_push_denied_in_any_spelling(tmp_path: Path) -> None:
+    policy = ToolPolicy(tmp_path)
+    for command in ["git push", "cd x && git push origin main", "git -C . push", "ls; git  push --force"]:
+        assert policy.check("Bash", {"command": command}) is not None, command
+    assert policy.check("Bash", {"command": "git status && python -m pytest"}) is None
+
+
+def test_read_only_role_cannot_write(tmp_path: Path) -> None:
+    assert "read-only" in str(ToolPolicy(tmp_path, read_only=True).check("Write", {"file_path": "a.py"}))
+
+
+def test_file_scope(tmp_path: Path) -> None:
+    policy = ToolPolicy(tmp_path, file_scope=["src/auth/**", "tests/test_auth.py"])
+    assert policy.check("Write", {"file_path": "src/auth/login.py"}) is None
+    assert policy.check("Write", {"file_path": "tests/test_auth.py"}) is None
+    assert "file scope" in str(policy.check("Write", {"file_path": "src/billing.py"}))
