@@ -5,7 +5,15 @@ The public API is small: `run_player`, `run_coach` (roles.py), the request/resul
 """
 
 from agents.errors import AgentError, AgentSetupError, PromptError
-from agents.roles import CoachInput, PlayerInput, SessionSettings, TaskBrief, format_feedback, run_coach, run_player
+from agents.roles import (
+    CoachInput,
+    PlayerInput,
+    SessionSettings,
+    TaskBrief,
+    format_feedback,
+    run_coach,
+    run_player,
+)
 from agents.types import AgentResult, SessionLimits, SessionStatus, ToolCall
 
 __all__ = [
@@ -19,8 +27,8 @@ __all__ = [
     "SessionSettings",
     "SessionStatus",
     "TaskBrief",
-    "format_feedback",
     "ToolCall",
+    "format_feedback",
     "run_coach",
     "run_player",
 ]

@@ -7,6 +7,7 @@ start can reap what a crashed orchestrator left behind.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import time
@@ -57,19 +58,15 @@ def _alive(pid: int) -> bool:
 def kill_pids(pids: list[int], grace_s: float = 2.0) -> None:
     """SIGTERM, wait up to the grace period, then SIGKILL what is left."""
     for pid in pids:
-        try:
+        with contextlib.suppress(ProcessLookupError):
             os.kill(pid, signal.SIGTERM)
-        except ProcessLookupError:
-            pass
     deadline = time.monotonic() + grace_s
     while time.monotonic() < deadline and any(_alive(pid) for pid in pids):
         time.sleep(0.05)
     for pid in pids:
         if _alive(pid):
-            try:
+            with contextlib.suppress(ProcessLookupError):
                 os.kill(pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
 
 
 def kill_session(tag: str, grace_s: float = 2.0) -> int:

@@ -9,7 +9,13 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from tenacity import AsyncRetrying, RetryCallState, retry_if_result, stop_after_attempt, wait_random_exponential
+from tenacity import (
+    AsyncRetrying,
+    RetryCallState,
+    retry_if_result,
+    stop_after_attempt,
+    wait_random_exponential,
+)
 
 from agents.types import AgentResult
 

@@ -258,24 +258,9 @@ async def _attempt(request: SessionRequest) -> AgentResult:
     policy = ToolPolicy(request.cwd, read_only=request.role != "player", file_scope=request.file_scope)
     tag = reaper.new_tag()
     result = AgentResult(role=request.role, status="success")
-    options = _options(request, recorder, policy, tag)
-    transcript = _Transcript(request.transcript_path)
-    collector = _Collector(request, result)
+    client = ClaudeSDKClient(_options(request, recorder, policy, tag))
     started = time.monotonic()
     _emit(request, {"event": "session_start"})
-    client = ClaudeSDKClient(options)
-    queue: asyncio.Queue[object] = asyncio.Queue()
-
-    async def pump() -> None:
-        try:
-            async for message in client.receive_response():
-                await queue.put(message)
-            await queue.put(_END)
-        except asyncio.CancelledError:
-            raise
-        except Exception as exc:  # noqa: BLE001 - handed to the reader, which classifies it
-            await queue.put(exc)
-
     pump_task: asyncio.Task[None] | None = None
     try:
         try:
@@ -287,37 +272,66 @@ async def _attempt(request: SessionRequest) -> AgentResult:
             result.status = "cli_error"
             result.errors.append(f"could not start the CLI: {exc}")
             return result
-        pump_task = asyncio.create_task(pump())
-        last_activity = time.monotonic()
-        while not collector.finished:
-            now = time.monotonic()
-            wall_left = request.limits.session_timeout_s - (now - started)
-            idle_left = request.limits.idle_timeout_s - (now - last_activity)
-            # A running tool is activity: a long test run is bounded by the session timeout only.
-            waiting = wall_left if collector.pending_tools else min(wall_left, idle_left)
-            try:
-                item = await asyncio.wait_for(queue.get(), timeout=max(0.0, waiting))
-            except TimeoutError:
-                if wall_left <= idle_left or collector.pending_tools:
-                    result.status = "timeout"
-                    result.errors.append(f"session timeout after {request.limits.session_timeout_s:.0f}s")
-                else:
-                    result.status = "idle_timeout"
-                    result.errors.append(f"no activity for {request.limits.idle_timeout_s:.0f}s")
-                break
-            last_activity = time.monotonic()
-            if item is _END:
-                break
-            if isinstance(item, Exception):
-                if result.status == "success" and not collector.finished:
-                    result.status = "cli_error"
-                result.errors.append(f"{type(item).__name__}: {item}")
-                break
-            transcript.write(item)
-            collector.take(item)
+        queue: asyncio.Queue[object] = asyncio.Queue()
+        pump_task = asyncio.create_task(_pump(client, queue))
+        await _consume(request, queue, _Collector(request, result), _Transcript(request.transcript_path), started)
     finally:
         await _shutdown(client, pump_task, tag)
         result.duration_s = round(time.monotonic() - started, 3)
+    _conclude(request, result, recorder, policy)
+    return result
+
+
+async def _pump(client: ClaudeSDKClient, queue: asyncio.Queue[object]) -> None:
+    """Move the CLI's messages onto a queue, so the reader can apply timeouts without breaking the stream."""
+    try:
+        async for message in client.receive_response():
+            await queue.put(message)
+        await queue.put(_END)
+    except asyncio.CancelledError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - handed to the reader, which classifies it
+        await queue.put(exc)
+
+
+async def _consume(
+    request: SessionRequest, queue: asyncio.Queue[object], collector: _Collector, transcript: _Transcript,
+    started: float,
+) -> None:
+    """Read messages until the result, an error, the wall-clock limit or the idle limit."""
+    result = collector.result
+    limits = request.limits
+    last_activity = time.monotonic()
+    while not collector.finished:
+        now = time.monotonic()
+        wall_left = limits.session_timeout_s - (now - started)
+        idle_left = limits.idle_timeout_s - (now - last_activity)
+        # A running tool is activity: a long test run is bounded by the session timeout only.
+        waiting = wall_left if collector.pending_tools else min(wall_left, idle_left)
+        try:
+            item = await asyncio.wait_for(queue.get(), timeout=max(0.0, waiting))
+        except TimeoutError:
+            if wall_left <= idle_left or collector.pending_tools:
+                result.status = "timeout"
+                result.errors.append(f"session timeout after {limits.session_timeout_s:.0f}s")
+            else:
+                result.status = "idle_timeout"
+                result.errors.append(f"no activity for {limits.idle_timeout_s:.0f}s")
+            return
+        last_activity = time.monotonic()
+        if item is _END:
+            return
+        if isinstance(item, Exception):
+            if result.status == "success" and not collector.finished:
+                result.status = "cli_error"
+            result.errors.append(f"{type(item).__name__}: {item}")
+            return
+        transcript.write(item)
+        collector.take(item)
+
+
+def _conclude(request: SessionRequest, result: AgentResult, recorder: ToolRecorder, policy: ToolPolicy) -> None:
+    """Attach the tool calls, denials, structured report and markers to the result."""
     result.tool_calls = list(recorder.calls)
     explained = {denial.split(":", 1)[0] for denial in policy.denials}
     unexplained = [d for d in result.permission_denials if d.split(":", 1)[0] not in explained]
@@ -329,7 +343,6 @@ async def _attempt(request: SessionRequest) -> AgentResult:
     blocker = parse_blocker(result.final_text)
     result.blocker = dataclasses.asdict(blocker) | {"hash": blocker.hash} if blocker else None
     _emit(request, {"event": "session_end", "status": result.status, "cost_usd": result.cost_usd})
-    return result
 
 
 async def _shutdown(client: ClaudeSDKClient, pump_task: asyncio.Task[None] | None, tag: str) -> None:

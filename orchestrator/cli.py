@@ -9,6 +9,7 @@ import signal
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from orchestrator import runner
 from orchestrator.errors import AutobuildError, InputError
@@ -121,7 +122,7 @@ def _validate(args: argparse.Namespace) -> int:
 def _dry_run(run_plan: runner.RunPlan, as_json: bool) -> int:
     plan = run_plan.plan
     max_turns = run_plan.settings.max_turns
-    rows = []
+    rows: list[dict[str, Any]] = []
     for index, group in enumerate(run_plan.groups, 1):
         for task_id in group:
             task = plan.task(task_id)

@@ -135,35 +135,46 @@ def _find_cycle(tasks: list[TaskSpec]) -> list[str] | None:
 
 def check_consistency(plan: FeaturePlan) -> None:
     """Cross-field rules pydantic can't express: ids, dependencies, cycles, groups."""
+    ids = _check_ids(plan.tasks)
+    _check_dependencies(plan.tasks, ids)
+    if plan.orchestration.parallel_groups is not None:
+        _check_groups(plan.tasks, ids, plan.orchestration.parallel_groups)
+
+
+def _check_ids(tasks: list[TaskSpec]) -> set[str]:
     seen: set[str] = set()
-    for task in plan.tasks:
+    for task in tasks:
         if task.id in seen:
             raise PlanError(f"duplicate task id {task.id}: every task needs its own id")
         seen.add(task.id)
-    for task in plan.tasks:
+    return seen
+
+
+def _check_dependencies(tasks: list[TaskSpec], ids: set[str]) -> None:
+    for task in tasks:
         for dep in task.dependencies:
-            if dep not in seen:
-                raise PlanError(f"task {task.id} depends on unknown task {dep}: fix the id or add the task")
             if dep == task.id:
                 raise PlanError(f"task {task.id} depends on itself: remove it from its dependencies")
-    cycle = _find_cycle(plan.tasks)
+            if dep not in ids:
+                raise PlanError(f"task {task.id} depends on unknown task {dep}: fix the id or add the task")
+    cycle = _find_cycle(tasks)
     if cycle:
         raise PlanError(f"dependency cycle: {' -> '.join(cycle)}: break one of these dependencies")
-    groups = plan.orchestration.parallel_groups
-    if groups is None:
-        return
+
+
+def _check_groups(tasks: list[TaskSpec], ids: set[str], groups: list[list[str]]) -> None:
     position: dict[str, int] = {}
     for index, group in enumerate(groups):
         for tid in group:
-            if tid not in seen:
+            if tid not in ids:
                 raise PlanError(f"parallel group {index + 1} names unknown task {tid}")
             if tid in position:
                 raise PlanError(f"task {tid} appears in more than one parallel group")
             position[tid] = index
-    missing = [task.id for task in plan.tasks if task.id not in position]
+    missing = [task.id for task in tasks if task.id not in position]
     if missing:
         raise PlanError(f"tasks missing from parallel_groups: {', '.join(missing)}: add them or drop the groups")
-    for task in plan.tasks:
+    for task in tasks:
         for dep in task.dependencies:
             if position[dep] == position[task.id]:
                 raise PlanError(

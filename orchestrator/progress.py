@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import sys
 import time
+from collections.abc import Callable
 from typing import Any, TextIO
 
 from rich.console import Console
@@ -34,58 +35,45 @@ class Progress:
 
     @staticmethod
     def describe(event: dict[str, Any]) -> str | None:
-        kind = event.get("event")
-        task = event.get("task", "")
-        turn = event.get("turn")
-        who = f"{task} turn {turn} {event.get('role', '')}".rstrip()
-        text: str | None
-        if kind == "feature_start":
-            text = f"feature branch {event['branch']} at {str(event['sha'])[:10]}"
-        elif kind == "resume":
-            text = f"resuming {event['thread']} at {', '.join(event['next']) or 'start'}"
-        elif kind == "group_start":
-            text = f"── group {event['group']}: {', '.join(event['tasks'])}"
-        elif kind == "initialize":
-            text = f"{task} worktree ready at {event['worktree']}"
-        elif kind == "player_start":
-            text = f"{task} turn {turn} player working"
-        elif kind == "coach_validate":
-            text = f"{task} turn {turn} coach reviewing"
-        elif kind == "tool":
-            text = f"{who} → {event['tool']}"
-        elif kind == "retry":
-            text = f"{who}: {event['reason']}, retrying in {float(event['wait_s']):.0f} s (attempt {event['attempt']})"
-        elif kind == "session_end":
-            text = f"{who} session {event['status']} (${float(event.get('cost_usd') or 0):.4f})"
-        elif kind == "player_report":
-            text = f"{task} turn {turn} player reported: {len(event.get('files') or [])} file(s) changed"
-        elif kind == "gate":
-            verdict = "passed" if event["passed"] else "FAILED"
-            text = f"{task} turn {turn} verify {verdict}: {event['summary']}"
-        elif kind == "coach_decision":
-            items = event.get("feedback_items") or []
-            text = f"{task} turn {turn} coach decision: {event['decision']}"
-            for item in items[:8]:
-                where = f"{item.get('file') or ''}{':' + str(item['line']) if item.get('line') else ''}"
-                issue = str(item.get("issue", "")).splitlines()[0] if item.get("issue") else ""
-                text += f"\n{'':11}- {where + ': ' if where else ''}{issue}"
-        elif kind == "contract_violation":
-            text = f"{task} contract violation: {event['detail']}"
-        elif kind == "blocker":
-            text = f"{task} blocker {event['hash']}: {event['description']}"
-        elif kind == "finalize":
-            text = f"{task} {_MARK.get(event['status'], '•')} {event['status']}: {event['reason']}"
-        elif kind == "merge":
-            text = f"{task} merged" if event["merged"] else f"{task} NOT merged: {event['reason']}"
-        elif kind == "skipped":
-            text = f"{task} skipped: {event['reason']}"
-        elif kind == "feature_end":
-            text = f"feature report: {event['report']}"
-        elif kind == "branch_set_aside":
-            text = f"--fresh: previous {event['branch']} kept as {event['backup']}"
-        else:
-            text = None
-        return text
+        formatter = _FORMATS.get(str(event.get("event")))
+        return formatter(event) if formatter else None
+
+
+def _who(e: dict[str, Any]) -> str:
+    return f"{e.get('task', '')} turn {e.get('turn')} {e.get('role', '')}".rstrip()
+
+
+def _decision(e: dict[str, Any]) -> str:
+    text = f"{e['task']} turn {e['turn']} coach decision: {e['decision']}"
+    for item in (e.get("feedback_items") or [])[:8]:
+        where = f"{item.get('file') or ''}{':' + str(item['line']) if item.get('line') else ''}"
+        issue = str(item.get("issue") or "").splitlines()[0] if item.get("issue") else ""
+        text += f"\n{'':11}- {where + ': ' if where else ''}{issue}"
+    return text
+
+
+_FORMATS: dict[str, Callable[[dict[str, Any]], str]] = {
+    "feature_start": lambda e: f"feature branch {e['branch']} at {str(e['sha'])[:10]}",
+    "resume": lambda e: f"resuming {e['thread']} at {', '.join(e['next']) or 'start'}",
+    "group_start": lambda e: f"── group {e['group']}: {', '.join(e['tasks'])}",
+    "initialize": lambda e: f"{e['task']} worktree ready at {e['worktree']}",
+    "player_start": lambda e: f"{e['task']} turn {e['turn']} player working",
+    "coach_validate": lambda e: f"{e['task']} turn {e['turn']} coach reviewing",
+    "tool": lambda e: f"{_who(e)} → {e['tool']}",
+    "retry": lambda e: f"{_who(e)}: {e['reason']}, retrying in {float(e['wait_s']):.0f} s (attempt {e['attempt']})",
+    "session_end": lambda e: f"{_who(e)} session {e['status']} (${float(e.get('cost_usd') or 0):.4f})",
+    "player_report": lambda e: f"{e['task']} turn {e['turn']} player reported: {len(e.get('files') or [])} file(s)",
+    "gate": lambda e: f"{e['task']} turn {e['turn']} verify {'passed' if e['passed'] else 'FAILED'}: {e['summary']}",
+    "coach_decision": _decision,
+    "contract_violation": lambda e: f"{e['task']} contract violation: {e['detail']}",
+    "blocker": lambda e: f"{e['task']} blocker {e['hash']}: {e['description']}",
+    "finalize": lambda e: f"{e['task']} {_MARK.get(e['status'], '•')} {e['status']}: {e['reason']}",
+    "merge": lambda e: f"{e['task']} merged" if e["merged"] else f"{e['task']} NOT merged: {e['reason']}",
+    "skipped": lambda e: f"{e['task']} skipped: {e['reason']}",
+    "feature_end": lambda e: f"feature report: {e['report']}",
+    "branch_set_aside": lambda e: f"--fresh: previous {e['branch']} kept as {e['backup']}",
+    "interrupt": lambda e: "interrupt received: stopping agent sessions and checkpointing…",
+}
 
 
 def render_table(results: dict[str, TaskResult], order: list[str], stream: TextIO | None = None) -> None:

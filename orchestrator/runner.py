@@ -12,6 +12,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from langchain_core.runnables import RunnableConfig
+from langgraph.checkpoint.sqlite import SqliteSaver
 from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
 from agents import reaper
@@ -105,8 +107,6 @@ def approved_tasks(run_plan: RunPlan) -> set[str]:
 
 def read_thread_values(db_path: Path, thread_id: str) -> dict[str, Any] | None:
     """The latest checkpointed values of a thread, through a read-only connection."""
-    from langgraph.checkpoint.sqlite import SqliteSaver
-
     uri = f"file:{db_path}?mode=ro"
     with contextlib.closing(sqlite3.connect(uri, uri=True, check_same_thread=False)) as conn:
         saver = SqliteSaver(conn)
@@ -155,7 +155,7 @@ async def execute(run_plan: RunPlan, emit: EventSink) -> RunSummary:
     with feature_lock(run_plan.db_path, run_plan.thread_id):
         async with AsyncSqliteSaver.from_conn_string(str(run_plan.db_path)) as saver:
             graph = build_feature_graph(ctx, run_plan.groups).compile(checkpointer=saver)
-            config: dict[str, Any] = {
+            config: RunnableConfig = {
                 "configurable": {"thread_id": run_plan.thread_id},
                 # Must be top-level: inside `configurable` it is silently ignored (DESIGN §3).
                 "max_concurrency": settings.parallel,

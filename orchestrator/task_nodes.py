@@ -12,7 +12,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from agents import AgentError, AgentResult, CoachInput, PlayerInput, format_feedback, run_coach, run_player
+from agents import AgentResult, CoachInput, PlayerInput, format_feedback, run_coach, run_player
 from orchestrator import reports
 from orchestrator.context import RunContext
 from orchestrator.processes import run_shell
@@ -112,7 +112,7 @@ class TaskNodes:
                 self.ctx.session_settings("player"),
             )
             sha = await self.ctx.repo.commit_all(worktree, f"autobuild({task_id}): player turn {turn}")
-        except (AgentError, Exception) as exc:  # noqa: BLE001 - the task fails, its siblings go on
+        except Exception as exc:  # noqa: BLE001 - the task fails, its siblings go on
             return {"outcome": "failed", "reason": f"player turn {turn}: {exc}"}
         summary = _session_summary(result)
         violations = [f"turn {turn} player: {call.error}" for call in result.tool_calls if not call.accepted]
@@ -185,7 +185,7 @@ class TaskNodes:
                 total_cost += result.cost_usd
             # The coach only reads and runs tests; whatever its commands left behind is discarded.
             await self.ctx.repo.reset(worktree, state["head_sha"])
-        except (AgentError, Exception) as exc:  # noqa: BLE001 - the task fails, its siblings go on
+        except Exception as exc:  # noqa: BLE001 - the task fails, its siblings go on
             return {"outcome": "failed", "reason": f"coach turn {turn}: {exc}"}
         violations += [f"turn {turn} coach: {call.error}" for call in result.tool_calls if not call.accepted]
         for violation in violations:
@@ -271,7 +271,6 @@ class TaskNodes:
         return {"turn": turn + 1}
 
     async def finalize_success(self, state: TaskState) -> dict[str, Any]:
-        task_id = state["task_id"]
         worktree = Path(state["worktree"])
         artifacts = await self.ctx.repo.changed_files(worktree, state["base_sha"])
         return await self._finish(state, "approved", "approved by the coach and the verify gate", artifacts)

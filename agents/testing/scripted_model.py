@@ -148,7 +148,7 @@ class _Handler(BaseHTTPRequestHandler):
     model: ScriptedModel
     protocol_version = "HTTP/1.1"
 
-    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - stdlib signature
+    def log_message(self, format: str, *args: Any) -> None:
         return
 
     def _send_json(self, status: int, payload: dict[str, Any], headers: dict[str, str] | None = None) -> None:
@@ -204,7 +204,7 @@ class _Handler(BaseHTTPRequestHandler):
             tool_results=[last_result] if last_result else [],
         )
         try:
-            self._play(body, step, key, cwd, step_index, record)
+            self._play(body=body, step=step, key=key, cwd=cwd, step_index=step_index, record=record)
         except (BrokenPipeError, ConnectionResetError):
             record.outcome = "client-gone"
         finally:
@@ -213,6 +213,7 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _play(
         self,
+        *,
         body: dict[str, Any],
         step: dict[str, Any],
         key: SessionKey | None,
@@ -300,6 +301,7 @@ class _Handler(BaseHTTPRequestHandler):
         self._event("message_stop", {"type": "message_stop"})
 
     def _stream_block(self, index: int, block: dict[str, Any]) -> None:
+        start: dict[str, Any]
         if block["type"] == "text":
             start = {"type": "text", "text": ""}
             delta = {"type": "text_delta", "text": block["text"]}

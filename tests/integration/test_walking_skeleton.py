@@ -141,7 +141,8 @@ def test_run_single_task_checks_dependencies(tmp_path: Path, model_factory: Call
 
 
 BAD_PLANS: dict[str, Any] = {
-    "cycle": {"tasks": [{"id": "A", "name": "a", "dependencies": ["B"]}, {"id": "B", "name": "b", "dependencies": ["A"]}]},
+    "cycle": {"tasks": [{"id": "A", "name": "a", "dependencies": ["B"]},
+                        {"id": "B", "name": "b", "dependencies": ["A"]}]},
     "unknown-dep": {"tasks": [{"id": "A", "name": "a", "dependencies": ["Z"]}]},
     "duplicate": {"tasks": [{"id": "A", "name": "a"}, {"id": "A", "name": "b"}]},
     "groups": {"tasks": [{"id": "A", "name": "a"}, {"id": "B", "name": "b", "dependencies": ["A"]}],
