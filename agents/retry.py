@@ -32,6 +32,19 @@ def is_retryable(result: AgentResult) -> bool:
     return status is None or status in RETRYABLE_STATUS or status >= 500
 
 
+def short_reason(result: AgentResult) -> str:
+    """A progress-friendly reason: "rate limited (429)", "overloaded (529)", "session timeout"…"""
+    if result.status in ("timeout", "idle_timeout"):
+        return "session timeout" if result.status == "timeout" else "idle timeout"
+    if result.status == "cli_error":
+        return "Claude Code CLI failed"
+    status = _status_of(result)
+    labels = {429: "rate limited", 529: "overloaded", 408: "request timeout", 409: "conflict"}
+    if status is None:
+        return "connection error"
+    return f"{labels.get(status, 'server error' if status >= 500 else 'API error')} ({status})"
+
+
 def _status_of(result: AgentResult) -> int | None:
     for error in result.errors:
         if error.startswith("api status "):

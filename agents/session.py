@@ -36,7 +36,7 @@ from agents import reaper
 from agents.errors import AgentSetupError
 from agents.markers import has_promise, parse_blocker
 from agents.policy import WRITE_TOOLS, ToolPolicy
-from agents.retry import retrying
+from agents.retry import retrying, short_reason
 from agents.tools import ToolRecorder, build_server, tool_names
 from agents.types import AgentResult, SessionLimits
 
@@ -73,7 +73,7 @@ async def run_session(request: SessionRequest) -> AgentResult:
     def on_retry(state: RetryCallState) -> None:
         result = state.outcome.result() if state.outcome else None
         wait = state.next_action.sleep if state.next_action else 0.0
-        reason = (result.errors[-1] if result and result.errors else result.status) if result else "error"
+        reason = short_reason(result) if result else "error"
         _emit(request, {"event": "retry", "attempt": state.attempt_number, "reason": reason, "wait_s": wait})
 
     result: AgentResult | None = None

@@ -43,7 +43,9 @@ def _add_run_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--max-turns", type=int, default=None, help="player/coach turns per task (default 10)")
     parser.add_argument("--session-timeout", type=float, default=None, help="seconds per agent session")
     parser.add_argument("--idle-timeout", type=float, default=None, help="seconds without agent activity")
-    parser.add_argument("--budget-usd", type=float, default=None, help="spending cap per session")
+    parser.add_argument("--budget-usd", type=float, default=None, help="spending cap for the whole feature (USD)")
+    parser.add_argument("--task-budget-usd", type=float, default=None, help="spending cap per task (USD)")
+    parser.add_argument("--session-budget-usd", type=float, default=None, help="spending cap per agent session")
     parser.add_argument("--model", default=None, help="model for the player (and coach unless --coach-model)")
     parser.add_argument("--coach-model", default=None)
     mode = parser.add_mutually_exclusive_group()
@@ -89,6 +91,14 @@ def _settings(args: argparse.Namespace) -> RunSettings:
             session_timeout_s=float(str(pick(args.session_timeout, "session_timeout", 1800.0))),
             idle_timeout_s=float(str(pick(args.idle_timeout, "idle_timeout", 600.0))),
             budget_usd=args.budget_usd if args.budget_usd is not None else _env_float("budget_usd", None),
+            task_budget_usd=(
+                args.task_budget_usd if args.task_budget_usd is not None else _env_float("task_budget_usd", None)
+            ),
+            session_budget_usd=(
+                args.session_budget_usd
+                if args.session_budget_usd is not None
+                else _env_float("session_budget_usd", None)
+            ),
             model=args.model or env_default("model"),
             coach_model=args.coach_model or env_default("coach_model"),
             interactive=bool(args.interactive or (not args.autonomous and sys.stdin.isatty())),

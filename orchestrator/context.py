@@ -26,6 +26,8 @@ class RunContext:
     plan: FeaturePlan
     base_branch: str
     emit: EventSink = field(default=lambda event: None)
+    spent_usd: float = 0.0
+    """Cost of every session of this feature so far (seeded from the checkpoint on resume)."""
 
     @property
     def repo(self) -> GitRepo:
@@ -73,18 +75,44 @@ class RunContext:
             file_scope=list(task.files),
         )
 
-    def session_settings(self, role: str) -> SessionSettings:
+    def remaining_budget(self, task_id: str, task_spent: float) -> float | None:
+        """What the next session of this task may still spend: the tightest of feature and task budgets."""
+        limits = []
+        if self.settings.budget_usd is not None:
+            limits.append(self.settings.budget_usd - self.spent_usd)
+        task_budget = self.plan.task(task_id).budget_usd or self.settings.task_budget_usd
+        if task_budget is not None:
+            limits.append(task_budget - task_spent)
+        return min(limits) if limits else None
+
+    def budget_exhausted(self, task_id: str, task_spent: float) -> str | None:
+        """Why no new session may start, or None. Checked before every session."""
+        remaining = self.remaining_budget(task_id, task_spent)
+        if remaining is None or remaining > 0:
+            return None
+        if self.settings.budget_usd is not None and self.spent_usd >= self.settings.budget_usd:
+            return f"budget exhausted: the feature spent ${self.spent_usd:.4f} of ${self.settings.budget_usd:.4f}"
+        return f"budget exhausted: the task spent ${task_spent:.4f} of its budget"
+
+    def session_settings(self, role: str, task_id: str, task_spent: float) -> SessionSettings:
         model = self.settings.coach_model if role == "coach" and self.settings.coach_model else self.settings.model
+        caps = [c for c in (self.settings.session_budget_usd, self.remaining_budget(task_id, task_spent)) if c]
         return SessionSettings(
             model=model,
             limits=SessionLimits(
                 session_timeout_s=self.settings.session_timeout_s,
                 idle_timeout_s=self.settings.idle_timeout_s,
-                max_budget_usd=self.settings.budget_usd,
+                max_budget_usd=min(caps) if caps else None,
             ),
             cli_path=self.settings.cli_path,
-            on_event=self.emit,
+            on_event=self.session_event,
         )
+
+    def session_event(self, event: dict[str, Any]) -> None:
+        """Agent-session events: retries and session ends go to the task's trace too."""
+        if event.get("event") in ("retry", "session_end") and event.get("task"):
+            trace.append(self.settings.repo, self.plan.id, str(event["task"]), dict(event))
+        self.emit(event)
 
     def verify_env(self) -> dict[str, str]:
         """Environment for verify commands: ours, with this interpreter's bin dir first on PATH."""

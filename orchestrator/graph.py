@@ -26,7 +26,11 @@ def build_task_graph(ctx: RunContext) -> StateGraph[Any, Any, Any, Any]:
     graph.add_node("finalize_failure", nodes.finalize_failure)
     graph.add_edge(START, "initialize")
     graph.add_conditional_edges("initialize", routing.after_initialize)
-    graph.add_conditional_edges("player", routing.after_player)
+    graph.add_conditional_edges(
+        "player",
+        partial(routing.after_player, max_turns=ctx.settings.max_turns),
+        ["coach", "feedback", "finalize_failure"],
+    )
     graph.add_conditional_edges(
         "coach",
         partial(routing.after_coach, max_turns=ctx.settings.max_turns),

@@ -32,6 +32,7 @@ class TaskSpec(BaseModel):
     acceptance_criteria: list[str] = Field(default_factory=list)
     files: list[str] = Field(default_factory=list)
     verify: str | None = None
+    budget_usd: float | None = Field(default=None, gt=0)
     description: str = ""
 
     @field_validator("complexity", mode="before")

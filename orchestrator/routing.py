@@ -13,8 +13,13 @@ def after_initialize(state: TaskState) -> Literal["player", "finalize_failure"]:
     return "finalize_failure" if state.get("outcome") else "player"
 
 
-def after_player(state: TaskState) -> Literal["coach", "finalize_failure"]:
-    return "finalize_failure" if state.get("outcome") else "coach"
+def after_player(state: TaskState, max_turns: int) -> Literal["coach", "feedback", "finalize_failure"]:
+    """An incomplete player turn (no report, no artifacts, a first blocker) goes back without a coach session."""
+    if state.get("outcome"):
+        return "finalize_failure"
+    if state.get("skip_coach"):
+        return "finalize_failure" if state.get("turn", 1) >= max_turns else "feedback"
+    return "coach"
 
 
 def after_coach(state: TaskState, max_turns: int) -> Literal["finalize_success", "feedback", "finalize_failure"]:

@@ -173,6 +173,8 @@ async def execute(run_plan: RunPlan, emit: EventSink) -> RunSummary:
                 summary.report = ctx.runs_dir() / "AUTO-RUN.md"
                 return summary
             if snapshot.values:
+                finished = snapshot.values.get("results", {}).values()
+                ctx.spent_usd = sum(float(r.get("cost_usd", 0.0)) for r in finished)
                 emit({"event": "resume", "thread": run_plan.thread_id, "next": list(snapshot.next)})
                 graph_input = None
             else:

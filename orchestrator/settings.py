@@ -30,6 +30,8 @@ class RunSettings:
     idle_timeout_s: float = 600.0
     verify_timeout_s: float = 900.0
     budget_usd: float | None = None
+    task_budget_usd: float | None = None
+    session_budget_usd: float | None = None
     model: str | None = None
     coach_model: str | None = None
     interactive: bool = False
@@ -48,6 +50,8 @@ class RunSettings:
             (self.session_timeout_s > 0, "--session-timeout must be positive"),
             (self.idle_timeout_s > 0, "--idle-timeout must be positive"),
             (self.budget_usd is None or self.budget_usd > 0, "--budget-usd must be positive"),
+            (self.task_budget_usd is None or self.task_budget_usd > 0, "--task-budget-usd must be positive"),
+            (self.session_budget_usd is None or self.session_budget_usd > 0, "--session-budget-usd must be positive"),
         ]
         for ok, message in checks:
             if not ok:

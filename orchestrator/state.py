@@ -64,6 +64,7 @@ class TaskState(TypedDict, total=False):
     outcome: TaskOutcome | None
     reason: str
     blocker_hashes: list[str]
+    skip_coach: bool
     results: Annotated[dict[str, TaskResult], merge_dicts]
 
 

@@ -96,6 +96,10 @@ class TaskNodes:
     async def player(self, state: TaskState) -> dict[str, Any]:
         task_id, turn = state["task_id"], state["turn"]
         worktree = Path(state["worktree"])
+        spent = float(state.get("cost_usd", 0.0))
+        exhausted = self.ctx.budget_exhausted(task_id, spent)
+        if exhausted:
+            return {"outcome": "aborted", "reason": exhausted}
         try:
             await self.ctx.repo.reset(worktree, state["head_sha"])
             self.ctx.event(task_id, "player_start", turn=turn)
@@ -109,55 +113,63 @@ class TaskNodes:
                     feedback_notes=list(state.get("feedback_notes", [])),
                     transcript_path=self._transcript(state, "player"),
                 ),
-                self.ctx.session_settings("player"),
+                self.ctx.session_settings("player", task_id, spent),
             )
+            self.ctx.spent_usd += result.cost_usd
             sha = await self.ctx.repo.commit_all(worktree, f"autobuild({task_id}): player turn {turn}")
+            changed = await self.ctx.repo.changed_files(worktree, state["base_sha"])
         except Exception as exc:  # noqa: BLE001 - the task fails, its siblings go on
             return {"outcome": "failed", "reason": f"player turn {turn}: {exc}"}
         summary = _session_summary(result)
-        violations = [f"turn {turn} player: {call.error}" for call in result.tool_calls if not call.accepted]
-        if result.status == "success" and result.report is None:
-            violations.append(f"turn {turn} player: ended without calling report_progress")
-        changed = await self.ctx.repo.changed_files(worktree, state["base_sha"])
-        self.ctx.event(
-            task_id,
-            "player_report",
-            turn=turn,
-            status=result.status,
-            session_id=result.session_id,
-            cost_usd=result.cost_usd,
-            files=changed,
-            report=result.report,
-            sha=sha,
-        )
-        for violation in violations:
-            self.ctx.event(task_id, "contract_violation", turn=turn, detail=violation)
+        self.ctx.event(task_id, "player_report", turn=turn, status=result.status, session_id=result.session_id,
+                       cost_usd=result.cost_usd, files=changed, report=result.report, sha=sha)
         update: dict[str, Any] = {
             "player": summary,
             "head_sha": sha,
-            "cost_usd": state.get("cost_usd", 0.0) + result.cost_usd,
-            "violations": violations,
-            "history": [
-                {
-                    "turn": turn,
-                    "role": "player",
-                    "status": result.status,
-                    "cost_usd": result.cost_usd,
-                    "tokens": summary["tokens"],
-                    "sha": sha,
-                    "summary": f"{len(changed)} file(s) changed",
-                }
-            ],
+            "cost_usd": spent + result.cost_usd,
+            "history": [{"turn": turn, "role": "player", "status": result.status, "cost_usd": result.cost_usd,
+                         "tokens": summary["tokens"], "sha": sha, "summary": f"{len(changed)} file(s) changed"}],
         }
+        return update | self._judge_player(state, result, changed, worktree)
+
+    def _judge_player(
+        self, state: TaskState, result: AgentResult, changed: list[str], worktree: Path
+    ) -> dict[str, Any]:
+        """Failure, blocker, or completion: the terminal signal AND artifacts on disk, never the exit code alone."""
+        task_id, turn = state["task_id"], state["turn"]
+        violations = [f"turn {turn} player: {call.error}" for call in result.tool_calls if not call.accepted]
+        if result.status == "success" and result.report is None:
+            violations.append(f"turn {turn} player: ended without calling report_progress")
+        for violation in violations:
+            self.ctx.event(task_id, "contract_violation", turn=turn, detail=violation)
+        verdict: dict[str, Any] = {"violations": violations, "skip_coach": False}
         if result.status != "success":
-            return update | {"outcome": "failed", "reason": _failure_reason("player", result)}
+            return verdict | {"outcome": "failed" if result.status != "budget" else "aborted",
+                              "reason": _failure_reason("player", result)}
         if result.blocker:
-            hashes = [*state.get("blocker_hashes", []), result.blocker["hash"]]
-            reason = f"blocker {result.blocker['hash']}: {result.blocker['description']}"
-            reason += f"; action: {result.blocker['action']}"
-            self.ctx.event(task_id, "blocker", turn=turn, **result.blocker)
-            return update | {"outcome": "blocked", "reason": reason, "blocker_hashes": hashes}
-        return update
+            blocker = result.blocker
+            previous = state.get("blocker_hashes", [])
+            self.ctx.event(task_id, "blocker", turn=turn, **blocker)
+            if previous and previous[-1] == blocker["hash"]:
+                reason = f"blocker {blocker['hash']} (reported twice in a row): {blocker['description']}"
+                return verdict | {"outcome": "blocked", "reason": f"{reason}; action: {blocker['action']}",
+                                  "blocker_hashes": [*previous, blocker["hash"]]}
+            note = (f"You reported a blocker ({blocker['description']}). If you can work around it, do so;"
+                    " if it really blocks the task, report the same blocker again and the task stops for a human.")
+            return verdict | {"skip_coach": True, "feedback": [], "feedback_notes": [note],
+                              "blocker_hashes": [*previous, blocker["hash"]]}
+        notes = []
+        if result.report is None and not result.promise_complete:
+            notes.append("Your previous turn ended without calling report_progress: implement, then report.")
+        reported = [str(p) for p in (result.report or {}).get("files_modified", []) if p]
+        missing = [p for p in reported if not (worktree / p).exists()]
+        if missing:
+            notes.append(f"Files you reported as modified do not exist: {', '.join(missing)}.")
+        if not changed:
+            notes.append("Your previous turn changed no files: the task's work is not on disk.")
+        if notes:
+            return verdict | {"skip_coach": True, "feedback": [], "feedback_notes": notes, "blocker_hashes": []}
+        return verdict | {"blocker_hashes": []}
 
     async def coach(self, state: TaskState) -> dict[str, Any]:
         task_id, turn = state["task_id"], state["turn"]
@@ -165,6 +177,10 @@ class TaskNodes:
         player = state.get("player") or {}
         violations: list[str] = []
         total_cost = 0.0
+        spent = float(state.get("cost_usd", 0.0))
+        exhausted = self.ctx.budget_exhausted(task_id, spent)
+        if exhausted:
+            return {"outcome": "aborted", "reason": exhausted}
         try:
             await self.ctx.repo.reset(worktree, state["head_sha"])
             diff = await self.ctx.repo.diff(worktree, state["base_sha"])
@@ -177,12 +193,16 @@ class TaskNodes:
                 diff=diff,
                 transcript_path=self._transcript(state, "coach"),
             )
-            result = await run_coach(coach_input, self.ctx.session_settings("coach"))
+            result = await run_coach(coach_input, self.ctx.session_settings("coach", task_id, spent))
             total_cost += result.cost_usd
+            self.ctx.spent_usd += result.cost_usd
             if result.status == "success" and result.report is None:
                 violations.append(f"turn {turn} coach: ended without record_decision (retried once)")
-                result = await run_coach(coach_input, self.ctx.session_settings("coach"))
-                total_cost += result.cost_usd
+                if self.ctx.budget_exhausted(task_id, spent + total_cost) is None:
+                    retry_settings = self.ctx.session_settings("coach", task_id, spent + total_cost)
+                    result = await run_coach(coach_input, retry_settings)
+                    total_cost += result.cost_usd
+                    self.ctx.spent_usd += result.cost_usd
             # The coach only reads and runs tests; whatever its commands left behind is discarded.
             await self.ctx.repo.reset(worktree, state["head_sha"])
         except Exception as exc:  # noqa: BLE001 - the task fails, its siblings go on
@@ -195,7 +215,8 @@ class TaskNodes:
             "violations": violations,
         }
         if result.status != "success":
-            return update | {"outcome": "failed", "reason": _failure_reason("coach", result)}
+            outcome = "aborted" if result.status == "budget" else "failed"
+            return update | {"outcome": outcome, "reason": _failure_reason("coach", result)}
         decision = dict(result.report or {})
         if not decision:
             decision = {
