@@ -5,13 +5,16 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import time as _time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import psutil
 import pytest
 
+from agents.reaper import tagged_pids
 from agents.testing.scripted_model import ScriptedModel
 from orchestrator.demo import DEMO_PLAN, make_sample_repo, scripted_env
 
@@ -117,3 +120,21 @@ def _no_user_db(monkeypatch: pytest.MonkeyPatch) -> None:
     """Tests never touch the developer's checkpoints/ folder unless they ask for it."""
     monkeypatch.delenv("ORCHESTRATOR_DB", raising=False)
     os.environ.setdefault("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _no_orphans_after_suite() -> Iterator[None]:
+    """After the whole suite: no process of any session we started, and no zombie child, is left."""
+    yield
+    deadline = _time.monotonic() + 10
+    leftovers: dict[int, str] = {}
+    while _time.monotonic() < deadline:
+        leftovers = {pid: tag for pid, tag in tagged_pids().items()
+                     if tag.split(".", 1)[0] == str(os.getpid()) or not psutil.pid_exists(int(tag.split(".", 1)[0]))}
+        if not leftovers:
+            break
+        _time.sleep(0.2)
+    zombies = [child.pid for child in psutil.Process().children(recursive=True)
+               if child.status() == psutil.STATUS_ZOMBIE]
+    assert not leftovers, f"session processes left behind: {leftovers}"
+    assert not zombies, f"zombie children: {zombies}"

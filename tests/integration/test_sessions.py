@@ -1,0 +1,144 @@
+"""Agent sessions on the real CLI: timeouts, stalls, retries, auth, limits, policy, and process hygiene."""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from agents import AgentSetupError, PlayerInput, SessionLimits, SessionSettings, TaskBrief, run_player
+from agents.reaper import tagged_pids
+from agents.testing.scripted_model import ScriptedModel
+
+pytestmark = pytest.mark.cli
+
+HANG = "python3 -c 'import time; time.sleep(600)'"
+
+
+@pytest.fixture
+def worktree(tmp_path: Path) -> Path:
+    path = tmp_path / "wt"
+    path.mkdir()
+    return path
+
+
+@pytest.fixture
+def use_model(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+              model_factory: Callable[[dict[str, Any]], ScriptedModel]) -> Iterator[Callable[..., ScriptedModel]]:
+    def start(*steps: dict[str, Any]) -> ScriptedModel:
+        model = model_factory({"sessions": [{"role": "player", "task": "T-1", "steps": list(steps)}]})
+        monkeypatch.setenv("ANTHROPIC_BASE_URL", model.base_url)
+        return model
+
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-test-sessions")
+    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(tmp_path / "claude-config"))
+    yield start
+
+
+def settings(events: list[dict[str, Any]] | None = None, attempts: int = 3, **limits: Any) -> SessionSettings:
+    return SessionSettings(
+        model="claude-sonnet-4-5",
+        limits=SessionLimits(**({"session_timeout_s": 60.0, "idle_timeout_s": 30.0} | limits)),
+        retry_attempts=attempts,
+        retry_max_wait_s=0.5,
+        on_event=events.append if events is not None else None,
+    )
+
+
+async def play(worktree: Path, session: SessionSettings) -> Any:
+    brief = TaskBrief("Feature", "T-1", "Task", ["do it"], [], None)
+    return await run_player(PlayerInput(brief, 1, 10, worktree), session)
+
+
+def my_session_processes() -> dict[int, str]:
+    return {pid: tag for pid, tag in tagged_pids().items() if tag.startswith(f"{os.getpid()}.")}
+
+
+async def test_hung_tool_hits_session_timeout_and_leaves_no_process(worktree: Path, use_model: Any) -> None:
+    use_model({"bash": HANG})
+    started = time.monotonic()
+    result = await play(worktree, settings(attempts=1, session_timeout_s=3.0))
+    elapsed = time.monotonic() - started
+    assert result.status == "timeout"
+    assert "session timeout" in result.errors[-1]
+    assert elapsed < 3.0 + 15.0, elapsed  # timeout + interrupt + grace + kill, generously bounded
+    assert my_session_processes() == {}
+
+
+async def test_stalled_stream_hits_idle_timeout(worktree: Path, use_model: Any) -> None:
+    use_model({"text": "thinking", "stall": True})
+    result = await play(worktree, settings(attempts=1, idle_timeout_s=2.0))
+    assert result.status == "idle_timeout"
+    assert my_session_processes() == {}
+
+
+async def test_overloaded_twice_then_ok(worktree: Path, use_model: Any) -> None:
+    model = use_model(
+        {"tool": {"name": "start_implementation", "input": {"approach": "x"}}, "fault": {"status": 529, "times": 2}},
+        {"text": "done"},
+    )
+    events: list[dict[str, Any]] = []
+    result = await play(worktree, settings(events))
+    assert result.status == "success" and result.attempts == 3
+    retries = [e for e in events if e["event"] == "retry"]
+    assert [e["reason"] for e in retries] == ["overloaded (529)", "overloaded (529)"]
+    assert [r.outcome for r in model.requests][:3] == ["fault 529", "fault 529", "ok"]
+
+
+async def test_rate_limit_persisting_is_bounded(worktree: Path, use_model: Any) -> None:
+    model = use_model({"text": "x", "fault": {"status": 429, "times": 1000}})
+    result = await play(worktree, settings(attempts=3))
+    assert result.status == "api_error" and result.attempts == 3
+    assert "429" in result.errors[-1]
+    # One retry layer: the CLI itself does not retry (CLAUDE_CODE_MAX_RETRIES=0), so 3 attempts = 3 requests.
+    assert len(model.requests) == 3
+
+
+async def test_unauthorized_aborts_without_retry(worktree: Path, use_model: Any) -> None:
+    model = use_model({"text": "x", "fault": {"status": 401, "times": 1000}})
+    result = await play(worktree, settings(attempts=5))
+    assert result.status == "auth_error" and result.attempts == 1
+    assert len(model.requests) == 1
+
+
+async def test_connection_refused_is_bounded(worktree: Path, monkeypatch: pytest.MonkeyPatch,
+                                             tmp_path: Path) -> None:
+    monkeypatch.setenv("ANTHROPIC_BASE_URL", "http://127.0.0.1:9")  # discard port: nothing listens
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-test")
+    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(tmp_path / "cfg"))
+    result = await play(worktree, settings(attempts=2))
+    assert result.status == "api_error" and result.attempts == 2
+    assert my_session_processes() == {}
+
+
+async def test_missing_cli_is_a_clear_error(worktree: Path, use_model: Any, tmp_path: Path) -> None:
+    use_model({"text": "x"})
+    session = settings()
+    session.cli_path = str(tmp_path / "no-such-claude")
+    with pytest.raises(AgentSetupError, match="CLI not found"):
+        await play(worktree, session)
+
+
+async def test_max_turns_and_budget_are_outcomes(worktree: Path, use_model: Any) -> None:
+    use_model(*[{"bash": f"echo step {i}"} for i in range(6)])
+    result = await play(worktree, settings(max_turns=2))
+    assert result.status == "max_turns"
+    result = await play(worktree, settings(max_budget_usd=0.000001))
+    assert result.status == "budget"
+
+
+async def test_write_outside_worktree_denied_and_model_told(worktree: Path, use_model: Any,
+                                                           tmp_path: Path) -> None:
+    outside = tmp_path / "outside.txt"
+    model = use_model({"write": {"path": str(outside), "content": "x"}}, {"bash": "git push origin main"},
+                      {"text": "done"})
+    result = await play(worktree, settings())
+    assert not outside.exists()
+    assert any("outside the task's worktree" in d for d in result.permission_denials)
+    assert any("git push is not allowed" in d for d in result.permission_denials)
+    told = [r.tool_results[0] for r in model.requests if r.step in (1, 2)]
+    assert "outside the task's worktree" in told[0] and "git push is not allowed" in told[1]
