@@ -346,28 +346,31 @@ def _conclude(request: SessionRequest, result: AgentResult, recorder: ToolRecord
 
 
 async def _shutdown(client: ClaudeSDKClient, pump_task: asyncio.Task[None] | None, tag: str) -> None:
-    """Interrupt, close, then kill every process of the session; completes even if cancelled again."""
+    """Interrupt, close, then kill every process of the session; completes even if cancelled again.
+
+    The cleanup runs as its own task and is awaited through shield() until it is done: a second
+    Ctrl+C while it runs cannot abandon the CLI or its tools half-closed.
+    """
+    cleanup = asyncio.ensure_future(_cleanup(client, pump_task, tag))
     cancelled = False
-    aborted = pump_task is not None and not pump_task.done()
-    if aborted:
+    while not cleanup.done():
         try:
-            await asyncio.wait_for(client.interrupt(), timeout=2.0)
+            await asyncio.shield(cleanup)
         except asyncio.CancelledError:
             cancelled = True
-        except Exception:  # noqa: BLE001 - best effort; the kill below is the guarantee
-            pass
-        assert pump_task is not None
+    if cancelled:
+        raise asyncio.CancelledError
+
+
+async def _cleanup(client: ClaudeSDKClient, pump_task: asyncio.Task[None] | None, tag: str) -> None:
+    if pump_task is not None and not pump_task.done():
+        with contextlib.suppress(Exception):
+            await asyncio.wait_for(client.interrupt(), timeout=2.0)
         pump_task.cancel()
         with contextlib.suppress(BaseException):
             await pump_task
         # Kill tool processes first: a CLI waiting on a hung tool delays its own exit.
-        reaper.kill_session(tag, _CLEANUP_GRACE_S)
-    try:
+        await asyncio.to_thread(reaper.kill_session, tag, _CLEANUP_GRACE_S)
+    with contextlib.suppress(Exception):
         await asyncio.wait_for(client.disconnect(), timeout=10.0)
-    except asyncio.CancelledError:
-        cancelled = True
-    except Exception:  # noqa: BLE001 - the transport may already be gone
-        pass
-    reaper.kill_session(tag, _CLEANUP_GRACE_S)
-    if cancelled:
-        raise asyncio.CancelledError
+    await asyncio.to_thread(reaper.kill_session, tag, _CLEANUP_GRACE_S)

@@ -98,6 +98,9 @@ def main() -> int:
         print("$ " + " ".join(["python", *command[1:]]) + "\n", flush=True)
         code = subprocess.run(command, env=scripted_env(model.base_url, workspace), check=False).returncode
     print(f"\nexit code {code} after {time.monotonic() - started:.1f}s")
+    if code not in (0, 1):
+        print("the demo run did not complete; see the error above", file=sys.stderr)
+        return code
     print(textwrap.dedent(f"""
         Where things are:
           branch:       autobuild/FEAT-001 in {repo}   (git -C {repo} log --oneline autobuild/FEAT-001)

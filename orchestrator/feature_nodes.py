@@ -91,6 +91,9 @@ class FeatureNodes:
         path = reports.write(self.ctx.runs_dir() / reports.REPORT_NAME, text)
         if not self.ctx.settings.keep_worktrees:
             await self.ctx.repo.remove_worktree(self.ctx.integration_worktree)
+            folder = self.ctx.integration_worktree.parent
+            if folder.is_dir() and not any(folder.iterdir()):
+                folder.rmdir()
         self.ctx.emit({"event": "feature_end", "report": str(path)})
         return {}
 

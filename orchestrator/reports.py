@@ -33,7 +33,7 @@ def task_report(state: TaskState, status: str, reason: str, artifacts: list[str]
         f"- **Turns:** {state.get('turn', 0)}",
         f"- **Cost:** ${state.get('cost_usd', 0.0):.4f}",
         f"- **Tokens:** {sum(int(h.get('tokens', 0)) for h in state.get('history', []))}",
-        f"- **Branch:** {state.get('branch', '-')}",
+        f"- **Task branch:** {state.get('branch', '-')} (deleted once merged into autobuild/{state.get('feature_id')})",
         "",
         "## Artifacts",
         *([f"- {path}" for path in artifacts] or ["- (none kept)"]),

@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import os
+import subprocess
+import sys
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -11,7 +15,7 @@ from typing import Any
 import pytest
 
 from agents import AgentSetupError, PlayerInput, SessionLimits, SessionSettings, TaskBrief, run_player
-from agents.reaper import tagged_pids
+from agents.reaper import reap_orphans, tagged_pids
 from agents.testing.scripted_model import ScriptedModel
 
 pytestmark = pytest.mark.cli
@@ -142,3 +146,48 @@ async def test_write_outside_worktree_denied_and_model_told(worktree: Path, use_
     assert any("git push is not allowed" in d for d in result.permission_denials)
     told = [r.tool_results[0] for r in model.requests if r.step in (1, 2)]
     assert "outside the task's worktree" in told[0] and "git push is not allowed" in told[1]
+
+
+async def test_cleanup_finishes_when_cancelled_twice(worktree: Path, use_model: Any) -> None:
+    use_model({"bash": HANG})
+    task = asyncio.create_task(play(worktree, settings(attempts=1)))
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline and not any(b"time.sleep(600)" in _cmdline(p) for p in my_session_processes()):
+        await asyncio.sleep(0.1)
+    assert my_session_processes(), "the hung tool should be running"
+    task.cancel()
+    await asyncio.sleep(0.3)
+    task.cancel()  # a second Ctrl+C while the first cleanup is still running
+    with contextlib.suppress(asyncio.CancelledError):
+        await task
+    assert my_session_processes() == {}
+
+
+def test_reaper_kills_what_a_crashed_predecessor_left(tmp_path: Path) -> None:
+    dead_owner = _dead_pid()
+    env = dict(os.environ, AUTOBUILD_SESSION_TAG=f"{dead_owner}.leftover")
+    orphan = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"], env=env,
+                              start_new_session=True)
+    try:
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline and orphan.pid not in tagged_pids():
+            time.sleep(0.05)
+        assert reap_orphans(grace_s=2.0) >= 1
+        assert orphan.wait(timeout=10) is not None
+    finally:
+        if orphan.poll() is None:
+            orphan.kill()
+            orphan.wait()
+
+
+def _dead_pid() -> int:
+    proc = subprocess.Popen([sys.executable, "-c", "pass"])
+    proc.wait()
+    return proc.pid
+
+
+def _cmdline(pid: int) -> bytes:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:
+        return b""

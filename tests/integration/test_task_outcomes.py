@@ -129,3 +129,24 @@ def _cmdline(pid: int) -> bytes:
         return b""
 
 
+
+
+def test_auth_failure_aborts_task_with_reason_and_retries_are_traced(
+    tmp_path: Path, model_factory: Callable[..., ScriptedModel], run_cli: Callable[..., CliRun]
+) -> None:
+    plan = one_task_plan()
+    plan["tasks"].append({"id": "TASK-002", "name": "Second", "complexity": 1, "dependencies": []})
+    make_sample_repo(tmp_path / "repo", plan=plan)
+    scenario = approve_scenario()
+    scenario["sessions"][0]["steps"][0]["fault"] = {"status": 529, "times": 2}
+    scenario["sessions"].insert(0, {"role": "player", "task": "TASK-002", "steps": [
+        {"text": "x", "fault": {"status": 401, "times": 1000}}]})
+    model = model_factory(scenario)
+    repo, result = run_feature(tmp_path, run_cli, model)
+    assert result.returncode == 1
+    assert "authentication failed" in report_text(repo, "TASK-002")
+    assert len([r for r in model.requests if r.task == "TASK-002"]) == 1, "401 is never retried"
+    assert report_text(repo).count("approved") >= 1
+    trace = (repo / ".autobuild/runs/FEAT-001/TASK-001/trace.jsonl").read_text()
+    assert trace.count('"event": "retry"') == 2 and "overloaded (529)" in trace
+    assert "overloaded (529), retrying" in result.stdout
