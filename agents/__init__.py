@@ -14,6 +14,7 @@ from agents.roles import (
     run_coach,
     run_player,
 )
+from agents.session import find_cli
 from agents.types import AgentResult, SessionLimits, SessionStatus, ToolCall
 
 __all__ = [
@@ -28,6 +29,7 @@ __all__ = [
     "SessionStatus",
     "TaskBrief",
     "ToolCall",
+    "find_cli",
     "format_feedback",
     "run_coach",
     "run_player",

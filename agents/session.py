@@ -117,13 +117,19 @@ def _cli_wrapper(cli: str) -> str:
     return str(wrapper)
 
 
-def _options(request: SessionRequest, recorder: ToolRecorder, policy: ToolPolicy, tag: str) -> ClaudeAgentOptions:
-    cli = request.cli_path or (str(bundled_cli()) if bundled_cli() else None)
-    if cli is None or not Path(cli).is_file():
+def find_cli(cli_path: str | None) -> str:
+    """The CLI binary sessions will run; AgentSetupError with what to do when it is missing."""
+    cli = cli_path or (str(bundled_cli()) if bundled_cli() else None)
+    if cli is None or not Path(cli).is_file() or not os.access(cli, os.X_OK):
         raise AgentSetupError(
             f"Claude Code CLI not found at {cli or 'the claude-agent-sdk bundle'}: reinstall claude-agent-sdk"
-            " or point --cli-path/ORCHESTRATOR_CLI_PATH at a claude binary"
+            " or point ORCHESTRATOR_CLI_PATH at an executable claude binary"
         )
+    return cli
+
+
+def _options(request: SessionRequest, recorder: ToolRecorder, policy: ToolPolicy, tag: str) -> ClaudeAgentOptions:
+    cli = find_cli(request.cli_path)
     env = {
         # bypassPermissions is refused as root without this; our PreToolUse policy still applies.
         "IS_SANDBOX": "1",

@@ -16,7 +16,7 @@ from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.sqlite import SqliteSaver
 from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
-from agents import reaper
+from agents import AgentError, find_cli, reaper
 from orchestrator.context import EventSink, RunContext
 from orchestrator.errors import InputError, RunLockedError
 from orchestrator.gitrepo import GitRepo, feature_branch
@@ -82,6 +82,11 @@ def prepare(settings: RunSettings) -> RunPlan:
     if not repo.has_branch(base):
         raise InputError(f"base branch {base!r} does not exist: create it or fix base_branch in the plan")
     db_path = resolve_db(settings.repo, settings.db)
+    if not settings.dry_run:
+        try:
+            find_cli(settings.cli_path)
+        except AgentError as exc:
+            raise InputError(str(exc)) from None
     groups = [[only_task]] if only_task else plan.groups()
     thread_id = f"{plan.id}:{only_task}" if only_task else plan.id
     run_plan = RunPlan(settings, plan, base, groups, db_path, thread_id, only_task)

@@ -152,7 +152,9 @@ async def test_cleanup_finishes_when_cancelled_twice(worktree: Path, use_model: 
     use_model({"bash": HANG})
     task = asyncio.create_task(play(worktree, settings(attempts=1)))
     deadline = time.monotonic() + 30
-    while time.monotonic() < deadline and not any(b"time.sleep(600)" in _cmdline(p) for p in my_session_processes()):
+    while time.monotonic() < deadline:  # polling /proc: there is no event to wait on
+        if any(b"time.sleep(600)" in _cmdline(p) for p in my_session_processes()):
+            break
         await asyncio.sleep(0.1)
     assert my_session_processes(), "the hung tool should be running"
     task.cancel()

@@ -150,3 +150,12 @@ def test_auth_failure_aborts_task_with_reason_and_retries_are_traced(
     trace = (repo / ".autobuild/runs/FEAT-001/TASK-001/trace.jsonl").read_text()
     assert trace.count('"event": "retry"') == 2 and "overloaded (529)" in trace
     assert "overloaded (529), retrying" in result.stdout
+
+
+def test_missing_cli_refuses_before_writing(tmp_path: Path, run_cli: Callable[..., CliRun]) -> None:
+    repo = make_sample_repo(tmp_path / "repo", plan=one_task_plan())
+    result = run_cli("run", "FEAT-001", "--repo", str(repo), "--db", str(tmp_path / "ck.sqlite"),
+                     ORCHESTRATOR_CLI_PATH=str(tmp_path / "missing-claude"))
+    assert result.returncode == 2
+    assert result.stderr.startswith("error: Claude Code CLI not found at") and "ORCHESTRATOR_CLI_PATH" in result.stderr
+    assert not (tmp_path / "ck.sqlite").exists() and "autobuild/" not in git(repo, "branch", "--list")
