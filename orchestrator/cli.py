@@ -11,7 +11,10 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from langgraph.runtime import RunControl
+
 from orchestrator import runner
+from orchestrator.commands import READ_COMMANDS
 from orchestrator.errors import AutobuildError, InputError
 from orchestrator.plan import load_plan, unknown_fields
 from orchestrator.progress import Progress, render_table
@@ -56,6 +59,8 @@ def _add_run_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--keep-worktrees", action="store_true")
     parser.add_argument("--ignore-deps", action="store_true", help="run TASK even if its dependencies are not done")
     parser.add_argument("--json", action="store_true", help="JSON lines instead of text")
+    parser.add_argument("--drain-grace", type=float, default=None,
+                        help="seconds a Ctrl+C waits for running steps before cancelling them (default 5)")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -71,6 +76,22 @@ def build_parser() -> argparse.ArgumentParser:
     validate.add_argument("feature")
     validate.add_argument("--repo", type=Path, default=None)
     validate.add_argument("--json", action="store_true")
+    status = commands.add_parser("status", help="features in the checkpoint DB, or one feature's task table")
+    status.add_argument("feature", nargs="?")
+    history = commands.add_parser("history", help="checkpoint timeline of a feature (or one task)")
+    history.add_argument("feature")
+    history.add_argument("--task", default=None)
+    show = commands.add_parser("show", help="requirements, reports, feedback and gate results of a task")
+    show.add_argument("feature")
+    show.add_argument("task", nargs="?")
+    clean = commands.add_parser("clean", help="remove leftover worktrees and task branches (never feature branches)")
+    clean.add_argument("feature", nargs="?")
+    clean.add_argument("--prune-db", dest="prune_db", action="store_true",
+                       help="also delete finished threads from the checkpoint DB")
+    for sub in (status, history, show, clean):
+        sub.add_argument("--repo", type=Path, default=None)
+        sub.add_argument("--db", default=None)
+        sub.add_argument("--json", action="store_true")
     return parser
 
 
@@ -109,6 +130,7 @@ def _settings(args: argparse.Namespace) -> RunSettings:
             ignore_deps=args.ignore_deps,
             cli_path=env_default("cli_path"),
             resume_only=args.command == "resume",
+            drain_grace_s=float(str(pick(args.drain_grace, "drain_grace", 5.0))),
         )
     except ValueError as exc:
         raise InputError(f"bad number in an option or ORCHESTRATOR_* variable: {exc}") from None
@@ -154,19 +176,27 @@ def _dry_run(run_plan: runner.RunPlan, as_json: bool) -> int:
 
 
 async def _run_with_signals(run_plan: runner.RunPlan, progress: Progress) -> runner.RunSummary:
-    """Run the graph; SIGINT/SIGTERM cancel it (sessions clean up their process trees) instead of killing us."""
+    """Run the graph. The first SIGINT/SIGTERM drains at the next step boundary and, after the grace period,
+    cancels what still runs (sessions kill their process trees); a second signal cancels at once."""
     loop = asyncio.get_running_loop()
     task = asyncio.current_task()
     assert task is not None
+    control = RunControl()
+    grace = run_plan.settings.drain_grace_s
 
     def on_signal() -> None:
-        progress({"event": "interrupt"})
-        task.cancel()
+        if control.drain_requested:
+            progress({"event": "interrupt", "forced": True})
+            task.cancel()
+            return
+        progress({"event": "interrupt", "forced": False, "grace_s": grace})
+        control.request_drain("signal")
+        loop.call_later(grace, task.cancel)
 
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, on_signal)
     try:
-        return await runner.execute(run_plan, progress)
+        return await runner.execute(run_plan, progress, control)
     finally:
         for sig in (signal.SIGINT, signal.SIGTERM):
             loop.remove_signal_handler(sig)
@@ -183,9 +213,9 @@ def _run(args: argparse.Namespace) -> int:
     try:
         summary = asyncio.run(_run_with_signals(run_plan, progress))
     except (KeyboardInterrupt, asyncio.CancelledError):
-        resume = f"python -m orchestrator resume {run_plan.settings.target} --repo {settings.repo}"
-        print(f"\ninterrupted; progress is checkpointed. Resume with: {resume}", file=sys.stderr)
-        return EXIT_INTERRUPTED
+        return _interrupted(run_plan)
+    if summary.interrupted:
+        return _interrupted(run_plan)
     if settings.json:
         print(json.dumps({"event": "summary", "feature": summary.feature_id, "exit_code": summary.exit_code,
                           "results": summary.results, "branch": summary.branch, "db": str(summary.db_path)}))
@@ -199,11 +229,21 @@ def _run(args: argparse.Namespace) -> int:
     return summary.exit_code
 
 
+def _interrupted(run_plan: runner.RunPlan) -> int:
+    settings = run_plan.settings
+    db = f" --db {run_plan.db_path}" if settings.db else ""
+    resume = f"python -m orchestrator resume {settings.target} --repo {settings.repo}{db}"
+    print(f"\ninterrupted; progress is checkpointed. Resume with: {resume}", file=sys.stderr)
+    return EXIT_INTERRUPTED
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         if args.command == "validate":
             return _validate(args)
+        if args.command in ("status", "history", "show", "clean"):
+            return READ_COMMANDS[args.command](args)
         if args.command in ("run", "resume"):
             if args.command == "resume" and args.fresh:
                 raise InputError("resume continues a run; use `run --fresh` to start over")

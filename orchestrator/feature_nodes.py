@@ -95,7 +95,7 @@ class FeatureNodes:
             if folder.is_dir() and not any(folder.iterdir()):
                 folder.rmdir()
         self.ctx.emit({"event": "feature_end", "report": str(path)})
-        return {}
+        return {"finished_at": time.time()}
 
 
 def state_only_task(ctx: RunContext) -> str | None:

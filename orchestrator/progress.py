@@ -72,7 +72,8 @@ _FORMATS: dict[str, Callable[[dict[str, Any]], str]] = {
     "skipped": lambda e: f"{e['task']} skipped: {e['reason']}",
     "feature_end": lambda e: f"feature report: {e['report']}",
     "branch_set_aside": lambda e: f"--fresh: previous {e['branch']} kept as {e['backup']}",
-    "interrupt": lambda e: "interrupt received: stopping agent sessions and checkpointing…",
+    "interrupt": lambda e: "second interrupt: stopping now" if e.get("forced") else
+    f"interrupt: finishing running steps for up to {e.get('grace_s')} s, then stopping (Ctrl+C again to stop now)",
 }
 
 

@@ -15,6 +15,8 @@ from typing import Any
 from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.sqlite import SqliteSaver
 from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
+from langgraph.errors import GraphDrained
+from langgraph.runtime import RunControl
 
 from agents import AgentError, find_cli, reaper
 from orchestrator.context import EventSink, RunContext
@@ -53,6 +55,7 @@ class RunSummary:
     results: dict[str, TaskResult] = field(default_factory=dict)
     report: Path | None = None
     already_finished: bool = False
+    interrupted: bool = False
 
     @property
     def exit_code(self) -> int:
@@ -147,7 +150,7 @@ def feature_lock(db_path: Path, thread_id: str) -> Iterator[None]:
             fcntl.flock(handle, fcntl.LOCK_UN)
 
 
-async def execute(run_plan: RunPlan, emit: EventSink) -> RunSummary:
+async def execute(run_plan: RunPlan, emit: EventSink, control: RunControl | None = None) -> RunSummary:
     """Run (or resume) the thread to its end; returns the summary from the final checkpoint."""
     settings = run_plan.settings
     reaper.reap_orphans()
@@ -184,8 +187,13 @@ async def execute(run_plan: RunPlan, emit: EventSink) -> RunSummary:
                 graph_input = None
             else:
                 graph_input = {"feature_id": run_plan.plan.id, "only_task": run_plan.only_task, "results": {}}
-            async for _ in graph.astream(graph_input, config, durability="sync", stream_mode="updates"):
-                pass
+            try:
+                async for _ in graph.astream(
+                    graph_input, config, durability="sync", stream_mode="updates", control=control
+                ):
+                    pass
+            except GraphDrained:
+                summary.interrupted = True
             final = await graph.aget_state(config)
             summary.results = dict(final.values.get("results", {}))
             summary.report = ctx.runs_dir() / "AUTO-RUN.md"

@@ -42,6 +42,7 @@ class RunSettings:
     ignore_deps: bool = False
     cli_path: str | None = None
     resume_only: bool = False
+    drain_grace_s: float = 5.0
 
     def validate(self) -> None:
         checks = [

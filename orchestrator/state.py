@@ -76,4 +76,5 @@ class FeatureState(TypedDict, total=False):
     started: float
     group_index: int
     feature_sha: str
+    finished_at: float | None
     results: Annotated[dict[str, TaskResult], merge_dicts]

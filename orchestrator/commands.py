@@ -1,0 +1,142 @@
+"""The inspection and maintenance commands (status, history, show, clean): print text or JSON."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import sqlite3
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from orchestrator import inspection
+from orchestrator.errors import InputError
+from orchestrator.gitrepo import GitRepo
+from orchestrator.plan import check_id, load_plan
+from orchestrator.processes import run
+from orchestrator.settings import resolve_db
+
+
+def _repo_and_db(args: argparse.Namespace) -> tuple[Path, Path]:
+    repo = (args.repo or Path(".")).resolve()
+    return repo, resolve_db(repo, args.db)
+
+
+def _print(data: Any, as_json: bool, text: Callable[[Any], str]) -> int:
+    print(json.dumps(data, indent=None, default=str) if as_json else text(data))
+    return 0
+
+
+def status(args: argparse.Namespace) -> int:
+    repo, db = _repo_and_db(args)
+    if not args.feature:
+        features = inspection.list_features(db)
+        return _print(features, args.json, lambda rows: "\n".join(
+            f"{r['thread']:<24} {'finished' if r['finished'] else 'in progress':<12} "
+            f"{', '.join(f'{n} {s}' for s, n in sorted(r['tasks'].items())) or 'no task finished'}"
+            f"  ${r['cost_usd']:.4f}  updated {r['updated']}" for r in rows) or "no features in " + str(db))
+    plan = load_plan(repo, args.feature)
+    table = inspection.feature_status(db, plan)
+
+    def text(data: dict[str, Any]) -> str:
+        state = "finished" if data["finished"] else f"next: {', '.join(data['next']) or 'running tasks'}"
+        lines = [f"{data['feature']} ({state}; updated {data['updated']})",
+                 f"{'task':<12} {'grp':>3}  {'status':<28} {'turn':>4}  {'decision':<9} {'cost':>9}  reason"]
+        for row in data["tasks"]:
+            lines.append(f"{row['task']:<12} {row['group']:>3}  {row['status']:<28} {row['turn']:>4}  "
+                         f"{row['last_decision'] or '-':<9} ${row['cost_usd']:>8.4f}  {row['reason']}")
+        return "\n".join(lines)
+
+    return _print(table, args.json, text)
+
+
+def history(args: argparse.Namespace) -> int:
+    _, db = _repo_and_db(args)
+    check_id("feature", args.feature)
+    timeline = inspection.history(db, args.feature, args.task)
+    return _print(timeline, args.json, lambda rows: "\n".join(
+        f"step {r['step']:>3}  {r['time']}  {r['node']:<18} → {', '.join(r['next']) or '-':<18}"
+        f"{' turn ' + str(r['turn']) if r['turn'] else ''}{' ' + r['decision'] if r['decision'] else ''}"
+        for r in rows))
+
+
+def show(args: argparse.Namespace) -> int:
+    repo, db = _repo_and_db(args)
+    plan = load_plan(repo, args.feature)
+    if args.task:
+        if args.task not in plan.task_ids():
+            raise InputError(f"{args.feature} has no task {args.task}: tasks are {', '.join(plan.task_ids())}")
+        data = inspection.show_task(repo, plan, args.task)
+        return _print(data, args.json, _task_text)
+    data = {"status": inspection.feature_status(db, plan) if db.is_file() else None,
+            "tasks": [inspection.show_task(repo, plan, task_id) for task_id in plan.task_ids()]}
+    return _print(data, args.json, lambda d: "\n\n".join(_task_text(t) for t in d["tasks"]))
+
+
+def _task_text(data: dict[str, Any]) -> str:
+    lines = [f"{data['task']}: {data['name']}", "requirements:", *[f"  - {r}" for r in data["requirements"]]]
+    for turn in data["turns"]:
+        player, coach, gate = turn["player"] or {}, turn["coach"] or {}, turn["gate"]
+        notes = (player.get("report") or {}).get("implementation_notes", "")
+        lines.append(f"turn {turn['turn']}: player {player.get('status', '-')}, {len(player.get('files') or [])}"
+                     f" file(s); {notes}")
+        if gate:
+            lines.append(f"  verify: {'passed' if gate['passed'] else 'FAILED'} ({gate['summary']})")
+        if coach:
+            lines.append(f"  coach: {coach.get('decision')}: {coach.get('rationale')}")
+            for item in coach.get("feedback_items") or []:
+                lines.append(f"    - {item.get('file') or ''}:{item.get('line') or ''} {item.get('issue')}")
+        lines.extend(f"  contract violation: {v}" for v in turn["violations"])
+    final = data.get("final")
+    if final:
+        lines.append(f"result: {final.get('status')}: {final.get('reason')}")
+    lines.extend(f"  {path}" for path in data["reports"])
+    return "\n".join(lines)
+
+
+def clean(args: argparse.Namespace) -> int:
+    """Remove worktrees and task branches left by interrupted runs; feature branches always stay."""
+    repo_path, db = _repo_and_db(args)
+    repo = GitRepo(repo_path)
+    repo.check()
+    feature = check_id("feature", args.feature) if args.feature else None
+    removed: list[str] = []
+    base = repo.worktrees_dir / feature if feature else repo.worktrees_dir
+    listed = run(["git", "worktree", "list", "--porcelain"], repo_path).stdout.splitlines()
+    for line in listed:
+        path = Path(line.removeprefix("worktree ")) if line.startswith("worktree ") else None
+        if path and path.is_relative_to(base):
+            run(["git", "worktree", "remove", "--force", str(path)], repo_path)
+            removed.append(str(path))
+    run(["git", "worktree", "prune"], repo_path)
+    if base.is_dir():
+        shutil.rmtree(base)
+    pattern = f"refs/heads/autobuild/{feature}.*" if feature else "refs/heads/autobuild/*.*"
+    for branch in run(["git", "for-each-ref", "--format=%(refname:short)", pattern], repo_path).stdout.split():
+        if "." in branch.removeprefix("autobuild/"):  # task branches only: autobuild/FEAT.TASK
+            run(["git", "branch", "-D", branch], repo_path)
+            removed.append(branch)
+    pruned = _prune_db(db, feature) if args.prune_db else []
+    result = {"removed": removed, "pruned_threads": pruned}
+    return _print(result, args.json, lambda r: "\n".join(
+        [f"removed {item}" for item in r["removed"]] + [f"pruned thread {t}" for t in r["pruned_threads"]])
+        or "nothing to clean")
+
+
+def _prune_db(db: Path, feature: str | None) -> list[str]:
+    finished = [row["thread"] for row in inspection.list_features(db) if row["finished"]]
+    targets = [t for t in finished if feature is None or t == feature or t.startswith(f"{feature}:")]
+    with sqlite3.connect(db, timeout=5) as conn:
+        for thread in targets:
+            conn.execute("DELETE FROM checkpoints WHERE thread_id = ?", (thread,))
+            conn.execute("DELETE FROM writes WHERE thread_id = ?", (thread,))
+    return targets
+
+
+READ_COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
+    "status": status,
+    "history": history,
+    "show": show,
+    "clean": clean,
+}

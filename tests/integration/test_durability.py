@@ -1,0 +1,190 @@
+"""Durability: SIGKILL at distinct points then resume, Ctrl+C, the per-feature lock, and live inspection."""
+
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import sys
+import time
+from collections import Counter
+from collections.abc import Callable
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from agents.reaper import tagged_pids
+from agents.testing.scenario import Scenario
+from agents.testing.scripted_model import ScriptedModel
+from orchestrator.demo import DEMO_PLAN, make_sample_repo
+from orchestrator.inspection import read_only
+from tests.conftest import CliRun, approve_scenario, cli_env, git, one_task_plan
+
+pytestmark = pytest.mark.cli
+
+DEMO_SCENARIO = Scenario.load(Path(str(resources.files("agents.testing") / "demo_scenario.yaml")))
+
+
+def start_run(repo: Path, db: Path, model: ScriptedModel, tmp_path: Path, *args: str) -> subprocess.Popen[str]:
+    return subprocess.Popen(
+        [sys.executable, "-m", "orchestrator", "run", "FEAT-001", "--repo", str(repo), "--db", str(db), *args],
+        env=cli_env(model, tmp_path), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        stdin=subprocess.DEVNULL,
+    )
+
+
+def trace_events(repo: Path) -> list[dict[str, Any]]:
+    events = []
+    for path in (repo / ".autobuild/runs/FEAT-001").glob("*/trace.jsonl"):
+        events += [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+    return events
+
+
+def wait_for(condition: Callable[[], bool], timeout: float = 90) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if condition():
+            return
+        time.sleep(0.05)
+    raise AssertionError("condition not reached")
+
+
+def checkpointed_sessions(db: Path) -> set[tuple[str, str, int]]:
+    """(role, task, turn) of every agent node whose completion is in the checkpoint."""
+    done: set[tuple[str, str, int]] = set()
+    with read_only(db) as (conn, saver):
+        namespaces = [r[0] for r in conn.execute("SELECT DISTINCT checkpoint_ns FROM checkpoints")]
+        for namespace in namespaces:
+            latest = saver.get_tuple({"configurable": {"thread_id": "FEAT-001", "checkpoint_ns": namespace}})
+            values = latest.checkpoint["channel_values"] if latest else {}
+            for entry in values.get("history", []):
+                done.add((entry["role"], values["task_id"], entry["turn"]))
+    return done
+
+
+def session_starts(model: ScriptedModel) -> Counter[tuple[str, str, int]]:
+    return Counter((r.role, r.task, r.turn) for r in model.requests if r.role and r.step == 0)  # type: ignore[misc]
+
+
+def tree(repo: Path, ref: str) -> list[str]:
+    lines = git(repo, "ls-tree", "-r", ref).splitlines()
+    return sorted(line for line in lines if not line.endswith("AUTO-RUN.md"))
+
+
+@pytest.fixture(scope="module")
+def reference_tree(tmp_path_factory: pytest.TempPathFactory) -> list[str]:
+    tmp = tmp_path_factory.mktemp("reference")
+    repo = make_sample_repo(tmp / "repo", plan=DEMO_PLAN)
+    with ScriptedModel(DEMO_SCENARIO) as model:
+        proc = start_run(repo, tmp / "db.sqlite", model, tmp)
+        out, err = proc.communicate(timeout=240)
+    assert proc.returncode == 0, out + err
+    return tree(repo, "autobuild/FEAT-001")
+
+
+def _post_merge_hook(repo: Path) -> None:
+    hook = repo / ".git" / "hooks" / "post-merge"
+    hook.write_text("#!/bin/sh\nsleep 3\n")
+    hook.chmod(0o755)
+
+
+KILL_POINTS: dict[str, Callable[[Path, ScriptedModel], bool]] = {
+    # A group-2 player session is running (its step 0 answered, the rest delayed).
+    "during-player-session": lambda repo, model: any(
+        r.role == "player" and r.task == "TASK-002" and r.step == 0 for r in model.requests),
+    # The coach has just decided "feedback"; the feedback node or the next player turn is starting.
+    "between-coach-and-feedback": lambda repo, model: any(
+        e["event"] == "coach_decision" and e.get("decision") == "feedback" for e in trace_events(repo)),
+    # Group 1 finished; after_group is merging (a post-merge hook holds the merge for 3 s).
+    "during-merge": lambda repo, model: sum(
+        e["event"] == "finalize" and e["task"] in ("TASK-001", "TASK-003") for e in trace_events(repo)) == 2,
+}
+
+
+@pytest.mark.parametrize("point", list(KILL_POINTS))
+def test_sigkill_then_resume_gives_same_result(point: str, tmp_path: Path, reference_tree: list[str]) -> None:
+    repo = make_sample_repo(tmp_path / "repo", plan=DEMO_PLAN)
+    db = tmp_path / "db.sqlite"
+    scenario = Scenario.from_data({"sessions": []})
+    scenario.sessions = [*DEMO_SCENARIO.sessions]
+    if point == "during-player-session":
+        delayed = next(s for s in scenario.sessions if s.task == "TASK-002" and s.turn == 1)
+        delayed.steps = [delayed.steps[0], {**delayed.steps[1], "delay": 5}, *delayed.steps[2:]]
+    if point == "during-merge":
+        _post_merge_hook(repo)
+    with ScriptedModel(scenario) as model:
+        proc = start_run(repo, db, model, tmp_path)
+        try:
+            wait_for(lambda: KILL_POINTS[point](repo, model))
+            if point == "during-merge":
+                time.sleep(1.0)
+        finally:
+            proc.send_signal(signal.SIGKILL)
+            proc.communicate()
+        before = session_starts(model)
+        finished = checkpointed_sessions(db)
+        wait_for(lambda: not [t for t in tagged_pids().values() if t.startswith(f"{proc.pid}.")], timeout=15)
+        resumed = subprocess.run(
+            [sys.executable, "-m", "orchestrator", "resume", "FEAT-001", "--repo", str(repo), "--db", str(db)],
+            env=cli_env(model, tmp_path), capture_output=True, text=True, timeout=240, check=False,
+        )
+        after = session_starts(model)
+    assert resumed.returncode == 0, resumed.stdout + resumed.stderr
+    assert "resuming FEAT-001" in resumed.stdout
+    assert tree(repo, "autobuild/FEAT-001") == reference_tree
+    for session in finished:
+        assert after[session] == before[session], f"{session} finished before the kill but ran again"
+    status = subprocess.run(
+        [sys.executable, "-m", "orchestrator", "status", "FEAT-001", "--repo", str(repo), "--db", str(db), "--json"],
+        capture_output=True, text=True, check=True,
+    )
+    table = json.loads(status.stdout)
+    assert table["finished"] and {row["status"] for row in table["tasks"]} == {"approved"}
+    assert git(repo, "worktree", "list").count("\n") == 1
+    assert "autobuild/FEAT-001." not in git(repo, "branch", "--list")
+
+
+def test_ctrl_c_exits_130_without_orphans_then_resumes(tmp_path: Path,
+                                                       model_factory: Callable[..., ScriptedModel],
+                                                       run_cli: Callable[..., CliRun]) -> None:
+    repo = make_sample_repo(tmp_path / "repo", plan=one_task_plan())
+    db = tmp_path / "db.sqlite"
+    model = model_factory({"sessions": [{"role": "player", "steps": [
+        {"bash": "python3 -c 'import time; time.sleep(600)'"}]}]})
+    proc = start_run(repo, db, model, tmp_path, "--drain-grace", "1")
+    wait_for(lambda: any(b"time.sleep(600)" in _cmdline(p) for p, t in tagged_pids().items()
+                         if t.startswith(f"{proc.pid}.")))
+    # Live inspection while the run holds the DB.
+    live = run_cli("status", "FEAT-001", "--repo", str(repo), "--db", str(db), "--json")
+    assert live.returncode == 0, live.stderr
+    row = json.loads(live.stdout)["tasks"][0]
+    assert row["task"] == "TASK-001" and row["status"].startswith("running")
+    locked = run_cli("run", "FEAT-001", "--repo", str(repo), "--db", str(db), model=model)
+    assert locked.returncode == 2 and f"already being run by pid {proc.pid}" in locked.stderr
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, out + err
+    assert "resume FEAT-001" in err
+    assert not [t for t in tagged_pids().values() if t.startswith(f"{proc.pid}.")]
+    model.scenario = Scenario.from_data(approve_scenario())
+    resumed = run_cli("resume", "FEAT-001", "--repo", str(repo), "--db", str(db), model=model)
+    assert resumed.returncode == 0, resumed.stdout + resumed.stderr
+    history = json.loads(run_cli("history", "FEAT-001", "--repo", str(repo), "--db", str(db), "--json").stdout)
+    assert {"step", "node", "time", "next", "turn", "decision"} <= set(history[0])
+    shown = json.loads(run_cli("show", "FEAT-001", "TASK-001", "--repo", str(repo), "--db", str(db),
+                               "--json").stdout)
+    assert shown["final"]["status"] == "approved" and shown["turns"][-1]["coach"]["decision"] == "approve"
+    listing = json.loads(run_cli("status", "--repo", str(repo), "--db", str(db), "--json").stdout)
+    assert listing == [{"thread": "FEAT-001", "finished": True, "updated": listing[0]["updated"],
+                        "tasks": {"approved": 1}, "cost_usd": listing[0]["cost_usd"]}]
+
+
+def _cmdline(pid: int) -> bytes:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:
+        return b""
+
+
