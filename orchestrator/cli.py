@@ -16,7 +16,7 @@ from langgraph.runtime import RunControl
 from orchestrator import runner
 from orchestrator.commands import READ_COMMANDS
 from orchestrator.errors import AutobuildError, InputError
-from orchestrator.plan import load_plan, unknown_fields
+from orchestrator.plan import FeaturePlan, load_plan, scope_overlaps, unknown_fields
 from orchestrator.progress import Progress, render_table
 from orchestrator.settings import RunSettings, env_default
 
@@ -146,9 +146,15 @@ def _validate(args: argparse.Namespace) -> int:
         print(f"{plan.id} is valid: {len(plan.tasks)} task(s) in {len(groups)} group(s)")
         for index, group in enumerate(groups, 1):
             print(f"  group {index}: {', '.join(group)}")
+    _warn(plan)
+    return EXIT_OK
+
+
+def _warn(plan: FeaturePlan) -> None:
     for field_name in unknown_fields(plan):
         print(f"warning: unknown field {field_name} (kept, but check for a typo)", file=sys.stderr)
-    return EXIT_OK
+    for overlap in scope_overlaps(plan):
+        print(f"warning: {overlap}: expect merge conflicts, or move one to a later group", file=sys.stderr)
 
 
 def _dry_run(run_plan: runner.RunPlan, as_json: bool) -> int:
@@ -162,16 +168,23 @@ def _dry_run(run_plan: runner.RunPlan, as_json: bool) -> int:
             turns = max(1, min(max_turns, round(task.complexity / 3)))
             rows.append({"group": index, "task": task_id, "dependencies": task.dependencies,
                          "complexity": task.complexity, "expected_turns": turns, "max_turns": max_turns})
+    session_usd = float(str(env_default("est_session_usd", "0.25")))
+    expected = 2 * sum(r["expected_turns"] for r in rows)
+    estimate = {"sessions_expected": expected, "sessions_max": 2 * max_turns * len(rows),
+                "cost_usd_expected": round(expected * session_usd, 2), "cost_per_session_usd": session_usd}
     if as_json:
-        print(json.dumps({"feature": plan.id, "base_branch": run_plan.base_branch, "tasks": rows}))
+        print(json.dumps({"feature": plan.id, "base_branch": run_plan.base_branch, "tasks": rows,
+                          "groups": run_plan.groups, "estimate": estimate, "scope_overlaps": scope_overlaps(plan)}))
         return EXIT_OK
     print(f"{plan.id}: {plan.name} (base {run_plan.base_branch}, {len(run_plan.groups)} group(s))")
     for row in rows:
         deps = ", ".join(row["dependencies"]) or "-"
         print(f"  group {row['group']}  {row['task']:<12} complexity {row['complexity']:>2}  deps {deps:<20}"
               f" ~{row['expected_turns']} turn(s), at most {max_turns}")
-    print(f"  sessions: ~{2 * sum(r['expected_turns'] for r in rows)} expected,"
-          f" at most {2 * max_turns * len(rows)}; nothing was run or written")
+    print(f"  sessions: ~{expected} expected, at most {estimate['sessions_max']};"
+          f" cost ~${estimate['cost_usd_expected']:.2f} at ${session_usd:.2f}/session"
+          f" (ORCHESTRATOR_EST_SESSION_USD); nothing was run or written")
+    _warn(plan)
     return EXIT_OK
 
 

@@ -7,6 +7,7 @@ from typing import Any
 
 from orchestrator import reports
 from orchestrator.context import RunContext
+from orchestrator.gate import run_verify
 from orchestrator.state import FeatureState, TaskResult
 
 _BLOCKING = {"failed", "blocked", "skipped", "conflict", "aborted"}
@@ -53,34 +54,55 @@ class FeatureNodes:
         return {"results": skipped}
 
     async def after_group(self, state: FeatureState) -> dict[str, Any]:
-        """Merge the group's approved task branches into the feature branch, one by one in plan order."""
+        """Merge the group's approved task branches into the feature branch, one by one in plan order.
+
+        After each merge the feature's `verify` runs on the merged result (the integration gate); a merge
+        that breaks it is undone and its task marked failed, so the feature branch only ever holds work
+        that passes together.
+        """
         index = state.get("group_index", 0)
         results = state.get("results", {})
-        repo = self.ctx.repo
         updates: dict[str, TaskResult] = {}
         for task_id in self.groups[index]:
             result = results.get(task_id)
             if not result or result.get("status") != "approved" or result.get("merged"):
                 continue
-            branch = self.ctx.task_branch(task_id)
-            feature_head = repo.rev(self.ctx.feature_branch)
-            # Resumed after a crash mid-group: a branch already merged is not merged twice.
-            if await repo.is_ancestor(result["sha"], feature_head):
-                updates[task_id] = {**result, "merged": True}
-            else:
-                merge = await repo.merge(
-                    self.ctx.integration_worktree, branch, f"autobuild: merge {task_id} into {self.ctx.feature_branch}"
-                )
-                if merge.merged:
-                    updates[task_id] = {**result, "merged": True}
-                else:
-                    files = ", ".join(merge.conflicts) or merge.detail
-                    updates[task_id] = {**result, "status": "conflict", "reason": f"merge conflict: {files}"}
-            merged = updates[task_id].get("merged", False)
+            updates[task_id] = await self._merge_one(task_id, result)
+            merged = bool(updates[task_id].get("merged"))
             self.ctx.event(task_id, "merge", merged=merged, reason=updates[task_id].get("reason", ""))
             if merged and not self.ctx.settings.keep_worktrees:
-                await repo.remove_worktree(self.ctx.worktree(task_id), branch)
-        return {"results": updates, "group_index": index + 1, "feature_sha": repo.rev(self.ctx.feature_branch)}
+                await self.ctx.repo.remove_worktree(self.ctx.worktree(task_id), self.ctx.task_branch(task_id))
+        feature_sha = self.ctx.repo.rev(self.ctx.feature_branch)
+        return {"results": updates, "group_index": index + 1, "feature_sha": feature_sha}
+
+    async def _merge_one(self, task_id: str, result: TaskResult) -> TaskResult:
+        repo = self.ctx.repo
+        worktree = self.ctx.integration_worktree
+        before = repo.rev(self.ctx.feature_branch)
+        if await repo.is_ancestor(result["sha"], before):
+            # Resumed after a crash mid-group: never merge twice. If this merge is the branch head, its
+            # gate may not have run yet; an older one was covered by the gates of later merges.
+            parents = (await repo.git("rev-list", "--parents", "-n", "1", before)).stdout.split()
+            if result["sha"] not in parents[2:]:
+                return {**result, "merged": True}
+            before = parents[1]
+        else:
+            merge = await repo.merge(worktree, self.ctx.task_branch(task_id),
+                                     f"autobuild: merge {task_id} into {self.ctx.feature_branch}")
+            if not merge.merged:
+                files = ", ".join(merge.conflicts) or merge.detail
+                return {**result, "status": "conflict", "reason": f"merge conflict: {files}"}
+        gate = await run_verify(self.ctx.plan.verify, worktree, self.ctx.settings.verify_timeout_s,
+                                self.ctx.verify_env())
+        if gate["command"]:
+            self.ctx.event(task_id, "integration_gate", **gate)
+        if gate["passed"]:
+            await repo.reset(worktree, "HEAD")
+            return {**result, "merged": True}
+        async with repo.lock:
+            await repo.reset(worktree, before)  # undo this merge: the feature branch stays green
+        reason = f"integration gate failed after merging {task_id}: {gate['summary']}\n{gate['output']}"
+        return {**result, "status": "failed", "merged": False, "reason": reason}
 
     async def finish(self, state: FeatureState) -> dict[str, Any]:
         results = state.get("results", {})

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from datetime import datetime
+from fnmatch import fnmatch
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
@@ -294,4 +295,29 @@ def unknown_fields(plan: FeaturePlan) -> list[str]:
     found = [f"plan.{key}" for key in (plan.model_extra or {})]
     for task in plan.tasks:
         found.extend(f"{task.id}.{key}" for key in (task.model_extra or {}))
+    return found
+
+
+def _scope_prefix(pattern: str) -> str:
+    """The literal folder part of a glob (`src/auth/**` -> `src/auth/`)."""
+    cut = min((pattern.find(ch) for ch in "*?[" if ch in pattern), default=len(pattern))
+    return pattern[:cut]
+
+
+def _scopes_overlap(first: str, second: str) -> bool:
+    a, b = _scope_prefix(first), _scope_prefix(second)
+    return a.startswith(b) or b.startswith(a) or fnmatch(a, second) or fnmatch(b, first)
+
+
+def scope_overlaps(plan: FeaturePlan) -> list[str]:
+    """Pairs of tasks in one parallel group whose declared file scopes can touch the same files."""
+    found = []
+    for number, group in enumerate(plan.groups(), 1):
+        tasks = [plan.task(task_id) for task_id in group]
+        for i, first in enumerate(tasks):
+            for second in tasks[i + 1 :]:
+                shared = [f"{a} ~ {b}" for a in first.files for b in second.files if _scopes_overlap(a, b)]
+                if shared:
+                    found.append(f"group {number}: {first.id} and {second.id} may write the same files"
+                                 f" ({'; '.join(shared)})")
     return found

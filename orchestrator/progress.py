@@ -68,6 +68,8 @@ _FORMATS: dict[str, Callable[[dict[str, Any]], str]] = {
     "contract_violation": lambda e: f"{e['task']} contract violation: {e['detail']}",
     "blocker": lambda e: f"{e['task']} blocker {e['hash']}: {e['description']}",
     "finalize": lambda e: f"{e['task']} {_MARK.get(e['status'], '•')} {e['status']}: {e['reason']}",
+    "integration_gate": lambda e: f"{e['task']} integration gate {'passed' if e['passed'] else 'FAILED'}:"
+    f" {e['summary']}",
     "merge": lambda e: f"{e['task']} merged" if e["merged"] else f"{e['task']} NOT merged: {e['reason']}",
     "skipped": lambda e: f"{e['task']} skipped: {e['reason']}",
     "feature_end": lambda e: f"feature report: {e['report']}",

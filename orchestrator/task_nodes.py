@@ -7,7 +7,6 @@ previous node and end by committing, so a resumed node re-runs on exactly the st
 
 from __future__ import annotations
 
-import re
 import time
 from pathlib import Path
 from typing import Any
@@ -15,10 +14,8 @@ from typing import Any
 from agents import AgentResult, CoachInput, PlayerInput, format_feedback, run_coach, run_player
 from orchestrator import reports
 from orchestrator.context import RunContext
-from orchestrator.processes import run_shell
+from orchestrator.gate import run_verify
 from orchestrator.state import TaskResult, TaskState
-
-_NO_TESTS = re.compile(r"\bno tests ran\b|\bcollected 0 items\b|\bRan 0 tests\b", re.IGNORECASE)
 
 FAILURE_REASONS = {
     "max_turns": "the agent session hit its max turns",
@@ -267,21 +264,11 @@ class TaskNodes:
 
     async def _verify(self, state: TaskState) -> dict[str, Any]:
         """The objective gate: the task's verify command, run by us in the worktree."""
-        command = self.ctx.plan.verify_command(state["task_id"])
-        if not command:
-            return {"passed": True, "command": None, "summary": "no verify command configured", "output": ""}
         worktree = Path(state["worktree"])
-        completed = await run_shell(command, worktree, self.ctx.settings.verify_timeout_s, self.ctx.verify_env())
+        command = self.ctx.plan.verify_command(state["task_id"])
+        gate = await run_verify(command, worktree, self.ctx.settings.verify_timeout_s, self.ctx.verify_env())
         await self.ctx.repo.reset(worktree, state["head_sha"])
-        output = completed.tail(30)
-        passed = completed.ok and not _NO_TESTS.search(output)
-        if completed.timed_out:
-            summary = f"`{command}` timed out"
-        elif completed.ok and not passed:
-            summary = f"`{command}` ran no tests"
-        else:
-            summary = f"`{command}` exited {completed.returncode}"
-        return {"passed": passed, "command": command, "summary": summary, "output": output}
+        return gate
 
     async def feedback(self, state: TaskState) -> dict[str, Any]:
         task_id, turn = state["task_id"], state["turn"]
