@@ -1,6 +1,6 @@
 """Agent layer: Claude Agent SDK sessions for the planner, player and coach roles. Never imports langgraph.
 
-The public API is small: `run_player`, `run_coach` (roles.py), the request/result types (types.py),
+The public API is small: `run_player`, `run_coach`, `run_precheck` (roles.py), the request/result types (types.py),
 `reap_orphans` (reaper.py) and the error tree (errors.py).
 """
 
@@ -8,11 +8,13 @@ from agents.errors import AgentError, AgentSetupError, PromptError
 from agents.roles import (
     CoachInput,
     PlayerInput,
+    PrecheckVerdict,
     SessionSettings,
     TaskBrief,
     format_feedback,
     run_coach,
     run_player,
+    run_precheck,
 )
 from agents.session import find_cli
 from agents.types import AgentResult, SessionLimits, SessionStatus, ToolCall
@@ -23,6 +25,7 @@ __all__ = [
     "AgentSetupError",
     "CoachInput",
     "PlayerInput",
+    "PrecheckVerdict",
     "PromptError",
     "SessionLimits",
     "SessionSettings",
@@ -33,4 +36,5 @@ __all__ = [
     "format_feedback",
     "run_coach",
     "run_player",
+    "run_precheck",
 ]

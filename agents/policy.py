@@ -20,6 +20,7 @@ class ToolPolicy:
     root: Path
     read_only: bool = False
     file_scope: list[str] = field(default_factory=list)
+    frozen: list[str] = field(default_factory=list)
     denials: list[str] = field(default_factory=list)
 
     def check(self, tool_name: str, tool_input: dict[str, Any]) -> str | None:
@@ -42,9 +43,13 @@ class ToolPolicy:
         target = Path(os.path.realpath(self.root / raw_path))
         if not target.is_relative_to(root):
             return f"{raw_path} is outside the task's worktree {root}: only write inside it"
-        relative = target.relative_to(root).as_posix()
-        if relative == ".git" or relative.startswith((".git/", ".autobuild/")) or relative == ".autobuild":
+        return self._check_relative(target.relative_to(root).as_posix())
+
+    def _check_relative(self, relative: str) -> str | None:
+        if relative in (".git", ".autobuild") or relative.startswith((".git/", ".autobuild/")):
             return f"{relative} is orchestrator state: do not modify it"
+        if relative in self.frozen:
+            return f"{relative} is a frozen acceptance test: make the code pass it, do not change it"
         if self.file_scope and not any(_matches(relative, pattern) for pattern in self.file_scope):
             return f"{relative} is outside this task's file scope ({', '.join(self.file_scope)})"
         return None

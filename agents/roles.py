@@ -35,6 +35,7 @@ class TaskBrief:
     acceptance_criteria: list[str]
     verify: str | None
     file_scope: list[str] = field(default_factory=list)
+    frozen_tests: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -97,6 +98,7 @@ async def run_player(data: PlayerInput, settings: SessionSettings) -> AgentResul
         "max_turns": data.max_turns,
         "feedback": format_feedback(data.feedback, data.feedback_notes),
         "file_scope": _bullets(data.brief.file_scope, "Any file in the worktree except .autobuild/."),
+        "frozen_tests": _bullets(data.brief.frozen_tests, "None."),
     }
     return await run_session(
         SessionRequest(
@@ -110,6 +112,7 @@ async def run_player(data: PlayerInput, settings: SessionSettings) -> AgentResul
             limits=_limits(settings.limits, system.meta),
             model=settings.model,
             file_scope=data.brief.file_scope,
+            frozen=data.brief.frozen_tests,
             transcript_path=data.transcript_path,
             cli_path=settings.cli_path,
             retry_attempts=settings.retry_attempts,
@@ -142,6 +145,53 @@ async def run_coach(data: CoachInput, settings: SessionSettings) -> AgentResult:
             on_event=settings.on_event,
         )
     )
+
+
+@dataclass
+class PrecheckVerdict:
+    """A pre-check's answer: plausible or not, and why."""
+
+    plausible: bool
+    reason: str
+
+
+def parse_precheck(text: str) -> PrecheckVerdict:
+    """`YES` / `NO: reason` on the first non-empty line; anything else counts as plausible (the coach decides)."""
+    for line in text.splitlines():
+        stripped = line.strip().strip("`*")
+        if not stripped:
+            continue
+        head, _, reason = stripped.partition(":")
+        if head.strip().upper() == "NO":
+            return PrecheckVerdict(False, reason.strip() or "the pre-check found the work implausible")
+        return PrecheckVerdict(True, "")
+    return PrecheckVerdict(True, "")
+
+
+async def run_precheck(data: CoachInput, settings: SessionSettings) -> tuple[AgentResult, PrecheckVerdict]:
+    """A one-shot, tool-less session on a fast model: does the work plausibly meet the requirements?"""
+    system = load_prompt("precheck")
+    report = json.dumps(data.player_report, indent=2) if data.player_report else "(the player sent no report)"
+    variables = _common(data.brief, data.turn) | {"player_report": report, "diff": data.diff or "(empty diff)"}
+    result = await run_session(
+        SessionRequest(
+            role="precheck",
+            task_id=data.brief.task_id,
+            turn=data.turn,
+            cwd=data.worktree,
+            system_prompt=system.render(task_id=data.brief.task_id, turn=data.turn),
+            prompt=load_prompt("precheck_turn").render(**variables),
+            tools=[],
+            limits=_limits(settings.limits, system.meta),
+            model=settings.model,
+            transcript_path=data.transcript_path,
+            cli_path=settings.cli_path,
+            retry_attempts=settings.retry_attempts,
+            retry_max_wait_s=settings.retry_max_wait_s,
+            on_event=settings.on_event,
+        )
+    )
+    return result, parse_precheck(result.final_text)
 
 
 def _limits(limits: SessionLimits, meta: dict[str, Any]) -> SessionLimits:

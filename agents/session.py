@@ -59,6 +59,7 @@ class SessionRequest:
     limits: SessionLimits = field(default_factory=SessionLimits)
     model: str | None = None
     file_scope: list[str] = field(default_factory=list)
+    frozen: list[str] = field(default_factory=list)
     transcript_path: Path | None = None
     cli_path: str | None = None
     retry_attempts: int = 3
@@ -261,7 +262,8 @@ class _Collector:
 
 async def _attempt(request: SessionRequest) -> AgentResult:
     recorder = ToolRecorder(request.role, request.task_id)
-    policy = ToolPolicy(request.cwd, read_only=request.role != "player", file_scope=request.file_scope)
+    policy = ToolPolicy(request.cwd, read_only=request.role != "player", file_scope=request.file_scope,
+                        frozen=request.frozen)
     tag = reaper.new_tag()
     result = AgentResult(role=request.role, status="success")
     client = ClaudeSDKClient(_options(request, recorder, policy, tag))

@@ -51,6 +51,8 @@ def _add_run_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--session-budget-usd", type=float, default=None, help="spending cap per agent session")
     parser.add_argument("--model", default=None, help="model for the player (and coach unless --coach-model)")
     parser.add_argument("--coach-model", default=None)
+    parser.add_argument("--precheck-model", default=None,
+                        help="fast model for a yes/no plausibility check before each coach review (off by default)")
     mode = parser.add_mutually_exclusive_group()
     mode.add_argument("--autonomous", action="store_true", help="never wait for a human")
     mode.add_argument("--interactive", action="store_true", help="pause on agent questions")
@@ -122,6 +124,7 @@ def _settings(args: argparse.Namespace) -> RunSettings:
             ),
             model=args.model or env_default("model"),
             coach_model=args.coach_model or env_default("coach_model"),
+            precheck_model=args.precheck_model or env_default("precheck_model"),
             interactive=bool(args.interactive or (not args.autonomous and sys.stdin.isatty())),
             dry_run=args.dry_run,
             fresh=args.fresh,
@@ -220,11 +223,12 @@ def _run(args: argparse.Namespace) -> int:
     run_plan = runner.prepare(settings)
     if settings.dry_run:
         return _dry_run(run_plan, settings.json)
-    progress = Progress(json_mode=settings.json)
+    progress = Progress(json_mode=settings.json, live=sys.stdout.isatty())
     if not settings.json:
         print(f"AutoBuild {run_plan.thread_id}: checkpoints in {run_plan.db_path}", flush=True)
     try:
-        summary = asyncio.run(_run_with_signals(run_plan, progress))
+        with progress:
+            summary = asyncio.run(_run_with_signals(run_plan, progress))
     except (KeyboardInterrupt, asyncio.CancelledError):
         return _interrupted(run_plan)
     if summary.interrupted:

@@ -73,6 +73,7 @@ class RunContext:
             acceptance_criteria=list(task.acceptance_criteria),
             verify=self.plan.verify_command(task_id),
             file_scope=list(task.files),
+            frozen_tests=list(task.acceptance_tests),
         )
 
     def remaining_budget(self, task_id: str, task_spent: float) -> float | None:
@@ -95,7 +96,8 @@ class RunContext:
         return f"budget exhausted: the task spent ${task_spent:.4f} of its budget"
 
     def session_settings(self, role: str, task_id: str, task_spent: float) -> SessionSettings:
-        model = self.settings.coach_model if role == "coach" and self.settings.coach_model else self.settings.model
+        model = {"coach": self.settings.coach_model, "precheck": self.settings.precheck_model}.get(role)
+        model = model or self.settings.model
         caps = [c for c in (self.settings.session_budget_usd, self.remaining_budget(task_id, task_spent)) if c]
         return SessionSettings(
             model=model,

@@ -21,6 +21,14 @@ def build_task_graph(ctx: RunContext) -> StateGraph[Any, Any, Any, Any]:
     graph.add_node("initialize", nodes.initialize)
     graph.add_node("player", nodes.player)
     graph.add_node("coach", nodes.coach)
+    precheck = bool(ctx.settings.precheck_model)
+    if precheck:
+        graph.add_node("precheck", nodes.precheck)
+        graph.add_conditional_edges(
+            "precheck",
+            partial(routing.after_precheck, max_turns=ctx.settings.max_turns),
+            ["coach", "feedback", "finalize_failure"],
+        )
     graph.add_node("feedback", nodes.feedback)
     graph.add_node("finalize_success", nodes.finalize_success)
     graph.add_node("finalize_failure", nodes.finalize_failure)
@@ -28,15 +36,15 @@ def build_task_graph(ctx: RunContext) -> StateGraph[Any, Any, Any, Any]:
     graph.add_conditional_edges("initialize", routing.after_initialize)
     graph.add_conditional_edges(
         "player",
-        partial(routing.after_player, max_turns=ctx.settings.max_turns),
-        ["coach", "feedback", "finalize_failure"],
+        partial(routing.after_player, max_turns=ctx.settings.max_turns, precheck=precheck),
+        ["coach", "feedback", "finalize_failure", *(["precheck"] if precheck else [])],
     )
     graph.add_conditional_edges(
         "coach",
         partial(routing.after_coach, max_turns=ctx.settings.max_turns),
         ["finalize_success", "feedback", "finalize_failure"],
     )
-    graph.add_edge("feedback", "player")
+    graph.add_conditional_edges("feedback", routing.after_feedback, ["player", "finalize_failure"])
     graph.add_edge("finalize_success", END)
     graph.add_edge("finalize_failure", END)
     return graph

@@ -32,9 +32,18 @@ class TaskSpec(BaseModel):
     requirements: list[str] = Field(default_factory=list)
     acceptance_criteria: list[str] = Field(default_factory=list)
     files: list[str] = Field(default_factory=list)
+    acceptance_tests: list[str] = Field(default_factory=list)
     verify: str | None = None
     budget_usd: float | None = Field(default=None, gt=0)
     description: str = ""
+
+    @field_validator("files", "acceptance_tests")
+    @classmethod
+    def _relative_paths(cls, paths: list[str]) -> list[str]:
+        for path in paths:
+            if path.startswith("/") or ".." in path.split("/"):
+                raise ValueError(f"{path!r} must be a path inside the repo (relative, no '..')")
+        return paths
 
     @field_validator("complexity", mode="before")
     @classmethod

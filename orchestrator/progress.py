@@ -9,6 +9,7 @@ from collections.abc import Callable
 from typing import Any, TextIO
 
 from rich.console import Console
+from rich.live import Live
 from rich.table import Table
 
 from orchestrator.state import TaskResult
@@ -16,22 +17,87 @@ from orchestrator.state import TaskResult
 _MARK = {"approved": "✔", "failed": "✘", "blocked": "⛔", "skipped": "↷", "conflict": "⚠", "aborted": "✘"}
 
 
-class Progress:
-    """Receives events from nodes and agent sessions and prints them as they happen."""
+class TaskBoard:
+    """The live table's model: one row per task, updated from events (pure, so it is unit-tested)."""
 
-    def __init__(self, json_mode: bool = False, stream: TextIO | None = None) -> None:
+    def __init__(self) -> None:
+        self.rows: dict[str, dict[str, Any]] = {}
+
+    def update(self, event: dict[str, Any], now: float) -> None:
+        kind = event.get("event")
+        if kind == "group_start":
+            for task_id in event["tasks"]:
+                self.rows.setdefault(task_id, {"group": event["group"], "role": "", "turn": 0, "cost_usd": 0.0,
+                                               "started": None, "status": "queued"})
+            return
+        task_id = event.get("task")
+        row = self.rows.get(str(task_id)) if task_id else None
+        if row is None:
+            return
+        if kind == "initialize":
+            row.update(started=now, status="starting")
+        elif kind in ("player_start", "coach_validate"):
+            role = "player" if kind == "player_start" else "coach"
+            row.update(role=role, turn=event.get("turn", row["turn"]),
+                       status="working" if role == "player" else "reviewing")
+        elif kind == "session_end":
+            row["cost_usd"] += float(event.get("cost_usd") or 0.0)
+        elif kind == "retry":
+            row["status"] = f"retrying: {event.get('reason')}"
+        elif kind in ("finalize", "skipped"):
+            row.update(status=event.get("status", "skipped"), role="")
+        elif kind == "merge":
+            row["status"] = "merged" if event.get("merged") else "not merged"
+
+    def render(self, now: float) -> Table:
+        table = Table(title="AutoBuild", expand=False)
+        for column in ("Task", "Group", "Role", "Turn", "Cost", "Elapsed", "Status"):
+            table.add_column(column)
+        for task_id, row in self.rows.items():
+            elapsed = f"{now - row['started']:.0f}s" if row["started"] else "-"
+            table.add_row(task_id, str(row["group"]), row["role"], str(row["turn"] or "-"),
+                          f"${row['cost_usd']:.4f}", elapsed, row["status"])
+        return table
+
+
+class Progress:
+    """Receives events from nodes and agent sessions and shows them: a live table on a terminal, plain
+    lines otherwise, JSON lines with --json."""
+
+    def __init__(self, json_mode: bool = False, stream: TextIO | None = None, live: bool = False) -> None:
         self.json_mode = json_mode
         self.stream = stream or sys.stdout
         self.started = time.monotonic()
+        self.board = TaskBoard()
+        self._live: Live | None = None
+        if live and not json_mode:
+            self._live = Live(self.board.render(0.0), console=Console(file=self.stream), refresh_per_second=4,
+                              get_renderable=lambda: self.board.render(time.monotonic()))
+
+    def __enter__(self) -> Progress:
+        if self._live is not None:
+            self._live.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._live is not None:
+            self._live.stop()
 
     def __call__(self, event: dict[str, Any]) -> None:
         if self.json_mode:
             print(json.dumps({"t": round(time.monotonic() - self.started, 3), **event}, default=str),
                   file=self.stream, flush=True)
             return
+        self.board.update(event, time.monotonic())
         line = self.describe(event)
-        if line:
-            print(f"{time.monotonic() - self.started:7.1f}s  {line}", file=self.stream, flush=True)
+        if not line:
+            return
+        text = f"{time.monotonic() - self.started:7.1f}s  {line}"
+        if self._live is not None:
+            if event.get("event") != "tool":  # the table shows activity; keep the log above it readable
+                self._live.console.print(text, highlight=False, markup=False)
+        else:
+            print(text, file=self.stream, flush=True)
 
     @staticmethod
     def describe(event: dict[str, Any]) -> str | None:

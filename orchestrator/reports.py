@@ -33,6 +33,7 @@ def task_report(state: TaskState, status: str, reason: str, artifacts: list[str]
         f"- **Turns:** {state.get('turn', 0)}",
         f"- **Cost:** ${state.get('cost_usd', 0.0):.4f}",
         f"- **Tokens:** {sum(int(h.get('tokens', 0)) for h in state.get('history', []))}",
+        f"- **False approvals caught by the verify gate:** {state.get('false_approvals', 0)}",
         f"- **Task branch:** {state.get('branch', '-')} (deleted once merged into autobuild/{state.get('feature_id')})",
         "",
         "## Artifacts",

@@ -13,13 +13,25 @@ def after_initialize(state: TaskState) -> Literal["player", "finalize_failure"]:
     return "finalize_failure" if state.get("outcome") else "player"
 
 
-def after_player(state: TaskState, max_turns: int) -> Literal["coach", "feedback", "finalize_failure"]:
+def after_player(
+    state: TaskState, max_turns: int, precheck: bool = False
+) -> Literal["coach", "precheck", "feedback", "finalize_failure"]:
     """An incomplete player turn (no report, no artifacts, a first blocker) goes back without a coach session."""
     if state.get("outcome"):
         return "finalize_failure"
     if state.get("skip_coach"):
         return "finalize_failure" if state.get("turn", 1) >= max_turns else "feedback"
-    return "coach"
+    return "precheck" if precheck else "coach"
+
+
+def after_precheck(state: TaskState, max_turns: int) -> Literal["coach", "feedback", "finalize_failure"]:
+    """A pre-check "no" goes back to the player without spending a coach session."""
+    return after_player(state, max_turns)  # type: ignore[return-value]
+
+
+def after_feedback(state: TaskState) -> Literal["player", "finalize_failure"]:
+    """A stalled loop (three stalled turns in a row) stops instead of burning turns."""
+    return "finalize_failure" if state.get("outcome") else "player"
 
 
 def after_coach(state: TaskState, max_turns: int) -> Literal["finalize_success", "feedback", "finalize_failure"]:

@@ -34,6 +34,7 @@ class RunSettings:
     session_budget_usd: float | None = None
     model: str | None = None
     coach_model: str | None = None
+    precheck_model: str | None = None
     interactive: bool = False
     dry_run: bool = False
     fresh: bool = False

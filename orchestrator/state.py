@@ -28,6 +28,7 @@ class TaskResult(TypedDict, total=False):
     branch: str
     report: str
     merged: bool
+    false_approvals: int
 
 
 class TaskInput(TypedDict):
@@ -65,6 +66,10 @@ class TaskState(TypedDict, total=False):
     reason: str
     blocker_hashes: list[str]
     skip_coach: bool
+    stall_count: int
+    last_feedback_sig: str
+    last_tree: str
+    false_approvals: int
     results: Annotated[dict[str, TaskResult], merge_dicts]
 
 

@@ -7,11 +7,13 @@ previous node and end by committing, so a resumed node re-runs on exactly the st
 
 from __future__ import annotations
 
+import hashlib
+import json
 import time
 from pathlib import Path
 from typing import Any
 
-from agents import AgentResult, CoachInput, PlayerInput, format_feedback, run_coach, run_player
+from agents import AgentResult, CoachInput, PlayerInput, format_feedback, run_coach, run_player, run_precheck
 from orchestrator import reports
 from orchestrator.context import RunContext
 from orchestrator.gate import run_verify
@@ -115,6 +117,10 @@ class TaskNodes:
             self.ctx.spent_usd += result.cost_usd
             sha = await self.ctx.repo.commit_all(worktree, f"autobuild({task_id}): player turn {turn}")
             changed = await self.ctx.repo.changed_files(worktree, state["base_sha"])
+            tampered = [path for path in self.ctx.plan.task(task_id).acceptance_tests if path in changed]
+            if tampered:
+                sha = await self._restore(worktree, state["base_sha"], tampered, task_id, turn)
+                changed = await self.ctx.repo.changed_files(worktree, state["base_sha"])
         except Exception as exc:  # noqa: BLE001 - the task fails, its siblings go on
             return {"outcome": "failed", "reason": f"player turn {turn}: {exc}"}
         summary = _session_summary(result)
@@ -127,7 +133,25 @@ class TaskNodes:
             "history": [{"turn": turn, "role": "player", "status": result.status, "cost_usd": result.cost_usd,
                          "tokens": summary["tokens"], "sha": sha, "summary": f"{len(changed)} file(s) changed"}],
         }
-        return update | self._judge_player(state, result, changed, worktree)
+        verdict = self._judge_player(state, result, changed, worktree)
+        if tampered and not verdict.get("outcome"):
+            note = (f"You edited or deleted frozen acceptance tests ({', '.join(tampered)}); they were restored."
+                    " Make the code pass them instead.")
+            self.ctx.event(task_id, "frozen_test_tampering", turn=turn, files=tampered)
+            verdict |= {"skip_coach": True, "feedback": [],
+                        "feedback_notes": [note, *[n for n in verdict.get("feedback_notes", [])
+                                                   if "changed no files" not in n]]}
+        return update | verdict
+
+    async def _restore(self, worktree: Path, base: str, paths: list[str], task_id: str, turn: int) -> str:
+        """Put frozen acceptance tests back exactly as they are on the task's base commit."""
+        for path in paths:
+            exists = await self.ctx.repo.git("cat-file", "-e", f"{base}:{path}", cwd=worktree, check=False)
+            if exists.ok:
+                await self.ctx.repo.git("checkout", base, "--", path, cwd=worktree)
+            else:
+                await self.ctx.repo.git("rm", "-q", "-f", "--", path, cwd=worktree, check=False)
+        return await self.ctx.repo.commit_all(worktree, f"autobuild({task_id}): restore frozen tests (turn {turn})")
 
     def _judge_player(
         self, state: TaskState, result: AgentResult, changed: list[str], worktree: Path
@@ -227,6 +251,7 @@ class TaskNodes:
             gate = await self._verify(state)
             self.ctx.event(task_id, "gate", turn=turn, **gate)
             if not gate["passed"]:
+                update["false_approvals"] = int(state.get("false_approvals", 0)) + 1
                 decision = {
                     **decision,
                     "decision": "feedback",
@@ -254,6 +279,7 @@ class TaskNodes:
                 {
                     "turn": turn,
                     "role": "coach",
+                    "sha": state["head_sha"],
                     "status": decision.get("decision"),
                     "cost_usd": total_cost,
                     "tokens": summary["tokens"],
@@ -270,13 +296,64 @@ class TaskNodes:
         await self.ctx.repo.reset(worktree, state["head_sha"])
         return gate
 
-    async def feedback(self, state: TaskState) -> dict[str, Any]:
+    async def precheck(self, state: TaskState) -> dict[str, Any]:
+        """Optional cheap yes/no plausibility check on a fast model before spending a coach session."""
         task_id, turn = state["task_id"], state["turn"]
+        worktree = Path(state["worktree"])
+        spent = float(state.get("cost_usd", 0.0))
+        exhausted = self.ctx.budget_exhausted(task_id, spent)
+        if exhausted:
+            return {"outcome": "aborted", "reason": exhausted}
+        try:
+            await self.ctx.repo.reset(worktree, state["head_sha"])
+            diff = await self.ctx.repo.diff(worktree, state["base_sha"])
+            data = CoachInput(self.ctx.brief(task_id), turn, worktree, (state.get("player") or {}).get("report"),
+                              diff, transcript_path=self._transcript(state, "precheck"))
+            result, verdict = await run_precheck(data, self.ctx.session_settings("precheck", task_id, spent))
+            self.ctx.spent_usd += result.cost_usd
+        except Exception as exc:  # noqa: BLE001 - a broken pre-check must not block the coach
+            self.ctx.event(task_id, "precheck", turn=turn, plausible=True, reason=f"pre-check skipped: {exc}")
+            return {"skip_coach": False}
+        self.ctx.event(task_id, "precheck", turn=turn, plausible=verdict.plausible, reason=verdict.reason,
+                       cost_usd=result.cost_usd, session_id=result.session_id)
+        update: dict[str, Any] = {
+            "cost_usd": spent + result.cost_usd,
+            "skip_coach": not verdict.plausible,
+            "history": [{"turn": turn, "role": "precheck", "status": "yes" if verdict.plausible else "no",
+                         "cost_usd": result.cost_usd, "tokens": result.input_tokens + result.output_tokens,
+                         "summary": verdict.reason}],
+        }
+        if not verdict.plausible:
+            update |= {"feedback": [], "feedback_notes": [f"Pre-check: {verdict.reason}"]}
+        return update
 
-        text = format_feedback(list(state.get("feedback", [])), list(state.get("feedback_notes", [])))
+    async def feedback(self, state: TaskState) -> dict[str, Any]:
+        """Hand the feedback to the next turn; point out a stalled loop, and stop one stalled three times."""
+        task_id, turn = state["task_id"], state["turn"]
+        items, notes = list(state.get("feedback", [])), list(state.get("feedback_notes", []))
+        signature = hashlib.md5(json.dumps([items, notes], sort_keys=True, default=str).encode(),
+                                usedforsecurity=False).hexdigest()
+        tree = (await self.ctx.repo.git("rev-parse", f"{state['head_sha']}^{{tree}}",
+                                        cwd=Path(state["worktree"]))).stdout.strip()
+        stalls = []
+        if items and signature == state.get("last_feedback_sig"):
+            stalls.append("the coach gave the same feedback as on the previous turn")
+        if tree == state.get("last_tree"):
+            stalls.append("the code did not change since the previous turn")
+        stall_count = int(state.get("stall_count", 0)) + 1 if stalls else 0
+        update: dict[str, Any] = {"turn": turn + 1, "stall_count": stall_count, "last_feedback_sig": signature,
+                                  "last_tree": tree}
+        if stalls:
+            self.ctx.event(task_id, "stall", turn=turn, count=stall_count, reasons=stalls)
+            if stall_count >= 3:
+                return update | {"outcome": "failed",
+                                 "reason": f"stalled: {'; '.join(stalls)} (three turns in a row)"}
+            notes.append(f"Stall warning: {'; '.join(stalls)}. Try a different approach.")
+            update["feedback_notes"] = notes
+        text = format_feedback(items, notes)
         reports.write(self.ctx.runs_dir(task_id) / f"feedback-turn-{turn}.md", f"# Feedback, turn {turn}\n\n{text}\n")
-        self.ctx.event(task_id, "feedback", turn=turn, items=len(state.get("feedback", [])))
-        return {"turn": turn + 1}
+        self.ctx.event(task_id, "feedback", turn=turn, items=len(items), notes=notes)
+        return update
 
     async def finalize_success(self, state: TaskState) -> dict[str, Any]:
         worktree = Path(state["worktree"])
@@ -323,6 +400,7 @@ class TaskNodes:
             "branch": state.get("branch", ""),
             "report": str(report_path),
             "merged": False,
+            "false_approvals": int(state.get("false_approvals", 0)),
         }
         self.ctx.event(task_id, "finalize", status=status, reason=reason, cost_usd=result["cost_usd"])
         return {"outcome": status, "reason": reason, "results": {task_id: result}}

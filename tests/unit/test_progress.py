@@ -1,0 +1,32 @@
+"""The live task board and the plain progress lines."""
+
+from __future__ import annotations
+
+import io
+
+from orchestrator.progress import Progress, TaskBoard
+
+
+def test_board_follows_a_task_through_its_life() -> None:
+    board = TaskBoard()
+    board.update({"event": "group_start", "group": 1, "tasks": ["T1", "T2"]}, 0.0)
+    board.update({"event": "initialize", "task": "T1"}, 1.0)
+    board.update({"event": "player_start", "task": "T1", "turn": 1}, 1.5)
+    board.update({"event": "session_end", "task": "T1", "role": "player", "turn": 1, "cost_usd": 0.25}, 3.0)
+    board.update({"event": "retry", "task": "T1", "reason": "rate limited (429)"}, 3.5)
+    assert board.rows["T1"]["status"] == "retrying: rate limited (429)"
+    board.update({"event": "coach_validate", "task": "T1", "turn": 1}, 4.0)
+    assert board.rows["T1"]["role"] == "coach" and board.rows["T1"]["status"] == "reviewing"
+    board.update({"event": "session_end", "task": "T1", "role": "coach", "turn": 1, "cost_usd": 0.5}, 5.0)
+    board.update({"event": "finalize", "task": "T1", "status": "approved", "reason": "ok"}, 6.0)
+    assert board.rows["T1"]["cost_usd"] == 0.75 and board.rows["T1"]["status"] == "approved"
+    assert board.rows["T2"]["status"] == "queued"
+    assert board.render(10.0).row_count == 2
+
+
+def test_plain_lines_when_not_a_terminal() -> None:
+    out = io.StringIO()
+    progress = Progress(stream=out)
+    progress({"event": "retry", "task": "T1", "role": "player", "turn": 2, "reason": "overloaded (529)",
+              "wait_s": 8, "attempt": 1})
+    assert "T1 turn 2 player: overloaded (529), retrying in 8 s (attempt 1)" in out.getvalue()
