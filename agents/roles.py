@@ -48,6 +48,7 @@ class PlayerInput:
     worktree: Path
     feedback: list[dict[str, Any]] = field(default_factory=list)
     feedback_notes: list[str] = field(default_factory=list)
+    answers: dict[str, str] = field(default_factory=dict)
     transcript_path: Path | None = None
 
 
@@ -99,6 +100,7 @@ async def run_player(data: PlayerInput, settings: SessionSettings) -> AgentResul
         "feedback": format_feedback(data.feedback, data.feedback_notes),
         "file_scope": _bullets(data.brief.file_scope, "Any file in the worktree except .autobuild/."),
         "frozen_tests": _bullets(data.brief.frozen_tests, "None."),
+        "answers": "\n".join(f"- Q: {q}\n  A: {a}" for q, a in data.answers.items()) or "None.",
     }
     return await run_session(
         SessionRequest(
@@ -113,6 +115,7 @@ async def run_player(data: PlayerInput, settings: SessionSettings) -> AgentResul
             model=settings.model,
             file_scope=data.brief.file_scope,
             frozen=data.brief.frozen_tests,
+            answers=dict(data.answers),
             transcript_path=data.transcript_path,
             cli_path=settings.cli_path,
             retry_attempts=settings.retry_attempts,

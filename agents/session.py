@@ -10,6 +10,7 @@ import os
 import shutil
 import tempfile
 import time
+import warnings
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -18,13 +19,17 @@ from typing import Any
 import claude_agent_sdk
 from claude_agent_sdk import (
     AssistantMessage,
+    CanUseToolShadowedWarning,
     ClaudeAgentOptions,
     ClaudeSDKClient,
     CLINotFoundError,
     HookMatcher,
+    PermissionResultAllow,
+    PermissionResultDeny,
     ResultMessage,
     SystemMessage,
     TextBlock,
+    ToolPermissionContext,
     ToolResultBlock,
     ToolUseBlock,
     UserMessage,
@@ -41,6 +46,9 @@ from agents.tools import ToolRecorder, build_server, tool_names
 from agents.types import AgentResult, SessionLimits
 
 EventSink = Callable[[dict[str, Any]], None]
+# We run under bypassPermissions with our own PreToolUse policy and set can_use_tool only for
+# AskUserQuestion, which reaches it regardless (DESIGN §4); the SDK's generic warning doesn't apply.
+warnings.filterwarnings("ignore", category=CanUseToolShadowedWarning)
 _END = object()
 _CLEANUP_GRACE_S = 2.0
 
@@ -60,6 +68,8 @@ class SessionRequest:
     model: str | None = None
     file_scope: list[str] = field(default_factory=list)
     frozen: list[str] = field(default_factory=list)
+    answers: dict[str, str] = field(default_factory=dict)
+    """Answers a human already gave, by question text: AskUserQuestion gets them in the SDK's format."""
     transcript_path: Path | None = None
     cli_path: str | None = None
     retry_attempts: int = 3
@@ -129,7 +139,35 @@ def find_cli(cli_path: str | None) -> str:
     return cli
 
 
-def _options(request: SessionRequest, recorder: ToolRecorder, policy: ToolPolicy, tag: str) -> ClaudeAgentOptions:
+class _Questions:
+    """AskUserQuestion: answered from `answers` when a human already did, else recorded and the session stops."""
+
+    def __init__(self, request: SessionRequest) -> None:
+        self.request = request
+        self.pending: dict[str, Any] | None = None
+
+    async def can_use_tool(
+        self, tool_name: str, tool_input: dict[str, Any], context: ToolPermissionContext
+    ) -> PermissionResultAllow | PermissionResultDeny:
+        if tool_name != "AskUserQuestion":
+            return PermissionResultAllow()
+        questions = [q for q in tool_input.get("questions", []) if isinstance(q, dict)]
+        texts = [str(q.get("question", "")) for q in questions]
+        if texts and all(text in self.request.answers for text in texts):
+            answers = {text: self.request.answers[text] for text in texts}
+            _emit(self.request, {"event": "question_answered_in_session", "questions": texts})
+            return PermissionResultAllow(updated_input={**tool_input, "answers": answers})
+        if self.request.role != "player":
+            return PermissionResultDeny(message="No human is available to the reviewer: decide with what you have.")
+        first = questions[0] if questions else {"question": "(empty question)"}
+        options = [str(o.get("label", o)) if isinstance(o, dict) else str(o) for o in first.get("options", [])]
+        self.pending = {"question": str(first.get("question", "")), "options": options}
+        return PermissionResultDeny(message="Your question was handed to a human; stop now.", interrupt=True)
+
+
+def _options(
+    request: SessionRequest, recorder: ToolRecorder, policy: ToolPolicy, tag: str, questions: _Questions
+) -> ClaudeAgentOptions:
     cli = find_cli(request.cli_path)
     env = {
         # bypassPermissions is refused as root without this; our PreToolUse policy still applies.
@@ -149,7 +187,8 @@ def _options(request: SessionRequest, recorder: ToolRecorder, policy: ToolPolicy
         setting_sources=[],
         permission_mode="bypassPermissions",
         tools=list(request.tools),
-        allowed_tools=[*request.tools, *tool_names()],
+        # AskUserQuestion stays out of allowed_tools so that it always reaches can_use_tool.
+        allowed_tools=[*(t for t in request.tools if t != "AskUserQuestion"), *tool_names()],
         disallowed_tools=sorted(WRITE_TOOLS) if policy.read_only else [],
         mcp_servers={"autobuild": build_server(recorder)},
         strict_mcp_config=True,
@@ -158,6 +197,8 @@ def _options(request: SessionRequest, recorder: ToolRecorder, policy: ToolPolicy
         model=request.model,
         env=env,
         hooks={"PreToolUse": [HookMatcher(matcher=None, hooks=[policy.hook])]},  # type: ignore[list-item]
+        # Setting can_use_tool is what offers AskUserQuestion to the model; it always reaches the callback.
+        can_use_tool=questions.can_use_tool,
     )
 
 
@@ -188,7 +229,17 @@ class _Collector:
         self.request = request
         self.result = result
         self.pending_tools: set[str] = set()
-        self.finished = False
+        self.questions: _Questions | None = None
+        self._finished = False
+
+    @property
+    def finished(self) -> bool:
+        """The result arrived, or the agent asked a question no one has answered (nothing more to wait for)."""
+        return self._finished or (self.questions is not None and self.questions.pending is not None)
+
+    @finished.setter
+    def finished(self, value: bool) -> None:
+        self._finished = value
 
     def take(self, message: object) -> None:
         result = self.result
@@ -266,7 +317,8 @@ async def _attempt(request: SessionRequest) -> AgentResult:
                         frozen=request.frozen)
     tag = reaper.new_tag()
     result = AgentResult(role=request.role, status="success")
-    client = ClaudeSDKClient(_options(request, recorder, policy, tag))
+    questions = _Questions(request)
+    client = ClaudeSDKClient(_options(request, recorder, policy, tag, questions))
     started = time.monotonic()
     _emit(request, {"event": "session_start"})
     pump_task: asyncio.Task[None] | None = None
@@ -282,11 +334,13 @@ async def _attempt(request: SessionRequest) -> AgentResult:
             return result
         queue: asyncio.Queue[object] = asyncio.Queue()
         pump_task = asyncio.create_task(_pump(client, queue))
-        await _consume(request, queue, _Collector(request, result), _Transcript(request.transcript_path), started)
+        collector = _Collector(request, result)
+        collector.questions = questions
+        await _consume(request, queue, collector, _Transcript(request.transcript_path), started)
     finally:
         await _shutdown(client, pump_task, tag)
         result.duration_s = round(time.monotonic() - started, 3)
-    _conclude(request, result, recorder, policy)
+    _conclude(request, result, recorder, policy, questions)
     return result
 
 
@@ -338,7 +392,9 @@ async def _consume(
         collector.take(item)
 
 
-def _conclude(request: SessionRequest, result: AgentResult, recorder: ToolRecorder, policy: ToolPolicy) -> None:
+def _conclude(
+    request: SessionRequest, result: AgentResult, recorder: ToolRecorder, policy: ToolPolicy, questions: _Questions
+) -> None:
     """Attach the tool calls, denials, structured report and markers to the result."""
     result.tool_calls = list(recorder.calls)
     explained = {denial.split(":", 1)[0] for denial in policy.denials}
@@ -348,6 +404,9 @@ def _conclude(request: SessionRequest, result: AgentResult, recorder: ToolRecord
     reports = recorder.accepted(report_tool.get(request.role, ""))
     result.report = reports[-1].input if reports else None
     result.promise_complete = has_promise(result.final_text)
+    if questions.pending is not None:
+        result.question = questions.pending
+        result.status = "question"
     blocker = parse_blocker(result.final_text)
     result.blocker = dataclasses.asdict(blocker) | {"hash": blocker.hash} if blocker else None
     _emit(request, {"event": "session_end", "status": result.status, "cost_usd": result.cost_usd})

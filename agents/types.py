@@ -15,6 +15,7 @@ SessionStatus = Literal[
     "auth_error",
     "cli_error",
     "cancelled",
+    "question",  # the agent asked a human a question that has no answer yet; the session was stopped
 ]
 
 
@@ -58,6 +59,7 @@ class AgentResult:
     permission_denials: list[str] = field(default_factory=list)
     promise_complete: bool = False
     blocker: dict[str, str] | None = None
+    question: dict[str, Any] | None = None
     attempts: int = 1
 
     def to_dict(self) -> dict[str, Any]:

@@ -74,6 +74,11 @@ def build_parser() -> argparse.ArgumentParser:
     resume = commands.add_parser("resume", help="resume an interrupted feature run")
     resume.add_argument("target")
     _add_run_options(resume)
+    answer = commands.add_parser("answer", help="answer an agent's pending question and continue the run")
+    answer.add_argument("target")
+    answer.add_argument("question_id")
+    answer.add_argument("text")
+    _add_run_options(answer)
     validate = commands.add_parser("validate", help="validate a feature plan")
     validate.add_argument("feature")
     validate.add_argument("--repo", type=Path, default=None)
@@ -132,7 +137,7 @@ def _settings(args: argparse.Namespace) -> RunSettings:
             json=args.json,
             ignore_deps=args.ignore_deps,
             cli_path=env_default("cli_path"),
-            resume_only=args.command == "resume",
+            resume_only=args.command in ("resume", "answer"),
             drain_grace_s=float(str(pick(args.drain_grace, "drain_grace", 5.0))),
         )
     except ValueError as exc:
@@ -191,7 +196,9 @@ def _dry_run(run_plan: runner.RunPlan, as_json: bool) -> int:
     return EXIT_OK
 
 
-async def _run_with_signals(run_plan: runner.RunPlan, progress: Progress) -> runner.RunSummary:
+async def _run_with_signals(
+    run_plan: runner.RunPlan, progress: Progress, answer: tuple[str, str] | None = None
+) -> runner.RunSummary:
     """Run the graph. The first SIGINT/SIGTERM drains at the next step boundary and, after the grace period,
     cancels what still runs (sessions kill their process trees); a second signal cancels at once."""
     loop = asyncio.get_running_loop()
@@ -212,13 +219,19 @@ async def _run_with_signals(run_plan: runner.RunPlan, progress: Progress) -> run
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, on_signal)
     try:
-        return await runner.execute(run_plan, progress, control)
+        summary = await runner.execute(run_plan, progress, control, answer)
+        # Interactive and at a terminal: ask here, one question at a time, and go on in-process.
+        while summary.pending_questions and not summary.interrupted and _can_prompt(run_plan):
+            question = summary.pending_questions[0]
+            text = await asyncio.to_thread(_prompt, question)
+            summary = await runner.execute(run_plan, progress, RunControl(), (question["question_id"], text))
+        return summary
     finally:
         for sig in (signal.SIGINT, signal.SIGTERM):
             loop.remove_signal_handler(sig)
 
 
-def _run(args: argparse.Namespace) -> int:
+def _run(args: argparse.Namespace, answer: tuple[str, str] | None = None) -> int:
     settings = _settings(args)
     run_plan = runner.prepare(settings)
     if settings.dry_run:
@@ -228,15 +241,19 @@ def _run(args: argparse.Namespace) -> int:
         print(f"AutoBuild {run_plan.thread_id}: checkpoints in {run_plan.db_path}", flush=True)
     try:
         with progress:
-            summary = asyncio.run(_run_with_signals(run_plan, progress))
+            summary = asyncio.run(_run_with_signals(run_plan, progress, answer))
     except (KeyboardInterrupt, asyncio.CancelledError):
         return _interrupted(run_plan)
     if summary.interrupted:
         return _interrupted(run_plan)
+    exit_code = EXIT_QUESTION if summary.pending_questions else summary.exit_code
     if settings.json:
-        print(json.dumps({"event": "summary", "feature": summary.feature_id, "exit_code": summary.exit_code,
-                          "results": summary.results, "branch": summary.branch, "db": str(summary.db_path)}))
-        return summary.exit_code
+        print(json.dumps({"event": "summary", "feature": summary.feature_id, "exit_code": exit_code,
+                          "results": summary.results, "branch": summary.branch, "db": str(summary.db_path),
+                          "pending_questions": summary.pending_questions}, default=str))
+        return exit_code
+    if summary.pending_questions:
+        return _paused(summary, run_plan)
     if summary.already_finished:
         print(f"{summary.thread_id} already finished (use --fresh to run it again).")
     render_table(summary.results, summary.order)
@@ -244,6 +261,29 @@ def _run(args: argparse.Namespace) -> int:
     print(f"checkpoints: {summary.db_path} (thread {summary.thread_id})")
     print(f"reports:     {summary.report}")
     return summary.exit_code
+
+
+def _can_prompt(run_plan: runner.RunPlan) -> bool:
+    return run_plan.settings.interactive and sys.stdin.isatty() and not run_plan.settings.json
+
+
+def _prompt(question: dict[str, Any]) -> str:
+    options = question.get("options") or []
+    print(f"\n{question['task']} asks ({question['question_id']}): {question['question']}", flush=True)
+    if options:
+        print("  options: " + " | ".join(options), flush=True)
+    return input("  your answer: ").strip()
+
+
+def _paused(summary: runner.RunSummary, run_plan: runner.RunPlan) -> int:
+    settings = run_plan.settings
+    db = f" --db {run_plan.db_path}" if settings.db else ""
+    for question in summary.pending_questions:
+        options = f" [{' | '.join(question['options'])}]" if question.get("options") else ""
+        print(f"{question['task']} asks {question['question_id']}: {question['question']}{options}")
+        print(f"  answer with: python -m orchestrator answer {settings.target} {question['question_id']}"
+              f' "…" --repo {settings.repo}{db}')
+    return EXIT_QUESTION
 
 
 def _interrupted(run_plan: runner.RunPlan) -> int:
@@ -254,21 +294,23 @@ def _interrupted(run_plan: runner.RunPlan) -> int:
     return EXIT_INTERRUPTED
 
 
+def _dispatch(args: argparse.Namespace) -> int:
+    if args.command == "validate":
+        return _validate(args)
+    if args.command in READ_COMMANDS:
+        return READ_COMMANDS[args.command](args)
+    if args.command != "run" and args.fresh:
+        raise InputError(f"{args.command} continues a run; use `run --fresh` to start over")
+    return _run(args, (args.question_id, args.text) if args.command == "answer" else None)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
-        if args.command == "validate":
-            return _validate(args)
-        if args.command in ("status", "history", "show", "clean"):
-            return READ_COMMANDS[args.command](args)
-        if args.command in ("run", "resume"):
-            if args.command == "resume" and args.fresh:
-                raise InputError("resume continues a run; use `run --fresh` to start over")
-            return _run(args)
+        return _dispatch(args)
     except InputError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_USAGE
     except AutobuildError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_FAILED
-    return EXIT_USAGE

@@ -30,6 +30,8 @@ def build_task_graph(ctx: RunContext) -> StateGraph[Any, Any, Any, Any]:
             ["coach", "feedback", "finalize_failure"],
         )
     graph.add_node("feedback", nodes.feedback)
+    graph.add_node("ask_human", nodes.ask_human)
+    graph.add_edge("ask_human", "player")
     graph.add_node("finalize_success", nodes.finalize_success)
     graph.add_node("finalize_failure", nodes.finalize_failure)
     graph.add_edge(START, "initialize")
@@ -37,7 +39,7 @@ def build_task_graph(ctx: RunContext) -> StateGraph[Any, Any, Any, Any]:
     graph.add_conditional_edges(
         "player",
         partial(routing.after_player, max_turns=ctx.settings.max_turns, precheck=precheck),
-        ["coach", "feedback", "finalize_failure", *(["precheck"] if precheck else [])],
+        ["coach", "feedback", "finalize_failure", "ask_human", *(["precheck"] if precheck else [])],
     )
     graph.add_conditional_edges(
         "coach",

@@ -88,11 +88,15 @@ def feature_status(db_path: Path, plan: FeaturePlan, thread_id: str | None = Non
     tasks = []
     for group_number, group in enumerate(plan.groups(), 1):
         for task_id in group:
-            result = results.get(task_id)
             snap = snapshots.get(task_id, {})
+            # A finished task whose group is still running (e.g. a sibling waits for an answer) has its result
+            # in its own subgraph state until the whole group's step completes.
+            result = results.get(task_id) or (snap.get("results") or {}).get(task_id)
             coach = snap.get("coach") or {}
             if result:
                 status = result.get("status", "?")
+            elif snap.get("pending_question"):
+                status = "waiting for an answer"
             elif snap:
                 status = f"running ({', '.join(snap['_next']) or 'finishing'})"
             else:
@@ -106,7 +110,7 @@ def feature_status(db_path: Path, plan: FeaturePlan, thread_id: str | None = Non
                 "cost_usd": round(float(result.get("cost_usd", 0.0) if result else snap.get("cost_usd", 0.0)), 6),
                 "duration_s": float(result.get("duration_s", 0.0)) if result else None,
                 "reason": result.get("reason", "") if result else "",
-                "pending_question": None,
+                "pending_question": None if result else snap.get("pending_question"),
             })
     return {
         "feature": plan.id,

@@ -140,6 +140,9 @@ _FORMATS: dict[str, Callable[[dict[str, Any]], str]] = {
     "skipped": lambda e: f"{e['task']} skipped: {e['reason']}",
     "feature_end": lambda e: f"feature report: {e['report']}",
     "branch_set_aside": lambda e: f"--fresh: previous {e['branch']} kept as {e['backup']}",
+    "question_asked": lambda e: f"{e['task']} asks {e['question_id']}: {e['question']}",
+    "question_answered": lambda e: f"{e['task']} got an answer to {e['question_id']}: {e['answer']}",
+    "question_aborted": lambda e: f"{e['task']} question {e['question_id']} has no one to answer it (autonomous)",
     "interrupt": lambda e: "second interrupt: stopping now" if e.get("forced") else
     f"interrupt: finishing running steps for up to {e.get('grace_s')} s, then stopping (Ctrl+C again to stop now)",
 }

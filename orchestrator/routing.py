@@ -15,10 +15,12 @@ def after_initialize(state: TaskState) -> Literal["player", "finalize_failure"]:
 
 def after_player(
     state: TaskState, max_turns: int, precheck: bool = False
-) -> Literal["coach", "precheck", "feedback", "finalize_failure"]:
+) -> Literal["coach", "precheck", "feedback", "finalize_failure", "ask_human"]:
     """An incomplete player turn (no report, no artifacts, a first blocker) goes back without a coach session."""
     if state.get("outcome"):
         return "finalize_failure"
+    if state.get("pending_question"):
+        return "ask_human"
     if state.get("skip_coach"):
         return "finalize_failure" if state.get("turn", 1) >= max_turns else "feedback"
     return "precheck" if precheck else "coach"

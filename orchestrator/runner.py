@@ -17,6 +17,7 @@ from langgraph.checkpoint.sqlite import SqliteSaver
 from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 from langgraph.errors import GraphDrained
 from langgraph.runtime import RunControl
+from langgraph.types import Command, StateSnapshot
 
 from agents import AgentError, find_cli, reaper
 from orchestrator.context import EventSink, RunContext
@@ -56,6 +57,7 @@ class RunSummary:
     report: Path | None = None
     already_finished: bool = False
     interrupted: bool = False
+    pending_questions: list[dict[str, Any]] = field(default_factory=list)
 
     @property
     def exit_code(self) -> int:
@@ -150,7 +152,18 @@ def feature_lock(db_path: Path, thread_id: str) -> Iterator[None]:
             fcntl.flock(handle, fcntl.LOCK_UN)
 
 
-async def execute(run_plan: RunPlan, emit: EventSink, control: RunControl | None = None) -> RunSummary:
+def pending_questions(snapshot: StateSnapshot) -> list[dict[str, Any]]:
+    """Questions waiting for a human: the interrupts of the thread's paused task subgraphs."""
+    found = []
+    for pending in snapshot.interrupts:
+        if isinstance(pending.value, dict) and pending.value.get("question_id"):
+            found.append({**pending.value, "interrupt_id": pending.id})
+    return sorted(found, key=lambda q: str(q["question_id"]))
+
+
+async def execute(
+    run_plan: RunPlan, emit: EventSink, control: RunControl | None = None, answer: tuple[str, str] | None = None
+) -> RunSummary:
     """Run (or resume) the thread to its end; returns the summary from the final checkpoint."""
     settings = run_plan.settings
     reaper.reap_orphans()
@@ -169,8 +182,8 @@ async def execute(run_plan: RunPlan, emit: EventSink, control: RunControl | None
                 "max_concurrency": settings.parallel,
                 "recursion_limit": 10 * (len(run_plan.groups) + 2) + 4 * settings.max_turns + 50,
             }
-            snapshot = await graph.aget_state(config)
-            graph_input: dict[str, Any] | None
+            snapshot = await graph.aget_state(config, subgraphs=True)
+            graph_input: dict[str, Any] | Command[Any] | None
             if snapshot.values and settings.fresh:
                 await saver.adelete_thread(run_plan.thread_id)
                 await _set_aside_feature_branch(ctx)
@@ -184,7 +197,7 @@ async def execute(run_plan: RunPlan, emit: EventSink, control: RunControl | None
                 finished = snapshot.values.get("results", {}).values()
                 ctx.spent_usd = sum(float(r.get("cost_usd", 0.0)) for r in finished)
                 emit({"event": "resume", "thread": run_plan.thread_id, "next": list(snapshot.next)})
-                graph_input = None
+                graph_input = _answer_command(snapshot, answer) if answer else None
             else:
                 graph_input = {"feature_id": run_plan.plan.id, "only_task": run_plan.only_task, "results": {}}
             try:
@@ -194,10 +207,21 @@ async def execute(run_plan: RunPlan, emit: EventSink, control: RunControl | None
                     pass
             except GraphDrained:
                 summary.interrupted = True
-            final = await graph.aget_state(config)
+            final = await graph.aget_state(config, subgraphs=True)
+            summary.pending_questions = pending_questions(final)
             summary.results = dict(final.values.get("results", {}))
             summary.report = ctx.runs_dir() / "AUTO-RUN.md"
     return summary
+
+
+def _answer_command(snapshot: StateSnapshot, answer: tuple[str, str]) -> Command[Any]:
+    question_id, text = answer
+    pending = pending_questions(snapshot)
+    for question in pending:
+        if question["question_id"] == question_id:
+            return Command(resume={question["interrupt_id"]: text})
+    waiting = ", ".join(q["question_id"] for q in pending) or "none"
+    raise InputError(f"no pending question {question_id}: questions waiting for an answer: {waiting}")
 
 
 async def _set_aside_feature_branch(ctx: RunContext) -> None:

@@ -70,6 +70,8 @@ class TaskState(TypedDict, total=False):
     last_feedback_sig: str
     last_tree: str
     false_approvals: int
+    pending_question: dict[str, Any] | None
+    answers: dict[str, str]
     results: Annotated[dict[str, TaskResult], merge_dicts]
 
 

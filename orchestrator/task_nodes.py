@@ -13,6 +13,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from langgraph.types import interrupt
+
 from agents import AgentResult, CoachInput, PlayerInput, format_feedback, run_coach, run_player, run_precheck
 from orchestrator import reports
 from orchestrator.context import RunContext
@@ -110,11 +112,14 @@ class TaskNodes:
                     worktree=worktree,
                     feedback=list(state.get("feedback", [])),
                     feedback_notes=list(state.get("feedback_notes", [])),
+                    answers=dict(state.get("answers") or {}),
                     transcript_path=self._transcript(state, "player"),
                 ),
                 self.ctx.session_settings("player", task_id, spent),
             )
             self.ctx.spent_usd += result.cost_usd
+            if result.question is not None:
+                return self._question(state, result)
             sha = await self.ctx.repo.commit_all(worktree, f"autobuild({task_id}): player turn {turn}")
             changed = await self.ctx.repo.changed_files(worktree, state["base_sha"])
             tampered = [path for path in self.ctx.plan.task(task_id).acceptance_tests if path in changed]
@@ -142,6 +147,32 @@ class TaskNodes:
                         "feedback_notes": [note, *[n for n in verdict.get("feedback_notes", [])
                                                    if "changed no files" not in n]]}
         return update | verdict
+
+    def _question(self, state: TaskState, result: AgentResult) -> dict[str, Any]:
+        """The player asked a human: pause for an answer (interactive) or abort cleanly (autonomous)."""
+        task_id, turn = state["task_id"], state["turn"]
+        question = dict(result.question or {})
+        digest = hashlib.md5(question["question"].encode(), usedforsecurity=False).hexdigest()[:6]
+        question |= {"question_id": f"{task_id}-{digest}", "task": task_id, "turn": turn}
+        self.ctx.event(task_id, "question_asked", **question)
+        cost = {"cost_usd": float(state.get("cost_usd", 0.0)) + result.cost_usd}
+        if self.ctx.settings.interactive:
+            # The worktree stays at head_sha: the same turn runs again, with the answer, once it arrives.
+            return cost | {"pending_question": question}
+        self.ctx.event(task_id, "question_aborted", question_id=question["question_id"])
+        return cost | {"outcome": "aborted",
+                       "reason": f"ambiguous decision point: the agent asked {question['question']!r}"
+                                 " and no human is available (--autonomous)"}
+
+    async def ask_human(self, state: TaskState) -> dict[str, Any]:
+        """Wait for a human's answer. interrupt() re-runs this node from its first line on every resume, so
+        nothing here may call an agent or write a trace before it."""
+        question = dict(state.get("pending_question") or {})
+        answer = interrupt(question)
+        self.ctx.event(state["task_id"], "question_answered", question_id=question.get("question_id"),
+                       answer=str(answer))
+        answers = {**(state.get("answers") or {}), str(question.get("question")): str(answer)}
+        return {"answers": answers, "pending_question": None}
 
     async def _restore(self, worktree: Path, base: str, paths: list[str], task_id: str, turn: int) -> str:
         """Put frozen acceptance tests back exactly as they are on the task's base commit."""
