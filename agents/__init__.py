@@ -13,6 +13,7 @@ from agents.roles import (
     TaskBrief,
     format_feedback,
     run_coach,
+    run_planner,
     run_player,
     run_precheck,
 )
@@ -35,6 +36,7 @@ __all__ = [
     "find_cli",
     "format_feedback",
     "run_coach",
+    "run_planner",
     "run_player",
     "run_precheck",
 ]

@@ -150,6 +150,36 @@ async def run_coach(data: CoachInput, settings: SessionSettings) -> AgentResult:
     )
 
 
+async def run_planner(
+    description: str, *, feature_id: str, repo: Path, attempt: int, errors: list[str], settings: SessionSettings,
+    transcript_path: Path | None = None,
+) -> AgentResult:
+    """A read-only planner session over the repo that submits a plan through submit_plan."""
+    system = load_prompt("planner")
+    prompt = load_prompt("planner_turn").render(
+        feature_id=feature_id, description=description,
+        errors="\n".join(f"- {e}" for e in errors) or "None: this is your first submission.",
+    )
+    return await run_session(
+        SessionRequest(
+            role="planner",
+            task_id=feature_id,
+            turn=attempt,
+            cwd=repo,
+            system_prompt=system.render(feature_id=feature_id, turn=attempt),
+            prompt=prompt,
+            tools=list(system.meta.get("tools", [])),
+            limits=_limits(settings.limits, system.meta),
+            model=settings.model,
+            transcript_path=transcript_path,
+            cli_path=settings.cli_path,
+            retry_attempts=settings.retry_attempts,
+            retry_max_wait_s=settings.retry_max_wait_s,
+            on_event=settings.on_event,
+        )
+    )
+
+
 @dataclass
 class PrecheckVerdict:
     """A pre-check's answer: plausible or not, and why."""

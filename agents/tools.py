@@ -92,7 +92,7 @@ class ToolRecorder:
         error = ""
         if owner != self.role:
             error = f"only the {owner} may call {name}; you are the {self.role}"
-        elif self.task_id != "-" and args.get("task_id") not in (None, self.task_id):
+        elif self.role != "planner" and self.task_id != "-" and args.get("task_id") not in (None, self.task_id):
             error = f"task_id must be {self.task_id}, got {args.get('task_id')!r}"
         elif name == "record_decision" and self.accepted("record_decision"):
             error = "a decision was already recorded in this session"

@@ -13,10 +13,11 @@ from typing import Any
 
 from langgraph.runtime import RunControl
 
-from orchestrator import runner
+from orchestrator import doctor, planning, runner
 from orchestrator.commands import READ_COMMANDS
 from orchestrator.errors import AutobuildError, InputError
-from orchestrator.plan import FeaturePlan, load_plan, scope_overlaps, unknown_fields
+from orchestrator.gitrepo import GitRepo
+from orchestrator.plan import FeaturePlan, check_id, load_plan, plan_path, scope_overlaps, unknown_fields
 from orchestrator.progress import Progress, render_table
 from orchestrator.settings import RunSettings, env_default
 
@@ -79,6 +80,16 @@ def build_parser() -> argparse.ArgumentParser:
     answer.add_argument("question_id")
     answer.add_argument("text")
     _add_run_options(answer)
+    plan = commands.add_parser("plan", help="turn a description into a validated feature plan (planner agent)")
+    plan.add_argument("description")
+    plan.add_argument("--id", dest="feature_id", default=None, help="feature id (default: next free FEAT-NNN)")
+    plan.add_argument("--repo", type=Path, default=None)
+    plan.add_argument("--model", default=None)
+    plan.add_argument("--json", action="store_true")
+    doctor = commands.add_parser("doctor", help="check the CLI, credentials, git, the DB and the model endpoint")
+    doctor.add_argument("--repo", type=Path, default=None)
+    doctor.add_argument("--db", default=None)
+    doctor.add_argument("--json", action="store_true")
     validate = commands.add_parser("validate", help="validate a feature plan")
     validate.add_argument("feature")
     validate.add_argument("--repo", type=Path, default=None)
@@ -294,9 +305,39 @@ def _interrupted(run_plan: runner.RunPlan) -> int:
     return EXIT_INTERRUPTED
 
 
+def _plan(args: argparse.Namespace) -> int:
+    repo = GitRepo((args.repo or Path(".")).resolve())
+    repo.check()
+    if args.feature_id:
+        check_id("feature", args.feature_id)
+        if plan_path(repo.root, args.feature_id).exists():
+            raise InputError(f"{args.feature_id} already exists: pick another --id or omit it")
+    if not args.description.strip():
+        raise InputError("the description is empty: say what the feature should do")
+    progress = Progress(json_mode=args.json)
+    outcome = asyncio.run(planning.make_plan(repo.root, args.description, feature_id=args.feature_id,
+                                             model=args.model or env_default("model"),
+                                             cli_path=env_default("cli_path"), emit=progress))
+    if outcome.plan is None:
+        print(f"error: no valid plan after {outcome.attempts} attempt(s): {'; '.join(outcome.errors)}."
+              " Nothing was written.", file=sys.stderr)
+        return EXIT_FAILED
+    if args.json:
+        print(json.dumps({"feature": outcome.plan.id, "path": str(outcome.path), "groups": outcome.plan.groups(),
+                          "cost_usd": outcome.cost_usd, "plan": outcome.plan.model_dump(mode="json")}))
+        return EXIT_OK
+    print(f"wrote {outcome.path} (${outcome.cost_usd:.4f}, {outcome.attempts} attempt(s))")
+    print(outcome.path.read_text() if outcome.path else "")
+    return EXIT_OK
+
+
 def _dispatch(args: argparse.Namespace) -> int:
     if args.command == "validate":
         return _validate(args)
+    if args.command == "plan":
+        return _plan(args)
+    if args.command == "doctor":
+        return doctor.run_doctor(args)
     if args.command in READ_COMMANDS:
         return READ_COMMANDS[args.command](args)
     if args.command != "run" and args.fresh:

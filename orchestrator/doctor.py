@@ -1,0 +1,72 @@
+"""`doctor`: is everything a run needs in place? Never prints a credential."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import socket
+import tempfile
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlparse
+
+from agents import AgentError, find_cli
+from orchestrator.processes import run
+from orchestrator.settings import resolve_db
+
+
+def _check(name: str, ok: bool, detail: str) -> dict[str, Any]:
+    return {"check": name, "ok": ok, "detail": detail}
+
+
+def checks(repo: Path, db: str | None) -> list[dict[str, Any]]:
+    results = []
+    try:
+        cli = find_cli(os.environ.get("ORCHESTRATOR_CLI_PATH"))
+        version = run([cli, "--version"], repo, timeout=30)
+        results.append(_check("claude CLI", version.ok, f"{cli}: {version.stdout.strip() or version.tail(2)}"))
+    except AgentError as exc:
+        results.append(_check("claude CLI", False, str(exc)))
+    config = Path(os.environ.get("CLAUDE_CONFIG_DIR") or Path.home() / ".claude")
+    if os.environ.get("ANTHROPIC_API_KEY"):
+        results.append(_check("credentials", True, "ANTHROPIC_API_KEY is set (value not shown)"))
+    elif (config / ".credentials.json").is_file():
+        results.append(_check("credentials", True, f"Claude Code login found in {config}"))
+    else:
+        results.append(_check("credentials", False, "set ANTHROPIC_API_KEY or log in with `claude`"))
+    git = run(["git", "--version"], repo, timeout=30)
+    results.append(_check("git", git.ok, git.stdout.strip() or git.tail(2)))
+    inside = run(["git", "rev-parse", "--show-toplevel"], repo, timeout=30)
+    results.append(_check("repo", inside.ok, inside.stdout.strip() if inside.ok else f"{repo} is not a git repo"))
+    db_path = resolve_db(repo, db)
+    try:
+        db_path.parent.mkdir(parents=True, exist_ok=True)
+        with tempfile.NamedTemporaryFile(dir=db_path.parent):
+            pass
+        results.append(_check("checkpoint DB", True, f"{db_path} (folder writable)"))
+    except OSError as exc:
+        results.append(_check("checkpoint DB", False, f"{db_path}: {exc}"))
+    results.append(_endpoint())
+    return results
+
+
+def _endpoint() -> dict[str, Any]:
+    url = urlparse(os.environ.get("ANTHROPIC_BASE_URL") or "https://api.anthropic.com")
+    host, port = url.hostname or "api.anthropic.com", url.port or (443 if url.scheme == "https" else 80)
+    try:
+        with socket.create_connection((host, port), timeout=3):
+            return _check("model endpoint", True, f"{host}:{port} reachable")
+    except OSError as exc:
+        return _check("model endpoint", False, f"{host}:{port} not reachable: {exc}")
+
+
+def run_doctor(args: argparse.Namespace) -> int:
+    repo = (args.repo or Path(".")).resolve()
+    results = checks(repo, args.db)
+    if args.json:
+        print(json.dumps(results))
+    else:
+        for item in results:
+            print(f"{'ok  ' if item['ok'] else 'FAIL'}  {item['check']:<15} {item['detail']}")
+    return 0 if all(item["ok"] for item in results) else 1

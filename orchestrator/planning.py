@@ -1,0 +1,131 @@
+"""`plan "description"`: a planner session submits a plan; we validate, regroup, renumber, then write files."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from agents import SessionLimits, SessionSettings, run_planner
+from orchestrator.context import EventSink
+from orchestrator.errors import PlanError
+from orchestrator.plan import FeaturePlan, compute_groups, parse_plan
+
+_NUMBERED = re.compile(r"^(FEAT|TASK)-(\d+)$")
+
+
+@dataclass
+class PlanOutcome:
+    """What the planner produced: the written plan, or the reasons nothing was written."""
+
+    plan: FeaturePlan | None
+    path: Path | None = None
+    errors: list[str] = field(default_factory=list)
+    cost_usd: float = 0.0
+    attempts: int = 0
+
+
+def next_id(repo: Path, prefix: str) -> str:
+    """The next free FEAT-/TASK- number in this repo (plans and task files both count)."""
+    used = [0]
+    autobuild = repo / ".autobuild"
+    for path in [*autobuild.glob("features/*.yaml"), *autobuild.glob("tasks/*.md")]:
+        found = _NUMBERED.match(path.stem)
+        if found and found.group(1) == prefix:
+            used.append(int(found.group(2)))
+        if path.suffix == ".yaml" and prefix == "TASK":
+            used.extend(_task_numbers(path))
+    return f"{prefix}-{max(used) + 1:03d}"
+
+
+def _task_numbers(plan_file: Path) -> list[int]:
+    try:
+        data = yaml.safe_load(plan_file.read_text(encoding="utf-8")) or {}
+    except (yaml.YAMLError, OSError):
+        return []
+    numbers = []
+    for task in data.get("tasks", []) if isinstance(data, dict) else []:
+        found = _NUMBERED.match(str(task.get("id", ""))) if isinstance(task, dict) else None
+        if found and found.group(1) == "TASK":
+            numbers.append(int(found.group(2)))
+    return numbers
+
+
+def normalize(submitted: dict[str, Any], feature_id: str, first_task: int) -> dict[str, Any]:
+    """Our rules over the model's: our feature id, fresh task ids, complexity kept in 1-10, no groups."""
+    data = dict(submitted)
+    data.pop("orchestration", None)  # groups are always computed from dependencies
+    data.pop("task_id", None)
+    data["id"] = feature_id
+    data.setdefault("status", "planned")
+    tasks = [dict(t) for t in data.get("tasks", []) if isinstance(t, dict)]
+    renamed = {str(t.get("id")): f"TASK-{first_task + n:03d}" for n, t in enumerate(tasks)}
+    for task in tasks:
+        task["id"] = renamed[str(task.get("id"))]
+        task["dependencies"] = [renamed.get(str(d), str(d)) for d in task.get("dependencies", []) or []]
+        if isinstance(task.get("complexity"), int | float) and not isinstance(task.get("complexity"), bool):
+            task["complexity"] = min(10, max(1, round(task["complexity"])))
+    data["tasks"] = tasks
+    complexities = [t["complexity"] for t in tasks if isinstance(t.get("complexity"), int)]
+    if isinstance(data.get("complexity"), int | float) and not isinstance(data.get("complexity"), bool):
+        data["complexity"] = min(10, max(1, round(data["complexity"])))
+    elif complexities:
+        data["complexity"] = max(complexities)
+    data["estimated_tasks"] = len(tasks)
+    return data
+
+
+async def make_plan(repo: Path, description: str, *, feature_id: str | None, model: str | None,
+                    cli_path: str | None, emit: EventSink) -> PlanOutcome:
+    """Run the planner (once more with the errors if its plan is invalid) and write the plan if valid."""
+    feature_id = feature_id or next_id(repo, "FEAT")
+    first_task = int(next_id(repo, "TASK").split("-")[1])
+    settings = SessionSettings(model=model, cli_path=cli_path, on_event=emit,
+                               limits=SessionLimits(session_timeout_s=1800, idle_timeout_s=600))
+    outcome = PlanOutcome(plan=None)
+    errors: list[str] = []
+    for attempt in (1, 2):
+        outcome.attempts = attempt
+        # No transcript file: nothing may land in the repo unless the plan is valid.
+        result = await run_planner(description, feature_id=feature_id, repo=repo, attempt=attempt, errors=errors,
+                                   settings=settings)
+        outcome.cost_usd += result.cost_usd
+        if result.status != "success" or result.report is None:
+            errors = [f"the planner session ended without submit_plan ({result.status})"]
+            continue
+        data = normalize(result.report, feature_id, first_task)
+        try:
+            plan = parse_plan(data, "submitted plan")
+        except PlanError as exc:
+            errors = [str(exc)]
+            emit({"event": "plan_invalid", "attempt": attempt, "error": str(exc)})
+            continue
+        outcome.plan = plan
+        outcome.path = write_plan(repo, plan)
+        return outcome
+    outcome.errors = errors
+    return outcome
+
+
+def write_plan(repo: Path, plan: FeaturePlan) -> Path:
+    """`.autobuild/features/<ID>.yaml` with computed groups, plus `.autobuild/tasks/<TASK>.md` per task."""
+    data = plan.model_dump(mode="json", exclude_none=True, exclude={"orchestration"})
+    descriptions = {task["id"]: task.pop("description", "") for task in data["tasks"]}
+    data["orchestration"] = {"parallel_groups": compute_groups(plan.tasks)}
+    features = repo / ".autobuild" / "features"
+    tasks = repo / ".autobuild" / "tasks"
+    features.mkdir(parents=True, exist_ok=True)
+    tasks.mkdir(parents=True, exist_ok=True)
+    for task in plan.tasks:
+        # The body is added to the task's requirements when the plan is loaded, so it holds only the
+        # planner's free-text description; requirements and criteria live in the plan itself.
+        front = yaml.safe_dump({"feature": plan.id, "task": task.id, "name": task.name,
+                                "complexity": task.complexity, "dependencies": task.dependencies}, sort_keys=False)
+        text = f"---\n{front}---\n{descriptions.get(task.id) or ''}\n"
+        (tasks / f"{task.id}.md").write_text(text, encoding="utf-8")
+    path = features / f"{plan.id}.yaml"
+    path.write_text(yaml.safe_dump(data, sort_keys=False, allow_unicode=True), encoding="utf-8")
+    return path
