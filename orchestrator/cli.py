@@ -249,7 +249,7 @@ def _run(args: argparse.Namespace, answer: tuple[str, str] | None = None) -> int
         return _dry_run(run_plan, settings.json)
     progress = Progress(json_mode=settings.json, live=sys.stdout.isatty())
     if not settings.json:
-        print(f"AutoBuild {run_plan.thread_id}: checkpoints in {run_plan.db_path}", flush=True)
+        print(f"AutoBuild {run_plan.thread_id}: checkpoints in {run_plan.store}", flush=True)
     try:
         with progress:
             summary = asyncio.run(_run_with_signals(run_plan, progress, answer))
@@ -260,7 +260,7 @@ def _run(args: argparse.Namespace, answer: tuple[str, str] | None = None) -> int
     exit_code = EXIT_QUESTION if summary.pending_questions else summary.exit_code
     if settings.json:
         print(json.dumps({"event": "summary", "feature": summary.feature_id, "exit_code": exit_code,
-                          "results": summary.results, "branch": summary.branch, "db": str(summary.db_path),
+                          "results": summary.results, "branch": summary.branch, "db": str(summary.store),
                           "pending_questions": summary.pending_questions}, default=str))
         return exit_code
     if summary.pending_questions:
@@ -269,7 +269,7 @@ def _run(args: argparse.Namespace, answer: tuple[str, str] | None = None) -> int
         print(f"{summary.thread_id} already finished (use --fresh to run it again).")
     render_table(summary.results, summary.order)
     print(f"branch:      {summary.branch}")
-    print(f"checkpoints: {summary.db_path} (thread {summary.thread_id})")
+    print(f"checkpoints: {summary.store} (thread {summary.thread_id})")
     print(f"reports:     {summary.report}")
     return summary.exit_code
 
@@ -288,7 +288,7 @@ def _prompt(question: dict[str, Any]) -> str:
 
 def _paused(summary: runner.RunSummary, run_plan: runner.RunPlan) -> int:
     settings = run_plan.settings
-    db = f" --db {run_plan.db_path}" if settings.db else ""
+    db = f" --db {run_plan.store}" if settings.db else ""
     for question in summary.pending_questions:
         options = f" [{' | '.join(question['options'])}]" if question.get("options") else ""
         print(f"{question['task']} asks {question['question_id']}: {question['question']}{options}")
@@ -299,7 +299,7 @@ def _paused(summary: runner.RunSummary, run_plan: runner.RunPlan) -> int:
 
 def _interrupted(run_plan: runner.RunPlan) -> int:
     settings = run_plan.settings
-    db = f" --db {run_plan.db_path}" if settings.db else ""
+    db = f" --db {run_plan.store}" if settings.db else ""
     resume = f"python -m orchestrator resume {settings.target} --repo {settings.repo}{db}"
     print(f"\ninterrupted; progress is checkpointed. Resume with: {resume}", file=sys.stderr)
     return EXIT_INTERRUPTED

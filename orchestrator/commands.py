@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 import json
 import shutil
-import sqlite3
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -16,9 +15,10 @@ from orchestrator.gitrepo import GitRepo
 from orchestrator.plan import check_id, load_plan
 from orchestrator.processes import run
 from orchestrator.settings import resolve_db
+from orchestrator.store import CheckpointStore
 
 
-def _repo_and_db(args: argparse.Namespace) -> tuple[Path, Path]:
+def _repo_and_db(args: argparse.Namespace) -> tuple[Path, CheckpointStore]:
     repo = (args.repo or Path(".")).resolve()
     return repo, resolve_db(repo, args.db)
 
@@ -69,7 +69,7 @@ def show(args: argparse.Namespace) -> int:
             raise InputError(f"{args.feature} has no task {args.task}: tasks are {', '.join(plan.task_ids())}")
         data = inspection.show_task(repo, plan, args.task)
         return _print(data, args.json, _task_text)
-    data = {"status": inspection.feature_status(db, plan) if db.is_file() else None,
+    data = {"status": inspection.feature_status(db, plan) if db.exists() else None,
             "tasks": [inspection.show_task(repo, plan, task_id) for task_id in plan.task_ids()]}
     return _print(data, args.json, lambda d: "\n\n".join(_task_text(t) for t in d["tasks"]))
 
@@ -124,13 +124,10 @@ def clean(args: argparse.Namespace) -> int:
         or "nothing to clean")
 
 
-def _prune_db(db: Path, feature: str | None) -> list[str]:
+def _prune_db(db: CheckpointStore, feature: str | None) -> list[str]:
     finished = [row["thread"] for row in inspection.list_features(db) if row["finished"]]
     targets = [t for t in finished if feature is None or t == feature or t.startswith(f"{feature}:")]
-    with sqlite3.connect(db, timeout=5) as conn:
-        for thread in targets:
-            conn.execute("DELETE FROM checkpoints WHERE thread_id = ?", (thread,))
-            conn.execute("DELETE FROM writes WHERE thread_id = ?", (thread,))
+    db.delete_threads(targets)
     return targets
 
 

@@ -12,6 +12,7 @@ from typing import Any
 from urllib.parse import urlparse
 
 from agents import AgentError, find_cli
+from orchestrator.errors import InputError
 from orchestrator.processes import run
 from orchestrator.settings import resolve_db
 
@@ -39,14 +40,18 @@ def checks(repo: Path, db: str | None) -> list[dict[str, Any]]:
     results.append(_check("git", git.ok, git.stdout.strip() or git.tail(2)))
     inside = run(["git", "rev-parse", "--show-toplevel"], repo, timeout=30)
     results.append(_check("repo", inside.ok, inside.stdout.strip() if inside.ok else f"{repo} is not a git repo"))
-    db_path = resolve_db(repo, db)
+    store = resolve_db(repo, db)
     try:
-        db_path.parent.mkdir(parents=True, exist_ok=True)
-        with tempfile.NamedTemporaryFile(dir=db_path.parent):
-            pass
-        results.append(_check("checkpoint DB", True, f"{db_path} (folder writable)"))
-    except OSError as exc:
-        results.append(_check("checkpoint DB", False, f"{db_path}: {exc}"))
+        if store.is_postgres:
+            with store.saver_check():
+                pass
+        else:
+            store.path.parent.mkdir(parents=True, exist_ok=True)
+            with tempfile.NamedTemporaryFile(dir=store.path.parent):
+                pass
+        results.append(_check("checkpoint DB", True, f"{store} (writable)"))
+    except (OSError, InputError) as exc:
+        results.append(_check("checkpoint DB", False, f"{store}: {exc}"))
     results.append(_endpoint())
     return results
 

@@ -2,44 +2,27 @@
 
 from __future__ import annotations
 
-import contextlib
-import sqlite3
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
-
-from langgraph.checkpoint.sqlite import SqliteSaver
 
 from orchestrator import trace
 from orchestrator.errors import InputError
 from orchestrator.plan import FeaturePlan
+from orchestrator.store import CheckpointStore, Reader
 
 TASK_NS_PREFIX = "run_task:"
-
-
-@contextlib.contextmanager
-def read_only(db_path: Path) -> Iterator[tuple[sqlite3.Connection, SqliteSaver]]:
-    """A read-only connection: never creates the file, never takes a write lock."""
-    if not db_path.is_file():
-        raise InputError(f"no checkpoint DB at {db_path}: nothing has run for this repo yet (or pass --db)")
-    conn = sqlite3.connect(f"file:{db_path}?mode=ro", uri=True, check_same_thread=False, timeout=5)
-    try:
-        yield conn, SqliteSaver(conn)
-    finally:
-        conn.close()
 
 
 def _next_nodes(values: dict[str, Any]) -> list[str]:
     return sorted(key.removeprefix("branch:to:") for key in values if key.startswith("branch:to:"))
 
 
-def list_features(db_path: Path) -> list[dict[str, Any]]:
-    """Every feature thread in the DB with a one-line summary."""
+def list_features(store: CheckpointStore) -> list[dict[str, Any]]:
+    """Every feature thread in the store with a one-line summary."""
     rows = []
-    with read_only(db_path) as (conn, saver):
-        threads = [r[0] for r in conn.execute("SELECT DISTINCT thread_id FROM checkpoints ORDER BY thread_id")]
-        for thread_id in threads:
-            latest = saver.get_tuple({"configurable": {"thread_id": thread_id, "checkpoint_ns": ""}})
+    with store.reader() as reader:
+        for thread_id in reader.threads():
+            latest = reader.latest(thread_id)
             if latest is None:
                 continue
             values = latest.checkpoint.get("channel_values", {})
@@ -57,15 +40,11 @@ def list_features(db_path: Path) -> list[dict[str, Any]]:
     return rows
 
 
-def _task_snapshots(conn: sqlite3.Connection, saver: SqliteSaver, thread_id: str) -> dict[str, dict[str, Any]]:
+def _task_snapshots(reader: Reader, thread_id: str) -> dict[str, dict[str, Any]]:
     """Latest state of every task subgraph of the thread (including tasks still running)."""
     snapshots: dict[str, dict[str, Any]] = {}
-    namespaces = [r[0] for r in conn.execute(
-        "SELECT DISTINCT checkpoint_ns FROM checkpoints WHERE thread_id = ? AND checkpoint_ns LIKE ?",
-        (thread_id, TASK_NS_PREFIX + "%"),
-    )]
-    for namespace in namespaces:
-        latest = saver.get_tuple({"configurable": {"thread_id": thread_id, "checkpoint_ns": namespace}})
+    for namespace in reader.namespaces(thread_id, TASK_NS_PREFIX):
+        latest = reader.latest(thread_id, namespace)
         if latest is None:
             continue
         values = dict(latest.checkpoint.get("channel_values", {}))
@@ -75,15 +54,15 @@ def _task_snapshots(conn: sqlite3.Connection, saver: SqliteSaver, thread_id: str
     return snapshots
 
 
-def feature_status(db_path: Path, plan: FeaturePlan, thread_id: str | None = None) -> dict[str, Any]:
+def feature_status(store: CheckpointStore, plan: FeaturePlan, thread_id: str | None = None) -> dict[str, Any]:
     """The task table of one feature: group, status, turn, last decision, cost, duration."""
     thread_id = thread_id or plan.id
-    with read_only(db_path) as (conn, saver):
-        latest = saver.get_tuple({"configurable": {"thread_id": thread_id, "checkpoint_ns": ""}})
+    with store.reader() as reader:
+        latest = reader.latest(thread_id)
         if latest is None:
-            raise InputError(f"{thread_id} has no checkpoint in {db_path}: run it first")
+            raise InputError(f"{thread_id} has no checkpoint in {store}: run it first")
         values = latest.checkpoint.get("channel_values", {})
-        snapshots = _task_snapshots(conn, saver, thread_id)
+        snapshots = _task_snapshots(reader, thread_id)
     results: dict[str, Any] = values.get("results", {})
     tasks = []
     for group_number, group in enumerate(plan.groups(), 1):
@@ -123,26 +102,19 @@ def feature_status(db_path: Path, plan: FeaturePlan, thread_id: str | None = Non
     }
 
 
-def history(db_path: Path, thread_id: str, task_id: str | None = None) -> list[dict[str, Any]]:
+def history(store: CheckpointStore, thread_id: str, task_id: str | None = None) -> list[dict[str, Any]]:
     """Checkpoint timeline: step, node that produced it, time, decision (feature or one task's subgraph)."""
-    with read_only(db_path) as (conn, saver):
+    with store.reader() as reader:
         if task_id:
-            namespaces = [ns for ns, values in _namespaces_of(conn, saver, thread_id) if values == task_id]
+            namespaces = [ns for ns, snap in _task_namespaces(reader, thread_id) if snap == task_id]
             if not namespaces:
                 raise InputError(f"{thread_id} has no checkpoints for task {task_id}")
         else:
             namespaces = [""]
-        produced_by: dict[str, list[str]] = {}
-        for checkpoint_id, task_path in conn.execute(
-            "SELECT DISTINCT checkpoint_id, task_path FROM writes WHERE thread_id = ?", (thread_id,)
-        ):
-            node = task_path.split(", ")[1] if task_path.startswith("~__pregel_pull, ") else "run_task"
-            if node not in produced_by.setdefault(checkpoint_id, []):
-                produced_by[checkpoint_id].append(node)
+        produced_by = reader.produced_by(thread_id)
         timeline = []
         for namespace in namespaces:
-            config = {"configurable": {"thread_id": thread_id, "checkpoint_ns": namespace}}
-            for item in reversed(list(saver.list(config))):  # type: ignore[arg-type]
+            for item in reader.timeline(thread_id, namespace):
                 values = item.checkpoint.get("channel_values", {})
                 parent = item.parent_config["configurable"]["checkpoint_id"] if item.parent_config else None
                 coach = values.get("coach") or {}
@@ -158,13 +130,10 @@ def history(db_path: Path, thread_id: str, task_id: str | None = None) -> list[d
     return timeline
 
 
-def _namespaces_of(conn: sqlite3.Connection, saver: SqliteSaver, thread_id: str) -> list[tuple[str, Any]]:
+def _task_namespaces(reader: Reader, thread_id: str) -> list[tuple[str, Any]]:
     found = []
-    for (namespace,) in conn.execute(
-        "SELECT DISTINCT checkpoint_ns FROM checkpoints WHERE thread_id = ? AND checkpoint_ns LIKE ?",
-        (thread_id, TASK_NS_PREFIX + "%"),
-    ):
-        latest = saver.get_tuple({"configurable": {"thread_id": thread_id, "checkpoint_ns": namespace}})
+    for namespace in reader.namespaces(thread_id, TASK_NS_PREFIX):
+        latest = reader.latest(thread_id, namespace)
         if latest is not None:
             found.append((namespace, latest.checkpoint.get("channel_values", {}).get("task_id")))
     return found

@@ -2,31 +2,26 @@
 
 from __future__ import annotations
 
-import contextlib
-import fcntl
-import os
 import sqlite3
 import time
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from langchain_core.runnables import RunnableConfig
-from langgraph.checkpoint.sqlite import SqliteSaver
-from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 from langgraph.errors import GraphDrained
 from langgraph.runtime import RunControl
 from langgraph.types import Command, StateSnapshot
 
 from agents import AgentError, find_cli, reaper
 from orchestrator.context import EventSink, RunContext
-from orchestrator.errors import InputError, RunLockedError
+from orchestrator.errors import InputError
 from orchestrator.gitrepo import GitRepo, feature_branch
 from orchestrator.graph import build_feature_graph
 from orchestrator.plan import FeaturePlan, find_feature_of_task, load_plan, plan_path
 from orchestrator.settings import RunSettings, resolve_db
 from orchestrator.state import TaskResult
+from orchestrator.store import CheckpointStore
 
 OK_STATUSES = {"approved"}
 
@@ -39,7 +34,7 @@ class RunPlan:
     plan: FeaturePlan
     base_branch: str
     groups: list[list[str]]
-    db_path: Path
+    store: CheckpointStore
     thread_id: str
     only_task: str | None = None
 
@@ -50,7 +45,7 @@ class RunSummary:
 
     feature_id: str
     branch: str
-    db_path: Path
+    store: CheckpointStore
     thread_id: str
     order: list[str]
     results: dict[str, TaskResult] = field(default_factory=dict)
@@ -86,7 +81,7 @@ def prepare(settings: RunSettings) -> RunPlan:
     base = plan.base_branch or repo.current_branch()
     if not repo.has_branch(base):
         raise InputError(f"base branch {base!r} does not exist: create it or fix base_branch in the plan")
-    db_path = resolve_db(settings.repo, settings.db)
+    store = resolve_db(settings.repo, settings.db)
     if not settings.dry_run:
         try:
             find_cli(settings.cli_path)
@@ -94,9 +89,9 @@ def prepare(settings: RunSettings) -> RunPlan:
             raise InputError(str(exc)) from None
     groups = [[only_task]] if only_task else plan.groups()
     thread_id = f"{plan.id}:{only_task}" if only_task else plan.id
-    run_plan = RunPlan(settings, plan, base, groups, db_path, thread_id, only_task)
-    if settings.resume_only and (not db_path.is_file() or read_thread_values(db_path, thread_id) is None):
-        raise InputError(f"nothing to resume: {thread_id} has no checkpoint in {db_path}; use `run`")
+    run_plan = RunPlan(settings, plan, base, groups, store, thread_id, only_task)
+    if settings.resume_only and (not store.exists() or read_thread_values(store, thread_id) is None):
+        raise InputError(f"nothing to resume: {thread_id} has no checkpoint in {store}; use `run`")
     if only_task and not settings.ignore_deps:
         missing = [dep for dep in plan.task(only_task).dependencies if dep not in approved_tasks(run_plan)]
         if missing:
@@ -108,48 +103,21 @@ def prepare(settings: RunSettings) -> RunPlan:
 
 def approved_tasks(run_plan: RunPlan) -> set[str]:
     """Tasks approved and merged in the feature's checkpoint (read-only; no DB is created)."""
-    if not run_plan.db_path.is_file():
+    if not run_plan.store.exists():
         return set()
-    values = read_thread_values(run_plan.db_path, run_plan.plan.id)
+    values = read_thread_values(run_plan.store, run_plan.plan.id)
     results: dict[str, Any] = values.get("results", {}) if values else {}
     return {tid for tid, r in results.items() if r.get("status") == "approved" and r.get("merged")}
 
 
-def read_thread_values(db_path: Path, thread_id: str) -> dict[str, Any] | None:
+def read_thread_values(store: CheckpointStore, thread_id: str) -> dict[str, Any] | None:
     """The latest checkpointed values of a thread, through a read-only connection."""
-    uri = f"file:{db_path}?mode=ro"
-    with contextlib.closing(sqlite3.connect(uri, uri=True, check_same_thread=False)) as conn:
-        saver = SqliteSaver(conn)
+    with store.reader() as reader:
         try:
-            checkpoint = saver.get_tuple({"configurable": {"thread_id": thread_id, "checkpoint_ns": ""}})
+            checkpoint = reader.latest(thread_id)
         except sqlite3.OperationalError:
             return None
-    if checkpoint is None:
-        return None
-    return dict(checkpoint.checkpoint.get("channel_values", {}))
-
-
-@contextlib.contextmanager
-def feature_lock(db_path: Path, thread_id: str) -> Iterator[None]:
-    """One orchestrator per feature thread: a second one refuses instead of corrupting the run."""
-    lock_path = db_path.with_name(f"{db_path.name}.{thread_id.replace(':', '.')}.lock")
-    with lock_path.open("a+") as handle:
-        try:
-            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            handle.seek(0)
-            holder = handle.read().strip() or "another process"
-            raise RunLockedError(
-                f"{thread_id} is already being run by pid {holder}: wait for it, or stop it and resume"
-            ) from None
-        handle.seek(0)
-        handle.truncate()
-        handle.write(str(os.getpid()))
-        handle.flush()
-        try:
-            yield
-        finally:
-            fcntl.flock(handle, fcntl.LOCK_UN)
+    return dict(checkpoint.checkpoint.get("channel_values", {})) if checkpoint else None
 
 
 def pending_questions(snapshot: StateSnapshot) -> list[dict[str, Any]]:
@@ -170,11 +138,12 @@ async def execute(
     ctx = RunContext(settings=settings, plan=run_plan.plan, base_branch=run_plan.base_branch, emit=emit)
     order = [task_id for group in run_plan.groups for task_id in group]
     summary = RunSummary(
-        run_plan.plan.id, feature_branch(run_plan.plan.id), run_plan.db_path, run_plan.thread_id, order
+        run_plan.plan.id, feature_branch(run_plan.plan.id), run_plan.store, run_plan.thread_id, order
     )
-    run_plan.db_path.parent.mkdir(parents=True, exist_ok=True)
-    with feature_lock(run_plan.db_path, run_plan.thread_id):
-        async with AsyncSqliteSaver.from_conn_string(str(run_plan.db_path)) as saver:
+    if not run_plan.store.is_postgres:
+        run_plan.store.path.parent.mkdir(parents=True, exist_ok=True)
+    with run_plan.store.lock(run_plan.thread_id):
+        async with run_plan.store.saver() as saver:
             graph = build_feature_graph(ctx, run_plan.groups).compile(checkpointer=saver)
             config: RunnableConfig = {
                 "configurable": {"thread_id": run_plan.thread_id},

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from orchestrator.errors import InputError
+from orchestrator.store import POSTGRES_SCHEMES, CheckpointStore
 
 ENV_PREFIX = "ORCHESTRATOR_"
 
@@ -69,13 +70,13 @@ def default_checkpoint_dir() -> Path:
     return data_home / "autobuild" / "checkpoints"
 
 
-def resolve_db(repo: Path, db: str | None) -> Path:
-    """The SQLite file for this repo: --db, ORCHESTRATOR_DB, or one file per repo in the default folder."""
+def resolve_db(repo: Path, db: str | None) -> CheckpointStore:
+    """--db, ORCHESTRATOR_DB (a SQLite path or a postgresql:// URL), or one SQLite file per repo."""
     chosen = db or env_default("db")
     if chosen:
-        if chosen.startswith(("postgres://", "postgresql://")):
-            raise InputError("Postgres checkpoints are not available in this version: use a SQLite path")
-        return Path(chosen).expanduser().resolve()
+        if chosen.startswith(POSTGRES_SCHEMES):
+            return CheckpointStore(chosen)
+        return CheckpointStore(str(Path(chosen).expanduser().resolve()))
     real = str(repo.resolve())
     digest = hashlib.sha1(real.encode(), usedforsecurity=False).hexdigest()[:8]
-    return default_checkpoint_dir() / f"{repo.resolve().name}-{digest}.sqlite"
+    return CheckpointStore(str(default_checkpoint_dir() / f"{repo.resolve().name}-{digest}.sqlite"))

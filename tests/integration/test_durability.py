@@ -8,7 +8,7 @@ import subprocess
 import sys
 import time
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -19,15 +19,16 @@ from agents.reaper import tagged_pids
 from agents.testing.scenario import Scenario
 from agents.testing.scripted_model import ScriptedModel
 from orchestrator.demo import DEMO_PLAN, make_sample_repo
-from orchestrator.inspection import read_only
+from orchestrator.store import CheckpointStore
 from tests.conftest import CliRun, approve_scenario, cli_env, git, one_task_plan
+from tests.postgres import postgres_server
 
 pytestmark = pytest.mark.cli
 
 DEMO_SCENARIO = Scenario.load(Path(str(resources.files("agents.testing") / "demo_scenario.yaml")))
 
 
-def start_run(repo: Path, db: Path, model: ScriptedModel, tmp_path: Path, *args: str) -> subprocess.Popen[str]:
+def start_run(repo: Path, db: Path | str, model: ScriptedModel, tmp_path: Path, *args: str) -> subprocess.Popen[str]:
     return subprocess.Popen(
         [sys.executable, "-m", "orchestrator", "run", "FEAT-001", "--repo", str(repo), "--db", str(db), *args],
         env=cli_env(model, tmp_path), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
@@ -51,13 +52,12 @@ def wait_for(condition: Callable[[], bool], timeout: float = 90) -> None:
     raise AssertionError("condition not reached")
 
 
-def checkpointed_sessions(db: Path) -> set[tuple[str, str, int]]:
+def checkpointed_sessions(db: Path | str) -> set[tuple[str, str, int]]:
     """(role, task, turn) of every agent node whose completion is in the checkpoint."""
     done: set[tuple[str, str, int]] = set()
-    with read_only(db) as (conn, saver):
-        namespaces = [r[0] for r in conn.execute("SELECT DISTINCT checkpoint_ns FROM checkpoints")]
-        for namespace in namespaces:
-            latest = saver.get_tuple({"configurable": {"thread_id": "FEAT-001", "checkpoint_ns": namespace}})
+    with CheckpointStore(str(db)).reader() as reader:
+        for namespace in ["", *reader.namespaces("FEAT-001", "run_task:")]:
+            latest = reader.latest("FEAT-001", namespace)
             values = latest.checkpoint["channel_values"] if latest else {}
             for entry in values.get("history", []):
                 done.add((entry["role"], values["task_id"], entry["turn"]))
@@ -105,8 +105,25 @@ KILL_POINTS: dict[str, Callable[[Path, ScriptedModel], bool]] = {
 
 @pytest.mark.parametrize("point", list(KILL_POINTS))
 def test_sigkill_then_resume_gives_same_result(point: str, tmp_path: Path, reference_tree: list[str]) -> None:
+    kill_and_resume(point, tmp_path, reference_tree, str(tmp_path / "db.sqlite"))
+
+
+@pytest.fixture(scope="module")
+def postgres_url() -> Iterator[str]:
+    with postgres_server() as url:
+        yield url
+
+
+def test_sigkill_then_resume_on_postgres(tmp_path: Path, reference_tree: list[str], postgres_url: str) -> None:
+    kill_and_resume("during-player-session", tmp_path, reference_tree, postgres_url, check_lock=True)
+    listing = subprocess.run([sys.executable, "-m", "orchestrator", "status", "--db", postgres_url, "--json"],
+                             capture_output=True, text=True, check=True)
+    assert [row["thread"] for row in json.loads(listing.stdout)] == ["FEAT-001"]
+    assert "postgresql://" not in listing.stderr
+
+
+def kill_and_resume(point: str, tmp_path: Path, reference_tree: list[str], db: str, check_lock: bool = False) -> None:
     repo = make_sample_repo(tmp_path / "repo", plan=DEMO_PLAN)
-    db = tmp_path / "db.sqlite"
     scenario = Scenario.from_data({"sessions": []})
     scenario.sessions = [*DEMO_SCENARIO.sessions]
     if point == "during-player-session":
@@ -120,6 +137,11 @@ def test_sigkill_then_resume_gives_same_result(point: str, tmp_path: Path, refer
             wait_for(lambda: KILL_POINTS[point](repo, model))
             if point == "during-merge":
                 time.sleep(1.0)
+            if check_lock:
+                second = subprocess.run(
+                    [sys.executable, "-m", "orchestrator", "run", "FEAT-001", "--repo", str(repo), "--db", db],
+                    env=cli_env(model, tmp_path), capture_output=True, text=True, timeout=60, check=False)
+                assert second.returncode == 2 and "already being run" in second.stderr, second.stderr
         finally:
             proc.send_signal(signal.SIGKILL)
             proc.communicate()
@@ -127,7 +149,7 @@ def test_sigkill_then_resume_gives_same_result(point: str, tmp_path: Path, refer
         finished = checkpointed_sessions(db)
         wait_for(lambda: not [t for t in tagged_pids().values() if t.startswith(f"{proc.pid}.")], timeout=15)
         resumed = subprocess.run(
-            [sys.executable, "-m", "orchestrator", "resume", "FEAT-001", "--repo", str(repo), "--db", str(db)],
+            [sys.executable, "-m", "orchestrator", "resume", "FEAT-001", "--repo", str(repo), "--db", db],
             env=cli_env(model, tmp_path), capture_output=True, text=True, timeout=240, check=False,
         )
         after = session_starts(model)
@@ -137,7 +159,7 @@ def test_sigkill_then_resume_gives_same_result(point: str, tmp_path: Path, refer
     for session in finished:
         assert after[session] == before[session], f"{session} finished before the kill but ran again"
     status = subprocess.run(
-        [sys.executable, "-m", "orchestrator", "status", "FEAT-001", "--repo", str(repo), "--db", str(db), "--json"],
+        [sys.executable, "-m", "orchestrator", "status", "FEAT-001", "--repo", str(repo), "--db", db, "--json"],
         capture_output=True, text=True, check=True,
     )
     table = json.loads(status.stdout)

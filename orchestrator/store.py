@@ -1,0 +1,215 @@
+"""Checkpoint storage: SQLite (default) or Postgres, each with a writer for runs, a per-thread lock and a
+read-only reader for status/history/show (safe while a run is live)."""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import os
+import sqlite3
+import zlib
+from collections.abc import AsyncIterator, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from langgraph.checkpoint.base import BaseCheckpointSaver, CheckpointTuple
+from langgraph.checkpoint.sqlite import SqliteSaver
+from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
+
+from orchestrator.errors import InputError, RunLockedError
+
+POSTGRES_SCHEMES = ("postgres://", "postgresql://")
+
+
+class Reader:
+    """Read-only queries over one checkpoint store."""
+
+    def __init__(self, saver: BaseCheckpointSaver[Any], query: Any, writes_table: str, mark: str) -> None:
+        self.saver = saver
+        self._query = query
+        self._writes = writes_table
+        self._mark = mark
+
+    def _rows(self, sql: str, *params: Any) -> list[tuple[Any, ...]]:
+        return list(self._query(sql.replace("?", self._mark), params))
+
+    def threads(self) -> list[str]:
+        return [r[0] for r in self._rows("SELECT DISTINCT thread_id FROM checkpoints ORDER BY thread_id")]
+
+    def namespaces(self, thread_id: str, prefix: str) -> list[str]:
+        sql = "SELECT DISTINCT checkpoint_ns FROM checkpoints WHERE thread_id = ? AND checkpoint_ns LIKE ?"
+        return [r[0] for r in self._rows(sql, thread_id, prefix + "%")]
+
+    def latest(self, thread_id: str, namespace: str = "") -> CheckpointTuple | None:
+        return self.saver.get_tuple({"configurable": {"thread_id": thread_id, "checkpoint_ns": namespace}})
+
+    def timeline(self, thread_id: str, namespace: str = "") -> list[CheckpointTuple]:
+        config = {"configurable": {"thread_id": thread_id, "checkpoint_ns": namespace}}
+        return list(reversed(list(self.saver.list(config))))  # type: ignore[arg-type]
+
+    def produced_by(self, thread_id: str) -> dict[str, list[str]]:
+        """checkpoint id -> the nodes whose writes were made from it (i.e. that produced its successor)."""
+        found: dict[str, list[str]] = {}
+        sql = f"SELECT DISTINCT checkpoint_id, task_path FROM {self._writes} WHERE thread_id = ?"
+        for checkpoint_id, task_path in self._rows(sql, thread_id):
+            node = task_path.split(", ")[1] if task_path.startswith("~__pregel_pull, ") else "run_task"
+            if node not in found.setdefault(checkpoint_id, []):
+                found[checkpoint_id].append(node)
+        return found
+
+
+@dataclass(frozen=True)
+class CheckpointStore:
+    """Where checkpoints live: a SQLite file path or a postgresql:// URL."""
+
+    location: str
+
+    @property
+    def is_postgres(self) -> bool:
+        return self.location.startswith(POSTGRES_SCHEMES)
+
+    @property
+    def path(self) -> Path:
+        return Path(self.location)
+
+    def __str__(self) -> str:
+        if not self.is_postgres:
+            return self.location
+        head, _, tail = self.location.partition("@")
+        return f"{head.split('//')[0]}//***@{tail}" if tail else self.location  # never print a password
+
+    def exists(self) -> bool:
+        if not self.is_postgres:
+            return self.path.is_file()
+        try:
+            with self.reader() as reader:
+                reader.threads()
+        except InputError:
+            return False
+        return True
+
+    @contextlib.asynccontextmanager
+    async def saver(self) -> AsyncIterator[BaseCheckpointSaver[Any]]:
+        """The writer a run uses (one connection; Postgres tables are created on first use)."""
+        if self.is_postgres:
+            postgres = _postgres()
+            async with postgres.AsyncPostgresSaver.from_conn_string(self.location) as saver:
+                await saver.setup()
+                yield saver
+            return
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        async with AsyncSqliteSaver.from_conn_string(str(self.path)) as saver:
+            yield saver
+
+    @contextlib.contextmanager
+    def lock(self, thread_id: str) -> Iterator[None]:
+        """One orchestrator per thread: a second one refuses (flock for SQLite, an advisory lock on Postgres)."""
+        if self.is_postgres:
+            with self._pg_lock(thread_id):
+                yield
+            return
+        lock_path = self.path.with_name(f"{self.path.name}.{thread_id.replace(':', '.')}.lock")
+        with lock_path.open("a+") as handle:
+            try:
+                fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                handle.seek(0)
+                holder = handle.read().strip() or "another process"
+                raise RunLockedError(
+                    f"{thread_id} is already being run by pid {holder}: wait for it, or stop it and resume"
+                ) from None
+            handle.seek(0)
+            handle.truncate()
+            handle.write(str(os.getpid()))
+            handle.flush()
+            try:
+                yield
+            finally:
+                fcntl.flock(handle, fcntl.LOCK_UN)
+
+    @contextlib.contextmanager
+    def _pg_lock(self, thread_id: str) -> Iterator[None]:
+        import psycopg  # noqa: PLC0415 - optional dependency, only for postgresql:// stores
+
+        key = zlib.crc32(f"autobuild:{thread_id}".encode())
+        with psycopg.connect(self.location, autocommit=True) as conn:
+            row = conn.execute("SELECT pg_try_advisory_lock(%s), pg_backend_pid()", (key,)).fetchone()
+            if not row or not row[0]:
+                raise RunLockedError(f"{thread_id} is already being run by another orchestrator (Postgres advisory"
+                                     " lock held): wait for it, or stop it and resume")
+            try:
+                yield
+            finally:
+                conn.execute("SELECT pg_advisory_unlock(%s)", (key,))
+
+    @contextlib.contextmanager
+    def reader(self) -> Iterator[Reader]:
+        """Read-only access: never creates the store, never takes a write lock."""
+        if self.is_postgres:
+            import psycopg  # noqa: PLC0415 - optional dependency
+            from psycopg.rows import dict_row  # noqa: PLC0415
+
+            try:
+                pg = psycopg.connect(self.location, autocommit=True, row_factory=dict_row)
+            except psycopg.OperationalError as exc:
+                raise InputError(f"cannot connect to {self}: {str(exc).strip().splitlines()[0]}") from None
+            with pg:
+                pg.execute("SET default_transaction_read_only = on")
+                saver = _postgres().PostgresSaver(pg)
+
+                def query(sql: str, params: tuple[Any, ...]) -> list[tuple[Any, ...]]:
+                    return [tuple(row.values()) for row in pg.execute(sql, params).fetchall()]
+
+                try:
+                    yield Reader(saver, query, "checkpoint_writes", "%s")
+                except psycopg.errors.UndefinedTable:
+                    raise InputError(f"no checkpoints in {self}: nothing has run there yet") from None
+            return
+        if not self.path.is_file():
+            raise InputError(f"no checkpoint DB at {self.path}: nothing has run for this repo yet (or pass --db)")
+        conn = sqlite3.connect(f"file:{self.path}?mode=ro", uri=True, check_same_thread=False, timeout=5)
+        try:
+            yield Reader(SqliteSaver(conn), lambda sql, params: conn.execute(sql, params).fetchall(), "writes", "?")
+        finally:
+            conn.close()
+
+    @contextlib.contextmanager
+    def saver_check(self) -> Iterator[None]:
+        """Connect to a Postgres store once (doctor)."""
+        import psycopg  # noqa: PLC0415 - optional dependency
+
+        try:
+            with psycopg.connect(self.location, connect_timeout=5):
+                yield
+        except psycopg.OperationalError as exc:
+            raise InputError(str(exc).strip().splitlines()[0]) from None
+
+    def delete_threads(self, thread_ids: list[str]) -> None:
+        """Prune threads (clean --db); the only write outside a run."""
+        if self.is_postgres:
+            import psycopg  # noqa: PLC0415 - optional dependency
+
+            with psycopg.connect(self.location, autocommit=True) as pg:
+                for table in ("checkpoint_writes", "checkpoint_blobs", "checkpoints"):
+                    for thread in thread_ids:
+                        pg.execute(f"DELETE FROM {table} WHERE thread_id = %s", (thread,))
+            return
+        with sqlite3.connect(self.path, timeout=5) as conn:
+            for thread in thread_ids:
+                conn.execute("DELETE FROM checkpoints WHERE thread_id = ?", (thread,))
+                conn.execute("DELETE FROM writes WHERE thread_id = ?", (thread,))
+
+
+def _postgres() -> Any:
+    try:
+        import langgraph.checkpoint.postgres as sync  # noqa: PLC0415 - optional dependency
+        from langgraph.checkpoint.postgres import aio  # noqa: PLC0415
+    except ImportError:
+        raise InputError("postgresql:// needs `pip install 'autobuild[postgres]'`") from None
+
+    class Namespace:
+        AsyncPostgresSaver = aio.AsyncPostgresSaver
+        PostgresSaver = sync.PostgresSaver
+
+    return Namespace
