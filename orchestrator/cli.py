@@ -104,11 +104,13 @@ def build_parser() -> argparse.ArgumentParser:
     show.add_argument("task", nargs="?")
     clean = commands.add_parser("clean", help="remove leftover worktrees and task branches (never feature branches)")
     clean.add_argument("feature", nargs="?")
-    clean.add_argument("--prune-db", dest="prune_db", action="store_true",
-                       help="also delete finished threads from the checkpoint DB")
+    clean.add_argument("--db", nargs="?", const="", default=None, metavar="PATH",
+                       help="also prune finished threads from the checkpoint DB (this one, or the default)")
+    clean.add_argument("--prune-db", dest="prune_db", action="store_true", help="same as --db without a PATH")
     for sub in (status, history, show, clean):
         sub.add_argument("--repo", type=Path, default=None)
-        sub.add_argument("--db", default=None)
+        if sub is not clean:
+            sub.add_argument("--db", default=None)
         sub.add_argument("--json", action="store_true")
     return parser
 

@@ -97,6 +97,8 @@ def _task_text(data: dict[str, Any]) -> str:
 
 def clean(args: argparse.Namespace) -> int:
     """Remove worktrees and task branches left by interrupted runs; feature branches always stay."""
+    prune = args.prune_db or args.db is not None
+    args.db = args.db or None
     repo_path, db = _repo_and_db(args)
     repo = GitRepo(repo_path)
     repo.check()
@@ -117,7 +119,7 @@ def clean(args: argparse.Namespace) -> int:
         if "." in branch.removeprefix("autobuild/"):  # task branches only: autobuild/FEAT.TASK
             run(["git", "branch", "-D", branch], repo_path)
             removed.append(branch)
-    pruned = _prune_db(db, feature) if args.prune_db else []
+    pruned = _prune_db(db, feature) if prune and db.exists() else []
     result = {"removed": removed, "pruned_threads": pruned}
     return _print(result, args.json, lambda r: "\n".join(
         [f"removed {item}" for item in r["removed"]] + [f"pruned thread {t}" for t in r["pruned_threads"]])

@@ -152,3 +152,23 @@ def test_dry_run_reports_groups_estimate_and_scope_overlaps(tmp_path: Path, run_
     assert "TASK-A and TASK-B may write the same files" in data["scope_overlaps"][0]
     assert "may write the same files" in run_cli("validate", "FEAT-001", "--repo", str(repo)).stderr
     assert not db.exists() and "autobuild/" not in git(repo, "branch", "--list")
+
+
+def test_clean_removes_leftovers_and_prunes_finished_threads(
+    tmp_path: Path, model_factory: Callable[..., ScriptedModel], run_cli: Callable[..., CliRun]
+) -> None:
+    repo = make_sample_repo(tmp_path / "repo", plan=two_task_plan())
+    model = model_factory({"sessions": [writer("TASK-A", {"calc/a.py": "A = 1\n"}),
+                                        writer("TASK-B", {"calc/b.py": "B = 1\n"}), coach_from_pytest()]})
+    db = tmp_path / "db"
+    result = run_cli("run", "FEAT-001", "--repo", str(repo), "--db", str(db), "--keep-worktrees", model=model)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert git(repo, "worktree", "list").count("\n") == 4, "kept: two task worktrees and the integration one"
+    cleaned = run_cli("clean", "FEAT-001", "--repo", str(repo), "--db", str(db), "--json")
+    assert cleaned.returncode == 0, cleaned.stderr
+    data = json.loads(cleaned.stdout)
+    assert data["pruned_threads"] == ["FEAT-001"] and len(data["removed"]) >= 3
+    assert git(repo, "worktree", "list").count("\n") == 1
+    assert "autobuild/FEAT-001\n" in git(repo, "branch", "--list") + "\n", "the feature branch always stays"
+    assert "autobuild/FEAT-001." not in git(repo, "branch", "--list")
+    assert run_cli("status", "--repo", str(repo), "--db", str(db), "--json").stdout.strip() == "[]"
