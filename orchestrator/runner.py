@@ -134,7 +134,9 @@ async def execute(
 ) -> RunSummary:
     """Run (or resume) the thread to its end; returns the summary from the final checkpoint."""
     settings = run_plan.settings
+    # Start-up hygiene: processes a crashed predecessor left behind, and worktrees whose folders are gone.
     reaper.reap_orphans()
+    await GitRepo(settings.repo).git("worktree", "prune", check=False)
     ctx = RunContext(settings=settings, plan=run_plan.plan, base_branch=run_plan.base_branch, emit=emit)
     order = [task_id for group in run_plan.groups for task_id in group]
     summary = RunSummary(
