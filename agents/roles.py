@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from agents.prompts import load_prompt
+from agents.prompts import PromptTemplate, load_prompt
 from agents.session import EventSink, SessionRequest, run_session
 from agents.types import AgentResult, SessionLimits
 
@@ -103,24 +103,11 @@ async def run_player(data: PlayerInput, settings: SessionSettings) -> AgentResul
         "answers": "\n".join(f"- Q: {q}\n  A: {a}" for q, a in data.answers.items()) or "None.",
     }
     return await run_session(
-        SessionRequest(
-            role="player",
-            task_id=data.brief.task_id,
-            turn=data.turn,
-            cwd=data.worktree,
-            system_prompt=system.render(task_id=data.brief.task_id, turn=data.turn),
-            prompt=load_prompt("player_turn").render(**variables),
-            tools=list(system.meta.get("tools", [])),
-            limits=_limits(settings.limits, system.meta),
-            model=settings.model,
-            file_scope=data.brief.file_scope,
-            frozen=data.brief.frozen_tests,
+        _request(
+            "player", task_id=data.brief.task_id, turn=data.turn, cwd=data.worktree, system=system,
+            prompt=load_prompt("player_turn").render(**variables), settings=settings,
+            transcript_path=data.transcript_path, file_scope=data.brief.file_scope, frozen=data.brief.frozen_tests,
             answers=dict(data.answers),
-            transcript_path=data.transcript_path,
-            cli_path=settings.cli_path,
-            retry_attempts=settings.retry_attempts,
-            retry_max_wait_s=settings.retry_max_wait_s,
-            on_event=settings.on_event,
         )
     )
 
@@ -131,21 +118,10 @@ async def run_coach(data: CoachInput, settings: SessionSettings) -> AgentResult:
     report = json.dumps(data.player_report, indent=2) if data.player_report else "(the player sent no report)"
     variables = _common(data.brief, data.turn) | {"player_report": report, "diff": data.diff or "(empty diff)"}
     return await run_session(
-        SessionRequest(
-            role="coach",
-            task_id=data.brief.task_id,
-            turn=data.turn,
-            cwd=data.worktree,
-            system_prompt=system.render(task_id=data.brief.task_id, turn=data.turn),
-            prompt=load_prompt("coach_turn").render(**variables),
-            tools=list(system.meta.get("tools", [])),
-            limits=_limits(settings.limits, system.meta),
-            model=settings.model,
+        _request(
+            "coach", task_id=data.brief.task_id, turn=data.turn, cwd=data.worktree, system=system,
+            prompt=load_prompt("coach_turn").render(**variables), settings=settings,
             transcript_path=data.transcript_path,
-            cli_path=settings.cli_path,
-            retry_attempts=settings.retry_attempts,
-            retry_max_wait_s=settings.retry_max_wait_s,
-            on_event=settings.on_event,
         )
     )
 
@@ -161,22 +137,8 @@ async def run_planner(
         errors="\n".join(f"- {e}" for e in errors) or "None: this is your first submission.",
     )
     return await run_session(
-        SessionRequest(
-            role="planner",
-            task_id=feature_id,
-            turn=attempt,
-            cwd=repo,
-            system_prompt=system.render(feature_id=feature_id, turn=attempt),
-            prompt=prompt,
-            tools=list(system.meta.get("tools", [])),
-            limits=_limits(settings.limits, system.meta),
-            model=settings.model,
-            transcript_path=transcript_path,
-            cli_path=settings.cli_path,
-            retry_attempts=settings.retry_attempts,
-            retry_max_wait_s=settings.retry_max_wait_s,
-            on_event=settings.on_event,
-        )
+        _request("planner", task_id=feature_id, turn=attempt, cwd=repo, system=system, prompt=prompt,
+                 settings=settings, transcript_path=transcript_path)
     )
 
 
@@ -207,24 +169,37 @@ async def run_precheck(data: CoachInput, settings: SessionSettings) -> tuple[Age
     report = json.dumps(data.player_report, indent=2) if data.player_report else "(the player sent no report)"
     variables = _common(data.brief, data.turn) | {"player_report": report, "diff": data.diff or "(empty diff)"}
     result = await run_session(
-        SessionRequest(
-            role="precheck",
-            task_id=data.brief.task_id,
-            turn=data.turn,
-            cwd=data.worktree,
-            system_prompt=system.render(task_id=data.brief.task_id, turn=data.turn),
-            prompt=load_prompt("precheck_turn").render(**variables),
-            tools=[],
-            limits=_limits(settings.limits, system.meta),
-            model=settings.model,
+        _request(
+            "precheck", task_id=data.brief.task_id, turn=data.turn, cwd=data.worktree, system=system,
+            prompt=load_prompt("precheck_turn").render(**variables), settings=settings,
             transcript_path=data.transcript_path,
-            cli_path=settings.cli_path,
-            retry_attempts=settings.retry_attempts,
-            retry_max_wait_s=settings.retry_max_wait_s,
-            on_event=settings.on_event,
         )
     )
     return result, parse_precheck(result.final_text)
+
+
+def _request(
+    role: str, *, task_id: str, turn: int, cwd: Path, system: PromptTemplate, prompt: str,
+    settings: SessionSettings, transcript_path: Path | None, **extra: Any,
+) -> SessionRequest:
+    """One session of a role: its system prompt, tools and limits from the prompt's front-matter."""
+    return SessionRequest(
+        role=role,
+        task_id=task_id,
+        turn=turn,
+        cwd=cwd,
+        system_prompt=system.render(task_id=task_id, feature_id=task_id, turn=turn),
+        prompt=prompt,
+        tools=list(system.meta.get("tools") or []),
+        limits=_limits(settings.limits, system.meta),
+        model=settings.model,
+        transcript_path=transcript_path,
+        cli_path=settings.cli_path,
+        retry_attempts=settings.retry_attempts,
+        retry_max_wait_s=settings.retry_max_wait_s,
+        on_event=settings.on_event,
+        **extra,
+    )
 
 
 def _limits(limits: SessionLimits, meta: dict[str, Any]) -> SessionLimits:

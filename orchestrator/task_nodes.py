@@ -94,13 +94,17 @@ class TaskNodes:
             "head_sha": sha,
         }
 
+    def _out_of_budget(self, state: TaskState) -> dict[str, Any] | None:
+        """Checked before every session: an exhausted budget never starts one."""
+        exhausted = self.ctx.budget_exhausted(state["task_id"], float(state.get("cost_usd", 0.0)))
+        return {"outcome": "aborted", "reason": exhausted} if exhausted else None
+
     async def player(self, state: TaskState) -> dict[str, Any]:
         task_id, turn = state["task_id"], state["turn"]
         worktree = Path(state["worktree"])
         spent = float(state.get("cost_usd", 0.0))
-        exhausted = self.ctx.budget_exhausted(task_id, spent)
-        if exhausted:
-            return {"outcome": "aborted", "reason": exhausted}
+        if stop := self._out_of_budget(state):
+            return stop
         try:
             await self.ctx.repo.reset(worktree, state["head_sha"])
             self.ctx.event(task_id, "player_start", turn=turn)
@@ -230,9 +234,8 @@ class TaskNodes:
         violations: list[str] = []
         total_cost = 0.0
         spent = float(state.get("cost_usd", 0.0))
-        exhausted = self.ctx.budget_exhausted(task_id, spent)
-        if exhausted:
-            return {"outcome": "aborted", "reason": exhausted}
+        if stop := self._out_of_budget(state):
+            return stop
         try:
             await self.ctx.repo.reset(worktree, state["head_sha"])
             diff = await self.ctx.repo.diff(worktree, state["base_sha"])
@@ -332,9 +335,8 @@ class TaskNodes:
         task_id, turn = state["task_id"], state["turn"]
         worktree = Path(state["worktree"])
         spent = float(state.get("cost_usd", 0.0))
-        exhausted = self.ctx.budget_exhausted(task_id, spent)
-        if exhausted:
-            return {"outcome": "aborted", "reason": exhausted}
+        if stop := self._out_of_budget(state):
+            return stop
         try:
             await self.ctx.repo.reset(worktree, state["head_sha"])
             diff = await self.ctx.repo.diff(worktree, state["base_sha"])
