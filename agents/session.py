@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
-import json
 import os
 import shutil
 import tempfile
@@ -18,21 +17,11 @@ from typing import Any
 
 import claude_agent_sdk
 from claude_agent_sdk import (
-    AssistantMessage,
     CanUseToolShadowedWarning,
     ClaudeAgentOptions,
     ClaudeSDKClient,
     CLINotFoundError,
     HookMatcher,
-    PermissionResultAllow,
-    PermissionResultDeny,
-    ResultMessage,
-    SystemMessage,
-    TextBlock,
-    ToolPermissionContext,
-    ToolResultBlock,
-    ToolUseBlock,
-    UserMessage,
 )
 from claude_agent_sdk import ClaudeSDKError as _SDKError
 from tenacity import RetryCallState
@@ -41,7 +30,9 @@ from agents import reaper
 from agents.errors import AgentSetupError
 from agents.markers import has_promise, parse_blocker
 from agents.policy import WRITE_TOOLS, ToolPolicy
+from agents.questions import QuestionGate
 from agents.retry import retrying, short_reason
+from agents.stream import Collector, Transcript, emit
 from agents.tools import ToolRecorder, build_server, tool_names
 from agents.types import AgentResult, SessionLimits
 
@@ -85,7 +76,7 @@ async def run_session(request: SessionRequest) -> AgentResult:
         result = state.outcome.result() if state.outcome else None
         wait = state.next_action.sleep if state.next_action else 0.0
         reason = short_reason(result) if result else "error"
-        _emit(request, {"event": "retry", "attempt": state.attempt_number, "reason": reason, "wait_s": wait})
+        emit(request, {"event": "retry", "attempt": state.attempt_number, "reason": reason, "wait_s": wait})
 
     result: AgentResult | None = None
     async for attempt in retrying(request.retry_attempts, request.retry_max_wait_s, on_retry):
@@ -98,11 +89,6 @@ async def run_session(request: SessionRequest) -> AgentResult:
     assert result is not None
     result.attempts = attempts
     return result
-
-
-def _emit(request: SessionRequest, event: dict[str, Any]) -> None:
-    if request.on_event is not None:
-        request.on_event({"role": request.role, "task": request.task_id, "turn": request.turn, **event})
 
 
 def bundled_cli() -> Path | None:
@@ -139,34 +125,8 @@ def find_cli(cli_path: str | None) -> str:
     return cli
 
 
-class _Questions:
-    """AskUserQuestion: answered from `answers` when a human already did, else recorded and the session stops."""
-
-    def __init__(self, request: SessionRequest) -> None:
-        self.request = request
-        self.pending: dict[str, Any] | None = None
-
-    async def can_use_tool(
-        self, tool_name: str, tool_input: dict[str, Any], context: ToolPermissionContext
-    ) -> PermissionResultAllow | PermissionResultDeny:
-        if tool_name != "AskUserQuestion":
-            return PermissionResultAllow()
-        questions = [q for q in tool_input.get("questions", []) if isinstance(q, dict)]
-        texts = [str(q.get("question", "")) for q in questions]
-        if texts and all(text in self.request.answers for text in texts):
-            answers = {text: self.request.answers[text] for text in texts}
-            _emit(self.request, {"event": "question_answered_in_session", "questions": texts})
-            return PermissionResultAllow(updated_input={**tool_input, "answers": answers})
-        if self.request.role != "player":
-            return PermissionResultDeny(message="No human is available to the reviewer: decide with what you have.")
-        first = questions[0] if questions else {"question": "(empty question)"}
-        options = [str(o.get("label", o)) if isinstance(o, dict) else str(o) for o in first.get("options", [])]
-        self.pending = {"question": str(first.get("question", "")), "options": options}
-        return PermissionResultDeny(message="Your question was handed to a human; stop now.", interrupt=True)
-
-
 def _options(
-    request: SessionRequest, recorder: ToolRecorder, policy: ToolPolicy, tag: str, questions: _Questions
+    request: SessionRequest, recorder: ToolRecorder, policy: ToolPolicy, tag: str, questions: QuestionGate
 ) -> ClaudeAgentOptions:
     cli = find_cli(request.cli_path)
     env = {
@@ -202,125 +162,16 @@ def _options(
     )
 
 
-class _Transcript:
-    """Appends every message as a JSON line to the session's transcript file (never into graph state)."""
-
-    def __init__(self, path: Path | None) -> None:
-        self.path = path
-        if path is not None:
-            path.parent.mkdir(parents=True, exist_ok=True)
-
-    def write(self, message: object) -> None:
-        if self.path is None:
-            return
-        payload: dict[str, Any] = {"t": round(time.time(), 3), "type": type(message).__name__}
-        if dataclasses.is_dataclass(message) and not isinstance(message, type):
-            payload.update(dataclasses.asdict(message))
-        else:
-            payload["repr"] = repr(message)
-        with self.path.open("a", encoding="utf-8") as out:
-            out.write(json.dumps(payload, default=str) + "\n")
-
-
-class _Collector:
-    """Folds the message stream into an AgentResult."""
-
-    def __init__(self, request: SessionRequest, result: AgentResult) -> None:
-        self.request = request
-        self.result = result
-        self.pending_tools: set[str] = set()
-        self.questions: _Questions | None = None
-        self._finished = False
-
-    @property
-    def finished(self) -> bool:
-        """The result arrived, or the agent asked a question no one has answered (nothing more to wait for)."""
-        return self._finished or (self.questions is not None and self.questions.pending is not None)
-
-    @finished.setter
-    def finished(self, value: bool) -> None:
-        self._finished = value
-
-    def take(self, message: object) -> None:
-        result = self.result
-        if isinstance(message, SystemMessage):
-            self._system(message)
-        elif isinstance(message, AssistantMessage):
-            texts = [block.text for block in message.content if isinstance(block, TextBlock)]
-            if texts:
-                result.final_text = "\n".join(texts)
-            for block in message.content:
-                if isinstance(block, ToolUseBlock):
-                    self.pending_tools.add(block.id)
-                    self._tool_use(block)
-        elif isinstance(message, UserMessage) and isinstance(message.content, list):
-            for block in message.content:
-                if isinstance(block, ToolResultBlock):
-                    self.pending_tools.discard(block.tool_use_id)
-        elif isinstance(message, ResultMessage):
-            self._final(message)
-
-    def _system(self, message: SystemMessage) -> None:
-        data = message.data if isinstance(message.data, dict) else {}
-        if message.subtype == "init":
-            self.result.session_id = str(data.get("session_id", ""))
-        elif message.subtype == "api_retry":
-            status = data.get("status") or data.get("error_status")
-            self.result.errors.append(f"api status {status}: CLI retry notice")
-            if status in (401, 403):
-                self.result.status = "auth_error"
-                self.finished = True
-
-    def _tool_use(self, block: ToolUseBlock) -> None:
-        _emit(self.request, {"event": "tool", "tool": block.name})
-        if block.name in WRITE_TOOLS:
-            raw = str(block.input.get("file_path", ""))
-            path = Path(raw)
-            with contextlib.suppress(ValueError):
-                raw = path.relative_to(self.request.cwd).as_posix() if path.is_absolute() else raw
-            inside = not Path(raw).is_absolute()
-            if raw and inside and raw not in self.result.files_modified:
-                self.result.files_modified.append(raw)
-
-    def _final(self, message: ResultMessage) -> None:
-        result = self.result
-        result.num_turns = message.num_turns
-        result.cost_usd = float(message.total_cost_usd or 0.0)
-        usage = message.usage or {}
-        result.input_tokens = int(usage.get("input_tokens", 0)) + int(usage.get("cache_read_input_tokens", 0))
-        result.output_tokens = int(usage.get("output_tokens", 0))
-        result.session_id = message.session_id or result.session_id
-        for denial in message.permission_denials or []:
-            # Our own hook's denials show up here too; keep only the ones the hook did not explain.
-            name = denial.get("tool_name", "?") if isinstance(denial, dict) else str(denial)
-            result.permission_denials.append(f"{name}: denied")
-        if message.result and not result.final_text:
-            result.final_text = message.result
-        result.errors.extend(message.errors or [])
-        if message.subtype == "error_max_turns":
-            result.status = "max_turns"
-        elif message.subtype == "error_max_budget_usd":
-            result.status = "budget"
-        elif message.is_error:
-            status = message.api_error_status
-            if status in (401, 403):
-                result.status = "auth_error"
-            else:
-                result.status = "api_error" if message.terminal_reason == "api_error" or status else "cli_error"
-            result.errors.append(f"api status {status}: {message.result or message.terminal_reason}")
-        self.finished = True
-
-
 async def _attempt(request: SessionRequest) -> AgentResult:
     recorder = ToolRecorder(request.role, request.task_id)
     policy = ToolPolicy(request.cwd, read_only=request.role != "player", file_scope=request.file_scope,
                         frozen=request.frozen)
     tag = reaper.new_tag()
     result = AgentResult(role=request.role, status="success")
-    questions = _Questions(request)
+    questions = QuestionGate(request)
     client = ClaudeSDKClient(_options(request, recorder, policy, tag, questions))
     started = time.monotonic()
-    _emit(request, {"event": "session_start"})
+    emit(request, {"event": "session_start"})
     pump_task: asyncio.Task[None] | None = None
     try:
         try:
@@ -334,9 +185,9 @@ async def _attempt(request: SessionRequest) -> AgentResult:
             return result
         queue: asyncio.Queue[object] = asyncio.Queue()
         pump_task = asyncio.create_task(_pump(client, queue))
-        collector = _Collector(request, result)
+        collector = Collector(request, result)
         collector.questions = questions
-        await _consume(request, queue, collector, _Transcript(request.transcript_path), started)
+        await _consume(request, queue, collector, Transcript(request.transcript_path), started)
     finally:
         await _shutdown(client, pump_task, tag)
         result.duration_s = round(time.monotonic() - started, 3)
@@ -357,7 +208,7 @@ async def _pump(client: ClaudeSDKClient, queue: asyncio.Queue[object]) -> None:
 
 
 async def _consume(
-    request: SessionRequest, queue: asyncio.Queue[object], collector: _Collector, transcript: _Transcript,
+    request: SessionRequest, queue: asyncio.Queue[object], collector: Collector, transcript: Transcript,
     started: float,
 ) -> None:
     """Read messages until the result, an error, the wall-clock limit or the idle limit."""
@@ -393,7 +244,7 @@ async def _consume(
 
 
 def _conclude(
-    request: SessionRequest, result: AgentResult, recorder: ToolRecorder, policy: ToolPolicy, questions: _Questions
+    request: SessionRequest, result: AgentResult, recorder: ToolRecorder, policy: ToolPolicy, questions: QuestionGate
 ) -> None:
     """Attach the tool calls, denials, structured report and markers to the result."""
     result.tool_calls = list(recorder.calls)
@@ -409,7 +260,7 @@ def _conclude(
         result.status = "question"
     blocker = parse_blocker(result.final_text)
     result.blocker = dataclasses.asdict(blocker) | {"hash": blocker.hash} if blocker else None
-    _emit(request, {"event": "session_end", "status": result.status, "cost_usd": result.cost_usd})
+    emit(request, {"event": "session_end", "status": result.status, "cost_usd": result.cost_usd})
 
 
 async def _shutdown(client: ClaudeSDKClient, pump_task: asyncio.Task[None] | None, tag: str) -> None:

@@ -1,4 +1,4 @@
-"""Nodes of the task subgraph: initialize, player, coach, feedback, finalize_success/failure.
+"""Nodes of the task subgraph: initialize, player, ask_human, feedback, finalize_success/failure (review_nodes.py has coach and precheck).
 
 Every node catches its own errors and routes to failure: one branch raising would cancel its
 siblings in the group (DESIGN §3). Agent nodes start from the worktree SHA checkpointed by the
@@ -15,56 +15,15 @@ from typing import Any
 
 from langgraph.types import interrupt
 
-from agents import AgentResult, CoachInput, PlayerInput, format_feedback, run_coach, run_player, run_precheck
+from agents import AgentResult, PlayerInput, format_feedback, run_player
 from orchestrator import reports
-from orchestrator.context import RunContext
-from orchestrator.gate import run_verify
+from orchestrator.node_support import failure_reason, session_summary
+from orchestrator.review_nodes import ReviewNodes
 from orchestrator.state import TaskResult, TaskState
 
-FAILURE_REASONS = {
-    "max_turns": "the agent session hit its max turns",
-    "budget": "budget exhausted",
-    "timeout": "session timeout",
-    "idle_timeout": "idle timeout: no activity from the agent",
-    "auth_error": "authentication failed (401/403): check ANTHROPIC_API_KEY or the Claude login",
-    "api_error": "model API error after retries",
-    "cli_error": "the Claude Code CLI failed",
-    "cancelled": "cancelled",
-}
 
-
-def _failure_reason(role: str, result: AgentResult) -> str:
-    base = FAILURE_REASONS.get(result.status, result.status)
-    detail = result.errors[-1] if result.errors else ""
-    return f"{role}: {base}" + (f" ({detail})" if detail else "")
-
-
-def _session_summary(result: AgentResult) -> dict[str, Any]:
-    """The small part of a session kept in graph state (transcripts go to files)."""
-    return {
-        "status": result.status,
-        "report": result.report,
-        "files_modified": result.files_modified,
-        "final_text": result.final_text[-2000:],
-        "cost_usd": result.cost_usd,
-        "tokens": result.input_tokens + result.output_tokens,
-        "turns": result.num_turns,
-        "duration_s": result.duration_s,
-        "session_id": result.session_id,
-        "errors": result.errors[-5:],
-        "permission_denials": result.permission_denials[-10:],
-        "attempts": result.attempts,
-    }
-
-
-class TaskNodes:
+class TaskNodes(ReviewNodes):
     """The task subgraph's node functions, bound to one run's context."""
-
-    def __init__(self, ctx: RunContext) -> None:
-        self.ctx = ctx
-
-    def _transcript(self, state: TaskState, role: str) -> Path:
-        return self.ctx.runs_dir(state["task_id"]) / f"turn-{state['turn']}-{role}.jsonl"
 
     async def initialize(self, state: TaskState) -> dict[str, Any]:
         task_id = state["task_id"]
@@ -93,11 +52,6 @@ class TaskNodes:
             "base_sha": sha,
             "head_sha": sha,
         }
-
-    def _out_of_budget(self, state: TaskState) -> dict[str, Any] | None:
-        """Checked before every session: an exhausted budget never starts one."""
-        exhausted = self.ctx.budget_exhausted(state["task_id"], float(state.get("cost_usd", 0.0)))
-        return {"outcome": "aborted", "reason": exhausted} if exhausted else None
 
     async def player(self, state: TaskState) -> dict[str, Any]:
         task_id, turn = state["task_id"], state["turn"]
@@ -132,7 +86,7 @@ class TaskNodes:
                 changed = await self.ctx.repo.changed_files(worktree, state["base_sha"])
         except Exception as exc:  # noqa: BLE001 - the task fails, its siblings go on
             return {"outcome": "failed", "reason": f"player turn {turn}: {exc}"}
-        summary = _session_summary(result)
+        summary = session_summary(result)
         self.ctx.event(task_id, "player_report", turn=turn, status=result.status, session_id=result.session_id,
                        cost_usd=result.cost_usd, files=changed, report=result.report, sha=sha)
         update: dict[str, Any] = {
@@ -201,7 +155,7 @@ class TaskNodes:
         verdict: dict[str, Any] = {"violations": violations, "skip_coach": False}
         if result.status != "success":
             return verdict | {"outcome": "failed" if result.status != "budget" else "aborted",
-                              "reason": _failure_reason("player", result)}
+                              "reason": failure_reason("player", result)}
         if result.blocker:
             blocker = result.blocker
             previous = state.get("blocker_hashes", [])
@@ -226,139 +180,6 @@ class TaskNodes:
         if notes:
             return verdict | {"skip_coach": True, "feedback": [], "feedback_notes": notes, "blocker_hashes": []}
         return verdict | {"blocker_hashes": []}
-
-    async def coach(self, state: TaskState) -> dict[str, Any]:
-        task_id, turn = state["task_id"], state["turn"]
-        worktree = Path(state["worktree"])
-        player = state.get("player") or {}
-        violations: list[str] = []
-        total_cost = 0.0
-        spent = float(state.get("cost_usd", 0.0))
-        if stop := self._out_of_budget(state):
-            return stop
-        try:
-            await self.ctx.repo.reset(worktree, state["head_sha"])
-            diff = await self.ctx.repo.diff(worktree, state["base_sha"])
-            self.ctx.event(task_id, "coach_validate", turn=turn)
-            coach_input = CoachInput(
-                brief=self.ctx.brief(task_id),
-                turn=turn,
-                worktree=worktree,
-                player_report=player.get("report"),
-                diff=diff,
-                transcript_path=self._transcript(state, "coach"),
-            )
-            result = await run_coach(coach_input, self.ctx.session_settings("coach", task_id, spent))
-            total_cost += result.cost_usd
-            self.ctx.spent_usd += result.cost_usd
-            if result.status == "success" and result.report is None:
-                violations.append(f"turn {turn} coach: ended without record_decision (retried once)")
-                if self.ctx.budget_exhausted(task_id, spent + total_cost) is None:
-                    retry_settings = self.ctx.session_settings("coach", task_id, spent + total_cost)
-                    result = await run_coach(coach_input, retry_settings)
-                    total_cost += result.cost_usd
-                    self.ctx.spent_usd += result.cost_usd
-            # The coach only reads and runs tests; whatever its commands left behind is discarded.
-            await self.ctx.repo.reset(worktree, state["head_sha"])
-        except Exception as exc:  # noqa: BLE001 - the task fails, its siblings go on
-            return {"outcome": "failed", "reason": f"coach turn {turn}: {exc}"}
-        violations += [f"turn {turn} coach: {call.error}" for call in result.tool_calls if not call.accepted]
-        for violation in violations:
-            self.ctx.event(task_id, "contract_violation", turn=turn, detail=violation)
-        update: dict[str, Any] = {
-            "cost_usd": state.get("cost_usd", 0.0) + total_cost,
-            "violations": violations,
-        }
-        if result.status != "success":
-            outcome = "aborted" if result.status == "budget" else "failed"
-            return update | {"outcome": outcome, "reason": _failure_reason("coach", result)}
-        decision = dict(result.report or {})
-        if not decision:
-            decision = {
-                "decision": "feedback",
-                "rationale": "the coach ended without recording a decision",
-                "feedback_items": [],
-            }
-        items = list(decision.get("feedback_items") or [])
-        gate: dict[str, Any] | None = None
-        if decision.get("decision") == "approve":
-            gate = await self._verify(state)
-            self.ctx.event(task_id, "gate", turn=turn, **gate)
-            if not gate["passed"]:
-                update["false_approvals"] = int(state.get("false_approvals", 0)) + 1
-                decision = {
-                    **decision,
-                    "decision": "feedback",
-                    "false_approval": True,
-                    "rationale": f"coach approved but verify failed: {gate['summary']}",
-                }
-                items = [{"file": "", "line": None, "issue": f"coach approved but verify failed:\n{gate['output']}"}]
-        decision["feedback_items"] = items
-        self.ctx.event(
-            task_id,
-            "coach_decision",
-            turn=turn,
-            decision=decision.get("decision"),
-            rationale=decision.get("rationale"),
-            feedback_items=items,
-            session_id=result.session_id,
-            cost_usd=total_cost,
-        )
-        summary = _session_summary(result) | {"decision": decision, "gate": gate, "cost_usd": total_cost}
-        return update | {
-            "coach": summary,
-            "feedback": items if decision.get("decision") == "feedback" else [],
-            "feedback_notes": [] if items or decision.get("decision") != "feedback" else [decision["rationale"]],
-            "history": [
-                {
-                    "turn": turn,
-                    "role": "coach",
-                    "sha": state["head_sha"],
-                    "status": decision.get("decision"),
-                    "cost_usd": total_cost,
-                    "tokens": summary["tokens"],
-                    "summary": str(decision.get("rationale", ""))[:200],
-                }
-            ],
-        }
-
-    async def _verify(self, state: TaskState) -> dict[str, Any]:
-        """The objective gate: the task's verify command, run by us in the worktree."""
-        worktree = Path(state["worktree"])
-        command = self.ctx.plan.verify_command(state["task_id"])
-        gate = await run_verify(command, worktree, self.ctx.settings.verify_timeout_s, self.ctx.verify_env())
-        await self.ctx.repo.reset(worktree, state["head_sha"])
-        return gate
-
-    async def precheck(self, state: TaskState) -> dict[str, Any]:
-        """Optional cheap yes/no plausibility check on a fast model before spending a coach session."""
-        task_id, turn = state["task_id"], state["turn"]
-        worktree = Path(state["worktree"])
-        spent = float(state.get("cost_usd", 0.0))
-        if stop := self._out_of_budget(state):
-            return stop
-        try:
-            await self.ctx.repo.reset(worktree, state["head_sha"])
-            diff = await self.ctx.repo.diff(worktree, state["base_sha"])
-            data = CoachInput(self.ctx.brief(task_id), turn, worktree, (state.get("player") or {}).get("report"),
-                              diff, transcript_path=self._transcript(state, "precheck"))
-            result, verdict = await run_precheck(data, self.ctx.session_settings("precheck", task_id, spent))
-            self.ctx.spent_usd += result.cost_usd
-        except Exception as exc:  # noqa: BLE001 - a broken pre-check must not block the coach
-            self.ctx.event(task_id, "precheck", turn=turn, plausible=True, reason=f"pre-check skipped: {exc}")
-            return {"skip_coach": False}
-        self.ctx.event(task_id, "precheck", turn=turn, plausible=verdict.plausible, reason=verdict.reason,
-                       cost_usd=result.cost_usd, session_id=result.session_id)
-        update: dict[str, Any] = {
-            "cost_usd": spent + result.cost_usd,
-            "skip_coach": not verdict.plausible,
-            "history": [{"turn": turn, "role": "precheck", "status": "yes" if verdict.plausible else "no",
-                         "cost_usd": result.cost_usd, "tokens": result.input_tokens + result.output_tokens,
-                         "summary": verdict.reason}],
-        }
-        if not verdict.plausible:
-            update |= {"feedback": [], "feedback_notes": [f"Pre-check: {verdict.reason}"]}
-        return update
 
     async def feedback(self, state: TaskState) -> dict[str, Any]:
         """Hand the feedback to the next turn; point out a stalled loop, and stop one stalled three times."""

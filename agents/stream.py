@@ -1,0 +1,142 @@
+"""Folds the CLI's message stream into an AgentResult, and mirrors it to the session's transcript file."""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import json
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from claude_agent_sdk import (
+    AssistantMessage,
+    ResultMessage,
+    SystemMessage,
+    TextBlock,
+    ToolResultBlock,
+    ToolUseBlock,
+    UserMessage,
+)
+
+from agents.policy import WRITE_TOOLS
+from agents.types import AgentResult
+
+if TYPE_CHECKING:
+    from agents.questions import QuestionGate
+    from agents.session import SessionRequest
+
+
+def emit(request: SessionRequest, event: dict[str, Any]) -> None:
+    """Hand a progress event to the caller's sink, tagged with role, task and turn."""
+    if request.on_event is not None:
+        request.on_event({"role": request.role, "task": request.task_id, "turn": request.turn, **event})
+
+
+class Transcript:
+    """Appends every message as a JSON line to the session's transcript file (never into graph state)."""
+
+    def __init__(self, path: Path | None) -> None:
+        self.path = path
+        if path is not None:
+            path.parent.mkdir(parents=True, exist_ok=True)
+
+    def write(self, message: object) -> None:
+        if self.path is None:
+            return
+        payload: dict[str, Any] = {"t": round(time.time(), 3), "type": type(message).__name__}
+        if dataclasses.is_dataclass(message) and not isinstance(message, type):
+            payload.update(dataclasses.asdict(message))
+        else:
+            payload["repr"] = repr(message)
+        with self.path.open("a", encoding="utf-8") as out:
+            out.write(json.dumps(payload, default=str) + "\n")
+
+
+class Collector:
+    """Folds the message stream into an AgentResult."""
+
+    def __init__(self, request: SessionRequest, result: AgentResult) -> None:
+        self.request = request
+        self.result = result
+        self.pending_tools: set[str] = set()
+        self.questions: QuestionGate | None = None
+        self._finished = False
+
+    @property
+    def finished(self) -> bool:
+        """The result arrived, or the agent asked a question no one has answered (nothing more to wait for)."""
+        return self._finished or (self.questions is not None and self.questions.pending is not None)
+
+    @finished.setter
+    def finished(self, value: bool) -> None:
+        self._finished = value
+
+    def take(self, message: object) -> None:
+        result = self.result
+        if isinstance(message, SystemMessage):
+            self._system(message)
+        elif isinstance(message, AssistantMessage):
+            texts = [block.text for block in message.content if isinstance(block, TextBlock)]
+            if texts:
+                result.final_text = "\n".join(texts)
+            for block in message.content:
+                if isinstance(block, ToolUseBlock):
+                    self.pending_tools.add(block.id)
+                    self._tool_use(block)
+        elif isinstance(message, UserMessage) and isinstance(message.content, list):
+            for block in message.content:
+                if isinstance(block, ToolResultBlock):
+                    self.pending_tools.discard(block.tool_use_id)
+        elif isinstance(message, ResultMessage):
+            self._final(message)
+
+    def _system(self, message: SystemMessage) -> None:
+        data = message.data if isinstance(message.data, dict) else {}
+        if message.subtype == "init":
+            self.result.session_id = str(data.get("session_id", ""))
+        elif message.subtype == "api_retry":
+            status = data.get("status") or data.get("error_status")
+            self.result.errors.append(f"api status {status}: CLI retry notice")
+            if status in (401, 403):
+                self.result.status = "auth_error"
+                self.finished = True
+
+    def _tool_use(self, block: ToolUseBlock) -> None:
+        emit(self.request, {"event": "tool", "tool": block.name})
+        if block.name in WRITE_TOOLS:
+            raw = str(block.input.get("file_path", ""))
+            path = Path(raw)
+            with contextlib.suppress(ValueError):
+                raw = path.relative_to(self.request.cwd).as_posix() if path.is_absolute() else raw
+            inside = not Path(raw).is_absolute()
+            if raw and inside and raw not in self.result.files_modified:
+                self.result.files_modified.append(raw)
+
+    def _final(self, message: ResultMessage) -> None:
+        result = self.result
+        result.num_turns = message.num_turns
+        result.cost_usd = float(message.total_cost_usd or 0.0)
+        usage = message.usage or {}
+        result.input_tokens = int(usage.get("input_tokens", 0)) + int(usage.get("cache_read_input_tokens", 0))
+        result.output_tokens = int(usage.get("output_tokens", 0))
+        result.session_id = message.session_id or result.session_id
+        for denial in message.permission_denials or []:
+            # Our own hook's denials show up here too; keep only the ones the hook did not explain.
+            name = denial.get("tool_name", "?") if isinstance(denial, dict) else str(denial)
+            result.permission_denials.append(f"{name}: denied")
+        if message.result and not result.final_text:
+            result.final_text = message.result
+        result.errors.extend(message.errors or [])
+        if message.subtype == "error_max_turns":
+            result.status = "max_turns"
+        elif message.subtype == "error_max_budget_usd":
+            result.status = "budget"
+        elif message.is_error:
+            status = message.api_error_status
+            if status in (401, 403):
+                result.status = "auth_error"
+            else:
+                result.status = "api_error" if message.terminal_reason == "api_error" or status else "cli_error"
+            result.errors.append(f"api status {status}: {message.result or message.terminal_reason}")
+        self.finished = True
