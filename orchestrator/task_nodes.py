@@ -1,4 +1,4 @@
-"""Nodes of the task subgraph: initialize, player, ask_human, feedback, finalize_success/failure (review_nodes.py has coach and precheck).
+"""Nodes of the task subgraph: initialize, player, ask_human, feedback, finalize (coach: review_nodes.py).
 
 Every node catches its own errors and routes to failure: one branch raising would cancel its
 siblings in the group (DESIGN §3). Agent nodes start from the worktree SHA checkpointed by the
