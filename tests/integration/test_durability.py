@@ -210,3 +210,21 @@ def _cmdline(pid: int) -> bytes:
         return b""
 
 
+
+
+def test_second_ctrl_c_forces_the_stop_without_orphans(tmp_path: Path,
+                                                       model_factory: Callable[..., ScriptedModel]) -> None:
+    repo = make_sample_repo(tmp_path / "repo", plan=one_task_plan())
+    model = model_factory({"sessions": [{"role": "player", "steps": [
+        {"bash": "python3 -c 'import time; time.sleep(600)'"}]}]})
+    proc = start_run(repo, tmp_path / "db.sqlite", model, tmp_path, "--drain-grace", "300")
+    wait_for(lambda: any(b"time.sleep(600)" in _cmdline(p) for p, t in tagged_pids().items()
+                         if t.startswith(f"{proc.pid}.")))
+    proc.send_signal(signal.SIGINT)
+    time.sleep(1.0)
+    assert proc.poll() is None, "the first Ctrl+C drains: the running step may finish within the grace period"
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=60)  # far below the 300 s grace: the second signal forced it
+    assert proc.returncode == 130, out + err
+    assert "second interrupt" in out
+    assert not [t for t in tagged_pids().values() if t.startswith(f"{proc.pid}.")]

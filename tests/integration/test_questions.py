@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import json
+import os
+import pty
+import select
 import signal
 import subprocess
 import sys
@@ -141,3 +144,37 @@ def test_autonomous_question_aborts_cleanly(tmp_path: Path, model_factory: Calla
     assert "Drop the users table?" in report
     assert "partial.txt" not in git(repo, "ls-tree", "-r", "--name-only", "autobuild/FEAT-001.TASK-1")
     assert "question_aborted" in (repo / ".autobuild/runs/FEAT-001/TASK-1/trace.jsonl").read_text()
+
+
+def test_interactive_terminal_prompts_for_the_answer(tmp_path: Path,
+                                                     model_factory: Callable[..., ScriptedModel]) -> None:
+    """In a real terminal the run is interactive by default, shows the live table and asks at the prompt."""
+    repo = make_sample_repo(tmp_path / "repo", plan=plan("TASK-1"))
+    model = model_factory({"sessions": [asking_player("TASK-1", "Which database?", "Postgres", "db.txt"),
+                                        coach_from_pytest()]})
+    leader, follower = pty.openpty()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "orchestrator", "run", "FEAT-001", "--repo", str(repo), "--db", str(tmp_path / "db")],
+        env=cli_env(model, tmp_path) | {"COLUMNS": "120", "TERM": "xterm"},
+        stdin=follower, stdout=follower, stderr=follower, close_fds=True)
+    os.close(follower)
+    seen = b""
+    answered = False
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and proc.poll() is None:
+        ready, _, _ = select.select([leader], [], [], 0.2)
+        if ready:
+            try:
+                seen += os.read(leader, 65536)
+            except OSError:
+                break
+        if not answered and b"your answer:" in seen:
+            os.write(leader, b"Postgres\n")
+            answered = True
+    proc.wait(timeout=60)
+    os.close(leader)
+    text = seen.decode(errors="replace")
+    assert answered, text[-2000:]
+    assert proc.returncode == 0, text[-2000:]
+    assert "Which database?" in text and "AutoBuild" in text and "Elapsed" in text, "live table on a terminal"
+    assert git(repo, "show", "autobuild/FEAT-001:db.txt") == "Postgres\n"
