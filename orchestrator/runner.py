@@ -142,8 +142,6 @@ async def execute(
     summary = RunSummary(
         run_plan.plan.id, feature_branch(run_plan.plan.id), run_plan.store, run_plan.thread_id, order
     )
-    if not run_plan.store.is_postgres:
-        run_plan.store.path.parent.mkdir(parents=True, exist_ok=True)
     with run_plan.store.lock(run_plan.thread_id):
         async with run_plan.store.saver() as saver:
             graph = build_feature_graph(ctx, run_plan.groups).compile(checkpointer=saver)

@@ -98,7 +98,6 @@ class CheckpointStore:
                 await saver.setup()
                 yield saver
             return
-        self.path.parent.mkdir(parents=True, exist_ok=True)
         async with AsyncSqliteSaver.from_conn_string(str(self.path)) as saver:
             yield saver
 
@@ -109,6 +108,7 @@ class CheckpointStore:
             with self._pg_lock(thread_id):
                 yield
             return
+        self.path.parent.mkdir(parents=True, exist_ok=True)
         lock_path = self.path.with_name(f"{self.path.name}.{thread_id.replace(':', '.')}.lock")
         with lock_path.open("a+") as handle:
             try:
