@@ -157,6 +157,9 @@ async def execute(
                 await saver.adelete_thread(run_plan.thread_id)
                 await _set_aside_feature_branch(ctx)
                 snapshot = await graph.aget_state(config)
+            # An answer must match a waiting question, even on a finished thread:
+            # saying "finished" with exit 0 would hide a mistyped question id.
+            answer_input = _answer_command(snapshot, answer) if answer else None
             if snapshot.values and not snapshot.next:
                 summary.results = dict(snapshot.values.get("results", {}))
                 summary.already_finished = True
@@ -166,7 +169,7 @@ async def execute(
                 finished = snapshot.values.get("results", {}).values()
                 ctx.spent_usd = sum(float(r.get("cost_usd", 0.0)) for r in finished)
                 emit({"event": "resume", "thread": run_plan.thread_id, "next": list(snapshot.next)})
-                graph_input = _answer_command(snapshot, answer) if answer else None
+                graph_input = answer_input
             else:
                 graph_input = {"feature_id": run_plan.plan.id, "only_task": run_plan.only_task, "results": {}}
             try:

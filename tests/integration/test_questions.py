@@ -68,6 +68,8 @@ def test_question_answered_then_agent_sees_it(tmp_path: Path, model_factory: Cal
     assert wrong.returncode == 2 and question_id in wrong.stderr
     done = run(run_cli, tmp_path, model, "answer", "FEAT-001", question_id, "Postgres")
     assert done.returncode == 0, done.stdout + done.stderr
+    again = run(run_cli, tmp_path, model, "answer", "FEAT-001", question_id, "Postgres")
+    assert again.returncode == 2 and "no pending question" in again.stderr, again.stdout + again.stderr
     answered = [r for r in model.requests if r.role == "player" and r.step == 1]
     assert '"Which database?"="Postgres"' in answered[-1].tool_results[0], "the SDK-format answer reached the agent"
     assert git(repo, "show", "autobuild/FEAT-001:db.txt") == "Postgres\n"
