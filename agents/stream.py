@@ -103,7 +103,7 @@ class Collector:
                 self.finished = True
 
     def _tool_use(self, block: ToolUseBlock) -> None:
-        emit(self.request, {"event": "tool", "tool": block.name})
+        emit(self.request, {"event": "tool", "tool": block.name, "detail": _tool_detail(block)})
         if block.name in WRITE_TOOLS:
             raw = str(block.input.get("file_path", ""))
             path = Path(raw)
@@ -140,3 +140,10 @@ class Collector:
                 result.status = "api_error" if message.terminal_reason == "api_error" or status else "cli_error"
             result.errors.append(f"api status {status}: {message.result or message.terminal_reason}")
         self.finished = True
+
+
+def _tool_detail(block: ToolUseBlock) -> str:
+    """What a watcher needs to follow along: the command or the file, on one short line."""
+    value = block.input.get("command") or block.input.get("file_path") or block.input.get("pattern") or ""
+    first_line = str(value).strip().splitlines()[0] if str(value).strip() else ""
+    return first_line if len(first_line) <= 100 else first_line[:99] + "…"

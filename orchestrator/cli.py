@@ -13,7 +13,7 @@ from typing import Any
 
 from langgraph.runtime import RunControl
 
-from orchestrator import doctor, planning, runner
+from orchestrator import doctor, inspection, planning, runner
 from orchestrator.commands import READ_COMMANDS
 from orchestrator.errors import AutobuildError, InputError
 from orchestrator.gitrepo import GitRepo
@@ -195,18 +195,37 @@ def _dry_run(run_plan: runner.RunPlan, as_json: bool) -> int:
                 "cost_usd_expected": round(expected * session_usd, 2), "cost_per_session_usd": session_usd}
     if as_json:
         print(json.dumps({"feature": plan.id, "base_branch": run_plan.base_branch, "tasks": rows,
-                          "groups": run_plan.groups, "estimate": estimate, "scope_overlaps": scope_overlaps(plan)}))
+                          "groups": run_plan.groups, "estimate": estimate, "scope_overlaps": scope_overlaps(plan),
+                          "previous_run": _previous_run(run_plan)}))
         return EXIT_OK
     print(f"{plan.id}: {plan.name} (base {run_plan.base_branch}, {len(run_plan.groups)} group(s))")
+    task_width = max(len(row["task"]) for row in rows)
+    deps_width = max(len(", ".join(row["dependencies"]) or "-") for row in rows)
     for row in rows:
         deps = ", ".join(row["dependencies"]) or "-"
-        print(f"  group {row['group']}  {row['task']:<12} complexity {row['complexity']:>2}  deps {deps:<20}"
-              f" ~{row['expected_turns']} turn(s), at most {max_turns}")
+        print(f"  group {row['group']}  {row['task']:<{task_width}}  complexity {row['complexity']:>2}"
+              f"  deps {deps:<{deps_width}}  ~{row['expected_turns']} turn(s), at most {max_turns}")
     print(f"  sessions: ~{expected} expected, at most {estimate['sessions_max']};"
           f" cost ~${estimate['cost_usd_expected']:.2f} at ${session_usd:.2f}/session"
           f" (ORCHESTRATOR_EST_SESSION_USD); nothing was run or written")
+    previous = _previous_run(run_plan)
+    if previous:
+        print(f"  note: {previous}")
     _warn(plan)
     return EXIT_OK
+
+
+def _previous_run(run_plan: runner.RunPlan) -> str | None:
+    """What `run` would find in the checkpoint DB, so the estimate is not read as "will run everything"."""
+    if run_plan.settings.fresh or not run_plan.store.exists():
+        return None
+    for row in inspection.list_features(run_plan.store):
+        if row["thread"] == run_plan.thread_id:
+            done = ", ".join(f"{count} {status}" for status, count in sorted(row["tasks"].items())) or "no task done"
+            if row["finished"]:
+                return f"{run_plan.thread_id} already finished ({done}); `run` reports it, --fresh starts over"
+            return f"{run_plan.thread_id} has an unfinished run ({done}); `run` resumes it"
+    return None
 
 
 async def _run_with_signals(

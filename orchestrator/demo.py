@@ -104,7 +104,8 @@ def main() -> int:
     print(textwrap.dedent(f"""
         Where things are:
           branch:       autobuild/FEAT-001 in {repo}   (git -C {repo} log --oneline autobuild/FEAT-001)
-          your branch:  main, untouched                  (git -C {repo} status)
+          your branch:  main, untouched; `git -C {repo} status` lists only the
+                        plan we wrote for you (.autobuild/features/, untracked)
           checkpoints:  {db}
           reports:      {repo}/.autobuild/runs/FEAT-001/AUTO-RUN.md and …/TASK-00N/AUTO-RUN.md
           traces:       {repo}/.autobuild/runs/FEAT-001/TASK-00N/trace.jsonl

@@ -5,6 +5,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from langgraph.checkpoint.base import CheckpointTuple
+from langgraph.constants import TASKS
+from langgraph.types import Send
+
 from orchestrator import trace
 from orchestrator.errors import InputError
 from orchestrator.plan import FeaturePlan
@@ -114,7 +118,9 @@ def history(store: CheckpointStore, thread_id: str, task_id: str | None = None) 
         produced_by = reader.produced_by(thread_id)
         timeline = []
         for namespace in namespaces:
-            for item in reader.timeline(thread_id, namespace):
+            items = reader.timeline(thread_id, namespace)
+            sent = {item.checkpoint["id"]: _sends(item) for item in items}
+            for item in items:
                 values = item.checkpoint.get("channel_values", {})
                 parent = item.parent_config["configurable"]["checkpoint_id"] if item.parent_config else None
                 coach = values.get("coach") or {}
@@ -122,12 +128,23 @@ def history(store: CheckpointStore, thread_id: str, task_id: str | None = None) 
                     "step": item.metadata.get("step"),
                     "node": ", ".join(produced_by.get(parent, [])) if parent else "input",
                     "time": item.checkpoint.get("ts"),
-                    "next": _next_nodes(values),
+                    "next": _next_nodes(values) + sent.get(parent or "", []),
                     "turn": values.get("turn"),
                     "decision": (coach.get("decision") or {}).get("decision"),
                     "checkpoint_id": item.checkpoint["id"],
                 })
     return timeline
+
+
+def _sends(item: CheckpointTuple) -> list[str]:
+    """Fan-out targets written from this checkpoint: LangGraph keeps Send packets as pending writes, not
+    as channel values, so without this a fan-out step would show no next node."""
+    found = []
+    for _, channel, value in item.pending_writes or []:
+        if channel == TASKS and isinstance(value, Send):
+            task_id = value.arg.get("task_id") if isinstance(value.arg, dict) else None
+            found.append(f"{value.node}({task_id})" if task_id else value.node)
+    return found
 
 
 def _task_namespaces(reader: Reader, thread_id: str) -> list[tuple[str, Any]]:

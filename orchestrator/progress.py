@@ -111,6 +111,10 @@ def _who(e: dict[str, Any]) -> str:
 
 def _decision(e: dict[str, Any]) -> str:
     text = f"{e['task']} turn {e['turn']} coach decision: {e['decision']}"
+    rationale = str(e.get("rationale") or "").strip()
+    if rationale:
+        first_line = rationale.splitlines()[0]
+        text += f" ({first_line[:117] + '…' if len(first_line) > 120 else first_line})"
     for item in (e.get("feedback_items") or [])[:8]:
         where = f"{item.get('file') or ''}{':' + str(item['line']) if item.get('line') else ''}"
         issue = str(item.get("issue") or "").splitlines()[0] if item.get("issue") else ""
@@ -125,7 +129,7 @@ _FORMATS: dict[str, Callable[[dict[str, Any]], str]] = {
     "initialize": lambda e: f"{e['task']} worktree ready at {e['worktree']}",
     "player_start": lambda e: f"{e['task']} turn {e['turn']} player working",
     "coach_validate": lambda e: f"{e['task']} turn {e['turn']} coach reviewing",
-    "tool": lambda e: f"{_who(e)} → {e['tool']}",
+    "tool": lambda e: f"{_who(e)} → {e['tool']}{': ' + str(e['detail']) if e.get('detail') else ''}",
     "retry": lambda e: f"{_who(e)}: {e['reason']}, retrying in {float(e['wait_s']):.0f} s (attempt {e['attempt']})",
     "session_end": lambda e: f"{_who(e)} session {e['status']} (${float(e.get('cost_usd') or 0):.4f})",
     "player_report": lambda e: f"{e['task']} turn {e['turn']} player reported: {len(e.get('files') or [])} file(s)",

@@ -195,6 +195,8 @@ def test_ctrl_c_exits_130_without_orphans_then_resumes(tmp_path: Path,
     assert resumed.returncode == 0, resumed.stdout + resumed.stderr
     history = json.loads(run_cli("history", "FEAT-001", "--repo", str(repo), "--db", str(db), "--json").stdout)
     assert {"step", "node", "time", "next", "turn", "decision"} <= set(history[0])
+    fan_out = [row for row in history if row["node"] == "next_group"]
+    assert fan_out and fan_out[0]["next"] == ["run_task(TASK-001)"], "the fan-out step names its tasks"
     shown = json.loads(run_cli("show", "FEAT-001", "TASK-001", "--repo", str(repo), "--db", str(db),
                                "--json").stdout)
     assert shown["final"]["status"] == "approved" and shown["turns"][-1]["coach"]["decision"] == "approve"

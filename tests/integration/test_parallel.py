@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from importlib import resources
 from pathlib import Path
 from typing import Any
 
@@ -12,12 +11,10 @@ import pytest
 
 from agents.testing.scenario import Scenario
 from agents.testing.scripted_model import RequestRecord, ScriptedModel
-from orchestrator.demo import DEMO_PLAN, make_sample_repo
+from orchestrator.demo import make_sample_repo
 from tests.conftest import CliRun, coach_from_pytest, git
 
 pytestmark = pytest.mark.cli
-
-DEMO_SCENARIO = Path(str(resources.files("agents.testing") / "demo_scenario.yaml"))
 
 
 def span(requests: list[RequestRecord], task: str) -> tuple[float, float]:
@@ -25,34 +22,35 @@ def span(requests: list[RequestRecord], task: str) -> tuple[float, float]:
     return min(r.started for r in mine), max(r.ended for r in mine)
 
 
-def slowed_demo() -> Scenario:
-    """The demo scenario with a fixed latency on every player step, so overlap is unmistakable."""
-    scenario = Scenario.load(DEMO_SCENARIO)
-    for script in scenario.sessions:
-        if script.role == "player":
-            script.steps = [{**step, "delay": 0.4} for step in script.steps]
-    return scenario
-
-
 @pytest.mark.parametrize("parallel", [2, 1])
 def test_group_tasks_overlap_only_when_parallel(parallel: int, tmp_path: Path,
                                                 run_cli: Callable[..., CliRun]) -> None:
-    repo = make_sample_repo(tmp_path / "repo", plan=DEMO_PLAN)
-    with ScriptedModel(slowed_demo()) as model:
+    plan = two_task_plan()
+    plan["tasks"].append({"id": "TASK-C", "name": "C", "complexity": 2, "dependencies": ["TASK-A", "TASK-B"]})
+    repo = make_sample_repo(tmp_path / "repo", plan=plan)
+    # A fixed latency on every player step makes overlap (or its absence) unmistakable.
+    players = [slowed(writer(task, {f"calc/{task.lower()}.py": "X = 1\n"})) for task in ("TASK-A", "TASK-B")]
+    scenario = Scenario.from_data({"sessions": [*players, writer("TASK-C", {"calc/c.py": "C = 1\n"}),
+                                                coach_from_pytest()]})
+    with ScriptedModel(scenario) as model:
         result = run_cli("run", "FEAT-001", "--repo", str(repo), "--db", str(tmp_path / "db"),
                          "--parallel", str(parallel), model=model)
     assert result.returncode == 0, result.stdout + result.stderr
-    first, second = span(model.requests, "TASK-001"), span(model.requests, "TASK-003")
+    first, second = span(model.requests, "TASK-A"), span(model.requests, "TASK-B")
     overlap = min(first[1], second[1]) - max(first[0], second[0])
     if parallel == 2:
         assert overlap > 0.5, (first, second)
     else:
         assert overlap < 0, (first, second)
     # Group 2 starts only after group 1 is merged, whatever the parallelism.
-    assert span(model.requests, "TASK-002")[0] >= max(first[1], second[1])
-    for name in ("subtract", "multiply", "divide"):
-        assert f"def {name}" in git(repo, "show", f"autobuild/FEAT-001:calc/{name}.py")
+    assert span(model.requests, "TASK-C")[0] >= max(first[1], second[1])
+    for name in ("task-a", "task-b", "c"):
+        assert git(repo, "show", f"autobuild/FEAT-001:calc/{name}.py")
     assert git(repo, "worktree", "list").count("\n") == 1
+
+
+def slowed(script: dict[str, Any]) -> dict[str, Any]:
+    return {**script, "steps": [{**step, "delay": 0.4} for step in script["steps"]]}
 
 
 def writer(task: str, files: dict[str, str]) -> dict[str, Any]:
@@ -151,6 +149,7 @@ def test_dry_run_reports_groups_estimate_and_scope_overlaps(tmp_path: Path, run_
     assert data["groups"] == [["TASK-A", "TASK-B"]] and data["estimate"]["sessions_expected"] >= 2
     assert "TASK-A and TASK-B may write the same files" in data["scope_overlaps"][0]
     assert "may write the same files" in run_cli("validate", "FEAT-001", "--repo", str(repo)).stderr
+    assert data["previous_run"] is None
     assert not db.exists() and "autobuild/" not in git(repo, "branch", "--list")
 
 
@@ -164,6 +163,8 @@ def test_clean_removes_leftovers_and_prunes_finished_threads(
     result = run_cli("run", "FEAT-001", "--repo", str(repo), "--db", str(db), "--keep-worktrees", model=model)
     assert result.returncode == 0, result.stdout + result.stderr
     assert git(repo, "worktree", "list").count("\n") == 4, "kept: two task worktrees and the integration one"
+    dry = run_cli("run", "FEAT-001", "--repo", str(repo), "--db", str(db), "--dry-run", "--json")
+    assert json.loads(dry.stdout)["previous_run"].startswith("FEAT-001 already finished (2 approved)")
     cleaned = run_cli("clean", "FEAT-001", "--repo", str(repo), "--db", str(db), "--json")
     assert cleaned.returncode == 0, cleaned.stderr
     data = json.loads(cleaned.stdout)

@@ -30,3 +30,17 @@ def test_plain_lines_when_not_a_terminal() -> None:
     progress({"event": "retry", "task": "T1", "role": "player", "turn": 2, "reason": "overloaded (529)",
               "wait_s": 8, "attempt": 1})
     assert "T1 turn 2 player: overloaded (529), retrying in 8 s (attempt 1)" in out.getvalue()
+
+
+def test_a_watcher_sees_what_the_coach_ran_and_why_it_decided() -> None:
+    out = io.StringIO()
+    progress = Progress(stream=out)
+    progress({"event": "tool", "task": "T1", "role": "coach", "turn": 1, "tool": "Bash",
+              "detail": "python -m pytest -q"})
+    progress({"event": "coach_decision", "task": "T1", "turn": 1, "decision": "feedback",
+              "rationale": "1 test fails: add() subtracts\nmore detail",
+              "feedback_items": [{"file": "calc.py", "line": 3, "issue": "returns a - b"}]})
+    text = out.getvalue()
+    assert "T1 turn 1 coach → Bash: python -m pytest -q" in text
+    assert "coach decision: feedback (1 test fails: add() subtracts)" in text
+    assert "more detail" not in text and "- calc.py:3: returns a - b" in text
