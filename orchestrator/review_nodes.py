@@ -17,24 +17,14 @@ class ReviewNodes(NodeBase):
     async def coach(self, state: TaskState) -> dict[str, Any]:
         task_id, turn = state["task_id"], state["turn"]
         worktree = Path(state["worktree"])
-        player = state.get("player") or {}
         violations: list[str] = []
         total_cost = 0.0
         spent = float(state.get("cost_usd", 0.0))
         if stop := self._out_of_budget(state):
             return stop
         try:
-            await self.ctx.repo.reset(worktree, state["head_sha"])
-            diff = await self.ctx.repo.diff(worktree, state["base_sha"])
+            coach_input = await self._review_input(state, "coach")
             self.ctx.event(task_id, "coach_validate", turn=turn)
-            coach_input = CoachInput(
-                brief=self.ctx.brief(task_id),
-                turn=turn,
-                worktree=worktree,
-                player_report=player.get("report"),
-                diff=diff,
-                transcript_path=self._transcript(state, "coach"),
-            )
             result = await run_coach(coach_input, self.ctx.session_settings("coach", task_id, spent))
             total_cost += result.cost_usd
             self.ctx.spent_usd += result.cost_usd
@@ -109,6 +99,19 @@ class ReviewNodes(NodeBase):
             ],
         }
 
+    async def _review_input(self, state: TaskState, role: str) -> CoachInput:
+        """What a reviewer sees: the committed turn (worktree reset to it) and its diff from the task base."""
+        worktree = Path(state["worktree"])
+        await self.ctx.repo.reset(worktree, state["head_sha"])
+        return CoachInput(
+            brief=self.ctx.brief(state["task_id"]),
+            turn=state["turn"],
+            worktree=worktree,
+            player_report=(state.get("player") or {}).get("report"),
+            diff=await self.ctx.repo.diff(worktree, state["base_sha"]),
+            transcript_path=self._transcript(state, role),
+        )
+
     async def _verify(self, state: TaskState) -> dict[str, Any]:
         """The objective gate: the task's verify command, run by us in the worktree."""
         worktree = Path(state["worktree"])
@@ -120,15 +123,11 @@ class ReviewNodes(NodeBase):
     async def precheck(self, state: TaskState) -> dict[str, Any]:
         """Optional cheap yes/no plausibility check on a fast model before spending a coach session."""
         task_id, turn = state["task_id"], state["turn"]
-        worktree = Path(state["worktree"])
         spent = float(state.get("cost_usd", 0.0))
         if stop := self._out_of_budget(state):
             return stop
         try:
-            await self.ctx.repo.reset(worktree, state["head_sha"])
-            diff = await self.ctx.repo.diff(worktree, state["base_sha"])
-            data = CoachInput(self.ctx.brief(task_id), turn, worktree, (state.get("player") or {}).get("report"),
-                              diff, transcript_path=self._transcript(state, "precheck"))
+            data = await self._review_input(state, "precheck")
             result, verdict = await run_precheck(data, self.ctx.session_settings("precheck", task_id, spent))
             self.ctx.spent_usd += result.cost_usd
         except Exception as exc:  # noqa: BLE001 - a broken pre-check must not block the coach
