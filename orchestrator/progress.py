@@ -124,7 +124,8 @@ def _decision(e: dict[str, Any]) -> str:
 
 _FORMATS: dict[str, Callable[[dict[str, Any]], str]] = {
     "feature_start": lambda e: f"feature branch {e['branch']} at {str(e['sha'])[:10]}",
-    "resume": lambda e: f"resuming {e['thread']} at {', '.join(e['next']) or 'start'}",
+    "resume": lambda e: f"resuming {e['thread']} at {', '.join(e['next']) or 'start'}"
+    f" (${float(e.get('spent_usd') or 0):.4f} spent so far)",
     "group_start": lambda e: f"── group {e['group']}: {', '.join(e['tasks'])}",
     "initialize": lambda e: f"{e['task']} worktree ready at {e['worktree']}",
     "player_start": lambda e: f"{e['task']} turn {e['turn']} player working",

@@ -129,6 +129,17 @@ def pending_questions(snapshot: StateSnapshot) -> list[dict[str, Any]]:
     return sorted(found, key=lambda q: str(q["question_id"]))
 
 
+def spent_so_far(snapshot: StateSnapshot) -> float:
+    """What the thread has spent per its checkpoints: finished tasks, plus the checkpointed turns of tasks
+    that were still running when the run stopped (their results are not written yet)."""
+    finished = snapshot.values.get("results", {})
+    spent = sum(float(result.get("cost_usd", 0.0)) for result in finished.values())
+    for task in snapshot.tasks:
+        if isinstance(task.state, StateSnapshot) and task.state.values.get("task_id") not in finished:
+            spent += float(task.state.values.get("cost_usd", 0.0))
+    return spent
+
+
 async def execute(
     run_plan: RunPlan, emit: EventSink, control: RunControl | None = None, answer: tuple[str, str] | None = None
 ) -> RunSummary:
@@ -166,9 +177,9 @@ async def execute(
                 summary.report = ctx.runs_dir() / "AUTO-RUN.md"
                 return summary
             if snapshot.values:
-                finished = snapshot.values.get("results", {}).values()
-                ctx.spent_usd = sum(float(r.get("cost_usd", 0.0)) for r in finished)
-                emit({"event": "resume", "thread": run_plan.thread_id, "next": list(snapshot.next)})
+                ctx.spent_usd = spent_so_far(snapshot)
+                emit({"event": "resume", "thread": run_plan.thread_id, "next": list(snapshot.next),
+                      "spent_usd": round(ctx.spent_usd, 6)})
                 graph_input = answer_input
             else:
                 graph_input = {"feature_id": run_plan.plan.id, "only_task": run_plan.only_task, "results": {}}

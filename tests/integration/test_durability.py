@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import signal
 import subprocess
 import sys
@@ -52,15 +53,15 @@ def wait_for(condition: Callable[[], bool], timeout: float = 90) -> None:
     raise AssertionError("condition not reached")
 
 
-def checkpointed_sessions(db: Path | str) -> set[tuple[str, str, int]]:
-    """(role, task, turn) of every agent node whose completion is in the checkpoint."""
-    done: set[tuple[str, str, int]] = set()
+def checkpointed_sessions(db: Path | str) -> dict[tuple[str, str, int], float]:
+    """(role, task, turn) -> cost of every agent node whose completion is in the checkpoint."""
+    done: dict[tuple[str, str, int], float] = {}
     with CheckpointStore(str(db)).reader() as reader:
         for namespace in ["", *reader.namespaces("FEAT-001", "run_task:")]:
             latest = reader.latest("FEAT-001", namespace)
             values = latest.checkpoint["channel_values"] if latest else {}
             for entry in values.get("history", []):
-                done.add((entry["role"], values["task_id"], entry["turn"]))
+                done[(entry["role"], values["task_id"], entry["turn"])] = float(entry["cost_usd"])
     return done
 
 
@@ -155,6 +156,9 @@ def kill_and_resume(point: str, tmp_path: Path, reference_tree: list[str], db: s
         after = session_starts(model)
     assert resumed.returncode == 0, resumed.stdout + resumed.stderr
     assert "resuming FEAT-001" in resumed.stdout
+    # The feature budget on resume counts every checkpointed session, also those of tasks still in flight.
+    spent = float(re.search(r"\(\$([0-9.]+) spent so far\)", resumed.stdout).group(1))  # type: ignore[union-attr]
+    assert abs(spent - sum(finished.values())) < 1e-4, (spent, finished)
     assert tree(repo, "autobuild/FEAT-001") == reference_tree
     for session in finished:
         assert after[session] == before[session], f"{session} finished before the kill but ran again"
