@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from langgraph.runtime import RunControl
+from pydantic import ValidationError
 
 from orchestrator import doctor, inspection, planning, runner
 from orchestrator.commands import READ_COMMANDS
@@ -62,6 +63,9 @@ def _add_run_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--keep-worktrees", action="store_true")
     parser.add_argument("--ignore-deps", action="store_true", help="run TASK even if its dependencies are not done")
     parser.add_argument("--json", action="store_true", help="JSON lines instead of text")
+    parser.add_argument("--schedule", choices=["dag", "groups"], default=None,
+                        help="dag: a task starts when its dependencies are merged (default);"
+                             " groups: wait for the whole previous parallel group")
     parser.add_argument("--drain-grace", type=float, default=None,
                         help="seconds a Ctrl+C waits for running steps before cancelling them (default 5)")
 
@@ -129,8 +133,8 @@ def _settings(args: argparse.Namespace) -> RunSettings:
             db=args.db or env_default("db"),
             parallel=int(str(pick(args.parallel, "parallel", 1))),
             max_turns=int(str(pick(args.max_turns, "max_turns", 10))),
-            session_timeout_s=float(str(pick(args.session_timeout, "session_timeout", 1800.0))),
-            idle_timeout_s=float(str(pick(args.idle_timeout, "idle_timeout", 600.0))),
+            session_timeout=float(str(pick(args.session_timeout, "session_timeout", 1800.0))),
+            idle_timeout=float(str(pick(args.idle_timeout, "idle_timeout", 600.0))),
             budget_usd=args.budget_usd if args.budget_usd is not None else _env_float("budget_usd", None),
             task_budget_usd=(
                 args.task_budget_usd if args.task_budget_usd is not None else _env_float("task_budget_usd", None)
@@ -147,12 +151,17 @@ def _settings(args: argparse.Namespace) -> RunSettings:
             dry_run=args.dry_run,
             fresh=args.fresh,
             keep_worktrees=args.keep_worktrees,
-            json=args.json,
+            json_output=args.json,
             ignore_deps=args.ignore_deps,
             cli_path=env_default("cli_path"),
             resume_only=args.command in ("resume", "answer"),
-            drain_grace_s=float(str(pick(args.drain_grace, "drain_grace", 5.0))),
+            drain_grace=float(str(pick(args.drain_grace, "drain_grace", 5.0))),
+            schedule=pick(args.schedule, "schedule", "dag"),  # type: ignore[arg-type]  # pydantic checks it
         )
+    except ValidationError as exc:
+        problem = exc.errors()[0]
+        name = "--" + str(problem["loc"][0]).replace("_", "-") if problem.get("loc") else "an option"
+        raise InputError(f"bad value for {name} (or its ORCHESTRATOR_* variable): {problem['msg']}") from None
     except ValueError as exc:
         raise InputError(f"bad number in an option or ORCHESTRATOR_* variable: {exc}") from None
 
@@ -237,7 +246,7 @@ async def _run_with_signals(
     task = asyncio.current_task()
     assert task is not None
     control = RunControl()
-    grace = run_plan.settings.drain_grace_s
+    grace = run_plan.settings.drain_grace
 
     def on_signal() -> None:
         if control.drain_requested:
@@ -267,9 +276,9 @@ def _run(args: argparse.Namespace, answer: tuple[str, str] | None = None) -> int
     settings = _settings(args)
     run_plan = runner.prepare(settings)
     if settings.dry_run:
-        return _dry_run(run_plan, settings.json)
-    progress = Progress(json_mode=settings.json, live=sys.stdout.isatty())
-    if not settings.json:
+        return _dry_run(run_plan, settings.json_output)
+    progress = Progress(json_mode=settings.json_output, live=sys.stdout.isatty())
+    if not settings.json_output:
         print(f"AutoBuild {run_plan.thread_id}: checkpoints in {run_plan.store}", flush=True)
     try:
         with progress:
@@ -279,24 +288,30 @@ def _run(args: argparse.Namespace, answer: tuple[str, str] | None = None) -> int
     if summary.interrupted:
         return _interrupted(run_plan)
     exit_code = EXIT_QUESTION if summary.pending_questions else summary.exit_code
-    if settings.json:
+    if settings.json_output:
         print(json.dumps({"event": "summary", "feature": summary.feature_id, "exit_code": exit_code,
-                          "results": summary.results, "branch": summary.branch, "db": str(summary.store),
+                          "results": summary.results, "held": summary.held, "branch": summary.branch,
+                          "db": str(summary.store),
                           "pending_questions": summary.pending_questions}, default=str))
         return exit_code
     if summary.pending_questions:
         return _paused(summary, run_plan)
+    for task_id, why in summary.held.items():
+        print(f"{task_id} did not finish: {why}", file=sys.stderr)
     if summary.already_finished:
         print(f"{summary.thread_id} already finished (use --fresh to run it again).")
     render_table(summary.results, summary.order)
     print(f"branch:      {summary.branch}")
     print(f"checkpoints: {summary.store} (thread {summary.thread_id})")
     print(f"reports:     {summary.report}")
+    if summary.held:
+        db = f" --db {run_plan.store}" if settings.db else ""
+        print(f"resume with: python -m orchestrator resume {settings.target} --repo {settings.repo}{db}")
     return summary.exit_code
 
 
 def _can_prompt(run_plan: runner.RunPlan) -> bool:
-    return run_plan.settings.interactive and sys.stdin.isatty() and not run_plan.settings.json
+    return run_plan.settings.interactive and sys.stdin.isatty() and not run_plan.settings.json_output
 
 
 def _prompt(question: dict[str, Any]) -> str:

@@ -40,7 +40,7 @@ def status(args: argparse.Namespace) -> int:
     table = inspection.feature_status(db, plan)
 
     def text(data: dict[str, Any]) -> str:
-        state = "finished" if data["finished"] else f"next: {', '.join(data['next']) or 'running tasks'}"
+        state = "finished" if data["finished"] else "not finished"
         lines = [f"{data['feature']} ({state}; updated {data['updated']})",
                  f"{'task':<12} {'grp':>3}  {'status':<28} {'turn':>4}  {'decision':<9} {'cost':>9}  reason"]
         for row in data["tasks"]:

@@ -4,17 +4,27 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import Any
+from typing import TypedDict
 
 from orchestrator.processes import run_shell
+
+
+class GateResult(TypedDict):
+    """The orchestrator's own run of a verify command."""
+
+    passed: bool
+    command: str | None
+    summary: str
+    output: str
+
 
 _NO_TESTS = re.compile(r"\bno tests ran\b|\bcollected 0 items\b|\bRan 0 tests\b", re.IGNORECASE)
 
 
-async def run_verify(command: str | None, cwd: Path, timeout_s: float, env: dict[str, str]) -> dict[str, Any]:
+async def run_verify(command: str | None, cwd: Path, timeout_s: float, env: dict[str, str]) -> GateResult:
     """Run `command` in `cwd`: passed only on exit 0 with tests actually run. A small dict for state/trace."""
     if not command:
-        return {"passed": True, "command": None, "summary": "no verify command configured", "output": ""}
+        return GateResult(passed=True, command=None, summary="no verify command configured", output="")
     completed = await run_shell(command, cwd, timeout_s, env)
     output = completed.tail(30)
     passed = completed.ok and not _NO_TESTS.search(output)
@@ -24,4 +34,4 @@ async def run_verify(command: str | None, cwd: Path, timeout_s: float, env: dict
         summary = f"`{command}` ran no tests"
     else:
         summary = f"`{command}` exited {completed.returncode}"
-    return {"passed": passed, "command": command, "summary": summary, "output": output}
+    return GateResult(passed=passed, command=command, summary=summary, output=output)

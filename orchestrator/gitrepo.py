@@ -44,7 +44,8 @@ class MergeResult:
 class GitRepo:
     """The target repository."""
 
-    _locks: dict[Path, asyncio.Lock] = {}  # noqa: RUF012 - one lock per repo per process, on purpose
+    # One lock per repo per event loop, on purpose (an asyncio.Lock belongs to one loop).
+    _locks: dict[tuple[Path, int], asyncio.Lock] = {}  # noqa: RUF012 - shared by every GitRepo of a repo
 
     def __init__(self, root: Path) -> None:
         self.root = root
@@ -52,7 +53,7 @@ class GitRepo:
 
     @property
     def lock(self) -> asyncio.Lock:
-        return self._locks.setdefault(self.root, asyncio.Lock())
+        return self._locks.setdefault((self.root, id(asyncio.get_running_loop())), asyncio.Lock())
 
     # ---- checks before anything is written (sync, used by the CLI) ----
     def check(self) -> None:
@@ -131,6 +132,10 @@ class GitRepo:
             if branch and self.has_branch(branch):
                 await self.git("branch", "-D", branch, check=False)
 
+    async def rename_branch(self, name: str, new_name: str) -> None:
+        async with self.lock:
+            await self.git("branch", "-m", name, new_name)
+
     async def head(self, worktree: Path) -> str:
         return (await self.git("rev-parse", "HEAD", cwd=worktree)).stdout.strip()
 
@@ -156,6 +161,20 @@ class GitRepo:
     async def changed_files(self, worktree: Path, base: str) -> list[str]:
         out = (await self.git("diff", "--name-only", f"{base}..HEAD", cwd=worktree)).stdout
         return [line for line in out.splitlines() if line]
+
+    async def tree_of(self, worktree: Path, sha: str) -> str:
+        return (await self.git("rev-parse", f"{sha}^{{tree}}", cwd=worktree)).stdout.strip()
+
+    async def parents(self, sha: str) -> list[str]:
+        return (await self.git("rev-list", "--parents", "-n", "1", sha)).stdout.split()[1:]
+
+    async def restore_paths(self, worktree: Path, base: str, paths: Sequence[str]) -> None:
+        """Put paths back exactly as they are at `base` (deleting those that did not exist there)."""
+        for path in paths:
+            if (await self.git("cat-file", "-e", f"{base}:{path}", cwd=worktree, check=False)).ok:
+                await self.git("checkout", base, "--", path, cwd=worktree)
+            else:
+                await self.git("rm", "-q", "-f", "--", path, cwd=worktree, check=False)
 
     async def is_ancestor(self, commit: str, of: str) -> bool:
         return (await self.git("merge-base", "--is-ancestor", commit, of, check=False)).returncode == 0

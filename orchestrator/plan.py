@@ -330,3 +330,15 @@ def scope_overlaps(plan: FeaturePlan) -> list[str]:
                     found.append(f"group {number}: {first.id} and {second.id} may write the same files"
                                  f" ({'; '.join(shared)})")
     return found
+
+
+def load_target(repo: Path, target: str) -> tuple[FeaturePlan, str | None]:
+    """`FEAT-001` → its plan; `TASK-002` → the plan holding it, and the task (the single-task run)."""
+    if plan_path(repo, target).is_file():
+        return load_plan(repo, target), None
+    if (repo / ".autobuild" / "features").is_dir():
+        try:
+            return find_feature_of_task(repo, target), target
+        except PlanError:
+            pass
+    return load_plan(repo, target), None  # raises "feature plan not found" naming the path

@@ -10,9 +10,9 @@ from typing import Any
 import yaml
 
 from agents import SessionLimits, SessionSettings, run_planner
-from orchestrator.context import EventSink
 from orchestrator.errors import PlanError
 from orchestrator.plan import FeaturePlan, compute_groups, parse_plan
+from orchestrator.runner import EventSink
 
 _NUMBERED = re.compile(r"^(FEAT|TASK)-(\d+)$")
 

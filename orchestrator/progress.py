@@ -12,9 +12,10 @@ from rich.console import Console
 from rich.live import Live
 from rich.table import Table
 
-from orchestrator.state import TaskResult
+from orchestrator.graph.state import TaskResult
 
-_MARK = {"approved": "✔", "failed": "✘", "blocked": "⛔", "skipped": "↷", "conflict": "⚠", "aborted": "✘"}
+_MARK = {"approved": "✔", "approved-unverified": "✔?", "error": "!", "failed": "✘", "blocked": "⛔", "skipped": "↷",
+         "conflict": "⚠", "aborted": "✘"}
 
 
 class TaskBoard:
@@ -25,16 +26,19 @@ class TaskBoard:
 
     def update(self, event: dict[str, Any], now: float) -> None:
         kind = event.get("event")
-        if kind == "group_start":
-            for task_id in event["tasks"]:
-                self.rows.setdefault(task_id, {"group": event["group"], "role": "", "turn": 0, "cost_usd": 0.0,
-                                               "started": None, "status": "queued"})
+        if kind == "feature_start":
+            for task_id in event.get("tasks") or []:
+                self._row(task_id)
             return
         task_id = event.get("task")
-        row = self.rows.get(str(task_id)) if task_id else None
-        if row is None:
+        if not task_id:
             return
-        if kind == "initialize":
+        row = self._row(str(task_id))
+        if kind == "task_ready":
+            row["status"] = "starting"
+        elif kind == "task_error":
+            row.update(status=f"error: {event.get('reason')}", role="")
+        elif kind == "initialize":
             row.update(started=now, status="starting")
         elif kind in ("player_start", "coach_validate"):
             role = "player" if kind == "player_start" else "coach"
@@ -49,13 +53,17 @@ class TaskBoard:
         elif kind == "merge":
             row["status"] = "merged" if event.get("merged") else "not merged"
 
+    def _row(self, task_id: str) -> dict[str, Any]:
+        return self.rows.setdefault(task_id, {"role": "", "turn": 0, "cost_usd": 0.0, "started": None,
+                                              "status": "queued"})
+
     def render(self, now: float) -> Table:
         table = Table(title="AutoBuild", expand=False)
-        for column in ("Task", "Group", "Role", "Turn", "Cost", "Elapsed", "Status"):
+        for column in ("Task", "Role", "Turn", "Cost", "Elapsed", "Status"):
             table.add_column(column)
         for task_id, row in self.rows.items():
             elapsed = f"{now - row['started']:.0f}s" if row["started"] else "-"
-            table.add_row(task_id, str(row["group"]), row["role"], str(row["turn"] or "-"),
+            table.add_row(task_id, row["role"], str(row["turn"] or "-"),
                           f"${row['cost_usd']:.4f}", elapsed, row["status"])
         return table
 
@@ -126,7 +134,8 @@ _FORMATS: dict[str, Callable[[dict[str, Any]], str]] = {
     "feature_start": lambda e: f"feature branch {e['branch']} at {str(e['sha'])[:10]}",
     "resume": lambda e: f"resuming {e['thread']} at {', '.join(e['next']) or 'start'}"
     f" (${float(e.get('spent_usd') or 0):.4f} spent so far)",
-    "group_start": lambda e: f"── group {e['group']}: {', '.join(e['tasks'])}",
+    "task_ready": lambda e: f"{e['task']} ready: its dependencies are merged",
+    "task_error": lambda e: f"{e['task']} ERROR (resumable): {e['reason']}",
     "initialize": lambda e: f"{e['task']} worktree ready at {e['worktree']}",
     "player_start": lambda e: f"{e['task']} turn {e['turn']} player working",
     "coach_validate": lambda e: f"{e['task']} turn {e['turn']} coach reviewing",

@@ -6,7 +6,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from orchestrator.state import TaskResult, TaskState
+from orchestrator.graph.state import SUCCESS, TaskResult, TaskState
 
 REPORT_NAME = "AUTO-RUN.md"
 
@@ -18,9 +18,10 @@ def _stamp(epoch: float | None) -> str:
 def task_report(state: TaskState, status: str, reason: str, artifacts: list[str], task_name: str) -> str:
     """The task's AUTO-RUN.md: what happened, what it cost, what it produced, why it stopped."""
     started = state.get("started") or time.time()
-    player: dict[str, Any] = state.get("player") or {}
-    coach: dict[str, Any] = state.get("coach") or {}
-    last_text = str(coach.get("final_text") or player.get("final_text") or "").strip()
+    player: dict[str, Any] = dict(state.get("player") or {})
+    review: dict[str, Any] = dict(state.get("review") or {})
+    last_text = str(review.get("rationale") if review.get("reviewer") == "coach" else player.get("final_text") or "")
+    last_text = last_text.strip()
     tail = "\n".join(last_text.splitlines()[-20:]) or "(no agent output)"
     lines = [
         f"# AUTO-RUN: {state['task_id']} — {task_name}",
@@ -51,10 +52,12 @@ def task_report(state: TaskState, status: str, reason: str, artifacts: list[str]
     return "\n".join(lines)
 
 
-def feature_report(feature_id: str, name: str, results: dict[str, TaskResult], order: list[str], branch: str) -> str:
+def feature_report(feature_id: str, name: str, results: dict[str, TaskResult], order: list[str], branch: str,
+                   *, held: dict[str, str] | None = None) -> str:
     """The feature-level AUTO-RUN.md: one row per task."""
     total = sum(float(r.get("cost_usd", 0.0)) for r in results.values())
-    approved = sum(1 for r in results.values() if r.get("status") == "approved")
+    approved = sum(1 for r in results.values() if r.get("status") in SUCCESS)
+    held = held or {}
     lines = [
         f"# AUTO-RUN: {feature_id} — {name}",
         "",
@@ -69,9 +72,10 @@ def feature_report(feature_id: str, name: str, results: dict[str, TaskResult], o
     for task_id in order:
         result = results.get(task_id, {})
         lines.append(
-            f"| {task_id} | {result.get('status', 'not run')} | {result.get('turns', 0)} |"
+            f"| {task_id} | {result.get('status', 'not finished' if task_id in held else 'not run')} |"
+            f" {result.get('turns', 0)} |"
             f" ${float(result.get('cost_usd', 0.0)):.4f} | {float(result.get('duration_s', 0.0)):.1f} s |"
-            f" {str(result.get('reason', '')).replace('|', '/')} |"
+            f" {str(result.get('reason', held.get(task_id, ''))).replace('|', '/')} |"
         )
     return "\n".join(lines) + "\n"
 

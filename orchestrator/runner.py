@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sqlite3
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -14,16 +15,16 @@ from langgraph.runtime import RunControl
 from langgraph.types import Command, StateSnapshot
 
 from agents import AgentError, find_cli, reaper
-from orchestrator.context import EventSink, RunContext
+from orchestrator import inspection, trace
 from orchestrator.errors import InputError
-from orchestrator.gitrepo import GitRepo, feature_branch
-from orchestrator.graph import build_feature_graph
-from orchestrator.plan import FeaturePlan, find_feature_of_task, load_plan, plan_path
+from orchestrator.gitrepo import GitRepo, feature_branch, task_branch
+from orchestrator.graph.state import SUCCESS, TaskResult
+from orchestrator.graph.workflow import build_feature_workflow
+from orchestrator.plan import FeaturePlan, load_target
 from orchestrator.settings import RunSettings, resolve_db
-from orchestrator.state import TaskResult
 from orchestrator.store import CheckpointStore
 
-OK_STATUSES = {"approved"}
+EventSink = Callable[[dict[str, Any]], None]
 
 
 @dataclass
@@ -53,22 +54,13 @@ class RunSummary:
     already_finished: bool = False
     interrupted: bool = False
     pending_questions: list[dict[str, Any]] = field(default_factory=list)
+    held: dict[str, str] = field(default_factory=dict)
+    """Tasks that could not finish in this run and why (an error, a paused prerequisite): resumable."""
 
     @property
     def exit_code(self) -> int:
-        done = all(self.results.get(t, {}).get("status") in OK_STATUSES for t in self.order)
+        done = all(self.results.get(t, {}).get("status") in SUCCESS for t in self.order)
         return 0 if done else 1
-
-
-def _load_target(repo: Path, target: str) -> tuple[FeaturePlan, str | None]:
-    if plan_path(repo, target).is_file():
-        return load_plan(repo, target), None
-    if (repo / ".autobuild" / "features").is_dir():
-        try:
-            return find_feature_of_task(repo, target), target
-        except InputError:
-            pass
-    return load_plan(repo, target), None  # raises "feature plan not found" naming the path
 
 
 def prepare(settings: RunSettings) -> RunPlan:
@@ -77,7 +69,7 @@ def prepare(settings: RunSettings) -> RunPlan:
     settings.repo = settings.repo.expanduser().resolve()
     repo = GitRepo(settings.repo)
     repo.check()
-    plan, only_task = _load_target(settings.repo, settings.target)
+    plan, only_task = load_target(settings.repo, settings.target)
     base = plan.base_branch or repo.current_branch()
     if not repo.has_branch(base):
         raise InputError(f"base branch {base!r} does not exist: create it or fix base_branch in the plan")
@@ -105,9 +97,8 @@ def approved_tasks(run_plan: RunPlan) -> set[str]:
     """Tasks approved and merged in the feature's checkpoint (read-only; no DB is created)."""
     if not run_plan.store.exists():
         return set()
-    values = read_thread_values(run_plan.store, run_plan.plan.id)
-    results: dict[str, Any] = values.get("results", {}) if values else {}
-    return {tid for tid, r in results.items() if r.get("status") == "approved" and r.get("merged")}
+    results = inspection.task_results(run_plan.store, run_plan.plan.id)
+    return {tid for tid, r in results.items() if r.get("status") in SUCCESS and r.get("merged")}
 
 
 def read_thread_values(store: CheckpointStore, thread_id: str) -> dict[str, Any] | None:
@@ -130,13 +121,15 @@ def pending_questions(snapshot: StateSnapshot) -> list[dict[str, Any]]:
 
 
 def spent_so_far(snapshot: StateSnapshot) -> float:
-    """What the thread has spent per its checkpoints: finished tasks, plus the checkpointed turns of tasks
-    that were still running when the run stopped (their results are not written yet)."""
-    finished = snapshot.values.get("results", {})
-    spent = sum(float(result.get("cost_usd", 0.0)) for result in finished.values())
-    for task in snapshot.tasks:
-        if isinstance(task.state, StateSnapshot) and task.state.values.get("task_id") not in finished:
-            spent += float(task.state.values.get("cost_usd", 0.0))
+    """What the thread has spent per its checkpoints: every task subgraph's checkpointed cost."""
+    spent = 0.0
+    pending: list[StateSnapshot] = [snapshot]
+    while pending:
+        current = pending.pop()
+        for item in current.tasks:
+            if isinstance(item.state, StateSnapshot):
+                spent += float(item.state.values.get("cost_usd", 0.0) or 0.0)
+                pending.append(item.state)
     return spent
 
 
@@ -147,26 +140,22 @@ async def execute(
     settings = run_plan.settings
     # Start-up hygiene: processes a crashed predecessor left behind, and worktrees whose folders are gone.
     reaper.reap_orphans()
-    await GitRepo(settings.repo).git("worktree", "prune", check=False)
-    ctx = RunContext(settings=settings, plan=run_plan.plan, base_branch=run_plan.base_branch, emit=emit)
-    order = [task_id for group in run_plan.groups for task_id in group]
+    repo = GitRepo(settings.repo)
+    await repo.git("worktree", "prune", check=False)
+    order = [run_plan.only_task] if run_plan.only_task else run_plan.plan.task_ids()
     summary = RunSummary(
         run_plan.plan.id, feature_branch(run_plan.plan.id), run_plan.store, run_plan.thread_id, order
     )
+    summary.report = trace.runs_dir(settings.repo, run_plan.plan.id) / "AUTO-RUN.md"
     with run_plan.store.lock(run_plan.thread_id):
         async with run_plan.store.saver() as saver:
-            graph = build_feature_graph(ctx, run_plan.groups).compile(checkpointer=saver)
-            config: RunnableConfig = {
-                "configurable": {"thread_id": run_plan.thread_id},
-                # Must be top-level: inside `configurable` it is silently ignored (DESIGN §3).
-                "max_concurrency": settings.parallel,
-                "recursion_limit": 10 * (len(run_plan.groups) + 2) + 4 * settings.max_turns + 50,
-            }
+            graph = build_feature_workflow(saver)
+            config: RunnableConfig = {"configurable": {"thread_id": run_plan.thread_id}}
             snapshot = await graph.aget_state(config, subgraphs=True)
             graph_input: dict[str, Any] | Command[Any] | None
-            if snapshot.values and settings.fresh:
+            if settings.fresh and (snapshot.values or snapshot.next):
                 await saver.adelete_thread(run_plan.thread_id)
-                await _set_aside_feature_branch(ctx)
+                await _set_aside_feature_branch(run_plan, emit)
                 snapshot = await graph.aget_state(config)
             # An answer must match a waiting question, even on a finished thread:
             # saying "finished" with exit 0 would hide a mistyped question id.
@@ -174,26 +163,30 @@ async def execute(
             if snapshot.values and not snapshot.next:
                 summary.results = dict(snapshot.values.get("results", {}))
                 summary.already_finished = True
-                summary.report = ctx.runs_dir() / "AUTO-RUN.md"
                 return summary
-            if snapshot.values:
-                ctx.spent_usd = spent_so_far(snapshot)
+            if snapshot.next:
                 emit({"event": "resume", "thread": run_plan.thread_id, "next": list(snapshot.next),
-                      "spent_usd": round(ctx.spent_usd, 6)})
+                      "spent_usd": round(spent_so_far(snapshot), 6)})
                 graph_input = answer_input
             else:
-                graph_input = {"feature_id": run_plan.plan.id, "only_task": run_plan.only_task, "results": {}}
+                graph_input = {"repo": str(settings.repo), "target": settings.target}
+            end: dict[str, Any] = {}
             try:
-                async for _ in graph.astream(
-                    graph_input, config, durability="sync", stream_mode="updates", control=control
-                ):
-                    pass
+                async for _, event in graph.astream(graph_input, config, context=settings.options(),
+                                                    durability="sync", stream_mode="custom", subgraphs=True,
+                                                    control=control):
+                    if isinstance(event, dict):
+                        if event.get("event") == "feature_end":
+                            end = event
+                        emit(event)
             except GraphDrained:
                 summary.interrupted = True
+            summary.interrupted = summary.interrupted or bool(control and control.drain_requested)
             final = await graph.aget_state(config, subgraphs=True)
             summary.pending_questions = pending_questions(final)
-            summary.results = dict(final.values.get("results", {}))
-            summary.report = ctx.runs_dir() / "AUTO-RUN.md"
+            summary.results = dict(final.values.get("results") or end.get("results") or {})
+            summary.held = {task: why for task, why in (end.get("held") or {}).items()
+                            if task not in summary.results}
     return summary
 
 
@@ -207,13 +200,16 @@ def _answer_command(snapshot: StateSnapshot, answer: tuple[str, str]) -> Command
     raise InputError(f"no pending question {question_id}: questions waiting for an answer: {waiting}")
 
 
-async def _set_aside_feature_branch(ctx: RunContext) -> None:
+async def _set_aside_feature_branch(run_plan: RunPlan, emit: EventSink) -> None:
     """--fresh never deletes work: the old feature branch is renamed, not removed."""
-    repo = ctx.repo
-    await repo.remove_worktree(ctx.integration_worktree)
-    if repo.has_branch(ctx.feature_branch):
-        backup = f"{ctx.feature_branch}.before-{time.strftime('%Y%m%d-%H%M%S')}"
-        await repo.git("branch", "-m", ctx.feature_branch, backup)
-        ctx.emit({"event": "branch_set_aside", "branch": ctx.feature_branch, "backup": backup})
-    for task_id in ctx.plan.task_ids():
-        await repo.remove_worktree(ctx.worktree(task_id), ctx.task_branch(task_id))
+    repo = GitRepo(run_plan.settings.repo)
+    plan = run_plan.plan
+    worktrees = repo.worktrees_dir / plan.id
+    await repo.remove_worktree(worktrees / "_integration")
+    branch = feature_branch(plan.id)
+    if repo.has_branch(branch):
+        backup = f"{branch}.before-{time.strftime('%Y%m%d-%H%M%S')}"
+        await repo.rename_branch(branch, backup)
+        emit({"event": "branch_set_aside", "branch": branch, "backup": backup})
+    for task_id in plan.task_ids():
+        await repo.remove_worktree(worktrees / task_id, task_branch(plan.id, task_id))

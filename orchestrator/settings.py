@@ -1,11 +1,13 @@
-"""Run settings: CLI flags over `ORCHESTRATOR_*` environment variables over defaults."""
+"""Run settings: CLI flags over `ORCHESTRATOR_*` environment variables over defaults; the graph's context."""
 
 from __future__ import annotations
 
 import hashlib
 import os
-from dataclasses import dataclass
 from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
 
 from orchestrator.errors import InputError
 from orchestrator.store import POSTGRES_SCHEMES, CheckpointStore
@@ -18,47 +20,74 @@ def env_default(name: str, default: str | None = None) -> str | None:
     return os.environ.get(ENV_PREFIX + name.upper().replace("-", "_"), default)
 
 
-@dataclass
-class RunSettings:
-    """Everything `run`/`resume` needs, validated before anything is written."""
+Schedule = Literal["dag", "groups"]
 
-    repo: Path
-    target: str
-    db: str | None = None
+
+class RunOptions(BaseModel):
+    """How a feature runs, by the CLI's option names: the feature graph's LangGraph context (`context_schema`).
+
+    The served graph (`langgraph.json`) receives these as run context, all optional; the CLI fills them from
+    flags and `ORCHESTRATOR_*` variables. `agents` is the agent seam: None means real Claude sessions.
+    """
+
+    model_config = ConfigDict(arbitrary_types_allowed=True, extra="forbid")
+
     parallel: int = 1
     max_turns: int = 10
-    session_timeout_s: float = 1800.0
-    idle_timeout_s: float = 600.0
-    verify_timeout_s: float = 900.0
+    session_timeout: float = 1800.0
+    idle_timeout: float = 600.0
+    verify_timeout: float = 900.0
     budget_usd: float | None = None
     task_budget_usd: float | None = None
     session_budget_usd: float | None = None
     model: str | None = None
     coach_model: str | None = None
     precheck_model: str | None = None
-    interactive: bool = False
-    dry_run: bool = False
-    fresh: bool = False
+    interactive: bool = True
+    """Served runs ask (an interrupt per question); the CLI decides from the terminal and its flags."""
     keep_worktrees: bool = False
-    json: bool = False
     ignore_deps: bool = False
+    schedule: Schedule = "dag"
     cli_path: str | None = None
-    resume_only: bool = False
-    drain_grace_s: float = 5.0
+    drain_grace: float = 5.0
+    agents: Any = Field(default=None, exclude=True)
+    """An `agents.Agents` implementation; None = `ClaudeAgents()` (tests pass scripted agents)."""
 
-    def validate(self) -> None:
+    def validate_options(self) -> None:
+        """One-line errors naming the option, raised before anything is written."""
         checks = [
             (self.parallel >= 1, "--parallel must be at least 1"),
             (1 <= self.max_turns <= 100, "--max-turns must be between 1 and 100"),
-            (self.session_timeout_s > 0, "--session-timeout must be positive"),
-            (self.idle_timeout_s > 0, "--idle-timeout must be positive"),
+            (self.session_timeout > 0, "--session-timeout must be positive"),
+            (self.idle_timeout > 0, "--idle-timeout must be positive"),
+            (self.verify_timeout > 0, "--verify-timeout must be positive"),
             (self.budget_usd is None or self.budget_usd > 0, "--budget-usd must be positive"),
             (self.task_budget_usd is None or self.task_budget_usd > 0, "--task-budget-usd must be positive"),
             (self.session_budget_usd is None or self.session_budget_usd > 0, "--session-budget-usd must be positive"),
+            (self.drain_grace >= 0, "--drain-grace must not be negative"),
         ]
         for ok, message in checks:
             if not ok:
                 raise InputError(message)
+
+
+class RunSettings(RunOptions):
+    """Everything `run`/`resume` needs: the run options plus where and what (CLI only)."""
+
+    repo: Path
+    target: str
+    db: str | None = None
+    dry_run: bool = False
+    fresh: bool = False
+    json_output: bool = False
+    resume_only: bool = False
+
+    def validate(self) -> None:  # type: ignore[override]  # pydantic's classmethod `validate` is deprecated
+        self.validate_options()
+
+    def options(self) -> RunOptions:
+        """The graph's context: the options only (what a served run would receive)."""
+        return RunOptions(**{name: getattr(self, name) for name in RunOptions.model_fields})
 
 
 def default_checkpoint_dir() -> Path:

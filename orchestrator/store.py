@@ -37,9 +37,11 @@ class Reader:
     def threads(self) -> list[str]:
         return [r[0] for r in self._rows("SELECT DISTINCT thread_id FROM checkpoints ORDER BY thread_id")]
 
-    def namespaces(self, thread_id: str, prefix: str) -> list[str]:
+    def namespaces(self, thread_id: str, mark: str) -> list[str]:
+        """Checkpoint namespaces of the thread whose last segment starts with `mark` (e.g. task subgraphs)."""
         sql = "SELECT DISTINCT checkpoint_ns FROM checkpoints WHERE thread_id = ? AND checkpoint_ns LIKE ?"
-        return [r[0] for r in self._rows(sql, thread_id, prefix + "%")]
+        rows = [r[0] for r in self._rows(sql, thread_id, f"%{mark}%")]
+        return [ns for ns in rows if ns.rsplit("|", 1)[-1].startswith(mark)]
 
     def latest(self, thread_id: str, namespace: str = "") -> CheckpointTuple | None:
         return self.saver.get_tuple({"configurable": {"thread_id": thread_id, "checkpoint_ns": namespace}})
@@ -53,7 +55,7 @@ class Reader:
         found: dict[str, list[str]] = {}
         sql = f"SELECT DISTINCT checkpoint_id, task_path FROM {self._writes} WHERE thread_id = ?"
         for checkpoint_id, task_path in self._rows(sql, thread_id):
-            node = task_path.split(", ")[1] if task_path.startswith("~__pregel_pull, ") else "run_task"
+            node = task_path.split(", ")[1] if task_path.startswith("~__pregel_pull, ") else "task"
             if node not in found.setdefault(checkpoint_id, []):
                 found[checkpoint_id].append(node)
         return found

@@ -9,7 +9,7 @@ from orchestrator.progress import Progress, TaskBoard
 
 def test_board_follows_a_task_through_its_life() -> None:
     board = TaskBoard()
-    board.update({"event": "group_start", "group": 1, "tasks": ["T1", "T2"]}, 0.0)
+    board.update({"event": "feature_start", "tasks": ["T1", "T2"]}, 0.0)
     board.update({"event": "initialize", "task": "T1"}, 1.0)
     board.update({"event": "player_start", "task": "T1", "turn": 1}, 1.5)
     board.update({"event": "session_end", "task": "T1", "role": "player", "turn": 1, "cost_usd": 0.25}, 3.0)

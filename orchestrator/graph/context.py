@@ -1,37 +1,54 @@
-"""Run context: the non-serialized dependencies graph nodes need (repo, plan, settings, event sink)."""
+"""The task graph's run context (`context_schema`): the non-serialized services every node needs.
+
+Built once per run by the feature workflow from its input and options, shared by every task subgraph
+(so budgets and the merge lock are run-wide), and handed to each task with `ainvoke(..., context=…)`.
+"""
 
 from __future__ import annotations
 
+import asyncio
 import os
 import sys
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from agents import SessionLimits, SessionSettings, TaskBrief
+from langgraph.runtime import Runtime
+
+from agents import Agents, SessionLimits, SessionSettings, TaskBrief
 from orchestrator import trace
 from orchestrator.gitrepo import GitRepo, feature_branch, task_branch
+from orchestrator.graph.events import EventLog
 from orchestrator.plan import FeaturePlan
-from orchestrator.settings import RunSettings
+from orchestrator.settings import RunOptions
 
-EventSink = Callable[[dict[str, Any]], None]
+
+@dataclass
+class Spend:
+    """What the feature's sessions have spent so far, per task, from facts: each task's checkpointed cost
+    (a resumed task reports its own on its first node, a finished one through its replayed result)."""
+
+    by_task: dict[str, float] = field(default_factory=dict)
+
+    def record(self, task_id: str, usd: float) -> None:
+        self.by_task[task_id] = max(usd, self.by_task.get(task_id, 0.0))
+
+    @property
+    def usd(self) -> float:
+        return sum(self.by_task.values())
 
 
 @dataclass
 class RunContext:
     """Shared by every node of one run."""
 
-    settings: RunSettings
+    options: RunOptions
     plan: FeaturePlan
+    repo: GitRepo
     base_branch: str
-    emit: EventSink = field(default=lambda event: None)
-    spent_usd: float = 0.0
-    """Cost of every session of this feature so far (seeded from the checkpoint on resume)."""
-
-    @property
-    def repo(self) -> GitRepo:
-        return GitRepo(self.settings.repo)
+    agents: Agents
+    spend: Spend = field(default_factory=Spend)
+    merge_lock: asyncio.Lock = field(default_factory=asyncio.Lock)
 
     @property
     def feature_id(self) -> str:
@@ -52,13 +69,7 @@ class RunContext:
         return self.repo.worktrees_dir / self.plan.id / "_integration"
 
     def runs_dir(self, task_id: str | None = None) -> Path:
-        return trace.runs_dir(self.settings.repo, self.plan.id, task_id)
-
-    def event(self, task_id: str, kind: str, **data: Any) -> None:
-        """Record a trace event for the task and show it as progress."""
-        record = {"event": kind, **data}
-        trace.append(self.settings.repo, self.plan.id, task_id, record)
-        self.emit({"task": task_id, **record})
+        return trace.runs_dir(self.repo.root, self.plan.id, task_id)
 
     def brief(self, task_id: str) -> TaskBrief:
         task = self.plan.task(task_id)
@@ -79,9 +90,9 @@ class RunContext:
     def remaining_budget(self, task_id: str, task_spent: float) -> float | None:
         """What the next session of this task may still spend: the tightest of feature and task budgets."""
         limits = []
-        if self.settings.budget_usd is not None:
-            limits.append(self.settings.budget_usd - self.spent_usd)
-        task_budget = self.plan.task(task_id).budget_usd or self.settings.task_budget_usd
+        if self.options.budget_usd is not None:
+            limits.append(self.options.budget_usd - self.spend.usd)
+        task_budget = self.plan.task(task_id).budget_usd or self.options.task_budget_usd
         if task_budget is not None:
             limits.append(task_budget - task_spent)
         return min(limits) if limits else None
@@ -91,30 +102,27 @@ class RunContext:
         remaining = self.remaining_budget(task_id, task_spent)
         if remaining is None or remaining > 0:
             return None
-        if self.settings.budget_usd is not None and self.spent_usd >= self.settings.budget_usd:
-            return f"budget exhausted: the feature spent ${self.spent_usd:.4f} of ${self.settings.budget_usd:.4f}"
+        if self.options.budget_usd is not None and self.spend.usd >= self.options.budget_usd:
+            return f"budget exhausted: the feature spent ${self.spend.usd:.4f} of ${self.options.budget_usd:.4f}"
         return f"budget exhausted: the task spent ${task_spent:.4f} of its budget"
 
-    def session_settings(self, role: str, task_id: str, task_spent: float) -> SessionSettings:
-        model = {"coach": self.settings.coach_model, "precheck": self.settings.precheck_model}.get(role)
-        model = model or self.settings.model
-        caps = [c for c in (self.settings.session_budget_usd, self.remaining_budget(task_id, task_spent)) if c]
+    def session_settings(self, role: str, task_id: str, task_spent: float, events: EventLog) -> SessionSettings:
+        model = {"coach": self.options.coach_model, "precheck": self.options.precheck_model}.get(role)
+        model = model or self.options.model
+        caps = [c for c in (self.options.session_budget_usd, self.remaining_budget(task_id, task_spent)) if c]
         return SessionSettings(
             model=model,
             limits=SessionLimits(
-                session_timeout_s=self.settings.session_timeout_s,
-                idle_timeout_s=self.settings.idle_timeout_s,
+                session_timeout_s=self.options.session_timeout,
+                idle_timeout_s=self.options.idle_timeout,
                 max_budget_usd=min(caps) if caps else None,
             ),
-            cli_path=self.settings.cli_path,
-            on_event=self.session_event,
+            cli_path=self.options.cli_path,
+            on_event=events.session_event,
         )
 
-    def session_event(self, event: dict[str, Any]) -> None:
-        """Agent-session events: retries and session ends go to the task's trace too."""
-        if event.get("event") in ("retry", "session_end") and event.get("task"):
-            trace.append(self.settings.repo, self.plan.id, str(event["task"]), dict(event))
-        self.emit(event)
+    def events(self, runtime: Runtime[Any]) -> EventLog:
+        return EventLog(self.repo.root, self.plan.id, runtime.stream_writer)
 
     def verify_env(self) -> dict[str, str]:
         """Environment for verify commands: ours, with this interpreter's bin dir first on PATH."""

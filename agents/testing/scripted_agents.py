@@ -1,0 +1,149 @@
+"""Scripted agent results behind the `Agents` protocol: the in-process test tier's fake at the agent seam.
+
+A script maps (role, task, turn) to what that session does: files it writes into the worktree, the report it
+sends (report_progress / record_decision input), its status, cost, blocker, question or an exception. The
+graph, git, the gate and the checkpointer are all real; only the model's work is scripted.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import itertools
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from agents.markers import Blocker
+from agents.roles import CoachInput, PlayerInput, PrecheckVerdict, SessionSettings
+from agents.types import AgentResult, SessionStatus, ToolCall
+
+AgentInput = PlayerInput | CoachInput
+_session_ids = itertools.count(1)
+
+
+@dataclass
+class Turn:
+    """What one scripted session does."""
+
+    files: dict[str, str | None] = field(default_factory=dict)
+    """Written into the worktree before the session ends (None deletes the file)."""
+    report: dict[str, Any] | None = None
+    """report_progress input (player) or record_decision input (coach)."""
+    status: SessionStatus = "success"
+    cost_usd: float = 0.01
+    text: str = "done"
+    blocker: dict[str, str] | None = None
+    question: str | None = None
+    plausible: bool = True
+    """The pre-check's verdict."""
+    delay_s: float = 0.0
+    raises: BaseException | None = None
+    rejected_calls: list[str] = field(default_factory=list)
+    """Our tools refusing a call (a contract violation), by error message."""
+    effect: Callable[[Path], None] | None = None
+    """Anything else the session does in its worktree (e.g. git commands an agent should never run)."""
+
+
+def writes(files: dict[str, str | None], notes: str = "done", **extra: Any) -> Turn:
+    """A player turn that writes files and reports them."""
+    report = {"files_modified": list(files), "tests_written": [], "implementation_notes": notes}
+    return Turn(files=files, report=report, **extra)
+
+
+def approve(rationale: str = "requirements met, tests pass") -> Turn:
+    return Turn(report={"decision": "approve", "rationale": rationale, "feedback_items": []})
+
+
+def feedback(*items: tuple[str, int | None, str], rationale: str = "changes needed") -> Turn:
+    listed = [{"file": file, "line": line, "issue": issue} for file, line, issue in items]
+    return Turn(report={"decision": "feedback", "rationale": rationale, "feedback_items": listed})
+
+
+def blocked(description: str, action: str = "a human must decide", resume: str = "continue") -> Turn:
+    block = Blocker(description, action, resume)
+    fields = {"description": description, "action": action, "resume": resume}
+    return Turn(blocker=fields | {"hash": block.hash}, text=f"<blocker>{description}</blocker>")
+
+
+Script = Turn | list[Turn] | Callable[[AgentInput], Turn]
+
+
+@dataclass
+class Call:
+    """One session the graph asked for."""
+
+    role: str
+    task: str
+    turn: int
+    input: AgentInput
+
+
+class ScriptedAgents:
+    """Agents whose sessions play a script. Keys: (role, task, turn), (role, task) or role; most specific wins.
+
+    A list plays one entry per call of that key (the last repeats); a callable decides from the session input.
+    A session with nothing scripted ends without a report (an incomplete turn).
+    """
+
+    def __init__(self, script: dict[Any, Script]) -> None:
+        self.script = script
+        self.calls: list[Call] = []
+        self._used: dict[Any, int] = {}
+
+    def _turn(self, role: str, data: AgentInput) -> Turn:
+        task, turn = data.brief.task_id, data.turn
+        self.calls.append(Call(role, task, turn, data))
+        for key in ((role, task, turn), (role, task), role):
+            if key in self.script:
+                entry = self.script[key]
+                if isinstance(entry, list):
+                    index = self._used.get(key, 0)
+                    self._used[key] = index + 1
+                    return entry[min(index, len(entry) - 1)]
+                return entry(data) if callable(entry) else entry
+        return Turn(report=None, text="nothing scripted")
+
+    async def _play(self, role: str, data: AgentInput) -> tuple[AgentResult, Turn]:
+        turn = self._turn(role, data)
+        if turn.delay_s:
+            await asyncio.sleep(turn.delay_s)
+        if turn.raises is not None:
+            raise turn.raises
+        for path, content in turn.files.items():
+            target = data.worktree / path
+            if content is None:
+                target.unlink(missing_ok=True)
+            else:
+                target.parent.mkdir(parents=True, exist_ok=True)
+                target.write_text(content)
+        if turn.effect is not None:
+            turn.effect(data.worktree)
+        tool = {"player": "report_progress", "coach": "record_decision"}.get(role, "")
+        calls = [ToolCall(tool, dict(turn.report), True)] if turn.report is not None else []
+        calls += [ToolCall(tool, {}, False, error) for error in turn.rejected_calls]
+        question = None
+        if turn.question is not None and turn.question not in getattr(data, "answers", {}):
+            question = {"question": turn.question, "options": []}
+        digest = hashlib.md5(f"{role}{data.brief.task_id}{data.turn}".encode(), usedforsecurity=False).hexdigest()
+        result = AgentResult(
+            role=role, status="question" if question else turn.status, report=turn.report, tool_calls=calls,
+            files_modified=list(turn.files), final_text=turn.text, cost_usd=turn.cost_usd, input_tokens=100,
+            output_tokens=50, num_turns=1, session_id=f"scripted-{next(_session_ids)}-{digest[:6]}",
+            blocker=turn.blocker, question=question,
+        )
+        return result, turn
+
+    async def player(self, data: PlayerInput, settings: SessionSettings) -> AgentResult:
+        return (await self._play("player", data))[0]
+
+    async def coach(self, data: CoachInput, settings: SessionSettings) -> AgentResult:
+        return (await self._play("coach", data))[0]
+
+    async def precheck(self, data: CoachInput, settings: SessionSettings) -> tuple[AgentResult, PrecheckVerdict]:
+        result, turn = await self._play("precheck", data)
+        return result, PrecheckVerdict(turn.plausible, "" if turn.plausible else turn.text)
+
+    def prompts_of(self, role: str, task: str) -> list[AgentInput]:
+        return [call.input for call in self.calls if call.role == role and call.task == task]

@@ -1,0 +1,116 @@
+"""Review nodes of the task subgraph: the optional pre-check and the coach, with the objective verify gate."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from langgraph.runtime import Runtime
+
+from agents import CoachInput
+from orchestrator.gate import GateResult, run_verify
+from orchestrator.graph.context import RunContext
+from orchestrator.graph.state import FeedbackItem, Review, TaskState
+from orchestrator.graph.turns import AgentTurn, session_failure
+
+
+def _items(raw: Any) -> list[FeedbackItem]:
+    items = []
+    for item in raw or []:
+        if not isinstance(item, dict):
+            continue
+        line = item.get("line")
+        items.append(FeedbackItem(file=str(item.get("file") or ""), line=line if isinstance(line, int) else None,
+                                  issue=str(item.get("issue") or "")))
+    return items
+
+
+async def _review_input(agent: AgentTurn) -> CoachInput:
+    """What a reviewer sees: the committed turn (worktree reset to it) and its diff from the task base."""
+    ctx, state = agent.ctx, agent.state
+    await ctx.repo.reset(agent.worktree, state["head_sha"])
+    return CoachInput(
+        brief=ctx.brief(agent.task_id), turn=state["turn"], worktree=agent.worktree,
+        player_report=player["report"] if (player := state.get("player")) else None,
+        diff=await ctx.repo.diff(agent.worktree, state["base_sha"]), transcript_path=agent.transcript(),
+    )
+
+
+async def coach(state: TaskState, runtime: Runtime[RunContext]) -> TaskState:
+    ctx, task_id, turn = runtime.context, state["task_id"], state["turn"]
+    agent = AgentTurn(state, runtime, "coach")
+    if stop := agent.out_of_budget():
+        return TaskState(stop=stop)
+    data = await _review_input(agent)
+    agent.events("coach_validate", task_id, turn=turn)
+    result = await agent.run(lambda settings: ctx.agents.coach(data, settings))
+    extra: list[str] = []
+    if result.status == "success" and result.report is None:
+        extra.append(f"turn {turn} coach: ended without record_decision (retried once)")
+        if agent.out_of_budget() is None:
+            data.transcript_path = agent.transcript()
+            result = await agent.run(lambda settings: ctx.agents.coach(data, settings))
+    # The coach only reads and runs tests; whatever its commands left behind is discarded.
+    await ctx.repo.reset(agent.worktree, state["head_sha"])
+    update = TaskState(cost_usd=agent.spent, violations=agent.record_violations(extra))
+    if stop := session_failure("coach", result):
+        return update | TaskState(stop=stop)
+    decision = dict(result.report or {})
+    approved = decision.get("decision") == "approve"
+    review = Review(turn=turn, reviewer="coach", verdict="approve" if approved else "feedback",
+                    rationale=str(decision.get("rationale") or "the coach ended without recording a decision"),
+                    items=_items(decision.get("feedback_items")), notes=[], gate=None, false_approval=False)
+    if approved:
+        gate = await _verify(state, ctx)
+        review["gate"] = gate
+        if gate["command"]:
+            agent.events("gate", task_id, turn=turn, **gate)
+        if not gate["passed"]:
+            update["false_approvals"] = int(state.get("false_approvals", 0)) + 1
+            review |= Review(verdict="feedback", false_approval=True,  # type: ignore[typeddict-item]
+                             rationale=f"coach approved but verify failed: {gate['summary']}",
+                             items=[FeedbackItem(file="", line=None,
+                                                 issue=f"coach approved but verify failed:\n{gate['output']}")])
+    if review["verdict"] == "feedback" and not review["items"]:
+        review["notes"] = [review["rationale"]]
+    agent.events("coach_decision", task_id, turn=turn, decision=review["verdict"], rationale=review["rationale"],
+                 feedback_items=review["items"], session_id=result.session_id, cost_usd=agent.sessions.cost_usd,
+                 false_approval=review["false_approval"])
+    history = agent.sessions.history(review["verdict"], state["head_sha"], review["rationale"][:200])
+    return update | TaskState(review=review, history=[history])
+
+
+async def _verify(state: TaskState, ctx: RunContext) -> GateResult:
+    """The objective gate: the task's verify command, run by us in the worktree."""
+    worktree = Path(state["worktree"])
+    command = ctx.plan.verify_command(state["task_id"])
+    gate = await run_verify(command, worktree, ctx.options.verify_timeout, ctx.verify_env())
+    await ctx.repo.reset(worktree, state["head_sha"])
+    return gate
+
+
+async def precheck(state: TaskState, runtime: Runtime[RunContext]) -> TaskState:
+    """Optional cheap yes/no plausibility check on a fast model before spending a coach session."""
+    ctx, task_id, turn = runtime.context, state["task_id"], state["turn"]
+    agent = AgentTurn(state, runtime, "precheck")
+    if stop := agent.out_of_budget():
+        return TaskState(stop=stop)
+    data = await _review_input(agent)
+    verdicts = []
+
+    async def call(settings: Any) -> Any:
+        result, verdict = await ctx.agents.precheck(data, settings)
+        verdicts.append(verdict)
+        return result
+
+    result = await agent.run(call)
+    verdict = verdicts[-1]
+    agent.events("precheck", task_id, turn=turn, plausible=verdict.plausible, reason=verdict.reason,
+                 cost_usd=result.cost_usd, session_id=result.session_id)
+    update = TaskState(cost_usd=agent.spent, history=[agent.sessions.history(
+        "yes" if verdict.plausible else "no", state["head_sha"], verdict.reason)])
+    if result.status != "success" or verdict.plausible:
+        return update  # a broken pre-check must not block the coach
+    note = f"Pre-check: {verdict.reason}"
+    return update | TaskState(review=Review(turn=turn, reviewer="precheck", verdict="feedback", rationale=note,
+                                            items=[], notes=[note], gate=None, false_approval=False))

@@ -1,0 +1,86 @@
+"""Readiness scheduling: a task starts as soon as its prerequisites are merged and a `--parallel` slot is free.
+
+In-memory and per run: it only coordinates the task bodies of one workflow invocation. What survives a crash
+is in the checkpoints (finished tasks' results are replayed to it on resume).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import Callable
+
+from orchestrator.graph.state import SUCCESS, TaskResult
+from orchestrator.plan import FeaturePlan
+from orchestrator.settings import Schedule
+
+
+class Held(Exception):
+    """A task can't start in this run (a prerequisite waits for an answer, failed to run, or the run drains).
+    It is not a result: the task starts on resume."""
+
+
+class Scheduler:
+    """Who may start when. `order` is the run's tasks in plan order (one task for `run TASK-ID`)."""
+
+    POLL_S = 0.5  # how often a waiting task looks at the drain flag
+
+    def __init__(self, plan: FeaturePlan, order: list[str], parallel: int, schedule: Schedule,
+                 ignore_deps: bool = False) -> None:
+        self.plan = plan
+        self.order = order
+        self.schedule = schedule
+        self.ignore_deps = ignore_deps
+        self.results: dict[str, TaskResult] = {}
+        self.held: dict[str, str] = {}
+        self.slots = asyncio.Semaphore(parallel)
+        self._changed = asyncio.Condition()
+        in_run = set(order)
+        self._group_of = {task_id: index for index, group in enumerate(plan.groups()) for task_id in group}
+        self._prerequisites = {task_id: self._compute_prerequisites(task_id, in_run) for task_id in order}
+
+    def _compute_prerequisites(self, task_id: str, in_run: set[str]) -> list[str]:
+        needed = set(self.plan.task(task_id).dependencies)
+        if self.schedule == "groups":
+            needed |= {other for other in in_run if self._group_of[other] < self._group_of[task_id]}
+        return [other for other in self.order if other in needed and other in in_run]
+
+    def prerequisites(self, task_id: str) -> list[str]:
+        return self._prerequisites[task_id]
+
+    async def wait_ready(self, task_id: str, draining: Callable[[], bool]) -> str | None:
+        """Wait until every prerequisite finished; the reason to skip the task, or None to run it.
+        Raises Held when it can't start in this run."""
+        async with self._changed:
+            while True:
+                if draining():
+                    raise Held("the run is stopping")
+                pending = [p for p in self.prerequisites(task_id) if p not in self.results]
+                for prerequisite in pending:
+                    if prerequisite in self.held:
+                        raise Held(f"waits for {prerequisite} ({self.held[prerequisite]})")
+                if not pending:
+                    return self._skip_reason(task_id)
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(self._changed.wait(), self.POLL_S)
+
+    def _skip_reason(self, task_id: str) -> str | None:
+        if self.ignore_deps:
+            return None
+        for dependency in self.plan.task(task_id).dependencies:
+            result = self.results.get(dependency)
+            if result is None:
+                continue  # not part of this run (`run TASK-ID` checked it was merged before)
+            if result.get("status") not in SUCCESS or not result.get("merged"):
+                return f"dependency {dependency} {result.get('status', 'did not finish')}"
+        return None
+
+    async def finish(self, task_id: str, result: TaskResult) -> None:
+        async with self._changed:
+            self.results[task_id] = result
+            self._changed.notify_all()
+
+    async def hold(self, task_id: str, why: str) -> None:
+        async with self._changed:
+            self.held.setdefault(task_id, why)
+            self._changed.notify_all()

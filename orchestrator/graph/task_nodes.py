@@ -1,0 +1,231 @@
+"""Nodes of the task subgraph: initialize, player (and its judgement), ask_human, feedback, finalize.
+
+Nodes return facts (typed partial states); routers decide. A node never catches an infrastructure error:
+it leaves the task's subgraph, the workflow marks the task `error`, and a resume re-runs exactly that node.
+Agent nodes start from the worktree SHA checkpointed by the previous node and end by committing.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import time
+from pathlib import Path
+
+from langgraph.runtime import Runtime
+from langgraph.types import interrupt
+
+from agents import AgentResult, PlayerInput, format_feedback
+from orchestrator import reports
+from orchestrator.graph.context import RunContext
+from orchestrator.graph.events import EventLog
+from orchestrator.graph.state import (
+    Outcome,
+    PlayerTurn,
+    Question,
+    Review,
+    Reviewer,
+    Stop,
+    TaskResult,
+    TaskState,
+)
+from orchestrator.graph.turns import AgentTurn, session_failure
+
+
+async def initialize(state: TaskState, runtime: Runtime[RunContext]) -> TaskState:
+    ctx, task_id = runtime.context, state["task_id"]
+    update = TaskState(started=time.time(), turn=1, cost_usd=0.0, blocker_hashes=[], stop=None, review=None,
+                       player=None, question=None, answers={}, stall_count=0, false_approvals=0, result=None)
+    if state.get("skip_reason"):
+        ctx.events(runtime)("skipped", task_id, reason=state["skip_reason"])
+        return update | TaskState(stop=Stop(outcome="skipped", reason=str(state["skip_reason"])), turn=0)
+    start = ctx.repo.rev(ctx.feature_branch)
+    worktree = ctx.worktree(task_id)
+    sha = await ctx.repo.add_worktree(worktree, ctx.task_branch(task_id), start)
+    ctx.events(runtime)("initialize", task_id, worktree=str(worktree), base_sha=sha)
+    return update | TaskState(worktree=str(worktree), branch=ctx.task_branch(task_id), base_sha=sha, head_sha=sha)
+
+
+def _review(turn: int, reviewer: Reviewer, notes: list[str]) -> Review:
+    return Review(turn=turn, reviewer=reviewer, verdict="feedback", rationale=notes[0] if notes else "",
+                  items=[], notes=notes, gate=None, false_approval=False)
+
+
+async def player(state: TaskState, runtime: Runtime[RunContext]) -> TaskState:
+    ctx, task_id, turn = runtime.context, state["task_id"], state["turn"]
+    agent = AgentTurn(state, runtime, "player")
+    if stop := agent.out_of_budget():
+        return TaskState(stop=stop)
+    previous = state.get("review")
+    agent.events("player_start", task_id, turn=turn)
+    result = await agent.run(lambda settings: ctx.agents.player(PlayerInput(
+        brief=ctx.brief(task_id), turn=turn, max_turns=ctx.options.max_turns, worktree=agent.worktree,
+        feedback=[dict(item) for item in previous["items"]] if previous else [],
+        feedback_notes=list(previous["notes"]) if previous else [],
+        answers=dict(state.get("answers") or {}), transcript_path=agent.transcript(),
+    ), settings))
+    cost = TaskState(cost_usd=agent.spent)
+    if result.question is not None:
+        return cost | _question(state, ctx.options.interactive, agent.events, result)
+    sha = await ctx.repo.commit_all(agent.worktree, f"autobuild({task_id}): player turn {turn}")
+    changed = await ctx.repo.changed_files(agent.worktree, state["base_sha"])
+    tampered = [path for path in ctx.plan.task(task_id).acceptance_tests if path in changed]
+    if tampered:
+        sha = await _restore(ctx, agent.worktree, state["base_sha"], tampered, task_id=task_id, turn=turn)
+        changed = await ctx.repo.changed_files(agent.worktree, state["base_sha"])
+    agent.events("player_report", task_id, turn=turn, status=result.status, session_id=result.session_id,
+                 cost_usd=result.cost_usd, files=changed, report=result.report, sha=sha)
+    update = cost | TaskState(
+        player=PlayerTurn(status=result.status, report=result.report, files=changed,
+                          final_text=result.final_text[-2000:], session_id=result.session_id),
+        head_sha=sha, review=None,
+        history=[agent.sessions.history(result.status, sha, f"{len(changed)} file(s) changed")],
+    )
+    missing_report = result.status == "success" and result.report is None
+    update["violations"] = agent.record_violations(
+        [f"turn {turn} player: ended without calling report_progress"] if missing_report else [])
+    if tampered:
+        agent.events("frozen_test_tampering", task_id, turn=turn, files=tampered)
+    return update | judge_player(state, agent.events, result, changed, agent.worktree, tampered=tampered)
+
+
+def judge_player(state: TaskState, events: EventLog, result: AgentResult, changed: list[str], worktree: Path, *,
+                 tampered: list[str]) -> TaskState:
+    """Failure, blocker, or completion: the terminal signal AND artifacts on disk, never the exit code alone."""
+    task_id, turn = state["task_id"], state["turn"]
+    if stop := session_failure("player", result):
+        return TaskState(stop=stop)
+    if result.blocker:
+        blocker = result.blocker
+        previous = state.get("blocker_hashes", [])
+        events("blocker", task_id, turn=turn, **blocker)
+        hashes = [*previous, blocker["hash"]]
+        if previous and previous[-1] == blocker["hash"]:
+            reason = f"blocker {blocker['hash']} (reported twice in a row): {blocker['description']}"
+            return TaskState(stop=Stop(outcome="blocked", reason=f"{reason}; action: {blocker['action']}"),
+                             blocker_hashes=hashes)
+        note = (f"You reported a blocker ({blocker['description']}). If you can work around it, do so;"
+                " if it really blocks the task, report the same blocker again and the task stops for a human.")
+        return TaskState(review=_review(turn, "blocker", [note]), blocker_hashes=hashes)
+    if tampered:
+        note = (f"You edited or deleted frozen acceptance tests ({', '.join(tampered)}); they were restored."
+                " Make the code pass them instead.")
+        return TaskState(review=_review(turn, "tampering", [note]), blocker_hashes=[])
+    notes = []
+    if result.report is None and not result.promise_complete:
+        notes.append("Your previous turn ended without calling report_progress: implement, then report.")
+    reported = [str(p) for p in (result.report or {}).get("files_modified", []) if p]
+    missing = [p for p in reported if not (worktree / p).exists() and p not in changed]  # deleting is a change
+    if missing:
+        notes.append(f"Files you reported as modified do not exist: {', '.join(missing)}.")
+    if not changed:
+        notes.append("Your previous turn changed no files: the task's work is not on disk.")
+    if notes:
+        return TaskState(review=_review(turn, "incomplete", notes), blocker_hashes=[])
+    return TaskState(blocker_hashes=[])
+
+
+def _question(state: TaskState, interactive: bool, events: EventLog, result: AgentResult) -> TaskState:
+    """The player asked a human: pause for an answer (interactive) or abort cleanly (autonomous)."""
+    task_id, turn = state["task_id"], state["turn"]
+    asked = dict(result.question or {})
+    text = str(asked.get("question", ""))
+    digest = hashlib.md5(text.encode(), usedforsecurity=False).hexdigest()[:6]
+    question = Question(question_id=f"{task_id}-{digest}", question=text,
+                        options=[str(o) for o in asked.get("options") or []], task=task_id, turn=turn)
+    events("question_asked", task_id, **{key: value for key, value in question.items() if key != "task"})
+    if interactive:
+        # The worktree stays at head_sha: the same turn runs again, with the answer, once it arrives.
+        return TaskState(question=question)
+    events("question_aborted", task_id, question_id=question["question_id"])
+    return TaskState(stop=Stop(outcome="aborted", reason=f"ambiguous decision point: the agent asked {text!r}"
+                                                         " and no human is available (--autonomous)"))
+
+
+async def ask_human(state: TaskState, runtime: Runtime[RunContext]) -> TaskState:
+    """Wait for a human's answer. interrupt() re-runs this node from its first line on every resume, so
+    nothing here may call an agent or write a trace before it."""
+    question = state.get("question") or Question()
+    answer = interrupt(dict(question))
+    runtime.context.events(runtime)("question_answered", state["task_id"], question_id=question.get("question_id"),
+                                    answer=str(answer))
+    answers = {**(state.get("answers") or {}), str(question.get("question")): str(answer)}
+    return TaskState(answers=answers, question=None)
+
+
+async def _restore(ctx: RunContext, worktree: Path, base: str, paths: list[str], *, task_id: str, turn: int) -> str:
+    """Put frozen acceptance tests back exactly as they are on the task's base commit."""
+    await ctx.repo.restore_paths(worktree, base, paths)
+    return await ctx.repo.commit_all(worktree, f"autobuild({task_id}): restore frozen tests (turn {turn})")
+
+
+async def feedback(state: TaskState, runtime: Runtime[RunContext]) -> TaskState:
+    """Hand the review to the next turn; point out a stalled loop, and stop one stalled three times."""
+    ctx, task_id, turn = runtime.context, state["task_id"], state["turn"]
+    review = state.get("review") or _review(turn, "incomplete", [])
+    signature = hashlib.md5(json.dumps([review["items"], review["notes"]], sort_keys=True, default=str).encode(),
+                            usedforsecurity=False).hexdigest()
+    tree = await ctx.repo.tree_of(Path(state["worktree"]), state["head_sha"])
+    stalls = []
+    if review["items"] and signature == state.get("last_feedback_sig"):
+        stalls.append("the coach gave the same feedback as on the previous turn")
+    if tree == state.get("last_tree"):
+        stalls.append("the code did not change since the previous turn")
+    stall_count = int(state.get("stall_count", 0)) + 1 if stalls else 0
+    update = TaskState(turn=turn + 1, stall_count=stall_count, last_feedback_sig=signature, last_tree=tree)
+    events = ctx.events(runtime)
+    if stalls:
+        events("stall", task_id, turn=turn, count=stall_count, reasons=stalls)
+        if stall_count >= 3:
+            return TaskState(stall_count=stall_count, stop=Stop(
+                outcome="failed", reason=f"stalled: {'; '.join(stalls)} (three turns in a row)"))
+        warning = f"Stall warning: {'; '.join(stalls)}. Try a different approach."
+        update["review"] = review | Review(notes=[*review["notes"], warning])  # type: ignore[typeddict-item]
+    handed = update.get("review") or review
+    text = format_feedback([dict(i) for i in handed["items"]], list(handed["notes"]))
+    reports.write(ctx.runs_dir(task_id) / f"feedback-turn-{turn}.md", f"# Feedback, turn {turn}\n\n{text}\n")
+    events("feedback", task_id, turn=turn, items=len(handed["items"]), notes=handed["notes"])
+    return update
+
+
+async def finalize_success(state: TaskState, runtime: Runtime[RunContext]) -> TaskState:
+    ctx = runtime.context
+    artifacts = await ctx.repo.changed_files(Path(state["worktree"]), state["base_sha"])
+    review = state.get("review")
+    gate = review["gate"] if review else None
+    if gate is not None and gate["command"]:
+        return await _finish(state, runtime, "approved", "approved by the coach and the verify gate",
+                             artifacts=artifacts)
+    return await _finish(state, runtime, "approved-unverified",
+                         "approved by the coach; no verify command could check it", artifacts=artifacts)
+
+
+async def finalize_failure(state: TaskState, runtime: Runtime[RunContext]) -> TaskState:
+    ctx = runtime.context
+    stop = state.get("stop") or Stop(outcome="failed",
+                                     reason=f"max turns reached ({ctx.options.max_turns}) without an approval")
+    if state.get("worktree") and state.get("base_sha"):
+        # Partial work of a task that did not succeed is discarded; the report says why.
+        await ctx.repo.reset(Path(state["worktree"]), state["base_sha"])
+    return await _finish(state, runtime, stop["outcome"], stop["reason"], artifacts=[])
+
+
+async def _finish(state: TaskState, runtime: Runtime[RunContext], status: Outcome, reason: str, *,
+                  artifacts: list[str]) -> TaskState:
+    ctx, task_id = runtime.context, state["task_id"]
+    task = ctx.plan.task(task_id)
+    text = reports.task_report(state, status, reason, artifacts, task.name)
+    report_path = reports.write(ctx.runs_dir(task_id) / reports.REPORT_NAME, text)
+    sha = state.get("head_sha", "")
+    if state.get("worktree"):
+        worktree = Path(state["worktree"])
+        relative = report_path.relative_to(ctx.repo.root)
+        reports.write(worktree / relative, text)
+        sha = await ctx.repo.commit_all(worktree, f"autobuild({task_id}): {status} — AUTO-RUN.md", force=[relative])
+    duration = time.time() - float(state.get("started") or time.time())
+    result = TaskResult(status=status, reason=reason, turns=int(state.get("turn", 0)),
+                        cost_usd=round(float(state.get("cost_usd", 0.0)), 6), duration_s=round(duration, 2),
+                        sha=sha, branch=state.get("branch", ""), report=str(report_path), merged=False,
+                        false_approvals=int(state.get("false_approvals", 0)))
+    ctx.events(runtime)("finalize", task_id, status=status, reason=reason, cost_usd=result["cost_usd"])
+    return TaskState(result=result, head_sha=sha)

@@ -1,0 +1,110 @@
+"""The one agent-turn helper shared by player, coach and pre-check: budget, reset, session, cost, violations."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from langgraph.runtime import Runtime
+
+from agents import AgentResult, SessionSettings
+from orchestrator.graph.context import RunContext
+from orchestrator.graph.events import EventLog
+from orchestrator.graph.state import HistoryEntry, Stop, TaskState
+
+FAILURE_REASONS = {
+    "max_turns": "the agent session hit its max turns",
+    "budget": "budget exhausted",
+    "timeout": "session timeout",
+    "idle_timeout": "idle timeout: no activity from the agent",
+    "auth_error": "authentication failed (401/403): check ANTHROPIC_API_KEY or the Claude login",
+    "api_error": "model API error after retries",
+    "cli_error": "the Claude Code CLI failed",
+    "cancelled": "cancelled",
+}
+
+
+def failure_reason(role: str, result: AgentResult) -> str:
+    base = FAILURE_REASONS.get(result.status, result.status)
+    detail = result.errors[-1] if result.errors else ""
+    return f"{role}: {base}" + (f" ({detail})" if detail else "")
+
+
+def session_failure(role: str, result: AgentResult) -> Stop | None:
+    """A session that did not end normally stops the task: a spent budget aborts, anything else fails."""
+    if result.status in ("success", "question"):
+        return None
+    return Stop(outcome="aborted" if result.status == "budget" else "failed", reason=failure_reason(role, result))
+
+
+@dataclass
+class TurnSessions:
+    """The sessions one node ran for one role (the coach may retry once) and what they add to state."""
+
+    role: str
+    turn: int
+    results: list[AgentResult] = field(default_factory=list)
+
+    @property
+    def last(self) -> AgentResult:
+        return self.results[-1]
+
+    @property
+    def cost_usd(self) -> float:
+        return sum(result.cost_usd for result in self.results)
+
+    def violations(self) -> list[str]:
+        return [f"turn {self.turn} {self.role}: {call.error}"
+                for result in self.results for call in result.tool_calls if not call.accepted]
+
+    def history(self, status: str, sha: str, summary: str) -> HistoryEntry:
+        tokens = sum(result.input_tokens + result.output_tokens for result in self.results)
+        return HistoryEntry(turn=self.turn, role=self.role, status=status, cost_usd=round(self.cost_usd, 6),
+                            tokens=tokens, sha=sha, summary=summary)
+
+
+class AgentTurn:
+    """Runs a role's sessions for one turn of one task, with every guard the graph owes each session."""
+
+    def __init__(self, state: TaskState, runtime: Runtime[RunContext], role: str) -> None:
+        self.state = state
+        self.ctx = runtime.context
+        self.events: EventLog = self.ctx.events(runtime)
+        self.role = role
+        self.task_id = state["task_id"]
+        self.sessions = TurnSessions(role, state["turn"])
+        self.ctx.spend.record(self.task_id, self.spent)
+
+    @property
+    def worktree(self) -> Path:
+        return Path(self.state["worktree"])
+
+    @property
+    def spent(self) -> float:
+        """The task's spend including this turn's sessions so far."""
+        return float(self.state.get("cost_usd", 0.0)) + self.sessions.cost_usd
+
+    def transcript(self) -> Path:
+        attempt = f"-{len(self.sessions.results) + 1}" if self.sessions.results else ""
+        return self.ctx.runs_dir(self.task_id) / f"turn-{self.state['turn']}-{self.role}{attempt}.jsonl"
+
+    def out_of_budget(self) -> Stop | None:
+        """Checked before every session: an exhausted budget never starts one."""
+        exhausted = self.ctx.budget_exhausted(self.task_id, self.spent)
+        return Stop(outcome="aborted", reason=exhausted) if exhausted else None
+
+    async def run(self, call: Callable[[SessionSettings], Awaitable[AgentResult]]) -> AgentResult:
+        """One session on the worktree exactly as checkpointed (a resumed node starts where it started)."""
+        await self.ctx.repo.reset(self.worktree, self.state["head_sha"])
+        settings = self.ctx.session_settings(self.role, self.task_id, self.spent, self.events)
+        result = await call(settings)
+        self.sessions.results.append(result)
+        self.ctx.spend.record(self.task_id, self.spent)
+        return result
+
+    def record_violations(self, extra: Sequence[str] = ()) -> list[str]:
+        violations = [*self.sessions.violations(), *extra]
+        for violation in violations:
+            self.events("contract_violation", self.task_id, turn=self.sessions.turn, detail=violation)
+        return violations

@@ -1,0 +1,197 @@
+"""The graphs, wired at module level: the task `StateGraph` and the feature workflow (`@entrypoint`).
+
+`graph` (no checkpointer: a LangGraph server brings its own) is what `langgraph.json` exports as `autobuild`;
+the CLI calls `build_feature_workflow(saver)`. The workflow launches one `@task` per plan task up front, in
+plan order (task ids depend on call order, so replays must issue them identically); each waits in the
+in-memory scheduler for its prerequisites and a slot, then runs the task subgraph (initialize → player →
+coach → … → finalize → merge). Finished tasks are replayed from the checkpoint on resume, an in-flight one
+resumes at its interrupted node.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from dataclasses import dataclass
+from functools import partial
+from pathlib import Path
+from typing import Any
+
+from langgraph.checkpoint.base import BaseCheckpointSaver
+from langgraph.errors import GraphDrained, GraphInterrupt
+from langgraph.func import entrypoint, task
+from langgraph.graph import END, START, StateGraph
+from langgraph.graph.state import CompiledStateGraph
+from langgraph.pregel import Pregel
+from langgraph.runtime import Runtime, get_runtime
+from langgraph.types import Interrupt
+
+from agents import ClaudeAgents
+from orchestrator import reports
+from orchestrator.gitrepo import GitRepo
+from orchestrator.graph import merge, review_nodes, routing, task_nodes
+from orchestrator.graph.context import RunContext, Spend
+from orchestrator.graph.events import EventLog
+from orchestrator.graph.scheduler import Held, Scheduler
+from orchestrator.graph.state import FeatureInput, FeatureOutput, TaskInput, TaskResult, TaskState
+from orchestrator.plan import load_target
+from orchestrator.settings import RunOptions
+
+
+def build_task_graph(max_turns: int, precheck: bool) -> StateGraph[Any, Any, Any, Any]:
+    """initialize → player → [precheck →] coach → (feedback → player)* → finalize_success → merge | finalize_failure."""
+    graph: StateGraph[Any, Any, Any, Any] = StateGraph(TaskState, context_schema=RunContext, input_schema=TaskInput)
+    graph.add_node("initialize", task_nodes.initialize)
+    graph.add_node("player", task_nodes.player)
+    graph.add_node("coach", review_nodes.coach)
+    graph.add_node("feedback", task_nodes.feedback)
+    graph.add_node("ask_human", task_nodes.ask_human)
+    graph.add_node("finalize_success", task_nodes.finalize_success)
+    graph.add_node("finalize_failure", task_nodes.finalize_failure)
+    graph.add_node("merge", merge.merge)
+    graph.add_edge(START, "initialize")
+    graph.add_conditional_edges("initialize", routing.after_initialize)
+    after_player = ["coach", "feedback", "finalize_failure", "ask_human"]
+    if precheck:
+        graph.add_node("precheck", review_nodes.precheck)
+        graph.add_conditional_edges("precheck", partial(routing.after_precheck, max_turns=max_turns),
+                                    ["coach", "feedback", "finalize_failure"])
+        after_player.append("precheck")
+    graph.add_conditional_edges("player", partial(routing.after_player, max_turns=max_turns, precheck=precheck),
+                                after_player)
+    graph.add_edge("ask_human", "player")
+    graph.add_conditional_edges("coach", partial(routing.after_coach, max_turns=max_turns),
+                                ["finalize_success", "feedback", "finalize_failure"])
+    graph.add_conditional_edges("feedback", routing.after_feedback, ["player", "finalize_failure"])
+    graph.add_conditional_edges("finalize_success", routing.after_finalize_success, ["merge", END])
+    graph.add_edge("finalize_failure", END)
+    graph.add_edge("merge", END)
+    return graph
+
+
+_TASK_GRAPHS: dict[tuple[int, bool], CompiledStateGraph[Any, Any, Any, Any]] = {}
+
+
+def task_graph(max_turns: int, precheck: bool) -> CompiledStateGraph[Any, Any, Any, Any]:
+    """Compiled once per shape; checkpointed through the workflow's checkpointer (it runs inside a task)."""
+    key = (max_turns, precheck)
+    if key not in _TASK_GRAPHS:
+        _TASK_GRAPHS[key] = build_task_graph(max_turns, precheck).compile(name="task")
+    return _TASK_GRAPHS[key]
+
+
+@dataclass
+class ActiveRun:
+    """What the task bodies of one workflow invocation share (in memory only)."""
+
+    ctx: RunContext
+    scheduler: Scheduler
+
+
+_ACTIVE: dict[str, ActiveRun] = {}
+"""Task bodies find their run by key: task arguments stay plain strings, never live objects."""
+
+
+@task
+async def prepare_feature(repo: str, feature_id: str, base_branch: str | None) -> dict[str, str]:
+    """The feature branch and where it started; recorded once, so a resume never re-decides the base."""
+    git = GitRepo(Path(repo))
+    base = base_branch or git.current_branch()
+    await git.ensure_excluded()
+    head = await git.ensure_branch(f"autobuild/{feature_id}", base)
+    return {"base_branch": base, "feature_sha": head}
+
+
+@task
+async def run_task(task_id: str, run_key: str) -> TaskResult:
+    """One task: wait for readiness, run its subgraph, hand back its result. Never raises anything but an
+    interrupt, so one task's failure can't cancel its siblings (graph-wide error policy)."""
+    active = _ACTIVE[run_key]
+    ctx, scheduler = active.ctx, active.scheduler
+    runtime = get_runtime()
+    events = ctx.events(runtime)
+    try:
+        skip_reason = await scheduler.wait_ready(task_id, lambda: runtime.drain_requested)
+    except Held as held:
+        await scheduler.hold(task_id, str(held))
+        raise GraphInterrupt(()) from None
+    graph = task_graph(ctx.options.max_turns, bool(ctx.options.precheck_model))
+    config: Any = {"recursion_limit": 12 * ctx.options.max_turns + 30}
+    async with scheduler.slots:
+        try:
+            events("task_ready", task_id)
+            final = await graph.ainvoke(TaskInput(feature_id=ctx.feature_id, task_id=task_id,
+                                                  skip_reason=skip_reason), config, context=ctx)
+        except GraphInterrupt:
+            await scheduler.hold(task_id, "waiting for an answer")
+            raise
+        except GraphDrained:
+            await scheduler.hold(task_id, "interrupted")
+            raise GraphInterrupt(()) from None
+        except Exception as exc:  # noqa: BLE001 - the graph-wide error policy: this task errs, siblings go on
+            reason = f"{type(exc).__name__}: {exc}"
+            await scheduler.hold(task_id, f"error: {reason}")
+            events("task_error", task_id, reason=reason, resumable=True)
+            raise GraphInterrupt(()) from None
+    result: TaskResult = final["result"]
+    await scheduler.finish(task_id, result)
+    return result
+
+
+async def _collect(futures: dict[str, Any], scheduler: Scheduler, spend: Spend) -> list[Interrupt]:
+    """Await every task as it completes; questions are gathered, never allowed to cancel siblings."""
+    pending = {asyncio.ensure_future(future): task_id for task_id, future in futures.items()}
+    questions: list[Interrupt] = []
+    waiting = set(pending)
+    while waiting:
+        done, waiting = await asyncio.wait(waiting, return_when=asyncio.FIRST_COMPLETED)
+        for future in done:
+            try:
+                result: TaskResult = future.result()
+                spend.record(pending[future], float(result.get("cost_usd", 0.0)))
+                await scheduler.finish(pending[future], result)
+            except GraphInterrupt as exc:
+                questions.extend(exc.args[0] if exc.args else ())
+                await scheduler.hold(pending[future], "interrupted")
+    return questions
+
+
+def build_feature_workflow(checkpointer: BaseCheckpointSaver[Any] | None = None) -> Pregel[Any, Any, Any, Any]:
+    """The feature workflow. Input `{"repo", "target"}`; context: `RunOptions`; output: every task's result."""
+
+    @entrypoint(checkpointer=checkpointer, context_schema=RunOptions)
+    async def autobuild(inputs: FeatureInput, runtime: Runtime[RunOptions]) -> FeatureOutput:
+        options = runtime.context or RunOptions()
+        repo = GitRepo(Path(inputs["repo"]).resolve())
+        plan, only_task = load_target(repo.root, inputs["target"])
+        setup = await prepare_feature(str(repo.root), plan.id, plan.base_branch)
+        ctx = RunContext(options=options, plan=plan, repo=repo, base_branch=setup["base_branch"],
+                         agents=options.agents or ClaudeAgents(), spend=Spend())
+        events = EventLog(repo.root, plan.id, runtime.stream_writer)
+        order = [only_task] if only_task else plan.task_ids()
+        events("feature_start", branch=ctx.feature_branch, sha=setup["feature_sha"], tasks=order)
+        ignore_deps = options.ignore_deps or only_task is not None
+        scheduler = Scheduler(plan, order, options.parallel, options.schedule, ignore_deps)
+        key = uuid.uuid4().hex
+        _ACTIVE[key] = ActiveRun(ctx, scheduler)
+        try:
+            questions = await _collect({task_id: run_task(task_id, key) for task_id in order}, scheduler,
+                                       ctx.spend)
+        finally:
+            del _ACTIVE[key]
+        results = {task_id: scheduler.results[task_id] for task_id in order if task_id in scheduler.results}
+        report = reports.write(ctx.runs_dir() / reports.REPORT_NAME,
+                               reports.feature_report(plan.id, plan.name, results, order, ctx.feature_branch,
+                                                      held=scheduler.held))
+        events("feature_end", report=str(report), results=results, held=scheduler.held)
+        if questions or scheduler.held:
+            raise GraphInterrupt(tuple(questions))
+        if not options.keep_worktrees:
+            await repo.remove_worktree(ctx.integration_worktree)
+        return FeatureOutput(feature_id=plan.id, results=results)
+
+    return autobuild
+
+
+graph = build_feature_workflow()
+"""The served graph (`langgraph.json`: `autobuild`)."""

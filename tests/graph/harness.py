@@ -1,0 +1,88 @@
+"""In-process tier: the compiled feature workflow on an in-memory checkpointer, scripted agent results,
+real git repos under tmp_path. No CLI, no model server: each run takes a fraction of a second."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from langgraph.checkpoint.base import BaseCheckpointSaver
+from langgraph.checkpoint.memory import InMemorySaver
+from langgraph.types import Command
+
+from agents.testing.scripted_agents import ScriptedAgents
+from orchestrator.graph.workflow import build_feature_workflow
+from orchestrator.settings import RunOptions
+
+CALC_FILES = {
+    ".gitignore": "__pycache__/\n.pytest_cache/\n",
+    "calc/__init__.py": "",
+    "calc/add.py": "def add(a, b):\n    return a + b\n",
+    "check.py": "import sys, pathlib\nsys.exit(0 if pathlib.Path('calc/sub.py').exists() else 1)\n",
+}
+
+
+def task(task_id: str, *deps: str, **fields: Any) -> dict[str, Any]:
+    return {"id": task_id, "name": f"Task {task_id}", "complexity": 2, "dependencies": list(deps),
+            "requirements": [f"do {task_id}"], **fields}
+
+
+def plan(*tasks: dict[str, Any], verify: str | None = "python check.py", **fields: Any) -> dict[str, Any]:
+    data = {"id": "FEAT-001", "name": "Feature", "tasks": list(tasks), **fields}
+    if verify:
+        data["verify"] = verify
+    return data
+
+
+@dataclass
+class Run:
+    """One (possibly resumed) workflow run and what it produced."""
+
+    output: dict[str, Any] | None
+    events: list[dict[str, Any]]
+    interrupts: list[Any]
+    state: Any
+
+    @property
+    def results(self) -> dict[str, Any]:
+        return (self.output or {}).get("results", {})
+
+    def status(self, task_id: str) -> str:
+        return str(self.results[task_id]["status"])
+
+    def kinds(self, task_id: str | None = None) -> list[str]:
+        return [e["event"] for e in self.events if task_id is None or e.get("task") == task_id]
+
+
+@dataclass
+class Workflow:
+    """The feature workflow bound to a repo, an agents script and one checkpointer (resumable)."""
+
+    repo: Path
+    agents: ScriptedAgents
+    checkpointer: BaseCheckpointSaver[Any] = field(default_factory=InMemorySaver)
+    thread: str = "FEAT-001"
+    options: dict[str, Any] = field(default_factory=dict)
+
+    async def run(self, target: str = "FEAT-001", resume: Any = None, control: Any = None, fresh_input: bool = True,
+                  **options: Any) -> Run:
+        graph = build_feature_workflow(self.checkpointer)
+        config: Any = {"configurable": {"thread_id": self.thread}}
+        context = RunOptions(agents=self.agents, **{"interactive": False, **self.options, **options})
+        if resume is not None:
+            graph_input: Any = Command(resume=resume)
+        else:
+            graph_input = {"repo": str(self.repo), "target": target} if fresh_input else None
+        events: list[dict[str, Any]] = []
+        output = None
+        async for namespace, mode, chunk in graph.astream(
+            graph_input, config, context=context, durability="sync", stream_mode=["custom", "values"],
+            subgraphs=True, control=control,
+        ):
+            if mode == "custom":
+                events.append(chunk)
+            elif mode == "values" and not namespace and isinstance(chunk, dict) and "results" in chunk:
+                output = chunk
+        state = await graph.aget_state(config, subgraphs=True)
+        return Run(output, events, list(state.interrupts), state)

@@ -1,0 +1,80 @@
+"""Questions pause one task while the others go on; drain stops at a step boundary; both resume."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+from langgraph.runtime import RunControl
+
+from agents.testing.scripted_agents import ScriptedAgents, Turn, approve, writes
+from orchestrator.demo import make_sample_repo
+from tests.graph.harness import CALC_FILES, Workflow, plan, task
+
+QUESTION = "Which database should sessions use?"
+
+
+def repo_with(tmp_path: Path, *tasks: dict[str, object]) -> Path:
+    return make_sample_repo(tmp_path / "repo", files=CALC_FILES, plan=plan(*tasks, verify=None))
+
+
+def asking(files: dict[str, str | None]) -> Turn:
+    return writes(files, question=QUESTION)
+
+
+async def test_question_pauses_its_task_and_dependents_only_then_the_answer_reaches_the_agent(tmp_path: Path) -> None:
+    repo = repo_with(tmp_path, task("A"), task("B"), task("C", "A"))
+    agents = ScriptedAgents({("player", "A"): asking({"calc/a.py": "A = 1\n"}),
+                             ("player", "B"): writes({"calc/b.py": "B = 1\n"}),
+                             ("player", "C"): writes({"calc/c.py": "C = 1\n"}), "coach": approve()})
+    workflow = Workflow(repo, agents, options={"interactive": True})
+    first = await workflow.run()
+    assert [i.value["question"] for i in first.interrupts] == [QUESTION]
+    question = first.interrupts[0].value
+    assert question["question_id"].startswith("A-") and question["task"] == "A"
+    assert "finalize" in first.kinds("B"), "B went on while A waited"
+    assert not agents.prompts_of("player", "C"), "C waits for A's answer"
+    second = await workflow.run(resume="Postgres")
+    assert {t: second.status(t) for t in "ABC"} == dict.fromkeys("ABC", "approved-unverified")
+    assert agents.prompts_of("player", "A")[-1].answers == {QUESTION: "Postgres"}
+    assert len(agents.prompts_of("player", "B")) == 1
+
+
+async def test_two_questions_answered_by_interrupt_id(tmp_path: Path) -> None:
+    repo = repo_with(tmp_path, task("A"), task("B"))
+    agents = ScriptedAgents({("player", "A"): asking({"calc/a.py": "A = 1\n"}),
+                             ("player", "B"): writes({"calc/b.py": "B = 1\n"}, question="Tabs or spaces?"),
+                             "coach": approve()})
+    workflow = Workflow(repo, agents, options={"interactive": True, "parallel": 2})
+    first = await workflow.run()
+    assert len(first.interrupts) == 2
+    by_task = {i.value["task"]: i for i in first.interrupts}
+    partial = await workflow.run(resume={by_task["A"].id: "SQLite"})
+    assert partial.status("A") if partial.output else True
+    assert [i.value["task"] for i in partial.interrupts] == ["B"]
+    final = await workflow.run(resume={partial.interrupts[0].id: "spaces"})
+    assert final.status("A") == "approved-unverified" and final.status("B") == "approved-unverified"
+    assert agents.prompts_of("player", "B")[-1].answers == {"Tabs or spaces?": "spaces"}
+
+
+async def test_autonomous_question_aborts_cleanly(tmp_path: Path) -> None:
+    repo = repo_with(tmp_path, task("A"))
+    run = await Workflow(repo, ScriptedAgents({"player": asking({"calc/a.py": "A = 1\n"})})).run(interactive=False)
+    assert run.status("A") == "aborted" and "ambiguous decision point" in run.results["A"]["reason"]
+    assert "question_aborted" in run.kinds("A")
+
+
+async def test_drain_stops_at_a_step_boundary_and_resume_finishes_without_redoing_work(tmp_path: Path) -> None:
+    repo = repo_with(tmp_path, task("A"), task("B", "A"))
+    agents = ScriptedAgents({("player", "A"): writes({"calc/a.py": "A = 1\n"}, delay_s=0.5),
+                             ("player", "B"): writes({"calc/b.py": "B = 1\n"}), "coach": approve()})
+    workflow = Workflow(repo, agents)
+    control = RunControl()
+    asyncio.get_running_loop().call_later(0.2, control.request_drain)
+    first = await workflow.run(control=control)
+    assert first.output is None
+    assert len(agents.prompts_of("player", "A")) == 1, "the running step finished"
+    assert not agents.prompts_of("player", "B")
+    second = await workflow.run(fresh_input=False)
+    assert second.status("A") == "approved-unverified" and second.status("B") == "approved-unverified"
+    assert len(agents.prompts_of("player", "A")) == 1, "A's player turn is not redone"
