@@ -11,6 +11,13 @@ from typing import Any
 
 WRITE_TOOLS = {"Write", "Edit", "MultiEdit", "NotebookEdit"}
 _GIT_PUSH = re.compile(r"(^|[;&|(\s])git(\s+-\S+(\s+\S+)?)*\s+push\b")
+# Subcommands that move refs, HEAD or the index, or reach another checkout: the orchestrator owns all of that
+# (it commits each turn itself). Options between `git` and the subcommand (-C DIR, -c k=v) are skipped over.
+_GIT_REF_WRITE = re.compile(
+    r"(^|[;&|(\s`])git(\s+-\S+(\s+[^-\s]\S*)?)*\s+(branch|checkout|switch|reset|rebase|merge|pull|fetch|tag|"
+    r"update-ref|symbolic-ref|worktree|commit|stash|cherry-pick|revert|am|restore|replace|notes|filter-branch|"
+    r"clone|init|gc|prune|reflog)\b")
+_PARENT_GIT = re.compile(r"GIT_DIR=|GIT_WORK_TREE=|--git-dir|--work-tree")
 
 
 @dataclass
@@ -30,6 +37,9 @@ class ToolPolicy:
             command = str(tool_input.get("command", ""))
             if _GIT_PUSH.search(command):
                 return "git push is not allowed: the orchestrator owns branches and merges"
+            if _GIT_REF_WRITE.search(command) or _PARENT_GIT.search(command):
+                return ("git commands that change branches, commits, the index or other checkouts are not allowed:"
+                        " the orchestrator commits your work after each turn (git status/diff/log/show are fine)")
             if ".autobuild" in command and not self.read_only:
                 return "commands touching .autobuild/ are not allowed: it holds the orchestrator's state"
         return None

@@ -6,21 +6,23 @@ import argparse
 import asyncio
 import json
 import signal
+import sqlite3
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from langgraph.runtime import RunControl
 from pydantic import ValidationError
 
-from orchestrator import doctor, inspection, planning, runner
-from orchestrator.commands import READ_COMMANDS
 from orchestrator.errors import AutobuildError, InputError
-from orchestrator.gitrepo import GitRepo
 from orchestrator.plan import FeaturePlan, check_id, load_plan, plan_path, scope_overlaps, unknown_fields
-from orchestrator.progress import Progress, render_table
+from orchestrator.repo.git import GitRepo
+from orchestrator.repo.lock import repo_lock
 from orchestrator.settings import RunSettings, env_default
+
+if TYPE_CHECKING:  # the run machinery (LangGraph, the SDK, rich) loads only for commands that run something
+    from orchestrator import runner
+    from orchestrator.progress import Progress
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_QUESTION, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
 
@@ -226,6 +228,8 @@ def _dry_run(run_plan: runner.RunPlan, as_json: bool) -> int:
 
 def _previous_run(run_plan: runner.RunPlan) -> str | None:
     """What `run` would find in the checkpoint DB, so the estimate is not read as "will run everything"."""
+    from orchestrator import inspection
+
     if run_plan.settings.fresh or not run_plan.store.exists():
         return None
     for row in inspection.list_features(run_plan.store):
@@ -242,6 +246,10 @@ async def _run_with_signals(
 ) -> runner.RunSummary:
     """Run the graph. The first SIGINT/SIGTERM drains at the next step boundary and, after the grace period,
     cancels what still runs (sessions kill their process trees); a second signal cancels at once."""
+    from langgraph.runtime import RunControl
+
+    from orchestrator import runner
+
     loop = asyncio.get_running_loop()
     task = asyncio.current_task()
     assert task is not None
@@ -273,15 +281,18 @@ async def _run_with_signals(
 
 
 def _run(args: argparse.Namespace, answer: tuple[str, str] | None = None) -> int:
+    from orchestrator import runner
+    from orchestrator.progress import Progress, render_table
+
     settings = _settings(args)
     run_plan = runner.prepare(settings)
     if settings.dry_run:
         return _dry_run(run_plan, settings.json_output)
     progress = Progress(json_mode=settings.json_output, live=sys.stdout.isatty())
-    if not settings.json_output:
-        print(f"AutoBuild {run_plan.thread_id}: checkpoints in {run_plan.store}", flush=True)
     try:
-        with progress:
+        with repo_lock(settings.repo, f"{args.command} {settings.target}", notice=_notice), progress:
+            if not settings.json_output:
+                print(f"AutoBuild {run_plan.thread_id}: checkpoints in {run_plan.store}", flush=True)
             summary = asyncio.run(_run_with_signals(run_plan, progress, answer))
     except (KeyboardInterrupt, asyncio.CancelledError):
         return _interrupted(run_plan)
@@ -308,6 +319,10 @@ def _run(args: argparse.Namespace, answer: tuple[str, str] | None = None) -> int
         db = f" --db {run_plan.store}" if settings.db else ""
         print(f"resume with: python -m orchestrator resume {settings.target} --repo {settings.repo}{db}")
     return summary.exit_code
+
+
+def _notice(message: str) -> None:
+    print(f"note: {message}", file=sys.stderr, flush=True)
 
 
 def _can_prompt(run_plan: runner.RunPlan) -> bool:
@@ -350,10 +365,14 @@ def _plan(args: argparse.Namespace) -> int:
             raise InputError(f"{args.feature_id} already exists: pick another --id or omit it")
     if not args.description.strip():
         raise InputError("the description is empty: say what the feature should do")
+    from orchestrator import planning
+    from orchestrator.progress import Progress
+
     progress = Progress(json_mode=args.json)
-    outcome = asyncio.run(planning.make_plan(repo.root, args.description, feature_id=args.feature_id,
-                                             model=args.model or env_default("model"),
-                                             cli_path=env_default("cli_path"), emit=progress))
+    with repo_lock(repo.root, "plan", notice=_notice):
+        outcome = asyncio.run(planning.make_plan(repo.root, args.description, feature_id=args.feature_id,
+                                                 model=args.model or env_default("model"),
+                                                 cli_path=env_default("cli_path"), emit=progress))
     if outcome.plan is None:
         print(f"error: no valid plan after {outcome.attempts} attempt(s): {'; '.join(outcome.errors)}."
               " Nothing was written.", file=sys.stderr)
@@ -373,7 +392,11 @@ def _dispatch(args: argparse.Namespace) -> int:
     if args.command == "plan":
         return _plan(args)
     if args.command == "doctor":
+        from orchestrator import doctor
+
         return doctor.run_doctor(args)
+    from orchestrator.commands import READ_COMMANDS
+
     if args.command in READ_COMMANDS:
         return READ_COMMANDS[args.command](args)
     if args.command != "run" and args.fresh:
@@ -391,3 +414,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except AutobuildError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_FAILED
+    except sqlite3.Error as exc:
+        print(f"error: checkpoint DB: {exc}: another process may hold it locked; try again when it is done",
+              file=sys.stderr)
+        return EXIT_USAGE

@@ -11,9 +11,10 @@ from typing import Any
 
 from orchestrator import inspection
 from orchestrator.errors import InputError
-from orchestrator.gitrepo import GitRepo
 from orchestrator.plan import check_id, load_plan
 from orchestrator.processes import run
+from orchestrator.repo.git import GitRepo
+from orchestrator.repo.lock import repo_lock
 from orchestrator.settings import resolve_db
 from orchestrator.store import CheckpointStore
 
@@ -97,6 +98,13 @@ def _task_text(data: dict[str, Any]) -> str:
 
 def clean(args: argparse.Namespace) -> int:
     """Remove worktrees and task branches left by interrupted runs; feature branches always stay."""
+    repo_path = (args.repo or Path(".")).resolve()
+    GitRepo(repo_path).check()
+    with repo_lock(repo_path, f"clean {args.feature or ''}".strip()):
+        return _clean(args)
+
+
+def _clean(args: argparse.Namespace) -> int:
     prune = args.prune_db or args.db is not None
     args.db = args.db or None
     repo_path, db = _repo_and_db(args)
@@ -115,15 +123,23 @@ def clean(args: argparse.Namespace) -> int:
     if base.is_dir():
         shutil.rmtree(base)
     pattern = f"refs/heads/autobuild/{feature}.*" if feature else "refs/heads/autobuild/*.*"
+    kept: list[str] = []
     for branch in run(["git", "for-each-ref", "--format=%(refname:short)", pattern], repo_path).stdout.split():
-        if "." in branch.removeprefix("autobuild/"):  # task branches only: autobuild/FEAT.TASK
+        name = branch.removeprefix("autobuild/")
+        if "/" in name or ".before-" in name:
+            continue  # backups (`run --fresh`) and rescued refs are never cleaned
+        merged_into = f"autobuild/{name.split('.', 1)[0]}"
+        if run(["git", "merge-base", "--is-ancestor", branch, merged_into], repo_path).ok:
             run(["git", "branch", "-D", branch], repo_path)
             removed.append(branch)
+        else:  # its work exists nowhere else (a conflict, an interrupted task): the user decides
+            kept.append(branch)
     pruned = _prune_db(db, feature) if prune and db.exists() else []
-    result = {"removed": removed, "pruned_threads": pruned}
+    result = {"removed": removed, "kept": kept, "pruned_threads": pruned}
     return _print(result, args.json, lambda r: "\n".join(
-        [f"removed {item}" for item in r["removed"]] + [f"pruned thread {t}" for t in r["pruned_threads"]])
-        or "nothing to clean")
+        [f"removed {item}" for item in r["removed"]] + [f"pruned thread {t}" for t in r["pruned_threads"]]
+        + [f"kept {b}: it holds work merged nowhere else (delete it yourself: git branch -D {b})"
+           for b in r["kept"]]) or "nothing to clean")
 
 
 def _prune_db(db: CheckpointStore, feature: str | None) -> list[str]:

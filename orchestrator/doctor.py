@@ -42,10 +42,8 @@ def checks(repo: Path, db: str | None) -> list[dict[str, Any]]:
     results.append(_check("repo", inside.ok, inside.stdout.strip() if inside.ok else f"{repo} is not a git repo"))
     store = resolve_db(repo, db)
     try:
-        if store.is_postgres:
-            with store.saver_check():
-                pass
-        else:
+        store.check()
+        if not store.is_postgres:
             store.path.parent.mkdir(parents=True, exist_ok=True)
             with tempfile.NamedTemporaryFile(dir=store.path.parent):
                 pass

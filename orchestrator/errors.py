@@ -4,7 +4,10 @@
     ├── InputError                 bad plan, bad arguments, missing files -> exit 2, nothing written
     │   └── PlanError              the feature plan fails validation
     ├── GitError                   a git command failed (message carries its stderr)
-    └── RunLockedError             another orchestrator holds this feature -> exit 2
+    ├── InfrastructureError        an agent session ended by the infrastructure (API, CLI crash, silence):
+    │                              the task stops as `error` and `resume` runs the failed turn again
+    ├── StoreError                 the checkpoint DB failed mid-run (locked, deleted, replaced) -> exit 1
+    └── RunLockedError             another orchestrator holds this repository -> exit 2
 
 Branch on InputError for "the user must fix something"; everything else is a run failure.
 """
@@ -24,6 +27,14 @@ class PlanError(InputError):
 
 class GitError(AutobuildError):
     """A git command failed."""
+
+
+class InfrastructureError(AutobuildError):
+    """Not the loop's verdict: the API, the CLI or the machine failed. Resumable."""
+
+
+class StoreError(AutobuildError):
+    """The checkpoint store failed during a run (locked too long, deleted or replaced): the run stops."""
 
 
 class RunLockedError(InputError):

@@ -52,6 +52,20 @@ def task_results(store: CheckpointStore, thread_id: str) -> dict[str, TaskResult
             and (snap["result"].get("merged") or not snap["_next"])}
 
 
+def task_facts(store: CheckpointStore, thread_id: str) -> dict[str, dict[str, Any]]:
+    """The latest checkpointed state of every task subgraph of the thread, by task id."""
+    with store.reader() as reader:
+        return _task_snapshots(reader, thread_id)
+
+
+def spent(store: CheckpointStore, thread_id: str) -> float:
+    """What the thread has spent per its checkpoints: every task subgraph's checkpointed cost, including the
+    finished turns of tasks that were still running when the run stopped."""
+    with store.reader() as reader:
+        snapshots = _task_snapshots(reader, thread_id)
+    return sum(float(snap.get("cost_usd") or 0.0) for snap in snapshots.values())
+
+
 def list_features(store: CheckpointStore) -> list[dict[str, Any]]:
     """Every feature thread in the store with a one-line summary."""
     rows = []

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import graphlib
+import hashlib
 import re
+import unicodedata
 from datetime import datetime
 from fnmatch import fnmatch
 from pathlib import Path
@@ -13,10 +16,52 @@ from pydantic import BaseModel, ConfigDict, Field, StringConstraints, Validation
 
 from orchestrator.errors import PlanError
 
+MAX_PLAN_BYTES = 1_000_000
+MAX_YAML_ALIASES = 100
+MAX_PLAN_NODES = 200_000
 ID_PATTERN = r"^[A-Za-z0-9_-]+$"
 _ID_RE = re.compile(ID_PATTERN)
 Identifier = Annotated[str, StringConstraints(pattern=ID_PATTERN, min_length=1, max_length=64)]
 Complexity = Annotated[int, Field(ge=1, le=10)]
+
+
+def _visible(text: str) -> str:
+    """Control characters (terminal escapes included) become visible `\\x1b`-style text; newlines and tabs stay."""
+    return "".join(ch if ch in "\n\t" or unicodedata.category(ch) not in ("Cc", "Cf") else f"\\x{ord(ch):02x}"
+                   if ord(ch) < 0x100 else f"\\u{ord(ch):04x}" for ch in text)
+
+
+def _escape_tree(data: Any) -> Any:
+    """Every string in parsed plan data, escaped (iteratively, with a bound on the expanded size)."""
+    budget = MAX_PLAN_NODES
+    root: list[Any] = [data]
+    stack: list[tuple[Any, Any]] = [(root, 0)]
+    while stack:
+        container, key = stack.pop()
+        budget -= 1
+        if budget < 0:
+            raise PlanError(f"the plan expands to more than {MAX_PLAN_NODES} values: it is too large to be a plan")
+        value = container[key]
+        if isinstance(value, str):
+            container[key] = _visible(value)
+        elif isinstance(value, dict):
+            copy = dict(value)
+            container[key] = copy
+            stack.extend((copy, k) for k in copy)
+        elif isinstance(value, list):
+            items = list(value)
+            container[key] = items
+            stack.extend((items, i) for i in range(len(items)))
+    return root[0]
+
+
+def _not_blank(value: str | None) -> str | None:
+    if value is not None and not value.strip():
+        raise ValueError("must not be empty or whitespace: give a command, or leave the field out")
+    return value
+
+
+NonBlank = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=500)]
 
 
 class TaskSpec(BaseModel):
@@ -25,7 +70,7 @@ class TaskSpec(BaseModel):
     model_config = ConfigDict(extra="allow", strict=False)
 
     id: Identifier
-    name: str = Field(min_length=1)
+    name: NonBlank
     complexity: Complexity = 5
     dependencies: list[Identifier] = Field(default_factory=list)
     status: str = "pending"
@@ -44,6 +89,8 @@ class TaskSpec(BaseModel):
             if path.startswith("/") or ".." in path.split("/"):
                 raise ValueError(f"{path!r} must be a path inside the repo (relative, no '..')")
         return paths
+
+    _verify_not_blank = field_validator("verify")(_not_blank)
 
     @field_validator("complexity", mode="before")
     @classmethod
@@ -68,7 +115,7 @@ class FeaturePlan(BaseModel):
     model_config = ConfigDict(extra="allow")
 
     id: Identifier
-    name: str = Field(min_length=1)
+    name: NonBlank
     description: str = ""
     created: datetime | str | None = None
     status: Literal["planned", "in_progress", "completed", "failed"] = "planned"
@@ -78,6 +125,8 @@ class FeaturePlan(BaseModel):
     verify: str | None = None
     tasks: list[TaskSpec] = Field(min_length=1)
     orchestration: Orchestration = Field(default_factory=Orchestration)
+
+    _verify_not_blank = field_validator("verify")(_not_blank)
 
     def task(self, task_id: str) -> TaskSpec:
         """The task with this id (KeyError when absent)."""
@@ -101,46 +150,24 @@ class FeaturePlan(BaseModel):
 
 
 def compute_groups(tasks: list[TaskSpec]) -> list[list[str]]:
-    """Topological layers: each group holds the tasks whose dependencies all sit in earlier groups."""
-    remaining = {task.id: set(task.dependencies) for task in tasks}
-    order = [task.id for task in tasks]
-    done: set[str] = set()
+    """Topological layers (iterative, any plan size): each group holds the tasks whose dependencies all sit
+    in earlier groups, in plan order."""
+    sorter = graphlib.TopologicalSorter({task.id: task.dependencies for task in tasks})
+    sorter.prepare()
+    position = {task.id: index for index, task in enumerate(tasks)}
     groups: list[list[str]] = []
-    while remaining:
-        ready = [tid for tid in order if tid in remaining and remaining[tid] <= done]
-        if not ready:  # pragma: no cover - cycles are rejected before grouping
-            raise PlanError(f"dependency cycle among {sorted(remaining)}")
+    while sorter.is_active():
+        ready = sorted(sorter.get_ready(), key=position.__getitem__)
         groups.append(ready)
-        done.update(ready)
-        for tid in ready:
-            del remaining[tid]
+        sorter.done(*ready)
     return groups
 
 
 def _find_cycle(tasks: list[TaskSpec]) -> list[str] | None:
-    graph = {task.id: task.dependencies for task in tasks}
-    state: dict[str, int] = {}  # 1 = on the stack, 2 = finished
-    stack: list[str] = []
-
-    def visit(node: str) -> list[str] | None:
-        state[node] = 1
-        stack.append(node)
-        for dep in graph.get(node, []):
-            if state.get(dep) == 1:
-                return [*stack[stack.index(dep) :], dep]
-            if dep not in state:
-                found = visit(dep)
-                if found:
-                    return found
-        stack.pop()
-        state[node] = 2
-        return None
-
-    for task in tasks:
-        if task.id not in state:
-            found = visit(task.id)
-            if found:
-                return found
+    try:
+        graphlib.TopologicalSorter({task.id: task.dependencies for task in tasks}).prepare()
+    except graphlib.CycleError as exc:
+        return [str(node) for node in reversed(exc.args[1])]
     return None
 
 
@@ -213,18 +240,23 @@ def _describe(error: ValidationError, data: Any) -> str:
             parts.append(f".{loc}" if parts else str(loc))
             node = node.get(loc) if isinstance(node, dict) else None
     where = "".join(parts) or "plan"
-    message = first["msg"]
+    message = first["msg"].removeprefix("Value error, ")
     if first["type"] == "string_pattern_mismatch":
         message = "ids may use only letters, digits, '-' and '_'"
     elif first["type"] == "too_short" and first["loc"] == ("tasks",):
         message = "a plan needs at least one task"
-    return f"{where}: {message} (got {first.get('input')!r})"
+    got = repr(first.get("input"))
+    return f"{where}: {message} (got {got[:120] + '…' if len(got) > 120 else got})"
 
 
 def parse_plan(data: Any, source: str) -> FeaturePlan:
     """Validate already-parsed plan data; raise PlanError with one line naming the problem."""
     if not isinstance(data, dict):
         raise PlanError(f"{source}: a plan must be a mapping with id, name and tasks")
+    try:
+        data = _escape_tree(data)
+    except PlanError as exc:
+        raise PlanError(f"{source}: {exc}") from None
     try:
         plan = FeaturePlan.model_validate(data)
     except ValidationError as exc:
@@ -248,14 +280,31 @@ def plan_path(repo: Path, feature_id: str) -> Path:
     return repo / ".autobuild" / "features" / f"{check_id('feature', feature_id)}.yaml"
 
 
+class _PlanLoader(yaml.SafeLoader):
+    """yaml.SafeLoader that refuses alias bombs: a plan never needs more than a few aliases."""
+
+    aliases = 0
+
+    def compose_node(self, parent: Any, index: Any) -> Any:
+        if self.check_event(yaml.AliasEvent):
+            self.aliases += 1
+            if self.aliases > MAX_YAML_ALIASES:
+                raise PlanError(f"more than {MAX_YAML_ALIASES} YAML aliases: a plan has no use for that many")
+        return super().compose_node(parent, index)
+
+
 def load_plan(repo: Path, feature_id: str) -> FeaturePlan:
     """Load and validate a feature plan; task files under `.autobuild/tasks/` extend requirements."""
     path = plan_path(repo, feature_id)
     shown = path.relative_to(repo) if path.is_relative_to(repo) else path
     if not path.is_file():
         raise PlanError(f"feature plan not found: {shown}: create it (`plan \"...\"`) or check the id")
+    if path.stat().st_size > MAX_PLAN_BYTES:
+        raise PlanError(f"{shown}: {path.stat().st_size} bytes is over the {MAX_PLAN_BYTES}-byte limit for a plan")
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+        data = yaml.load(path.read_text(encoding="utf-8"), Loader=_PlanLoader)  # a SafeLoader subclass
+    except PlanError as exc:
+        raise PlanError(f"{shown}: {exc}") from None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         line = f" at line {mark.line + 1}" if mark is not None else ""
@@ -342,3 +391,8 @@ def load_target(repo: Path, target: str) -> tuple[FeaturePlan, str | None]:
         except PlanError:
             pass
     return load_plan(repo, target), None  # raises "feature plan not found" naming the path
+
+
+def plan_digest(plan: FeaturePlan) -> str:
+    """What a run was started from: any change to the plan (or its task files) changes it."""
+    return hashlib.sha256(plan.model_dump_json().encode()).hexdigest()[:16]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import sqlite3
 import time
 from collections.abc import Callable
@@ -16,11 +17,12 @@ from langgraph.types import Command, StateSnapshot
 
 from agents import AgentError, find_cli, reaper
 from orchestrator import inspection, trace
-from orchestrator.errors import InputError
-from orchestrator.gitrepo import GitRepo, feature_branch, task_branch
+from orchestrator.errors import InputError, StoreError
 from orchestrator.graph.state import SUCCESS, TaskResult
 from orchestrator.graph.workflow import build_feature_workflow
-from orchestrator.plan import FeaturePlan, load_target
+from orchestrator.plan import FeaturePlan, load_target, plan_digest
+from orchestrator.processes import run
+from orchestrator.repo.git import GitRepo, feature_branch, task_branch
 from orchestrator.settings import RunSettings, resolve_db
 from orchestrator.store import CheckpointStore
 
@@ -56,6 +58,7 @@ class RunSummary:
     pending_questions: list[dict[str, Any]] = field(default_factory=list)
     held: dict[str, str] = field(default_factory=dict)
     """Tasks that could not finish in this run and why (an error, a paused prerequisite): resumable."""
+    store_lost: bool = False
 
     @property
     def exit_code(self) -> int:
@@ -74,6 +77,7 @@ def prepare(settings: RunSettings) -> RunPlan:
     if not repo.has_branch(base):
         raise InputError(f"base branch {base!r} does not exist: create it or fix base_branch in the plan")
     store = resolve_db(settings.repo, settings.db)
+    store.check()
     if not settings.dry_run:
         try:
             find_cli(settings.cli_path)
@@ -82,8 +86,10 @@ def prepare(settings: RunSettings) -> RunPlan:
     groups = [[only_task]] if only_task else plan.groups()
     thread_id = f"{plan.id}:{only_task}" if only_task else plan.id
     run_plan = RunPlan(settings, plan, base, groups, store, thread_id, only_task)
-    if settings.resume_only and (not store.exists() or read_thread_values(store, thread_id) is None):
+    known = store.exists() and read_thread_values(store, thread_id) is not None
+    if settings.resume_only and not known:
         raise InputError(f"nothing to resume: {thread_id} has no checkpoint in {store}; use `run`")
+    _check_agreement(run_plan, known)
     if only_task and not settings.ignore_deps:
         missing = [dep for dep in plan.task(only_task).dependencies if dep not in approved_tasks(run_plan)]
         if missing:
@@ -91,6 +97,39 @@ def prepare(settings: RunSettings) -> RunPlan:
                 f"{only_task} depends on {', '.join(missing)}, not approved yet: run them first or pass --ignore-deps"
             )
     return run_plan
+
+
+def _check_agreement(run_plan: RunPlan, known: bool) -> None:
+    """State that disagrees with the checkpoints is refused, never guessed at (exit 2, with the choices)."""
+    settings, plan = run_plan.settings, run_plan.plan
+    if settings.fresh:
+        return
+    repo = GitRepo(settings.repo)
+    branch = feature_branch(plan.id)
+    choices = (f"resume with the --db it ran with, or `run {settings.target} --fresh` (which keeps"
+               f" {branch} as a backup branch)")
+    if run_plan.only_task and run_plan.store.exists() and read_thread_values(run_plan.store, plan.id) is not None:
+        fact = inspection.task_facts(run_plan.store, plan.id).get(run_plan.only_task)
+        if fact is not None and not fact.get("result"):
+            raise InputError(f"{run_plan.only_task} is unfinished in {plan.id}'s run (waiting for an answer, or"
+                             f" interrupted): `resume {plan.id}` or `answer` it there instead")
+    if not known and not run_plan.only_task and repo.has_branch(branch):
+        raise InputError(f"{branch} already exists but {run_plan.store} has no run of {plan.id}: {choices}")
+    if not known or not run_plan.store.exists():
+        return
+    facts = inspection.task_facts(run_plan.store, run_plan.thread_id)
+    recorded = {fact.get("plan_digest") for fact in facts.values()} - {None}
+    if recorded and recorded != {plan_digest(plan)}:
+        raise InputError(f"the plan of {plan.id} changed since its run started: put it back, or `run"
+                         f" {settings.target} --fresh` to start over with the new plan (the old branch is kept)")
+    merged = [fact["result"]["sha"] for fact in facts.values() if (fact.get("result") or {}).get("merged")]
+    if merged and not repo.has_branch(branch):
+        raise InputError(f"{branch} is gone but {run_plan.thread_id} merged work into it: restore the branch,"
+                         f" or `run {settings.target} --fresh`")
+    for sha in merged:
+        if not run(["git", "merge-base", "--is-ancestor", sha, branch], settings.repo).ok:
+            raise InputError(f"{branch} was moved: it no longer holds work {run_plan.thread_id} merged ({sha[:10]}):"
+                             f" restore it, or `run {settings.target} --fresh`")
 
 
 def approved_tasks(run_plan: RunPlan) -> set[str]:
@@ -118,19 +157,6 @@ def pending_questions(snapshot: StateSnapshot) -> list[dict[str, Any]]:
         if isinstance(pending.value, dict) and pending.value.get("question_id"):
             found.append({**pending.value, "interrupt_id": pending.id})
     return sorted(found, key=lambda q: str(q["question_id"]))
-
-
-def spent_so_far(snapshot: StateSnapshot) -> float:
-    """What the thread has spent per its checkpoints: every task subgraph's checkpointed cost."""
-    spent = 0.0
-    pending: list[StateSnapshot] = [snapshot]
-    while pending:
-        current = pending.pop()
-        for item in current.tasks:
-            if isinstance(item.state, StateSnapshot):
-                spent += float(item.state.values.get("cost_usd", 0.0) or 0.0)
-                pending.append(item.state)
-    return spent
 
 
 async def execute(
@@ -166,11 +192,13 @@ async def execute(
                 return summary
             if snapshot.next:
                 emit({"event": "resume", "thread": run_plan.thread_id, "next": list(snapshot.next),
-                      "spent_usd": round(spent_so_far(snapshot), 6)})
+                      "spent_usd": round(inspection.spent(run_plan.store, run_plan.thread_id), 6)})
                 graph_input = answer_input
             else:
                 graph_input = {"repo": str(settings.repo), "target": settings.target}
             end: dict[str, Any] = {}
+            control = control or RunControl()
+            watcher = asyncio.create_task(_watch_store(run_plan.store, control, summary))
             try:
                 async for _, event in graph.astream(graph_input, config, context=settings.options(),
                                                     durability="sync", stream_mode="custom", subgraphs=True,
@@ -181,13 +209,32 @@ async def execute(
                         emit(event)
             except GraphDrained:
                 summary.interrupted = True
-            summary.interrupted = summary.interrupted or bool(control and control.drain_requested)
+            except sqlite3.Error as exc:
+                raise StoreError(f"checkpoint DB {run_plan.store}: {exc} (another process may hold it locked;"
+                                 " ORCHESTRATOR_DB_LOCK_TIMEOUT sets how long to wait)") from None
+            finally:
+                watcher.cancel()
+            if summary.store_lost:
+                raise StoreError(f"the checkpoint DB {run_plan.store} was deleted or replaced during the run:"
+                                 " the run stopped; work merged so far is on the feature branch")
+            summary.interrupted = summary.interrupted or control.drain_requested
             final = await graph.aget_state(config, subgraphs=True)
             summary.pending_questions = pending_questions(final)
-            summary.results = dict(final.values.get("results") or end.get("results") or {})
+            summary.results = dict((final.values or {}).get("results") or end.get("results") or {})
             summary.held = {task: why for task, why in (end.get("held") or {}).items()
                             if task not in summary.results}
     return summary
+
+
+async def _watch_store(store: CheckpointStore, control: RunControl, summary: RunSummary) -> None:
+    """A checkpoint DB deleted or replaced mid-run stops the run: nothing may go on unrecorded."""
+    start = store.identity()
+    while True:
+        await asyncio.sleep(1.0)
+        if store.identity() != start:
+            summary.store_lost = True
+            control.request_drain("the checkpoint DB was deleted or replaced")
+            return
 
 
 def _answer_command(snapshot: StateSnapshot, answer: tuple[str, str]) -> Command[Any]:

@@ -103,6 +103,9 @@ def resolve_db(repo: Path, db: str | None) -> CheckpointStore:
     """--db, ORCHESTRATOR_DB (a SQLite path or a postgresql:// URL), or one SQLite file per repo."""
     chosen = db or env_default("db")
     if chosen:
+        if "://" in chosen and not chosen.startswith(POSTGRES_SCHEMES):
+            scheme = chosen.split("://", 1)[0]
+            raise InputError(f"unsupported --db scheme {scheme}://: use a SQLite file path or postgresql://…")
         if chosen.startswith(POSTGRES_SCHEMES):
             return CheckpointStore(chosen)
         return CheckpointStore(str(Path(chosen).expanduser().resolve()))

@@ -81,6 +81,37 @@ class CheckpointStore:
         head, _, tail = self.location.partition("@")
         return f"{head.split('//')[0]}//***@{tail}" if tail else self.location  # never print a password
 
+    def check(self) -> None:
+        """Fail with one line (credentials masked) unless this store can be used; writes nothing."""
+        if "://" in self.location and not self.is_postgres:
+            scheme = self.location.split("://", 1)[0]
+            raise InputError(f"unsupported --db scheme {scheme}://: use a SQLite file path or postgresql://…")
+        if self.is_postgres:
+            self.saver_check()
+            return
+        path = self.path
+        if path.is_dir():
+            raise InputError(f"--db {path} is a directory: give a file path for the SQLite checkpoint DB")
+        parent = next((p for p in path.parents if p.exists()), None)
+        if parent is not None and not parent.is_dir():
+            raise InputError(f"--db {path}: {parent} is a file, not a folder: choose another path")
+        if parent is not None and not os.access(parent, os.W_OK):
+            raise InputError(f"--db {path}: {parent} is not writable: choose another path")
+        if path.is_file() and path.stat().st_size:
+            with path.open("rb") as handle:
+                if handle.read(16) != b"SQLite format 3\x00":
+                    raise InputError(f"--db {path} exists and is not a SQLite database: choose another path")
+
+    def identity(self) -> tuple[int, int] | None:
+        """(device, inode) of a SQLite store, to notice it being deleted or replaced mid-run."""
+        if self.is_postgres:
+            return (0, 0)
+        try:
+            stat = self.path.stat()
+        except OSError:
+            return None
+        return (stat.st_dev, stat.st_ino)
+
     def exists(self) -> bool:
         if not self.is_postgres:
             return self.path.is_file()
@@ -101,6 +132,9 @@ class CheckpointStore:
                 yield saver
             return
         async with AsyncSqliteSaver.from_conn_string(str(self.path)) as saver:
+            # Another process holding a write lock is waited for, up to ORCHESTRATOR_DB_LOCK_TIMEOUT seconds.
+            wait_ms = int(float(os.environ.get("ORCHESTRATOR_DB_LOCK_TIMEOUT", "30")) * 1000)
+            await saver.conn.execute(f"PRAGMA busy_timeout = {wait_ms}")
             yield saver
 
     @contextlib.contextmanager
@@ -176,16 +210,18 @@ class CheckpointStore:
         finally:
             conn.close()
 
-    @contextlib.contextmanager
-    def saver_check(self) -> Iterator[None]:
-        """Connect to a Postgres store once (doctor)."""
-        import psycopg  # noqa: PLC0415 - optional dependency
-
+    def saver_check(self) -> None:
+        """Connect to a Postgres store once: unreachable is a user error, with the password masked."""
+        try:
+            import psycopg  # noqa: PLC0415 - optional dependency
+        except ImportError:
+            raise InputError("postgresql:// needs `pip install 'autobuild[postgres]'`") from None
         try:
             with psycopg.connect(self.location, connect_timeout=5):
-                yield
-        except psycopg.OperationalError as exc:
-            raise InputError(str(exc).strip().splitlines()[0]) from None
+                pass
+        except psycopg.Error as exc:
+            detail = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+            raise InputError(f"cannot use {self}: {detail.replace(self.location, str(self))}") from None
 
     def delete_threads(self, thread_ids: list[str]) -> None:
         """Prune threads (clean --db); the only write outside a run."""

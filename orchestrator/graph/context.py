@@ -17,9 +17,9 @@ from langgraph.runtime import Runtime
 
 from agents import Agents, SessionLimits, SessionSettings, TaskBrief
 from orchestrator import trace
-from orchestrator.gitrepo import GitRepo, feature_branch, task_branch
 from orchestrator.graph.events import EventLog
 from orchestrator.plan import FeaturePlan
+from orchestrator.repo.git import GitRepo, feature_branch, task_branch
 from orchestrator.settings import RunOptions
 
 

@@ -53,7 +53,7 @@ async def coach(state: TaskState, runtime: Runtime[RunContext]) -> TaskState:
     # The coach only reads and runs tests; whatever its commands left behind is discarded.
     await ctx.repo.reset(agent.worktree, state["head_sha"])
     update = TaskState(cost_usd=agent.spent, violations=agent.record_violations(extra))
-    if stop := session_failure("coach", result):
+    if stop := agent.tampering() or session_failure("coach", result):
         return update | TaskState(stop=stop)
     decision = dict(result.report or {})
     approved = decision.get("decision") == "approve"

@@ -111,6 +111,7 @@ class TaskInput(TypedDict, total=False):
     feature_id: str
     task_id: str
     skip_reason: str | None
+    plan_digest: str
 
 
 class TaskState(TypedDict, total=False):
@@ -119,6 +120,7 @@ class TaskState(TypedDict, total=False):
     feature_id: str
     task_id: str
     skip_reason: str | None
+    plan_digest: str
     started: float
     turn: int
     worktree: str

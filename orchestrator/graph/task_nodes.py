@@ -65,6 +65,8 @@ async def player(state: TaskState, runtime: Runtime[RunContext]) -> TaskState:
         answers=dict(state.get("answers") or {}), transcript_path=agent.transcript(),
     ), settings))
     cost = TaskState(cost_usd=agent.spent)
+    if stop := agent.tampering():
+        return cost | TaskState(stop=stop)
     if result.question is not None:
         return cost | _question(state, ctx.options.interactive, agent.events, result)
     sha = await ctx.repo.commit_all(agent.worktree, f"autobuild({task_id}): player turn {turn}")
@@ -165,7 +167,7 @@ async def feedback(state: TaskState, runtime: Runtime[RunContext]) -> TaskState:
     review = state.get("review") or _review(turn, "incomplete", [])
     signature = hashlib.md5(json.dumps([review["items"], review["notes"]], sort_keys=True, default=str).encode(),
                             usedforsecurity=False).hexdigest()
-    tree = await ctx.repo.tree_of(Path(state["worktree"]), state["head_sha"])
+    tree = await ctx.repo.tree_of(state["head_sha"])
     stalls = []
     if review["items"] and signature == state.get("last_feedback_sig"):
         stalls.append("the coach gave the same feedback as on the previous turn")
@@ -190,6 +192,7 @@ async def feedback(state: TaskState, runtime: Runtime[RunContext]) -> TaskState:
 
 async def finalize_success(state: TaskState, runtime: Runtime[RunContext]) -> TaskState:
     ctx = runtime.context
+    await ctx.repo.ensure_worktree(Path(state["worktree"]), state["branch"], state["head_sha"])
     artifacts = await ctx.repo.changed_files(Path(state["worktree"]), state["base_sha"])
     review = state.get("review")
     gate = review["gate"] if review else None
@@ -206,6 +209,7 @@ async def finalize_failure(state: TaskState, runtime: Runtime[RunContext]) -> Ta
                                      reason=f"max turns reached ({ctx.options.max_turns}) without an approval")
     if state.get("worktree") and state.get("base_sha"):
         # Partial work of a task that did not succeed is discarded; the report says why.
+        await ctx.repo.ensure_worktree(Path(state["worktree"]), state["branch"], state["base_sha"])
         await ctx.repo.reset(Path(state["worktree"]), state["base_sha"])
     return await _finish(state, runtime, stop["outcome"], stop["reason"], artifacts=[])
 

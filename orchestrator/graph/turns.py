@@ -9,9 +9,11 @@ from pathlib import Path
 from langgraph.runtime import Runtime
 
 from agents import AgentResult, SessionSettings
+from orchestrator.errors import InfrastructureError
 from orchestrator.graph.context import RunContext
 from orchestrator.graph.events import EventLog
 from orchestrator.graph.state import HistoryEntry, Stop, TaskState
+from orchestrator.repo import guard
 
 FAILURE_REASONS = {
     "max_turns": "the agent session hit its max turns",
@@ -31,10 +33,18 @@ def failure_reason(role: str, result: AgentResult) -> str:
     return f"{role}: {base}" + (f" ({detail})" if detail else "")
 
 
+INFRASTRUCTURE = frozenset({"api_error", "auth_error", "cli_error", "idle_timeout", "cancelled"})
+"""Session ends that say nothing about the work: the API, credentials, the CLI or the model went away."""
+
+
 def session_failure(role: str, result: AgentResult) -> Stop | None:
-    """A session that did not end normally stops the task: a spent budget aborts, anything else fails."""
+    """A session that did not end normally stops the task: a spent budget aborts; the loop's own failures
+    (max turns, the agent's command hanging past the session timeout) fail it; an infrastructure failure
+    raises, so the task ends as `error` and `resume` runs this turn again on the commit it started from."""
     if result.status in ("success", "question"):
         return None
+    if result.status in INFRASTRUCTURE:
+        raise InfrastructureError(failure_reason(role, result))
     return Stop(outcome="aborted" if result.status == "budget" else "failed", reason=failure_reason(role, result))
 
 
@@ -74,6 +84,7 @@ class AgentTurn:
         self.role = role
         self.task_id = state["task_id"]
         self.sessions = TurnSessions(role, state["turn"])
+        self.user_state_changes: list[str] = []
         self.ctx.spend.record(self.task_id, self.spent)
 
     @property
@@ -95,13 +106,30 @@ class AgentTurn:
         return Stop(outcome="aborted", reason=exhausted) if exhausted else None
 
     async def run(self, call: Callable[[SessionSettings], Awaitable[AgentResult]]) -> AgentResult:
-        """One session on the worktree exactly as checkpointed (a resumed node starts where it started)."""
-        await self.ctx.repo.reset(self.worktree, self.state["head_sha"])
+        """One session on the worktree exactly as checkpointed (a resumed node starts where it started; a
+        worktree that went missing is recreated first), with the user's refs, HEAD and index guarded."""
+        repo = self.ctx.repo
+        await repo.ensure_worktree(self.worktree, self.state["branch"], self.state["head_sha"])
+        await repo.reset(self.worktree, self.state["head_sha"])
         settings = self.ctx.session_settings(self.role, self.task_id, self.spent, self.events)
-        result = await call(settings)
+        before = await guard.snapshot(repo)
+        try:
+            result = await call(settings)
+        finally:
+            changes = await guard.restore(repo, before, f"{self.task_id}-turn{self.sessions.turn}-{self.role}")
+        if changes:
+            self.user_state_changes += changes
+            self.events("repo_tampering", self.task_id, turn=self.sessions.turn, role=self.role, changes=changes)
         self.sessions.results.append(result)
         self.ctx.spend.record(self.task_id, self.spent)
         return result
+
+    def tampering(self) -> Stop | None:
+        """A session that moved the user's refs, HEAD or index fails its task, with the evidence."""
+        if not self.user_state_changes:
+            return None
+        return Stop(outcome="failed", reason=f"{self.role} changed your repository outside autobuild/ (undone): "
+                                             + "; ".join(self.user_state_changes))
 
     def record_violations(self, extra: Sequence[str] = ()) -> list[str]:
         violations = [*self.sessions.violations(), *extra]

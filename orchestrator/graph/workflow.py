@@ -28,13 +28,15 @@ from langgraph.types import Interrupt
 
 from agents import ClaudeAgents
 from orchestrator import reports
-from orchestrator.gitrepo import GitRepo
+from orchestrator.errors import PlanError
 from orchestrator.graph import merge, review_nodes, routing, task_nodes
 from orchestrator.graph.context import RunContext, Spend
 from orchestrator.graph.events import EventLog
 from orchestrator.graph.scheduler import Held, Scheduler
 from orchestrator.graph.state import FeatureInput, FeatureOutput, TaskInput, TaskResult, TaskState
-from orchestrator.plan import load_target
+from orchestrator.plan import load_target, plan_digest
+from orchestrator.repo.git import GitRepo
+from orchestrator.repo.lock import repo_lock
 from orchestrator.settings import RunOptions
 
 
@@ -93,13 +95,14 @@ _ACTIVE: dict[str, ActiveRun] = {}
 
 
 @task
-async def prepare_feature(repo: str, feature_id: str, base_branch: str | None) -> dict[str, str]:
-    """The feature branch and where it started; recorded once, so a resume never re-decides the base."""
+async def prepare_feature(repo: str, feature_id: str, base_branch: str | None, digest: str) -> dict[str, str]:
+    """The feature branch, where it started and the plan it started from; recorded once, so a resume never
+    re-decides the base and notices a changed plan."""
     git = GitRepo(Path(repo))
     base = base_branch or git.current_branch()
     await git.ensure_excluded()
     head = await git.ensure_branch(f"autobuild/{feature_id}", base)
-    return {"base_branch": base, "feature_sha": head}
+    return {"base_branch": base, "feature_sha": head, "plan_digest": digest}
 
 
 @task
@@ -120,8 +123,9 @@ async def run_task(task_id: str, run_key: str) -> TaskResult:
     async with scheduler.slots:
         try:
             events("task_ready", task_id)
-            final = await graph.ainvoke(TaskInput(feature_id=ctx.feature_id, task_id=task_id,
-                                                  skip_reason=skip_reason), config, context=ctx)
+            task_input = TaskInput(feature_id=ctx.feature_id, task_id=task_id, skip_reason=skip_reason,
+                                   plan_digest=plan_digest(ctx.plan))
+            final = await graph.ainvoke(task_input, config, context=ctx)
         except GraphInterrupt:
             await scheduler.hold(task_id, "waiting for an answer")
             raise
@@ -163,34 +167,45 @@ def build_feature_workflow(checkpointer: BaseCheckpointSaver[Any] | None = None)
     async def autobuild(inputs: FeatureInput, runtime: Runtime[RunOptions]) -> FeatureOutput:
         options = runtime.context or RunOptions()
         repo = GitRepo(Path(inputs["repo"]).resolve())
-        plan, only_task = load_target(repo.root, inputs["target"])
-        setup = await prepare_feature(str(repo.root), plan.id, plan.base_branch)
-        ctx = RunContext(options=options, plan=plan, repo=repo, base_branch=setup["base_branch"],
-                         agents=options.agents or ClaudeAgents(), spend=Spend())
-        events = EventLog(repo.root, plan.id, runtime.stream_writer)
-        order = [only_task] if only_task else plan.task_ids()
-        events("feature_start", branch=ctx.feature_branch, sha=setup["feature_sha"], tasks=order)
-        ignore_deps = options.ignore_deps or only_task is not None
-        scheduler = Scheduler(plan, order, options.parallel, options.schedule, ignore_deps)
-        key = uuid.uuid4().hex
-        _ACTIVE[key] = ActiveRun(ctx, scheduler)
-        try:
-            questions = await _collect({task_id: run_task(task_id, key) for task_id in order}, scheduler,
-                                       ctx.spend)
-        finally:
-            del _ACTIVE[key]
-        results = {task_id: scheduler.results[task_id] for task_id in order if task_id in scheduler.results}
-        report = reports.write(ctx.runs_dir() / reports.REPORT_NAME,
-                               reports.feature_report(plan.id, plan.name, results, order, ctx.feature_branch,
-                                                      held=scheduler.held))
-        events("feature_end", report=str(report), results=results, held=scheduler.held)
-        if questions or scheduler.held:
-            raise GraphInterrupt(tuple(questions))
-        if not options.keep_worktrees:
-            await repo.remove_worktree(ctx.integration_worktree)
-        return FeatureOutput(feature_id=plan.id, results=results)
+        with repo_lock(repo.root, f"run {inputs['target']}"):
+            return await _run_feature(inputs, options, repo, runtime)
 
     return autobuild
+
+
+async def _run_feature(inputs: FeatureInput, options: RunOptions, repo: GitRepo,
+                       runtime: Runtime[RunOptions]) -> FeatureOutput:
+    """The workflow's body, under the repository lock."""
+    plan, only_task = load_target(repo.root, inputs["target"])
+    digest = plan_digest(plan)
+    setup = await prepare_feature(str(repo.root), plan.id, plan.base_branch, digest)
+    if setup.get("plan_digest", digest) != digest:
+        raise PlanError(f"the plan of {plan.id} changed since its run started: put it back, or start over on a"
+                        " new thread")
+    ctx = RunContext(options=options, plan=plan, repo=repo, base_branch=setup["base_branch"],
+                     agents=options.agents or ClaudeAgents(), spend=Spend())
+    events = EventLog(repo.root, plan.id, runtime.stream_writer)
+    order = [only_task] if only_task else plan.task_ids()
+    events("feature_start", branch=ctx.feature_branch, sha=setup["feature_sha"], tasks=order)
+    ignore_deps = options.ignore_deps or only_task is not None
+    scheduler = Scheduler(plan, order, options.parallel, options.schedule, ignore_deps)
+    key = uuid.uuid4().hex
+    _ACTIVE[key] = ActiveRun(ctx, scheduler)
+    try:
+        questions = await _collect({task_id: run_task(task_id, key) for task_id in order}, scheduler,
+                                   ctx.spend)
+    finally:
+        del _ACTIVE[key]
+    results = {task_id: scheduler.results[task_id] for task_id in order if task_id in scheduler.results}
+    report = reports.write(ctx.runs_dir() / reports.REPORT_NAME,
+                           reports.feature_report(plan.id, plan.name, results, order, ctx.feature_branch,
+                                                  held=scheduler.held))
+    events("feature_end", report=str(report), results=results, held=scheduler.held)
+    if questions or scheduler.held:
+        raise GraphInterrupt(tuple(questions))
+    if not options.keep_worktrees:
+        await repo.remove_worktree(ctx.integration_worktree)
+    return FeatureOutput(feature_id=plan.id, results=results)
 
 
 graph = build_feature_workflow()

@@ -7,7 +7,7 @@ from typing import Any
 
 from langgraph.checkpoint.memory import InMemorySaver
 
-from agents.testing.scripted_agents import ScriptedAgents, Turn, approve, writes
+from agents.testing.scripted_agents import ScriptedAgents, Turn, approve, feedback, writes
 from orchestrator.demo import git, make_sample_repo
 from tests.graph.harness import CALC_FILES, Workflow, plan, task
 
@@ -130,3 +130,17 @@ async def test_single_task_run(tmp_path: Path) -> None:
     run = await Workflow(repo, agents, thread="FEAT-001:B").run(target="B")
     assert list(run.results) == ["B"] and run.status("B") == "approved-unverified"
     assert not agents.prompts_of("player", "A")
+
+
+async def test_an_api_outage_is_an_error_that_resume_recovers_keeping_earlier_turns(tmp_path: Path) -> None:
+    repo = repo_with(tmp_path, plan(task("A"), verify=None))
+    agents = ScriptedAgents({("player", "A", 1): writes(file_of("A")),
+                             ("player", "A", 2): [Turn(status="api_error"), writes({"calc/a2.py": "X = 2\n"})],
+                             "coach": [feedback(("calc/a.py", 1, "more")), approve()]})
+    workflow = Workflow(repo, agents, checkpointer=InMemorySaver())
+    first = await workflow.run()
+    assert first.output is None and "model API error" in str([e for e in first.events if e["event"] == "task_error"])
+    second = await workflow.run(fresh_input=False)
+    assert second.status("A") == "approved-unverified" and second.results["A"]["turns"] == 2
+    assert [c.turn for c in agents.calls if c.role == "player"] == [1, 2, 2], "turn 1 kept, turn 2 ran again"
+    assert [c.turn for c in agents.calls if c.role == "coach"] == [1, 2]

@@ -51,52 +51,6 @@ def run(tmp_path: Path, run_cli: Callable[..., CliRun], model: ScriptedModel, *a
                    model=model)
 
 
-def test_coach_approving_while_verify_fails_is_caught(tmp_path: Path, model_factory: Callable[..., ScriptedModel],
-                                                      run_cli: Callable[..., CliRun]) -> None:
-    repo = repo_with_frozen_test(tmp_path)
-    model = model_factory({"sessions": [
-        player(1, {"write": {"path": "calc/subtract.py", "content": BAD}}, report("calc/subtract.py"), {"text": "ok"}),
-        player(2, {"write": {"path": "calc/subtract.py", "content": GOOD}}, report("calc/subtract.py"),
-               {"text": "ok"}),
-        {"role": "coach", "steps": [decide("approve"), {"text": "lgtm"}]},  # approves without running anything
-    ]})
-    result = run(tmp_path, run_cli, model)
-    assert result.returncode == 0, result.stdout + result.stderr
-    turn2 = next(r for r in model.requests if r.role == "player" and r.turn == 2 and r.step == 0)
-    assert "coach approved but verify failed" in turn2.prompt and "1 failed" in turn2.prompt
-    gates = [e for e in trace(repo) if e["event"] == "gate"]
-    assert [g["passed"] for g in gates] == [False, True]
-    assert git(repo, "show", "autobuild/FEAT-001:calc/subtract.py") == GOOD
-    status = json.loads(run_cli("status", "FEAT-001", "--repo", str(repo), "--db", str(tmp_path / "db"),
-                                "--json").stdout)
-    assert status["tasks"][0]["status"] == "approved"
-
-
-def test_player_editing_frozen_test_gets_feedback_and_it_is_restored(
-    tmp_path: Path, model_factory: Callable[..., ScriptedModel], run_cli: Callable[..., CliRun]
-) -> None:
-    repo = repo_with_frozen_test(tmp_path)
-    cheat = "def test_subtract():\n    assert True\n"
-    model = model_factory({"sessions": [
-        # Write/Edit on the frozen file is denied by policy; Bash can still change it, and is caught after the turn.
-        player(1, {"write": {"path": FROZEN, "content": cheat}},
-               {"bash": f"printf 'def test_subtract():\\n    assert True\\n' > {FROZEN}"},
-               {"write": {"path": "calc/subtract.py", "content": BAD}}, report("calc/subtract.py"),
-               {"text": "ok"}),
-        player(2, {"write": {"path": "calc/subtract.py", "content": GOOD}}, report("calc/subtract.py"),
-               {"text": "ok"}),
-        {"role": "coach", "steps": [{"bash": "python -m pytest -q"}, decide("approve"), {"text": "ok"}]},
-    ]})
-    result = run(tmp_path, run_cli, model)
-    assert result.returncode == 0, result.stdout + result.stderr
-    denied = next(r for r in model.requests if r.role == "player" and r.turn == 1 and r.step == 1)
-    assert "frozen acceptance test" in denied.tool_results[0]
-    turn2 = next(r for r in model.requests if r.role == "player" and r.turn == 2 and r.step == 0)
-    assert "frozen acceptance tests (tests/test_subtract.py); they were restored" in turn2.prompt
-    assert not any(r.role == "coach" and r.turn == 1 for r in model.requests), "no coach for a tampered turn"
-    assert git(repo, "show", f"autobuild/FEAT-001:{FROZEN}") == FROZEN_TEST
-
-
 def test_coach_cannot_write_and_must_decide(tmp_path: Path, model_factory: Callable[..., ScriptedModel],
                                             run_cli: Callable[..., CliRun]) -> None:
     repo = repo_with_frozen_test(tmp_path)
@@ -121,46 +75,3 @@ def test_coach_cannot_write_and_must_decide(tmp_path: Path, model_factory: Calla
     assert "calc/subtract.py" in coach_prompt and "+    return a - b" in coach_prompt, "the coach sees the diff"
     assert '"implementation_notes": "done"' in coach_prompt, "and the player's report"
 
-
-def test_stalled_loop_stops_early(tmp_path: Path, model_factory: Callable[..., ScriptedModel],
-                                  run_cli: Callable[..., CliRun]) -> None:
-    repo = repo_with_frozen_test(tmp_path)
-    item = {"file": "calc/subtract.py", "line": 2, "issue": "returns a + b"}
-    model = model_factory({"sessions": [
-        player(1, {"write": {"path": "calc/subtract.py", "content": BAD}}, report("calc/subtract.py"),
-               {"text": "ok"}),
-        player(None, {"bash": "echo 'no change'"}, report("calc/subtract.py"), {"text": "ok"}),
-        {"role": "coach", "steps": [decide("feedback", item), {"text": "no"}]},
-    ]})
-    result = run(tmp_path, run_cli, model, "--max-turns", "10")
-    assert result.returncode == 1
-    text = (repo / ".autobuild/runs/FEAT-001/TASK-001/AUTO-RUN.md").read_text()
-    assert "stalled" in text and "three turns in a row" in text
-    players = {r.turn for r in model.requests if r.role == "player"}
-    assert max(players) < 10, "stopped before burning every turn"
-    stall_turn = next(r for r in model.requests if r.role == "player" and r.turn == 3 and r.step == 0)
-    assert "Stall warning" in stall_turn.prompt
-
-
-def test_precheck_no_returns_to_player_without_coach(tmp_path: Path, model_factory: Callable[..., ScriptedModel],
-                                                     run_cli: Callable[..., CliRun]) -> None:
-    repo = repo_with_frozen_test(tmp_path)
-    model = model_factory({"sessions": [
-        player(1, {"write": {"path": "calc/subtract.py", "content": BAD}}, report("calc/subtract.py"),
-               {"text": "ok"}),
-        player(2, {"write": {"path": "calc/subtract.py", "content": GOOD}}, report("calc/subtract.py"),
-               {"text": "ok"}),
-        {"role": "precheck", "turn": 1, "steps": [{"text": "NO: subtract adds instead of subtracting"}]},
-        {"role": "precheck", "turn": 2, "steps": [{"text": "YES"}]},
-        {"role": "coach", "steps": [{"bash": "python -m pytest -q"}, decide("approve"), {"text": "ok"}]},
-    ]})
-    result = run(tmp_path, run_cli, model, "--precheck-model", "claude-haiku-4-5")
-    assert result.returncode == 0, result.stdout + result.stderr
-    assert {r.turn for r in model.requests if r.role == "coach"} == {2}
-    turn2 = next(r for r in model.requests if r.role == "player" and r.turn == 2 and r.step == 0)
-    assert "Pre-check: subtract adds instead of subtracting" in turn2.prompt
-    assert "Pre-check: subtract adds" in (repo / ".autobuild/runs/FEAT-001/TASK-001/feedback-turn-1.md").read_text()
-    events = [e["event"] for e in trace(repo)]
-    assert events.count("precheck") == 2
-    assert any(e.get("role") == "precheck" and e["event"] == "session_end" and e["cost_usd"] > 0
-               for e in trace(repo)), "the pre-check's cost is tracked like any session"

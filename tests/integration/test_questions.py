@@ -78,26 +78,6 @@ def test_question_answered_then_agent_sees_it(tmp_path: Path, model_factory: Cal
     assert events.index("question_asked") < events.index("question_answered") < events.index("finalize")
 
 
-def test_two_parallel_questions_answered_one_at_a_time(tmp_path: Path,
-                                                       model_factory: Callable[..., ScriptedModel],
-                                                       run_cli: Callable[..., CliRun]) -> None:
-    repo = make_sample_repo(tmp_path / "repo", plan=plan("TASK-1", "TASK-2"))
-    model = model_factory({"sessions": [asking_player("TASK-1", "Which database?", "Postgres", "db.txt"),
-                                        asking_player("TASK-2", "Which queue?", "Redis", "queue.txt"),
-                                        coach_from_pytest()]})
-    paused = run(run_cli, tmp_path, model, "run", "FEAT-001", "--interactive", "--parallel", "2")
-    assert paused.returncode == 3, paused.stdout + paused.stderr
-    first, second = qid(paused, "TASK-1"), qid(paused, "TASK-2")
-    still = run(run_cli, tmp_path, model, "answer", "FEAT-001", first, "Postgres", "--parallel", "2")
-    assert still.returncode == 3, still.stdout + still.stderr
-    rows = status(run_cli, tmp_path)
-    assert rows["TASK-1"]["status"] == "approved" and rows["TASK-2"]["status"] == "waiting for an answer"
-    done = run(run_cli, tmp_path, model, "answer", "FEAT-001", second, "Redis", "--parallel", "2")
-    assert done.returncode == 0, done.stdout + done.stderr
-    assert git(repo, "show", "autobuild/FEAT-001:queue.txt") == "Redis\n"
-    assert git(repo, "show", "autobuild/FEAT-001:db.txt") == "Postgres\n"
-
-
 def test_pending_question_survives_sigkill(tmp_path: Path, model_factory: Callable[..., ScriptedModel],
                                            run_cli: Callable[..., CliRun]) -> None:
     repo = make_sample_repo(tmp_path / "repo", plan=plan("TASK-1", "TASK-2"))
@@ -129,23 +109,6 @@ def test_pending_question_survives_sigkill(tmp_path: Path, model_factory: Callab
     done = run(run_cli, tmp_path, model, "answer", "FEAT-001", qid(resumed, "TASK-1"), "Postgres")
     assert done.returncode == 0, done.stdout + done.stderr
     assert git(repo, "show", "autobuild/FEAT-001:db.txt") == "Postgres\n"
-
-
-def test_autonomous_question_aborts_cleanly(tmp_path: Path, model_factory: Callable[..., ScriptedModel],
-                                            run_cli: Callable[..., CliRun]) -> None:
-    repo = make_sample_repo(tmp_path / "repo", plan=plan("TASK-1"))
-    model = model_factory({"sessions": [
-        {"role": "player", "task": "TASK-1", "steps": [
-            {"write": {"path": "partial.txt", "content": "half done\n"}},
-            {"ask": {"question": "Drop the users table?", "options": ["yes", "no"]}},
-            {"text": "ok"}]}]})
-    result = run(run_cli, tmp_path, model, "run", "FEAT-001", "--autonomous")
-    assert result.returncode == 1, result.stdout + result.stderr
-    report = (repo / ".autobuild/runs/FEAT-001/TASK-1/AUTO-RUN.md").read_text()
-    assert "**Status:** aborted" in report and "ambiguous decision point" in report
-    assert "Drop the users table?" in report
-    assert "partial.txt" not in git(repo, "ls-tree", "-r", "--name-only", "autobuild/FEAT-001.TASK-1")
-    assert "question_aborted" in (repo / ".autobuild/runs/FEAT-001/TASK-1/trace.jsonl").read_text()
 
 
 def test_interactive_terminal_prompts_for_the_answer(tmp_path: Path,

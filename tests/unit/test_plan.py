@@ -123,3 +123,56 @@ def test_computed_groups_respect_dependencies(tasks: list[TaskSpec]) -> None:
     # Explicit groups equal to the computed ones always validate.
     data = plan(*[t.model_dump() for t in tasks], orchestration={"parallel_groups": groups})
     parse_plan(data, "p")
+
+
+def write_plan(tmp_path: Path, text: str) -> Path:
+    folder = tmp_path / ".autobuild" / "features"
+    folder.mkdir(parents=True)
+    (folder / "FEAT-001.yaml").write_text(text)
+    return tmp_path
+
+
+def test_yaml_alias_bomb_is_refused_with_a_short_message(tmp_path: Path) -> None:
+    bomb = "a: &a [x, x, x, x, x, x, x, x, x]\n" + "".join(
+        f"{chr(98 + i)}: &{chr(98 + i)} [{', '.join(['*' + chr(97 + i)] * 9)}]\n" for i in range(9))
+    bomb += "id: FEAT-001\nname: bomb\ntasks: [*j]\n"
+    with pytest.raises(PlanError) as caught:
+        load_plan(write_plan(tmp_path, bomb), "FEAT-001")
+    assert "too large" in str(caught.value) and len(str(caught.value)) < 200
+    many = "x: &x 1\n" + "".join(f"k{i}: *x\n" for i in range(150)) + "id: FEAT-001\n"
+    with pytest.raises(PlanError, match="YAML aliases"):
+        load_plan(write_plan(tmp_path / "many", many), "FEAT-001")
+
+
+def test_oversized_plan_is_refused(tmp_path: Path) -> None:
+    with pytest.raises(PlanError, match="byte limit"):
+        load_plan(write_plan(tmp_path, "id: FEAT-001\n" + "#" * 1_100_000 + "\n"), "FEAT-001")
+
+
+def test_a_ten_thousand_task_chain_in_reverse_order_validates() -> None:
+    ids = [f"T{i}" for i in range(10_000)]
+    tasks = [task(ids[i], *([ids[i - 1]] if i else [])) for i in reversed(range(len(ids)))]
+    parsed = parse_plan(plan(*tasks), "chain.yaml")
+    assert compute_groups(parsed.tasks)[0] == ["T0"] and len(compute_groups(parsed.tasks)) == 10_000
+    with pytest.raises(PlanError, match="dependency cycle"):
+        parse_plan(plan(*[task(ids[0], ids[-1]), *tasks[:-1]]), "cycle.yaml")
+
+
+def test_control_characters_are_shown_escaped() -> None:
+    parsed = parse_plan(plan(task("T1", name="evil \x1b[2J\x1b]0;pwned\x07 name")), "p.yaml")
+    name = parsed.task("T1").name
+    assert "\x1b" not in name and "\x07" not in name and "\\x1b[2J" in name
+
+
+@pytest.mark.parametrize("field", ["name", "verify"])
+def test_blank_names_and_verify_commands_are_rejected(field: str) -> None:
+    with pytest.raises(PlanError, match="T1"):
+        parse_plan(plan(task("T1", **{field: "   "})), "p.yaml")
+    with pytest.raises(PlanError):
+        parse_plan(plan(task("T1"), **{field: " \t "}), "p.yaml")
+
+
+def test_error_messages_are_cut_to_a_sane_length() -> None:
+    with pytest.raises(PlanError) as caught:
+        parse_plan(plan(task("T1", complexity="x" * 100_000)), "p.yaml")
+    assert len(str(caught.value)) < 300

@@ -42,3 +42,14 @@ def test_file_scope(tmp_path: Path) -> None:
     assert policy.check("Write", {"file_path": "src/auth/login.py"}) is None
     assert policy.check("Write", {"file_path": "tests/test_auth.py"}) is None
     assert "file scope" in str(policy.check("Write", {"file_path": "src/billing.py"}))
+
+
+def test_git_commands_that_move_refs_or_reach_other_checkouts_are_denied(tmp_path: Path) -> None:
+    policy = ToolPolicy(tmp_path)
+    for command in ["git branch -f main HEAD", "git -C ../.. checkout main", "cd /repo && git commit -am x",
+                    "git -c user.name=x commit -m y", "git update-ref refs/heads/main HEAD", "x; git reset --hard",
+                    "GIT_DIR=/repo/.git git log", "git --work-tree=/repo status", "git stash", "git worktree add x"]:
+        assert policy.check("Bash", {"command": command}) is not None, command
+    for command in ["git status", "git diff HEAD~1", "git log --oneline -5", "git show HEAD:calc/a.py",
+                    "python -m pytest -q", "echo branch checkout"]:
+        assert policy.check("Bash", {"command": command}) is None, command

@@ -1,13 +1,17 @@
 """Git operations on the target repo: feature/task branches, worktrees, commits, merges.
 
-The user's checkout is never touched: every change happens in worktrees under `.autobuild/worktrees/`,
-including merges into the feature branch (its own integration worktree). Operations that change shared
-refs or the worktree list are serialized with one lock per repo.
+The one guarded write path: every write in a worktree first proves where it is (a worktree registered in
+this repo, on an `autobuild/` branch) and git never discovers a repository on its own from a worktree folder
+(`GIT_CEILING_DIRECTORIES`), so a deleted-and-recreated folder can't make git find the user's checkout.
+Refs are only ever written under `refs/heads/autobuild/`. Operations that change shared refs or the worktree
+list are serialized with one lock per repo.
 """
 
 from __future__ import annotations
 
 import asyncio
+import os
+import shutil
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -17,6 +21,7 @@ from orchestrator.processes import Completed, run, run_async
 
 # Commits are made by the orchestrator, with its own identity, and without the repo's hooks.
 _IDENTITY = ["-c", "user.name=AutoBuild", "-c", "user.email=autobuild@localhost", "-c", "commit.gpgsign=false"]
+AUTOBUILD_REFS = "refs/heads/autobuild/"
 # Worktrees, and reports that are also committed on task branches (an ignored file never blocks a
 # checkout of the feature branch; an untracked one would).
 EXCLUDE_LINES = ("/.autobuild/worktrees/", "/.autobuild/runs/")
@@ -82,8 +87,16 @@ class GitRepo:
         return result.stdout.strip()
 
     # ---- async operations used by graph nodes ----
+    def _env(self, cwd: Path) -> dict[str, str] | None:
+        """Inside a worktree folder git may not look further up for a repository: a plain folder where a
+        worktree used to be must fail, not resolve to the user's checkout."""
+        if cwd.is_relative_to(self.worktrees_dir):
+            return {**os.environ, "GIT_CEILING_DIRECTORIES": str(cwd.parent)}
+        return None
+
     async def git(self, *args: str, cwd: Path | None = None, check: bool = True) -> Completed:
-        result = await run_async(["git", *args], cwd or self.root, timeout=300)
+        where = cwd or self.root
+        result = await run_async(["git", *args], where, timeout=300, env=self._env(where))
         if check and not result.ok:
             raise GitError(f"git {' '.join(args)} failed: {result.tail(5)}")
         return result
@@ -100,6 +113,8 @@ class GitRepo:
 
     async def ensure_branch(self, name: str, start: str) -> str:
         """Create the branch at `start` unless it exists; returns its head."""
+        if not name.startswith("autobuild/"):
+            raise GitError(f"refusing to create {name}: only autobuild/ branches are ours")
         async with self.lock:
             if not self.has_branch(name):
                 await self.git("branch", name, start)
@@ -117,9 +132,15 @@ class GitRepo:
 
     async def attach_worktree(self, path: Path, branch: str) -> None:
         """A worktree on an existing branch (the integration worktree of the feature branch)."""
+        if not branch.startswith("autobuild/"):
+            raise GitError(f"refusing to check out {branch}: only autobuild/ branches are ours")
+        if await self.worktree_problem(path) is None:
+            return
         async with self.lock:
-            if (path / ".git").exists():
-                return
+            if path.exists():
+                await self.git("worktree", "remove", "--force", str(path), check=False)
+                if path.exists():
+                    shutil.rmtree(path)
             await self.git("worktree", "prune")
             path.parent.mkdir(parents=True, exist_ok=True)
             await self.git("worktree", "add", "--force", str(path), branch)
@@ -129,23 +150,66 @@ class GitRepo:
             if path.exists():
                 await self.git("worktree", "remove", "--force", str(path), check=False)
             await self.git("worktree", "prune", check=False)
-            if branch and self.has_branch(branch):
+            if branch and branch.startswith("autobuild/") and self.has_branch(branch):
                 await self.git("branch", "-D", branch, check=False)
 
     async def rename_branch(self, name: str, new_name: str) -> None:
+        if not (name.startswith("autobuild/") and new_name.startswith("autobuild/")):
+            raise GitError(f"refusing to rename {name} to {new_name}: only autobuild/ branches are ours")
         async with self.lock:
             await self.git("branch", "-m", name, new_name)
+
+    async def worktree_problem(self, path: Path) -> str | None:
+        """Why `path` is not a worktree of this repo on an autobuild branch, or None when it is."""
+        if not (path / ".git").is_file():
+            return f"{path} is not a git worktree (missing or replaced)"
+        top = await self.git("rev-parse", "--show-toplevel", cwd=path, check=False)
+        if not top.ok or Path(top.stdout.strip()).resolve() != path.resolve():
+            return f"{path} does not resolve to its own worktree"
+        common = await self.git("rev-parse", "--git-common-dir", cwd=path, check=False)
+        ours = await self.git("rev-parse", "--git-common-dir")
+        if not common.ok or (path / common.stdout.strip()).resolve() != (self.root / ours.stdout.strip()).resolve():
+            return f"{path} belongs to another repository"
+        branch = await self.git("symbolic-ref", "-q", "HEAD", cwd=path, check=False)
+        if not branch.stdout.strip().startswith(AUTOBUILD_REFS):
+            return f"{path} is on {branch.stdout.strip() or 'a detached HEAD'}, not an autobuild/ branch"
+        return None
+
+    async def _guard(self, worktree: Path) -> None:
+        """Refuse any write that could land outside our worktrees and branches."""
+        if not worktree.resolve().is_relative_to(self.worktrees_dir.resolve()):
+            raise GitError(f"refusing to write in {worktree}: only worktrees under {self.worktrees_dir} are ours")
+        problem = await self.worktree_problem(worktree)
+        if problem:
+            raise GitError(f"refusing to write: {problem}")
+
+    async def ensure_worktree(self, path: Path, branch: str, sha: str) -> None:
+        """The worktree exactly at `sha` on `branch`; recreated with `git worktree add` if it went missing."""
+        if await self.worktree_problem(path) is None:
+            return
+        if not branch.startswith("autobuild/"):
+            raise GitError(f"refusing to recreate {path} on {branch}: not an autobuild/ branch")
+        async with self.lock:
+            if path.exists():
+                await self.git("worktree", "remove", "--force", str(path), check=False)
+                if path.exists():
+                    shutil.rmtree(path)  # a plain folder where our worktree was: under .autobuild/worktrees/
+            await self.git("worktree", "prune")
+            path.parent.mkdir(parents=True, exist_ok=True)
+            await self.git("worktree", "add", "--force", "-B", branch, str(path), sha)
 
     async def head(self, worktree: Path) -> str:
         return (await self.git("rev-parse", "HEAD", cwd=worktree)).stdout.strip()
 
     async def reset(self, worktree: Path, sha: str) -> None:
         """Put the worktree exactly at `sha`: the interrupted node runs again on its checkpointed start."""
+        await self._guard(worktree)
         await self.git("reset", "-q", "--hard", sha, cwd=worktree)
         await self.git("clean", "-q", "-fd", cwd=worktree)
 
     async def commit_all(self, worktree: Path, message: str, force: Sequence[Path] = ()) -> str:
         """Commit everything in the worktree (if anything changed), plus `force` paths even if ignored."""
+        await self._guard(worktree)
         await self.git("add", "-A", cwd=worktree)
         for path in force:
             await self.git("add", "-f", "--", str(path), cwd=worktree)
@@ -162,14 +226,15 @@ class GitRepo:
         out = (await self.git("diff", "--name-only", f"{base}..HEAD", cwd=worktree)).stdout
         return [line for line in out.splitlines() if line]
 
-    async def tree_of(self, worktree: Path, sha: str) -> str:
-        return (await self.git("rev-parse", f"{sha}^{{tree}}", cwd=worktree)).stdout.strip()
+    async def tree_of(self, sha: str) -> str:
+        return (await self.git("rev-parse", f"{sha}^{{tree}}")).stdout.strip()
 
     async def parents(self, sha: str) -> list[str]:
         return (await self.git("rev-list", "--parents", "-n", "1", sha)).stdout.split()[1:]
 
     async def restore_paths(self, worktree: Path, base: str, paths: Sequence[str]) -> None:
         """Put paths back exactly as they are at `base` (deleting those that did not exist there)."""
+        await self._guard(worktree)
         for path in paths:
             if (await self.git("cat-file", "-e", f"{base}:{path}", cwd=worktree, check=False)).ok:
                 await self.git("checkout", base, "--", path, cwd=worktree)
@@ -181,6 +246,7 @@ class GitRepo:
 
     async def merge(self, worktree: Path, branch: str, message: str) -> MergeResult:
         """Merge `branch` into the worktree's branch; a conflict is aborted, leaving it unchanged."""
+        await self._guard(worktree)
         async with self.lock:
             # A crash mid-merge leaves MERGE_HEAD behind: clear it before anything else.
             await self.git("merge", "--abort", cwd=worktree, check=False)

@@ -1,0 +1,2 @@
+"""The target repository: git behind one guarded write path (git.py), the user-state guard around agent
+sessions (guard.py), and the per-repository lock every writing command holds (lock.py)."""

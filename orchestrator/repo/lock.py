@@ -1,0 +1,76 @@
+"""One lock per target repository, under its git dir: every command that writes holds it, whatever `--db`.
+
+An flock (released by the kernel when its process dies, so a crashed holder never blocks anyone) on
+`<git common dir>/autobuild.lock`, whose content names the holder (pid, command, since). Re-entrant within a
+context: the CLI holds it and the workflow it runs (same asyncio context) takes it again, while two served
+runs in one server process (separate contexts) exclude each other like two processes do.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import json
+import os
+import time
+from collections.abc import Callable, Iterator
+from contextvars import ContextVar
+from pathlib import Path
+
+import psutil
+
+from orchestrator.errors import RunLockedError
+from orchestrator.processes import run
+
+_HELD: ContextVar[frozenset[Path]] = ContextVar("autobuild_repo_locks", default=frozenset())
+
+
+def lock_path(root: Path) -> Path:
+    common = run(["git", "rev-parse", "--git-common-dir"], root)
+    if not common.ok:
+        raise RunLockedError(f"{root} is not a git repository: pass --repo PATH of a git repository")
+    return (root / common.stdout.strip()).resolve() / "autobuild.lock"
+
+
+def _describe(raw: str) -> tuple[str, int | None]:
+    try:
+        holder = json.loads(raw)
+        pid = int(holder["pid"])
+    except (ValueError, KeyError, TypeError):
+        return "another process", None
+    return f"pid {pid} (`{holder.get('command', '?')}` since {holder.get('since', '?')})", pid
+
+
+@contextlib.contextmanager
+def repo_lock(root: Path, command: str, notice: Callable[[str], None] | None = None) -> Iterator[None]:
+    """Hold the repository's lock for the duration; refuse at once, naming the holder, if another has it."""
+    path = lock_path(root)
+    if path in _HELD.get():
+        yield
+        return
+    with path.open("a+") as handle:
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            handle.seek(0)
+            who, _ = _describe(handle.read())
+            raise RunLockedError(f"{root} is already being run by {who}: wait for it to finish, or stop it"
+                                 " (Ctrl+C; its work can be resumed)") from None
+        handle.seek(0)
+        who, pid = _describe(handle.read())
+        if pid is not None and pid != os.getpid() and notice is not None and not psutil.pid_exists(pid):
+            notice(f"taking over the lock of {who}: that process is gone")
+        handle.seek(0)
+        handle.truncate()
+        since = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+        handle.write(json.dumps({"pid": os.getpid(), "command": command, "since": since}))
+        handle.flush()
+        token = _HELD.set(_HELD.get() | {path})
+        try:
+            yield
+        finally:
+            _HELD.reset(token)
+            handle.seek(0)
+            handle.truncate()
+            handle.flush()
+            fcntl.flock(handle, fcntl.LOCK_UN)

@@ -1,0 +1,81 @@
+"""Faults in the stores and in the state around a run: refused with one line and exit 2, or stopped with an
+error, and the user's repository untouched either way."""
+
+from __future__ import annotations
+
+import asyncio
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
+
+from agents.testing.scripted_agents import ScriptedAgents, approve, writes
+from orchestrator import runner
+from orchestrator.demo import git, make_sample_repo
+from orchestrator.errors import StoreError
+from orchestrator.settings import RunSettings
+from tests.graph.harness import CALC_FILES, Workflow, plan, task
+from tests.graph.test_safety import user_view
+
+
+def cli(repo: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "orchestrator", *args, "--repo", str(repo)], capture_output=True,
+                          text=True, check=False, stdin=subprocess.DEVNULL)
+
+
+def repo_with(tmp_path: Path, *tasks: dict[str, Any]) -> Path:
+    return make_sample_repo(tmp_path / "repo", files=CALC_FILES, plan=plan(*tasks, verify=None))
+
+
+@pytest.mark.parametrize("db", ["mysql://user:s3cret@db.example/x", "{tmp}", "{tmp}/afile/db.sqlite",
+                                "postgresql://user:s3cret@127.0.0.1:1/x"])
+def test_unusable_stores_are_one_line_user_errors_with_credentials_masked(tmp_path: Path, db: str) -> None:
+    repo = repo_with(tmp_path, task("A"))
+    (tmp_path / "afile").write_text("not a folder\n")
+    before = (user_view(repo), sorted(p.name for p in repo.iterdir()))
+    for command in (["run", "FEAT-001"], ["status"]):
+        result = cli(repo, *command, "--db", db.format(tmp=tmp_path))
+        assert result.returncode == 2, result.stderr
+        assert len(result.stderr.strip().splitlines()) == 1 and "Traceback" not in result.stderr
+        assert "s3cret" not in result.stderr + result.stdout
+    assert (user_view(repo), sorted(p.name for p in repo.iterdir())) == before, "nothing written"
+
+
+def test_a_feature_branch_this_db_does_not_know_is_refused(tmp_path: Path) -> None:
+    repo = repo_with(tmp_path, task("A"))
+    git(repo, "branch", "autobuild/FEAT-001")
+    result = cli(repo, "run", "FEAT-001", "--db", str(tmp_path / "new.sqlite"))
+    assert result.returncode == 2 and "has no run of FEAT-001" in result.stderr and "--fresh" in result.stderr
+    assert not (tmp_path / "new.sqlite").exists()
+
+
+async def test_a_plan_changed_since_the_run_started_is_refused_on_resume(tmp_path: Path) -> None:
+    repo = repo_with(tmp_path, task("A"), task("B", "A"))
+    agents = ScriptedAgents({"player": writes({"calc/a.py": "A = 1\n"}, question="Which one?"), "coach": approve()})
+    db = tmp_path / "db.sqlite"
+    async with AsyncSqliteSaver.from_conn_string(str(db)) as saver:
+        paused = await Workflow(repo, agents, checkpointer=saver, options={"interactive": True}).run()
+    assert paused.interrupts
+    path = repo / ".autobuild/features/FEAT-001.yaml"
+    changed = yaml.safe_load(path.read_text())
+    changed["tasks"][1]["name"] = "something else entirely"
+    path.write_text(yaml.safe_dump(changed))
+    result = await asyncio.to_thread(cli, repo, "resume", "FEAT-001", "--db", str(db))
+    assert result.returncode == 2 and "changed since its run started" in result.stderr, result.stderr
+    single = await asyncio.to_thread(cli, repo, "run", "A", "--db", str(db), "--ignore-deps")
+    assert single.returncode == 2 and "unfinished in FEAT-001" in single.stderr, single.stderr
+
+
+async def test_a_checkpoint_db_deleted_mid_run_stops_it_with_an_error(tmp_path: Path) -> None:
+    repo = repo_with(tmp_path, task("A"), task("B", "A"))
+    db = tmp_path / "db.sqlite"
+    agents = ScriptedAgents({"player": writes({"calc/a.py": "A = 1\n"}, delay_s=1.5), "coach": approve()})
+    settings = RunSettings(repo=repo, target="FEAT-001", db=str(db), agents=agents, interactive=False)
+    run_plan = runner.prepare(settings)
+    asyncio.get_running_loop().call_later(0.8, db.unlink)
+    with pytest.raises(StoreError, match="deleted or replaced"):
+        await runner.execute(run_plan, lambda event: None)

@@ -1,0 +1,103 @@
+"""The served graph: a langgraph-sdk client drives a real `langgraph dev` on 127.0.0.1, whose graph runs the
+real Claude Code CLI against the scripted model (the seam a LangGraph server or Studio uses)."""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from langgraph_sdk import get_client
+
+from agents.testing.scripted_model import ScriptedModel
+from orchestrator.demo import make_sample_repo
+from tests.conftest import cli_env, coach_from_pytest, git
+from tests.integration.test_questions import asking_player
+
+pytestmark = pytest.mark.cli
+
+PROJECT = Path(__file__).resolve().parents[2]
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@pytest.fixture
+def serve(tmp_path: Path) -> Iterator[Callable[[ScriptedModel], str]]:
+    started: list[subprocess.Popen[bytes]] = []
+
+    def start(model: ScriptedModel) -> str:
+        port = free_port()
+        env = cli_env(model, tmp_path) | {"LANGSMITH_TRACING": "false", "LANGGRAPH_CLI_NO_ANALYTICS": "1"}
+        cli = Path(sys.executable).parent / "langgraph"
+        log = (tmp_path / "langgraph-dev.log").open("wb")
+        # --allow-blocking: our nodes make short synchronous git and file calls (see README, "Serving").
+        command = [str(cli), "dev", "--no-browser", "--no-reload", "--allow-blocking", "--host", "127.0.0.1",
+                   "--port", str(port)]
+        proc = subprocess.Popen(command, cwd=PROJECT, env=env, stdout=log, stderr=subprocess.STDOUT,
+                                start_new_session=True)
+        started.append(proc)
+        url = f"http://127.0.0.1:{port}"
+        deadline = time.monotonic() + 90
+        while time.monotonic() < deadline:
+            try:
+                with urllib.request.urlopen(f"{url}/ok", timeout=1) as response:
+                    if response.status == 200:
+                        return url
+            except OSError:
+                time.sleep(0.3)
+            assert proc.poll() is None, (tmp_path / "langgraph-dev.log").read_text()
+        raise AssertionError("langgraph dev did not start: " + (tmp_path / "langgraph-dev.log").read_text())
+
+    yield start
+    for proc in started:
+        os.killpg(proc.pid, signal.SIGTERM)
+        try:
+            proc.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+
+
+def writer(task: str, path: str) -> dict[str, Any]:
+    return {"role": "player", "task": task, "steps": [
+        {"write": {"path": path, "content": f"{task} = 1\n"}},
+        {"tool": {"name": "report_progress", "input": {"files_modified": [path], "implementation_notes": "x"}}},
+        {"text": "done"}]}
+
+
+async def test_served_graph_runs_a_feature_and_answers_a_question(
+    tmp_path: Path, model_factory: Callable[..., ScriptedModel], serve: Callable[[ScriptedModel], str]
+) -> None:
+    plan = {"id": "FEAT-001", "name": "Served", "verify": "python -m pytest -q", "tasks": [
+        {"id": "TASK-1", "name": "one", "complexity": 2},
+        {"id": "TASK-2", "name": "two", "complexity": 2, "dependencies": ["TASK-1"]}]}
+    repo = make_sample_repo(tmp_path / "repo", plan=plan)
+    model = model_factory({"sessions": [asking_player("TASK-1", "Which database?", "Postgres", "db.txt"),
+                                        writer("TASK-2", "calc/two.py"), coach_from_pytest()]})
+    client = get_client(url=serve(model))
+    thread = await client.threads.create()
+    await client.runs.wait(thread["thread_id"], "autobuild", input={"repo": str(repo), "target": "FEAT-001"},
+                           context={"max_turns": 3})
+    state: Any = await client.threads.get_state(thread["thread_id"], subgraphs=True)
+    values = [i["value"] for t in state["tasks"] for i in t["interrupts"]]
+    assert [v["question"] for v in values] == ["Which database?"] and values[0]["question_id"].startswith("TASK-1-")
+    final: Any = await client.runs.wait(thread["thread_id"], "autobuild", command={"resume": "Postgres"})
+    assert {task: result["status"] for task, result in final["results"].items()} == {
+        "TASK-1": "approved", "TASK-2": "approved"}
+    answered = [r for r in model.requests if r.role == "player" and r.task == "TASK-1" and r.step == 1]
+    assert '"Which database?"="Postgres"' in answered[-1].tool_results[0], "the agent received the answer"
+    assert git(repo, "show", "autobuild/FEAT-001:db.txt") == "Postgres\n"
+    assert (repo / ".autobuild/runs/FEAT-001/AUTO-RUN.md").is_file(), "served runs write their reports too"
+    assert (repo / ".autobuild/runs/FEAT-001/TASK-2/trace.jsonl").is_file()
