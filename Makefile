@@ -17,8 +17,9 @@ $(STAMP): pyproject.toml
 	$(BIN)/python -m pip install -q -e '.[dev]'
 	touch $(STAMP)
 
+# Two workers: the real-CLI tier is CPU-bound on two cores; tests are independent (own repos, DBs, ports).
 test: install
-	$(BIN)/python -m pytest -q -p no:cacheprovider
+	$(BIN)/python -m pytest -q -p no:cacheprovider -n 2
 
 demo: install
 	$(BIN)/python -m orchestrator.demo

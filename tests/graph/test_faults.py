@@ -4,6 +4,7 @@ error, and the user's repository untouched either way."""
 from __future__ import annotations
 
 import asyncio
+import sqlite3
 import subprocess
 import sys
 from pathlib import Path
@@ -79,3 +80,26 @@ async def test_a_checkpoint_db_deleted_mid_run_stops_it_with_an_error(tmp_path: 
     asyncio.get_running_loop().call_later(0.8, db.unlink)
     with pytest.raises(StoreError, match="deleted or replaced"):
         await runner.execute(run_plan, lambda event: None)
+
+
+async def test_a_checkpoint_db_locked_by_another_process_is_waited_for_then_a_clear_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    repo = repo_with(tmp_path, task("A"))
+    db = tmp_path / "db.sqlite"
+    async with AsyncSqliteSaver.from_conn_string(str(db)) as saver:
+        await saver.setup()
+    monkeypatch.setenv("ORCHESTRATOR_DB_LOCK_TIMEOUT", "0.5")
+    settings = RunSettings(repo=repo, target="FEAT-001", db=str(db), interactive=False,
+                           agents=ScriptedAgents({"player": writes({"calc/a.py": "A = 1\n"}), "coach": approve()}))
+    run_plan = runner.prepare(settings)
+    holder = sqlite3.connect(db, isolation_level=None)
+    holder.execute("BEGIN EXCLUSIVE")
+    try:
+        with pytest.raises(StoreError, match="locked"):
+            await runner.execute(run_plan, lambda event: None)
+    finally:
+        holder.execute("ROLLBACK")
+        holder.close()
+    summary = await runner.execute(run_plan, lambda event: None)
+    assert summary.results["A"]["status"] == "approved-unverified", "once the lock is gone the run works"

@@ -27,6 +27,14 @@ from tests.postgres import postgres_server
 pytestmark = pytest.mark.cli
 
 DEMO_SCENARIO = Scenario.load(Path(str(resources.files("agents.testing") / "demo_scenario.yaml")))
+# The demo's TASK-001 → TASK-002 chain (TASK-002 takes two turns): every kill point, half the suite time.
+PLAN = {**DEMO_PLAN, "tasks": [t for t in DEMO_PLAN["tasks"] if t["id"] in ("TASK-001", "TASK-002")]}  # type: ignore[attr-defined]
+
+
+def scenario_for_plan() -> Scenario:
+    scenario = Scenario.from_data({"sessions": []})
+    scenario.sessions = [s for s in DEMO_SCENARIO.sessions if s.task in (None, "TASK-001", "TASK-002")]
+    return scenario
 
 
 def start_run(repo: Path, db: Path | str, model: ScriptedModel, tmp_path: Path, *args: str) -> subprocess.Popen[str]:
@@ -77,8 +85,8 @@ def tree(repo: Path, ref: str) -> list[str]:
 @pytest.fixture(scope="module")
 def reference_tree(tmp_path_factory: pytest.TempPathFactory) -> list[str]:
     tmp = tmp_path_factory.mktemp("reference")
-    repo = make_sample_repo(tmp / "repo", plan=DEMO_PLAN)
-    with ScriptedModel(DEMO_SCENARIO) as model:
+    repo = make_sample_repo(tmp / "repo", plan=PLAN)
+    with ScriptedModel(scenario_for_plan()) as model:
         proc = start_run(repo, tmp / "db.sqlite", model, tmp)
         out, err = proc.communicate(timeout=240)
     assert proc.returncode == 0, out + err
@@ -95,15 +103,15 @@ KILL_POINTS: dict[str, Callable[[Path, ScriptedModel], bool]] = {
     # A group-2 player session is running (its step 0 answered, the rest delayed).
     "during-player-session": lambda repo, model: any(
         r.role == "player" and r.task == "TASK-002" and r.step == 0 for r in model.requests),
-    # Group 1 finished; after_group is merging (a post-merge hook holds the merge for 3 s).
-    "during-merge": lambda repo, model: sum(
-        e["event"] == "finalize" and e["task"] in ("TASK-001", "TASK-003") for e in trace_events(repo)) == 2,
+    # TASK-001 was approved; its merge is running (a post-merge hook holds it for 3 s).
+    "during-merge": lambda repo, model: any(
+        e["event"] == "finalize" and e["task"] == "TASK-001" for e in trace_events(repo)),
 }
 
 
-@pytest.mark.parametrize("point", list(KILL_POINTS))
-def test_sigkill_then_resume_gives_same_result(point: str, tmp_path: Path, reference_tree: list[str]) -> None:
-    kill_and_resume(point, tmp_path, reference_tree, str(tmp_path / "db.sqlite"))
+def test_sigkill_during_a_player_session_then_resume_gives_same_result(tmp_path: Path,
+                                                                        reference_tree: list[str]) -> None:
+    kill_and_resume("during-player-session", tmp_path, reference_tree, str(tmp_path / "db.sqlite"))
 
 
 @pytest.fixture(scope="module")
@@ -112,8 +120,10 @@ def postgres_url() -> Iterator[str]:
         yield url
 
 
-def test_sigkill_then_resume_on_postgres(tmp_path: Path, reference_tree: list[str], postgres_url: str) -> None:
-    kill_and_resume("during-player-session", tmp_path, reference_tree, postgres_url, check_lock=True)
+def test_sigkill_during_a_merge_then_resume_on_postgres(tmp_path: Path, reference_tree: list[str],
+                                                        postgres_url: str) -> None:
+    # The other kill point, on the other store: each point and each store is covered once (suite time).
+    kill_and_resume("during-merge", tmp_path, reference_tree, postgres_url, check_lock=True)
     listing = subprocess.run([sys.executable, "-m", "orchestrator", "status", "--db", postgres_url, "--json"],
                              capture_output=True, text=True, check=True)
     assert [row["thread"] for row in json.loads(listing.stdout)] == ["FEAT-001"]
@@ -121,9 +131,8 @@ def test_sigkill_then_resume_on_postgres(tmp_path: Path, reference_tree: list[st
 
 
 def kill_and_resume(point: str, tmp_path: Path, reference_tree: list[str], db: str, check_lock: bool = False) -> None:
-    repo = make_sample_repo(tmp_path / "repo", plan=DEMO_PLAN)
-    scenario = Scenario.from_data({"sessions": []})
-    scenario.sessions = [*DEMO_SCENARIO.sessions]
+    repo = make_sample_repo(tmp_path / "repo", plan=PLAN)
+    scenario = scenario_for_plan()
     if point == "during-player-session":
         delayed = next(s for s in scenario.sessions if s.task == "TASK-002" and s.turn == 1)
         delayed.steps = [delayed.steps[0], {**delayed.steps[1], "delay": 5}, *delayed.steps[2:]]

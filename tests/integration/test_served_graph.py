@@ -44,8 +44,9 @@ def serve(tmp_path: Path) -> Iterator[Callable[[ScriptedModel], str]]:
         log = (tmp_path / "langgraph-dev.log").open("wb")
         # --allow-blocking: our nodes make short synchronous git and file calls (see README, "Serving").
         command = [str(cli), "dev", "--no-browser", "--no-reload", "--allow-blocking", "--host", "127.0.0.1",
-                   "--port", str(port)]
-        proc = subprocess.Popen(command, cwd=PROJECT, env=env, stdout=log, stderr=subprocess.STDOUT,
+                   "--port", str(port), "--config", str(PROJECT / "langgraph.json")]
+        # cwd is the test's folder: `langgraph dev` keeps its in-memory state under `.langgraph_api/` there.
+        proc = subprocess.Popen(command, cwd=tmp_path, env=env, stdout=log, stderr=subprocess.STDOUT,
                                 start_new_session=True)
         started.append(proc)
         url = f"http://127.0.0.1:{port}"

@@ -75,9 +75,9 @@ def test_feedback_then_approval_with_real_pytest(tmp_path: Path, model_factory: 
     assert git(repo, "show", "autobuild/FEAT-001:calc/divide.py") == "def divide(a, b):\n    return a / b\n"
     trace = [json.loads(line)["event"] for line in
              (repo / ".autobuild/runs/FEAT-001/TASK-001/trace.jsonl").read_text().splitlines()]
-    expected = ["initialize", "player_start", "session_end", "player_report", "coach_validate", "session_end",
-                "coach_decision", "feedback", "player_start", "session_end", "player_report", "coach_validate",
-                "session_end", "gate", "coach_decision", "finalize", "integration_gate", "merge"]
+    expected = ["task_ready", "initialize", "player_start", "session_end", "player_report", "coach_validate",
+                "session_end", "coach_decision", "feedback", "player_start", "session_end", "player_report",
+                "coach_validate", "session_end", "gate", "coach_decision", "finalize", "integration_gate", "merge"]
     assert trace == expected
 
 
