@@ -84,12 +84,19 @@ def status_time(workdir: Path, count: int = 1000) -> dict[str, float]:
 
 
 def makespan(workdir: Path) -> dict[str, float]:
-    """A → {B slow, C}, C → D with scripted session latencies: makespan against the critical path A-B."""
-    repo = make_sample_repo(workdir / "repo", files=FILES,
-                            plan=_plan([_task("A"), _task("B", "A"), _task("C", "A"), _task("D", "C")]))
+    """A → {B slow, C}, C → D with scripted session latencies: makespan against the critical path A-B, both as
+    pure session time and as the chain A → B run alone (the same per-task git, merge and checkpoint work), so
+    the second ratio isolates what scheduling costs."""
     delays = {"A": 1.0, "B": 4.0, "C": 1.0, "D": 1.0}
-    agents = ScriptedAgents({("player", t): writes({f"{t}.txt": t}, delay_s=d) for t, d in delays.items()}
-                            | {"coach": approve()})
-    elapsed = asyncio.run(_run(repo, workdir / "db.sqlite", agents, parallel=2))
+
+    def run(name: str, tasks: list[dict[str, Any]]) -> float:
+        repo = make_sample_repo(workdir / name / "repo", files=FILES, plan=_plan(tasks))
+        agents = ScriptedAgents({("player", t["id"]): writes({f"{t['id']}.txt": t["id"]}, delay_s=delays[t["id"]])
+                                 for t in tasks} | {"coach": approve()})
+        return asyncio.run(_run(repo, workdir / name / "db.sqlite", agents, parallel=2))
+
+    elapsed = run("plan", [_task("A"), _task("B", "A"), _task("C", "A"), _task("D", "C")])
+    chain = run("chain", [_task("A"), _task("B", "A")])
     bound = delays["A"] + delays["B"]
-    return {"makespan": elapsed, "bound": bound, "ratio": elapsed / bound}
+    return {"makespan": elapsed, "bound": bound, "ratio": elapsed / bound, "chain": chain,
+            "chain_ratio": elapsed / chain}

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
 import signal
 import sqlite3
 import sys
@@ -25,6 +26,7 @@ if TYPE_CHECKING:  # the run machinery (LangGraph, the SDK, rich) loads only for
     from orchestrator.progress import Progress
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_QUESTION, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
+EXIT_BROKEN_PIPE = 141  # 128 + SIGPIPE, what a shell reports for a writer whose reader closed the pipe
 
 
 class _Parser(argparse.ArgumentParser):
@@ -418,3 +420,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"error: checkpoint DB: {exc}: another process may hold it locked; try again when it is done",
               file=sys.stderr)
         return EXIT_USAGE
+    except BrokenPipeError:
+        # The reader went away (`status | head`): stop quietly, as `git log | head` does. Pointing stdout at
+        # /dev/null keeps the interpreter's last flush from raising again.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return EXIT_BROKEN_PIPE

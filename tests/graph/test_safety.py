@@ -4,6 +4,7 @@ tree and refs outside autobuild/ stay byte-identical, and the run either goes on
 from __future__ import annotations
 
 import hashlib
+import json
 import shutil
 import subprocess
 import sys
@@ -14,6 +15,7 @@ from langgraph.checkpoint.memory import InMemorySaver
 
 from agents.testing.scripted_agents import ScriptedAgents, Turn, approve, writes
 from orchestrator.demo import git, make_sample_repo
+from orchestrator.repo.lock import lock_path, repo_lock
 from tests.graph.harness import CALC_FILES, Workflow, plan, task
 
 
@@ -101,3 +103,20 @@ def test_a_second_writer_on_the_repo_is_refused_whatever_its_db(tmp_path: Path) 
     finally:
         holder.kill()
         holder.wait()
+
+
+def test_the_lock_of_a_killed_holder_is_taken_over_with_a_message(tmp_path: Path) -> None:
+    repo = repo_with(tmp_path, task("A"))
+    holder = subprocess.Popen(
+        [sys.executable, "-c", "import sys, time; from pathlib import Path; from orchestrator.repo.lock import "
+         "repo_lock\nwith repo_lock(Path(sys.argv[1]), 'run FEAT-001'):\n print('held', flush=True); time.sleep(60)",
+         str(repo)], stdout=subprocess.PIPE, text=True)
+    assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
+    holder.kill()  # SIGKILL: the holder's record stays in the lock file, the kernel drops its flock
+    holder.wait()
+    notices: list[str] = []
+    with repo_lock(repo, "clean", notices.append):
+        assert json.loads(lock_path(repo).read_text())["command"] == "clean"
+    assert len(notices) == 1, notices
+    assert notices[0].startswith(f"taking over the lock of pid {holder.pid} (`run FEAT-001` since ")
+    assert notices[0].endswith("): that process is gone")
