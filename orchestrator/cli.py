@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import ValidationError
 
 from orchestrator.errors import AutobuildError, InputError
+from orchestrator.gate.detect import choose_gate
 from orchestrator.plan import FeaturePlan, check_id, load_plan, plan_path, scope_overlaps, unknown_fields
 from orchestrator.repo.git import GitRepo
 from orchestrator.repo.lock import repo_lock
@@ -70,8 +71,18 @@ def _add_run_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--schedule", choices=["dag", "groups"], default=None,
                         help="dag: a task starts when its dependencies are merged (default);"
                              " groups: wait for the whole previous parallel group")
+    _add_gate_options(parser)
+    parser.add_argument("--setup", default=None, metavar="CMD",
+                        help="prepare each new worktree (e.g. 'npm ci'); 'none' for nothing (default: the plan's"
+                             " setup, else reuse the main checkout's .venv / node_modules)")
     parser.add_argument("--drain-grace", type=float, default=None,
                         help="seconds a Ctrl+C waits for running steps before cancelling them (default 5)")
+
+
+def _add_gate_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--verify", default=None, metavar="CMD",
+                        help="the gate command (default: the plan's verify, else the repo's detected test command);"
+                             " 'none' runs without a gate and reports every approval as unverified")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -102,6 +113,7 @@ def build_parser() -> argparse.ArgumentParser:
     validate.add_argument("feature")
     validate.add_argument("--repo", type=Path, default=None)
     validate.add_argument("--json", action="store_true")
+    _add_gate_options(validate)
     status = commands.add_parser("status", help="features in the checkpoint DB, or one feature's task table")
     status.add_argument("feature", nargs="?")
     history = commands.add_parser("history", help="checkpoint timeline of a feature (or one task)")
@@ -160,6 +172,8 @@ def _settings(args: argparse.Namespace) -> RunSettings:
             cli_path=env_default("cli_path"),
             resume_only=args.command in ("resume", "answer"),
             drain_grace=float(str(pick(args.drain_grace, "drain_grace", 5.0))),
+            verify=pick(args.verify, "verify", None),  # type: ignore[arg-type]  # pydantic checks it
+            setup=pick(args.setup, "setup", None),  # type: ignore[arg-type]
             schedule=pick(args.schedule, "schedule", "dag"),  # type: ignore[arg-type]  # pydantic checks it
         )
     except ValidationError as exc:
@@ -174,12 +188,17 @@ def _validate(args: argparse.Namespace) -> int:
     repo = (args.repo or Path(".")).resolve()
     plan = load_plan(repo, args.feature)
     groups = plan.groups()
+    if args.verify is not None and not args.verify.strip():
+        raise InputError("--verify must be a command, or none")
+    gate = choose_gate(repo, plan.verify, args.verify)
     if args.json:
-        print(json.dumps({"valid": True, "id": plan.id, "tasks": plan.task_ids(), "groups": groups}))
+        print(json.dumps({"valid": True, "id": plan.id, "tasks": plan.task_ids(), "groups": groups,
+                          "gate": {"command": gate.command, "source": gate.source}}))
     else:
         print(f"{plan.id} is valid: {len(plan.tasks)} task(s) in {len(groups)} group(s)")
         for index, group in enumerate(groups, 1):
             print(f"  group {index}: {', '.join(group)}")
+        print(f"  gate: {gate.describe()}")
     _warn(plan)
     return EXIT_OK
 
@@ -208,6 +227,7 @@ def _dry_run(run_plan: runner.RunPlan, as_json: bool) -> int:
                 "cost_usd_expected": round(expected * session_usd, 2), "cost_per_session_usd": session_usd}
     if as_json:
         print(json.dumps({"feature": plan.id, "base_branch": run_plan.base_branch, "tasks": rows,
+                          "gate": {"command": run_plan.gate.command, "source": run_plan.gate.source},
                           "groups": run_plan.groups, "estimate": estimate, "scope_overlaps": scope_overlaps(plan),
                           "previous_run": _previous_run(run_plan)}))
         return EXIT_OK
@@ -221,6 +241,7 @@ def _dry_run(run_plan: runner.RunPlan, as_json: bool) -> int:
     print(f"  sessions: ~{expected} expected, at most {estimate['sessions_max']};"
           f" cost ~${estimate['cost_usd_expected']:.2f} at ${session_usd:.2f}/session"
           f" (ORCHESTRATOR_EST_SESSION_USD); nothing was run or written")
+    print(f"  gate: {run_plan.gate.describe()}")
     previous = _previous_run(run_plan)
     if previous:
         print(f"  note: {previous}")

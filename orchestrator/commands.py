@@ -47,6 +47,8 @@ def status(args: argparse.Namespace) -> int:
         for row in data["tasks"]:
             lines.append(f"{row['task']:<12} {row['group']:>3}  {row['status']:<28} {row['turn']:>4}  "
                          f"{row['last_decision'] or '-':<9} ${row['cost_usd']:>8.4f}  {row['reason']}")
+        lines.append(f"coach claims contradicted: {data['claims_contradicted']}"
+                     + (f"; approvals unverified (no gate): {data['unverified']}" if data["unverified"] else ""))
         return "\n".join(lines)
 
     return _print(table, args.json, text)

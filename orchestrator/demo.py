@@ -54,8 +54,11 @@ def git(repo: Path, *args: str) -> str:
     return subprocess.run(["git", *args], cwd=repo, check=True, capture_output=True, text=True).stdout
 
 
-def make_sample_repo(path: Path, files: dict[str, str] | None = None, plan: dict[str, object] | None = None) -> Path:
-    """A git repo with a small Python package, a pytest suite and (optionally) a feature plan."""
+def make_sample_repo(path: Path, files: dict[str, str] | None = None, plan: dict[str, object] | None = None, *,
+                     venv: bool = True) -> Path:
+    """A git repo with a small Python package, a pytest suite and (optionally) a feature plan. Its `.venv`
+    (git-excluded) is a link to this interpreter's environment, so the repo's own environment has pytest the
+    way a real project's would: the gate runs the repo's environment, never AutoBuild's."""
     path.mkdir(parents=True, exist_ok=True)
     for name, text in (files or SAMPLE_FILES).items():
         target = path / name
@@ -64,6 +67,10 @@ def make_sample_repo(path: Path, files: dict[str, str] | None = None, plan: dict
     git(path, "init", "-q", "-b", "main")
     git(path, "add", "-A")
     git(path, "-c", "user.name=Demo", "-c", "user.email=demo@localhost", "commit", "-q", "-m", "initial")
+    if venv:
+        (path / ".venv").symlink_to(sys.prefix, target_is_directory=True)
+        with (path / ".git" / "info" / "exclude").open("a") as exclude:
+            exclude.write(".venv\n")
     if plan is not None:
         features = path / ".autobuild" / "features"
         features.mkdir(parents=True, exist_ok=True)

@@ -2,7 +2,8 @@
 
     AutobuildError                 base: anything we raise on purpose
     ├── InputError                 bad plan, bad arguments, missing files -> exit 2, nothing written
-    │   └── PlanError              the feature plan fails validation
+    │   ├── PlanError              the feature plan fails validation
+    │   └── GateUnusableError      the gate or worktree setup can't run on the base (before any agent)
     ├── GitError                   a git command failed (message carries its stderr)
     ├── InfrastructureError        an agent session ended by the infrastructure (API, CLI crash, silence):
     │                              the task stops as `error` and `resume` runs the failed turn again
@@ -39,3 +40,11 @@ class StoreError(AutobuildError):
 
 class RunLockedError(InputError):
     """Another orchestrator process is running this feature."""
+
+
+class GateUnusableError(InputError):
+    """The gate command (or the worktree setup) can't run on the base: nothing would check the work."""
+
+    def __init__(self, message: str, reason: str) -> None:
+        super().__init__(message)
+        self.reason = reason

@@ -125,12 +125,15 @@ def feature_status(store: CheckpointStore, plan: FeaturePlan, thread_id: str | N
                 "duration_s": float(result.get("duration_s", 0.0)) if result else None,
                 "reason": result.get("reason", "") if result else (snap.get("_error") or ""),
                 "pending_question": None if result else snap.get("question"),
+                "claims_contradicted": int((result or snap).get("claims_contradicted", 0)),
             })
     return {
         "feature": plan.id,
         "thread": thread_id,
         "finished": output is not None,
         "updated": latest.checkpoint.get("ts"),
+        "claims_contradicted": sum(row["claims_contradicted"] for row in tasks),
+        "unverified": sum(1 for row in tasks if row["status"] == "approved-unverified"),
         "tasks": tasks,
     }
 

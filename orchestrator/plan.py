@@ -125,10 +125,11 @@ class FeaturePlan(BaseModel):
     estimated_tasks: int | None = None
     base_branch: str | None = None
     verify: str | None = None
+    setup: str | None = None
     tasks: list[TaskSpec] = Field(min_length=1)
     orchestration: Orchestration = Field(default_factory=Orchestration)
 
-    _verify_not_blank = field_validator("verify")(_not_blank)
+    _verify_not_blank = field_validator("verify", "setup")(_not_blank)
 
     def task(self, task_id: str) -> TaskSpec:
         """The task with this id (KeyError when absent)."""
@@ -145,10 +146,6 @@ class FeaturePlan(BaseModel):
         if self.orchestration.parallel_groups:
             return [list(group) for group in self.orchestration.parallel_groups]
         return compute_groups(self.tasks)
-
-    def verify_command(self, task_id: str) -> str | None:
-        """The task's objective check: its own `verify`, else the feature's."""
-        return self.task(task_id).verify or self.verify
 
 
 def compute_groups(tasks: list[TaskSpec]) -> list[list[str]]:

@@ -10,8 +10,10 @@ from typing import Any
 import yaml
 
 from agents import SessionLimits, SessionSettings, run_planner
-from orchestrator.errors import PlanError
+from orchestrator.errors import GateUnusableError, PlanError
+from orchestrator.gate.baseline import check_gate
 from orchestrator.plan import FeaturePlan, compute_groups, parse_plan
+from orchestrator.repo.git import GitRepo
 from orchestrator.runner import EventSink
 
 _NUMBERED = re.compile(r"^(FEAT|TASK)-(\d+)$")
@@ -103,11 +105,35 @@ async def make_plan(repo: Path, description: str, *, feature_id: str | None, mod
             errors = [str(exc)]
             emit({"event": "plan_invalid", "attempt": attempt, "error": str(exc)})
             continue
+        problem = await gate_problem(repo, plan)
+        if problem and attempt == 1:
+            errors = [problem]
+            emit({"event": "plan_invalid", "attempt": attempt, "error": problem})
+            continue
+        if problem:
+            # Asked once already: a verify that can't run would stop every run of this plan, so it is left
+            # out and the run's gate is the repo's detected test command (`validate` shows which).
+            emit({"event": "plan_warning", "attempt": attempt, "error": f"{problem}; verify left out of the plan"})
+            plan.verify = None
         outcome.plan = plan
         outcome.path = write_plan(repo, plan)
         return outcome
     outcome.errors = errors
     return outcome
+
+
+async def gate_problem(repo: Path, plan: FeaturePlan) -> str | None:
+    """Why the plan's `verify` can't gate on the base (run there as a run would, in a throwaway worktree),
+    or None when it runs or the plan names none."""
+    if not plan.verify:
+        return None
+    git = GitRepo(repo)
+    try:
+        await check_gate(git, plan.id, git.rev(plan.base_branch or "HEAD"), plan_verify=plan.verify,
+                         plan_setup=plan.setup, verify=None, setup=None, timeout_s=600)
+    except GateUnusableError as exc:
+        return f"the plan's verify `{plan.verify}` does not run on the base: {exc.reason}; propose one that does"
+    return None
 
 
 def write_plan(repo: Path, plan: FeaturePlan) -> Path:

@@ -10,6 +10,7 @@ from typing import Any, TextIO
 
 from rich.console import Console
 from rich.live import Live
+from rich.markup import escape
 from rich.table import Table
 
 from orchestrator.graph.state import TaskResult
@@ -23,12 +24,14 @@ class TaskBoard:
 
     def __init__(self) -> None:
         self.rows: dict[str, dict[str, Any]] = {}
+        self.gate = ""
 
     def update(self, event: dict[str, Any], now: float) -> None:
         kind = event.get("event")
         if kind == "feature_start":
             for task_id in event.get("tasks") or []:
                 self._row(task_id)
+            self.gate = _gate_line(event)
             return
         task_id = event.get("task")
         if not task_id:
@@ -58,7 +61,7 @@ class TaskBoard:
                                               "status": "queued"})
 
     def render(self, now: float) -> Table:
-        table = Table(title="AutoBuild", expand=False)
+        table = Table(title="AutoBuild", caption=escape(self.gate) or None, expand=False)
         for column in ("Task", "Role", "Turn", "Cost", "Elapsed", "Status"):
             table.add_column(column)
         for task_id, row in self.rows.items():
@@ -130,8 +133,22 @@ def _decision(e: dict[str, Any]) -> str:
     return text
 
 
+def _gate_line(event: dict[str, Any]) -> str:
+    if not event.get("gate"):
+        return f"no gate ({event.get('gate_source')}): approvals will be reported as unverified"
+    line = f"gate `{event['gate']}` ({event.get('gate_source')})"
+    if event.get("setup"):
+        line += f", worktree setup `{event['setup']}`"
+    if event.get("gate_base"):
+        line += f"; on the base: {event['gate_base']}"
+    failing = event.get("base_failing") or []
+    if failing:
+        line += f"; already failing there: {', '.join(failing[:5])}{' …' if len(failing) > 5 else ''}"
+    return line
+
+
 _FORMATS: dict[str, Callable[[dict[str, Any]], str]] = {
-    "feature_start": lambda e: f"feature branch {e['branch']} at {str(e['sha'])[:10]}",
+    "feature_start": lambda e: f"feature branch {e['branch']} at {str(e['sha'])[:10]}; {_gate_line(e)}",
     "resume": lambda e: f"resuming {e['thread']} at {', '.join(e['next']) or 'start'}"
     f" (${float(e.get('spent_usd') or 0):.4f} spent so far)",
     "task_ready": lambda e: f"{e['task']} ready: its dependencies are merged",
@@ -153,6 +170,8 @@ _FORMATS: dict[str, Callable[[dict[str, Any]], str]] = {
     "merge": lambda e: f"{e['task']} merged" if e["merged"] else f"{e['task']} NOT merged: {e['reason']}",
     "skipped": lambda e: f"{e['task']} skipped: {e['reason']}",
     "feature_end": lambda e: f"feature report: {e['report']}",
+    "plan_invalid": lambda e: f"planner attempt {e['attempt']} rejected: {e['error']}",
+    "plan_warning": lambda e: f"warning: {e['error']}",
     "branch_set_aside": lambda e: f"--fresh: previous {e['branch']} kept as {e['backup']}",
     "question_asked": lambda e: f"{e['task']} asks {e['question_id']}: {e['question']}",
     "question_answered": lambda e: f"{e['task']} got an answer to {e['question_id']}: {e['answer']}",

@@ -6,6 +6,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from orchestrator.gate import GateChoice, GateSetup, describe_base
 from orchestrator.graph.state import SUCCESS, TaskResult, TaskState
 
 REPORT_NAME = "AUTO-RUN.md"
@@ -35,6 +36,7 @@ def task_report(state: TaskState, status: str, reason: str, artifacts: list[str]
         f"- **Cost:** ${state.get('cost_usd', 0.0):.4f}",
         f"- **Tokens:** {sum(int(h.get('tokens', 0)) for h in state.get('history', []))}",
         f"- **False approvals caught by the verify gate:** {state.get('false_approvals', 0)}",
+        f"- **Coach claims contradicted:** {state.get('claims_contradicted', 0)}",
         f"- **Task branch:** {state.get('branch', '-')} (deleted once merged into autobuild/{state.get('feature_id')})",
         "",
         "## Artifacts",
@@ -53,19 +55,31 @@ def task_report(state: TaskState, status: str, reason: str, artifacts: list[str]
 
 
 def feature_report(feature_id: str, name: str, results: dict[str, TaskResult], order: list[str], branch: str,
-                   *, held: dict[str, str] | None = None) -> str:
-    """The feature-level AUTO-RUN.md: one row per task."""
+                   *, held: dict[str, str] | None = None, gate: GateSetup | None = None) -> str:
+    """The feature-level AUTO-RUN.md: the gate, then one row per task."""
     total = sum(float(r.get("cost_usd", 0.0)) for r in results.values())
     approved = sum(1 for r in results.values() if r.get("status") in SUCCESS)
+    unverified = sum(1 for r in results.values() if r.get("status") == "approved-unverified")
+    contradicted = sum(int(r.get("claims_contradicted", 0)) for r in results.values())
     held = held or {}
     lines = [
         f"# AUTO-RUN: {feature_id} — {name}",
         "",
         f"- **Branch:** {branch}",
-        f"- **Tasks approved:** {approved} of {len(order)}",
+        f"- **Tasks approved:** {approved} of {len(order)}"
+        + (f" ({unverified} unverified: no gate checked them)" if unverified else ""),
+        f"- **Coach claims contradicted:** {contradicted}",
         f"- **Total cost:** ${total:.4f}",
         f"- **Finished:** {_stamp(time.time())}",
         "",
+    ]
+    if gate is not None:
+        choice = GateChoice(gate["command"], gate["source"])
+        lines += [f"- **Gate:** {choice.describe()}", f"- **Worktree setup:** {gate['setup'] or '-'}"]
+        lines += [f"- **Base:** {line}" if not line.startswith(" ") else line
+                  for line in (describe_base(gate["base"]) if gate["base"] else [])]
+        lines.append("")
+    lines += [
         "| Task | Status | Turns | Cost | Duration | Reason |",
         "|---|---|---|---|---|---|",
     ]

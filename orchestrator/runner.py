@@ -7,6 +7,7 @@ import sqlite3
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +19,7 @@ from langgraph.types import Command, StateSnapshot
 from agents import AgentError, find_cli, reaper
 from orchestrator import inspection, trace
 from orchestrator.errors import InputError, StoreError
+from orchestrator.gate import GateChoice, choose_gate
 from orchestrator.graph.state import SUCCESS, TaskResult
 from orchestrator.graph.workflow import build_feature_workflow
 from orchestrator.plan import FeaturePlan, load_target, plan_digest
@@ -40,6 +42,11 @@ class RunPlan:
     store: CheckpointStore
     thread_id: str
     only_task: str | None = None
+
+    @cached_property
+    def gate(self) -> GateChoice:
+        """The command that will gate this run and where it came from (the workflow decides the same way)."""
+        return choose_gate(self.settings.repo, self.plan.verify, self.settings.verify)
 
 
 @dataclass

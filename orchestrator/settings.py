@@ -37,6 +37,10 @@ class RunOptions(BaseModel):
     session_timeout: float = 1800.0
     idle_timeout: float = 600.0
     verify_timeout: float = 900.0
+    verify: str | None = None
+    """The gate command, over the plan's and the detected one; "none" runs without a gate (unverified)."""
+    setup: str | None = None
+    """Prepares each new worktree (e.g. `npm ci`), over the plan's `setup` and the default; "none": nothing."""
     budget_usd: float | None = None
     task_budget_usd: float | None = None
     session_budget_usd: float | None = None
@@ -65,6 +69,8 @@ class RunOptions(BaseModel):
             (self.task_budget_usd is None or self.task_budget_usd > 0, "--task-budget-usd must be positive"),
             (self.session_budget_usd is None or self.session_budget_usd > 0, "--session-budget-usd must be positive"),
             (self.drain_grace >= 0, "--drain-grace must not be negative"),
+            (self.verify is None or bool(self.verify.strip()), "--verify must be a command, or none"),
+            (self.setup is None or bool(self.setup.strip()), "--setup must be a command, or none"),
         ]
         for ok, message in checks:
             if not ok:

@@ -120,6 +120,9 @@ def _no_user_db(monkeypatch: pytest.MonkeyPatch) -> None:
     """Tests never touch the developer's checkpoints/ folder unless they ask for it."""
     monkeypatch.delenv("ORCHESTRATOR_DB", raising=False)
     os.environ.setdefault("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
+    # Sample repos' gates run pytest from this venv (their .venv links to it): without this each run would
+    # load every plugin our dev dependencies register (seconds instead of a fraction of one).
+    monkeypatch.setenv("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "1")
 
 
 @pytest.fixture(scope="session", autouse=True)

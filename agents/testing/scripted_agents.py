@@ -52,8 +52,11 @@ def writes(files: dict[str, str | None], notes: str = "done", **extra: Any) -> T
     return Turn(files=files, report=report, **extra)
 
 
-def approve(rationale: str = "requirements met, tests pass") -> Turn:
-    return Turn(report={"decision": "approve", "rationale": rationale, "feedback_items": []})
+def approve(rationale: str = "requirements met, tests pass", tests_verified: dict[str, int] | None = None) -> Turn:
+    report: dict[str, Any] = {"decision": "approve", "rationale": rationale, "feedback_items": []}
+    if tests_verified is not None:
+        report["tests_verified"] = tests_verified
+    return Turn(report=report)
 
 
 def feedback(*items: tuple[str, int | None, str], rationale: str = "changes needed") -> Turn:

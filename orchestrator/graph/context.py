@@ -7,8 +7,6 @@ Built once per run by the feature workflow from its input and options, shared by
 from __future__ import annotations
 
 import asyncio
-import os
-import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -17,8 +15,11 @@ from langgraph.runtime import Runtime
 
 from agents import Agents, SessionLimits, SessionSettings, TaskBrief
 from orchestrator import trace
+from orchestrator.errors import InfrastructureError
+from orchestrator.gate import GateResult, GateSetup, gate_env, judge, no_gate, run_gate
 from orchestrator.graph.events import EventLog
 from orchestrator.plan import FeaturePlan
+from orchestrator.processes import run_shell
 from orchestrator.repo.git import GitRepo, feature_branch, task_branch
 from orchestrator.settings import RunOptions
 
@@ -47,6 +48,7 @@ class RunContext:
     repo: GitRepo
     base_branch: str
     agents: Agents
+    gate: GateSetup
     spend: Spend = field(default_factory=Spend)
     merge_lock: asyncio.Lock = field(default_factory=asyncio.Lock)
 
@@ -82,7 +84,7 @@ class RunContext:
             task_name=task.name,
             requirements=requirements,
             acceptance_criteria=list(task.acceptance_criteria),
-            verify=self.plan.verify_command(task_id),
+            verify=self.gate_command(task_id),
             file_scope=list(task.files),
             frozen_tests=list(task.acceptance_tests),
         )
@@ -124,8 +126,33 @@ class RunContext:
     def events(self, runtime: Runtime[Any]) -> EventLog:
         return EventLog(self.repo.root, self.plan.id, runtime.stream_writer)
 
-    def verify_env(self) -> dict[str, str]:
-        """Environment for verify commands: ours, with this interpreter's bin dir first on PATH."""
-        env = dict(os.environ)
-        env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}"
-        return env
+    def gate_command(self, task_id: str) -> str | None:
+        """What gates this task: its own `verify`, else the run's gate (`--verify` wins over both)."""
+        if self.options.verify is not None:
+            return self.gate["command"]
+        return self.plan.task(task_id).verify or self.gate["command"]
+
+    async def setup_worktree(self, worktree: Path) -> None:
+        """Make a new worktree able to run the repo's tests (the run's `setup`); a failure stops the task as
+        an infrastructure error, with the command's output."""
+        command = self.gate["setup"]
+        if not command:
+            return
+        done = await run_shell(command, worktree, self.options.verify_timeout, gate_env(self.repo.root, worktree))
+        if not done.ok:
+            raise InfrastructureError(f"setup `{command}` failed in {worktree} (exit {done.returncode}):"
+                                      f" {done.tail(10)}")
+
+    async def ensure_worktree(self, worktree: Path, branch: str, sha: str) -> None:
+        """The task's worktree at `sha`, recreated (and set up again) if it went missing."""
+        if await self.repo.ensure_worktree(worktree, branch, sha):
+            await self.setup_worktree(worktree)
+
+    async def run_gate(self, worktree: Path, task_id: str | None = None) -> GateResult:
+        """The gate in `worktree` (the task's, or the run's for the integration gate), judged against the
+        base's run; `no_gate` when nothing can check the work."""
+        command = self.gate_command(task_id) if task_id else self.gate["command"]
+        if command is None:
+            return no_gate(self.gate["source"])
+        result = await run_gate(command, worktree, self.options.verify_timeout, gate_env(self.repo.root, worktree))
+        return judge(result, self.gate["base"])

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from langgraph.runtime import Runtime
 
-from orchestrator.gate import run_verify
 from orchestrator.graph.context import RunContext
 from orchestrator.graph.events import EventLog
 from orchestrator.graph.state import TaskResult, TaskState
@@ -16,7 +15,8 @@ async def merge(state: TaskState, runtime: Runtime[RunContext]) -> TaskState:
     result = state.get("result") or TaskResult()
     events = ctx.events(runtime)
     async with ctx.merge_lock:
-        await ctx.repo.attach_worktree(ctx.integration_worktree, ctx.feature_branch)
+        if await ctx.repo.attach_worktree(ctx.integration_worktree, ctx.feature_branch):
+            await ctx.setup_worktree(ctx.integration_worktree)
         merged = await _merge_one(ctx, events, task_id, result)
     events("merge", task_id, merged=bool(merged.get("merged")), reason=merged.get("reason", ""))
     if merged.get("merged") and not ctx.options.keep_worktrees:
@@ -41,7 +41,7 @@ async def _merge_one(ctx: RunContext, events: EventLog, task_id: str, result: Ta
         if not outcome.merged:
             files = ", ".join(outcome.conflicts) or outcome.detail
             return result | TaskResult(status="conflict", reason=f"merge conflict: {files}")
-    gate = await run_verify(ctx.plan.verify, worktree, ctx.options.verify_timeout, ctx.verify_env())
+    gate = await ctx.run_gate(worktree)
     if gate["command"]:
         events("integration_gate", task_id, **gate)
     if gate["passed"]:

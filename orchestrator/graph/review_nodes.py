@@ -8,7 +8,7 @@ from typing import Any
 from langgraph.runtime import Runtime
 
 from agents import CoachInput
-from orchestrator.gate import GateResult, run_verify
+from orchestrator.gate import GateResult
 from orchestrator.graph.context import RunContext
 from orchestrator.graph.state import FeedbackItem, Review, TaskState
 from orchestrator.graph.turns import AgentTurn, session_failure
@@ -65,6 +65,12 @@ async def coach(state: TaskState, runtime: Runtime[RunContext]) -> TaskState:
         review["gate"] = gate
         if gate["command"]:
             agent.events("gate", task_id, turn=turn, **gate)
+        contradictions = contradicted_claims(decision.get("tests_verified"), gate)
+        if contradictions:
+            update["violations"] = [*update["violations"], *contradictions]
+            update["claims_contradicted"] = int(state.get("claims_contradicted", 0)) + len(contradictions)
+            for detail in contradictions:
+                agent.events("contract_violation", task_id, turn=turn, detail=detail)
         if not gate["passed"]:
             update["false_approvals"] = int(state.get("false_approvals", 0)) + 1
             review |= Review(verdict="feedback", false_approval=True,  # type: ignore[typeddict-item]
@@ -80,11 +86,30 @@ async def coach(state: TaskState, runtime: Runtime[RunContext]) -> TaskState:
     return update | TaskState(review=review, history=[history])
 
 
+def contradicted_claims(claimed: Any, gate: GateResult) -> list[str]:
+    """The coach's reported test numbers against what our own gate run observed. Running a subset of the
+    tests is not a contradiction; approving red work, claiming no failures the gate saw, or passes where the
+    gate ran nothing, is."""
+    if not gate["command"]:
+        return []
+    numbers = claimed if isinstance(claimed, dict) else {}
+    said_passed, said_failed = numbers.get("passed"), numbers.get("failed")
+    found = []
+    if not gate["passed"]:
+        found.append(f"coach claims contradicted: approved while the gate failed ({gate['summary']})")
+        if said_failed == 0 and (gate["tests_failed"] or gate["new_failures"]):
+            found.append(f"coach claims contradicted: reported failed: 0, the gate saw"
+                         f" {gate['tests_failed'] or len(gate['new_failures'])} failing")
+    ran = (gate["tests_passed"] or 0) + (gate["tests_failed"] or 0)
+    if isinstance(said_passed, int) and said_passed > 0 and gate["tests_passed"] is not None and ran == 0:
+        found.append(f"coach claims contradicted: reported {said_passed} passed, the gate ran no tests")
+    return found
+
+
 async def _verify(state: TaskState, ctx: RunContext) -> GateResult:
-    """The objective gate: the task's verify command, run by us in the worktree."""
+    """The objective gate, run by us in the worktree (whatever it leaves behind is discarded)."""
     worktree = Path(state["worktree"])
-    command = ctx.plan.verify_command(state["task_id"])
-    gate = await run_verify(command, worktree, ctx.options.verify_timeout, ctx.verify_env())
+    gate = await ctx.run_gate(worktree, state["task_id"])
     await ctx.repo.reset(worktree, state["head_sha"])
     return gate
 

@@ -103,6 +103,7 @@ class TaskResult(TypedDict, total=False):
     report: str
     merged: bool
     false_approvals: int
+    claims_contradicted: int
 
 
 class TaskInput(TypedDict, total=False):
@@ -140,6 +141,7 @@ class TaskState(TypedDict, total=False):
     last_feedback_sig: str
     last_tree: str
     false_approvals: int
+    claims_contradicted: int
     result: TaskResult | None
 
 

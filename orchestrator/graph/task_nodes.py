@@ -35,13 +35,15 @@ from orchestrator.graph.turns import AgentTurn, session_failure
 async def initialize(state: TaskState, runtime: Runtime[RunContext]) -> TaskState:
     ctx, task_id = runtime.context, state["task_id"]
     update = TaskState(started=time.time(), turn=1, cost_usd=0.0, blocker_hashes=[], stop=None, review=None,
-                       player=None, question=None, answers={}, stall_count=0, false_approvals=0, result=None)
+                       player=None, question=None, answers={}, stall_count=0, false_approvals=0, claims_contradicted=0,
+                       result=None)
     if state.get("skip_reason"):
         ctx.events(runtime)("skipped", task_id, reason=state["skip_reason"])
         return update | TaskState(stop=Stop(outcome="skipped", reason=str(state["skip_reason"])), turn=0)
     start = ctx.repo.rev(ctx.feature_branch)
     worktree = ctx.worktree(task_id)
     sha = await ctx.repo.add_worktree(worktree, ctx.task_branch(task_id), start)
+    await ctx.setup_worktree(worktree)
     ctx.events(runtime)("initialize", task_id, worktree=str(worktree), base_sha=sha)
     return update | TaskState(worktree=str(worktree), branch=ctx.task_branch(task_id), base_sha=sha, head_sha=sha)
 
@@ -116,10 +118,11 @@ def judge_player(state: TaskState, events: EventLog, result: AgentResult, change
     notes = []
     if result.report is None and not result.promise_complete:
         notes.append("Your previous turn ended without calling report_progress: implement, then report.")
-    reported = [str(p) for p in (result.report or {}).get("files_modified", []) if p]
+    report = result.report or {}
+    reported = [str(p) for key in ("files_modified", "tests_written") for p in report.get(key) or [] if p]
     missing = [p for p in reported if not (worktree / p).exists() and p not in changed]  # deleting is a change
     if missing:
-        notes.append(f"Files you reported as modified do not exist: {', '.join(missing)}.")
+        notes.append(f"Files you reported (modified, or tests written) do not exist: {', '.join(missing)}.")
     if not changed:
         notes.append("Your previous turn changed no files: the task's work is not on disk.")
     if notes:
@@ -192,7 +195,7 @@ async def feedback(state: TaskState, runtime: Runtime[RunContext]) -> TaskState:
 
 async def finalize_success(state: TaskState, runtime: Runtime[RunContext]) -> TaskState:
     ctx = runtime.context
-    await ctx.repo.ensure_worktree(Path(state["worktree"]), state["branch"], state["head_sha"])
+    await ctx.ensure_worktree(Path(state["worktree"]), state["branch"], state["head_sha"])
     artifacts = await ctx.repo.changed_files(Path(state["worktree"]), state["base_sha"])
     review = state.get("review")
     gate = review["gate"] if review else None
@@ -209,7 +212,7 @@ async def finalize_failure(state: TaskState, runtime: Runtime[RunContext]) -> Ta
                                      reason=f"max turns reached ({ctx.options.max_turns}) without an approval")
     if state.get("worktree") and state.get("base_sha"):
         # Partial work of a task that did not succeed is discarded; the report says why.
-        await ctx.repo.ensure_worktree(Path(state["worktree"]), state["branch"], state["base_sha"])
+        await ctx.ensure_worktree(Path(state["worktree"]), state["branch"], state["base_sha"])
         await ctx.repo.reset(Path(state["worktree"]), state["base_sha"])
     return await _finish(state, runtime, stop["outcome"], stop["reason"], artifacts=[])
 
@@ -230,6 +233,7 @@ async def _finish(state: TaskState, runtime: Runtime[RunContext], status: Outcom
     result = TaskResult(status=status, reason=reason, turns=int(state.get("turn", 0)),
                         cost_usd=round(float(state.get("cost_usd", 0.0)), 6), duration_s=round(duration, 2),
                         sha=sha, branch=state.get("branch", ""), report=str(report_path), merged=False,
-                        false_approvals=int(state.get("false_approvals", 0)))
+                        false_approvals=int(state.get("false_approvals", 0)),
+                        claims_contradicted=int(state.get("claims_contradicted", 0)))
     ctx.events(runtime)("finalize", task_id, status=status, reason=reason, cost_usd=result["cost_usd"])
     return TaskState(result=result, head_sha=sha)

@@ -109,7 +109,7 @@ class AgentTurn:
         """One session on the worktree exactly as checkpointed (a resumed node starts where it started; a
         worktree that went missing is recreated first), with the user's refs, HEAD and index guarded."""
         repo = self.ctx.repo
-        await repo.ensure_worktree(self.worktree, self.state["branch"], self.state["head_sha"])
+        await self.ctx.ensure_worktree(self.worktree, self.state["branch"], self.state["head_sha"])
         await repo.reset(self.worktree, self.state["head_sha"])
         settings = self.ctx.session_settings(self.role, self.task_id, self.spent, self.events)
         before = await guard.snapshot(repo)

@@ -29,6 +29,8 @@ from langgraph.types import Interrupt
 from agents import ClaudeAgents
 from orchestrator import reports
 from orchestrator.errors import PlanError
+from orchestrator.gate import GateSetup
+from orchestrator.gate.baseline import check_gate
 from orchestrator.graph import merge, review_nodes, routing, task_nodes
 from orchestrator.graph.context import RunContext, Spend
 from orchestrator.graph.events import EventLog
@@ -92,6 +94,7 @@ class ActiveRun:
 
 _ACTIVE: dict[str, ActiveRun] = {}
 """Task bodies find their run by key: task arguments stay plain strings, never live objects."""
+_OPTIONS: dict[str, RunOptions] = {}
 
 
 @task
@@ -103,6 +106,18 @@ async def prepare_feature(repo: str, feature_id: str, base_branch: str | None, d
     await git.ensure_excluded()
     head = await git.ensure_branch(f"autobuild/{feature_id}", base)
     return {"base_branch": base, "feature_sha": head, "plan_digest": digest}
+
+
+@task
+async def gate_baseline(repo: str, feature_id: str, base_branch: str | None, run_key: str) -> GateSetup:
+    """The run's gate, decided and run once on the base before any agent session (kept in the checkpoint,
+    so a resume neither re-runs it nor re-decides it)."""
+    git = GitRepo(Path(repo))
+    options = _OPTIONS[run_key]
+    plan, _ = load_target(git.root, feature_id)
+    base = git.rev(base_branch or git.current_branch())
+    return await check_gate(git, feature_id, base, plan_verify=plan.verify, plan_setup=plan.setup,
+                            verify=options.verify, setup=options.setup, timeout_s=options.verify_timeout)
 
 
 @task
@@ -178,18 +193,27 @@ async def _run_feature(inputs: FeatureInput, options: RunOptions, repo: GitRepo,
     """The workflow's body, under the repository lock."""
     plan, only_task = load_target(repo.root, inputs["target"])
     digest = plan_digest(plan)
+    key = uuid.uuid4().hex
+    _OPTIONS[key] = options
+    try:
+        # Before the feature branch and any session: a gate that can't run stops the run having spent nothing.
+        gate = await gate_baseline(str(repo.root), plan.id, plan.base_branch, key)
+    finally:
+        del _OPTIONS[key]
     setup = await prepare_feature(str(repo.root), plan.id, plan.base_branch, digest)
     if setup.get("plan_digest", digest) != digest:
         raise PlanError(f"the plan of {plan.id} changed since its run started: put it back, or start over on a"
                         " new thread")
     ctx = RunContext(options=options, plan=plan, repo=repo, base_branch=setup["base_branch"],
-                     agents=options.agents or ClaudeAgents(), spend=Spend())
+                     agents=options.agents or ClaudeAgents(), gate=gate, spend=Spend())
     events = EventLog(repo.root, plan.id, runtime.stream_writer)
     order = [only_task] if only_task else plan.task_ids()
-    events("feature_start", branch=ctx.feature_branch, sha=setup["feature_sha"], tasks=order)
+    events("feature_start", branch=ctx.feature_branch, sha=setup["feature_sha"], tasks=order,
+           gate=gate["command"], gate_source=gate["source"], setup=gate["setup"],
+           gate_base=gate["base"]["summary"] if gate["base"] else None,
+           base_failing=(gate["base"]["failing"] if gate["base"] else None) or [])
     ignore_deps = options.ignore_deps or only_task is not None
     scheduler = Scheduler(plan, order, options.parallel, options.schedule, ignore_deps)
-    key = uuid.uuid4().hex
     _ACTIVE[key] = ActiveRun(ctx, scheduler)
     try:
         questions = await _collect({task_id: run_task(task_id, key) for task_id in order}, scheduler,
@@ -199,7 +223,7 @@ async def _run_feature(inputs: FeatureInput, options: RunOptions, repo: GitRepo,
     results = {task_id: scheduler.results[task_id] for task_id in order if task_id in scheduler.results}
     report = reports.write(ctx.runs_dir() / reports.REPORT_NAME,
                            reports.feature_report(plan.id, plan.name, results, order, ctx.feature_branch,
-                                                  held=scheduler.held))
+                                                  held=scheduler.held, gate=gate))
     events("feature_end", report=str(report), results=results, held=scheduler.held)
     if questions or scheduler.held:
         raise GraphInterrupt(tuple(questions))

@@ -130,12 +130,26 @@ class GitRepo:
             await self.git("worktree", "add", "--force", "-B", branch, str(path), start)
         return await self.head(path)
 
-    async def attach_worktree(self, path: Path, branch: str) -> None:
-        """A worktree on an existing branch (the integration worktree of the feature branch)."""
+    async def add_detached_worktree(self, path: Path, sha: str) -> None:
+        """A throwaway worktree at `sha` with no branch (the gate's run on the base): moves no ref."""
+        if not path.resolve().is_relative_to(self.worktrees_dir.resolve()):
+            raise GitError(f"refusing to add a worktree at {path}: only {self.worktrees_dir} is ours")
+        async with self.lock:
+            if path.exists():
+                await self.git("worktree", "remove", "--force", str(path), check=False)
+                if path.exists():
+                    shutil.rmtree(path)
+            await self.git("worktree", "prune")
+            path.parent.mkdir(parents=True, exist_ok=True)
+            await self.git("worktree", "add", "--force", "--detach", str(path), sha)
+
+    async def attach_worktree(self, path: Path, branch: str) -> bool:
+        """A worktree on an existing branch (the integration worktree of the feature branch); True when it
+        had to be created."""
         if not branch.startswith("autobuild/"):
             raise GitError(f"refusing to check out {branch}: only autobuild/ branches are ours")
         if await self.worktree_problem(path) is None:
-            return
+            return False
         async with self.lock:
             if path.exists():
                 await self.git("worktree", "remove", "--force", str(path), check=False)
@@ -144,6 +158,7 @@ class GitRepo:
             await self.git("worktree", "prune")
             path.parent.mkdir(parents=True, exist_ok=True)
             await self.git("worktree", "add", "--force", str(path), branch)
+        return True
 
     async def remove_worktree(self, path: Path, branch: str | None = None) -> None:
         async with self.lock:
@@ -183,10 +198,11 @@ class GitRepo:
         if problem:
             raise GitError(f"refusing to write: {problem}")
 
-    async def ensure_worktree(self, path: Path, branch: str, sha: str) -> None:
-        """The worktree exactly at `sha` on `branch`; recreated with `git worktree add` if it went missing."""
+    async def ensure_worktree(self, path: Path, branch: str, sha: str) -> bool:
+        """The worktree exactly at `sha` on `branch`; recreated with `git worktree add` if it went missing
+        (True: it was, and needs the run's setup again)."""
         if await self.worktree_problem(path) is None:
-            return
+            return False
         if not branch.startswith("autobuild/"):
             raise GitError(f"refusing to recreate {path} on {branch}: not an autobuild/ branch")
         async with self.lock:
@@ -197,6 +213,7 @@ class GitRepo:
             await self.git("worktree", "prune")
             path.parent.mkdir(parents=True, exist_ok=True)
             await self.git("worktree", "add", "--force", "-B", branch, str(path), sha)
+        return True
 
     async def head(self, worktree: Path) -> str:
         return (await self.git("rev-parse", "HEAD", cwd=worktree)).stdout.strip()

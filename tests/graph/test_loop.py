@@ -32,9 +32,9 @@ async def test_false_approval_is_overridden_by_the_gate(tmp_path: Path) -> None:
     assert [d["decision"] for d in decisions] == ["feedback", "approve"] and decisions[0]["false_approval"]
 
 
-async def test_no_verify_command_means_approved_unverified(tmp_path: Path) -> None:
+async def test_verify_none_means_approved_unverified(tmp_path: Path) -> None:
     repo = one_task_repo(tmp_path, verify=None)
-    run = await Workflow(repo, ScriptedAgents({"player": writes(SUB), "coach": approve()})).run()
+    run = await Workflow(repo, ScriptedAgents({"player": writes(SUB), "coach": approve()})).run(verify="none")
     assert run.status("TASK-001") == "approved-unverified"
     assert run.results["TASK-001"]["merged"]
 
@@ -78,10 +78,12 @@ async def test_incomplete_turn_goes_back_without_a_coach(tmp_path: Path) -> None
 async def test_reported_files_that_do_not_exist_are_pointed_out(tmp_path: Path) -> None:
     repo = one_task_repo(tmp_path)
     liar = writes(SUB)
-    liar.report = {**(liar.report or {}), "files_modified": ["calc/sub.py", "calc/ghost.py"]}
+    liar.report = {**(liar.report or {}), "files_modified": ["calc/sub.py", "calc/ghost.py"],
+                   "tests_written": ["tests/test_sub.py"]}
     agents = ScriptedAgents({("player", "TASK-001", 1): liar, "player": writes(SUB), "coach": approve()})
     await Workflow(repo, agents).run()
-    assert "calc/ghost.py" in agents.prompts_of("player", "TASK-001")[1].feedback_notes[0]
+    note = agents.prompts_of("player", "TASK-001")[1].feedback_notes[0]
+    assert "calc/ghost.py" in note and "tests/test_sub.py" in note, "claimed tests are checked against the disk"
 
 
 async def test_same_blocker_twice_stops_as_blocked(tmp_path: Path) -> None:

@@ -72,6 +72,23 @@ def test_invalid_first_plan_is_retried_with_the_errors(tmp_path: Path, model_fac
     assert (repo / ".autobuild/features/FEAT-007.yaml").is_file()
 
 
+def test_a_proposed_verify_that_does_not_run_is_asked_for_again(tmp_path: Path,
+                                                                 model_factory: Callable[..., ScriptedModel],
+                                                                 run_cli: Callable[..., CliRun]) -> None:
+    repo = make_sample_repo(tmp_path / "repo")
+    model = model_factory({"sessions": [
+        planner(1, submitted(task("a"), verify="no-such-test-runner --all")),
+        planner(2, submitted(task("a"), verify="python -m pytest -q")),
+    ]})
+    result = run_cli("plan", "Add login", "--repo", str(repo), "--id", "FEAT-003", model=model)
+    assert result.returncode == 0, result.stdout + result.stderr
+    retry = next(r for r in model.requests if r.role == "planner" and r.turn == 2 and r.step == 0)
+    assert "verify `no-such-test-runner --all` does not run on the base" in retry.prompt
+    assert "exit 127" in retry.prompt
+    assert load_plan(repo, "FEAT-003").verify == "python -m pytest -q"
+    assert not (repo / ".autobuild/worktrees/FEAT-003/_baseline").exists(), "the check's worktree is gone"
+
+
 def test_cyclic_plan_twice_writes_nothing(tmp_path: Path, model_factory: Callable[..., ScriptedModel],
                                           run_cli: Callable[..., CliRun]) -> None:
     repo = make_sample_repo(tmp_path / "repo")

@@ -1,0 +1,166 @@
+"""Runs of the gate command and what they mean: the counts and failing test ids a run observed (JUnit XML
+from pytest, else the runner's summary line), whether a command can gate at all, and the verdict of a run
+judged against the base's run (tests already red on the base neither block a task nor hide a new failure)."""
+
+from __future__ import annotations
+
+import re
+import tempfile
+import xml.etree.ElementTree as ET
+from pathlib import Path
+from typing import TypedDict
+
+from orchestrator.processes import run_shell
+
+
+class GateResult(TypedDict):
+    """The orchestrator's own run of a gate command (a fact for state, traces and reports)."""
+
+    passed: bool
+    command: str | None
+    summary: str
+    output: str
+    exit_code: int | None
+    tests_passed: int | None  # None: the runner reported no counts
+    tests_failed: int | None
+    failing: list[str] | None  # failing test ids; None: the runner reported no ids
+    new_failures: list[str]  # failing now, not on the base
+
+
+class GateSetup(TypedDict):
+    """The gate of one run, decided and checked once before any agent session: the command and where it came
+    from, the worktree setup, and the command's run on the base (None when there is no command)."""
+
+    command: str | None
+    source: str
+    setup: str | None
+    base: GateResult | None
+
+
+def no_gate(reason: str) -> GateResult:
+    return GateResult(passed=True, command=None, summary=reason, output="", exit_code=None, tests_passed=None,
+                      tests_failed=None, failing=None, new_failures=[])
+
+
+_PYTEST_UNUSABLE = {3: "pytest hit an internal error", 4: "pytest usage error", 5: "no tests were collected"}
+_COUNT_PATTERNS = (
+    # pytest "3 passed, 1 failed", jest "Tests: 1 failed, 3 passed, 4 total", cargo "2 passed; 1 failed"
+    (re.compile(r"(\d+) passed"), re.compile(r"(\d+) failed")),
+    # node --test / TAP "# pass 3", "# fail 1"
+    (re.compile(r"^# pass (\d+)", re.MULTILINE), re.compile(r"^# fail (\d+)", re.MULTILINE)),
+)
+_UNITTEST_RAN = re.compile(r"^Ran (\d+) tests?", re.MULTILINE)
+_UNITTEST_FAILED = re.compile(r"^FAILED \((?:failures=(\d+))?(?:, )?(?:errors=(\d+))?", re.MULTILINE)
+_NO_TESTS = re.compile(r"\bno tests ran\b|\bcollected 0 items\b", re.IGNORECASE)
+
+
+def _junit(path: Path) -> tuple[int, list[str]] | None:
+    """(passed, failing ids) from a JUnit XML report, or None when there is none."""
+    try:
+        root = ET.parse(path).getroot()  # expat: no external entities, bounded expansion
+    except (OSError, ET.ParseError):
+        return None
+    passed, failing = 0, []
+    for case in root.iter("testcase"):
+        test_id = "::".join(part for part in (case.get("classname"), case.get("name")) if part)
+        if case.find("failure") is not None or case.find("error") is not None:
+            failing.append(test_id)
+        elif case.find("skipped") is None:
+            passed += 1
+    return passed, sorted(set(failing))
+
+
+def _counts(output: str) -> tuple[int, int] | None:
+    ran = _UNITTEST_RAN.findall(output)
+    if ran:
+        failed = _UNITTEST_FAILED.findall(output)
+        bad = sum(int(a or 0) + int(b or 0) for a, b in failed[-1:])
+        return int(ran[-1]) - bad, bad
+    for passed_re, failed_re in _COUNT_PATTERNS:
+        passed, failed = passed_re.findall(output), failed_re.findall(output)
+        if passed or failed:
+            return sum(map(int, passed)), sum(map(int, failed))
+    return None
+
+
+async def run_gate(command: str, cwd: Path, timeout_s: float, env: dict[str, str]) -> GateResult:
+    """Run the gate command once in `cwd` and record what it observed (not yet judged: `passed` is exit 0
+    with tests run)."""
+    with tempfile.TemporaryDirectory(prefix="autobuild-gate-") as tmp:
+        junit = Path(tmp) / "junit.xml"
+        # Any pytest the command starts (directly, via make, tox…) writes its test ids here.
+        addopts = f"{env.get('PYTEST_ADDOPTS', '')} --junitxml={junit}".strip()
+        completed = await run_shell(command, cwd, timeout_s, env | {"PYTEST_ADDOPTS": addopts})
+        from_junit = _junit(junit)
+    output = completed.tail(30)
+    full = completed.stdout + "\n" + completed.stderr
+    if from_junit is not None:
+        passed_count, failing = from_junit
+        counts: tuple[int, int] | None = (passed_count, len(failing))
+        ids: list[str] | None = failing
+    else:
+        counts, ids = _counts(full), None
+    ran_none = (counts is not None and sum(counts) == 0) or bool(_NO_TESTS.search(full))
+    ok = completed.ok and not ran_none
+    if completed.timed_out:
+        summary = f"`{command}` timed out after {timeout_s:.0f}s"
+    elif completed.ok and ran_none:
+        summary = f"`{command}` ran no tests"
+    else:
+        summary = f"`{command}` exited {completed.returncode}"
+    if counts is not None:
+        summary += f" ({counts[0]} passed, {counts[1]} failed)"
+    return GateResult(passed=ok, command=command, summary=summary, output=output,
+                      exit_code=None if completed.timed_out else completed.returncode,
+                      tests_passed=counts[0] if counts else None, tests_failed=counts[1] if counts else None,
+                      failing=ids, new_failures=[])
+
+
+def unusable(run: GateResult) -> str | None:
+    """Why this run shows the command can't gate anything at all (not found, not runnable, a usage error, no
+    tests collected), or None."""
+    code = run["exit_code"]
+    if code is None:
+        return run["summary"]
+    if code in (126, 127):
+        return f"`{run['command']}` could not run (exit {code}: command not found or not executable)"
+    if code in _PYTEST_UNUSABLE and (run["failing"] is not None or "pytest" in (run["command"] or "")):
+        return f"`{run['command']}`: {_PYTEST_UNUSABLE[code]} (exit {code})"
+    if run["tests_passed"] is not None and (run["tests_passed"] or 0) + (run["tests_failed"] or 0) == 0:
+        return f"`{run['command']}` collected no tests"
+    return None
+
+
+def judge(run: GateResult, base: GateResult | None) -> GateResult:
+    """The verdict on a task's (or a merge's) run, given the base's run of the same command."""
+    if run["passed"] or base is None or base["passed"] or base["command"] != run["command"]:
+        return run
+    if unusable(run) or run["exit_code"] is None:
+        return run
+    verdict = run.copy()
+    if run["failing"] is not None and base["failing"] is not None:
+        new = sorted(set(run["failing"]) - set(base["failing"]))
+        if new:
+            verdict["new_failures"] = new
+            verdict["summary"] = f"{run['summary']}; failing and not on the base: {', '.join(new[:5])}"
+        else:
+            verdict["passed"] = True
+            verdict["summary"] = f"{run['summary']}; only tests already failing on the base fail"
+        return verdict
+    # No ids: the same exit status and no more failures than the base had. Without counts either there is
+    # nothing to compare, and a failing exit fails.
+    if run["tests_failed"] is None or base["tests_failed"] is None:
+        return verdict
+    if run["exit_code"] == base["exit_code"] and run["tests_failed"] <= base["tests_failed"]:
+        verdict["passed"] = True
+        verdict["summary"] = f"{run['summary']}; the base fails the same way (no test ids to compare)"
+    return verdict
+
+
+def describe_base(base: GateResult) -> list[str]:
+    """Report lines on the base's run: what was already failing before any task."""
+    if base["passed"]:
+        return [f"green ({base['summary']})"]
+    lines = [f"already red ({base['summary']}); failing before any task:"]
+    lines += [f"  - {test_id}" for test_id in (base["failing"] or [])[:50]]
+    return lines
