@@ -23,8 +23,9 @@ RETRYABLE_STATUS = {408, 409, 429, 500, 502, 503, 504, 529}
 
 
 def is_retryable(result: AgentResult) -> bool:
-    """Transient failures: rate limits, overload, 5xx, connection errors, a killed CLI, our timeouts."""
-    if result.status in ("timeout", "idle_timeout", "cli_error"):
+    """Transient failures: rate limits, overload, 5xx, connection errors, a killed CLI, a model that went
+    silent. Never the session timeout: the same session would hang on the same command again."""
+    if result.status in ("idle_timeout", "cli_error"):
         return True
     if result.status != "api_error":
         return False

@@ -226,7 +226,9 @@ async def _consume(
         except TimeoutError:
             if wall_left <= idle_left or collector.pending_tools:
                 result.status = "timeout"
-                result.errors.append(f"session timeout after {limits.session_timeout_s:.0f}s")
+                result.stuck_commands = list(collector.pending_tools.values())
+                running = f": still running {'; '.join(result.stuck_commands)}" if result.stuck_commands else ""
+                result.errors.append(f"session timeout after {limits.session_timeout_s:.0f}s{running}")
             else:
                 result.status = "idle_timeout"
                 result.errors.append(f"no activity for {limits.idle_timeout_s:.0f}s")

@@ -59,7 +59,8 @@ class Collector:
     def __init__(self, request: SessionRequest, result: AgentResult) -> None:
         self.request = request
         self.result = result
-        self.pending_tools: set[str] = set()
+        self.pending_tools: dict[str, str] = {}
+        """Tool calls started and not finished, by id: "Bash: pytest -q"."""
         self.questions: QuestionGate | None = None
         self._finished = False
 
@@ -82,12 +83,13 @@ class Collector:
                 result.final_text = "\n".join(texts)
             for block in message.content:
                 if isinstance(block, ToolUseBlock):
-                    self.pending_tools.add(block.id)
+                    detail = _tool_detail(block)
+                    self.pending_tools[block.id] = f"{block.name}: {detail}" if detail else block.name
                     self._tool_use(block)
         elif isinstance(message, UserMessage) and isinstance(message.content, list):
             for block in message.content:
                 if isinstance(block, ToolResultBlock):
-                    self.pending_tools.discard(block.tool_use_id)
+                    self.pending_tools.pop(block.tool_use_id, None)
         elif isinstance(message, ResultMessage):
             self._final(message)
 

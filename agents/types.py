@@ -61,6 +61,8 @@ class AgentResult:
     blocker: dict[str, str] | None = None
     question: dict[str, Any] | None = None
     attempts: int = 1
+    stuck_commands: list[str] = field(default_factory=list)
+    """Tool calls still running when a timeout ended the session (e.g. "Bash: pytest -q"): the work hung."""
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)

@@ -163,6 +163,8 @@ _FORMATS: dict[str, Callable[[dict[str, Any]], str]] = {
     "gate": lambda e: f"{e['task']} turn {e['turn']} verify {'passed' if e['passed'] else 'FAILED'}: {e['summary']}",
     "coach_decision": _decision,
     "contract_violation": lambda e: f"{e['task']} contract violation: {e['detail']}",
+    "command_hung": lambda e: f"{e['task']} turn {e['turn']} {e['role']} stopped by the session timeout;"
+    f" still running: {'; '.join(e['commands'])} (not retried; the next turn is told)",
     "blocker": lambda e: f"{e['task']} blocker {e['hash']}: {e['description']}",
     "finalize": lambda e: f"{e['task']} {_MARK.get(e['status'], '•')} {e['status']}: {e['reason']}",
     "integration_gate": lambda e: f"{e['task']} integration gate {'passed' if e['passed'] else 'FAILED'}:"

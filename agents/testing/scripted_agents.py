@@ -42,6 +42,8 @@ class Turn:
     raises: BaseException | None = None
     rejected_calls: list[str] = field(default_factory=list)
     """Our tools refusing a call (a contract violation), by error message."""
+    stuck_commands: list[str] = field(default_factory=list)
+    """With status "timeout": the commands still running when the session timed out."""
     effect: Callable[[Path], None] | None = None
     """Anything else the session does in its worktree (e.g. git commands an agent should never run)."""
 
@@ -134,7 +136,7 @@ class ScriptedAgents:
             role=role, status="question" if question else turn.status, report=turn.report, tool_calls=calls,
             files_modified=list(turn.files), final_text=turn.text, cost_usd=turn.cost_usd, input_tokens=100,
             output_tokens=50, num_turns=1, session_id=f"scripted-{next(_session_ids)}-{digest[:6]}",
-            blocker=turn.blocker, question=question,
+            blocker=turn.blocker, question=question, stuck_commands=list(turn.stuck_commands),
         )
         return result, turn
 

@@ -11,7 +11,7 @@ from agents import CoachInput
 from orchestrator.gate import GateResult
 from orchestrator.graph.context import RunContext
 from orchestrator.graph.state import FeedbackItem, Review, TaskState
-from orchestrator.graph.turns import AgentTurn, session_failure
+from orchestrator.graph.turns import AgentTurn, hung_command_note, session_failure
 
 
 def _items(raw: Any) -> list[FeedbackItem]:
@@ -53,6 +53,12 @@ async def coach(state: TaskState, runtime: Runtime[RunContext]) -> TaskState:
     # The coach only reads and runs tests; whatever its commands left behind is discarded.
     await ctx.repo.reset(agent.worktree, state["head_sha"])
     update = TaskState(cost_usd=agent.spent, violations=agent.record_violations(extra))
+    if (note := hung_command_note("coach", result)) and not agent.tampering():
+        agent.events("command_hung", task_id, turn=turn, role="coach", commands=result.stuck_commands)
+        review = Review(turn=turn, reviewer="coach", verdict="feedback", rationale=note, items=[], notes=[note],
+                        gate=None, false_approval=False)
+        history = agent.sessions.history("timeout", state["head_sha"], note[:200])
+        return update | TaskState(review=review, history=[history])
     if stop := agent.tampering() or session_failure("coach", result):
         return update | TaskState(stop=stop)
     decision = dict(result.report or {})

@@ -29,7 +29,7 @@ from orchestrator.graph.state import (
     TaskResult,
     TaskState,
 )
-from orchestrator.graph.turns import AgentTurn, session_failure
+from orchestrator.graph.turns import AgentTurn, hung_command_note, session_failure
 
 
 async def initialize(state: TaskState, runtime: Runtime[RunContext]) -> TaskState:
@@ -97,7 +97,10 @@ def judge_player(state: TaskState, events: EventLog, result: AgentResult, change
                  tampered: list[str]) -> TaskState:
     """Failure, blocker, or completion: the terminal signal AND artifacts on disk, never the exit code alone."""
     task_id, turn = state["task_id"], state["turn"]
-    if stop := session_failure("player", result):
+    hung = hung_command_note("player", result)
+    if hung:
+        events("command_hung", task_id, turn=turn, role="player", commands=result.stuck_commands)
+    elif stop := session_failure("player", result):
         return TaskState(stop=stop)
     if result.blocker:
         blocker = result.blocker
@@ -115,8 +118,8 @@ def judge_player(state: TaskState, events: EventLog, result: AgentResult, change
         note = (f"You edited or deleted frozen acceptance tests ({', '.join(tampered)}); they were restored."
                 " Make the code pass them instead.")
         return TaskState(review=_review(turn, "tampering", [note]), blocker_hashes=[])
-    notes = []
-    if result.report is None and not result.promise_complete:
+    notes = [hung] if hung else []
+    if not hung and result.report is None and not result.promise_complete:
         notes.append("Your previous turn ended without calling report_progress: implement, then report.")
     report = result.report or {}
     reported = [str(p) for key in ("files_modified", "tests_written") for p in report.get(key) or [] if p]

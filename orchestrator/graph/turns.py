@@ -37,6 +37,20 @@ INFRASTRUCTURE = frozenset({"api_error", "auth_error", "cli_error", "idle_timeou
 """Session ends that say nothing about the work: the API, credentials, the CLI or the model went away."""
 
 
+def hung_command_note(role: str, result: AgentResult) -> str | None:
+    """A session the timeout ended while a command of its own still ran: the work hung, not the service.
+    It is not retried; the next player turn is told which command hung (its work so far is kept)."""
+    if result.status != "timeout" or not result.stuck_commands:
+        return None
+    commands = "; ".join(f"`{command}`" for command in result.stuck_commands)
+    if role == "player":
+        return (f"Your previous session was stopped by the session timeout while {commands} was still running;"
+                " your work up to then is kept. Make every command end on its own (no test that waits forever,"
+                " no server or watcher in the foreground, no interactive prompt), then finish the task.")
+    return (f"The {role}'s review was stopped by the session timeout while {commands} was still running: the"
+            " code or its tests hang. Make them finish on their own.")
+
+
 def session_failure(role: str, result: AgentResult) -> Stop | None:
     """A session that did not end normally stops the task: a spent budget aborts; the loop's own failures
     (max turns, the agent's command hanging past the session timeout) fail it; an infrastructure failure

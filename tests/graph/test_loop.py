@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from agents.testing.scripted_agents import ScriptedAgents, Turn, approve, blocked, feedback, writes
+from agents.testing.scripted_agents import AgentInput, ScriptedAgents, Turn, approve, blocked, feedback, writes
 from orchestrator.demo import git, make_sample_repo
 from tests.graph.harness import CALC_FILES, Workflow, plan, task
 
@@ -143,3 +143,33 @@ async def test_player_session_failure_fails_the_task(tmp_path: Path) -> None:
     assert run.status("TASK-001") == "failed" and "max turns" in run.results["TASK-001"]["reason"]
     report = (repo / ".autobuild/runs/FEAT-001/TASK-001/AUTO-RUN.md").read_text()
     assert "**Status:** failed" in report
+
+
+async def test_a_hung_command_is_not_retried_its_work_is_kept_and_the_next_turn_is_told(tmp_path: Path) -> None:
+    repo = one_task_repo(tmp_path)
+    hung = Turn(status="timeout", files={"calc/sub.py": "def sub(a, b):\n    return a - b\n"},
+                stuck_commands=["Bash: python -m pytest -q"])
+    seen: list[bool] = []
+
+    def second_turn(data: AgentInput) -> Turn:
+        seen.append((data.worktree / "calc/sub.py").is_file())
+        return writes(SUB)
+
+    agents = ScriptedAgents({("player", "TASK-001", 1): hung, ("player", "TASK-001", 2): second_turn,
+                             "coach": approve()})
+    run = await Workflow(repo, agents).run()
+    assert run.status("TASK-001") == "approved"
+    assert [c.turn for c in agents.calls if c.role == "player"] == [1, 2], "one session per turn: no retry"
+    assert seen == [True], "the hung turn's work was kept for the next one"
+    note = agents.prompts_of("player", "TASK-001")[1].feedback_notes[0]
+    assert "`Bash: python -m pytest -q` was still running" in note
+    assert [e["commands"] for e in run.events if e["event"] == "command_hung"] == [["Bash: python -m pytest -q"]]
+
+
+async def test_a_coach_whose_test_run_hangs_sends_the_player_back_with_the_command(tmp_path: Path) -> None:
+    repo = one_task_repo(tmp_path)
+    agents = ScriptedAgents({"player": writes(SUB), ("coach", "TASK-001", 1): Turn(
+        status="timeout", stuck_commands=["Bash: python -m pytest tests/test_sub.py"]), "coach": approve()})
+    run = await Workflow(repo, agents).run()
+    assert run.status("TASK-001") == "approved" and run.results["TASK-001"]["turns"] == 2
+    assert "tests/test_sub.py` was still running" in agents.prompts_of("player", "TASK-001")[1].feedback_notes[0]

@@ -65,10 +65,11 @@ def my_session_processes() -> dict[int, str]:
 async def test_hung_tool_hits_session_timeout_and_leaves_no_process(worktree: Path, use_model: Any) -> None:
     use_model({"bash": HANG})
     started = time.monotonic()
-    result = await play(worktree, settings(attempts=1, session_timeout_s=3.0))
+    result = await play(worktree, settings(attempts=3, session_timeout_s=3.0))
     elapsed = time.monotonic() - started
-    assert result.status == "timeout"
-    assert "session timeout" in result.errors[-1]
+    assert result.status == "timeout" and result.attempts == 1, "a hung command is not retried as the session"
+    assert result.stuck_commands == [f"Bash: {HANG}"]
+    assert "session timeout" in result.errors[-1] and HANG in result.errors[-1]
     assert elapsed < 3.0 + 15.0, elapsed  # timeout + interrupt + grace + kill, generously bounded
     assert my_session_processes() == {}
 
