@@ -148,7 +148,7 @@ def _options(
         permission_mode="bypassPermissions",
         tools=list(request.tools),
         # AskUserQuestion stays out of allowed_tools so that it always reaches can_use_tool.
-        allowed_tools=[*(t for t in request.tools if t != "AskUserQuestion"), *tool_names()],
+        allowed_tools=[*(t for t in request.tools if t != "AskUserQuestion"), *tool_names(request.role)],
         disallowed_tools=sorted(WRITE_TOOLS) if policy.read_only else [],
         mcp_servers={"autobuild": build_server(recorder)},
         strict_mcp_config=True,
@@ -187,6 +187,7 @@ async def _attempt(request: SessionRequest) -> AgentResult:
         pump_task = asyncio.create_task(_pump(client, queue))
         collector = Collector(request, result)
         collector.questions = questions
+        collector.recorder = recorder
         await _consume(request, queue, collector, Transcript(request.transcript_path), started)
     finally:
         await _shutdown(client, pump_task, tag)

@@ -20,6 +20,7 @@ from claude_agent_sdk import (
 )
 
 from agents.policy import WRITE_TOOLS
+from agents.tools import PREFIX, TOOL_OWNERS, ToolRecorder, role_tools
 from agents.types import AgentResult
 
 if TYPE_CHECKING:
@@ -62,6 +63,7 @@ class Collector:
         self.pending_tools: dict[str, str] = {}
         """Tool calls started and not finished, by id: "Bash: pytest -q"."""
         self.questions: QuestionGate | None = None
+        self.recorder: ToolRecorder | None = None
         self._finished = False
 
     @property
@@ -106,6 +108,11 @@ class Collector:
 
     def _tool_use(self, block: ToolUseBlock) -> None:
         emit(self.request, {"event": "tool", "tool": block.name, "detail": _tool_detail(block)})
+        short = block.name.removeprefix(PREFIX)
+        if self.recorder is not None and block.name.startswith(PREFIX) and short in TOOL_OWNERS \
+                and short not in role_tools(self.request.role):
+            # Not offered to this role, so the CLI refuses it before our server sees it: still a violation.
+            self.recorder.handle(short, dict(block.input))
         if block.name in WRITE_TOOLS:
             raw = str(block.input.get("file_path", ""))
             path = Path(raw)

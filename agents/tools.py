@@ -105,7 +105,8 @@ class ToolRecorder:
 
 
 def build_server(recorder: ToolRecorder) -> McpSdkServerConfig:
-    """The autobuild MCP server for one session, always loaded so the model sees every tool."""
+    """The autobuild MCP server for one session, offering only the tools of the session's role (least
+    privilege); always loaded so the model sees them."""
 
     def make(name: str) -> SdkMcpTool[Any]:
         async def handler(args: dict[str, Any]) -> dict[str, Any]:
@@ -113,12 +114,17 @@ def build_server(recorder: ToolRecorder) -> McpSdkServerConfig:
 
         return tool(name, DESCRIPTIONS[name], SCHEMAS[name])(handler)
 
-    server = create_sdk_mcp_server(SERVER_NAME, tools=[make(name) for name in TOOL_OWNERS])
+    server = create_sdk_mcp_server(SERVER_NAME, tools=[make(name) for name in role_tools(recorder.role)])
     # Without alwaysLoad the CLI hides these behind ToolSearch (DESIGN §4); the key passes through to it.
     server["alwaysLoad"] = True  # type: ignore[typeddict-unknown-key]
     return server
 
 
-def tool_names() -> list[str]:
-    """Fully qualified names of every autobuild tool (for allowed_tools)."""
-    return [PREFIX + name for name in TOOL_OWNERS]
+def role_tools(role: str) -> list[str]:
+    """The autobuild tools a role is offered: its own only."""
+    return [name for name, owner in TOOL_OWNERS.items() if owner == role]
+
+
+def tool_names(role: str) -> list[str]:
+    """Fully qualified names of the role's autobuild tools (for allowed_tools)."""
+    return [PREFIX + name for name in role_tools(role)]

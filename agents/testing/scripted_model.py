@@ -36,6 +36,8 @@ class RequestRecord:
     system: str = ""
     prompt: str = ""
     tool_results: list[str] = field(default_factory=list)
+    tools: list[str] = field(default_factory=list)
+    """Names of the tools the request offered the model (first request of a session only)."""
     ended: float = 0.0
 
 
@@ -202,6 +204,7 @@ class _Handler(BaseHTTPRequestHandler):
             system=system_text if step_index == 0 else "",
             prompt=_prompt_text(messages) if step_index == 0 else "",
             tool_results=[last_result] if last_result else [],
+            tools=[str(t.get("name")) for t in body.get("tools") or [] if isinstance(t, dict) and step_index == 0],
         )
         try:
             self._play(body=body, step=step, key=key, cwd=cwd, step_index=step_index, record=record)

@@ -14,7 +14,16 @@ from typing import Any
 
 import pytest
 
-from agents import AgentSetupError, PlayerInput, SessionLimits, SessionSettings, TaskBrief, run_player
+from agents import (
+    AgentSetupError,
+    CoachInput,
+    PlayerInput,
+    SessionLimits,
+    SessionSettings,
+    TaskBrief,
+    run_coach,
+    run_player,
+)
 from agents.reaper import reap_orphans, tagged_pids
 from agents.testing.scripted_model import ScriptedModel
 
@@ -194,3 +203,31 @@ def _cmdline(pid: int) -> bytes:
         return Path(f"/proc/{pid}/cmdline").read_bytes()
     except OSError:
         return b""
+
+
+async def test_each_role_is_offered_only_its_own_tools_and_a_call_outside_it_is_a_violation(
+        worktree: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        model_factory: Callable[[dict[str, Any]], ScriptedModel]) -> None:
+    model = model_factory({"sessions": [
+        {"role": "player", "task": "T-1", "steps": [
+            {"tool": {"name": "record_decision", "input": {"task_id": "T-1", "decision": "approve",
+                                                             "rationale": "I approve myself"}}},
+            {"text": "done"}]},
+        {"role": "coach", "task": "T-1", "steps": [
+            {"tool": {"name": "record_decision", "input": {"task_id": "T-1", "decision": "approve",
+                                                             "rationale": "fine"}}},
+            {"text": "done"}]},
+    ]})
+    monkeypatch.setenv("ANTHROPIC_BASE_URL", model.base_url)
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-test-sessions")
+    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(tmp_path / "claude-config"))
+    brief = TaskBrief("Feature", "T-1", "Task", ["do it"], [], None)
+    player = await run_player(PlayerInput(brief, 1, 10, worktree), settings(attempts=1))
+    coach = await run_coach(CoachInput(brief, 1, worktree, None, ""), settings(attempts=1))
+    offered = {r.role: {t for t in r.tools if t.startswith("mcp__autobuild__")} for r in model.requests if r.tools}
+    assert offered == {"player": {"mcp__autobuild__start_implementation", "mcp__autobuild__report_progress"},
+                       "coach": {"mcp__autobuild__record_decision"}}
+    refused = [call for call in player.tool_calls if not call.accepted]
+    assert [(c.name, c.error) for c in refused] == [
+        ("record_decision", "only the coach may call record_decision; you are the player")]
+    assert player.report is None and coach.report is not None and coach.report["decision"] == "approve"
