@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from agents.conventions import Conventions, load_conventions
 from agents.prompts import PromptTemplate, load_prompt
 from agents.session import EventSink, SessionRequest, run_session
 from agents.types import AgentResult, SessionLimits
@@ -182,13 +183,16 @@ def _request(
     role: str, *, task_id: str, turn: int, cwd: Path, system: PromptTemplate, prompt: str,
     settings: SessionSettings, transcript_path: Path | None, **extra: Any,
 ) -> SessionRequest:
-    """One session of a role: its system prompt, tools and limits from the prompt's front-matter."""
+    """One session of a role: its system prompt, tools and limits from the prompt's front-matter, plus the
+    repo's own conventions (CLAUDE.md, denied tools) as Claude Code would give them."""
+    conventions = load_conventions(cwd)
     return SessionRequest(
         role=role,
         task_id=task_id,
         turn=turn,
         cwd=cwd,
-        system_prompt=system.render(task_id=task_id, feature_id=task_id, turn=turn),
+        system_prompt=system.render(task_id=task_id, feature_id=task_id, turn=turn) + _memory_section(conventions),
+        denied_rules=conventions.deny,
         prompt=prompt,
         tools=list(system.meta.get("tools") or []),
         limits=_limits(settings.limits, system.meta),
@@ -200,6 +204,14 @@ def _request(
         on_event=settings.on_event,
         **extra,
     )
+
+
+def _memory_section(conventions: Conventions) -> str:
+    if not conventions.memory:
+        return ""
+    return ("\n\n# The project's conventions (its CLAUDE.md files)\n\nFollow them. Where they conflict with the"
+            " rules above (work only in this worktree, the coach never writes, report through the autobuild"
+            f" tools), the rules above win.\n\n{conventions.memory}\n")
 
 
 def _limits(limits: SessionLimits, meta: dict[str, Any]) -> SessionLimits:

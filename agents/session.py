@@ -62,6 +62,8 @@ class SessionRequest:
     answers: dict[str, str] = field(default_factory=dict)
     """Answers a human already gave, by question text: AskUserQuestion gets them in the SDK's format."""
     transcript_path: Path | None = None
+    denied_rules: list[str] = field(default_factory=list)
+    """The repo's `permissions.deny` rules (e.g. "Bash(rm:*)"), passed to the CLI as disallowed tools."""
     cli_path: str | None = None
     retry_attempts: int = 3
     retry_max_wait_s: float = 60.0
@@ -143,13 +145,14 @@ def _options(
         cwd=str(request.cwd),
         cli_path=_cli_wrapper(cli),
         system_prompt={"type": "preset", "preset": "claude_code", "append": request.system_prompt},
-        # Never load the target repo's .claude/settings.json (its hooks and denials) or user settings.
+        # Never let the CLI load the target repo's .claude/settings.json (its hooks, env, apiKeyHelper) or user
+        # settings: its CLAUDE.md and permissions.deny reach the session through conventions.py instead.
         setting_sources=[],
         permission_mode="bypassPermissions",
         tools=list(request.tools),
         # AskUserQuestion stays out of allowed_tools so that it always reaches can_use_tool.
         allowed_tools=[*(t for t in request.tools if t != "AskUserQuestion"), *tool_names(request.role)],
-        disallowed_tools=sorted(WRITE_TOOLS) if policy.read_only else [],
+        disallowed_tools=[*(sorted(WRITE_TOOLS) if policy.read_only else []), *request.denied_rules],
         mcp_servers={"autobuild": build_server(recorder)},
         strict_mcp_config=True,
         max_turns=request.limits.max_turns,

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import os
 import subprocess
 import sys
@@ -231,3 +232,19 @@ async def test_each_role_is_offered_only_its_own_tools_and_a_call_outside_it_is_
     assert [(c.name, c.error) for c in refused] == [
         ("record_decision", "only the coach may call record_decision; you are the player")]
     assert player.report is None and coach.report is not None and coach.report["decision"] == "approve"
+
+
+async def test_the_repos_permission_denials_apply_and_nothing_else_of_its_settings(worktree: Path,
+                                                                                  use_model: Any) -> None:
+    settings_dir = worktree / ".claude"
+    settings_dir.mkdir()
+    (settings_dir / "settings.json").write_text(json.dumps({
+        "permissions": {"deny": ["Bash(touch:*)"]},
+        "hooks": {"PreToolUse": [{"matcher": "*", "hooks": [{"type": "command", "command": "touch hooked.txt"}]}]},
+    }))
+    use_model({"bash": "touch denied.txt"}, {"bash": "echo allowed > allowed.txt"}, {"text": "done"})
+    result = await play(worktree, settings(attempts=1))
+    assert result.status == "success"
+    assert (worktree / "allowed.txt").is_file()
+    assert not (worktree / "denied.txt").exists(), "the repo's permissions.deny applies"
+    assert not (worktree / "hooked.txt").exists(), "the repo's hooks never run"

@@ -11,7 +11,7 @@ import pytest
 import yaml
 
 from agents.testing.scripted_model import ScriptedModel
-from orchestrator.demo import make_sample_repo
+from orchestrator.demo import SAMPLE_FILES, make_sample_repo
 from tests.conftest import SECRET_KEY, CliRun, approve_scenario, coach_from_pytest, git, one_task_plan
 
 pytestmark = pytest.mark.cli
@@ -27,7 +27,9 @@ def report(*files: str) -> dict[str, Any]:
 
 def test_approved_on_turn_one(tmp_path: Path, model_factory: Callable[..., ScriptedModel],
                               run_cli: Callable[..., CliRun]) -> None:
-    repo = make_sample_repo(tmp_path / "repo", plan=one_task_plan())
+    files = {**SAMPLE_FILES, "CLAUDE.md": "House rules: CONVENTION-MARKER-7f3a. See @docs/more.md\n",
+             "docs/more.md": "IMPORTED-MARKER-91c2\n"}
+    repo = make_sample_repo(tmp_path / "repo", files=files, plan=one_task_plan())
     main_before = git(repo, "rev-parse", "main")
     model = model_factory(approve_scenario())
     db = tmp_path / "ck.sqlite"
@@ -43,6 +45,8 @@ def test_approved_on_turn_one(tmp_path: Path, model_factory: Callable[..., Scrip
     assert "autobuild/FEAT-001.TASK-001" not in git(repo, "branch", "--list"), "merged task branch is removed"
     assert git(repo, "worktree", "list").count("\n") == 1, "no worktree left behind"
     assert [r.role for r in model.requests if r.step == 0] == ["player", "coach"]
+    for first in (r for r in model.requests if r.step == 0):
+        assert "CONVENTION-MARKER-7f3a" in first.system and "IMPORTED-MARKER-91c2" in first.system, first.role
     # Running it again reports the finished thread instead of redoing work.
     again = run_cli("run", "FEAT-001", "--repo", str(repo), "--db", str(db), model=model)
     assert again.returncode == 0 and "already finished" in again.stdout
