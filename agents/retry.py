@@ -17,6 +17,7 @@ from tenacity import (
     wait_random_exponential,
 )
 
+from agents.limits import limit_hit
 from agents.types import AgentResult
 
 RETRYABLE_STATUS = {408, 409, 429, 500, 502, 503, 504, 529}
@@ -56,13 +57,19 @@ def _status_of(result: AgentResult) -> int | None:
 
 
 def retrying(
-    attempts: int, max_wait_s: float, on_retry: Callable[[RetryCallState], Any] | None = None
+    attempts: int, max_wait_s: float, on_retry: Callable[[RetryCallState], Any] | None = None,
+    skip_limits: bool = False,
 ) -> AsyncRetrying:
-    """Exponential backoff with full jitter capped at `max_wait_s`, bounded attempts."""
+    """Exponential backoff with full jitter capped at `max_wait_s`, bounded attempts. With `skip_limits`, a
+    rate or usage limit is handed back at once (the run's usage-limit gate pauses everything instead)."""
+
+    def retry(result: AgentResult) -> bool:
+        return is_retryable(result) and not (skip_limits and limit_hit(result))
+
     return AsyncRetrying(
         stop=stop_after_attempt(max(1, attempts)),
         wait=wait_random_exponential(multiplier=1, max=max_wait_s),
-        retry=retry_if_result(is_retryable),
+        retry=retry_if_result(retry),
         before_sleep=on_retry,
         retry_error_callback=lambda state: state.outcome.result() if state.outcome else None,
         reraise=True,

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from agents.conventions import Conventions, load_conventions
+from agents.limits import UsageLimitGate
 from agents.prompts import PromptTemplate, load_prompt
 from agents.session import EventSink, SessionRequest, run_session
 from agents.types import AgentResult, SessionLimits
@@ -23,6 +24,8 @@ class SessionSettings:
     retry_attempts: int = 3
     retry_max_wait_s: float = 60.0
     on_event: EventSink | None = None
+    limit_gate: UsageLimitGate | None = None
+    """The run's usage-limit gate: every session waits on it before it starts and reports limits to it."""
 
 
 @dataclass
@@ -202,6 +205,7 @@ def _request(
         retry_attempts=settings.retry_attempts,
         retry_max_wait_s=settings.retry_max_wait_s,
         on_event=settings.on_event,
+        limit_gate=settings.limit_gate,
         **extra,
     )
 

@@ -28,6 +28,7 @@ from tenacity import RetryCallState
 
 from agents import reaper
 from agents.errors import AgentSetupError
+from agents.limits import UsageLimitExceeded, UsageLimitGate, limit_hit
 from agents.markers import has_promise, parse_blocker
 from agents.policy import WRITE_TOOLS, ToolPolicy
 from agents.questions import QuestionGate
@@ -68,10 +69,43 @@ class SessionRequest:
     retry_attempts: int = 3
     retry_max_wait_s: float = 60.0
     on_event: EventSink | None = None
+    limit_gate: UsageLimitGate | None = None
 
 
 async def run_session(request: SessionRequest) -> AgentResult:
-    """Run the session, retrying transient failures with one tenacity policy; never raises for outcomes."""
+    """Run the session: wait while the run is paused by a usage limit, retry transient failures with one
+    tenacity policy, and on a rate or usage limit pause the whole run and try again after it (bounded by the
+    run's max wait, not by attempts). Never raises for outcomes."""
+    gate = request.limit_gate
+    attempts = 0
+    while True:
+        if gate is not None:
+            try:
+                await gate.wait()
+            except UsageLimitExceeded as exc:
+                emit(request, {"event": "session_end", "status": "usage_limit", "cost_usd": 0.0})
+                return AgentResult(role=request.role, status="usage_limit", errors=[str(exc)], attempts=attempts)
+        try:
+            result = await _with_retries(request)
+        except BaseException:
+            if gate is not None:
+                gate.abandon_probe()
+            raise
+        attempts += result.attempts
+        if gate is None or not limit_hit(result):
+            if gate is not None:
+                gate.cleared()
+            result.attempts = attempts
+            return result
+        reason = short_reason(result)
+        gate.hit(result.limit_resets_at, reason)
+        emit(request, {"event": "retry", "attempt": attempts, "reason": f"{reason}: the run pauses",
+                       "wait_s": max(0.0, (gate.pause.until if gate.pause else 0.0) - time.time())})
+
+
+async def _with_retries(request: SessionRequest) -> AgentResult:
+    """One session, retried by the tenacity policy on transient failures (never on a usage limit when the
+    run has a gate: that pauses the run instead)."""
     attempts = 0
 
     def on_retry(state: RetryCallState) -> None:
@@ -81,7 +115,8 @@ async def run_session(request: SessionRequest) -> AgentResult:
         emit(request, {"event": "retry", "attempt": state.attempt_number, "reason": reason, "wait_s": wait})
 
     result: AgentResult | None = None
-    async for attempt in retrying(request.retry_attempts, request.retry_max_wait_s, on_retry):
+    skip_limits = request.limit_gate is not None
+    async for attempt in retrying(request.retry_attempts, request.retry_max_wait_s, on_retry, skip_limits):
         with attempt:
             attempts += 1
             result = await _attempt(request)

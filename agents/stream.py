@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from claude_agent_sdk import (
     AssistantMessage,
+    RateLimitEvent,
     ResultMessage,
     SystemMessage,
     TextBlock,
@@ -94,6 +95,11 @@ class Collector:
                     self.pending_tools.pop(block.tool_use_id, None)
         elif isinstance(message, ResultMessage):
             self._final(message)
+        elif isinstance(message, RateLimitEvent):
+            info = message.rate_limit_info
+            # Subscriber (and gateway) sessions say when the window resets; API-key sessions never do.
+            if info.status == "rejected" and info.resets_at:
+                self.result.limit_resets_at = float(info.resets_at)
 
     def _system(self, message: SystemMessage) -> None:
         data = message.data if isinstance(message.data, dict) else {}

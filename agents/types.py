@@ -15,6 +15,7 @@ SessionStatus = Literal[
     "auth_error",
     "cli_error",
     "cancelled",
+    "usage_limit",  # the run's usage-limit pause would outlast its max wait: the session never started
     "question",  # the agent asked a human a question that has no answer yet; the session was stopped
 ]
 
@@ -61,6 +62,8 @@ class AgentResult:
     blocker: dict[str, str] | None = None
     question: dict[str, Any] | None = None
     attempts: int = 1
+    limit_resets_at: float | None = None
+    """When a rate or usage limit this session hit resets (epoch seconds), if the API or the CLI said."""
     stuck_commands: list[str] = field(default_factory=list)
     """Tool calls still running when a timeout ended the session (e.g. "Bash: pytest -q"): the work hung."""
 

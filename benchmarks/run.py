@@ -64,7 +64,7 @@ def run_orchestrator(workdir: Path, plan: dict[str, Any], scenario: Scenario | d
             check=False)
         elapsed = time.monotonic() - started
     if proc.returncode != 0:
-        raise SystemExit(f"benchmark run failed: {proc.stderr[-2000:]}")
+        raise SystemExit(f"benchmark run failed (exit {proc.returncode}): {proc.stderr[-2000:]}{proc.stdout[-3000:]}")
     summary = json.loads(proc.stdout.splitlines()[-1])
     return elapsed, db, summary
 

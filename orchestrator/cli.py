@@ -27,6 +27,7 @@ if TYPE_CHECKING:  # the run machinery (LangGraph, the SDK, rich) loads only for
     from orchestrator.progress import Progress
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_QUESTION, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
+EXIT_USAGE_LIMIT = 75  # EX_TEMPFAIL: a usage-limit pause outlasted --max-wait; `resume` later
 EXIT_BROKEN_PIPE = 141  # 128 + SIGPIPE, what a shell reports for a writer whose reader closed the pipe
 
 
@@ -75,6 +76,8 @@ def _add_run_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--setup", default=None, metavar="CMD",
                         help="prepare each new worktree (e.g. 'npm ci'); 'none' for nothing (default: the plan's"
                              " setup, else reuse the main checkout's .venv / node_modules)")
+    parser.add_argument("--max-wait", type=float, default=None, metavar="S",
+                        help="longest usage-limit pause before the run stops with exit 75 (default 21600 = 6 h)")
     parser.add_argument("--drain-grace", type=float, default=None,
                         help="seconds a Ctrl+C waits for running steps before cancelling them (default 5)")
 
@@ -172,6 +175,8 @@ def _settings(args: argparse.Namespace) -> RunSettings:
             cli_path=env_default("cli_path"),
             resume_only=args.command in ("resume", "answer"),
             drain_grace=float(str(pick(args.drain_grace, "drain_grace", 5.0))),
+            max_wait=float(str(pick(args.max_wait, "max_wait", 6 * 3600.0))),
+            limit_probe=float(str(pick(None, "limit_probe", 60.0))),
             verify=pick(args.verify, "verify", None),  # type: ignore[arg-type]  # pydantic checks it
             setup=pick(args.setup, "setup", None),  # type: ignore[arg-type]
             schedule=pick(args.schedule, "schedule", "dag"),  # type: ignore[arg-type]  # pydantic checks it
@@ -322,6 +327,8 @@ def _run(args: argparse.Namespace, answer: tuple[str, str] | None = None) -> int
     if summary.interrupted:
         return _interrupted(run_plan)
     exit_code = EXIT_QUESTION if summary.pending_questions else summary.exit_code
+    if summary.usage_limited and not summary.pending_questions:
+        exit_code = EXIT_USAGE_LIMIT
     if settings.json_output:
         print(json.dumps({"event": "summary", "feature": summary.feature_id, "exit_code": exit_code,
                           "results": summary.results, "held": summary.held, "branch": summary.branch,
@@ -340,8 +347,11 @@ def _run(args: argparse.Namespace, answer: tuple[str, str] | None = None) -> int
     print(f"reports:     {summary.report}")
     if summary.held:
         db = f" --db {run_plan.store}" if settings.db else ""
+        if summary.usage_limited:
+            print(f"stopped: a usage limit outlasted --max-wait {settings.max_wait:.0f}s; finished work is kept",
+                  file=sys.stderr)
         print(f"resume with: python -m orchestrator resume {settings.target} --repo {settings.repo}{db}")
-    return summary.exit_code
+    return exit_code
 
 
 def _notice(message: str) -> None:

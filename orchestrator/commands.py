@@ -9,7 +9,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from orchestrator import inspection
+from orchestrator import inspection, pause
 from orchestrator.errors import InputError
 from orchestrator.plan import check_id, load_plan
 from orchestrator.processes import run
@@ -39,9 +39,10 @@ def status(args: argparse.Namespace) -> int:
             f"  ${r['cost_usd']:.4f}  updated {r['updated']}" for r in rows) or "no features in " + str(db))
     plan = load_plan(repo, args.feature)
     table = inspection.feature_status(db, plan)
+    table["paused"] = None if table["finished"] else pause.describe(pause.read_pause(pause.pause_path(repo, plan.id)))
 
     def text(data: dict[str, Any]) -> str:
-        state = "finished" if data["finished"] else "not finished"
+        state = "finished" if data["finished"] else (data["paused"] or "not finished")
         lines = [f"{data['feature']} ({state}; updated {data['updated']})",
                  f"{'task':<12} {'grp':>3}  {'status':<28} {'turn':>4}  {'decision':<9} {'cost':>9}  reason"]
         for row in data["tasks"]:

@@ -25,6 +25,7 @@ class TaskBoard:
     def __init__(self) -> None:
         self.rows: dict[str, dict[str, Any]] = {}
         self.gate = ""
+        self.paused = ""
 
     def update(self, event: dict[str, Any], now: float) -> None:
         kind = event.get("event")
@@ -32,6 +33,9 @@ class TaskBoard:
             for task_id in event.get("tasks") or []:
                 self._row(task_id)
             self.gate = _gate_line(event)
+            return
+        if kind in ("usage_limit", "usage_limit_over"):
+            self.paused = str(event.get("status") or "paused, usage limit") if kind == "usage_limit" else ""
             return
         task_id = event.get("task")
         if not task_id:
@@ -61,7 +65,8 @@ class TaskBoard:
                                               "status": "queued"})
 
     def render(self, now: float) -> Table:
-        table = Table(title="AutoBuild", caption=escape(self.gate) or None, expand=False)
+        caption = "\n".join(line for line in (self.paused.upper(), self.gate) if line)
+        table = Table(title="AutoBuild", caption=escape(caption) or None, expand=False)
         for column in ("Task", "Role", "Turn", "Cost", "Elapsed", "Status"):
             table.add_column(column)
         for task_id, row in self.rows.items():
@@ -163,6 +168,8 @@ _FORMATS: dict[str, Callable[[dict[str, Any]], str]] = {
     "gate": lambda e: f"{e['task']} turn {e['turn']} verify {'passed' if e['passed'] else 'FAILED'}: {e['summary']}",
     "coach_decision": _decision,
     "contract_violation": lambda e: f"{e['task']} contract violation: {e['detail']}",
+    "usage_limit": lambda e: f"{e.get('status') or 'paused'}: no session starts until then",
+    "usage_limit_over": lambda e: "usage limit over: sessions go on",
     "command_hung": lambda e: f"{e['task']} turn {e['turn']} {e['role']} stopped by the session timeout;"
     f" still running: {'; '.join(e['commands'])} (not retried; the next turn is told)",
     "blocker": lambda e: f"{e['task']} blocker {e['hash']}: {e['description']}",

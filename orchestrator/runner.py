@@ -66,6 +66,8 @@ class RunSummary:
     held: dict[str, str] = field(default_factory=dict)
     """Tasks that could not finish in this run and why (an error, a paused prerequisite): resumable."""
     store_lost: bool = False
+    usage_limited: bool = False
+    """A usage-limit pause outlasted --max-wait and stopped the run (exit 75)."""
 
     @property
     def exit_code(self) -> int:
@@ -225,12 +227,16 @@ async def execute(
                 raise StoreError(f"the checkpoint DB {run_plan.store} was deleted or replaced during the run:"
                                  " the run stopped; work merged so far is on the feature branch")
             summary.interrupted = summary.interrupted or control.drain_requested
-            final = await graph.aget_state(config, subgraphs=True)
-            summary.pending_questions = pending_questions(final)
-            summary.results = dict((final.values or {}).get("results") or end.get("results") or {})
-            summary.held = {task: why for task, why in (end.get("held") or {}).items()
-                            if task not in summary.results}
+            _conclude(summary, await graph.aget_state(config, subgraphs=True), end)
     return summary
+
+
+def _conclude(summary: RunSummary, final: StateSnapshot, end: dict[str, Any]) -> None:
+    """The summary from the final checkpoint and the workflow's `feature_end` event."""
+    summary.pending_questions = pending_questions(final)
+    summary.results = dict((final.values or {}).get("results") or end.get("results") or {})
+    summary.held = {task: why for task, why in (end.get("held") or {}).items() if task not in summary.results}
+    summary.usage_limited = bool(end.get("usage_limit_exceeded"))
 
 
 async def _watch_store(store: CheckpointStore, control: RunControl, summary: RunSummary) -> None:

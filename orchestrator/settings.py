@@ -54,6 +54,10 @@ class RunOptions(BaseModel):
     schedule: Schedule = "dag"
     cli_path: str | None = None
     drain_grace: float = 5.0
+    max_wait: float = 6 * 3600.0
+    """How long a usage-limit pause may last before the run stops (exit 75, resumable)."""
+    limit_probe: float = 60.0
+    """While paused without a known reset time: at most one request per this many seconds, run-wide."""
     agents: Any = Field(default=None, exclude=True)
     """An `agents.Agents` implementation; None = `ClaudeAgents()` (tests pass scripted agents)."""
 
@@ -70,6 +74,8 @@ class RunOptions(BaseModel):
             (self.session_budget_usd is None or self.session_budget_usd > 0, "--session-budget-usd must be positive"),
             (self.drain_grace >= 0, "--drain-grace must not be negative"),
             (self.verify is None or bool(self.verify.strip()), "--verify must be a command, or none"),
+            (self.max_wait >= 0, "--max-wait must not be negative"),
+            (self.limit_probe > 0, "ORCHESTRATOR_LIMIT_PROBE must be positive"),
             (self.setup is None or bool(self.setup.strip()), "--setup must be a command, or none"),
         ]
         for ok, message in checks:

@@ -51,6 +51,8 @@ class Scenario:
 
     sessions: list[SessionScript] = field(default_factory=list)
     default_text: str = "Nothing scripted for this session."
+    limit_window: dict[str, Any] | None = None
+    """A usage limit: every request in the first `seconds` after the first one gets `status` (429)."""
 
     @classmethod
     def from_data(cls, data: dict[str, Any]) -> Scenario:
@@ -63,7 +65,8 @@ class Scenario:
             )
             for item in data.get("sessions", [])
         ]
-        return cls(sessions=sessions, default_text=str(data.get("default_text", cls.default_text)))
+        return cls(sessions=sessions, default_text=str(data.get("default_text", cls.default_text)),
+                   limit_window=data.get("limit_window"))
 
     @classmethod
     def load(cls, path: Path) -> Scenario:

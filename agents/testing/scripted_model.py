@@ -88,6 +88,8 @@ class ScriptedModel:
     def __init__(self, scenario: Scenario | dict[str, Any], log_path: Path | None = None) -> None:
         self.scenario = scenario if isinstance(scenario, Scenario) else Scenario.from_data(scenario)
         self.log_path = log_path
+        self.first_request_at: float | None = None
+        """When the first request arrived (the usage-limit window counts from it)."""
         self.requests: list[RequestRecord] = []
         self._attempts: Counter[tuple[SessionKey | None, int]] = Counter()
         self._lock = threading.Lock()
@@ -182,7 +184,25 @@ class _Handler(BaseHTTPRequestHandler):
             return
         self._answer(body)
 
+    def _limited(self) -> bool:
+        """Inside the scenario's usage-limit window: answer 429 and record it."""
+        window = self.model.scenario.limit_window
+        if not window:
+            return False
+        now = time.time()
+        started = self.model.first_request_at = self.model.first_request_at or now
+        if now - started >= float(window.get("seconds", 0)):
+            return False
+        status = int(window.get("status", 429))
+        self.model.record(RequestRecord(started=now, role=None, task=None, turn=None, step=-1,
+                                        outcome=f"limited {status}", ended=now))
+        self._send_json(status, {"type": "error", "error": {"type": _error_type(status), "message": "usage limit"}},
+                        {str(k): str(v) for k, v in (window.get("headers") or {}).items()})
+        return True
+
     def _answer(self, body: dict[str, Any]) -> None:
+        if self._limited():
+            return
         messages = body.get("messages", [])
         key, cwd, system_text = _session_of(body)
         step_index = sum(1 for m in messages if m["role"] == "assistant")

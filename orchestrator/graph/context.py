@@ -14,6 +14,7 @@ from typing import Any
 from langgraph.runtime import Runtime
 
 from agents import Agents, SessionLimits, SessionSettings, TaskBrief
+from agents.limits import UsageLimitGate
 from orchestrator import trace
 from orchestrator.errors import InfrastructureError
 from orchestrator.gate import GateResult, GateSetup, gate_env, judge, no_gate, run_gate
@@ -49,6 +50,8 @@ class RunContext:
     base_branch: str
     agents: Agents
     gate: GateSetup
+    limit_gate: UsageLimitGate | None = None
+    """The run-wide usage-limit pause every session waits on (None: sessions retry on their own)."""
     spend: Spend = field(default_factory=Spend)
     merge_lock: asyncio.Lock = field(default_factory=asyncio.Lock)
 
@@ -121,6 +124,7 @@ class RunContext:
             ),
             cli_path=self.options.cli_path,
             on_event=events.session_event,
+            limit_gate=self.limit_gate,
         )
 
     def events(self, runtime: Runtime[Any]) -> EventLog:

@@ -27,6 +27,7 @@ from langgraph.runtime import Runtime, get_runtime
 from langgraph.types import Interrupt
 
 from agents import ClaudeAgents
+from agents.limits import Pause, UsageLimitGate
 from orchestrator import reports
 from orchestrator.errors import PlanError
 from orchestrator.gate import GateSetup
@@ -36,6 +37,7 @@ from orchestrator.graph.context import RunContext, Spend
 from orchestrator.graph.events import EventLog
 from orchestrator.graph.scheduler import Held, Scheduler
 from orchestrator.graph.state import FeatureInput, FeatureOutput, TaskInput, TaskResult, TaskState
+from orchestrator.pause import describe, pause_path, read_pause, write_pause
 from orchestrator.plan import load_target, plan_digest
 from orchestrator.repo.git import GitRepo
 from orchestrator.repo.lock import repo_lock
@@ -204,9 +206,10 @@ async def _run_feature(inputs: FeatureInput, options: RunOptions, repo: GitRepo,
     if setup.get("plan_digest", digest) != digest:
         raise PlanError(f"the plan of {plan.id} changed since its run started: put it back, or start over on a"
                         " new thread")
-    ctx = RunContext(options=options, plan=plan, repo=repo, base_branch=setup["base_branch"],
-                     agents=options.agents or ClaudeAgents(), gate=gate, spend=Spend())
     events = EventLog(repo.root, plan.id, runtime.stream_writer)
+    ctx = RunContext(options=options, plan=plan, repo=repo, base_branch=setup["base_branch"],
+                     agents=options.agents or ClaudeAgents(), gate=gate, spend=Spend(),
+                     limit_gate=_limit_gate(options, pause_path(repo.root, plan.id), events))
     order = [only_task] if only_task else plan.task_ids()
     events("feature_start", branch=ctx.feature_branch, sha=setup["feature_sha"], tasks=order,
            gate=gate["command"], gate_source=gate["source"], setup=gate["setup"],
@@ -224,12 +227,27 @@ async def _run_feature(inputs: FeatureInput, options: RunOptions, repo: GitRepo,
     report = reports.write(ctx.runs_dir() / reports.REPORT_NAME,
                            reports.feature_report(plan.id, plan.name, results, order, ctx.feature_branch,
                                                   held=scheduler.held, gate=gate))
-    events("feature_end", report=str(report), results=results, held=scheduler.held)
+    events("feature_end", report=str(report), results=results, held=scheduler.held,
+           usage_limit_exceeded=bool(ctx.limit_gate and ctx.limit_gate.exceeded))
     if questions or scheduler.held:
         raise GraphInterrupt(tuple(questions))
     if not options.keep_worktrees:
         await repo.remove_worktree(ctx.integration_worktree)
     return FeatureOutput(feature_id=plan.id, results=results)
+
+
+def _limit_gate(options: RunOptions, path: Path, events: EventLog) -> UsageLimitGate:
+    """The run's usage-limit pause, resumed from disk (a kill during a pause resumes into the same wait)."""
+
+    def changed(pause: Pause | None) -> None:
+        write_pause(path, pause)
+        if pause is None:
+            events("usage_limit_over")
+        else:
+            events("usage_limit", until=pause.until, reason=pause.reason, status=describe(pause))
+
+    return UsageLimitGate(options.max_wait, probe_interval_s=options.limit_probe, on_change=changed,
+                          resume_from=read_pause(path))
 
 
 graph = build_feature_workflow()

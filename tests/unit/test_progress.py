@@ -44,3 +44,14 @@ def test_a_watcher_sees_what_the_coach_ran_and_why_it_decided() -> None:
     assert "T1 turn 1 coach → Bash: python -m pytest -q" in text
     assert "coach decision: feedback (1 test fails: add() subtracts)" in text
     assert "more detail" not in text and "- calc.py:3: returns a - b" in text
+
+
+def test_the_board_shows_the_gate_and_a_usage_limit_pause() -> None:
+    board = TaskBoard()
+    board.update({"event": "feature_start", "tasks": ["T1"], "gate": "python -m pytest [x]",
+                  "gate_source": "pytest configuration in pytest.ini"}, 0.0)
+    board.update({"event": "usage_limit", "status": "paused until 14:05, usage limit (rate limited (429))"}, 1.0)
+    caption = str(board.render(2.0).caption)
+    assert "PAUSED UNTIL 14:05" in caption and "gate `python -m pytest \\[x]`" in caption
+    board.update({"event": "usage_limit_over"}, 3.0)
+    assert "PAUSED" not in str(board.render(4.0).caption)

@@ -1,0 +1,87 @@
+"""Usage limits against the real CLI: a limit pauses the whole run (no request storm), the pause survives a
+kill -9, and a pause past --max-wait stops the run with exit 75."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from agents.reaper import tagged_pids
+from agents.testing.scripted_model import ScriptedModel
+from orchestrator.demo import make_sample_repo
+from tests.conftest import CliRun, approve_scenario, cli_env
+
+pytestmark = pytest.mark.cli
+
+WINDOW_S = 25.0
+
+
+def two_task_repo(tmp_path: Path) -> Path:
+    plan = {"id": "FEAT-001", "name": "Two", "verify": "python -m pytest -q", "tasks": [
+        {"id": "TASK-001", "name": "subtract", "complexity": 2},
+        {"id": "TASK-002", "name": "multiply", "complexity": 2}]}
+    return make_sample_repo(tmp_path / "repo", plan=plan)
+
+
+def limited_scenario(seconds: float) -> dict[str, Any]:
+    first = approve_scenario("TASK-001")
+    second = approve_scenario("TASK-002", {"calc/multiply.py": "def multiply(a, b):\n    return a * b\n"})
+    return {"sessions": [*first["sessions"], second["sessions"][0]],  # one coach script serves both tasks
+            "limit_window": {"seconds": seconds, "status": 429, "headers": {"retry-after": "120"}}}
+
+
+def test_a_usage_limit_pauses_the_run_survives_kill_9_and_the_run_finishes(
+        tmp_path: Path, model_factory: Callable[..., ScriptedModel]) -> None:
+    repo = two_task_repo(tmp_path)
+    model = model_factory(limited_scenario(WINDOW_S))
+    db = tmp_path / "db.sqlite"
+    env = cli_env(model, tmp_path) | {"ORCHESTRATOR_LIMIT_PROBE": "5"}
+    command = [sys.executable, "-m", "orchestrator", "run", "FEAT-001", "--repo", str(repo), "--db", str(db),
+               "--parallel", "2", "--autonomous"]
+    first = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                             stdin=subprocess.DEVNULL, start_new_session=True)
+    pause_file = repo / ".autobuild/runs/FEAT-001/usage-limit.json"
+    deadline = time.monotonic() + 60
+    while not pause_file.is_file() and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert pause_file.is_file(), "the limit paused the run"
+    status = subprocess.run([sys.executable, "-m", "orchestrator", "status", "FEAT-001", "--repo", str(repo),
+                             "--db", str(db)], env=env, capture_output=True, text=True, check=False)
+    assert "paused until" in status.stdout and "usage limit" in status.stdout, status.stdout + status.stderr
+    until = json.loads(pause_file.read_text())["until"]
+    os.killpg(first.pid, signal.SIGKILL)
+    first.wait()
+    killed_at = time.time()
+    resumed = subprocess.run([*command[:3], "resume", *command[4:]], env=env, capture_output=True, text=True,
+                             timeout=240, check=False, stdin=subprocess.DEVNULL)
+    assert resumed.returncode == 0, resumed.stdout + resumed.stderr
+    after_kill = [r for r in model.requests if r.started > killed_at]
+    assert after_kill and after_kill[0].started >= until - 0.5, "the resumed run waited out the recorded pause"
+    assert after_kill[0].started <= until + 5 + 10, "and only the remaining time (plus CLI start-up)"
+    window_end = (model.first_request_at or 0) + WINDOW_S
+    in_window = [r for r in model.requests if r.started < window_end]
+    assert len(in_window) <= 6, [(round(r.started - in_window[0].started, 1), r.outcome) for r in in_window]
+    assert not pause_file.exists(), "the pause record is removed once the limit is over"
+    assert {tag for tag in tagged_pids().values() if tag.startswith(f"{first.pid}.")} == set()
+
+
+def test_a_pause_past_max_wait_stops_the_run_with_exit_75(tmp_path: Path,
+                                                          model_factory: Callable[..., ScriptedModel],
+                                                          run_cli: Callable[..., CliRun]) -> None:
+    repo = two_task_repo(tmp_path)
+    model = model_factory(limited_scenario(600))
+    result = run_cli("run", "FEAT-001", "--repo", str(repo), "--db", str(tmp_path / "db.sqlite"), "--autonomous",
+                     "--max-wait", "2", model=model, ORCHESTRATOR_LIMIT_PROBE="5")
+    assert result.returncode == 75, result.stdout + result.stderr
+    assert "usage limit outlasted --max-wait" in result.stderr + result.stdout
+    assert "resume with:" in result.stdout
+    assert len(model.requests) <= 2, "one refused request per running session, then no more"

@@ -1,0 +1,78 @@
+"""The run-wide usage-limit gate on a fake clock: everyone waits for the reset, one session probes, the pause
+is bounded by max wait, and a recorded pause is resumed into."""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+
+import pytest
+
+from agents.limits import Pause, UsageLimitExceeded, UsageLimitGate
+
+
+class FakeClock:
+    def __init__(self) -> None:
+        self.now = 1_000_000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+    async def sleep(self, seconds: float) -> None:
+        self.now += seconds
+        await asyncio.sleep(0)
+
+
+def gate_on(clock: FakeClock, max_wait: float = 3600.0, **kwargs: object) -> UsageLimitGate:
+    return UsageLimitGate(max_wait, clock=clock, sleep=clock.sleep, **kwargs)  # type: ignore[arg-type]
+
+
+async def test_everyone_waits_for_the_reset_then_one_probes_before_the_rest() -> None:
+    clock = FakeClock()
+    changes: list[Pause | None] = []
+    gate = gate_on(clock, on_change=changes.append)
+    gate.hit(clock.now + 25, "rate limited (429)")
+    released: list[tuple[str, float]] = []
+
+    async def session(name: str) -> None:
+        await gate.wait()
+        released.append((name, clock.now))
+        if len(released) == 1:  # the probe: its request goes through
+            await clock.sleep(2)
+            gate.cleared()
+
+    await asyncio.wait_for(asyncio.gather(session("a"), session("b"), session("c")), timeout=10)
+    first_at = released[0][1]
+    assert len(released) == 3 and first_at >= 1_000_025.0, "no one goes before the reset"
+    assert all(at >= first_at + 2 for _, at in released[1:]), "the others follow only after the probe went through"
+    assert changes[0] is not None and changes[0].until == 1_000_025.0 and changes[-1] is None
+
+
+async def test_without_a_reset_time_it_backs_off_exponentially_one_probe_a_minute_at_most() -> None:
+    clock = FakeClock()
+    gate = gate_on(clock)
+    probes: list[float] = []
+    for _ in range(4):
+        gate.hit(None, "overloaded")
+        await gate.wait()
+        probes.append(clock.now)
+    gaps = [later - earlier for earlier, later in itertools.pairwise(probes)]
+    assert all(gap >= 60 for gap in gaps) and gaps == sorted(gaps) and gaps[-1] > gaps[0]
+
+
+async def test_a_pause_past_max_wait_stops_the_run() -> None:
+    clock = FakeClock()
+    gate = gate_on(clock, max_wait=600)
+    gate.hit(clock.now + 3600, "usage limit reached")
+    with pytest.raises(UsageLimitExceeded, match="past --max-wait 600s"):
+        await gate.wait()
+    assert gate.exceeded
+
+
+async def test_a_recorded_pause_is_resumed_into_for_the_remaining_time_only() -> None:
+    clock = FakeClock()
+    recorded = Pause(until=clock.now + 40, reason="rate limited (429)", since=clock.now - 20)
+    gate = gate_on(clock, resume_from=recorded)
+    await gate.wait()
+    assert clock.now == pytest.approx(1_000_040.0, abs=5.0)
+    assert gate_on(clock, resume_from=Pause(until=clock.now - 1, reason="x", since=0)).pause is None
