@@ -70,6 +70,12 @@ class SessionRequest:
     retry_max_wait_s: float = 60.0
     on_event: EventSink | None = None
     limit_gate: UsageLimitGate | None = None
+    resume_session: str | None = None
+    """Continue this CLI session (by id) instead of starting a new one: a retry after a transient failure."""
+
+
+CONTINUE_PROMPT = ("Your previous request failed because of a transient API or connection error ({reason});"
+                   " nothing you did is lost. Continue the task exactly where you stopped.")
 
 
 async def run_session(request: SessionRequest) -> AgentResult:
@@ -78,6 +84,8 @@ async def run_session(request: SessionRequest) -> AgentResult:
     run's max wait, not by attempts). Never raises for outcomes."""
     gate = request.limit_gate
     attempts = 0
+    limited: AgentResult | None = None  # the session a limit stopped: the next try continues it
+    spent = 0.0
     while True:
         if gate is not None:
             try:
@@ -86,46 +94,64 @@ async def run_session(request: SessionRequest) -> AgentResult:
                 emit(request, {"event": "session_end", "status": "usage_limit", "cost_usd": 0.0})
                 return AgentResult(role=request.role, status="usage_limit", errors=[str(exc)], attempts=attempts)
         try:
-            result = await _with_retries(request)
+            result = await _with_retries(request, limited)
         except BaseException:
             if gate is not None:
                 gate.abandon_probe()
             raise
         attempts += result.attempts
+        spent += result.cost_usd
         if gate is None or not limit_hit(result):
             if gate is not None:
                 gate.cleared()
             result.attempts = attempts
+            result.cost_usd = round(spent, 6)
             return result
+        limited = result
         reason = short_reason(result)
         gate.hit(result.limit_resets_at, reason)
         emit(request, {"event": "retry", "attempt": attempts, "reason": f"{reason}: the run pauses",
                        "wait_s": max(0.0, (gate.pause.until if gate.pause else 0.0) - time.time())})
 
 
-async def _with_retries(request: SessionRequest) -> AgentResult:
+async def _with_retries(request: SessionRequest, previous: AgentResult | None = None) -> AgentResult:
     """One session, retried by the tenacity policy on transient failures (never on a usage limit when the
-    run has a gate: that pauses the run instead)."""
+    run has a gate: that pauses the run instead). A retry continues the same CLI session by id, so the work
+    and the model calls already made are not repeated; only a session that never started is started again."""
     attempts = 0
+    spent = 0.0
 
     def on_retry(state: RetryCallState) -> None:
         result = state.outcome.result() if state.outcome else None
         wait = state.next_action.sleep if state.next_action else 0.0
         reason = short_reason(result) if result else "error"
-        emit(request, {"event": "retry", "attempt": state.attempt_number, "reason": reason, "wait_s": wait})
+        how = f"continuing session {result.session_id}" if result and result.session_id else "starting it again"
+        emit(request, {"event": "retry", "attempt": state.attempt_number, "reason": reason, "wait_s": wait,
+                       "continues": bool(result and result.session_id), "how": how})
 
     result: AgentResult | None = None
     skip_limits = request.limit_gate is not None
     async for attempt in retrying(request.retry_attempts, request.retry_max_wait_s, on_retry, skip_limits):
         with attempt:
             attempts += 1
-            result = await _attempt(request)
+            result = await _attempt(_continuation(request, previous), previous)
+            spent += result.cost_usd
+            previous = result
         outcome = attempt.retry_state.outcome
         if outcome is not None and not outcome.failed:
             attempt.retry_state.set_result(result)
     assert result is not None
     result.attempts = attempts
+    result.cost_usd = round(spent, 6)
     return result
+
+
+def _continuation(request: SessionRequest, previous: AgentResult | None) -> SessionRequest:
+    """The request for the next attempt: the same session continued when the failed one got an id."""
+    if previous is None or not previous.session_id:
+        return request
+    return dataclasses.replace(request, resume_session=previous.session_id,
+                               prompt=CONTINUE_PROMPT.format(reason=short_reason(previous)))
 
 
 def bundled_cli() -> Path | None:
@@ -191,6 +217,7 @@ def _options(
         mcp_servers={"autobuild": build_server(recorder)},
         strict_mcp_config=True,
         max_turns=request.limits.max_turns,
+        resume=request.resume_session,
         max_budget_usd=request.limits.max_budget_usd,
         model=request.model,
         env=env,
@@ -200,12 +227,15 @@ def _options(
     )
 
 
-async def _attempt(request: SessionRequest) -> AgentResult:
-    recorder = ToolRecorder(request.role, request.task_id)
+async def _attempt(request: SessionRequest, previous: AgentResult | None = None) -> AgentResult:
+    continued = previous if request.resume_session and previous is not None else None
+    # A continued session keeps what the failed attempt already did: its tool calls and files.
+    recorder = ToolRecorder(request.role, request.task_id, calls=list(continued.tool_calls) if continued else [])
     policy = ToolPolicy(request.cwd, read_only=request.role != "player", file_scope=request.file_scope,
                         frozen=request.frozen)
     tag = reaper.new_tag()
-    result = AgentResult(role=request.role, status="success")
+    result = AgentResult(role=request.role, status="success",
+                         files_modified=list(continued.files_modified) if continued else [])
     questions = QuestionGate(request)
     client = ClaudeSDKClient(_options(request, recorder, policy, tag, questions))
     started = time.monotonic()

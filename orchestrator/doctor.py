@@ -7,6 +7,7 @@ import json
 import os
 import socket
 import tempfile
+import time
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlparse
@@ -29,13 +30,7 @@ def checks(repo: Path, db: str | None) -> list[dict[str, Any]]:
         results.append(_check("claude CLI", version.ok, f"{cli}: {version.stdout.strip() or version.tail(2)}"))
     except AgentError as exc:
         results.append(_check("claude CLI", False, str(exc)))
-    config = Path(os.environ.get("CLAUDE_CONFIG_DIR") or Path.home() / ".claude")
-    if os.environ.get("ANTHROPIC_API_KEY"):
-        results.append(_check("credentials", True, "ANTHROPIC_API_KEY is set (value not shown)"))
-    elif (config / ".credentials.json").is_file():
-        results.append(_check("credentials", True, f"Claude Code login found in {config}"))
-    else:
-        results.append(_check("credentials", False, "set ANTHROPIC_API_KEY or log in with `claude`"))
+    results.append(_credentials())
     git = run(["git", "--version"], repo, timeout=30)
     results.append(_check("git", git.ok, git.stdout.strip() or git.tail(2)))
     inside = run(["git", "rev-parse", "--show-toplevel"], repo, timeout=30)
@@ -52,6 +47,26 @@ def checks(repo: Path, db: str | None) -> list[dict[str, Any]]:
         results.append(_check("checkpoint DB", False, f"{store}: {exc}"))
     results.append(_endpoint())
     return results
+
+
+def _credentials() -> dict[str, Any]:
+    """Which credentials sessions will use (the API key wins over a login, as in Claude Code); never shown."""
+    config = Path(os.environ.get("CLAUDE_CONFIG_DIR") or Path.home() / ".claude")
+    if os.environ.get("ANTHROPIC_API_KEY"):
+        return _check("credentials", True, "ANTHROPIC_API_KEY is set (value not shown)")
+    try:
+        login = json.loads((config / ".credentials.json").read_text()).get("claudeAiOauth") or {}
+    except (OSError, ValueError, AttributeError):
+        login = {}
+    if not login.get("accessToken"):
+        return _check("credentials", False, f"set ANTHROPIC_API_KEY or log in with `claude` (no login in {config})")
+    plan = login.get("subscriptionType") or "unknown plan"
+    expires = float(login.get("expiresAt") or 0) / 1000
+    when = time.strftime("%Y-%m-%d %H:%M", time.localtime(expires)) if expires else "unknown"
+    if expires and expires < time.time() and not login.get("refreshToken"):
+        return _check("credentials", False, f"Claude Code login in {config} expired {when}: run `claude` to log in")
+    return _check("credentials", True, f"Claude Code login ({plan} subscription) in {config}, token valid until"
+                                       f" {when}{' (renewed by the CLI)' if login.get('refreshToken') else ''}")
 
 
 def _endpoint() -> dict[str, Any]:

@@ -162,7 +162,8 @@ _FORMATS: dict[str, Callable[[dict[str, Any]], str]] = {
     "player_start": lambda e: f"{e['task']} turn {e['turn']} player working",
     "coach_validate": lambda e: f"{e['task']} turn {e['turn']} coach reviewing",
     "tool": lambda e: f"{_who(e)} → {e['tool']}{': ' + str(e['detail']) if e.get('detail') else ''}",
-    "retry": lambda e: f"{_who(e)}: {e['reason']}, retrying in {float(e['wait_s']):.0f} s (attempt {e['attempt']})",
+    "retry": lambda e: f"{_who(e)}: {e['reason']}, retrying in {float(e['wait_s']):.0f} s (attempt {e['attempt']}"
+    f"{', ' + str(e['how']) if e.get('how') else ''})",
     "session_end": lambda e: f"{_who(e)} session {e['status']} (${float(e.get('cost_usd') or 0):.4f})",
     "player_report": lambda e: f"{e['task']} turn {e['turn']} player reported: {len(e.get('files') or [])} file(s)",
     "gate": lambda e: f"{e['task']} turn {e['turn']} verify {'passed' if e['passed'] else 'FAILED'}: {e['summary']}",

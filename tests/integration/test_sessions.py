@@ -248,3 +248,48 @@ async def test_the_repos_permission_denials_apply_and_nothing_else_of_its_settin
     assert (worktree / "allowed.txt").is_file()
     assert not (worktree / "denied.txt").exists(), "the repo's permissions.deny applies"
     assert not (worktree / "hooked.txt").exists(), "the repo's hooks never run"
+
+
+async def test_a_transient_error_mid_session_continues_the_session_instead_of_restarting_it(
+        worktree: Path, use_model: Any) -> None:
+    model = use_model(
+        {"write": {"path": "first.txt", "content": "1\n"}},
+        {"write": {"path": "second.txt", "content": "2\n"}},
+        {"tool": {"name": "report_progress", "input": {"task_id": "T-1", "files_modified": ["first.txt", "second.txt"],
+                                                        "implementation_notes": "x"}},
+         "fault": {"status": 529, "times": 1}},
+        {"text": "done"},
+    )
+    events: list[dict[str, Any]] = []
+    result = await play(worktree, settings(events))
+    assert result.status == "success" and result.attempts == 2, result.errors
+    steps = [(r.step, r.outcome) for r in model.requests]
+    assert steps.count((0, "ok")) == 1, f"the session's first call was made once: {steps}"
+    assert (2, "fault 529") in steps and (2, "ok") in steps
+    assert result.report is not None and set(result.files_modified) >= {"first.txt", "second.txt"}
+    retries = [e for e in events if e["event"] == "retry"]
+    assert retries and retries[0]["continues"] and "continuing session" in retries[0]["how"]
+
+
+async def test_a_claude_code_login_without_an_api_key_drives_a_session(
+        worktree: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        model_factory: Callable[[dict[str, Any]], ScriptedModel]) -> None:
+    model = model_factory({"sessions": [{"role": "player", "task": "T-1", "steps": [{"text": "done"}]}]})
+    config = tmp_path / "claude-login"
+    config.mkdir()
+    expires = int((time.time() + 86400) * 1000)
+    (config / ".credentials.json").write_text(json.dumps({"claudeAiOauth": {
+        "accessToken": "sk-ant-oat01-fake-token-for-tests", "refreshToken": "sk-ant-ort01-fake",
+        "expiresAt": expires, "scopes": ["user:inference", "user:profile"], "subscriptionType": "max"}}))
+    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+    monkeypatch.setenv("ANTHROPIC_BASE_URL", model.base_url)
+    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(config))
+    result = await play(worktree, settings(attempts=1))
+    assert result.status == "success", result.errors
+    assert [r.outcome for r in model.requests if r.role == "player"] == ["ok"]
+    doctor = await asyncio.to_thread(subprocess.run, [sys.executable, "-m", "orchestrator", "doctor", "--repo",
+                                     str(worktree), "--db", str(tmp_path / "db.sqlite"), "--json"],
+                                     capture_output=True, text=True, check=False)
+    credentials = next(c for c in json.loads(doctor.stdout) if c["check"] == "credentials")
+    assert credentials["ok"] and "Claude Code login (max subscription)" in credentials["detail"]
+    assert "fake" not in doctor.stdout + doctor.stderr, "no secret is shown"
