@@ -25,6 +25,7 @@ class GateResult(TypedDict):
     tests_failed: int | None
     failing: list[str] | None  # failing test ids; None: the runner reported no ids
     new_failures: list[str]  # failing now, not on the base
+    ran_classes: list[str] | None  # JUnit classnames of every test that ran (modules/classes; None: no ids)
 
 
 class GateSetup(TypedDict):
@@ -39,7 +40,7 @@ class GateSetup(TypedDict):
 
 def no_gate(reason: str) -> GateResult:
     return GateResult(passed=True, command=None, summary=reason, output="", exit_code=None, tests_passed=None,
-                      tests_failed=None, failing=None, new_failures=[])
+                      tests_failed=None, failing=None, new_failures=[], ran_classes=None)
 
 
 _PYTEST_UNUSABLE = {3: "pytest hit an internal error", 4: "pytest usage error", 5: "no tests were collected"}
@@ -54,20 +55,21 @@ _UNITTEST_FAILED = re.compile(r"^FAILED \((?:failures=(\d+))?(?:, )?(?:errors=(\
 _NO_TESTS = re.compile(r"\bno tests ran\b|\bcollected 0 items\b", re.IGNORECASE)
 
 
-def _junit(path: Path) -> tuple[int, list[str]] | None:
-    """(passed, failing ids) from a JUnit XML report, or None when there is none."""
+def _junit(path: Path) -> tuple[int, list[str], list[str]] | None:
+    """(passed, failing ids, classnames that ran) from a JUnit XML report, or None when there is none."""
     try:
         root = ET.parse(path).getroot()  # expat: no external entities, bounded expansion
     except (OSError, ET.ParseError):
         return None
-    passed, failing = 0, []
+    passed, failing, classes = 0, [], set()
     for case in root.iter("testcase"):
+        classes.add(case.get("classname") or "")
         test_id = "::".join(part for part in (case.get("classname"), case.get("name")) if part)
         if case.find("failure") is not None or case.find("error") is not None:
             failing.append(test_id)
         elif case.find("skipped") is None:
             passed += 1
-    return passed, sorted(set(failing))
+    return passed, sorted(set(failing)), sorted(classes - {""})
 
 
 def _counts(output: str) -> tuple[int, int] | None:
@@ -94,8 +96,9 @@ async def run_gate(command: str, cwd: Path, timeout_s: float, env: dict[str, str
         from_junit = _junit(junit)
     output = completed.tail(30)
     full = completed.stdout + "\n" + completed.stderr
+    classes: list[str] | None = None
     if from_junit is not None:
-        passed_count, failing = from_junit
+        passed_count, failing, classes = from_junit
         counts: tuple[int, int] | None = (passed_count, len(failing))
         ids: list[str] | None = failing
     else:
@@ -113,7 +116,7 @@ async def run_gate(command: str, cwd: Path, timeout_s: float, env: dict[str, str
     return GateResult(passed=ok, command=command, summary=summary, output=output,
                       exit_code=None if completed.timed_out else completed.returncode,
                       tests_passed=counts[0] if counts else None, tests_failed=counts[1] if counts else None,
-                      failing=ids, new_failures=[])
+                      failing=ids, new_failures=[], ran_classes=classes)
 
 
 def unusable(run: GateResult) -> str | None:
@@ -155,6 +158,21 @@ def judge(run: GateResult, base: GateResult | None) -> GateResult:
         verdict["passed"] = True
         verdict["summary"] = f"{run['summary']}; the base fails the same way (no test ids to compare)"
     return verdict
+
+
+def tests_not_run(reported: list[str], gate: GateResult) -> list[str]:
+    """Python test files a player reported writing that the gate's run (by its JUnit classnames) never ran;
+    empty when the gate reported no ids."""
+    if not gate["ran_classes"]:
+        return []
+    missing = []
+    for path in reported:
+        if not path.endswith(".py"):
+            continue
+        module = path.removesuffix(".py").replace("/", ".")
+        if not any(name == module or name.startswith(module + ".") for name in gate["ran_classes"]):
+            missing.append(path)
+    return missing
 
 
 def describe_base(base: GateResult) -> list[str]:

@@ -9,6 +9,7 @@ from langgraph.runtime import Runtime
 
 from agents import CoachInput
 from orchestrator.gate import GateResult
+from orchestrator.gate.result import tests_not_run
 from orchestrator.graph.context import RunContext
 from orchestrator.graph.state import FeedbackItem, Review, TaskState
 from orchestrator.graph.turns import AgentTurn, hung_command_note, session_failure
@@ -72,6 +73,13 @@ async def coach(state: TaskState, runtime: Runtime[RunContext]) -> TaskState:
         if gate["command"]:
             agent.events("gate", task_id, turn=turn, **gate)
         contradictions = contradicted_claims(decision.get("tests_verified"), gate)
+        player = state.get("player")
+        player_report = (player["report"] if player else None) or {}
+        unrun = tests_not_run([str(p) for p in player_report.get("tests_written") or []], gate)
+        if unrun:
+            detail = f"player claims contradicted: reported tests the gate did not run: {', '.join(unrun)}"
+            update["violations"] = [*update["violations"], detail]
+            agent.events("contract_violation", task_id, turn=turn, detail=detail)
         if contradictions:
             update["violations"] = [*update["violations"], *contradictions]
             update["claims_contradicted"] = int(state.get("claims_contradicted", 0)) + len(contradictions)

@@ -183,3 +183,15 @@ async def test_after_a_gate_that_could_not_run_the_same_thread_runs_once_it_is_f
         await workflow.run(verify="no-such-test-runner")
     run = await workflow.run()
     assert run.status("TASK-001") == "approved"
+
+
+async def test_tests_the_player_reports_but_the_gate_never_ran_are_a_violation(tmp_path: Path) -> None:
+    repo = python_repo(tmp_path)
+    claims = writes(RIGHT_ADD)
+    claims.report = {**(claims.report or {}), "tests_written": ["tests/test_add.py", "tests/test_ghost_suite.py"]}
+    ghost = {"tests/test_ghost_suite.py": "# collected by nothing: no test functions\n"}
+    claims.files = {**claims.files, **ghost}
+    run = await Workflow(repo, ScriptedAgents({"player": claims, "coach": approve()})).run()
+    assert run.status("TASK-001") == "approved"
+    violations = [e["detail"] for e in run.events if e["event"] == "contract_violation"]
+    assert violations == ["player claims contradicted: reported tests the gate did not run: tests/test_ghost_suite.py"]

@@ -74,7 +74,7 @@ def run_of(code: int | None, failing: list[str] | None, passed: int | None = 3,
            failed: int | None = None, command: str = "python -m pytest") -> GateResult:
     count = failed if failed is not None else (len(failing) if failing is not None else None)
     return GateResult(passed=code == 0, command=command, summary=f"exit {code}", output="", exit_code=code,
-                      tests_passed=passed, tests_failed=count, failing=failing, new_failures=[])
+                      tests_passed=passed, tests_failed=count, failing=failing, new_failures=[], ran_classes=None)
 
 
 def test_tests_red_on_the_base_neither_block_nor_hide() -> None:
