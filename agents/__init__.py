@@ -3,24 +3,64 @@
 The public API is small: the `Agents` protocol and its SDK implementation `ClaudeAgents` (protocol.py),
 `run_player`, `run_coach`, `run_precheck` (roles.py), the request/result types (types.py),
 `reap_orphans` (reaper.py) and the error tree (errors.py).
+
+Names are imported on first use (PEP 562), so `import agents.limits` or a read-only command never pays for
+the Agent SDK.
 """
 
-from agents.errors import AgentError, AgentSetupError, PromptError
-from agents.protocol import Agents, ClaudeAgents
-from agents.roles import (
-    CoachInput,
-    PlayerInput,
-    PrecheckVerdict,
-    SessionSettings,
-    TaskBrief,
-    format_feedback,
-    run_coach,
-    run_planner,
-    run_player,
-    run_precheck,
-)
-from agents.session import find_cli
-from agents.types import AgentResult, SessionLimits, SessionStatus, ToolCall
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from agents.errors import AgentError, AgentSetupError, PromptError
+    from agents.protocol import Agents, ClaudeAgents
+    from agents.roles import (
+        CoachInput,
+        PlayerInput,
+        PrecheckVerdict,
+        SessionSettings,
+        TaskBrief,
+        format_feedback,
+        run_coach,
+        run_planner,
+        run_player,
+        run_precheck,
+    )
+    from agents.session import find_cli
+    from agents.types import AgentResult, SessionLimits, SessionStatus, ToolCall
+
+_EXPORTS = {
+    "AgentError": "agents.errors",
+    "AgentSetupError": "agents.errors",
+    "PromptError": "agents.errors",
+    "Agents": "agents.protocol",
+    "ClaudeAgents": "agents.protocol",
+    "CoachInput": "agents.roles",
+    "PlayerInput": "agents.roles",
+    "PrecheckVerdict": "agents.roles",
+    "SessionSettings": "agents.roles",
+    "TaskBrief": "agents.roles",
+    "format_feedback": "agents.roles",
+    "run_coach": "agents.roles",
+    "run_planner": "agents.roles",
+    "run_player": "agents.roles",
+    "run_precheck": "agents.roles",
+    "find_cli": "agents.session",
+    "AgentResult": "agents.types",
+    "SessionLimits": "agents.types",
+    "SessionStatus": "agents.types",
+    "ToolCall": "agents.types",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'agents' has no attribute {name!r}")
+    return getattr(importlib.import_module(module), name)
+
 
 __all__ = [
     "AgentError",

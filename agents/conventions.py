@@ -109,6 +109,8 @@ def _denied(root: Path) -> list[str]:
     """`permissions.deny` of the project's settings: the one part of them an unattended run honours."""
     rules: list[str] = []
     for name in (".claude/settings.json", ".claude/settings.local.json"):
+        if not _inside(root / name, root):
+            continue  # a symlink out of the repo
         try:
             data = json.loads((root / name).read_text(encoding="utf-8"))
         except (OSError, ValueError):

@@ -35,6 +35,8 @@ class Pause:
 
 def limit_hit(result: AgentResult) -> bool:
     """Did this session end on a rate or usage limit (not on another API error)?"""
+    if result.status == "success":
+        return False  # a rate-limit notice in a session that still got through is not a stop
     if result.limit_resets_at is not None:
         return True
     text = " ".join(result.errors).lower()
@@ -57,10 +59,11 @@ class UsageLimitGate:
         self.pause: Pause | None = resume_from if resume_from and resume_from.until > clock() else None
         self.exceeded = False
         self._backoff = probe_interval_s
-        self._probing = False
+        self._probing: object | None = None  # the session sending the one request allowed after a pause
 
-    async def wait(self) -> None:
-        """Return when a session may send requests; raise UsageLimitExceeded past `max_wait`."""
+    async def wait(self, owner: object) -> bool:
+        """Return when `owner` (a session) may send requests, True when it is the one probing the limit;
+        raise UsageLimitExceeded past `max_wait`."""
         while self.pause is not None:
             now = self.clock()
             if self.pause.until - self.pause.since > self.max_wait_s:
@@ -71,37 +74,45 @@ class UsageLimitGate:
                     f" {self.max_wait_s:.0f}s")
             if now < self.pause.until:
                 await self.sleep(min(self.pause.until - now, 5.0))
-            elif not self._probing:
-                self._probing = True  # this session probes; the others wait for what it finds
-                return
+            elif self._probing is None or self._probing is owner:
+                self._probing = owner  # this session probes; the others wait for what it finds
+                return True
             else:
                 await self.sleep(1.0)
+        return False
 
-    def hit(self, resets_at: float | None, reason: str) -> None:
+    def hit(self, resets_at: float | None, reason: str, owner: object) -> None:
         """A session hit the limit: pause everything until `resets_at`, else back off exponentially (never
-        probing more than once per `probe_interval_s`)."""
+        probing more than once per `probe_interval_s`). Only the first hit or a failed probe grows the
+        backoff: sessions that were already running when the limit struck just join the pause."""
         now = self.clock()
+        probe_failed = self._probing is owner
         if resets_at is not None and resets_at > now:
             until = max(resets_at, now + 1.0)
-        else:
+        elif self.pause is None or probe_failed:
             until = now + self._backoff
             self._backoff = min(self._backoff * 2, MAX_BACKOFF_S)
-        until = max(until, now + self.probe_interval_s) if self._probing else until
+        else:
+            until = self.pause.until
+        if probe_failed:
+            until = max(until, now + self.probe_interval_s)
+            self._probing = None
         since = self.pause.since if self.pause is not None else now
         self.pause = Pause(until=max(until, self.pause.until if self.pause else 0.0), reason=reason, since=since)
-        self._probing = False
         if self.on_change is not None:
             self.on_change(self.pause)
 
-    def abandon_probe(self) -> None:
+    def abandon_probe(self, owner: object) -> None:
         """The probing session ended without an answer from the API (an error of ours): let another probe."""
-        self._probing = False
+        if self._probing is owner:
+            self._probing = None
 
-    def cleared(self) -> None:
-        """A request went through: the limit is over."""
-        self._probing = False
-        if self.pause is None:
+    def cleared(self, owner: object) -> None:
+        """`owner`'s session went through. Only the probe's says the limit is over: a session that was
+        already running when the limit struck proves nothing about requests sent now."""
+        if self.pause is None or self._probing is not owner:
             return
+        self._probing = None
         self.pause = None
         self._backoff = self.probe_interval_s
         if self.on_change is not None:

@@ -26,6 +26,9 @@ class SessionSettings:
     on_event: EventSink | None = None
     limit_gate: UsageLimitGate | None = None
     """The run's usage-limit gate: every session waits on it before it starts and reports limits to it."""
+    project_root: Path | None = None
+    """Where the repo's conventions are read (its main checkout): never the task's worktree, which the player
+    writes (a CLAUDE.md it wrote must not instruct the coach). None: the session's own folder."""
 
 
 @dataclass
@@ -188,7 +191,7 @@ def _request(
 ) -> SessionRequest:
     """One session of a role: its system prompt, tools and limits from the prompt's front-matter, plus the
     repo's own conventions (CLAUDE.md, denied tools) as Claude Code would give them."""
-    conventions = load_conventions(cwd)
+    conventions = load_conventions(settings.project_root or cwd)
     return SessionRequest(
         role=role,
         task_id=task_id,

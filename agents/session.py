@@ -87,29 +87,30 @@ async def run_session(request: SessionRequest) -> AgentResult:
     limited: AgentResult | None = None  # the session a limit stopped: the next try continues it
     spent = 0.0
     while True:
-        if gate is not None:
-            try:
-                await gate.wait()
-            except UsageLimitExceeded as exc:
-                emit(request, {"event": "session_end", "status": "usage_limit", "cost_usd": 0.0})
-                return AgentResult(role=request.role, status="usage_limit", errors=[str(exc)], attempts=attempts)
         try:
             result = await _with_retries(request, limited)
+        except UsageLimitExceeded as exc:
+            # What the limited session did and spent stays on the record.
+            stopped = limited or AgentResult(role=request.role, status="usage_limit")
+            stopped.status, stopped.attempts, stopped.cost_usd = "usage_limit", attempts, round(spent, 6)
+            stopped.errors.append(str(exc))
+            emit(request, {"event": "session_end", "status": "usage_limit", "cost_usd": 0.0})
+            return stopped
         except BaseException:
             if gate is not None:
-                gate.abandon_probe()
+                gate.abandon_probe(request)
             raise
         attempts += result.attempts
         spent += result.cost_usd
         if gate is None or not limit_hit(result):
             if gate is not None:
-                gate.cleared()
+                gate.cleared(request)
             result.attempts = attempts
             result.cost_usd = round(spent, 6)
             return result
         limited = result
         reason = short_reason(result)
-        gate.hit(result.limit_resets_at, reason)
+        gate.hit(result.limit_resets_at, reason, request)
         emit(request, {"event": "retry", "attempt": attempts, "reason": f"{reason}: the run pauses",
                        "wait_s": max(0.0, (gate.pause.until if gate.pause else 0.0) - time.time())})
 
@@ -133,10 +134,13 @@ async def _with_retries(request: SessionRequest, previous: AgentResult | None = 
     skip_limits = request.limit_gate is not None
     async for attempt in retrying(request.retry_attempts, request.retry_max_wait_s, on_retry, skip_limits):
         with attempt:
+            if request.limit_gate is not None:
+                await request.limit_gate.wait(request)  # a retry waits out a pause that began meanwhile
             attempts += 1
-            result = await _attempt(_continuation(request, previous), previous)
+            result = await _attempt(_continuation(request, previous, spent), previous)
             spent += result.cost_usd
-            previous = result
+            if result.session_id:  # an attempt that never started must not lose the session to continue
+                previous = result
         outcome = attempt.retry_state.outcome
         if outcome is not None and not outcome.failed:
             attempt.retry_state.set_result(result)
@@ -146,11 +150,14 @@ async def _with_retries(request: SessionRequest, previous: AgentResult | None = 
     return result
 
 
-def _continuation(request: SessionRequest, previous: AgentResult | None) -> SessionRequest:
-    """The request for the next attempt: the same session continued when the failed one got an id."""
+def _continuation(request: SessionRequest, previous: AgentResult | None, spent: float) -> SessionRequest:
+    """The request for the next attempt: the same session continued when the failed one got an id, with what
+    is left of the session's budget (each CLI process reports its own cost; measured on the bundled CLI)."""
+    cap = request.limits.max_budget_usd
+    limits = dataclasses.replace(request.limits, max_budget_usd=max(cap - spent, 1e-4)) if cap and spent else None
     if previous is None or not previous.session_id:
-        return request
-    return dataclasses.replace(request, resume_session=previous.session_id,
+        return dataclasses.replace(request, limits=limits) if limits else request
+    return dataclasses.replace(request, resume_session=previous.session_id, limits=limits or request.limits,
                                prompt=CONTINUE_PROMPT.format(reason=short_reason(previous)))
 
 

@@ -9,7 +9,7 @@ from pathlib import Path
 from orchestrator.errors import GateUnusableError
 from orchestrator.gate.detect import NO_GATE, choose_gate
 from orchestrator.gate.environment import default_setup, gate_env
-from orchestrator.gate.result import GateSetup, run_gate, unusable
+from orchestrator.gate.result import GateSetup, run_gate, unusable_base
 from orchestrator.processes import run_shell
 from orchestrator.repo.git import GitRepo
 
@@ -39,7 +39,7 @@ async def check_gate(repo: GitRepo, feature_id: str, base_sha: str, *, plan_veri
                 raise GateUnusableError(f"{why} ({base_sha[:10]}): fix it, or pass --setup CMD (or --setup none);"
                                         f" no agent was started\n{done.tail(20)}", why)
         base = await run_gate(choice.command, worktree, timeout_s, env)
-        reason = unusable(base)
+        reason = unusable_base(base, detected=verify is None and not plan_verify)
         if reason:
             raise GateUnusableError(
                 f"the gate {choice.describe()} can't run on the base ({base_sha[:10]}): {reason}. Fix it, or pass"

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
@@ -88,15 +89,22 @@ def _tests_folder(root: Path) -> str | None:
 
 def _python(root: Path) -> GateChoice | None:
     config = _pytest_config(root)
-    if config:
-        return GateChoice("python -m pytest", f"pytest configuration in {config}")
     folder = _tests_folder(root)
-    if folder is None:
+    if config is None and folder is None:
         return None
-    has_pytest = run(["python", "-c", "import pytest"], root, timeout=60, env=gate_env(root, root)).ok
+    env = gate_env(root, root)
+    # `python` where the repo's environment has it (a venv always does), else `python3`.
+    python = "python" if shutil.which("python", path=env.get("PATH")) else "python3"
+    if config:
+        return GateChoice(f"{python} -m pytest", f"pytest configuration in {config}")
+    try:
+        has_pytest = run([python, "-c", "import pytest"], root, timeout=60, env=env).ok
+    except OSError:
+        has_pytest = False
     if has_pytest:
-        return GateChoice("python -m pytest", f"Python tests in {folder}/, pytest in the repo's environment")
-    return GateChoice(f"python -m unittest discover -s {folder} -t .",
+        return GateChoice(f"{python} -m pytest", f"Python tests in {folder}/, pytest in the repo's environment")
+    top = " -t ." if (root / str(folder) / "__init__.py").is_file() else ""
+    return GateChoice(f"{python} -m unittest discover -s {folder}{top}",
                       f"Python tests in {folder}/, unittest (no pytest in the repo's environment)")
 
 

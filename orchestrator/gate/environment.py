@@ -27,6 +27,8 @@ def repo_venv(root: Path) -> Path | None:
 
 
 def _without_ours(path: str) -> list[str]:
+    if sys.prefix == sys.base_prefix:
+        return [entry for entry in path.split(os.pathsep) if entry]  # not a virtualenv: nothing of ours to drop
     ours = {Path(sys.prefix).resolve() / "bin", Path(sys.executable).parent.resolve()}
     kept = []
     for entry in path.split(os.pathsep):

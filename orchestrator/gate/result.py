@@ -134,10 +134,27 @@ def unusable(run: GateResult) -> str | None:
     return None
 
 
+def unusable_base(base: GateResult, detected: bool) -> str | None:
+    """Why the base's run leaves nothing to judge tasks by, or None. Beyond `unusable`, for a command we
+    detected (a plan's own `verify` may be red on the base by design): a red base must say which tests fail
+    (ids) or how many (counts) and pass at least one, else the repo's environment is what is broken."""
+    reason = unusable(base)
+    if reason or base["passed"] or not detected:
+        return reason
+    if base["failing"] is None and base["tests_failed"] is None:
+        return (f"`{base['command']}` fails on the base (exit {base['exit_code']}) and reports neither test ids"
+                " nor counts, so no task could be judged by it")
+    if base["tests_passed"] == 0:
+        return f"`{base['command']}` passes no test on the base (exit {base['exit_code']})"
+    return None
+
+
 def judge(run: GateResult, base: GateResult | None) -> GateResult:
     """The verdict on a task's (or a merge's) run, given the base's run of the same command."""
     if run["passed"] or base is None or base["passed"] or base["command"] != run["command"]:
         return run
+    if not base["tests_passed"]:
+        return run  # nothing passed on the base: "no new failures" would let a task through on no evidence
     if unusable(run) or run["exit_code"] is None:
         return run
     verdict = run.copy()

@@ -125,6 +125,7 @@ class RunContext:
             cli_path=self.options.cli_path,
             on_event=events.session_event,
             limit_gate=self.limit_gate,
+            project_root=self.repo.root,
         )
 
     def events(self, runtime: Runtime[Any]) -> EventLog:

@@ -29,8 +29,8 @@ from langgraph.types import Interrupt
 from agents import ClaudeAgents
 from agents.limits import Pause, UsageLimitGate
 from orchestrator import reports
-from orchestrator.errors import PlanError
-from orchestrator.gate import GateSetup
+from orchestrator.errors import InputError, PlanError
+from orchestrator.gate import GateChoice, GateSetup, choose_gate
 from orchestrator.gate.baseline import check_gate
 from orchestrator.graph import merge, review_nodes, routing, task_nodes
 from orchestrator.graph.context import RunContext, Spend
@@ -202,6 +202,11 @@ async def _run_feature(inputs: FeatureInput, options: RunOptions, repo: GitRepo,
         gate = await gate_baseline(str(repo.root), plan.id, plan.base_branch, key)
     finally:
         del _OPTIONS[key]
+    if options.verify is not None and choose_gate(repo.root, plan.verify, options.verify).command != gate["command"]:
+        # The gate was decided and checked on the base when the run started; a resume can't swap it silently.
+        raise InputError(f"this run's gate is {GateChoice(gate['command'], gate['source']).describe()}, decided"
+                         f" when it started; --verify {options.verify!r} does not apply to it: resume without"
+                         " --verify, or `run --fresh` to start over with the new gate")
     setup = await prepare_feature(str(repo.root), plan.id, plan.base_branch, digest)
     if setup.get("plan_digest", digest) != digest:
         raise PlanError(f"the plan of {plan.id} changed since its run started: put it back, or start over on a"

@@ -12,10 +12,10 @@ from pathlib import Path
 import pytest
 from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
-from agents.testing.scripted_agents import ScriptedAgents, approve, writes
+from agents.testing.scripted_agents import ScriptedAgents, Turn, approve, writes
 from orchestrator import inspection
 from orchestrator.demo import git, make_sample_repo
-from orchestrator.errors import GateUnusableError
+from orchestrator.errors import GateUnusableError, InputError
 from orchestrator.plan import load_plan
 from orchestrator.store import CheckpointStore
 from tests.graph.harness import Workflow, plan, task
@@ -195,3 +195,13 @@ async def test_tests_the_player_reports_but_the_gate_never_ran_are_a_violation(t
     assert run.status("TASK-001") == "approved"
     violations = [e["detail"] for e in run.events if e["event"] == "contract_violation"]
     assert violations == ["player claims contradicted: reported tests the gate did not run: tests/test_ghost_suite.py"]
+
+
+async def test_a_different_verify_on_resume_is_refused_not_silently_ignored(tmp_path: Path) -> None:
+    repo = python_repo(tmp_path)
+    agents = ScriptedAgents({"player": Turn(raises=RuntimeError("disk full"))})  # the task errs: resumable
+    workflow = Workflow(repo, agents)
+    first = await workflow.run(verify="python -m pytest -q")
+    assert first.output is None, "the run is unfinished"
+    with pytest.raises(InputError, match="does not apply to it"):
+        await workflow.run(fresh_input=False, verify="python -m pytest -x")

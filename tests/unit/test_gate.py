@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from orchestrator.gate import GateResult, choose_gate, default_setup, detect_test_command, judge, unusable
+from orchestrator.gate.result import unusable_base
 
 
 def repo_with(tmp_path: Path, files: dict[str, str]) -> Path:
@@ -41,7 +42,7 @@ def test_a_tests_folder_without_pytest_in_the_repos_environment_uses_unittest(tm
     (repo / ".venv" / "bin" / "python").symlink_to("/usr/bin/python3")
     (repo / ".venv" / "pyvenv.cfg").write_text("home = /usr/bin\n")
     choice = detect_test_command(repo)
-    assert choice.command == "python -m unittest discover -s tests -t ." and "unittest" in choice.source
+    assert choice.command == "python -m unittest discover -s tests" and "unittest" in choice.source
 
 
 @pytest.mark.parametrize("files", [
@@ -107,3 +108,13 @@ def test_a_command_that_cannot_gate_is_recognised(code: int, failing: list[str] 
 
 def test_a_red_but_running_suite_can_gate() -> None:
     assert unusable(run_of(1, ["t::a"])) is None
+
+
+def test_a_base_that_passes_nothing_is_judged_strictly_and_a_detected_one_is_refused() -> None:
+    nothing_passes = run_of(2, ["tests.test_sub"], passed=0)
+    assert not judge(run_of(2, ["tests.test_sub"], passed=0), nothing_passes)["passed"], \
+        "a task that leaves the only (broken) test as it was does not pass on no evidence"
+    assert unusable_base(nothing_passes, detected=True) is not None
+    assert unusable_base(nothing_passes, detected=False) is None, "a plan's own verify may be red by design"
+    silent = run_of(1, None, passed=None, failed=None, command="go test ./...")
+    assert "neither test ids nor counts" in (unusable_base(silent, detected=True) or "")

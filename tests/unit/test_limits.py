@@ -31,15 +31,16 @@ async def test_everyone_waits_for_the_reset_then_one_probes_before_the_rest() ->
     clock = FakeClock()
     changes: list[Pause | None] = []
     gate = gate_on(clock, on_change=changes.append)
-    gate.hit(clock.now + 25, "rate limited (429)")
+    gate.hit(clock.now + 25, "rate limited (429)", "a")
     released: list[tuple[str, float]] = []
 
     async def session(name: str) -> None:
-        await gate.wait()
+        probe = await gate.wait(name)
         released.append((name, clock.now))
-        if len(released) == 1:  # the probe: its request goes through
+        gate.cleared(name)  # only the probe's success lifts the pause
+        if probe:
             await clock.sleep(2)
-            gate.cleared()
+            gate.cleared(name)
 
     await asyncio.wait_for(asyncio.gather(session("a"), session("b"), session("c")), timeout=10)
     first_at = released[0][1]
@@ -53,8 +54,8 @@ async def test_without_a_reset_time_it_backs_off_exponentially_one_probe_a_minut
     gate = gate_on(clock)
     probes: list[float] = []
     for _ in range(4):
-        gate.hit(None, "overloaded")
-        await gate.wait()
+        gate.hit(None, "overloaded", "s")
+        assert await gate.wait("s")
         probes.append(clock.now)
     gaps = [later - earlier for earlier, later in itertools.pairwise(probes)]
     assert all(gap >= 60 for gap in gaps) and gaps == sorted(gaps) and gaps[-1] > gaps[0]
@@ -63,9 +64,9 @@ async def test_without_a_reset_time_it_backs_off_exponentially_one_probe_a_minut
 async def test_a_pause_past_max_wait_stops_the_run() -> None:
     clock = FakeClock()
     gate = gate_on(clock, max_wait=600)
-    gate.hit(clock.now + 3600, "usage limit reached")
+    gate.hit(clock.now + 3600, "usage limit reached", "s")
     with pytest.raises(UsageLimitExceeded, match="past --max-wait 600s"):
-        await gate.wait()
+        await gate.wait("s")
     assert gate.exceeded
 
 
@@ -73,6 +74,16 @@ async def test_a_recorded_pause_is_resumed_into_for_the_remaining_time_only() ->
     clock = FakeClock()
     recorded = Pause(until=clock.now + 40, reason="rate limited (429)", since=clock.now - 20)
     gate = gate_on(clock, resume_from=recorded)
-    await gate.wait()
+    await gate.wait("s")
     assert clock.now == pytest.approx(1_000_040.0, abs=5.0)
     assert gate_on(clock, resume_from=Pause(until=clock.now - 1, reason="x", since=0)).pause is None
+
+
+async def test_sessions_already_running_join_the_pause_without_growing_it_or_lifting_it() -> None:
+    clock = FakeClock()
+    gate = gate_on(clock)
+    for name in ("a", "b", "c", "d"):  # four sessions refused at nearly the same moment
+        gate.hit(None, "rate limited (429)", name)
+    assert gate.pause is not None and gate.pause.until == clock.now + 60, "one backoff, not four doublings"
+    gate.cleared("e")  # a session that started before the limit finishing fine proves nothing
+    assert gate.pause is not None
