@@ -133,7 +133,9 @@ def main() -> None:
         f"## Parallel efficiency: {TASKS} independent tasks (each: player 3 responses, coach 2 responses)",
         "",
         "The bare CLI column runs the same sessions (per task a player, then a coach) with `claude -p` at the *same*"
-        " concurrency, so the ratio is our overhead, not the machine's core count.",
+        " concurrency, so the ratio is our overhead, not the machine's core count. That overhead includes the"
+        " objective gate, which the bare CLI doesn't run: per task the gate and the integration gate (pytest,"
+        " ~0.3 s each here), plus one run on the base, worktrees, commits and merges (~1 s per task in all).",
         "",
         "| --parallel | orchestrator | efficiency (T1 / (p × Tp)) | bare CLI, same concurrency | ratio |",
         "|---|---|---|---|---|",
