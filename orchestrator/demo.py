@@ -19,6 +19,9 @@ from agents.testing.scripted_model import ScriptedModel
 SAMPLE_FILES = {
     ".gitignore": "__pycache__/\n.pytest_cache/\n*.pyc\n",
     "README.md": "# calc\n\nA tiny calculator package used by the AutoBuild demo.\n",
+    # Its own pytest config: without one, pytest would take the config of whatever project encloses the
+    # sample repo (demo-workspace/ sits inside this checkout) as its own.
+    "pytest.ini": "[pytest]\n",
     "calc/__init__.py": '"""A tiny calculator."""\n',
     "calc/add.py": "def add(a: float, b: float) -> float:\n    return a + b\n",
     "tests/test_add.py": "from calc.add import add\n\n\ndef test_add():\n    assert add(2, 3) == 5\n",

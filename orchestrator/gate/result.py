@@ -55,6 +55,16 @@ _UNITTEST_FAILED = re.compile(r"^FAILED \((?:failures=(\d+))?(?:, )?(?:errors=(\
 _NO_TESTS = re.compile(r"\bno tests ran\b|\bcollected 0 items\b", re.IGNORECASE)
 
 
+# When pytest finds its rootdir above the worktree (no pytest config in the repo, an enclosing project), JUnit
+# classnames carry the worktree's own path ("repo..autobuild.worktrees.FEAT-001.TASK-002.tests.test_x"): cut it,
+# so the same test has the same id in every worktree (the base's run and each task's).
+_WORKTREE_PREFIX = re.compile(r"^(?:.*\.)?\.?autobuild\.worktrees\.[^.]+\.[^.]+\.")
+
+
+def _classname(raw: str | None) -> str:
+    return _WORKTREE_PREFIX.sub("", raw or "")
+
+
 def _junit(path: Path) -> tuple[int, list[str], list[str]] | None:
     """(passed, failing ids, classnames that ran) from a JUnit XML report, or None when there is none."""
     try:
@@ -63,8 +73,9 @@ def _junit(path: Path) -> tuple[int, list[str], list[str]] | None:
         return None
     passed, failing, classes = 0, [], set()
     for case in root.iter("testcase"):
-        classes.add(case.get("classname") or "")
-        test_id = "::".join(part for part in (case.get("classname"), case.get("name")) if part)
+        classname = _classname(case.get("classname"))
+        classes.add(classname)
+        test_id = "::".join(part for part in (classname, case.get("name")) if part)
         if case.find("failure") is not None or case.find("error") is not None:
             failing.append(test_id)
         elif case.find("skipped") is None:

@@ -205,3 +205,17 @@ async def test_a_different_verify_on_resume_is_refused_not_silently_ignored(tmp_
     assert first.output is None, "the run is unfinished"
     with pytest.raises(InputError, match="does not apply to it"):
         await workflow.run(fresh_input=False, verify="python -m pytest -x")
+
+
+async def test_test_ids_are_the_same_in_every_worktree_when_pytest_roots_above_the_repo(tmp_path: Path) -> None:
+    (tmp_path / "pytest.ini").write_text("[pytest]\n")  # an enclosing project: pytest's rootdir is above the repo
+    red = {"tests/test_flaky.py": "def test_known_bad():\n    assert False\n"}
+    files = {name: text for name, text in {**PY_FILES, **red}.items() if name != "tests/__init__.py"}
+    repo = make_sample_repo(tmp_path / "repo", files=files, plan=plan(task("TASK-001"), verify=None))
+    claims = writes(RIGHT_ADD)
+    claims.report = {**(claims.report or {}), "tests_written": ["tests/test_add.py"]}
+    run = await Workflow(repo, ScriptedAgents({"player": claims, "coach": approve()})).run()
+    start = next(e for e in run.events if e["event"] == "feature_start")
+    assert start["base_failing"] == ["tests.test_flaky::test_known_bad"]
+    assert run.status("TASK-001") == "approved", run.results
+    assert not [e for e in run.events if e["event"] == "contract_violation"]
