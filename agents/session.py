@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
+import functools
 import os
 import shutil
 import tempfile
@@ -134,10 +135,13 @@ async def _with_retries(request: SessionRequest, previous: AgentResult | None = 
     skip_limits = request.limit_gate is not None
     async for attempt in retrying(request.retry_attempts, request.retry_max_wait_s, on_retry, skip_limits):
         with attempt:
-            if request.limit_gate is not None:
-                await request.limit_gate.wait(request)  # a retry waits out a pause that began meanwhile
+            answered: Callable[[], None] | None = None
+            if (gate := request.limit_gate) is not None and await gate.wait(request):  # waits out a pause
+                # This session probes the limit: its first answer lifts the pause for everyone at once, not
+                # the end of the whole session.
+                answered = functools.partial(gate.cleared, request)
             attempts += 1
-            result = await _attempt(_continuation(request, previous, spent), previous)
+            result = await _attempt(_continuation(request, previous, spent), previous, answered)
             spent += result.cost_usd
             if result.session_id:  # an attempt that never started must not lose the session to continue
                 previous = result
@@ -234,7 +238,8 @@ def _options(
     )
 
 
-async def _attempt(request: SessionRequest, previous: AgentResult | None = None) -> AgentResult:
+async def _attempt(request: SessionRequest, previous: AgentResult | None = None,
+                   answered: Callable[[], None] | None = None) -> AgentResult:
     continued = previous if request.resume_session and previous is not None else None
     # A continued session keeps what the failed attempt already did: its tool calls and files.
     recorder = ToolRecorder(request.role, request.task_id, calls=list(continued.tool_calls) if continued else [])
@@ -263,6 +268,7 @@ async def _attempt(request: SessionRequest, previous: AgentResult | None = None)
         collector = Collector(request, result)
         collector.questions = questions
         collector.recorder = recorder
+        collector.on_answer = answered
         await _consume(request, queue, collector, Transcript(request.transcript_path), started)
     finally:
         await _shutdown(client, pump_task, tag)

@@ -6,6 +6,7 @@ import contextlib
 import dataclasses
 import json
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -65,6 +66,8 @@ class Collector:
         """Tool calls started and not finished, by id: "Bash: pytest -q"."""
         self.questions: QuestionGate | None = None
         self.recorder: ToolRecorder | None = None
+        self.on_answer: Callable[[], None] | None = None
+        """Called once, on the model's first real answer (not a synthetic error message)."""
         self._finished = False
 
     @property
@@ -81,6 +84,9 @@ class Collector:
         if isinstance(message, SystemMessage):
             self._system(message)
         elif isinstance(message, AssistantMessage):
+            if self.on_answer is not None and message.error is None:
+                self.on_answer()
+                self.on_answer = None
             texts = [block.text for block in message.content if isinstance(block, TextBlock)]
             if texts:
                 result.final_text = "\n".join(texts)

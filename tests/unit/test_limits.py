@@ -5,10 +5,15 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+from pathlib import Path
 
 import pytest
+from claude_agent_sdk import AssistantMessage, TextBlock
 
 from agents.limits import Pause, UsageLimitExceeded, UsageLimitGate
+from agents.session import SessionRequest
+from agents.stream import Collector
+from agents.types import AgentResult
 
 
 class FakeClock:
@@ -87,3 +92,15 @@ async def test_sessions_already_running_join_the_pause_without_growing_it_or_lif
     assert gate.pause is not None and gate.pause.until == clock.now + 60, "one backoff, not four doublings"
     gate.cleared("e")  # a session that started before the limit finishing fine proves nothing
     assert gate.pause is not None
+
+
+def test_the_probes_first_real_answer_lifts_the_pause_not_the_end_of_its_session(tmp_path: Path) -> None:
+    request = SessionRequest(role="player", task_id="T", turn=1, cwd=tmp_path, system_prompt="", prompt="", tools=[])
+    collector = Collector(request, AgentResult(role="player", status="success"))
+    answers: list[str] = []
+    collector.on_answer = lambda: answers.append("lifted")
+    collector.take(AssistantMessage(content=[TextBlock("API Error: 429")], model="<synthetic>", error="rate_limit"))
+    assert answers == [], "a synthetic error message is not an answer"
+    collector.take(AssistantMessage(content=[TextBlock("working")], model="claude"))
+    collector.take(AssistantMessage(content=[TextBlock("still working")], model="claude"))
+    assert answers == ["lifted"]
