@@ -185,6 +185,13 @@ async def run_precheck(data: CoachInput, settings: SessionSettings) -> tuple[Age
     return result, parse_precheck(result.final_text)
 
 
+async def check_model(cwd: Path, settings: SessionSettings) -> AgentResult:
+    """`doctor`'s live check: one tool-less, one-turn session; does a model answer with these credentials?"""
+    system = load_prompt("doctor")
+    return await run_session(_request("doctor", task_id="doctor", turn=1, cwd=cwd, system=system,
+                                      prompt="Reply with OK.", settings=settings, transcript_path=None))
+
+
 def _request(
     role: str, *, task_id: str, turn: int, cwd: Path, system: PromptTemplate, prompt: str,
     settings: SessionSettings, transcript_path: Path | None, **extra: Any,

@@ -112,6 +112,8 @@ def build_parser() -> argparse.ArgumentParser:
     doctor.add_argument("--repo", type=Path, default=None)
     doctor.add_argument("--db", default=None)
     doctor.add_argument("--json", action="store_true")
+    doctor.add_argument("--offline", action="store_true",
+                        help="skip the live model call that checks the credentials really work")
     validate = commands.add_parser("validate", help="validate a feature plan")
     validate.add_argument("feature")
     validate.add_argument("--repo", type=Path, default=None)

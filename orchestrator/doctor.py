@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import asyncio
 import json
 import os
 import socket
@@ -12,7 +13,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlparse
 
-from agents import AgentError, find_cli
+from agents import AgentError, SessionLimits, SessionSettings, check_model, find_cli
 from orchestrator.errors import InputError
 from orchestrator.processes import run
 from orchestrator.settings import resolve_db
@@ -22,7 +23,7 @@ def _check(name: str, ok: bool, detail: str) -> dict[str, Any]:
     return {"check": name, "ok": ok, "detail": detail}
 
 
-def checks(repo: Path, db: str | None) -> list[dict[str, Any]]:
+def checks(repo: Path, db: str | None, live: bool = True) -> list[dict[str, Any]]:
     results = []
     try:
         cli = find_cli(os.environ.get("ORCHESTRATOR_CLI_PATH"))
@@ -46,7 +47,23 @@ def checks(repo: Path, db: str | None) -> list[dict[str, Any]]:
     except (OSError, InputError) as exc:
         results.append(_check("checkpoint DB", False, f"{store}: {exc}"))
     results.append(_endpoint())
+    if live:
+        results.append(_model_call(repo))
     return results
+
+
+def _model_call(repo: Path) -> dict[str, Any]:
+    """One tiny real session: do the credentials in use get an answer? (costs a fraction of a cent)"""
+    settings = SessionSettings(limits=SessionLimits(session_timeout_s=90, idle_timeout_s=60), retry_attempts=1)
+    try:
+        result = asyncio.run(check_model(repo, settings))
+    except AgentError as exc:
+        return _check("model call", False, str(exc))
+    if result.status == "success":
+        return _check("model call", True, f"the model answered (${result.cost_usd:.4f})")
+    reasons = {"auth_error": "the credentials were rejected (401/403): check ANTHROPIC_API_KEY or `claude` login"}
+    detail = reasons.get(result.status) or f"{result.status}: {(result.errors or ['no detail'])[-1]}"
+    return _check("model call", False, detail)
 
 
 def _credentials() -> dict[str, Any]:
@@ -81,7 +98,7 @@ def _endpoint() -> dict[str, Any]:
 
 def run_doctor(args: argparse.Namespace) -> int:
     repo = (args.repo or Path(".")).resolve()
-    results = checks(repo, args.db)
+    results = checks(repo, args.db, live=not args.offline)
     if args.json:
         print(json.dumps(results))
     else:

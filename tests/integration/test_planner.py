@@ -107,10 +107,15 @@ def test_doctor_reports_without_leaking_the_key(tmp_path: Path, model_factory: C
     result = run_cli("doctor", "--repo", str(repo), "--db", str(tmp_path / "db.sqlite"), "--json", model=model)
     assert result.returncode == 0, result.stdout + result.stderr
     checks = {c["check"]: c for c in json.loads(result.stdout)}
-    assert set(checks) == {"claude CLI", "credentials", "git", "repo", "checkpoint DB", "model endpoint"}
-    assert all(c["ok"] for c in checks.values())
+    assert set(checks) == {"claude CLI", "credentials", "git", "repo", "checkpoint DB", "model endpoint",
+                           "model call"}
+    assert all(c["ok"] for c in checks.values()), checks
+    assert "the model answered" in checks["model call"]["detail"]
+    assert any(r.role == "doctor" for r in model.requests), "a real session reached the model"
     assert "2.1." in checks["claude CLI"]["detail"]
     assert SECRET_KEY not in result.stdout + result.stderr
     model.stop()
     down = run_cli("doctor", "--repo", str(repo), "--db", str(tmp_path / "db.sqlite"), model=model)
-    assert down.returncode == 1 and "FAIL  model endpoint" in down.stdout
+    assert down.returncode == 1 and "FAIL  model endpoint" in down.stdout and "FAIL  model call" in down.stdout
+    offline = run_cli("doctor", "--repo", str(repo), "--db", str(tmp_path / "db.sqlite"), "--offline", model=model)
+    assert "model call" not in offline.stdout

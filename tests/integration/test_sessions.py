@@ -290,6 +290,7 @@ async def test_a_claude_code_login_without_an_api_key_drives_a_session(
     doctor = await asyncio.to_thread(subprocess.run, [sys.executable, "-m", "orchestrator", "doctor", "--repo",
                                      str(worktree), "--db", str(tmp_path / "db.sqlite"), "--json"],
                                      capture_output=True, text=True, check=False)
-    credentials = next(c for c in json.loads(doctor.stdout) if c["check"] == "credentials")
-    assert credentials["ok"] and "Claude Code login (max subscription)" in credentials["detail"]
+    found = {c["check"]: c for c in json.loads(doctor.stdout)}
+    assert found["credentials"]["ok"] and "Claude Code login (max subscription)" in found["credentials"]["detail"]
+    assert found["model call"]["ok"], "and the login works: the model answered"
     assert "fake" not in doctor.stdout + doctor.stderr, "no secret is shown"
