@@ -1,8 +1,9 @@
 """The target repo's conventions for its agents, as Claude Code would give them: CLAUDE.md memory (the root's,
-`.claude/CLAUDE.md`, nested folders' files, `@path` imports) and `.claude/settings.json`'s `permissions.deny`.
+`.claude/CLAUDE.md`, nested folders' files, `@path` imports), `.claude/settings.json`'s `permissions.deny`,
+and its `hooks` for runs that ask for them.
 
 We read them ourselves rather than letting the CLI load project settings, because those would also bring the
-repo's hooks, `env`, `apiKeyHelper` and MCP servers, none of which an unattended run should execute.
+repo's `env`, `apiKeyHelper` and MCP servers, none of which an unattended run should execute.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ import json
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 MEMORY_NAMES = ("CLAUDE.md", ".claude/CLAUDE.md", "CLAUDE.local.md")
 MAX_IMPORT_DEPTH = 5  # Claude Code's own limit for `@path` imports
@@ -29,6 +31,8 @@ class Conventions:
     memory: str = ""
     deny: list[str] = field(default_factory=list)
     sources: list[str] = field(default_factory=list)
+    hooks: dict[str, Any] = field(default_factory=dict)
+    """The project's `hooks` settings: run only when the run asks for them (`--repo-hooks`)."""
 
 
 def load_conventions(root: Path) -> Conventions:
@@ -46,7 +50,7 @@ def load_conventions(root: Path) -> Conventions:
     if len(memory) > MAX_TOTAL_CHARS:
         memory = memory[:MAX_TOTAL_CHARS] + "\n\n(… the rest of the project's CLAUDE.md files was cut)"
     found.memory = memory
-    found.deny = _denied(root)
+    found.deny, found.hooks = _project_settings(root)
     return found
 
 
@@ -105,9 +109,11 @@ def _expand(path: Path, root: Path, seen: set[Path], depth: int) -> str:
     return "\n".join(out)
 
 
-def _denied(root: Path) -> list[str]:
-    """`permissions.deny` of the project's settings: the one part of them an unattended run honours."""
+def _project_settings(root: Path) -> tuple[list[str], dict[str, Any]]:
+    """`permissions.deny` (always honoured) and `hooks` (only on request) of the project's settings; nothing
+    else of them (env, apiKeyHelper, MCP servers) ever reaches a session."""
     rules: list[str] = []
+    hooks: dict[str, Any] = {}
     for name in (".claude/settings.json", ".claude/settings.local.json"):
         if not _inside(root / name, root):
             continue  # a symlink out of the repo
@@ -115,6 +121,12 @@ def _denied(root: Path) -> list[str]:
             data = json.loads((root / name).read_text(encoding="utf-8"))
         except (OSError, ValueError):
             continue
-        deny = (data.get("permissions") or {}).get("deny") if isinstance(data, dict) else None
+        if not isinstance(data, dict):
+            continue
+        deny = (data.get("permissions") or {}).get("deny")
         rules += [rule for rule in deny or [] if isinstance(rule, str) and rule.strip() and rule not in rules]
-    return rules
+        if isinstance(data.get("hooks"), dict):
+            for event, matchers in data["hooks"].items():
+                if isinstance(matchers, list):
+                    hooks.setdefault(str(event), []).extend(matchers)
+    return rules, hooks

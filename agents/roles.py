@@ -26,6 +26,8 @@ class SessionSettings:
     on_event: EventSink | None = None
     limit_gate: UsageLimitGate | None = None
     """The run's usage-limit gate: every session waits on it before it starts and reports limits to it."""
+    repo_hooks: bool = False
+    """Run the project's own `.claude/settings.json` hooks in sessions (off unless the user asks)."""
     project_root: Path | None = None
     """Where the repo's conventions are read (its main checkout): never the task's worktree, which the player
     writes (a CLAUDE.md it wrote must not instruct the coach). None: the session's own folder."""
@@ -206,6 +208,8 @@ def _request(
         cwd=cwd,
         system_prompt=system.render(task_id=task_id, feature_id=task_id, turn=turn) + _memory_section(conventions),
         denied_rules=conventions.deny,
+        extra_settings=json.dumps({"hooks": conventions.hooks}) if settings.repo_hooks and conventions.hooks
+        else None,
         prompt=prompt,
         tools=list(system.meta.get("tools") or []),
         limits=_limits(settings.limits, system.meta),

@@ -65,6 +65,8 @@ class SessionRequest:
     """Answers a human already gave, by question text: AskUserQuestion gets them in the SDK's format."""
     transcript_path: Path | None = None
     denied_rules: list[str] = field(default_factory=list)
+    extra_settings: str | None = None
+    """Settings JSON handed to the CLI as flag settings: only ever the project's `hooks`, when asked for."""
     """The repo's `permissions.deny` rules (e.g. "Bash(rm:*)"), passed to the CLI as disallowed tools."""
     cli_path: str | None = None
     retry_attempts: int = 3
@@ -229,6 +231,7 @@ def _options(
         strict_mcp_config=True,
         max_turns=request.limits.max_turns,
         resume=request.resume_session,
+        settings=request.extra_settings,
         max_budget_usd=request.limits.max_budget_usd,
         model=request.model,
         env=env,

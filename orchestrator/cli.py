@@ -76,6 +76,8 @@ def _add_run_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--setup", default=None, metavar="CMD",
                         help="prepare each new worktree (e.g. 'npm ci'); 'none' for nothing (default: the plan's"
                              " setup, else reuse the main checkout's .venv / node_modules)")
+    parser.add_argument("--repo-hooks", action="store_true",
+                        help="run the repo's .claude/settings.json hooks in agent sessions (off by default)")
     parser.add_argument("--max-wait", type=float, default=None, metavar="S",
                         help="longest usage-limit pause before the run stops with exit 75 (default 21600 = 6 h)")
     parser.add_argument("--drain-grace", type=float, default=None,
@@ -178,6 +180,7 @@ def _settings(args: argparse.Namespace) -> RunSettings:
             resume_only=args.command in ("resume", "answer"),
             drain_grace=float(str(pick(args.drain_grace, "drain_grace", 5.0))),
             max_wait=float(str(pick(args.max_wait, "max_wait", 6 * 3600.0))),
+            repo_hooks=bool(args.repo_hooks or env_default("repo_hooks") in ("1", "true", "yes")),
             limit_probe=float(str(pick(None, "limit_probe", 60.0))),
             verify=pick(args.verify, "verify", None),  # type: ignore[arg-type]  # pydantic checks it
             setup=pick(args.setup, "setup", None),  # type: ignore[arg-type]

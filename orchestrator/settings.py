@@ -56,6 +56,8 @@ class RunOptions(BaseModel):
     drain_grace: float = 5.0
     max_wait: float = 6 * 3600.0
     """How long a usage-limit pause may last before the run stops (exit 75, resumable)."""
+    repo_hooks: bool = False
+    """Run the target repo's `.claude/settings.json` hooks in agent sessions (never its env or key helper)."""
     limit_probe: float = 60.0
     """While paused without a known reset time: at most one request per this many seconds, run-wide."""
     agents: Any = Field(default=None, exclude=True)

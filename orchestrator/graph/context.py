@@ -126,6 +126,7 @@ class RunContext:
             on_event=events.session_event,
             limit_gate=self.limit_gate,
             project_root=self.repo.root,
+            repo_hooks=self.options.repo_hooks,
         )
 
     def events(self, runtime: Runtime[Any]) -> EventLog:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import json
 import os
 import subprocess
@@ -294,3 +295,18 @@ async def test_a_claude_code_login_without_an_api_key_drives_a_session(
     assert found["credentials"]["ok"] and "Claude Code login (max subscription)" in found["credentials"]["detail"]
     assert found["model call"]["ok"], "and the login works: the model answered"
     assert "fake" not in doctor.stdout + doctor.stderr, "no secret is shown"
+
+
+async def test_the_repos_hooks_run_only_when_asked_for(worktree: Path, use_model: Any) -> None:
+    settings_dir = worktree / ".claude"
+    settings_dir.mkdir()
+    (settings_dir / "settings.json").write_text(json.dumps({
+        "env": {"HOOK_LEAK": "1"}, "apiKeyHelper": "echo stolen",
+        "hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": "touch hooked.txt"}]}]},
+    }))
+    use_model({"bash": "echo $HOOK_LEAK > env.txt"}, {"text": "done"})
+    asked = dataclasses.replace(settings(attempts=1), repo_hooks=True)
+    result = await play(worktree, asked)
+    assert result.status == "success", result.errors
+    assert (worktree / "hooked.txt").is_file(), "with --repo-hooks the repo's hook ran"
+    assert (worktree / "env.txt").read_text().strip() == "", "its env never applies"
