@@ -39,38 +39,58 @@ def limited_scenario(seconds: float) -> dict[str, Any]:
             "limit_window": {"seconds": seconds, "status": 429, "headers": {"retry-after": "120"}}}
 
 
-def test_a_usage_limit_pauses_the_run_survives_kill_9_and_the_run_finishes(
-        tmp_path: Path, model_factory: Callable[..., ScriptedModel]) -> None:
-    repo = two_task_repo(tmp_path)
-    model = model_factory(limited_scenario(WINDOW_S))
-    db = tmp_path / "db.sqlite"
-    env = cli_env(model, tmp_path) | {"ORCHESTRATOR_LIMIT_PROBE": "5"}
-    command = [sys.executable, "-m", "orchestrator", "run", "FEAT-001", "--repo", str(repo), "--db", str(db),
-               "--parallel", "2", "--autonomous"]
-    first = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                             stdin=subprocess.DEVNULL, start_new_session=True)
+def start_run(repo: Path, db: Path, env: dict[str, str], command: str = "run") -> subprocess.Popen[str]:
+    return subprocess.Popen([sys.executable, "-m", "orchestrator", command, "FEAT-001", "--repo", str(repo), "--db",
+                             str(db), "--parallel", "2", "--autonomous"], env=env, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, stdin=subprocess.DEVNULL, start_new_session=True)
+
+
+def wait_for_pause(repo: Path) -> Path:
     pause_file = repo / ".autobuild/runs/FEAT-001/usage-limit.json"
     deadline = time.monotonic() + 60
     while not pause_file.is_file() and time.monotonic() < deadline:
         time.sleep(0.1)
     assert pause_file.is_file(), "the limit paused the run"
+    return pause_file
+
+
+def test_a_usage_limit_pauses_the_whole_run_which_then_finishes_by_itself(
+        tmp_path: Path, model_factory: Callable[..., ScriptedModel]) -> None:
+    repo = two_task_repo(tmp_path)
+    model = model_factory(limited_scenario(WINDOW_S))
+    db = tmp_path / "db.sqlite"
+    env = cli_env(model, tmp_path) | {"ORCHESTRATOR_LIMIT_PROBE": "5"}
+    run = start_run(repo, db, env)
+    pause_file = wait_for_pause(repo)
     status = subprocess.run([sys.executable, "-m", "orchestrator", "status", "FEAT-001", "--repo", str(repo),
                              "--db", str(db)], env=env, capture_output=True, text=True, check=False)
     assert "paused until" in status.stdout and "usage limit" in status.stdout, status.stdout + status.stderr
-    until = json.loads(pause_file.read_text())["until"]
-    os.killpg(first.pid, signal.SIGKILL)
-    first.wait()
-    killed_at = time.time()
-    resumed = subprocess.run([*command[:3], "resume", *command[4:]], env=env, capture_output=True, text=True,
-                             timeout=240, check=False, stdin=subprocess.DEVNULL)
-    assert resumed.returncode == 0, resumed.stdout + resumed.stderr
-    after_kill = [r for r in model.requests if r.started > killed_at]
-    assert after_kill and after_kill[0].started >= until - 0.5, "the resumed run waited out the recorded pause"
-    assert after_kill[0].started <= until + 5 + 10, "and only the remaining time (plus CLI start-up)"
+    out, err = run.communicate(timeout=240)
+    assert run.returncode == 0, out + err
     window_end = (model.first_request_at or 0) + WINDOW_S
     in_window = [r for r in model.requests if r.started < window_end]
     assert len(in_window) <= 6, [(round(r.started - in_window[0].started, 1), r.outcome) for r in in_window]
     assert not pause_file.exists(), "the pause record is removed once the limit is over"
+    assert "usage limit over" in out
+
+
+def test_kill_9_during_a_pause_then_resume_waits_out_the_remaining_time_only(
+        tmp_path: Path, model_factory: Callable[..., ScriptedModel]) -> None:
+    repo = two_task_repo(tmp_path)
+    model = model_factory(limited_scenario(5))
+    db = tmp_path / "db.sqlite"
+    env = cli_env(model, tmp_path) | {"ORCHESTRATOR_LIMIT_PROBE": "6"}
+    first = start_run(repo, db, env)
+    until = json.loads(wait_for_pause(repo).read_text())["until"]
+    os.killpg(first.pid, signal.SIGKILL)
+    first.wait()
+    killed_at = time.time()
+    resumed = start_run(repo, db, env, "resume")
+    out, err = resumed.communicate(timeout=240)
+    assert resumed.returncode == 0, out + err
+    after_kill = [r for r in model.requests if r.started > killed_at]
+    assert after_kill and after_kill[0].started >= until - 0.5, "the resumed run waited out the recorded pause"
+    assert after_kill[0].started <= until + 10, "and only the remaining time (plus CLI start-up)"
     assert {tag for tag in tagged_pids().values() if tag.startswith(f"{first.pid}.")} == set()
 
 
