@@ -59,7 +59,7 @@ def test_a_usage_limit_pauses_the_whole_run_which_then_finishes_by_itself(
     repo = two_task_repo(tmp_path)
     model = model_factory(limited_scenario(WINDOW_S))
     db = tmp_path / "db.sqlite"
-    env = cli_env(model, tmp_path) | {"ORCHESTRATOR_LIMIT_PROBE": "5"}
+    env = cli_env(model, tmp_path) | {"ORCHESTRATOR_LIMIT_PROBE": "4"}
     run = start_run(repo, db, env)
     pause_file = wait_for_pause(repo)
     status = subprocess.run([sys.executable, "-m", "orchestrator", "status", "FEAT-001", "--repo", str(repo),
