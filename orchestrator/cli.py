@@ -1,9 +1,11 @@
-"""Command line: `python -m orchestrator …`; a thin layer over runner/plan with DESIGN §5 exit codes."""
+"""Command line: `autobuild …` (or `python -m orchestrator …`); a thin layer over runner/plan with DESIGN §5
+exit codes."""
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import importlib.metadata
 import json
 import os
 import signal
@@ -90,8 +92,28 @@ def _add_gate_options(parser: argparse.ArgumentParser) -> None:
                              " 'none' runs without a gate and reports every approval as unverified")
 
 
+_EPILOG = """\
+exit codes:
+  0 every task approved   1 some task failed, aborted, blocked, conflicted or erred (resumable)
+  2 bad input or usage (nothing written)   3 paused, waiting for an answer
+  75 a usage-limit pause outlasted --max-wait (resumable)   130 interrupted (resumable)
+
+environment: every run option may come from ORCHESTRATOR_<NAME> (e.g. ORCHESTRATOR_DB, ORCHESTRATOR_PARALLEL,
+ORCHESTRATOR_MODEL, ORCHESTRATOR_MAX_WAIT, ORCHESTRATOR_VERIFY, ORCHESTRATOR_CLI_PATH,
+ORCHESTRATOR_DB_LOCK_TIMEOUT); flags win over them. `python -m orchestrator` is the same command."""
+
+
+def _version() -> str:
+    try:
+        return importlib.metadata.version("autobuild")
+    except importlib.metadata.PackageNotFoundError:
+        return "unknown (not installed)"
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = _Parser(prog="python -m orchestrator", description="AutoBuild: build a feature with player/coach agents.")
+    parser = _Parser(prog="autobuild", description="AutoBuild: build a feature with player/coach agents.",
+                     epilog=_EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--version", action="version", version=f"autobuild {_version()}")
     commands = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
     run = commands.add_parser("run", help="run a feature (FEAT-001) or one task of it (TASK-002)")
     run.add_argument("target")
@@ -355,7 +377,7 @@ def _run(args: argparse.Namespace, answer: tuple[str, str] | None = None) -> int
         if summary.usage_limited:
             print(f"stopped: a usage limit outlasted --max-wait {settings.max_wait:.0f}s; finished work is kept",
                   file=sys.stderr)
-        print(f"resume with: python -m orchestrator resume {settings.target} --repo {settings.repo}{db}")
+        print(f"resume with: autobuild resume {settings.target} --repo {settings.repo}{db}")
     return exit_code
 
 
@@ -381,7 +403,7 @@ def _paused(summary: runner.RunSummary, run_plan: runner.RunPlan) -> int:
     for question in summary.pending_questions:
         options = f" [{' | '.join(question['options'])}]" if question.get("options") else ""
         print(f"{question['task']} asks {question['question_id']}: {question['question']}{options}")
-        print(f"  answer with: python -m orchestrator answer {settings.target} {question['question_id']}"
+        print(f"  answer with: autobuild answer {settings.target} {question['question_id']}"
               f' "…" --repo {settings.repo}{db}')
     return EXIT_QUESTION
 
@@ -389,7 +411,7 @@ def _paused(summary: runner.RunSummary, run_plan: runner.RunPlan) -> int:
 def _interrupted(run_plan: runner.RunPlan) -> int:
     settings = run_plan.settings
     db = f" --db {run_plan.store}" if settings.db else ""
-    resume = f"python -m orchestrator resume {settings.target} --repo {settings.repo}{db}"
+    resume = f"autobuild resume {settings.target} --repo {settings.repo}{db}"
     print(f"\ninterrupted; progress is checkpointed. Resume with: {resume}", file=sys.stderr)
     return EXIT_INTERRUPTED
 

@@ -50,3 +50,11 @@ def test_a_gate_that_cannot_run_is_exit_2_with_its_output_before_any_session(sam
     assert "can't run on the base" in proc.stderr and "no-such-test-runner: command not found" in proc.stderr
     assert "Traceback" not in proc.stderr
     assert not (sample_repo / ".autobuild" / "runs").exists(), "no task started"
+
+
+def test_autobuild_names_itself_its_version_exit_codes_and_variables(tmp_path: Path) -> None:
+    cli = Path(sys.executable).parent / "autobuild"
+    version = subprocess.run([str(cli), "--version"], capture_output=True, text=True, check=False, timeout=60)
+    assert version.returncode == 0 and version.stdout.startswith("autobuild ")
+    shown = subprocess.run([str(cli), "--help"], capture_output=True, text=True, check=False, timeout=60).stdout
+    assert shown.startswith("usage: autobuild") and "75 a usage-limit pause" in shown and "ORCHESTRATOR_DB" in shown
