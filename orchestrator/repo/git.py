@@ -120,18 +120,9 @@ class GitRepo:
                 await self.git("branch", name, start)
         return self.rev(name)
 
-    async def add_worktree(self, path: Path, branch: str, start: str) -> str:
-        """(Re)create a worktree at `path` on `branch` reset to `start`; idempotent for resume."""
-        async with self.lock:
-            if path.exists():
-                await self.git("worktree", "remove", "--force", str(path), check=False)
-            await self.git("worktree", "prune")
-            path.parent.mkdir(parents=True, exist_ok=True)
-            await self.git("worktree", "add", "--force", "-B", branch, str(path), start)
-        return await self.head(path)
-
-    async def add_detached_worktree(self, path: Path, sha: str) -> None:
-        """A throwaway worktree at `sha` with no branch (the gate's run on the base): moves no ref."""
+    async def _recreate_worktree(self, path: Path, commitish: str, *options: str) -> None:
+        """The one way a worktree is (re)made: only under our worktrees folder, whatever was at `path`
+        (a stale worktree, a plain folder put there by hand) cleared first, then `git worktree add`."""
         if not path.resolve().is_relative_to(self.worktrees_dir.resolve()):
             raise GitError(f"refusing to add a worktree at {path}: only {self.worktrees_dir} is ours")
         async with self.lock:
@@ -141,7 +132,16 @@ class GitRepo:
                     shutil.rmtree(path)
             await self.git("worktree", "prune")
             path.parent.mkdir(parents=True, exist_ok=True)
-            await self.git("worktree", "add", "--force", "--detach", str(path), sha)
+            await self.git("worktree", "add", "--force", *options, str(path), commitish)
+
+    async def add_worktree(self, path: Path, branch: str, start: str) -> str:
+        """(Re)create a worktree at `path` on `branch` reset to `start`; idempotent for resume."""
+        await self._recreate_worktree(path, start, "-B", branch)
+        return await self.head(path)
+
+    async def add_detached_worktree(self, path: Path, sha: str) -> None:
+        """A throwaway worktree at `sha` with no branch (the gate's run on the base): moves no ref."""
+        await self._recreate_worktree(path, sha, "--detach")
 
     async def attach_worktree(self, path: Path, branch: str) -> bool:
         """A worktree on an existing branch (the integration worktree of the feature branch); True when it
@@ -150,14 +150,7 @@ class GitRepo:
             raise GitError(f"refusing to check out {branch}: only autobuild/ branches are ours")
         if await self.worktree_problem(path) is None:
             return False
-        async with self.lock:
-            if path.exists():
-                await self.git("worktree", "remove", "--force", str(path), check=False)
-                if path.exists():
-                    shutil.rmtree(path)
-            await self.git("worktree", "prune")
-            path.parent.mkdir(parents=True, exist_ok=True)
-            await self.git("worktree", "add", "--force", str(path), branch)
+        await self._recreate_worktree(path, branch)
         return True
 
     async def remove_worktree(self, path: Path, branch: str | None = None) -> None:
@@ -205,14 +198,7 @@ class GitRepo:
             return False
         if not branch.startswith("autobuild/"):
             raise GitError(f"refusing to recreate {path} on {branch}: not an autobuild/ branch")
-        async with self.lock:
-            if path.exists():
-                await self.git("worktree", "remove", "--force", str(path), check=False)
-                if path.exists():
-                    shutil.rmtree(path)  # a plain folder where our worktree was: under .autobuild/worktrees/
-            await self.git("worktree", "prune")
-            path.parent.mkdir(parents=True, exist_ok=True)
-            await self.git("worktree", "add", "--force", "-B", branch, str(path), sha)
+        await self._recreate_worktree(path, sha, "-B", branch)
         return True
 
     async def head(self, worktree: Path) -> str:
