@@ -82,14 +82,20 @@ async def test_a_worktree_replaced_by_a_plain_folder_is_recreated_and_nothing_la
     assert "stray.txt" not in git(repo, "ls-tree", "-r", "--name-only", "autobuild/FEAT-001")
 
 
-def test_a_second_writer_on_the_repo_is_refused_whatever_its_db(tmp_path: Path) -> None:
-    repo = repo_with(tmp_path, task("A"))
+def lock_holder(repo: Path) -> subprocess.Popen[str]:
+    """Another process holding the repository's lock as `run FEAT-001` (returns once it holds it)."""
     holder = subprocess.Popen(
         [sys.executable, "-c", "import sys, time; from pathlib import Path; from orchestrator.repo.lock import "
          "repo_lock\nwith repo_lock(Path(sys.argv[1]), 'run FEAT-001'):\n print('held', flush=True); time.sleep(60)",
          str(repo)], stdout=subprocess.PIPE, text=True)
+    assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
+    return holder
+
+
+def test_a_second_writer_on_the_repo_is_refused_whatever_its_db(tmp_path: Path) -> None:
+    repo = repo_with(tmp_path, task("A"))
+    holder = lock_holder(repo)
     try:
-        assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
         before = user_view(repo)
         for args in (["run", "FEAT-001", "--db", str(tmp_path / "other.sqlite")], ["run", "A", "--ignore-deps"],
                      ["clean"]):
@@ -107,11 +113,7 @@ def test_a_second_writer_on_the_repo_is_refused_whatever_its_db(tmp_path: Path) 
 
 def test_the_lock_of_a_killed_holder_is_taken_over_with_a_message(tmp_path: Path) -> None:
     repo = repo_with(tmp_path, task("A"))
-    holder = subprocess.Popen(
-        [sys.executable, "-c", "import sys, time; from pathlib import Path; from orchestrator.repo.lock import "
-         "repo_lock\nwith repo_lock(Path(sys.argv[1]), 'run FEAT-001'):\n print('held', flush=True); time.sleep(60)",
-         str(repo)], stdout=subprocess.PIPE, text=True)
-    assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
+    holder = lock_holder(repo)
     holder.kill()  # SIGKILL: the holder's record stays in the lock file, the kernel drops its flock
     holder.wait()
     notices: list[str] = []
