@@ -8,29 +8,26 @@ import asyncio
 import importlib.metadata
 import json
 import os
-import signal
 import sqlite3
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
 
-from orchestrator.errors import AutobuildError, InputError
+from orchestrator.errors import (
+    EXIT_BROKEN_PIPE,
+    EXIT_FAILED,
+    EXIT_OK,
+    EXIT_USAGE,
+    AutobuildError,
+    InputError,
+)
 from orchestrator.gate.detect import choose_gate
 from orchestrator.plan import FeaturePlan, check_id, load_plan, plan_path, scope_overlaps, unknown_fields
 from orchestrator.repo.git import GitRepo
 from orchestrator.repo.lock import repo_lock
 from orchestrator.settings import RunSettings, env_default
-
-if TYPE_CHECKING:  # the run machinery (LangGraph, the SDK, rich) loads only for commands that run something
-    from orchestrator import runner
-    from orchestrator.progress import Progress
-
-EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_QUESTION, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
-EXIT_USAGE_LIMIT = 75  # EX_TEMPFAIL: a usage-limit pause outlasted --max-wait; `resume` later
-EXIT_BROKEN_PIPE = 141  # 128 + SIGPIPE, what a shell reports for a writer whose reader closed the pipe
 
 
 class _Parser(argparse.ArgumentParser):
@@ -231,189 +228,20 @@ def _validate(args: argparse.Namespace) -> int:
         for index, group in enumerate(groups, 1):
             print(f"  group {index}: {', '.join(group)}")
         print(f"  gate: {gate.describe()}")
-    _warn(plan)
+    warn(plan)
     return EXIT_OK
 
 
-def _warn(plan: FeaturePlan) -> None:
+def warn(plan: FeaturePlan) -> None:
+    """The plan's warnings (unknown fields, overlapping file scopes) on stderr."""
     for field_name in unknown_fields(plan):
         print(f"warning: unknown field {field_name} (kept, but check for a typo)", file=sys.stderr)
     for overlap in scope_overlaps(plan):
         print(f"warning: {overlap}: expect merge conflicts, or move one to a later group", file=sys.stderr)
 
 
-def _dry_run(run_plan: runner.RunPlan, as_json: bool) -> int:
-    plan = run_plan.plan
-    max_turns = run_plan.settings.max_turns
-    rows: list[dict[str, Any]] = []
-    for index, group in enumerate(run_plan.groups, 1):
-        for task_id in group:
-            task = plan.task(task_id)
-            # Rough expectation: complexity drives turns (1..max), each turn is a player and a coach session.
-            turns = max(1, min(max_turns, round(task.complexity / 3)))
-            rows.append({"group": index, "task": task_id, "dependencies": task.dependencies,
-                         "complexity": task.complexity, "expected_turns": turns, "max_turns": max_turns})
-    session_usd = float(str(env_default("est_session_usd", "0.25")))
-    expected = 2 * sum(r["expected_turns"] for r in rows)
-    estimate = {"sessions_expected": expected, "sessions_max": 2 * max_turns * len(rows),
-                "cost_usd_expected": round(expected * session_usd, 2), "cost_per_session_usd": session_usd}
-    if as_json:
-        print(json.dumps({"feature": plan.id, "base_branch": run_plan.base_branch, "tasks": rows,
-                          "gate": {"command": run_plan.gate.command, "source": run_plan.gate.source},
-                          "groups": run_plan.groups, "estimate": estimate, "scope_overlaps": scope_overlaps(plan),
-                          "previous_run": _previous_run(run_plan)}))
-        return EXIT_OK
-    print(f"{plan.id}: {plan.name} (base {run_plan.base_branch}, {len(run_plan.groups)} group(s))")
-    task_width = max(len(row["task"]) for row in rows)
-    deps_width = max(len(", ".join(row["dependencies"]) or "-") for row in rows)
-    for row in rows:
-        deps = ", ".join(row["dependencies"]) or "-"
-        print(f"  group {row['group']}  {row['task']:<{task_width}}  complexity {row['complexity']:>2}"
-              f"  deps {deps:<{deps_width}}  ~{row['expected_turns']} turn(s), at most {max_turns}")
-    print(f"  sessions: ~{expected} expected, at most {estimate['sessions_max']};"
-          f" cost ~${estimate['cost_usd_expected']:.2f} at ${session_usd:.2f}/session"
-          f" (ORCHESTRATOR_EST_SESSION_USD); nothing was run or written")
-    print(f"  gate: {run_plan.gate.describe()}")
-    previous = _previous_run(run_plan)
-    if previous:
-        print(f"  note: {previous}")
-    _warn(plan)
-    return EXIT_OK
-
-
-def _previous_run(run_plan: runner.RunPlan) -> str | None:
-    """What `run` would find in the checkpoint DB, so the estimate is not read as "will run everything"."""
-    from orchestrator import inspection
-
-    if run_plan.settings.fresh or not run_plan.store.exists():
-        return None
-    for row in inspection.list_features(run_plan.store):
-        if row["thread"] == run_plan.thread_id:
-            done = ", ".join(f"{count} {status}" for status, count in sorted(row["tasks"].items())) or "no task done"
-            if row["finished"]:
-                return f"{run_plan.thread_id} already finished ({done}); `run` reports it, --fresh starts over"
-            return f"{run_plan.thread_id} has an unfinished run ({done}); `run` resumes it"
-    return None
-
-
-async def _run_with_signals(
-    run_plan: runner.RunPlan, progress: Progress, answer: tuple[str, str] | None = None
-) -> runner.RunSummary:
-    """Run the graph. The first SIGINT/SIGTERM drains at the next step boundary and, after the grace period,
-    cancels what still runs (sessions kill their process trees); a second signal cancels at once."""
-    from langgraph.runtime import RunControl
-
-    from orchestrator import runner
-
-    loop = asyncio.get_running_loop()
-    task = asyncio.current_task()
-    assert task is not None
-    control = RunControl()
-    grace = run_plan.settings.drain_grace
-
-    def on_signal() -> None:
-        if control.drain_requested:
-            progress({"event": "interrupt", "forced": True})
-            task.cancel()
-            return
-        progress({"event": "interrupt", "forced": False, "grace_s": grace})
-        control.request_drain("signal")
-        loop.call_later(grace, task.cancel)
-
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        loop.add_signal_handler(sig, on_signal)
-    try:
-        summary = await runner.execute(run_plan, progress, control, answer)
-        # Interactive and at a terminal: ask here, one question at a time, and go on in-process.
-        while summary.pending_questions and not summary.interrupted and _can_prompt(run_plan):
-            question = summary.pending_questions[0]
-            text = await asyncio.to_thread(_prompt, question)
-            summary = await runner.execute(run_plan, progress, RunControl(), (question["question_id"], text))
-        return summary
-    finally:
-        for sig in (signal.SIGINT, signal.SIGTERM):
-            loop.remove_signal_handler(sig)
-
-
-def _run(args: argparse.Namespace, answer: tuple[str, str] | None = None) -> int:
-    from orchestrator import runner
-    from orchestrator.progress import Progress, render_table
-
-    settings = _settings(args)
-    run_plan = runner.prepare(settings)
-    if settings.dry_run:
-        return _dry_run(run_plan, settings.json_output)
-    progress = Progress(json_mode=settings.json_output, live=sys.stdout.isatty())
-    try:
-        with repo_lock(settings.repo, f"{args.command} {settings.target}", notice=_notice), progress:
-            if not settings.json_output:
-                print(f"AutoBuild {run_plan.thread_id}: checkpoints in {run_plan.store}", flush=True)
-            summary = asyncio.run(_run_with_signals(run_plan, progress, answer))
-    except (KeyboardInterrupt, asyncio.CancelledError):
-        return _interrupted(run_plan)
-    if summary.interrupted:
-        return _interrupted(run_plan)
-    exit_code = EXIT_QUESTION if summary.pending_questions else summary.exit_code
-    if summary.usage_limited and not summary.pending_questions:
-        exit_code = EXIT_USAGE_LIMIT
-    if settings.json_output:
-        print(json.dumps({"event": "summary", "feature": summary.feature_id, "exit_code": exit_code,
-                          "results": summary.results, "held": summary.held, "branch": summary.branch,
-                          "db": str(summary.store),
-                          "pending_questions": summary.pending_questions}, default=str))
-        return exit_code
-    if summary.pending_questions:
-        return _paused(summary, run_plan)
-    for task_id, why in summary.held.items():
-        print(f"{task_id} did not finish: {why}", file=sys.stderr)
-    if summary.already_finished:
-        print(f"{summary.thread_id} already finished (use --fresh to run it again).")
-    render_table(summary.results, summary.order)
-    print(f"branch:      {summary.branch}")
-    print(f"checkpoints: {summary.store} (thread {summary.thread_id})")
-    print(f"reports:     {summary.report}")
-    if summary.held:
-        db = f" --db {run_plan.store}" if settings.db else ""
-        if summary.usage_limited:
-            print(f"stopped: a usage limit outlasted --max-wait {settings.max_wait:.0f}s; finished work is kept",
-                  file=sys.stderr)
-        print(f"resume with: autobuild resume {settings.target} --repo {settings.repo}{db}")
-    return exit_code
-
-
-def _notice(message: str) -> None:
+def notice(message: str) -> None:
     print(f"note: {message}", file=sys.stderr, flush=True)
-
-
-def _can_prompt(run_plan: runner.RunPlan) -> bool:
-    return run_plan.settings.interactive and sys.stdin.isatty() and not run_plan.settings.json_output
-
-
-def _prompt(question: dict[str, Any]) -> str:
-    options = question.get("options") or []
-    print(f"\n{question['task']} asks ({question['question_id']}): {question['question']}", flush=True)
-    if options:
-        print("  options: " + " | ".join(options), flush=True)
-    return input("  your answer: ").strip()
-
-
-def _paused(summary: runner.RunSummary, run_plan: runner.RunPlan) -> int:
-    settings = run_plan.settings
-    db = f" --db {run_plan.store}" if settings.db else ""
-    for question in summary.pending_questions:
-        options = f" [{' | '.join(question['options'])}]" if question.get("options") else ""
-        print(f"{question['task']} asks {question['question_id']}: {question['question']}{options}")
-        print(f"  answer with: autobuild answer {settings.target} {question['question_id']}"
-              f' "…" --repo {settings.repo}{db}')
-    return EXIT_QUESTION
-
-
-def _interrupted(run_plan: runner.RunPlan) -> int:
-    settings = run_plan.settings
-    db = f" --db {run_plan.store}" if settings.db else ""
-    resume = f"autobuild resume {settings.target} --repo {settings.repo}{db}"
-    print(f"\ninterrupted; progress is checkpointed. Resume with: {resume}", file=sys.stderr)
-    return EXIT_INTERRUPTED
 
 
 def _plan(args: argparse.Namespace) -> int:
@@ -429,7 +257,7 @@ def _plan(args: argparse.Namespace) -> int:
     from orchestrator.progress import Progress
 
     progress = Progress(json_mode=args.json)
-    with repo_lock(repo.root, "plan", notice=_notice):
+    with repo_lock(repo.root, "plan", notice=notice):
         outcome = asyncio.run(planning.make_plan(repo.root, args.description, feature_id=args.feature_id,
                                                  model=args.model or env_default("model"),
                                                  cli_path=env_default("cli_path"), emit=progress))
@@ -461,7 +289,10 @@ def _dispatch(args: argparse.Namespace) -> int:
         return READ_COMMANDS[args.command](args)
     if args.command != "run" and args.fresh:
         raise InputError(f"{args.command} continues a run; use `run --fresh` to start over")
-    return _run(args, (args.question_id, args.text) if args.command == "answer" else None)
+    from orchestrator.run_command import run_command
+
+    return run_command(_settings(args), args.command,
+                       (args.question_id, args.text) if args.command == "answer" else None)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -14,6 +14,12 @@ Branch on InputError for "the user must fix something"; everything else is a run
 """
 
 
+# Exit codes (DESIGN.md §5): InputError and its branches are EXIT_USAGE, other AutobuildErrors EXIT_FAILED.
+EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_QUESTION, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
+EXIT_USAGE_LIMIT = 75  # EX_TEMPFAIL: a usage-limit pause outlasted --max-wait; `resume` later
+EXIT_BROKEN_PIPE = 141  # 128 + SIGPIPE, what a shell reports for a writer whose reader closed the pipe
+
+
 class AutobuildError(Exception):
     """Base of every error the orchestrator raises deliberately."""
 

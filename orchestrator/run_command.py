@@ -1,0 +1,187 @@
+"""The `run`, `resume` and `answer` commands: the dry run, the run itself under the repository's lock with
+drain-then-cancel signal handling, questions asked at the terminal, and what the user is told at the end.
+
+Imported only by commands that run something: it loads LangGraph, the run machinery and rich.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import signal
+import sys
+from typing import Any
+
+from langgraph.runtime import RunControl
+
+from orchestrator import inspection, runner
+from orchestrator.cli import notice, warn
+from orchestrator.errors import EXIT_INTERRUPTED, EXIT_OK, EXIT_QUESTION, EXIT_USAGE_LIMIT
+from orchestrator.plan import scope_overlaps
+from orchestrator.progress import Progress, render_table
+from orchestrator.repo.lock import repo_lock
+from orchestrator.settings import RunSettings, env_default
+
+
+def _dry_run(run_plan: runner.RunPlan, as_json: bool) -> int:
+    plan = run_plan.plan
+    max_turns = run_plan.settings.max_turns
+    rows: list[dict[str, Any]] = []
+    for index, group in enumerate(run_plan.groups, 1):
+        for task_id in group:
+            task = plan.task(task_id)
+            # Rough expectation: complexity drives turns (1..max), each turn is a player and a coach session.
+            turns = max(1, min(max_turns, round(task.complexity / 3)))
+            rows.append({"group": index, "task": task_id, "dependencies": task.dependencies,
+                         "complexity": task.complexity, "expected_turns": turns, "max_turns": max_turns})
+    session_usd = float(str(env_default("est_session_usd", "0.25")))
+    expected = 2 * sum(r["expected_turns"] for r in rows)
+    estimate = {"sessions_expected": expected, "sessions_max": 2 * max_turns * len(rows),
+                "cost_usd_expected": round(expected * session_usd, 2), "cost_per_session_usd": session_usd}
+    if as_json:
+        print(json.dumps({"feature": plan.id, "base_branch": run_plan.base_branch, "tasks": rows,
+                          "gate": {"command": run_plan.gate.command, "source": run_plan.gate.source},
+                          "groups": run_plan.groups, "estimate": estimate, "scope_overlaps": scope_overlaps(plan),
+                          "previous_run": _previous_run(run_plan)}))
+        return EXIT_OK
+    print(f"{plan.id}: {plan.name} (base {run_plan.base_branch}, {len(run_plan.groups)} group(s))")
+    task_width = max(len(row["task"]) for row in rows)
+    deps_width = max(len(", ".join(row["dependencies"]) or "-") for row in rows)
+    for row in rows:
+        deps = ", ".join(row["dependencies"]) or "-"
+        print(f"  group {row['group']}  {row['task']:<{task_width}}  complexity {row['complexity']:>2}"
+              f"  deps {deps:<{deps_width}}  ~{row['expected_turns']} turn(s), at most {max_turns}")
+    print(f"  sessions: ~{expected} expected, at most {estimate['sessions_max']};"
+          f" cost ~${estimate['cost_usd_expected']:.2f} at ${session_usd:.2f}/session"
+          f" (ORCHESTRATOR_EST_SESSION_USD); nothing was run or written")
+    print(f"  gate: {run_plan.gate.describe()}")
+    previous = _previous_run(run_plan)
+    if previous:
+        print(f"  note: {previous}")
+    warn(plan)
+    return EXIT_OK
+
+
+def _previous_run(run_plan: runner.RunPlan) -> str | None:
+    """What `run` would find in the checkpoint DB, so the estimate is not read as "will run everything"."""
+    if run_plan.settings.fresh or not run_plan.store.exists():
+        return None
+    for row in inspection.list_features(run_plan.store):
+        if row["thread"] == run_plan.thread_id:
+            done = ", ".join(f"{count} {status}" for status, count in sorted(row["tasks"].items())) or "no task done"
+            if row["finished"]:
+                return f"{run_plan.thread_id} already finished ({done}); `run` reports it, --fresh starts over"
+            return f"{run_plan.thread_id} has an unfinished run ({done}); `run` resumes it"
+    return None
+
+
+async def _run_with_signals(
+    run_plan: runner.RunPlan, progress: Progress, answer: tuple[str, str] | None = None
+) -> runner.RunSummary:
+    """Run the graph. The first SIGINT/SIGTERM drains at the next step boundary and, after the grace period,
+    cancels what still runs (sessions kill their process trees); a second signal cancels at once."""
+    loop = asyncio.get_running_loop()
+    task = asyncio.current_task()
+    assert task is not None
+    control = RunControl()
+    grace = run_plan.settings.drain_grace
+
+    def on_signal() -> None:
+        if control.drain_requested:
+            progress({"event": "interrupt", "forced": True})
+            task.cancel()
+            return
+        progress({"event": "interrupt", "forced": False, "grace_s": grace})
+        control.request_drain("signal")
+        loop.call_later(grace, task.cancel)
+
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, on_signal)
+    try:
+        summary = await runner.execute(run_plan, progress, control, answer)
+        # Interactive and at a terminal: ask here, one question at a time, and go on in-process.
+        while summary.pending_questions and not summary.interrupted and _can_prompt(run_plan):
+            question = summary.pending_questions[0]
+            text = await asyncio.to_thread(_prompt, question)
+            summary = await runner.execute(run_plan, progress, RunControl(), (question["question_id"], text))
+        return summary
+    finally:
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            loop.remove_signal_handler(sig)
+
+
+def run_command(settings: RunSettings, command: str, answer: tuple[str, str] | None = None) -> int:
+    """`run`, `resume` or `answer`: prepare (exit 2 before anything is written), then the dry run or the run
+    under the repository's lock, and what the user is told at the end."""
+    run_plan = runner.prepare(settings)
+    if settings.dry_run:
+        return _dry_run(run_plan, settings.json_output)
+    progress = Progress(json_mode=settings.json_output, live=sys.stdout.isatty())
+    try:
+        with repo_lock(settings.repo, f"{command} {settings.target}", notice=notice), progress:
+            if not settings.json_output:
+                print(f"AutoBuild {run_plan.thread_id}: checkpoints in {run_plan.store}", flush=True)
+            summary = asyncio.run(_run_with_signals(run_plan, progress, answer))
+    except (KeyboardInterrupt, asyncio.CancelledError):
+        return _interrupted(run_plan)
+    if summary.interrupted:
+        return _interrupted(run_plan)
+    exit_code = EXIT_QUESTION if summary.pending_questions else summary.exit_code
+    if summary.usage_limited and not summary.pending_questions:
+        exit_code = EXIT_USAGE_LIMIT
+    if settings.json_output:
+        print(json.dumps({"event": "summary", "feature": summary.feature_id, "exit_code": exit_code,
+                          "results": summary.results, "held": summary.held, "branch": summary.branch,
+                          "db": str(summary.store),
+                          "pending_questions": summary.pending_questions}, default=str))
+        return exit_code
+    if summary.pending_questions:
+        return _paused(summary, run_plan)
+    for task_id, why in summary.held.items():
+        print(f"{task_id} did not finish: {why}", file=sys.stderr)
+    if summary.already_finished:
+        print(f"{summary.thread_id} already finished (use --fresh to run it again).")
+    render_table(summary.results, summary.order)
+    print(f"branch:      {summary.branch}")
+    print(f"checkpoints: {summary.store} (thread {summary.thread_id})")
+    print(f"reports:     {summary.report}")
+    if summary.held:
+        if summary.usage_limited:
+            print(f"stopped: a usage limit outlasted --max-wait {settings.max_wait:.0f}s; finished work is kept",
+                  file=sys.stderr)
+        print(f"resume with: {_resume_command(run_plan)}")
+    return exit_code
+
+
+def _can_prompt(run_plan: runner.RunPlan) -> bool:
+    return run_plan.settings.interactive and sys.stdin.isatty() and not run_plan.settings.json_output
+
+
+def _prompt(question: dict[str, Any]) -> str:
+    options = question.get("options") or []
+    print(f"\n{question['task']} asks ({question['question_id']}): {question['question']}", flush=True)
+    if options:
+        print("  options: " + " | ".join(options), flush=True)
+    return input("  your answer: ").strip()
+
+
+def _paused(summary: runner.RunSummary, run_plan: runner.RunPlan) -> int:
+    settings = run_plan.settings
+    db = f" --db {run_plan.store}" if settings.db else ""
+    for question in summary.pending_questions:
+        options = f" [{' | '.join(question['options'])}]" if question.get("options") else ""
+        print(f"{question['task']} asks {question['question_id']}: {question['question']}{options}")
+        print(f"  answer with: autobuild answer {settings.target} {question['question_id']}"
+              f' "…" --repo {settings.repo}{db}')
+    return EXIT_QUESTION
+
+
+def _interrupted(run_plan: runner.RunPlan) -> int:
+    print(f"\ninterrupted; progress is checkpointed. Resume with: {_resume_command(run_plan)}", file=sys.stderr)
+    return EXIT_INTERRUPTED
+
+
+def _resume_command(run_plan: runner.RunPlan) -> str:
+    settings = run_plan.settings
+    db = f" --db {run_plan.store}" if settings.db else ""
+    return f"autobuild resume {settings.target} --repo {settings.repo}{db}"
