@@ -96,8 +96,6 @@ class ActiveRun:
 
 _ACTIVE: dict[str, ActiveRun] = {}
 """Task bodies find their run by key: task arguments stay plain strings, never live objects."""
-_OPTIONS: dict[str, RunOptions] = {}
-
 
 @task
 async def prepare_feature(repo: str, feature_id: str, base_branch: str | None, digest: str) -> dict[str, str]:
@@ -111,15 +109,15 @@ async def prepare_feature(repo: str, feature_id: str, base_branch: str | None, d
 
 
 @task
-async def gate_baseline(repo: str, feature_id: str, base_branch: str | None, run_key: str) -> GateSetup:
+async def gate_baseline(repo: str, feature_id: str, base_branch: str | None, *, plan_verify: str | None,
+                        plan_setup: str | None, verify: str | None, setup: str | None,
+                        timeout_s: float) -> GateSetup:
     """The run's gate, decided and run once on the base before any agent session (kept in the checkpoint,
     so a resume neither re-runs it nor re-decides it)."""
     git = GitRepo(Path(repo))
-    options = _OPTIONS[run_key]
-    plan, _ = load_target(git.root, feature_id)
     base = git.rev(base_branch or git.current_branch())
-    return await check_gate(git, feature_id, base, plan_verify=plan.verify, plan_setup=plan.setup,
-                            verify=options.verify, setup=options.setup, timeout_s=options.verify_timeout)
+    return await check_gate(git, feature_id, base, plan_verify=plan_verify, plan_setup=plan_setup, verify=verify,
+                            setup=setup, timeout_s=timeout_s)
 
 
 @task
@@ -195,13 +193,10 @@ async def _run_feature(inputs: FeatureInput, options: RunOptions, repo: GitRepo,
     """The workflow's body, under the repository lock."""
     plan, only_task = load_target(repo.root, inputs["target"])
     digest = plan_digest(plan)
-    key = uuid.uuid4().hex
-    _OPTIONS[key] = options
-    try:
-        # Before the feature branch and any session: a gate that can't run stops the run having spent nothing.
-        gate = await gate_baseline(str(repo.root), plan.id, plan.base_branch, key)
-    finally:
-        del _OPTIONS[key]
+    # Before the feature branch and any session: a gate that can't run stops the run having spent nothing.
+    gate = await gate_baseline(str(repo.root), plan.id, plan.base_branch, plan_verify=plan.verify,
+                               plan_setup=plan.setup, verify=options.verify, setup=options.setup,
+                               timeout_s=options.verify_timeout)
     if options.verify is not None and choose_gate(repo.root, plan.verify, options.verify).command != gate["command"]:
         # The gate was decided and checked on the base when the run started; a resume can't swap it silently.
         raise InputError(f"this run's gate is {GateChoice(gate['command'], gate['source']).describe()}, decided"
@@ -222,6 +217,7 @@ async def _run_feature(inputs: FeatureInput, options: RunOptions, repo: GitRepo,
            base_failing=(gate["base"]["failing"] if gate["base"] else None) or [])
     ignore_deps = options.ignore_deps or only_task is not None
     scheduler = Scheduler(plan, order, options.parallel, options.schedule, ignore_deps)
+    key = uuid.uuid4().hex
     _ACTIVE[key] = ActiveRun(ctx, scheduler)
     try:
         questions = await _collect({task_id: run_task(task_id, key) for task_id in order}, scheduler,
