@@ -39,7 +39,7 @@ async def check_gate(repo: GitRepo, feature_id: str, base_sha: str, *, plan_veri
                 raise GateUnusableError(f"{why} ({base_sha[:10]}): fix it, or pass --setup CMD (or --setup none);"
                                         f" no agent was started\n{done.tail(20)}", why)
         base = await run_gate(choice.command, worktree, timeout_s, env)
-        reason = unusable_base(base, detected=verify is None and not plan_verify)
+        reason = unusable_base(base, detected=choice.detected)
         if reason:
             raise GateUnusableError(
                 f"the gate {choice.describe()} can't run on the base ({base_sha[:10]}): {reason}. Fix it, or pass"

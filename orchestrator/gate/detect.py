@@ -3,6 +3,7 @@ from its files (Python, Node, Rust, Go, a Makefile `test` target), with where th
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 import shutil
@@ -26,6 +27,8 @@ class GateChoice:
 
     command: str | None
     source: str
+    detected: bool = False
+    """Found from the repo's files (not named by the user or the plan)."""
 
     def describe(self) -> str:
         if self.command is None:
@@ -49,7 +52,7 @@ def detect_test_command(root: Path) -> GateChoice:
     for finder in (_python, _node, _rust, _go, _makefile):
         found = finder(root)
         if found is not None:
-            return found
+            return dataclasses.replace(found, detected=True)
     return GateChoice(None, "no verify in the plan and no test command found in the repo (pytest or unittest"
                             " tests, a package.json test script, Cargo.toml, go.mod, a Makefile test target)")
 
