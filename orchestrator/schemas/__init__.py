@@ -1,0 +1,1 @@
+"""JSON Schemas of every `--json` document and event (package data)."""
