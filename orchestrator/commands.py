@@ -3,34 +3,35 @@
 from __future__ import annotations
 
 import argparse
-import json
 import shutil
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from orchestrator import inspection, pause
+from orchestrator import inspection, jsonout, pause
 from orchestrator.errors import InputError
 from orchestrator.plan import check_id, load_plan
 from orchestrator.processes import run
 from orchestrator.repo.git import GitRepo
 from orchestrator.repo.lock import repo_lock
-from orchestrator.settings import resolve_db
+from orchestrator.settings import Settings
 from orchestrator.store import CheckpointStore
 
 
-def _repo_and_db(args: argparse.Namespace) -> tuple[Path, CheckpointStore]:
-    repo = (args.repo or Path(".")).resolve()
-    return repo, resolve_db(repo, args.db)
+def _repo_and_db(settings: Settings, feature: str | None) -> tuple[Path, CheckpointStore]:
+    return settings.repo, CheckpointStore.for_repo(settings.repo, settings.db, feature)
 
 
 def _print(data: Any, as_json: bool, text: Callable[[Any], str]) -> int:
-    print(json.dumps(data, indent=None, default=str) if as_json else text(data))
+    if as_json:
+        jsonout.print_json(data)
+    else:
+        print(text(data))
     return 0
 
 
-def status(args: argparse.Namespace) -> int:
-    repo, db = _repo_and_db(args)
+def status(args: argparse.Namespace, settings: Settings) -> int:
+    repo, db = _repo_and_db(settings, args.feature)
     if not args.feature:
         features = inspection.list_features(db)
         return _print(features, args.json, lambda rows: "\n".join(
@@ -55,8 +56,8 @@ def status(args: argparse.Namespace) -> int:
     return _print(table, args.json, text)
 
 
-def history(args: argparse.Namespace) -> int:
-    _, db = _repo_and_db(args)
+def history(args: argparse.Namespace, settings: Settings) -> int:
+    _, db = _repo_and_db(settings, args.feature)
     check_id("feature", args.feature)
     timeline = inspection.history(db, args.feature, args.task)
     return _print(timeline, args.json, lambda rows: "\n".join(
@@ -65,8 +66,8 @@ def history(args: argparse.Namespace) -> int:
         for r in rows))
 
 
-def show(args: argparse.Namespace) -> int:
-    repo, db = _repo_and_db(args)
+def show(args: argparse.Namespace, settings: Settings) -> int:
+    repo, db = _repo_and_db(settings, args.feature)
     plan = load_plan(repo, args.feature)
     if args.task:
         if args.task not in plan.task_ids():
@@ -99,18 +100,16 @@ def _task_text(data: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def clean(args: argparse.Namespace) -> int:
+def clean(args: argparse.Namespace, settings: Settings) -> int:
     """Remove worktrees and task branches left by interrupted runs; feature branches always stay."""
-    repo_path = (args.repo or Path(".")).resolve()
-    GitRepo(repo_path).check()
-    with repo_lock(repo_path, f"clean {args.feature or ''}".strip()):
-        return _clean(args)
+    GitRepo(settings.repo).check()
+    with repo_lock(settings.repo, f"clean {args.feature or ''}".strip()):
+        return _clean(args, settings)
 
 
-def _clean(args: argparse.Namespace) -> int:
+def _clean(args: argparse.Namespace, settings: Settings) -> int:
     prune = args.prune_db or args.db is not None
-    args.db = args.db or None
-    repo_path, db = _repo_and_db(args)
+    repo_path, db = _repo_and_db(settings, args.feature)
     repo = GitRepo(repo_path)
     repo.check()
     feature = check_id("feature", args.feature) if args.feature else None
@@ -150,11 +149,3 @@ def _prune_db(db: CheckpointStore, feature: str | None) -> list[str]:
     targets = [t for t in finished if feature is None or t == feature or t.startswith(f"{feature}:")]
     db.delete_threads(targets)
     return targets
-
-
-READ_COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
-    "status": status,
-    "history": history,
-    "show": show,
-    "clean": clean,
-}

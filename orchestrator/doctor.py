@@ -14,19 +14,21 @@ from typing import Any
 from urllib.parse import urlparse
 
 from agents import AgentError, SessionLimits, SessionSettings, check_model, find_cli
+from orchestrator import jsonout
 from orchestrator.errors import InputError
 from orchestrator.processes import run
-from orchestrator.settings import resolve_db
+from orchestrator.settings import Settings
+from orchestrator.store import CheckpointStore
 
 
 def _check(name: str, ok: bool, detail: str) -> dict[str, Any]:
     return {"check": name, "ok": ok, "detail": detail}
 
 
-def checks(repo: Path, db: str | None, live: bool = True) -> list[dict[str, Any]]:
+def checks(repo: Path, db: str | None, cli_path: str | None = None, live: bool = True) -> list[dict[str, Any]]:
     results = []
     try:
-        cli = find_cli(os.environ.get("ORCHESTRATOR_CLI_PATH"))
+        cli = find_cli(cli_path)
         version = run([cli, "--version"], repo, timeout=30)
         results.append(_check("claude CLI", version.ok, f"{cli}: {version.stdout.strip() or version.tail(2)}"))
     except AgentError as exc:
@@ -36,7 +38,7 @@ def checks(repo: Path, db: str | None, live: bool = True) -> list[dict[str, Any]
     results.append(_check("git", git.ok, git.stdout.strip() or git.tail(2)))
     inside = run(["git", "rev-parse", "--show-toplevel"], repo, timeout=30)
     results.append(_check("repo", inside.ok, inside.stdout.strip() if inside.ok else f"{repo} is not a git repo"))
-    store = resolve_db(repo, db)
+    store = CheckpointStore.for_repo(repo, db)
     try:
         store.check()
         if not store.is_postgres:
@@ -96,11 +98,10 @@ def _endpoint() -> dict[str, Any]:
         return _check("model endpoint", False, f"{host}:{port} not reachable: {exc}")
 
 
-def run_doctor(args: argparse.Namespace) -> int:
-    repo = (args.repo or Path(".")).resolve()
-    results = checks(repo, args.db, live=not args.offline)
+def run_doctor(args: argparse.Namespace, settings: Settings) -> int:
+    results = checks(settings.repo, settings.db, settings.cli_path, live=not args.offline)
     if args.json:
-        print(json.dumps(results))
+        jsonout.print_json(results)
     else:
         for item in results:
             print(f"{'ok  ' if item['ok'] else 'FAIL'}  {item['check']:<15} {item['detail']}")

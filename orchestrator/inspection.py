@@ -8,6 +8,7 @@ from typing import Any
 from orchestrator import trace
 from orchestrator.errors import InputError
 from orchestrator.graph.state import TaskResult
+from orchestrator.jsonout import iso_utc, usd
 from orchestrator.plan import FeaturePlan
 from orchestrator.store import CheckpointStore, Reader
 
@@ -82,9 +83,9 @@ def list_features(store: CheckpointStore) -> list[dict[str, Any]]:
         rows.append({
             "thread": thread_id,
             "finished": finished,
-            "updated": latest.checkpoint.get("ts"),
+            "updated": iso_utc(latest.checkpoint.get("ts")),
             "tasks": counts,
-            "cost_usd": round(sum(float(r.get("cost_usd", 0.0)) for r in results.values()), 6),
+            "cost_usd": usd(sum(float(r.get("cost_usd", 0.0)) for r in results.values())),
         })
     return rows
 
@@ -121,8 +122,8 @@ def feature_status(store: CheckpointStore, plan: FeaturePlan, thread_id: str | N
                 "status": status,
                 "turn": int(result.get("turns", 0) if result else snap.get("turn", 0)),
                 "last_decision": review.get("verdict") if review.get("reviewer") == "coach" else None,
-                "cost_usd": round(float(result.get("cost_usd", 0.0) if result else snap.get("cost_usd", 0.0)), 6),
-                "duration_s": float(result.get("duration_s", 0.0)) if result else None,
+                "cost_usd": usd(result.get("cost_usd", 0.0) if result else snap.get("cost_usd", 0.0)),
+                "duration_s": round(float(result.get("duration_s", 0.0)), 3) if result else None,
                 "reason": result.get("reason", "") if result else (snap.get("_error") or ""),
                 "pending_question": None if result else snap.get("question"),
                 "claims_contradicted": int((result or snap).get("claims_contradicted", 0)),
@@ -131,7 +132,8 @@ def feature_status(store: CheckpointStore, plan: FeaturePlan, thread_id: str | N
         "feature": plan.id,
         "thread": thread_id,
         "finished": output is not None,
-        "updated": latest.checkpoint.get("ts"),
+        "updated": iso_utc(latest.checkpoint.get("ts")),
+        "cost_usd": usd(sum(row["cost_usd"] for row in tasks)),
         "claims_contradicted": sum(row["claims_contradicted"] for row in tasks),
         "unverified": sum(1 for row in tasks if row["status"] == "approved-unverified"),
         "tasks": tasks,
@@ -155,7 +157,7 @@ def history(store: CheckpointStore, thread_id: str, task_id: str | None = None) 
                     "task": values.get("task_id"),
                     "step": item.metadata.get("step"),
                     "node": ", ".join(produced_by.get(parent, [])) if parent else "input",
-                    "time": item.checkpoint.get("ts"),
+                    "time": iso_utc(item.checkpoint.get("ts")),
                     "next": _next_nodes(values),
                     "turn": values.get("turn"),
                     "decision": review.get("verdict") if review.get("reviewer") == "coach" else None,
@@ -187,10 +189,11 @@ def show_task(repo: Path, plan: FeaturePlan, task_id: str) -> dict[str, Any]:
         entry = turns.setdefault(turn, {"turn": turn, "player": None, "coach": None, "gate": None, "violations": []})
         kind = event.get("event")
         if kind == "player_report":
-            entry["player"] = {k: event.get(k) for k in ("status", "report", "files", "cost_usd", "session_id")}
+            entry["player"] = {k: event.get(k) for k in ("status", "report", "files", "session_id")}
+            entry["player"]["cost_usd"] = usd(event.get("cost_usd"))
         elif kind == "coach_decision":
-            keys = ("decision", "rationale", "feedback_items", "cost_usd", "session_id")
-            entry["coach"] = {k: event.get(k) for k in keys}
+            keys = ("decision", "rationale", "feedback_items", "session_id")
+            entry["coach"] = {**{k: event.get(k) for k in keys}, "cost_usd": usd(event.get("cost_usd"))}
         elif kind == "gate":
             entry["gate"] = {k: event.get(k) for k in ("passed", "command", "summary", "output")}
         elif kind == "contract_violation":
@@ -206,3 +209,16 @@ def show_task(repo: Path, plan: FeaturePlan, task_id: str) -> dict[str, Any]:
         "final": next((e for e in reversed(events) if e.get("event") == "finalize"), None),
         "reports": sorted(str(p) for p in folder.glob("*")) if folder.is_dir() else [],
     }
+
+
+def results_json(results: dict[str, Any]) -> dict[str, Any]:
+    """Task results as `--json` shows them: costs to 4 decimals, durations to milliseconds."""
+    shown: dict[str, Any] = {}
+    for task_id, result in results.items():
+        row = dict(result)
+        if "cost_usd" in row:
+            row["cost_usd"] = usd(row["cost_usd"])
+        if "duration_s" in row:
+            row["duration_s"] = round(float(row["duration_s"]), 3)
+        shown[task_id] = row
+    return shown

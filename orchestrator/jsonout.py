@@ -44,8 +44,19 @@ def versioned(data: dict[str, Any]) -> dict[str, Any]:
     return {"schema_version": SCHEMA_VERSION, **{k: v for k, v in data.items() if k != "schema_version"}}
 
 
+def _tidy(value: Any) -> Any:
+    """Costs (any `…usd` key) rounded to 4 decimals, at any depth."""
+    if isinstance(value, dict):
+        return {key: usd(item) if str(key).endswith("usd") and isinstance(item, int | float) and
+                not isinstance(item, bool) else _tidy(item) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [_tidy(item) for item in value]
+    return value
+
+
 def dumps(data: Any) -> str:
     """A document as one line: objects get `schema_version`, a list's object rows each get it."""
+    data = _tidy(data)
     if isinstance(data, dict):
         data = versioned(data)
     elif isinstance(data, list):

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import sys
 import time
 from collections.abc import Callable
@@ -13,6 +12,7 @@ from rich.live import Live
 from rich.markup import escape
 from rich.table import Table
 
+from orchestrator import jsonout
 from orchestrator.graph.state import TaskResult
 
 _MARK = {"approved": "✔", "approved-unverified": "✔?", "error": "!", "failed": "✘", "blocked": "⛔", "skipped": "↷",
@@ -101,8 +101,7 @@ class Progress:
 
     def __call__(self, event: dict[str, Any]) -> None:
         if self.json_mode:
-            print(json.dumps({"t": round(time.monotonic() - self.started, 3), **event}, default=str),
-                  file=self.stream, flush=True)
+            print(jsonout.dumps(event), file=self.stream, flush=True)
             return
         self.board.update(event, time.monotonic())
         line = self.describe(event)

@@ -6,21 +6,22 @@ Imported only by commands that run something: it loads LangGraph, the run machin
 
 from __future__ import annotations
 
+import argparse
 import asyncio
-import json
 import signal
 import sys
 from typing import Any
 
 from langgraph.runtime import RunControl
 
-from orchestrator import inspection, runner
-from orchestrator.cli import notice, warn
+from orchestrator import inspection, jsonout, runner
 from orchestrator.errors import EXIT_INTERRUPTED, EXIT_OK, EXIT_QUESTION, EXIT_USAGE_LIMIT
+from orchestrator.locations import remember_db
+from orchestrator.messages import notice, warn
 from orchestrator.plan import scope_overlaps
 from orchestrator.progress import Progress, render_table
 from orchestrator.repo.lock import repo_lock
-from orchestrator.settings import RunSettings, env_default
+from orchestrator.settings import RunSettings
 
 
 def _dry_run(run_plan: runner.RunPlan, as_json: bool) -> int:
@@ -34,15 +35,15 @@ def _dry_run(run_plan: runner.RunPlan, as_json: bool) -> int:
             turns = max(1, min(max_turns, round(task.complexity / 3)))
             rows.append({"group": index, "task": task_id, "dependencies": task.dependencies,
                          "complexity": task.complexity, "expected_turns": turns, "max_turns": max_turns})
-    session_usd = float(str(env_default("est_session_usd", "0.25")))
+    session_usd = run_plan.settings.est_session_usd
     expected = 2 * sum(r["expected_turns"] for r in rows)
     estimate = {"sessions_expected": expected, "sessions_max": 2 * max_turns * len(rows),
                 "cost_usd_expected": round(expected * session_usd, 2), "cost_per_session_usd": session_usd}
     if as_json:
-        print(json.dumps({"feature": plan.id, "base_branch": run_plan.base_branch, "tasks": rows,
-                          "gate": {"command": run_plan.gate.command, "source": run_plan.gate.source},
-                          "groups": run_plan.groups, "estimate": estimate, "scope_overlaps": scope_overlaps(plan),
-                          "previous_run": _previous_run(run_plan)}))
+        jsonout.print_json({"feature": plan.id, "base_branch": run_plan.base_branch, "tasks": rows,
+                            "gate": {"command": run_plan.gate.command, "source": run_plan.gate.source},
+                            "groups": run_plan.groups, "estimate": estimate, "scope_overlaps": scope_overlaps(plan),
+                            "previous_run": _previous_run(run_plan)})
         return EXIT_OK
     print(f"{plan.id}: {plan.name} (base {run_plan.base_branch}, {len(run_plan.groups)} group(s))")
     task_width = max(len(row["task"]) for row in rows)
@@ -110,15 +111,18 @@ async def _run_with_signals(
             loop.remove_signal_handler(sig)
 
 
-def run_command(settings: RunSettings, command: str, answer: tuple[str, str] | None = None) -> int:
+def run_command(args: argparse.Namespace, settings: RunSettings) -> int:
     """`run`, `resume` or `answer`: prepare (exit 2 before anything is written), then the dry run or the run
     under the repository's lock, and what the user is told at the end."""
+    command = str(args.command)
+    answer = (args.question_id, args.text) if command == "answer" else None
     run_plan = runner.prepare(settings)
     if settings.dry_run:
         return _dry_run(run_plan, settings.json_output)
     progress = Progress(json_mode=settings.json_output, live=sys.stdout.isatty())
     try:
         with repo_lock(settings.repo, f"{command} {settings.target}", notice=notice), progress:
+            remember_db(settings.repo, run_plan.plan.id, run_plan.store.location)
             if not settings.json_output:
                 print(f"AutoBuild {run_plan.thread_id}: checkpoints in {run_plan.store}", flush=True)
             summary = asyncio.run(_run_with_signals(run_plan, progress, answer))
@@ -130,10 +134,10 @@ def run_command(settings: RunSettings, command: str, answer: tuple[str, str] | N
     if summary.usage_limited and not summary.pending_questions:
         exit_code = EXIT_USAGE_LIMIT
     if settings.json_output:
-        print(json.dumps({"event": "summary", "feature": summary.feature_id, "exit_code": exit_code,
-                          "results": summary.results, "held": summary.held, "branch": summary.branch,
-                          "db": str(summary.store),
-                          "pending_questions": summary.pending_questions}, default=str))
+        jsonout.print_json({"event": "summary", "time": jsonout.now_utc(), "feature": summary.feature_id,
+                            "exit_code": exit_code, "results": inspection.results_json(summary.results),
+                            "held": summary.held, "branch": summary.branch, "db": str(summary.store),
+                            "pending_questions": summary.pending_questions})
         return exit_code
     if summary.pending_questions:
         return _paused(summary, run_plan)
@@ -167,12 +171,11 @@ def _prompt(question: dict[str, Any]) -> str:
 
 def _paused(summary: runner.RunSummary, run_plan: runner.RunPlan) -> int:
     settings = run_plan.settings
-    db = f" --db {run_plan.store}" if settings.db else ""
     for question in summary.pending_questions:
         options = f" [{' | '.join(question['options'])}]" if question.get("options") else ""
         print(f"{question['task']} asks {question['question_id']}: {question['question']}{options}")
         print(f"  answer with: autobuild answer {settings.target} {question['question_id']}"
-              f' "…" --repo {settings.repo}{db}')
+              f' "…" --repo {settings.repo}')
     return EXIT_QUESTION
 
 
@@ -183,5 +186,4 @@ def _interrupted(run_plan: runner.RunPlan) -> int:
 
 def _resume_command(run_plan: runner.RunPlan) -> str:
     settings = run_plan.settings
-    db = f" --db {run_plan.store}" if settings.db else ""
-    return f"autobuild resume {settings.target} --repo {settings.repo}{db}"
+    return f"autobuild resume {settings.target} --repo {settings.repo}"

@@ -25,7 +25,7 @@ from orchestrator.graph.workflow import build_feature_workflow
 from orchestrator.plan import FeaturePlan, load_target, plan_digest
 from orchestrator.processes import run
 from orchestrator.repo.git import GitRepo, feature_branch, task_branch
-from orchestrator.settings import RunSettings, resolve_db
+from orchestrator.settings import RunSettings
 from orchestrator.store import CheckpointStore
 
 EventSink = Callable[[dict[str, Any]], None]
@@ -85,7 +85,7 @@ def prepare(settings: RunSettings) -> RunPlan:
     base = plan.base_branch or repo.current_branch()
     if not repo.has_branch(base):
         raise InputError(f"base branch {base!r} does not exist: create it or fix base_branch in the plan")
-    store = resolve_db(settings.repo, settings.db)
+    store = CheckpointStore.for_repo(settings.repo, settings.db, plan.id)
     store.check()
     if not settings.dry_run:
         try:

@@ -1,23 +1,21 @@
-"""Run settings: CLI flags over `ORCHESTRATOR_*` environment variables over defaults; the graph's context."""
+"""Settings, one model: CLI flags over `ORCHESTRATOR_*` variables over the repo's `.autobuild/config.yaml` over
+defaults (layered by pydantic-settings); the run options are also the graph's context."""
 
 from __future__ import annotations
 
-import hashlib
-import os
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic.fields import FieldInfo
+from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
 
 from orchestrator.errors import InputError
-from orchestrator.store import POSTGRES_SCHEMES, CheckpointStore
 
 ENV_PREFIX = "ORCHESTRATOR_"
-
-
-def env_default(name: str, default: str | None = None) -> str | None:
-    """`ORCHESTRATOR_<NAME>` from the environment, else the default."""
-    return os.environ.get(ENV_PREFIX + name.upper().replace("-", "_"), default)
+CONFIG_FILE = Path(".autobuild") / "config.yaml"
+_CONFIG_MAX_BYTES = 256 * 1024
 
 
 Schedule = Literal["dag", "groups"]
@@ -85,12 +83,41 @@ class RunOptions(BaseModel):
                 raise InputError(message)
 
 
-class RunSettings(RunOptions):
-    """Everything `run`/`resume` needs: the run options plus where and what (CLI only)."""
+class Settings(RunOptions, BaseSettings):
+    """What every command may be told, from flags, `ORCHESTRATOR_*` variables or `.autobuild/config.yaml`."""
 
-    repo: Path
-    target: str
+    model_config = SettingsConfigDict(env_prefix=ENV_PREFIX, extra="forbid", arbitrary_types_allowed=True,
+                                      validate_default=False)
+
+    FLAG_ONLY: ClassVar[frozenset[str]] = frozenset({"agents", "interactive", "target", "dry_run", "fresh",
+                                                     "json_output", "resume_only"})
+    """Decided per command from flags and the terminal, never from a variable or the config file."""
+
+    repo: Path = Path(".")
+    """The target repo's main worktree top level (a `--repo` or the current folder, anywhere inside it)."""
     db: str | None = None
+    """A SQLite path or a postgresql:// URL; None: the one the feature's run used, else one file per repo."""
+    est_session_usd: float = 0.25
+    """What `--dry-run` assumes one agent session costs."""
+
+    @classmethod
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        repo = Path(getattr(init_settings, "init_kwargs", {}).get("repo") or ".")
+        return (init_settings, _Layered(env_settings, cls.FLAG_ONLY),
+                _ConfigFile(settings_cls, repo / CONFIG_FILE, cls.FLAG_ONLY | {"repo"}))
+
+
+class RunSettings(Settings):
+    """Everything `run`/`resume`/`answer` needs: the settings plus what and how (flags only)."""
+
+    target: str
     dry_run: bool = False
     fresh: bool = False
     json_output: bool = False
@@ -104,25 +131,65 @@ class RunSettings(RunOptions):
         return RunOptions(**{name: getattr(self, name) for name in RunOptions.model_fields})
 
 
-def default_checkpoint_dir() -> Path:
-    """The checkout's own `checkpoints/` when installed from it, else a per-user data folder."""
-    checkout = Path(__file__).resolve().parent.parent
-    if (checkout / "pyproject.toml").is_file() and (checkout / "checkpoints").is_dir():
-        return checkout / "checkpoints"
-    data_home = Path(os.environ.get("XDG_DATA_HOME") or Path.home() / ".local" / "share")
-    return data_home / "autobuild" / "checkpoints"
+class _Layered(PydanticBaseSettingsSource):
+    """Another source without the flag-only fields (so `ORCHESTRATOR_FRESH=1` can't start runs over)."""
+
+    def __init__(self, inner: PydanticBaseSettingsSource, excluded: frozenset[str]) -> None:
+        super().__init__(inner.settings_cls)
+        self.inner = inner
+        self.excluded = excluded
+
+    def get_field_value(self, field: FieldInfo, field_name: str) -> tuple[Any, str, bool]:
+        return self.inner.get_field_value(field, field_name)
+
+    def __call__(self) -> dict[str, Any]:
+        return {k: v for k, v in self.inner().items() if k not in self.excluded}
 
 
-def resolve_db(repo: Path, db: str | None) -> CheckpointStore:
-    """--db, ORCHESTRATOR_DB (a SQLite path or a postgresql:// URL), or one SQLite file per repo."""
-    chosen = db or env_default("db")
-    if chosen:
-        if "://" in chosen and not chosen.startswith(POSTGRES_SCHEMES):
-            scheme = chosen.split("://", 1)[0]
-            raise InputError(f"unsupported --db scheme {scheme}://: use a SQLite file path or postgresql://…")
-        if chosen.startswith(POSTGRES_SCHEMES):
-            return CheckpointStore(chosen)
-        return CheckpointStore(str(Path(chosen).expanduser().resolve()))
-    real = str(repo.resolve())
-    digest = hashlib.sha1(real.encode(), usedforsecurity=False).hexdigest()[:8]
-    return CheckpointStore(str(default_checkpoint_dir() / f"{repo.resolve().name}-{digest}.sqlite"))
+class _ConfigFile(PydanticBaseSettingsSource):
+    """The repo's `.autobuild/config.yaml`: settings by their option names (`parallel: 2`, `model: …`)."""
+
+    def __init__(self, settings_cls: type[BaseSettings], path: Path, excluded: frozenset[str]) -> None:
+        super().__init__(settings_cls)
+        self.path = path
+        self.excluded = excluded
+
+    def get_field_value(self, field: FieldInfo, field_name: str) -> tuple[Any, str, bool]:
+        return None, field_name, False  # the whole file is read at once in __call__
+
+    def __call__(self) -> dict[str, Any]:
+        try:
+            if not self.path.is_file():
+                return {}
+            if self.path.stat().st_size > _CONFIG_MAX_BYTES:
+                raise InputError(f"{self.path} is over {_CONFIG_MAX_BYTES // 1024} KB: it holds settings only")
+            data = yaml.safe_load(self.path.read_text(encoding="utf-8", errors="replace"))
+        except (OSError, yaml.YAMLError) as exc:
+            first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+            raise InputError(f"{self.path} can't be read: {first}: fix or remove it") from None
+        if data is None:
+            return {}
+        if not isinstance(data, dict):
+            raise InputError(f"{self.path} must be a mapping of settings (e.g. `parallel: 2`)")
+        known = set(self.settings_cls.model_fields) - self.excluded
+        values: dict[str, Any] = {}
+        for key, value in data.items():
+            name = str(key).replace("-", "_")
+            if name not in known:
+                raise InputError(f"{self.path}: unknown setting {str(key)[:60]!r}; known: {', '.join(sorted(known))}")
+            values[name] = value
+        return values
+
+
+def load_settings(kind: type[Settings], repo: Path, /, **flags: Any) -> Any:
+    """`kind` from flags (None = not given) over `ORCHESTRATOR_*` over the config file over defaults.
+
+    Raises InputError naming the setting when a value is bad, wherever it came from."""
+    given = {name: value for name, value in flags.items() if value is not None}
+    try:
+        return kind(repo=repo, **given)
+    except ValidationError as exc:
+        problem = exc.errors()[0]
+        name = str(problem["loc"][0]) if problem.get("loc") else "a setting"
+        raise InputError(f"bad value for --{name.replace('_', '-')} (from the flag, {ENV_PREFIX}{name.upper()}"
+                         f" or {CONFIG_FILE}): {problem['msg']}") from None

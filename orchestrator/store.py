@@ -18,8 +18,7 @@ from langgraph.checkpoint.sqlite import SqliteSaver
 from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
 from orchestrator.errors import InputError, RunLockedError
-
-POSTGRES_SCHEMES = ("postgres://", "postgresql://")
+from orchestrator.locations import POSTGRES_SCHEMES, choose_db
 
 
 class Reader:
@@ -66,6 +65,12 @@ class CheckpointStore:
     """Where checkpoints live: a SQLite file path or a postgresql:// URL."""
 
     location: str
+
+    @classmethod
+    def for_repo(cls, repo: Path, chosen: str | None, feature: str | None = None) -> CheckpointStore:
+        """The store a command on `repo` uses: the layered `db` setting, else the feature's remembered one,
+        else the default file for the repo (see locations.choose_db)."""
+        return cls(choose_db(repo, chosen, feature))
 
     @property
     def is_postgres(self) -> bool:

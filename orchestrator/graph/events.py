@@ -3,15 +3,13 @@ task's trace file; consumed alike by the live view, `--json` lines, traces and s
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
 from typing import Any, Literal
 
 from langgraph.types import StreamWriter
 from pydantic import BaseModel, ConfigDict, Field
 
 from orchestrator import trace
-
-SCHEMA_VERSION = 1
+from orchestrator.jsonout import SCHEMA_VERSION, now_utc
 
 EventKind = Literal[
     # the feature workflow
@@ -35,7 +33,8 @@ class Event(BaseModel):
 
     schema_version: int = SCHEMA_VERSION
     event: EventKind
-    time: str = Field(default_factory=lambda: datetime.now(UTC).isoformat(timespec="milliseconds"))
+    time: str = Field(default_factory=now_utc)
+    """ISO-8601 UTC, milliseconds."""
     feature: str | None = None
     task: str | None = None
     turn: int | None = None

@@ -1,0 +1,66 @@
+"""The `validate` and `plan` commands: check a feature plan, or have the planner agent write one."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+
+from orchestrator import jsonout
+from orchestrator.errors import EXIT_FAILED, EXIT_OK, InputError
+from orchestrator.gate.detect import choose_gate
+from orchestrator.messages import notice, warn
+from orchestrator.plan import check_id, load_plan, plan_path
+from orchestrator.repo.git import GitRepo
+from orchestrator.repo.lock import repo_lock
+from orchestrator.settings import Settings
+
+
+def validate(args: argparse.Namespace, settings: Settings) -> int:
+    plan = load_plan(settings.repo, args.feature)
+    groups = plan.groups()
+    settings.validate_options()
+    gate = choose_gate(settings.repo, plan.verify, settings.verify)
+    if args.json:
+        jsonout.print_json({"valid": True, "id": plan.id, "tasks": plan.task_ids(), "groups": groups,
+                            "gate": {"command": gate.command, "source": gate.source}})
+    else:
+        print(f"{plan.id} is valid: {len(plan.tasks)} task(s) in {len(groups)} group(s)")
+        for index, group in enumerate(groups, 1):
+            print(f"  group {index}: {', '.join(group)}")
+        print(f"  gate: {gate.describe()}")
+    warn(plan)
+    return EXIT_OK
+
+
+def plan(args: argparse.Namespace, settings: Settings) -> int:
+    repo = GitRepo(settings.repo)
+    repo.check()
+    if args.feature_id:
+        check_id("feature", args.feature_id)
+        if plan_path(repo.root, args.feature_id).exists():
+            raise InputError(f"{args.feature_id} already exists: pick another --id or omit it")
+    if not args.description.strip():
+        raise InputError("the description is empty: say what the feature should do")
+    from orchestrator import planning
+    from orchestrator.progress import Progress
+
+    progress = Progress(json_mode=args.json)
+    with repo_lock(repo.root, "plan", notice=notice):
+        outcome = asyncio.run(planning.make_plan(repo.root, args.description, feature_id=args.feature_id,
+                                                 model=settings.model, cli_path=settings.cli_path, emit=progress))
+    if outcome.plan is None:
+        message = (f"no valid plan after {outcome.attempts} attempt(s): {'; '.join(outcome.errors)}."
+                   " Nothing was written.")
+        if args.json:
+            jsonout.print_error(message, EXIT_FAILED)
+        else:
+            print(f"error: {message}", file=sys.stderr)
+        return EXIT_FAILED
+    if args.json:
+        jsonout.print_json({"feature": outcome.plan.id, "path": str(outcome.path), "groups": outcome.plan.groups(),
+                            "cost_usd": jsonout.usd(outcome.cost_usd), "plan": outcome.plan.model_dump(mode="json")})
+        return EXIT_OK
+    print(f"wrote {outcome.path} (${outcome.cost_usd:.4f}, {outcome.attempts} attempt(s))")
+    print(outcome.path.read_text() if outcome.path else "")
+    return EXIT_OK
