@@ -59,12 +59,14 @@ def cli_env(model: ScriptedModel | None, workspace: Path) -> dict[str, str]:
 
 @pytest.fixture
 def run_cli(tmp_path: Path) -> Callable[..., CliRun]:
-    def run(*args: str, model: ScriptedModel | None = None, timeout: float = 240, **extra_env: str) -> CliRun:
+    def run(*args: str, model: ScriptedModel | None = None, timeout: float = 240, cwd: Path | None = None,
+            **extra_env: str) -> CliRun:
         env = cli_env(model, tmp_path)
         env.update(extra_env)
         proc = subprocess.run(
             [sys.executable, "-m", "orchestrator", *args],
             env=env,
+            cwd=cwd,
             capture_output=True,
             text=True,
             timeout=timeout,

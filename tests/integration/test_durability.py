@@ -21,6 +21,7 @@ from agents.testing.scenario import Scenario
 from agents.testing.scripted_model import ScriptedModel
 from orchestrator.demo import DEMO_PLAN, make_sample_repo
 from orchestrator.store import CheckpointStore
+from tests import schemas
 from tests.conftest import CliRun, approve_scenario, cli_env, git, one_task_plan
 from tests.postgres import postgres_server
 
@@ -203,15 +204,18 @@ def test_ctrl_c_exits_130_without_orphans_then_resumes(tmp_path: Path,
     model.scenario = Scenario.from_data(approve_scenario())
     resumed = run_cli("resume", "FEAT-001", "--repo", str(repo), "--db", str(db), model=model)
     assert resumed.returncode == 0, resumed.stdout + resumed.stderr
-    history = json.loads(run_cli("history", "FEAT-001", "--repo", str(repo), "--db", str(db), "--json").stdout)
+    # The run used a custom --db: every later command finds it from anywhere inside the repo, with no flags.
+    inside = repo / "calc"
+    history = schemas.valid("history", run_cli("history", "FEAT-001", "--json", cwd=inside).stdout)
     assert {"step", "node", "time", "next", "turn", "decision"} <= set(history[0])
     players = [row for row in history if row["node"] == "player"]
     assert players and players[0]["task"] == "TASK-001" and players[0]["turn"] == 1, "steps name their task"
-    shown = json.loads(run_cli("show", "FEAT-001", "TASK-001", "--repo", str(repo), "--db", str(db),
-                               "--json").stdout)
+    shown = schemas.valid("show-task", run_cli("show", "FEAT-001", "TASK-001", "--json", cwd=inside).stdout)
     assert shown["final"]["status"] == "approved" and shown["turns"][-1]["coach"]["decision"] == "approve"
-    listing = json.loads(run_cli("status", "--repo", str(repo), "--db", str(db), "--json").stdout)
-    assert listing == [{"thread": "FEAT-001", "finished": True, "updated": listing[0]["updated"],
+    schemas.valid("show", run_cli("show", "FEAT-001", "--json", cwd=inside).stdout)
+    schemas.valid("status", run_cli("status", "FEAT-001", "--json", cwd=inside).stdout)
+    listing = schemas.valid("status-list", run_cli("status", "--json", cwd=inside).stdout)
+    assert listing == [{"schema_version": 1, "thread": "FEAT-001", "finished": True, "updated": listing[0]["updated"],
                         "tasks": {"approved": 1}, "cost_usd": listing[0]["cost_usd"]}]
 
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -11,6 +10,7 @@ import pytest
 
 from agents.testing.scripted_model import RequestRecord, ScriptedModel
 from orchestrator.demo import make_sample_repo
+from tests import schemas
 from tests.conftest import CliRun, coach_from_pytest, git
 
 pytestmark = pytest.mark.cli
@@ -47,7 +47,7 @@ def test_dry_run_reports_groups_estimate_and_scope_overlaps(tmp_path: Path, run_
     db = tmp_path / "db"
     result = run_cli("run", "FEAT-001", "--repo", str(repo), "--db", str(db), "--dry-run", "--json")
     assert result.returncode == 0, result.stderr
-    data = json.loads(result.stdout)
+    data = schemas.valid("dry-run", result.stdout)
     assert data["groups"] == [["TASK-A", "TASK-B"]] and data["estimate"]["sessions_expected"] >= 2
     assert "TASK-A and TASK-B may write the same files" in data["scope_overlaps"][0]
     assert "may write the same files" in run_cli("validate", "FEAT-001", "--repo", str(repo)).stderr
@@ -66,13 +66,13 @@ def test_clean_removes_leftovers_and_prunes_finished_threads(
     assert result.returncode == 0, result.stdout + result.stderr
     assert git(repo, "worktree", "list").count("\n") == 4, "kept: two task worktrees and the integration one"
     dry = run_cli("run", "FEAT-001", "--repo", str(repo), "--db", str(db), "--dry-run", "--json")
-    assert json.loads(dry.stdout)["previous_run"].startswith("FEAT-001 already finished (2 approved)")
+    assert schemas.valid("dry-run", dry.stdout)["previous_run"].startswith("FEAT-001 already finished (2 approved)")
     backup, unmerged = "autobuild/FEAT-001.before-20260101-000000", "autobuild/FEAT-001.TASK-Z"
     git(repo, "branch", backup, "autobuild/FEAT-001")
     git(repo, "branch", unmerged, git(repo, "commit-tree", "HEAD^{tree}", "-p", "HEAD", "-m", "only here").strip())
     cleaned = run_cli("clean", "FEAT-001", "--repo", str(repo), "--db", str(db), "--json")
     assert cleaned.returncode == 0, cleaned.stderr
-    data = json.loads(cleaned.stdout)
+    data = schemas.valid("clean", cleaned.stdout)
     assert data["pruned_threads"] == ["FEAT-001"] and len(data["removed"]) >= 3
     assert git(repo, "worktree", "list").count("\n") == 1
     assert "autobuild/FEAT-001\n" in git(repo, "branch", "--list") + "\n", "the feature branch always stays"

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -13,6 +12,7 @@ import yaml
 from agents.testing.scripted_model import ScriptedModel
 from orchestrator.demo import make_sample_repo
 from orchestrator.plan import load_plan
+from tests import schemas
 from tests.conftest import SECRET_KEY, CliRun
 
 pytestmark = pytest.mark.cli
@@ -106,7 +106,7 @@ def test_doctor_reports_without_leaking_the_key(tmp_path: Path, model_factory: C
     model = model_factory({"sessions": []})
     result = run_cli("doctor", "--repo", str(repo), "--db", str(tmp_path / "db.sqlite"), "--json", model=model)
     assert result.returncode == 0, result.stdout + result.stderr
-    checks = {c["check"]: c for c in json.loads(result.stdout)}
+    checks = {c["check"]: c for c in schemas.valid("doctor", result.stdout)}
     assert set(checks) == {"claude CLI", "credentials", "git", "repo", "checkpoint DB", "model endpoint",
                            "model call"}
     assert all(c["ok"] for c in checks.values()), checks

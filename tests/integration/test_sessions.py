@@ -28,6 +28,7 @@ from agents import (
 )
 from agents.reaper import reap_orphans, tagged_pids
 from agents.testing.scripted_model import ScriptedModel
+from tests import schemas
 
 pytestmark = pytest.mark.cli
 
@@ -291,7 +292,7 @@ async def test_a_claude_code_login_without_an_api_key_drives_a_session(
     doctor = await asyncio.to_thread(subprocess.run, [sys.executable, "-m", "orchestrator", "doctor", "--repo",
                                      str(worktree), "--db", str(tmp_path / "db.sqlite"), "--json"],
                                      capture_output=True, text=True, check=False)
-    found = {c["check"]: c for c in json.loads(doctor.stdout)}
+    found = {c["check"]: c for c in schemas.valid("doctor", doctor.stdout)}
     assert found["credentials"]["ok"] and "Claude Code login (max subscription)" in found["credentials"]["detail"]
     assert found["model call"]["ok"], "and the login works: the model answered"
     assert "fake" not in doctor.stdout + doctor.stderr, "no secret is shown"

@@ -12,6 +12,7 @@ import yaml
 
 from agents.testing.scripted_model import ScriptedModel
 from orchestrator.demo import SAMPLE_FILES, make_sample_repo
+from tests import schemas
 from tests.conftest import SECRET_KEY, CliRun, approve_scenario, coach_from_pytest, git, one_task_plan
 
 pytestmark = pytest.mark.cli
@@ -97,8 +98,10 @@ def test_api_key_never_written(tmp_path: Path, model_factory: Callable[..., Scri
     for path in written:
         assert SECRET_KEY.encode() not in path.read_bytes(), path
     assert SECRET_KEY not in result.stdout + result.stderr
-    events = [json.loads(line) for line in result.stdout.splitlines()]
+    events = schemas.valid_lines(result.stdout)
     assert events[-1]["event"] == "summary" and events[-1]["exit_code"] == 0
+    assert {"feature_start", "session_start", "tool", "session_end", "gate", "coach_decision", "finalize",
+            "merge", "feature_end"} <= {event["event"] for event in events}
 
 
 def test_run_single_task_checks_dependencies(tmp_path: Path, model_factory: Callable[..., ScriptedModel],

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import json
 import os
 import subprocess
 import sys
 from pathlib import Path
 
+from tests import schemas
 from tests.conftest import cli_env
 
 
@@ -32,8 +32,9 @@ def test_validate_and_dry_run_say_which_command_gates_and_where_it_came_from(sam
 
     shown = cli("validate", "FEAT-001")
     assert shown.returncode == 0 and "gate: `python -m pytest -q` (the plan's verify)" in shown.stdout
-    assert json.loads(cli("validate", "FEAT-001", "--json").stdout)["gate"] == {
+    assert schemas.valid("validate", cli("validate", "FEAT-001", "--json").stdout)["gate"] == {
         "command": "python -m pytest -q", "source": "the plan's verify"}
+    schemas.valid("dry-run", cli("run", "FEAT-001", "--dry-run", "--json").stdout)
     unverified = cli("validate", "FEAT-001", "--verify", "none")
     assert "no gate (--verify none): approvals are reported as unverified" in unverified.stdout
     dry = cli("run", "FEAT-001", "--dry-run", "--verify", "make check")
@@ -58,3 +59,35 @@ def test_autobuild_names_itself_its_version_exit_codes_and_variables(tmp_path: P
     assert version.returncode == 0 and version.stdout.startswith("autobuild ")
     shown = subprocess.run([str(cli), "--help"], capture_output=True, text=True, check=False, timeout=60).stdout
     assert shown.startswith("usage: autobuild") and "75 a usage-limit pause" in shown and "ORCHESTRATOR_DB" in shown
+
+
+def test_commands_find_the_repo_from_a_subfolder_and_take_settings_from_its_config(sample_repo: Path,
+                                                                                  tmp_path: Path) -> None:
+    inside = sample_repo / "calc"
+    (sample_repo / ".autobuild" / "config.yaml").write_text("verify: make check\nest_session_usd: 0.5\n")
+
+    def cli(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, "-m", "orchestrator", *args], cwd=inside, capture_output=True,
+                              text=True, env=cli_env(None, tmp_path), timeout=60, check=False)
+
+    assert "gate: `make check` (--verify)" in cli("validate", "FEAT-001").stdout
+    dry = schemas.valid("dry-run", cli("run", "FEAT-001", "--dry-run", "--json").stdout)
+    assert dry["estimate"]["cost_per_session_usd"] == 0.5 and dry["gate"]["command"] == "make check"
+    (sample_repo / ".autobuild" / "config.yaml").write_text("paralel: 2\n")
+    typo = cli("status", "FEAT-001")
+    assert typo.returncode == 2 and typo.stderr.count("\n") == 1 and "unknown setting 'paralel'" in typo.stderr
+
+
+def test_errors_under_json_are_json_with_the_exit_code(sample_repo: Path, tmp_path: Path) -> None:
+    def cli(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, "-m", "orchestrator", *args], capture_output=True, text=True,
+                              env=cli_env(None, tmp_path), timeout=60, check=False)
+
+    missing = cli("status", "FEAT-404", "--repo", str(sample_repo), "--json")
+    assert missing.returncode == 2
+    assert schemas.valid("error", missing.stdout) == {"schema_version": 1, "exit_code": 2,
+                                                      "error": missing.stderr.removeprefix("error: ").strip()}
+    usage = cli("status", "--repo", str(sample_repo), "--json", "--no-such-flag")
+    assert usage.returncode == 2 and "--no-such-flag" in schemas.valid("error", usage.stdout)["error"]
+    bad_value = cli("run", "FEAT-001", "--repo", str(sample_repo), "--dry-run", "--parallel", "0", "--json")
+    assert bad_value.returncode == 2 and schemas.valid("error", bad_value.stdout)["error"].startswith("--parallel")
