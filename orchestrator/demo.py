@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shlex
 import shutil
 import subprocess
 import sys
@@ -119,13 +120,24 @@ def main() -> int:
           branch:       autobuild/FEAT-001 in {repo}   (git -C {repo} log --oneline autobuild/FEAT-001)
           your branch:  main, untouched; `git -C {repo} status` lists only the
                         plan we wrote for you (.autobuild/features/, untracked)
-          checkpoints:  {db}
+          checkpoints:  {db}   (remembered: commands inside the repo find it without --db)
           reports:      {repo}/.autobuild/runs/FEAT-001/AUTO-RUN.md and …/TASK-00N/AUTO-RUN.md
           traces:       {repo}/.autobuild/runs/FEAT-001/TASK-00N/trace.jsonl
           model log:    {workspace}/model-requests.jsonl
     """))
     print(git(repo, "log", "--oneline", "--graph", "autobuild/FEAT-001"))
+    print("Look around (paste these):")
+    for line in closing_commands(repo):
+        print(f"  {line}")
     return code
+
+
+def closing_commands(repo: Path) -> list[str]:
+    """Ready-to-paste commands that inspect the demo's run from inside its repo, with no flags."""
+    script = Path(sys.executable).parent / "autobuild"
+    autobuild = shlex.quote(str(script)) if script.is_file() else f"{shlex.quote(sys.executable)} -m orchestrator"
+    return [f"cd {shlex.quote(str(repo))}", f"{autobuild} status FEAT-001", f"{autobuild} show FEAT-001 TASK-001",
+            f"{autobuild} history FEAT-001"]
 
 
 if __name__ == "__main__":
