@@ -12,6 +12,7 @@ import yaml
 from agents import SessionLimits, SessionSettings, run_planner
 from orchestrator.errors import GateUnusableError, PlanError
 from orchestrator.gate.baseline import check_gate
+from orchestrator.graph.events import event_dict
 from orchestrator.plan import FeaturePlan, compute_groups, parse_plan
 from orchestrator.repo.git import GitRepo
 from orchestrator.runner import EventSink
@@ -103,17 +104,17 @@ async def make_plan(repo: Path, description: str, *, feature_id: str | None, mod
             plan = parse_plan(data, "submitted plan")
         except PlanError as exc:
             errors = [str(exc)]
-            emit({"event": "plan_invalid", "attempt": attempt, "error": str(exc)})
+            emit(event_dict("plan_invalid", attempt=attempt, error=str(exc)))
             continue
         problem = await gate_problem(repo, plan)
         if problem and attempt == 1:
             errors = [problem]
-            emit({"event": "plan_invalid", "attempt": attempt, "error": problem})
+            emit(event_dict("plan_invalid", attempt=attempt, error=problem))
             continue
         if problem:
             # Asked once already: a verify that can't run would stop every run of this plan, so it is left
             # out and the run's gate is the repo's detected test command (`validate` shows which).
-            emit({"event": "plan_warning", "attempt": attempt, "error": f"{problem}; verify left out of the plan"})
+            emit(event_dict("plan_warning", attempt=attempt, error=f"{problem}; verify left out of the plan"))
             plan.verify = None
         outcome.plan = plan
         outcome.path = write_plan(repo, plan)

@@ -9,71 +9,12 @@ from typing import Any, TextIO
 
 from rich.console import Console
 from rich.live import Live
-from rich.markup import escape
 from rich.table import Table
 
 from orchestrator import jsonout
 from orchestrator.graph.state import TaskResult
-
-_MARK = {"approved": "✔", "approved-unverified": "✔?", "error": "!", "failed": "✘", "blocked": "⛔", "skipped": "↷",
-         "conflict": "⚠", "aborted": "✘"}
-
-
-class TaskBoard:
-    """The live table's model: one row per task, updated from events (pure, so it is unit-tested)."""
-
-    def __init__(self) -> None:
-        self.rows: dict[str, dict[str, Any]] = {}
-        self.gate = ""
-        self.paused = ""
-
-    def update(self, event: dict[str, Any], now: float) -> None:
-        kind = event.get("event")
-        if kind == "feature_start":
-            for task_id in event.get("tasks") or []:
-                self._row(task_id)
-            self.gate = _gate_line(event)
-            return
-        if kind in ("usage_limit", "usage_limit_over"):
-            self.paused = str(event.get("status") or "paused, usage limit") if kind == "usage_limit" else ""
-            return
-        task_id = event.get("task")
-        if not task_id:
-            return
-        row = self._row(str(task_id))
-        if kind == "task_ready":
-            row["status"] = "starting"
-        elif kind == "task_error":
-            row.update(status=f"error: {event.get('reason')}", role="")
-        elif kind == "initialize":
-            row.update(started=now, status="starting")
-        elif kind in ("player_start", "coach_validate"):
-            role = "player" if kind == "player_start" else "coach"
-            row.update(role=role, turn=event.get("turn", row["turn"]),
-                       status="working" if role == "player" else "reviewing")
-        elif kind == "session_end":
-            row["cost_usd"] += float(event.get("cost_usd") or 0.0)
-        elif kind == "retry":
-            row["status"] = f"retrying: {event.get('reason')}"
-        elif kind in ("finalize", "skipped"):
-            row.update(status=event.get("status", "skipped"), role="")
-        elif kind == "merge":
-            row["status"] = "merged" if event.get("merged") else "not merged"
-
-    def _row(self, task_id: str) -> dict[str, Any]:
-        return self.rows.setdefault(task_id, {"role": "", "turn": 0, "cost_usd": 0.0, "started": None,
-                                              "status": "queued"})
-
-    def render(self, now: float) -> Table:
-        caption = "\n".join(line for line in (self.paused.upper(), self.gate) if line)
-        table = Table(title="AutoBuild", caption=escape(caption) or None, expand=False)
-        for column in ("Task", "Role", "Turn", "Cost", "Elapsed", "Status"):
-            table.add_column(column)
-        for task_id, row in self.rows.items():
-            elapsed = f"{now - row['started']:.0f}s" if row["started"] else "-"
-            table.add_row(task_id, row["role"], str(row["turn"] or "-"),
-                          f"${row['cost_usd']:.4f}", elapsed, row["status"])
-        return table
+from orchestrator.live_view import MARK, TaskBoard, gate_line
+from orchestrator.text import visible
 
 
 class Progress:
@@ -107,7 +48,8 @@ class Progress:
         line = self.describe(event)
         if not line:
             return
-        text = f"{time.monotonic() - self.started:7.1f}s  {line}"
+        # Agent text and tool arguments may carry terminal escapes: shown visibly, never interpreted.
+        text = f"{time.monotonic() - self.started:7.1f}s  {visible(line)}"
         if self._live is not None:
             if event.get("event") != "tool":  # the table shows activity; keep the log above it readable
                 self._live.console.print(text, highlight=False, markup=False)
@@ -137,22 +79,8 @@ def _decision(e: dict[str, Any]) -> str:
     return text
 
 
-def _gate_line(event: dict[str, Any]) -> str:
-    if not event.get("gate"):
-        return f"no gate ({event.get('gate_source')}): approvals will be reported as unverified"
-    line = f"gate `{event['gate']}` ({event.get('gate_source')})"
-    if event.get("setup"):
-        line += f", worktree setup `{event['setup']}`"
-    if event.get("gate_base"):
-        line += f"; on the base: {event['gate_base']}"
-    failing = event.get("base_failing") or []
-    if failing:
-        line += f"; already failing there: {', '.join(failing[:5])}{' …' if len(failing) > 5 else ''}"
-    return line
-
-
 _FORMATS: dict[str, Callable[[dict[str, Any]], str]] = {
-    "feature_start": lambda e: f"feature branch {e['branch']} at {str(e['sha'])[:10]}; {_gate_line(e)}",
+    "feature_start": lambda e: f"feature branch {e['branch']} at {str(e['sha'])[:10]}; {gate_line(e)}",
     "resume": lambda e: f"resuming {e['thread']} at {', '.join(e['next']) or 'start'}"
     f" (${float(e.get('spent_usd') or 0):.4f} spent so far)",
     "task_ready": lambda e: f"{e['task']} ready: its dependencies are merged",
@@ -173,7 +101,7 @@ _FORMATS: dict[str, Callable[[dict[str, Any]], str]] = {
     "command_hung": lambda e: f"{e['task']} turn {e['turn']} {e['role']} stopped by the session timeout;"
     f" still running: {'; '.join(e['commands'])} (not retried; the next turn is told)",
     "blocker": lambda e: f"{e['task']} blocker {e['hash']}: {e['description']}",
-    "finalize": lambda e: f"{e['task']} {_MARK.get(e['status'], '•')} {e['status']}: {e['reason']}",
+    "finalize": lambda e: f"{e['task']} {MARK.get(e['status'], '•')} {e['status']}: {e['reason']}",
     "integration_gate": lambda e: f"{e['task']} integration gate {'passed' if e['passed'] else 'FAILED'}:"
     f" {e['summary']}",
     "merge": lambda e: f"{e['task']} merged" if e["merged"] else f"{e['task']} NOT merged: {e['reason']}",
@@ -203,7 +131,7 @@ def render_table(results: dict[str, TaskResult], order: list[str], stream: TextI
         total += cost
         table.add_row(
             task_id,
-            f"{_MARK.get(status, '•')} {status}",
+            f"{MARK.get(status, '•')} {status}",
             str(result.get("turns", 0)),
             f"${cost:.4f}",
             f"{float(result.get('duration_s', 0.0)):.1f}s",

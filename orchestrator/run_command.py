@@ -16,6 +16,7 @@ from langgraph.runtime import RunControl
 
 from orchestrator import inspection, jsonout, runner
 from orchestrator.errors import EXIT_INTERRUPTED, EXIT_OK, EXIT_QUESTION, EXIT_USAGE_LIMIT
+from orchestrator.graph.events import event_dict
 from orchestrator.locations import remember_db
 from orchestrator.messages import notice, warn
 from orchestrator.plan import scope_overlaps
@@ -89,10 +90,10 @@ async def _run_with_signals(
 
     def on_signal() -> None:
         if control.drain_requested:
-            progress({"event": "interrupt", "forced": True})
+            progress(event_dict("interrupt", forced=True))
             task.cancel()
             return
-        progress({"event": "interrupt", "forced": False, "grace_s": grace})
+        progress(event_dict("interrupt", forced=False, grace_s=grace))
         control.request_drain("signal")
         loop.call_later(grace, task.cancel)
 

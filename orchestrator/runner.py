@@ -20,6 +20,7 @@ from agents import AgentError, find_cli, reaper
 from orchestrator import inspection, trace
 from orchestrator.errors import InputError, StoreError
 from orchestrator.gate import GateChoice, choose_gate
+from orchestrator.graph.events import event_dict
 from orchestrator.graph.state import SUCCESS, TaskResult
 from orchestrator.graph.workflow import build_feature_workflow
 from orchestrator.plan import FeaturePlan, load_target, plan_digest
@@ -200,8 +201,8 @@ async def execute(
                 summary.already_finished = True
                 return summary
             if snapshot.next:
-                emit({"event": "resume", "thread": run_plan.thread_id, "next": list(snapshot.next),
-                      "spent_usd": round(inspection.spent(run_plan.store, run_plan.thread_id), 6)})
+                emit(event_dict("resume", feature=run_plan.plan.id, thread=run_plan.thread_id, next=list(snapshot.next),
+                      spent_usd=inspection.spent(run_plan.store, run_plan.thread_id)))
                 graph_input = answer_input
             else:
                 graph_input = {"repo": str(settings.repo), "target": settings.target}
@@ -270,6 +271,6 @@ async def _set_aside_feature_branch(run_plan: RunPlan, emit: EventSink) -> None:
     if repo.has_branch(branch):
         backup = f"{branch}.before-{time.strftime('%Y%m%d-%H%M%S')}"
         await repo.rename_branch(branch, backup)
-        emit({"event": "branch_set_aside", "branch": branch, "backup": backup})
+        emit(event_dict("branch_set_aside", branch=branch, backup=backup))
     for task_id in plan.task_ids():
         await repo.remove_worktree(worktrees / task_id, task_branch(plan.id, task_id))

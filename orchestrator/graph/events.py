@@ -21,8 +21,8 @@ EventKind = Literal[
     "command_hung", "usage_limit", "usage_limit_over",
     # agent sessions (agents/ emits these as plain dicts)
     "session_start", "session_end", "tool", "retry", "question_answered_in_session",
-    # the CLI
-    "interrupt", "branch_set_aside",
+    # the CLI and the planner
+    "interrupt", "branch_set_aside", "plan_invalid", "plan_warning",
 ]
 
 
@@ -41,6 +41,11 @@ class Event(BaseModel):
 
     def to_dict(self) -> dict[str, Any]:
         return self.model_dump(mode="json", exclude_none=True)
+
+
+def event_dict(kind: EventKind, **fields: Any) -> dict[str, Any]:
+    """One event as the sinks receive it (for emitters outside a task's EventLog: the CLI, runner, planner)."""
+    return Event(event=kind, **fields).to_dict()
 
 
 def _no_writer(_: Any) -> None:

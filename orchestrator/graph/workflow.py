@@ -212,6 +212,7 @@ async def _run_feature(inputs: FeatureInput, options: RunOptions, repo: GitRepo,
                      limit_gate=_limit_gate(options, pause_path(repo.root, plan.id), events))
     order = [only_task] if only_task else plan.task_ids()
     events("feature_start", branch=ctx.feature_branch, sha=setup["feature_sha"], tasks=order,
+           budget_usd=options.budget_usd,
            gate=gate["command"], gate_source=gate["source"], setup=gate["setup"],
            gate_base=gate["base"]["summary"] if gate["base"] else None,
            base_failing=(gate["base"]["failing"] if gate["base"] else None) or [])

@@ -4,24 +4,64 @@ from __future__ import annotations
 
 import io
 
-from orchestrator.progress import Progress, TaskBoard
+from rich.console import Console
+
+from orchestrator.live_view import TaskBoard
+from orchestrator.progress import Progress
+
+
+def _shown(board: TaskBoard, now: float) -> str:
+    out = io.StringIO()
+    Console(file=out, width=200, color_system=None).print(board.render(now))
+    return out.getvalue()
 
 
 def test_board_follows_a_task_through_its_life() -> None:
     board = TaskBoard()
-    board.update({"event": "feature_start", "tasks": ["T1", "T2"]}, 0.0)
+    board.update({"event": "feature_start", "tasks": ["T1", "T2"], "budget_usd": 5.0}, 0.0)
+    assert board.rows["T1"].state == "queued"
+    board.update({"event": "task_ready", "task": "T1"}, 0.5)
+    assert board.rows["T1"].state == "ready"
     board.update({"event": "initialize", "task": "T1"}, 1.0)
     board.update({"event": "player_start", "task": "T1", "turn": 1}, 1.5)
+    board.update({"event": "tool", "task": "T1", "role": "player", "tool": "Bash", "detail": "pytest -q"}, 2.0)
+    assert board.rows["T1"].activity == "player Bash: pytest -q"
     board.update({"event": "session_end", "task": "T1", "role": "player", "turn": 1, "cost_usd": 0.25}, 3.0)
     board.update({"event": "retry", "task": "T1", "reason": "rate limited (429)"}, 3.5)
-    assert board.rows["T1"]["status"] == "retrying: rate limited (429)"
+    assert board.rows["T1"].activity == "retrying: rate limited (429)"
     board.update({"event": "coach_validate", "task": "T1", "turn": 1}, 4.0)
-    assert board.rows["T1"]["role"] == "coach" and board.rows["T1"]["status"] == "reviewing"
+    assert board.rows["T1"].role == "coach" and board.rows["T1"].activity == "reviewing"
+    board.update({"event": "question_asked", "task": "T1", "question": "Which DB?"}, 4.5)
+    assert board.rows["T1"].state == "waiting for an answer" and "Which DB?" in _shown(board, 4.6)
+    board.update({"event": "question_answered", "task": "T1"}, 4.8)
     board.update({"event": "session_end", "task": "T1", "role": "coach", "turn": 1, "cost_usd": 0.5}, 5.0)
     board.update({"event": "finalize", "task": "T1", "status": "approved", "reason": "ok"}, 6.0)
-    assert board.rows["T1"]["cost_usd"] == 0.75 and board.rows["T1"]["status"] == "approved"
-    assert board.rows["T2"]["status"] == "queued"
-    assert board.render(10.0).row_count == 2
+    row = board.rows["T1"]
+    assert row.cost_usd == 0.75 and row.state == "approved"
+    assert row.elapsed(100.0) == "5s", "elapsed stops when the task ends"
+    shown = _shown(board, 100.0)
+    assert "✔ approved" in shown and "queued" in shown
+    assert "spent $0.7500 / $5.00 budget · 1/2 tasks done" in shown
+
+
+def test_the_board_escapes_what_agents_and_plans_say() -> None:
+    board = TaskBoard()
+    board.update({"event": "feature_start", "tasks": ["T1"]}, 0.0)
+    board.update({"event": "initialize", "task": "T1"}, 1.0)
+    board.update({"event": "tool", "task": "T1", "role": "player", "tool": "Bash",
+                  "detail": "echo \x1b[2J\x1b]0;pwned\x07 [bold red]x[/]"}, 2.0)
+    shown = _shown(board, 3.0)
+    assert "\x1b" not in shown and "\\x1b[2J" in shown and "[bold red]x[/]" in shown
+
+
+def test_a_resumed_run_counts_what_was_spent_before() -> None:
+    board = TaskBoard()
+    board.update({"event": "resume", "spent_usd": 1.5}, 0.0)
+    board.update({"event": "feature_start", "tasks": ["T1"], "budget_usd": None}, 0.0)
+    board.update({"event": "session_end", "task": "T1", "cost_usd": 0.25}, 1.0)
+    assert board.footer() == "spent $1.7500 (no budget cap) · 0/1 tasks done"
+    board.update({"event": "task_error", "task": "T1", "reason": "CLI crashed"}, 2.0)
+    assert board.footer() == "spent $1.7500 (no budget cap) · 1/1 tasks done (1 not approved)"
 
 
 def test_plain_lines_when_not_a_terminal() -> None:
@@ -30,6 +70,8 @@ def test_plain_lines_when_not_a_terminal() -> None:
     progress({"event": "retry", "task": "T1", "role": "player", "turn": 2, "reason": "overloaded (529)",
               "wait_s": 8, "attempt": 1})
     assert "T1 turn 2 player: overloaded (529), retrying in 8 s (attempt 1)" in out.getvalue()
+    progress({"event": "tool", "task": "T1", "role": "player", "turn": 2, "tool": "Bash", "detail": "printf '\x1b[2J'"})
+    assert "\x1b" not in out.getvalue() and "printf '\\x1b[2J'" in out.getvalue()
 
 
 def test_a_watcher_sees_what_the_coach_ran_and_why_it_decided() -> None:
@@ -51,7 +93,9 @@ def test_the_board_shows_the_gate_and_a_usage_limit_pause() -> None:
     board.update({"event": "feature_start", "tasks": ["T1"], "gate": "python -m pytest [x]",
                   "gate_source": "pytest configuration in pytest.ini"}, 0.0)
     board.update({"event": "usage_limit", "status": "paused until 14:05, usage limit (rate limited (429))"}, 1.0)
-    caption = str(board.render(2.0).caption)
-    assert "PAUSED UNTIL 14:05" in caption and "gate `python -m pytest \\[x]`" in caption
+    board.update({"event": "initialize", "task": "T1"}, 1.0)
+    shown = _shown(board, 2.0)
+    assert "PAUSED UNTIL 14:05" in shown and "gate `python -m pytest [x]`" in shown
+    assert "paused until 14:05" in shown, "a running task shows the pause as its state"
     board.update({"event": "usage_limit_over"}, 3.0)
-    assert "PAUSED" not in str(board.render(4.0).caption)
+    assert "PAUSED" not in _shown(board, 4.0)

@@ -1,0 +1,132 @@
+"""The live view: one row per task (state, activity, turn, cost, elapsed) and a footer, updated from events."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from rich.console import Group
+from rich.table import Table
+from rich.text import Text
+
+from orchestrator.text import one_line
+
+FAILED = frozenset({"failed", "blocked", "aborted", "conflict", "error"})
+MARK = {"approved": "✔", "approved-unverified": "✔?", "error": "!", "failed": "✘", "blocked": "⛔", "skipped": "↷",
+        "conflict": "⚠", "aborted": "✘"}
+
+
+@dataclass
+class TaskRow:
+    """What the view knows about one task."""
+
+    state: str = "queued"
+    """queued, ready, running, waiting for an answer, or how it ended (approved, failed, …)."""
+    activity: str = ""
+    """What it is doing now, e.g. `player Bash: pytest -q`."""
+    role: str = ""
+    turn: int = 0
+    cost_usd: float = 0.0
+    started: float | None = None
+    ended: float | None = None
+
+    def elapsed(self, now: float) -> str:
+        if self.started is None:
+            return "-"
+        return f"{(self.ended if self.ended is not None else now) - self.started:.0f}s"
+
+
+class TaskBoard:
+    """The live table's model, updated from events (pure: it is unit-tested without a terminal)."""
+
+    def __init__(self) -> None:
+        self.rows: dict[str, TaskRow] = {}
+        self.gate = ""
+        self.paused = ""
+        self.budget_usd: float | None = None
+        self.spent_before = 0.0
+        """What the thread had spent before this process resumed it."""
+
+    def update(self, event: dict[str, Any], now: float) -> None:
+        kind = str(event.get("event"))
+        if kind == "feature_start":
+            for task_id in event.get("tasks") or []:
+                self.rows.setdefault(str(task_id), TaskRow())
+            self.gate = gate_line(event)
+            self.budget_usd = event.get("budget_usd")
+        elif kind == "resume":
+            self.spent_before = float(event.get("spent_usd") or 0.0)
+        elif kind == "usage_limit":
+            self.paused = one_line(event.get("status") or "paused, usage limit", 100)
+        elif kind == "usage_limit_over":
+            self.paused = ""
+        elif event.get("task"):
+            self._task_event(self.rows.setdefault(str(event["task"]), TaskRow()), kind, event, now)
+
+    def _task_event(self, row: TaskRow, kind: str, event: dict[str, Any], now: float) -> None:
+        if kind == "task_ready":
+            row.state = "ready"
+        elif kind == "initialize":
+            row.started, row.ended, row.state, row.activity = now, None, "running", "worktree ready"
+        elif kind in ("player_start", "coach_validate"):
+            row.role = "player" if kind == "player_start" else "coach"
+            row.turn = int(event.get("turn") or row.turn)
+            row.state, row.activity = "running", "working" if row.role == "player" else "reviewing"
+        elif kind == "tool":
+            detail = f": {event['detail']}" if event.get("detail") else ""
+            row.activity = one_line(f"{event.get('role') or row.role} {event.get('tool')}{detail}", 60)
+        elif kind == "gate":
+            row.activity = f"verify {'passed' if event.get('passed') else 'FAILED'}"
+        elif kind == "retry":
+            row.activity = one_line(f"retrying: {event.get('reason')}", 60)
+        elif kind == "session_end":
+            row.cost_usd += float(event.get("cost_usd") or 0.0)
+        elif kind == "question_asked":
+            row.state, row.activity = "waiting for an answer", one_line(event.get("question"), 60)
+        elif kind == "question_answered":
+            row.state, row.activity = "running", "answered"
+        elif kind in ("finalize", "skipped", "task_error"):
+            row.ended = now if row.started is not None else None
+            row.state = "error" if kind == "task_error" else str(event.get("status") or "skipped")
+            row.activity, row.role = one_line(event.get("reason"), 60), ""
+        elif kind == "merge":
+            row.activity = "merged" if event.get("merged") else one_line(f"NOT merged: {event.get('reason')}", 60)
+
+    def state_of(self, row: TaskRow) -> str:
+        if row.state == "running" and self.paused:
+            return self.paused
+        return f"{MARK[row.state]} {row.state}" if row.state in MARK else row.state
+
+    def footer(self) -> str:
+        spent = self.spent_before + sum(row.cost_usd for row in self.rows.values())
+        budget = f" / ${self.budget_usd:.2f} budget" if self.budget_usd else " (no budget cap)"
+        done = sum(1 for row in self.rows.values() if row.ended is not None or row.state in MARK)
+        failed = sum(1 for row in self.rows.values() if row.state in FAILED)
+        return (f"spent ${spent:.4f}{budget} · {done}/{len(self.rows)} tasks done"
+                + (f" ({failed} not approved)" if failed else ""))
+
+    def render(self, now: float) -> Group:
+        table = Table(title="AutoBuild", expand=False)
+        for column in ("Task", "State", "Activity", "Turn", "Cost", "Elapsed"):
+            table.add_column(column, overflow="ellipsis", no_wrap=True)
+        for task_id, row in self.rows.items():
+            # Text(), never markup: task ids, tool arguments and reasons come from plans and agents.
+            table.add_row(Text(one_line(task_id, 24)), Text(self.state_of(row)), Text(row.activity),
+                          Text(str(row.turn or "-")), Text(f"${row.cost_usd:.4f}"), Text(row.elapsed(now)))
+        lines = [Text(self.footer(), style="bold")]
+        lines += [Text(line) for line in (self.paused.upper(), self.gate) if line]
+        return Group(table, *lines)
+
+
+def gate_line(event: dict[str, Any]) -> str:
+    if not event.get("gate"):
+        return f"no gate ({event.get('gate_source')}): approvals will be reported as unverified"
+    line = f"gate `{one_line(event['gate'], 100)}` ({event.get('gate_source')})"
+    if event.get("setup"):
+        line += f", worktree setup `{one_line(event['setup'], 60)}`"
+    if event.get("gate_base"):
+        line += f"; on the base: {one_line(event['gate_base'], 100)}"
+    failing = event.get("base_failing") or []
+    if failing:
+        line += f"; already failing there: {', '.join(failing[:5])}{' …' if len(failing) > 5 else ''}"
+    return line

@@ -1,0 +1,18 @@
+"""Text from plans, agents and tools made safe to show: control characters (terminal escapes) become visible."""
+
+from __future__ import annotations
+
+import unicodedata
+
+
+def visible(text: str) -> str:
+    """Control characters (terminal escapes included) become visible `\\x1b`-style text; newlines and tabs stay."""
+    return "".join(ch if ch in "\n\t" or unicodedata.category(ch) not in ("Cc", "Cf") else f"\\x{ord(ch):02x}"
+                   if ord(ch) < 0x100 else f"\\u{ord(ch):04x}" for ch in text)
+
+
+def one_line(text: object, limit: int = 80) -> str:
+    """The first line of `text`, made visible and cut to `limit` characters."""
+    lines = str(text or "").strip().splitlines()
+    first = visible(lines[0]) if lines else ""
+    return first if len(first) <= limit else first[: limit - 1] + "…"
