@@ -164,10 +164,15 @@ def main() -> None:
         f" (flat: no state grows with the plan); the root namespace holds {growth['root_checkpoints']:.0f}"
         f" checkpoints (input, output), the largest {growth['root_bytes']:.0f} bytes",
         "",
-        "## `status` on a large run",
+        "## The command line (a fresh process each time, start-up included; best / worst of 3)",
         "",
-        f"- `status FEAT-001 --json` on a finished {status['tasks']:.0f}-task run, a fresh process each time"
-        f" (start-up included): best {status['best']:.2f} s, worst {status['worst']:.2f} s of 3 (goal < 1 s)",
+        f"- `status FEAT-001 --json` on a finished {status['tasks']:.0f}-task run: {status['status_best']:.2f} s /"
+        f" {status['status_worst']:.2f} s (goal < 1 s)",
+        f"- `autobuild --help`: {status['help_best']:.2f} s / {status['help_worst']:.2f} s (goal < 0.5 s)",
+        f"- a usage error (`autobuild stauts`): {status['usage_error_best']:.2f} s /"
+        f" {status['usage_error_worst']:.2f} s (goal < 0.5 s)",
+        f"- `validate FEAT-001` of the {status['tasks']:.0f}-task plan: {status['validate_best']:.2f} s /"
+        f" {status['validate_worst']:.2f} s",
         "",
     ]
     OUT.parent.mkdir(exist_ok=True)
