@@ -17,6 +17,7 @@ from langgraph.runtime import RunControl
 from orchestrator import inspection, runner
 from orchestrator.cli import notice, warn
 from orchestrator.errors import EXIT_INTERRUPTED, EXIT_OK, EXIT_QUESTION, EXIT_USAGE_LIMIT
+from orchestrator.notify import Notifier
 from orchestrator.plan import scope_overlaps
 from orchestrator.progress import Progress, render_table
 from orchestrator.repo.lock import repo_lock
@@ -76,7 +77,7 @@ def _previous_run(run_plan: runner.RunPlan) -> str | None:
 
 
 async def _run_with_signals(
-    run_plan: runner.RunPlan, progress: Progress, answer: tuple[str, str] | None = None
+    run_plan: runner.RunPlan, progress: runner.EventSink, answer: tuple[str, str] | None = None
 ) -> runner.RunSummary:
     """Run the graph. The first SIGINT/SIGTERM drains at the next step boundary and, after the grace period,
     cancels what still runs (sessions kill their process trees); a second signal cancels at once."""
@@ -117,11 +118,12 @@ def run_command(settings: RunSettings, command: str, answer: tuple[str, str] | N
     if settings.dry_run:
         return _dry_run(run_plan, settings.json_output)
     progress = Progress(json_mode=settings.json_output, live=sys.stdout.isatty())
+    notifier = Notifier.from_settings(settings, progress)  # --notify / --on-event; drained on the way out
     try:
-        with repo_lock(settings.repo, f"{command} {settings.target}", notice=notice), progress:
+        with repo_lock(settings.repo, f"{command} {settings.target}", notice=notice), progress, notifier:
             if not settings.json_output:
                 print(f"AutoBuild {run_plan.thread_id}: checkpoints in {run_plan.store}", flush=True)
-            summary = asyncio.run(_run_with_signals(run_plan, progress, answer))
+            summary = asyncio.run(_run_with_signals(run_plan, notifier, answer))
     except (KeyboardInterrupt, asyncio.CancelledError):
         return _interrupted(run_plan)
     if summary.interrupted:

@@ -95,6 +95,11 @@ class RunSettings(RunOptions):
     fresh: bool = False
     json_output: bool = False
     resume_only: bool = False
+    notify: bool = False
+    """Ring the terminal bell (and show a desktop notification where one is available) when the feature
+    finishes, a question waits, a task fails, a budget is reached or a usage limit pauses the run."""
+    on_event: str | None = None
+    """A shell command run on those same events with the event as JSON on stdin (`orchestrator/notify.py`)."""
 
     def validate(self) -> None:  # type: ignore[override]  # pydantic's classmethod `validate` is deprecated
         self.validate_options()
