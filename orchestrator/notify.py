@@ -286,6 +286,8 @@ class Notifier:
             self._thread.join(self.drain_s + _KILL_GRACE_S)
             if self._thread.is_alive():
                 self.warn("notifications still running at exit were abandoned")
+            else:
+                self._deadline = None  # a later event starts a new worker with the full timeout
             self._thread = None
         if self._dropped:
             self.warn(f"{self._dropped} notification(s) not sent: no time left at exit")
