@@ -59,6 +59,13 @@ def _add_run_options(parser: argparse.ArgumentParser) -> None:
                         help="longest usage-limit pause before the run stops with exit 75 (default 21600 = 6 h)")
     parser.add_argument("--drain-grace", type=float, default=None,
                         help="seconds a Ctrl+C waits for running steps before cancelling them (default 5)")
+    parser.add_argument("--notify", action="store_true", default=None,
+                        help="terminal bell (and a desktop notification where available) when the feature finishes,"
+                             " a question waits, a task fails, a budget is reached or a usage limit pauses")
+    parser.add_argument("--on-event", default=None, metavar="CMD",
+                        help="run CMD (with sh) on those events, the event as JSON on stdin and AUTOBUILD_EVENT,"
+                             " AUTOBUILD_FEATURE, AUTOBUILD_TASK, AUTOBUILD_MESSAGE in its environment; killed"
+                             " after ORCHESTRATOR_ON_EVENT_TIMEOUT seconds (default 10), a failure only warns")
 
 
 def _add_gate_options(parser: argparse.ArgumentParser) -> None:

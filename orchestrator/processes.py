@@ -45,21 +45,24 @@ def _force_group(pid: int) -> None:
 
 
 def run(
-    args: Sequence[str], cwd: Path, timeout: float = 120.0, env: Mapping[str, str] | None = None
+    args: Sequence[str], cwd: Path, timeout: float = 120.0, env: Mapping[str, str] | None = None,
+    stdin_text: str | None = None,
 ) -> Completed:
-    """Run a command to completion (blocking); its whole process group dies on timeout."""
+    """Run a command to completion (blocking); its whole process group dies on timeout. `stdin_text` is
+    written to its stdin (else stdin is /dev/null)."""
     with subprocess.Popen(
         list(args),
         cwd=cwd,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
-        stdin=subprocess.DEVNULL,
+        stdin=subprocess.DEVNULL if stdin_text is None else subprocess.PIPE,
         env=dict(env) if env is not None else None,
         text=True,
+        errors="replace",
         start_new_session=True,
     ) as proc:
         try:
-            out, err = proc.communicate(timeout=timeout)
+            out, err = proc.communicate(stdin_text, timeout=timeout)
         except subprocess.TimeoutExpired:
             _kill_group(proc.pid)
             try:

@@ -19,6 +19,7 @@ from orchestrator.errors import EXIT_INTERRUPTED, EXIT_OK, EXIT_QUESTION, EXIT_U
 from orchestrator.graph.events import event_dict
 from orchestrator.locations import remember_db
 from orchestrator.messages import notice, warn
+from orchestrator.notify import Notifier
 from orchestrator.plan import scope_overlaps
 from orchestrator.progress import Progress, render_table
 from orchestrator.repo.lock import repo_lock
@@ -78,7 +79,7 @@ def _previous_run(run_plan: runner.RunPlan) -> str | None:
 
 
 async def _run_with_signals(
-    run_plan: runner.RunPlan, progress: Progress, answer: tuple[str, str] | None = None
+    run_plan: runner.RunPlan, progress: runner.EventSink, answer: tuple[str, str] | None = None
 ) -> runner.RunSummary:
     """Run the graph. The first SIGINT/SIGTERM drains at the next step boundary and, after the grace period,
     cancels what still runs (sessions kill their process trees); a second signal cancels at once."""
@@ -121,12 +122,13 @@ def run_command(args: argparse.Namespace, settings: RunSettings) -> int:
     if settings.dry_run:
         return _dry_run(run_plan, settings.json_output)
     progress = Progress(json_mode=settings.json_output, live=sys.stdout.isatty())
+    notifier = Notifier.from_settings(settings, progress)  # --notify / --on-event; drained on the way out
     try:
-        with repo_lock(settings.repo, f"{command} {settings.target}", notice=notice), progress:
+        with repo_lock(settings.repo, f"{command} {settings.target}", notice=notice), progress, notifier:
             remember_db(settings.repo, run_plan.plan.id, run_plan.store.location)
             if not settings.json_output:
                 print(f"AutoBuild {run_plan.thread_id}: checkpoints in {run_plan.store}", flush=True)
-            summary = asyncio.run(_run_with_signals(run_plan, progress, answer))
+            summary = asyncio.run(_run_with_signals(run_plan, notifier, answer))
     except (KeyboardInterrupt, asyncio.CancelledError):
         return _interrupted(run_plan)
     if summary.interrupted:

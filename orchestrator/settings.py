@@ -122,9 +122,20 @@ class RunSettings(Settings):
     fresh: bool = False
     json_output: bool = False
     resume_only: bool = False
+    notify: bool = False
+    """Ring the terminal bell (and show a desktop notification where one is available) when the feature
+    finishes, a question waits, a task fails, a budget is reached or a usage limit pauses the run."""
+    on_event: str | None = None
+    """A shell command run on those same events with the event as JSON on stdin (`orchestrator/notify.py`)."""
+    on_event_timeout: float = 10.0
+    """Seconds an `--on-event` command may take before its process group is killed."""
 
     def validate(self) -> None:  # type: ignore[override]  # pydantic's classmethod `validate` is deprecated
         self.validate_options()
+        if self.on_event is not None and not self.on_event.strip():
+            raise InputError("--on-event must be a command (or leave it out)")
+        if self.on_event_timeout <= 0:
+            raise InputError("ORCHESTRATOR_ON_EVENT_TIMEOUT must be positive")
 
     def options(self) -> RunOptions:
         """The graph's context: the options only (what a served run would receive)."""
@@ -171,13 +182,15 @@ class _ConfigFile(PydanticBaseSettingsSource):
             return {}
         if not isinstance(data, dict):
             raise InputError(f"{self.path} must be a mapping of settings (e.g. `parallel: 2`)")
-        known = set(self.settings_cls.model_fields) - self.excluded
+        # Every setting is known here, also the run's own when a read command loads the file.
+        known = set(RunSettings.model_fields) - self.excluded
         values: dict[str, Any] = {}
         for key, value in data.items():
             name = str(key).replace("-", "_")
             if name not in known:
                 raise InputError(f"{self.path}: unknown setting {str(key)[:60]!r}; known: {', '.join(sorted(known))}")
-            values[name] = value
+            if name in self.settings_cls.model_fields:
+                values[name] = value
         return values
 
 
