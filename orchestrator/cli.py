@@ -24,7 +24,7 @@ from orchestrator.errors import (
     InputError,
 )
 from orchestrator.gate.detect import choose_gate
-from orchestrator.plan import FeaturePlan, check_id, load_plan, plan_path, scope_overlaps, unknown_fields
+from orchestrator.plan import FeaturePlan, check_id, load_named_plan, plan_path, scope_overlaps, unknown_fields
 from orchestrator.repo.git import GitRepo
 from orchestrator.repo.lock import repo_lock
 from orchestrator.settings import RunSettings, env_default
@@ -48,6 +48,7 @@ def _env_float(name: str, default: float | None) -> float | None:
 
 def _add_run_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--repo", type=Path, default=None, help="target git repo (default: current directory)")
+    _add_plan_option(parser)
     parser.add_argument("--db", default=None, help="checkpoint SQLite path (default: checkpoints/)")
     parser.add_argument("--parallel", type=int, default=None, help="max tasks running at once")
     parser.add_argument("--max-turns", type=int, default=None, help="player/coach turns per task (default 10)")
@@ -83,6 +84,12 @@ def _add_run_options(parser: argparse.ArgumentParser) -> None:
                         help="seconds a Ctrl+C waits for running steps before cancelling them (default 5)")
 
 
+def _add_plan_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--plan", type=Path, default=None, metavar="PATH",
+                        help="a plan file where it lies (e.g. .guardkit/features/FEAT-X.yaml); the target, when"
+                             " given, is its id or one of its tasks")
+
+
 def _add_gate_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--verify", default=None, metavar="CMD",
                         help="the gate command (default: the plan's verify, else the repo's detected test command);"
@@ -113,10 +120,10 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"autobuild {_version()}")
     commands = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
     run = commands.add_parser("run", help="run a feature (FEAT-001) or one task of it (TASK-002)")
-    run.add_argument("target")
+    run.add_argument("target", nargs="?", default="")
     _add_run_options(run)
     resume = commands.add_parser("resume", help="resume an interrupted feature run")
-    resume.add_argument("target")
+    resume.add_argument("target", nargs="?", default="")
     _add_run_options(resume)
     answer = commands.add_parser("answer", help="answer an agent's pending question and continue the run")
     answer.add_argument("target")
@@ -136,8 +143,9 @@ def build_parser() -> argparse.ArgumentParser:
     doctor.add_argument("--offline", action="store_true",
                         help="skip the live model call that checks the credentials really work")
     validate = commands.add_parser("validate", help="validate a feature plan")
-    validate.add_argument("feature")
+    validate.add_argument("feature", nargs="?", default="")
     validate.add_argument("--repo", type=Path, default=None)
+    _add_plan_option(validate)
     validate.add_argument("--json", action="store_true")
     _add_gate_options(validate)
     status = commands.add_parser("status", help="features in the checkpoint DB, or one feature's task table")
@@ -172,6 +180,7 @@ def _settings(args: argparse.Namespace) -> RunSettings:
         return RunSettings(
             repo=(args.repo or Path(str(env_default("repo", ".")))).resolve(),
             target=args.target,
+            plan=args.plan,
             db=args.db or env_default("db"),
             parallel=int(str(pick(args.parallel, "parallel", 1))),
             max_turns=int(str(pick(args.max_turns, "max_turns", 10))),
@@ -215,7 +224,7 @@ def _settings(args: argparse.Namespace) -> RunSettings:
 
 def _validate(args: argparse.Namespace) -> int:
     repo = (args.repo or Path(".")).resolve()
-    plan = load_plan(repo, args.feature)
+    plan = load_named_plan(repo, args.feature, args.plan)
     groups = plan.groups()
     if args.verify is not None and not args.verify.strip():
         raise InputError("--verify must be a command, or none")
@@ -234,6 +243,8 @@ def _validate(args: argparse.Namespace) -> int:
 
 def warn(plan: FeaturePlan) -> None:
     """The plan's warnings (unknown fields, overlapping file scopes) on stderr."""
+    for note in plan.notes:
+        print(f"warning: {note}", file=sys.stderr)
     for field_name in unknown_fields(plan):
         print(f"warning: unknown field {field_name} (kept, but check for a typo)", file=sys.stderr)
     for overlap in scope_overlaps(plan):

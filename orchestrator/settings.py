@@ -90,6 +90,9 @@ class RunSettings(RunOptions):
 
     repo: Path
     target: str
+    """A feature or task id; empty with `plan`: the plan file's feature."""
+    plan: Path | None = None
+    """`--plan PATH`: the plan file where it lies (default `.autobuild/features/<target>.yaml`)."""
     db: str | None = None
     dry_run: bool = False
     fresh: bool = False
