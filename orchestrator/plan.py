@@ -20,7 +20,7 @@ from orchestrator.plan_fields import (
     guardkit_notes,
 )
 from orchestrator.plan_files import (
-    check_relative,
+    check_no_parent,
     escape_tree,
     read_plan_data,
     record_plan_source,
@@ -77,7 +77,7 @@ class TaskSpec(BaseModel):
     @field_validator("file_path")
     @classmethod
     def _markdown_in_repo(cls, path: str | None) -> str | None:
-        return check_relative(path.strip()) if path and path.strip() else None
+        return check_no_parent(path.strip()) if path and path.strip() else None
 
     _verify_not_blank = field_validator("verify")(_not_blank)
 

@@ -94,20 +94,21 @@ def strip_front_matter(text: str) -> str:
     return text[found.end():] if found else text
 
 
-def check_relative(path: str) -> str:
-    """A path the plan names: relative to the repo and never climbing out of it (`..`)."""
-    if path.startswith(("/", "\\")) or ".." in PurePosixPath(path.replace("\\", "/")).parts:
-        raise ValueError(f"{path!r} must be a path inside the repo (relative, no '..')")
+def check_no_parent(path: str) -> str:
+    """A markdown path the plan names never climbs (`..`); whether it stays inside the repo is checked on load."""
+    if ".." in PurePosixPath(path.replace("\\", "/")).parts:
+        raise ValueError(f"{path!r} must be a path inside the repo (relative to it, no '..')")
     return path
 
 
 def task_markdown(repo: Path, relative: str, label: str) -> str | None:
-    """The body of a task's markdown file (front-matter dropped, control characters shown as text), or None when
-    the file does not exist. A path that resolves outside the repo (through a symlink), that is not a regular
-    file or that is over the size limit is a PlanError: a plan may only hand the agents the repo's own files."""
+    """The body of a task's markdown file (relative to the repo; absolute only if inside it), front-matter dropped
+    and control characters shown as text, or None when the file does not exist. A path that resolves outside the
+    repo (`..`, elsewhere, a symlink), that is not a regular file or that is over the size limit is a PlanError:
+    a plan may only hand the agents the repo's own files."""
     root = repo.resolve()
     try:
-        target = (root / check_relative(relative)).resolve()
+        target = (root / check_no_parent(relative)).resolve()
     except ValueError as exc:
         raise PlanError(f"{label}: {exc}") from None
     except (OSError, RuntimeError):

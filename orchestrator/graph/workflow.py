@@ -176,7 +176,8 @@ async def _collect(futures: dict[str, Any], scheduler: Scheduler, spend: Spend) 
 
 
 def build_feature_workflow(checkpointer: BaseCheckpointSaver[Any] | None = None) -> Pregel[Any, Any, Any, Any]:
-    """The feature workflow. Input `{"repo", "target"}`; context: `RunOptions`; output: every task's result."""
+    """The feature workflow. Input `{"repo", "target", "plan"?}` (`FeatureInput`); context: `RunOptions`; output:
+    every task's result."""
 
     @entrypoint(checkpointer=checkpointer, context_schema=RunOptions)
     async def autobuild(inputs: FeatureInput, runtime: Runtime[RunOptions]) -> FeatureOutput:

@@ -66,7 +66,7 @@ class Workflow:
     options: dict[str, Any] = field(default_factory=dict)
 
     async def run(self, target: str = "FEAT-001", resume: Any = None, control: Any = None, fresh_input: bool = True,
-                  plan: str | None = None, **options: Any) -> Run:
+                  **options: Any) -> Run:
         graph = build_feature_workflow(self.checkpointer)
         config: Any = {"configurable": {"thread_id": self.thread}}
         context = RunOptions(agents=self.agents, **{"interactive": False, **self.options, **options})
@@ -74,8 +74,6 @@ class Workflow:
             graph_input: Any = Command(resume=resume)
         else:
             graph_input = {"repo": str(self.repo), "target": target} if fresh_input else None
-            if graph_input is not None and plan is not None:
-                graph_input["plan"] = plan
         events: list[dict[str, Any]] = []
         output = None
         async for namespace, mode, chunk in graph.astream(

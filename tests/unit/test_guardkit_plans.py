@@ -65,7 +65,6 @@ def _task_change(**fields: Any) -> dict[str, Any]:
     (_task_change(dependencies=["TASK-GK-404"]), "unknown task TASK-GK-404"),
     (_task_change(complexity=12), "complexity"),
     (_task_change(file_path="../elsewhere/TASK.md"), "inside the repo"),
-    (_task_change(file_path="/etc/passwd"), "inside the repo"),
     (guardkit_plan(orchestration={"parallel_groups": [["TASK-GK-001", "TASK-GK-002"]]}), "both are in parallel group"),
     (guardkit_plan(id="FEAT/GK"), "id"),
 ])
@@ -84,6 +83,14 @@ def _repoint(tmp_path: Path, file_path: str) -> Path:
     data = guardkit_plan()
     data["tasks"][1]["file_path"] = file_path
     return write_guardkit_plan(tmp_path, data)
+
+
+def test_an_absolute_file_path_must_lie_in_the_repo(tmp_path: Path) -> None:
+    plan_file = _repoint(tmp_path, str(tmp_path / "tasks/backlog/sub/TASK-GK-001-add-sub.md"))
+    assert MARKER in load_given_plan(tmp_path, plan_file).task("TASK-GK-002").description
+    plan_file = _repoint(tmp_path, "/etc/passwd")
+    with pytest.raises(PlanError, match="resolves outside the repo"):
+        load_given_plan(tmp_path, plan_file)
 
 
 def test_a_file_path_escaping_through_a_symlink_is_refused(tmp_path: Path) -> None:
