@@ -242,7 +242,8 @@ def _validate(args: argparse.Namespace) -> int:
 
 
 def warn(plan: FeaturePlan) -> None:
-    """The plan's warnings (unknown fields, overlapping file scopes) on stderr."""
+    """The plan's warnings (values ignored, GuardKit fields, missing task files, unknown fields, overlapping file
+    scopes) on stderr."""
     for note in plan.notes:
         print(f"warning: {note}", file=sys.stderr)
     for field_name in unknown_fields(plan):
