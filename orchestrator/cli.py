@@ -68,6 +68,12 @@ def _add_run_options(parser: argparse.ArgumentParser) -> None:
                              " after ORCHESTRATOR_ON_EVENT_TIMEOUT seconds (default 10), a failure only warns")
 
 
+def _add_plan_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--plan", type=Path, default=None, metavar="PATH",
+                        help="a plan file where it lies (e.g. .guardkit/features/FEAT-X.yaml); the target, when"
+                             " given, is its id or one of its tasks")
+
+
 def _add_gate_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--verify", default=None, metavar="CMD",
                         help="the gate command (default: the plan's verify, else the repo's detected test command);"
@@ -110,15 +116,16 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"autobuild {_version()}")
     commands = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
     run = commands.add_parser("run", help="run a feature (FEAT-001) or one task of it (TASK-002)")
-    run.add_argument("target")
+    run.add_argument("target", nargs="?", default="")
     resume = commands.add_parser("resume", help="resume an interrupted feature run")
-    resume.add_argument("target")
+    resume.add_argument("target", nargs="?", default="")
     answer = commands.add_parser("answer", help="answer an agent's pending question and continue the run")
     answer.add_argument("target")
     answer.add_argument("question_id")
     answer.add_argument("text")
     for sub in (run, resume, answer):
         _add_common(sub)
+        _add_plan_option(sub)
         _add_run_options(sub)
     plan = commands.add_parser("plan", help="turn a description into a validated feature plan (planner agent)")
     plan.add_argument("description")
@@ -130,7 +137,8 @@ def build_parser() -> argparse.ArgumentParser:
                         help="skip the live model call that checks the credentials really work")
     _add_common(doctor)
     validate = commands.add_parser("validate", help="validate a feature plan")
-    validate.add_argument("feature")
+    validate.add_argument("feature", nargs="?", default="")
+    _add_plan_option(validate)
     _add_gate_options(validate)
     _add_common(validate, db=False)
     status = commands.add_parser("status", help="features in the checkpoint DB, or one feature's task table")
@@ -176,6 +184,8 @@ def _settings(args: argparse.Namespace) -> Any:
 
     start = args.repo or Path(os.environ.get("ORCHESTRATOR_REPO") or ".")
     repo = find_repo(start)
+    if getattr(args, "plan", None) is not None:
+        args.plan = args.plan.expanduser().resolve()  # where the user is, not the repo (a subfolder, say)
     if args.command not in _RUN_COMMANDS:
         db = getattr(args, "db", None)
         return load_settings(Settings, repo, db=db or None, verify=getattr(args, "verify", None),

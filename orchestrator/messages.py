@@ -12,7 +12,10 @@ def notice(message: str) -> None:
 
 
 def warn(plan: FeaturePlan) -> None:
-    """The plan's warnings (unknown fields, overlapping file scopes) on stderr."""
+    """The plan's warnings (values ignored, GuardKit fields, missing task files, unknown fields, overlapping file
+    scopes) on stderr."""
+    for note in plan.notes:
+        print(f"warning: {note}", file=sys.stderr)
     for field_name in unknown_fields(plan):
         print(f"warning: unknown field {field_name} (kept, but check for a typo)", file=sys.stderr)
     for overlap in scope_overlaps(plan):

@@ -1,60 +1,40 @@
-"""Feature plan model: loads `.autobuild/features/<ID>.yaml` and validates it per DESIGN §5."""
+"""Feature plan model: loads `.autobuild/features/<ID>.yaml` (or a plan file where it lies) per DESIGN §5."""
 
 from __future__ import annotations
 
-import graphlib
 import hashlib
 import re
-import unicodedata
 from datetime import datetime
 from fnmatch import fnmatch
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-import yaml
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, StringConstraints, ValidationError, field_validator
 
-from orchestrator.errors import PlanError
+from orchestrator.errors import InputError, PlanError
+from orchestrator.plan_fields import (
+    GUARDKIT_GATES,
+    GUARDKIT_PLAN_FIELDS,
+    GUARDKIT_TASK_FIELDS,
+    drop_informational,
+    guardkit_notes,
+)
+from orchestrator.plan_files import (
+    check_no_parent,
+    escape_tree,
+    read_plan_data,
+    record_plan_source,
+    recorded_feature_ids,
+    recorded_plan_source,
+    shown,
+    task_markdown,
+)
+from orchestrator.plan_rules import check_consistency, compute_groups
 
-MAX_PLAN_BYTES = 1_000_000
-MAX_YAML_ALIASES = 100
-# libyaml when the wheel has it (it does on the platforms we ship for); the pure-Python loader otherwise.
-_SAFE_LOADER: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-MAX_PLAN_NODES = 200_000
 ID_PATTERN = r"^[A-Za-z0-9_-]+$"
 _ID_RE = re.compile(ID_PATTERN)
 Identifier = Annotated[str, StringConstraints(pattern=ID_PATTERN, min_length=1, max_length=64)]
 Complexity = Annotated[int, Field(ge=1, le=10)]
-
-
-def _visible(text: str) -> str:
-    """Control characters (terminal escapes included) become visible `\\x1b`-style text; newlines and tabs stay."""
-    return "".join(ch if ch in "\n\t" or unicodedata.category(ch) not in ("Cc", "Cf") else f"\\x{ord(ch):02x}"
-                   if ord(ch) < 0x100 else f"\\u{ord(ch):04x}" for ch in text)
-
-
-def _escape_tree(data: Any) -> Any:
-    """Every string in parsed plan data, escaped (iteratively, with a bound on the expanded size)."""
-    budget = MAX_PLAN_NODES
-    root: list[Any] = [data]
-    stack: list[tuple[Any, Any]] = [(root, 0)]
-    while stack:
-        container, key = stack.pop()
-        budget -= 1
-        if budget < 0:
-            raise PlanError(f"the plan expands to more than {MAX_PLAN_NODES} values: it is too large to be a plan")
-        value = container[key]
-        if isinstance(value, str):
-            container[key] = _visible(value)
-        elif isinstance(value, dict):
-            copy = dict(value)
-            container[key] = copy
-            stack.extend((copy, k) for k in copy)
-        elif isinstance(value, list):
-            items = list(value)
-            container[key] = items
-            stack.extend((items, i) for i in range(len(items)))
-    return root[0]
 
 
 def _not_blank(value: str | None) -> str | None:
@@ -83,6 +63,8 @@ class TaskSpec(BaseModel):
     verify: str | None = None
     budget_usd: float | None = Field(default=None, gt=0)
     description: str = ""
+    file_path: str | None = None
+    """The task's markdown, relative to the repo (GuardKit's field): its body joins the brief."""
 
     @field_validator("files", "acceptance_tests")
     @classmethod
@@ -91,6 +73,11 @@ class TaskSpec(BaseModel):
             if path.startswith("/") or ".." in path.split("/"):
                 raise ValueError(f"{path!r} must be a path inside the repo (relative, no '..')")
         return paths
+
+    @field_validator("file_path")
+    @classmethod
+    def _markdown_in_repo(cls, path: str | None) -> str | None:
+        return check_no_parent(path.strip()) if path and path.strip() else None
 
     _verify_not_blank = field_validator("verify")(_not_blank)
 
@@ -130,6 +117,12 @@ class FeaturePlan(BaseModel):
     orchestration: Orchestration = Field(default_factory=Orchestration)
 
     _verify_not_blank = field_validator("verify", "setup")(_not_blank)
+    _notes: list[str] = PrivateAttr(default_factory=list)
+
+    @property
+    def notes(self) -> list[str]:
+        """Warnings found while loading: informational values ignored, GuardKit fields, missing task files."""
+        return self._notes
 
     def task(self, task_id: str) -> TaskSpec:
         """The task with this id (KeyError when absent)."""
@@ -146,83 +139,6 @@ class FeaturePlan(BaseModel):
         if self.orchestration.parallel_groups:
             return [list(group) for group in self.orchestration.parallel_groups]
         return compute_groups(self.tasks)
-
-
-def compute_groups(tasks: list[TaskSpec]) -> list[list[str]]:
-    """Topological layers (iterative, any plan size): each group holds the tasks whose dependencies all sit
-    in earlier groups, in plan order."""
-    sorter = graphlib.TopologicalSorter({task.id: task.dependencies for task in tasks})
-    sorter.prepare()
-    position = {task.id: index for index, task in enumerate(tasks)}
-    groups: list[list[str]] = []
-    while sorter.is_active():
-        ready = sorted(sorter.get_ready(), key=position.__getitem__)
-        groups.append(ready)
-        sorter.done(*ready)
-    return groups
-
-
-def _find_cycle(tasks: list[TaskSpec]) -> list[str] | None:
-    try:
-        graphlib.TopologicalSorter({task.id: task.dependencies for task in tasks}).prepare()
-    except graphlib.CycleError as exc:
-        return [str(node) for node in reversed(exc.args[1])]
-    return None
-
-
-def check_consistency(plan: FeaturePlan) -> None:
-    """Cross-field rules pydantic can't express: ids, dependencies, cycles, groups."""
-    ids = _check_ids(plan.tasks)
-    _check_dependencies(plan.tasks, ids)
-    if plan.orchestration.parallel_groups is not None:
-        _check_groups(plan.tasks, ids, plan.orchestration.parallel_groups)
-
-
-def _check_ids(tasks: list[TaskSpec]) -> set[str]:
-    seen: set[str] = set()
-    for task in tasks:
-        if task.id in seen:
-            raise PlanError(f"duplicate task id {task.id}: every task needs its own id")
-        seen.add(task.id)
-    return seen
-
-
-def _check_dependencies(tasks: list[TaskSpec], ids: set[str]) -> None:
-    for task in tasks:
-        for dep in task.dependencies:
-            if dep == task.id:
-                raise PlanError(f"task {task.id} depends on itself: remove it from its dependencies")
-            if dep not in ids:
-                raise PlanError(f"task {task.id} depends on unknown task {dep}: fix the id or add the task")
-    cycle = _find_cycle(tasks)
-    if cycle:
-        raise PlanError(f"dependency cycle: {' -> '.join(cycle)}: break one of these dependencies")
-
-
-def _check_groups(tasks: list[TaskSpec], ids: set[str], groups: list[list[str]]) -> None:
-    position: dict[str, int] = {}
-    for index, group in enumerate(groups):
-        for tid in group:
-            if tid not in ids:
-                raise PlanError(f"parallel group {index + 1} names unknown task {tid}")
-            if tid in position:
-                raise PlanError(f"task {tid} appears in more than one parallel group")
-            position[tid] = index
-    missing = [task.id for task in tasks if task.id not in position]
-    if missing:
-        raise PlanError(f"tasks missing from parallel_groups: {', '.join(missing)}: add them or drop the groups")
-    for task in tasks:
-        for dep in task.dependencies:
-            if position[dep] == position[task.id]:
-                raise PlanError(
-                    f"task {task.id} depends on {dep} but both are in parallel group {position[task.id] + 1}:"
-                    f" move {task.id} to a later group"
-                )
-            if position[dep] > position[task.id]:
-                raise PlanError(
-                    f"task {task.id} (group {position[task.id] + 1}) depends on {dep}, which runs later"
-                    f" (group {position[dep] + 1}): reorder the groups"
-                )
 
 
 def _describe(error: ValidationError, data: Any) -> str:
@@ -249,21 +165,27 @@ def _describe(error: ValidationError, data: Any) -> str:
 
 
 def parse_plan(data: Any, source: str) -> FeaturePlan:
-    """Validate already-parsed plan data; raise PlanError with one line naming the problem."""
+    """Validate already-parsed plan data; raise PlanError with one line naming the problem. Informational values
+    that don't fit ours (GuardKit's) are dropped with a note instead (`plan.notes`)."""
     if not isinstance(data, dict):
         raise PlanError(f"{source}: a plan must be a mapping with id, name and tasks")
     try:
-        data = _escape_tree(data)
+        data = escape_tree(data)
     except PlanError as exc:
         raise PlanError(f"{source}: {exc}") from None
-    try:
-        plan = FeaturePlan.model_validate(data)
-    except ValidationError as exc:
-        raise PlanError(f"{source}: {_describe(exc, data)}") from None
+    notes = guardkit_notes(data)
+    while True:
+        try:
+            plan = FeaturePlan.model_validate(data)
+            break
+        except ValidationError as exc:
+            if not drop_informational(data, exc.errors(), notes):
+                raise PlanError(f"{source}: {_describe(exc, data)}") from None
     try:
         check_consistency(plan)
     except PlanError as exc:
         raise PlanError(f"{source}: {exc}") from None
+    plan.notes.extend(notes)
     return plan
 
 
@@ -275,57 +197,59 @@ def check_id(kind: str, value: str) -> str:
 
 
 def plan_path(repo: Path, feature_id: str) -> Path:
-    """Where the plan of this feature lives."""
+    """Where the plan of this feature lives (unless it was run from a plan file elsewhere: `--plan`)."""
     return repo / ".autobuild" / "features" / f"{check_id('feature', feature_id)}.yaml"
 
 
-def _load_yaml(text: str) -> Any:
-    """Parse plan YAML with libyaml's safe loader (a 1,000-task plan loads in milliseconds, not a second),
-    refusing alias bombs first: a plan never needs more than a few aliases. Expansion is bounded later, by
-    `_escape_tree`."""
-    aliases = sum(isinstance(event, yaml.AliasEvent) for event in yaml.parse(text, Loader=_SAFE_LOADER))
-    if aliases > MAX_YAML_ALIASES:
-        raise PlanError(f"{aliases} YAML aliases: a plan has no use for more than {MAX_YAML_ALIASES}")
-    return yaml.load(text, Loader=_SAFE_LOADER)
-
-
 def load_plan(repo: Path, feature_id: str) -> FeaturePlan:
-    """Load and validate a feature plan; task files under `.autobuild/tasks/` extend requirements."""
+    """Load and validate a feature plan: `.autobuild/features/<ID>.yaml`, else the plan file a `--plan` run of
+    this feature was started from."""
     path = plan_path(repo, feature_id)
-    shown = path.relative_to(repo) if path.is_relative_to(repo) else path
     if not path.is_file():
-        raise PlanError(f"feature plan not found: {shown}: create it (`plan \"...\"`) or check the id")
-    if path.stat().st_size > MAX_PLAN_BYTES:
-        raise PlanError(f"{shown}: {path.stat().st_size} bytes is over the {MAX_PLAN_BYTES}-byte limit for a plan")
-    try:
-        data = _load_yaml(path.read_text(encoding="utf-8"))
-    except PlanError as exc:
-        raise PlanError(f"{shown}: {exc}") from None
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        line = f" at line {mark.line + 1}" if mark is not None else ""
-        raise PlanError(f"{shown}: malformed YAML{line}: fix the syntax") from None
-    except UnicodeDecodeError:
-        raise PlanError(f"{shown}: not UTF-8 text") from None
-    plan = parse_plan(data, str(shown))
-    if plan.id != feature_id:
-        raise PlanError(f"{shown}: id is {plan.id!r} but the file is named for {feature_id!r}: make them match")
+        source = recorded_plan_source(repo, feature_id)
+        if source is not None:
+            if not source.is_file():
+                raise PlanError(f"{feature_id} was run from {shown(repo, source)}, which is gone: put it back, or"
+                                " give --plan PATH")
+            return load_plan_file(repo, source, expect_id=feature_id)
+    return load_plan_file(repo, path, expect_id=feature_id)
+
+
+def load_plan_file(repo: Path, path: Path, expect_id: str | None = None) -> FeaturePlan:
+    """Load and validate the plan in this file; each task's markdown (`file_path`, then
+    `.autobuild/tasks/<ID>.md`) becomes its description, which joins its brief."""
+    label = shown(repo, path)
+    plan = parse_plan(read_plan_data(path, label), label)
+    if expect_id is not None and plan.id != expect_id:
+        raise PlanError(f"{label}: id is {plan.id!r} but the file is named for {expect_id!r}: make them match")
     for task in plan.tasks:
-        task_file = repo / ".autobuild" / "tasks" / f"{task.id}.md"
-        if task_file.is_file():
-            body = _strip_front_matter(task_file.read_text(encoding="utf-8")).strip()
-            if body:
-                task.description = body
+        bodies = []
+        if task.file_path:
+            body = task_markdown(repo, task.file_path, f"{label}: task {task.id}: file_path")
+            if body is None:
+                plan.notes.append(f"{task.id}.file_path {task.file_path} does not exist (GuardKit moves a finished"
+                                  " task's file): the task runs from the plan's fields alone")
+            bodies.append(body or "")
+        own = repo / ".autobuild" / "tasks" / f"{task.id}.md"
+        if own.is_file():
+            bodies.append(task_markdown(repo, shown(repo, own), f"{label}: task {task.id}") or "")
+        if any(bodies):
+            task.description = "\n\n".join(body for body in bodies if body)
     return plan
+
+
+def _feature_ids(repo: Path) -> list[str]:
+    features = repo / ".autobuild" / "features"
+    own = [path.stem for path in features.glob("*.yaml")] if features.is_dir() else []
+    return sorted({*own, *recorded_feature_ids(repo)})
 
 
 def find_feature_of_task(repo: Path, task_id: str) -> FeaturePlan:
     """The plan that contains this task (the CLI's `run TASK-002`)."""
     check_id("task", task_id)
-    features = repo / ".autobuild" / "features"
     matches = []
-    for path in sorted(features.glob("*.yaml")) if features.is_dir() else []:
-        plan = load_plan(repo, path.stem)
+    for feature_id in _feature_ids(repo):
+        plan = load_plan(repo, feature_id)
         if any(task.id == task_id for task in plan.tasks):
             matches.append(plan)
     if not matches:
@@ -336,19 +260,13 @@ def find_feature_of_task(repo: Path, task_id: str) -> FeaturePlan:
     return matches[0]
 
 
-def _strip_front_matter(text: str) -> str:
-    if text.startswith("---\n"):
-        end = text.find("\n---", 4)
-        if end != -1:
-            return text[end + 4 :]
-    return text
-
-
 def unknown_fields(plan: FeaturePlan) -> list[str]:
-    """Keys the schema doesn't know (kept, but worth a warning: often a typo)."""
-    found = [f"plan.{key}" for key in (plan.model_extra or {})]
+    """Keys the schema doesn't know (kept, but worth a warning: often a typo). GuardKit's own fields are noted
+    once in `plan.notes` instead."""
+    guardkit = GUARDKIT_PLAN_FIELDS | GUARDKIT_GATES.keys()
+    found = [f"plan.{key}" for key in (plan.model_extra or {}) if key not in guardkit]
     for task in plan.tasks:
-        found.extend(f"{task.id}.{key}" for key in (task.model_extra or {}))
+        found.extend(f"{task.id}.{key}" for key in (task.model_extra or {}) if key not in GUARDKIT_TASK_FIELDS)
     return found
 
 
@@ -377,11 +295,23 @@ def scope_overlaps(plan: FeaturePlan) -> list[str]:
     return found
 
 
-def load_target(repo: Path, target: str) -> tuple[FeaturePlan, str | None]:
-    """`FEAT-001` → its plan; `TASK-002` → the plan holding it, and the task (the single-task run)."""
-    if plan_path(repo, target).is_file():
+def load_target(repo: Path, target: str, plan_file: Path | None = None) -> tuple[FeaturePlan, str | None]:
+    """`FEAT-001` → its plan; `TASK-002` → the plan holding it, and the task (the single-task run). With a plan
+    file (`--plan`; relative to the repo unless absolute) the plan is that file's, and the target, when given,
+    must be its id or one of its tasks."""
+    if plan_file is not None:
+        plan = load_given_plan(repo, plan_file)
+        if not target or target == plan.id:
+            return plan, None
+        if target in plan.task_ids():
+            return plan, target
+        raise InputError(f"{target} is neither the id of the plan in {shown(repo, repo / plan_file)} ({plan.id})"
+                         " nor one of its tasks: give one of those, or no target")
+    if not target:
+        raise InputError("name a feature (FEAT-001) or a task (TASK-002) to run, or give --plan PATH")
+    if plan_path(repo, target).is_file() or recorded_plan_source(repo, target) is not None:
         return load_plan(repo, target), None
-    if (repo / ".autobuild" / "features").is_dir():
+    if _feature_ids(repo):
         try:
             return find_feature_of_task(repo, target), target
         except PlanError:
@@ -389,6 +319,41 @@ def load_target(repo: Path, target: str) -> tuple[FeaturePlan, str | None]:
     return load_plan(repo, target), None  # raises "feature plan not found" naming the path
 
 
+def load_given_plan(repo: Path, plan_file: Path) -> FeaturePlan:
+    """The plan in a file named on the command line or in the served graph's input, wherever it lies. Its id
+    must not be taken by another plan under `.autobuild/features/`: the id names the branch and the thread."""
+    path = plan_file if plan_file.is_absolute() else repo / plan_file
+    plan = load_plan_file(repo, path)
+    own = plan_path(repo, plan.id)
+    if own.is_file() and own.resolve() != path.resolve():
+        raise PlanError(f"{shown(repo, path)} is plan {plan.id}, but {shown(repo, own)} is another plan with that id:"
+                        " run that one without --plan, or give one of them another id")
+    return plan
+
+
+def load_named_plan(repo: Path, feature_id: str, plan_file: Path | None) -> FeaturePlan:
+    """`validate`'s plan: the feature's, or the file given with --plan (relative to the current directory), whose
+    id must be the feature's when one is named too."""
+    if plan_file is None:
+        if not feature_id:
+            raise InputError("name the feature (FEAT-001), or give --plan PATH")
+        return load_plan(repo, feature_id)
+    path = plan_file.expanduser().resolve()
+    plan = load_given_plan(repo, path)
+    if feature_id and feature_id != plan.id:
+        raise InputError(f"{shown(repo, path)} is plan {plan.id}, not {feature_id}: give its id, or none")
+    return plan
+
+
+def remember_plan_file(repo: Path, plan: FeaturePlan, plan_file: Path) -> None:
+    """Record where a run's plan lies when it is not `.autobuild/features/<ID>.yaml`, so later commands find it."""
+    path = plan_file if plan_file.is_absolute() else repo / plan_file
+    if path.resolve() != plan_path(repo, plan.id).resolve():
+        record_plan_source(repo, plan.id, path)
+
+
 def plan_digest(plan: FeaturePlan) -> str:
-    """What a run was started from: any change to the plan (or its task files) changes it."""
-    return hashlib.sha256(plan.model_dump_json().encode()).hexdigest()[:16]
+    """What a run was started from: any change to the plan (or its task files) changes it. A task's `file_path`
+    counts through the markdown it brought (its description), so plans without one keep their digest."""
+    dump = plan.model_dump_json(exclude={"tasks": {"__all__": {"file_path"}}})
+    return hashlib.sha256(dump.encode()).hexdigest()[:16]

@@ -10,14 +10,14 @@ from orchestrator import jsonout
 from orchestrator.errors import EXIT_FAILED, EXIT_OK, InputError
 from orchestrator.gate.detect import choose_gate
 from orchestrator.messages import notice, warn
-from orchestrator.plan import check_id, load_plan, plan_path
+from orchestrator.plan import check_id, load_named_plan, plan_path
 from orchestrator.repo.git import GitRepo
 from orchestrator.repo.lock import repo_lock
 from orchestrator.settings import Settings
 
 
 def validate(args: argparse.Namespace, settings: Settings) -> int:
-    plan = load_plan(settings.repo, args.feature)
+    plan = load_named_plan(settings.repo, args.feature, args.plan)
     groups = plan.groups()
     settings.validate_options()
     gate = choose_gate(settings.repo, plan.verify, settings.verify)

@@ -80,9 +80,12 @@ def prepare(settings: RunSettings) -> RunPlan:
     """Validate settings, repo, plan and dependencies; raise InputError before anything is written."""
     settings.validate()
     settings.repo = settings.repo.expanduser().resolve()
+    if settings.plan is not None:
+        settings.plan = settings.plan.expanduser().resolve()  # as given on the command line: from the cwd
     repo = GitRepo(settings.repo)
     repo.check()
-    plan, only_task = load_target(settings.repo, settings.target)
+    plan, only_task = load_target(settings.repo, settings.target, settings.plan)
+    settings.target = settings.target or plan.id
     base = plan.base_branch or repo.current_branch()
     if not repo.has_branch(base):
         raise InputError(f"base branch {base!r} does not exist: create it or fix base_branch in the plan")
@@ -116,7 +119,8 @@ def _check_agreement(run_plan: RunPlan, known: bool) -> None:
         return
     repo = GitRepo(settings.repo)
     branch = feature_branch(plan.id)
-    choices = (f"resume with the --db it ran with, or `run {settings.target} --fresh` (which keeps"
+    again = settings.target + (f" --plan {settings.plan}" if settings.plan else "")
+    choices = (f"resume with the --db it ran with, or `run {again} --fresh` (which keeps"
                f" {branch} as a backup branch)")
     if run_plan.only_task and run_plan.store.exists() and read_thread_values(run_plan.store, plan.id) is not None:
         fact = inspection.task_facts(run_plan.store, plan.id).get(run_plan.only_task)
@@ -131,15 +135,15 @@ def _check_agreement(run_plan: RunPlan, known: bool) -> None:
     recorded = {fact.get("plan_digest") for fact in facts.values()} - {None}
     if recorded and recorded != {plan_digest(plan)}:
         raise InputError(f"the plan of {plan.id} changed since its run started: put it back, or `run"
-                         f" {settings.target} --fresh` to start over with the new plan (the old branch is kept)")
+                         f" {again} --fresh` to start over with the new plan (the old branch is kept)")
     merged = [fact["result"]["sha"] for fact in facts.values() if (fact.get("result") or {}).get("merged")]
     if merged and not repo.has_branch(branch):
         raise InputError(f"{branch} is gone but {run_plan.thread_id} merged work into it: restore the branch,"
-                         f" or `run {settings.target} --fresh`")
+                         f" or `run {again} --fresh`")
     for sha in merged:
         if not run(["git", "merge-base", "--is-ancestor", sha, branch], settings.repo).ok:
             raise InputError(f"{branch} was moved: it no longer holds work {run_plan.thread_id} merged ({sha[:10]}):"
-                             f" restore it, or `run {settings.target} --fresh`")
+                             f" restore it, or `run {again} --fresh`")
 
 
 def approved_tasks(run_plan: RunPlan) -> set[str]:
@@ -206,6 +210,8 @@ async def execute(
                 graph_input = answer_input
             else:
                 graph_input = {"repo": str(settings.repo), "target": settings.target}
+                if settings.plan is not None:
+                    graph_input["plan"] = str(settings.plan)
             end: dict[str, Any] = {}
             control = control or RunControl()
             watcher = asyncio.create_task(_watch_store(run_plan.store, control, summary))

@@ -89,7 +89,7 @@ class Settings(RunOptions, BaseSettings):
     model_config = SettingsConfigDict(env_prefix=ENV_PREFIX, extra="forbid", arbitrary_types_allowed=True,
                                       validate_default=False)
 
-    FLAG_ONLY: ClassVar[frozenset[str]] = frozenset({"agents", "interactive", "target", "dry_run", "fresh",
+    FLAG_ONLY: ClassVar[frozenset[str]] = frozenset({"agents", "interactive", "target", "plan", "dry_run", "fresh",
                                                      "json_output", "resume_only"})
     """Decided per command from flags and the terminal, never from a variable or the config file."""
 
@@ -118,6 +118,9 @@ class RunSettings(Settings):
     """Everything `run`/`resume`/`answer` needs: the settings plus what and how (flags only)."""
 
     target: str
+    """A feature or task id; empty with `plan`: the plan file's feature."""
+    plan: Path | None = None
+    """`--plan PATH`: the plan file where it lies (default `.autobuild/features/<target>.yaml`)."""
     dry_run: bool = False
     fresh: bool = False
     json_output: bool = False

@@ -150,6 +150,9 @@ class FeatureInput(TypedDict, total=False):
 
     repo: str
     target: str
+    plan: str
+    """A plan file where it lies (relative to the repo unless absolute): its feature runs, or `target`, which is
+    then its id or one of its tasks. Without it: `.autobuild/features/<target>.yaml`."""
 
 
 class FeatureOutput(TypedDict):

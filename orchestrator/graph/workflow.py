@@ -38,7 +38,7 @@ from orchestrator.graph.events import EventLog
 from orchestrator.graph.scheduler import Held, Scheduler
 from orchestrator.graph.state import FeatureInput, FeatureOutput, TaskInput, TaskResult, TaskState
 from orchestrator.pause import describe, pause_path, read_pause, write_pause
-from orchestrator.plan import load_target, plan_digest
+from orchestrator.plan import load_target, plan_digest, remember_plan_file
 from orchestrator.repo.git import GitRepo
 from orchestrator.repo.lock import repo_lock
 from orchestrator.settings import RunOptions
@@ -176,13 +176,14 @@ async def _collect(futures: dict[str, Any], scheduler: Scheduler, spend: Spend) 
 
 
 def build_feature_workflow(checkpointer: BaseCheckpointSaver[Any] | None = None) -> Pregel[Any, Any, Any, Any]:
-    """The feature workflow. Input `{"repo", "target"}`; context: `RunOptions`; output: every task's result."""
+    """The feature workflow. Input `{"repo", "target", "plan"?}` (`FeatureInput`); context: `RunOptions`; output:
+    every task's result."""
 
     @entrypoint(checkpointer=checkpointer, context_schema=RunOptions)
     async def autobuild(inputs: FeatureInput, runtime: Runtime[RunOptions]) -> FeatureOutput:
         options = runtime.context or RunOptions()
         repo = GitRepo(Path(inputs["repo"]).resolve())
-        with repo_lock(repo.root, f"run {inputs['target']}"):
+        with repo_lock(repo.root, f"run {inputs.get('target') or inputs.get('plan', '')}"):
             return await _run_feature(inputs, options, repo, runtime)
 
     return autobuild
@@ -191,7 +192,10 @@ def build_feature_workflow(checkpointer: BaseCheckpointSaver[Any] | None = None)
 async def _run_feature(inputs: FeatureInput, options: RunOptions, repo: GitRepo,
                        runtime: Runtime[RunOptions]) -> FeatureOutput:
     """The workflow's body, under the repository lock."""
-    plan, only_task = load_target(repo.root, inputs["target"])
+    plan_file = Path(inputs["plan"]) if inputs.get("plan") else None
+    plan, only_task = load_target(repo.root, inputs.get("target", ""), plan_file)
+    if plan_file is not None:
+        remember_plan_file(repo.root, plan, plan_file)  # so `status`, `show` and `resume` find it by its id
     digest = plan_digest(plan)
     # Before the feature branch and any session: a gate that can't run stops the run having spent nothing.
     gate = await gate_baseline(str(repo.root), plan.id, plan.base_branch, plan_verify=plan.verify,
