@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import os
 import re
-import unicodedata
 from pathlib import Path, PurePosixPath
 from typing import Any
 
 import yaml
 
 from orchestrator.errors import PlanError
+from orchestrator.text import visible
 
 MAX_PLAN_BYTES = 1_000_000
 MAX_YAML_ALIASES = 100
@@ -22,12 +22,6 @@ _SAFE_LOADER: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 _FRONT_MATTER = re.compile(r"\A---[ \t]*\r?\n.*?^---[ \t]*(?:\r?\n|\Z)", re.DOTALL | re.MULTILINE)
 PLAN_SOURCE = "plan-source"
 """`.autobuild/runs/<FEAT>/plan-source`: the plan file a `--plan` run was started from (one path, one line)."""
-
-
-def visible(text: str) -> str:
-    """Control characters (terminal escapes included) become visible `\\x1b`-style text; newlines and tabs stay."""
-    return "".join(ch if ch in "\n\t" or unicodedata.category(ch) not in ("Cc", "Cf") else f"\\x{ord(ch):02x}"
-                   if ord(ch) < 0x100 else f"\\u{ord(ch):04x}" for ch in text)
 
 
 def escape_tree(data: Any) -> Any:
