@@ -153,7 +153,9 @@ def build_parser() -> argparse.ArgumentParser:
     clean.add_argument("--db", nargs="?", const="", default=None, metavar="PATH",
                        help="also prune finished threads from the checkpoint DB (this one, or the default)")
     clean.add_argument("--prune-db", dest="prune_db", action="store_true", help="same as --db without a PATH")
-    for sub in (status, history, show, clean):
+    graph = commands.add_parser("graph", help="the plan as a Mermaid flowchart (colored by outcome once it ran)")
+    graph.add_argument("feature")
+    for sub in (status, history, show, clean, graph):
         sub.add_argument("--repo", type=Path, default=None)
         if sub is not clean:
             sub.add_argument("--db", default=None)
@@ -279,6 +281,10 @@ def _dispatch(args: argparse.Namespace) -> int:
         return _validate(args)
     if args.command == "plan":
         return _plan(args)
+    if args.command == "graph":
+        from orchestrator.pictures import graph_command
+
+        return graph_command(args)
     if args.command == "doctor":
         from orchestrator import doctor
 
