@@ -17,7 +17,7 @@ from orchestrator.settings import resolve_db
 from orchestrator.store import CheckpointStore
 from orchestrator.timeline import pause_bars, task_bars
 
-LEGEND = ("P1, C1: the player's and the coach's session of turn 1 · G1: the gate run on the coach's approval ·"
+LEGEND = ("P1, C1: the player's and the coach's session of turn 1 · G: the gate run on the coach's approval ·"
           " Q: waiting for an answer · paused: a usage limit · ◆ merged (red: not merged) or skipped")
 
 

@@ -77,7 +77,7 @@ def task_bars(events: Iterable[dict[str, Any]], now: float) -> list[Bar]:
             role, prefix = STARTS[kind]
             session = _Session(role, f"{prefix}{event.get('turn', '')}", at)
         elif kind == "gate" and (done := coach_done.get(event.get("turn"))) is not None and at > done:
-            bars.append(Bar(f"G{event.get('turn', '')}", "gate", done, at))
+            bars.append(Bar("G", "gate", done, at))
         elif kind == "question_asked":
             asked[str(event.get("question_id"))] = at
         elif kind == "question_answered" and str(event.get("question_id")) in asked:

@@ -92,7 +92,7 @@ def gantt(source: str) -> tuple[list[str], list[DrawnBar]]:
     for rect in _tagged(svg, "rect"):
         match = re.fullmatch(r".*-task(\d+)", rect.get("id") or "")
         if "task" in _classes(rect) and match:
-            bars.append(DrawnBar(int(match.group(1)), texts.get(f"{rect.get('id')}-text", ""),
-                                 "milestone" in _classes(rect), float(rect.get("x") or 0), float(rect.get("width") or 0)))
+            bars.append(DrawnBar(int(match.group(1)), texts.get(f"{rect.get('id')}-text", ""), "milestone" in
+                                 _classes(rect), float(rect.get("x") or 0), float(rect.get("width") or 0)))
     sections = ["".join(el.itertext()) for el in _tagged(svg, "tspan")]
     return sections, sorted(bars, key=lambda bar: bar.number)

@@ -46,7 +46,8 @@ async def test_auto_run_pictures_parse_in_mermaid_js_and_match_the_plan(tmp_path
     db = tmp_path / "db.sqlite"
 
     before = graph_json(capsys, repo, db)  # never ran: the plain plan
-    assert (before["colored"], before["nodes"], before["edges"]) == (False, 5, 5) and "classDef" not in before["mermaid"]
+    assert (before["colored"], before["nodes"], before["edges"]) == (False, 5, 5)
+    assert "classDef" not in before["mermaid"]
 
     agents = ScriptedAgents({("player", "A"): writes({"calc/a.py": "A = 1\n"}),
                              ("player", "B-2"): writes({"calc/b.py": "B = 1\n"}),
