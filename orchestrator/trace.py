@@ -24,8 +24,17 @@ def append(repo: Path, feature_id: str, task_id: str | None, event: dict[str, An
 
 
 def read(repo: Path, feature_id: str, task_id: str | None) -> list[dict[str, Any]]:
-    """The task's trace, or the feature's when `task_id` is None."""
+    """The task's trace, or the feature's when `task_id` is None. A line that is not a JSON object (one cut short
+    by a kill mid-write) is left out: the feature report reads traces at the end of a run and must not fail on it."""
     path = runs_dir(repo, feature_id, task_id) / "trace.jsonl"
     if not path.is_file():
         return []
-    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    events = []
+    for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
+        try:
+            event = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(event, dict):
+            events.append(event)
+    return events

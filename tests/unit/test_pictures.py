@@ -5,11 +5,13 @@ from __future__ import annotations
 import re
 import unicodedata
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 
 from hypothesis import given
 from hypothesis import strategies as st
 
+from orchestrator import trace
 from orchestrator.mermaid import MAX_GANTT_BARS, Bar, flowchart, gantt, gantt_text, label_text, style_of
 from orchestrator.plan import parse_plan
 from orchestrator.timeline import pause_bars, task_bars
@@ -117,3 +119,12 @@ def test_the_gantt_chart_stays_within_mermaids_size_limit_for_a_big_run() -> Non
     assert huge.count(" :crit, ") == MAX_GANTT_BARS
     assert huge.rstrip().endswith("3 more bars left out (mermaid's size limit)")
     assert "2026-01-02 03:04:05.000, 2026-01-02 03:04:05.001" in huge  # a zero-length bar is drawn 1 ms long
+
+
+def test_a_trace_line_cut_short_by_a_kill_is_left_out(tmp_path: Path) -> None:
+    trace.append(tmp_path, "F", "T", {"event": "player_start", "turn": 1})
+    with (trace.runs_dir(tmp_path, "F", "T") / "trace.jsonl").open("a") as out:
+        out.write('{"event": "player_rep\n[1]\n')
+    trace.append(tmp_path, "F", None, {"event": "usage_limit"})
+    assert [e["event"] for e in trace.read(tmp_path, "F", "T")] == ["player_start"]
+    assert [e["event"] for e in trace.read(tmp_path, "F", None)] == ["usage_limit"]
