@@ -157,6 +157,9 @@ def build_parser() -> argparse.ArgumentParser:
                        help="also prune finished threads from the checkpoint DB (this one, or the default)")
     clean.add_argument("--prune-db", dest="prune_db", action="store_true", help="same as --db without a PATH")
     _add_common(clean, db=False)
+    graph = commands.add_parser("graph", help="the plan as a Mermaid flowchart (colored by outcome once it ran)")
+    graph.add_argument("feature")
+    _add_common(graph)
     return parser
 
 
@@ -172,6 +175,7 @@ _COMMANDS: dict[str, str] = {
     "history": "orchestrator.commands:history",
     "show": "orchestrator.commands:show",
     "clean": "orchestrator.commands:clean",
+    "graph": "orchestrator.pictures:graph_command",
 }
 _RUN_COMMANDS = ("run", "resume", "answer")
 _FLAG_NAMES = {"json": "json_output"}

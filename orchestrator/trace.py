@@ -1,4 +1,5 @@
-"""Per-task trace: every event as a JSON line under `.autobuild/runs/FEAT/TASK/trace.jsonl`."""
+"""Traces: every event as a JSON line, a task's under `.autobuild/runs/FEAT/TASK/trace.jsonl`, the feature's own
+(start, end, usage-limit pauses) under `.autobuild/runs/FEAT/trace.jsonl`."""
 
 from __future__ import annotations
 
@@ -13,16 +14,27 @@ def runs_dir(repo: Path, feature_id: str, task_id: str | None = None) -> Path:
     return base / task_id if task_id else base
 
 
-def append(repo: Path, feature_id: str, task_id: str, event: dict[str, Any]) -> None:
+def append(repo: Path, feature_id: str, task_id: str | None, event: dict[str, Any]) -> None:
+    """One event into the task's trace, or the feature's when `task_id` is None."""
     folder = runs_dir(repo, feature_id, task_id)
     folder.mkdir(parents=True, exist_ok=True)
-    line = {"time": round(time.time(), 3), "task": task_id, **event}
+    line = {"time": round(time.time(), 3), **({"task": task_id} if task_id else {}), **event}
     with (folder / "trace.jsonl").open("a", encoding="utf-8") as out:
         out.write(json.dumps(line, default=str) + "\n")
 
 
-def read(repo: Path, feature_id: str, task_id: str) -> list[dict[str, Any]]:
+def read(repo: Path, feature_id: str, task_id: str | None) -> list[dict[str, Any]]:
+    """The task's trace, or the feature's when `task_id` is None. A line that is not a JSON object (one cut short
+    by a kill mid-write) is left out: the feature report reads traces at the end of a run and must not fail on it."""
     path = runs_dir(repo, feature_id, task_id) / "trace.jsonl"
     if not path.is_file():
         return []
-    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    events = []
+    for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
+        try:
+            event = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(event, dict):
+            events.append(event)
+    return events

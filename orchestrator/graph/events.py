@@ -53,7 +53,8 @@ def _no_writer(_: Any) -> None:
 
 
 class EventLog:
-    """Where one task's (or the feature's) events go: its trace file and the graph's stream."""
+    """Where one task's (or the feature's) events go: its trace file (the feature's own events: the feature's
+    trace, which keeps its usage-limit pauses for the timeline) and the graph's stream."""
 
     def __init__(self, repo: Any, feature_id: str, writer: StreamWriter | None) -> None:
         self.repo = repo
@@ -63,8 +64,7 @@ class EventLog:
     def __call__(self, kind: EventKind, task: str | None = None, **data: Any) -> Event:
         event = Event(event=kind, feature=self.feature_id, task=task, **data)
         record = event.to_dict()
-        if task:
-            trace.append(self.repo, self.feature_id, task, record)
+        trace.append(self.repo, self.feature_id, task, record)  # the feature's own events: its trace
         self.writer(record)
         return event
 

@@ -28,7 +28,7 @@ from langgraph.types import Interrupt
 
 from agents import ClaudeAgents
 from agents.limits import Pause, UsageLimitGate
-from orchestrator import reports
+from orchestrator import pictures, reports
 from orchestrator.errors import InputError, PlanError
 from orchestrator.gate import GateChoice, GateSetup, choose_gate
 from orchestrator.gate.baseline import check_gate
@@ -230,9 +230,10 @@ async def _run_feature(inputs: FeatureInput, options: RunOptions, repo: GitRepo,
     finally:
         del _ACTIVE[key]
     results = {task_id: scheduler.results[task_id] for task_id in order if task_id in scheduler.results}
-    report = reports.write(ctx.runs_dir() / reports.REPORT_NAME,
-                           reports.feature_report(plan.id, plan.name, results, order, ctx.feature_branch,
-                                                  held=scheduler.held, gate=gate))
+    text = reports.feature_report(plan.id, plan.name, results, order, ctx.feature_branch, held=scheduler.held,
+                                  gate=gate)
+    text += pictures.report_section(repo.root, plan, order, pictures.run_outcomes(results, scheduler.held, order))
+    report = reports.write(ctx.runs_dir() / reports.REPORT_NAME, text)
     events("feature_end", report=str(report), results=results, held=scheduler.held,
            usage_limit_exceeded=bool(ctx.limit_gate and ctx.limit_gate.exceeded))
     if questions or scheduler.held:

@@ -1,0 +1,81 @@
+"""The feature's pictures: the plan flowchart and the run's timeline in AUTO-RUN.md, and `autobuild graph`."""
+
+from __future__ import annotations
+
+import argparse
+import time
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+from orchestrator import inspection, trace
+from orchestrator.errors import EXIT_OK, InputError
+from orchestrator.graph.state import TaskResult
+from orchestrator.jsonout import iso_utc, print_json
+from orchestrator.mermaid import Bar, flowchart, gantt
+from orchestrator.plan import FeaturePlan, load_plan
+from orchestrator.settings import Settings
+from orchestrator.store import CheckpointStore
+from orchestrator.timeline import pause_bars, task_bars
+
+LEGEND = ("P1, C1: the player's and the coach's session of turn 1 · G: the gate run on the coach's approval ·"
+          " Q: waiting for an answer · paused: a usage limit · ◆ merged (red: not merged) or skipped")
+
+
+def run_outcomes(results: Mapping[str, TaskResult], held: Mapping[str, str], order: Sequence[str]) -> dict[str, str]:
+    """What each task of a run came to, in the words of the feature report's table."""
+    outcomes = {}
+    for task_id in order:
+        if task_id in results:
+            outcomes[task_id] = str(results[task_id].get("status", "not run"))
+        elif task_id in held:
+            outcomes[task_id] = "error (resumable)" if held[task_id].startswith("error") else "not finished"
+    return outcomes
+
+
+def timeline(repo: Path, feature_id: str, order: Sequence[str], now: float) -> list[tuple[str, list[Bar]]]:
+    """The run's bars by section: the usage-limit pauses of this run (if any), then one section per task."""
+    sections = [(task_id, task_bars(trace.read(repo, feature_id, task_id), now)) for task_id in order]
+    first = min((bar.start for _, bars in sections for bar in bars), default=None)
+    if first is None:
+        return []
+    pauses = [bar for bar in pause_bars(trace.read(repo, feature_id, None), now) if bar.end >= first]
+    return [("usage limit", pauses), *sections] if pauses else sections
+
+
+def report_section(repo: Path, plan: FeaturePlan, order: Sequence[str], outcomes: Mapping[str, str],
+                   now: float | None = None) -> str:
+    """The pictures of a feature's AUTO-RUN.md: the plan colored by outcome, then what ran when."""
+    now = time.time() if now is None else now
+    chart = flowchart(plan, outcomes)
+    lines = ["", "## Plan", "", f"{chart.nodes} task(s), {chart.edges} dependency edge(s); an arrow points from a"
+             " task to the one that waits for it, colors are outcomes.", "", "```mermaid", chart.text.rstrip(), "```"]
+    sections = timeline(repo, plan.id, order, now)
+    if sections:
+        lines += ["", "## Timeline", "", f"What ran when, in UTC. {LEGEND}.", "", "```mermaid",
+                  gantt(f"{plan.id} - what ran when (UTC)", sections).rstrip(), "```"]
+    return "\n".join(lines) + "\n"
+
+
+def checkpoint_outcomes(store: CheckpointStore, plan: FeaturePlan) -> dict[str, str] | None:
+    """Each task's status in the feature's checkpoints (also mid-run), or None when it never ran there."""
+    if not store.exists():
+        return None
+    try:
+        table = inspection.feature_status(store, plan)
+    except InputError:
+        return None
+    return {str(row["task"]): str(row["status"]) for row in table["tasks"]}
+
+
+def graph_command(args: argparse.Namespace, settings: Settings) -> int:
+    """`autobuild graph FEAT`: the plan as a Mermaid flowchart, colored by outcome once it has run."""
+    plan = load_plan(settings.repo, args.feature)
+    outcomes = checkpoint_outcomes(CheckpointStore.for_repo(settings.repo, settings.db, plan.id), plan)
+    chart = flowchart(plan, outcomes)
+    if args.json:
+        print_json({"feature": plan.id, "generated": iso_utc(time.time()), "colored": outcomes is not None,
+                    "nodes": chart.nodes, "edges": chart.edges, "outcomes": outcomes or {},
+                    "node_ids": chart.node_ids, "mermaid": chart.text})
+    else:
+        print(chart.text, end="")
+    return EXIT_OK
