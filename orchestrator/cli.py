@@ -158,7 +158,25 @@ def build_parser() -> argparse.ArgumentParser:
         if sub is not clean:
             sub.add_argument("--db", default=None)
         sub.add_argument("--json", action="store_true")
+    _add_landing_commands(commands)
     return parser
+
+
+def _add_landing_commands(commands: argparse._SubParsersAction[_Parser]) -> None:
+    review = commands.add_parser("review", help="what a run produced: tasks, diff against the base, reports, and"
+                                                " what `land` would do")
+    land = commands.add_parser("land", help="merge the approved work into the base branch once verify passes on the"
+                                            " merged result (exit 1: tried, nothing moved; 2: refused)")
+    land.add_argument("--squash", action="store_true", help="one commit on the base instead of a merge commit")
+    land.add_argument("--partial", action="store_true", help="land the approved tasks even if others are not")
+    _add_gate_options(land)
+    discard = commands.add_parser("discard", help="remove the feature's worktrees and branches (a backup ref is kept)")
+    for sub in (review, land, discard):
+        sub.add_argument("feature")
+        sub.add_argument("--repo", type=Path, default=None)
+        if sub is not discard:
+            sub.add_argument("--db", default=None)
+        sub.add_argument("--json", action="store_true")
 
 
 def _settings(args: argparse.Namespace) -> RunSettings:
@@ -283,6 +301,10 @@ def _dispatch(args: argparse.Namespace) -> int:
         from orchestrator import doctor
 
         return doctor.run_doctor(args)
+    if args.command in ("review", "land", "discard"):
+        from orchestrator.landing.commands import COMMANDS
+
+        return COMMANDS[args.command](args)
     from orchestrator.commands import READ_COMMANDS
 
     if args.command in READ_COMMANDS:
