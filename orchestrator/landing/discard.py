@@ -80,4 +80,5 @@ def discard_text(data: dict[str, Any]) -> str:
     lines += [f"removed branch {name}" for name in data["removed_branches"]]
     lines += [f"kept {b['branch']} as {b['backup']} ({b['sha'][:10]}); restore: git branch {b['branch']} {b['backup']}"
               for b in data["backups"]]
+    lines.append(f"reports and checkpoints stay; `autobuild run {data['feature']} --fresh` starts it over")
     return "\n".join(lines)

@@ -149,7 +149,8 @@ def standing(repo: GitRepo, plan: FeaturePlan, record: RunRecord) -> Standing:
             else:
                 found.lost.append(row["task"])
         else:
-            found.not_approved[row["task"]] = str(row["status"])
+            unmerged = " (not merged yet)" if result.get("status") in SUCCESS else ""
+            found.not_approved[row["task"]] = f"{row['status']}{unmerged}"
     covered = {str(r.get("sha")) for r in record.results.values() if r.get("status") in SUCCESS and r.get("merged")}
     for line in _git(root, "rev-list", "--first-parent", "--parents", tip, f"^{base}").splitlines():
         sha, *parents = line.split()
