@@ -169,7 +169,8 @@ def _add_landing_commands(commands: argparse._SubParsersAction[_Parser]) -> None
                                             " merged result (exit 1: tried, nothing moved; 2: refused)")
     land.add_argument("--squash", action="store_true", help="one commit on the base instead of a merge commit")
     land.add_argument("--partial", action="store_true", help="land the approved tasks even if others are not")
-    _add_gate_options(land)
+    land.add_argument("--verify", default=None, metavar="CMD",
+                      help="check the merged result with CMD instead of the run's gate; 'none' lands it unchecked")
     discard = commands.add_parser("discard", help="remove the feature's worktrees and branches (a backup ref is kept)")
     for sub in (review, land, discard):
         sub.add_argument("feature")

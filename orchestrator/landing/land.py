@@ -136,7 +136,7 @@ class Attempt:
         try:
             env = gate_env(self.repo.root, worktree)
             base = await self._prepare(worktree, env)
-            if self.landing.outcome != "landed":
+            if self.landing.outcome != "landed":  # the setup failed
                 return self.landing
             new = await self._merge(worktree, squash)
             if new is None or not await self._verify(worktree, env, base):

@@ -212,6 +212,7 @@ def test_land_refuses_unapproved_tasks_unless_partial_which_lands_only_approved_
     assert code == 2 and "not every task is approved (B failed)" in err and partial.user_view() == before
     code, out, _ = partial.cli(capsys, "land", "FEAT-001", "--partial")
     assert code == 0 and "not landed: B (failed)" in out
+    assert "running `" not in out, "the base has not moved: the run's own gate run on it is reused"
     assert (partial.root / "calc/sub.py").is_file() and not (partial.root / "calc/neg.py").exists()
     assert "Not landed (not approved):\n- B: failed" in partial.git("log", "-1", "--format=%B", "main")
 
