@@ -160,7 +160,23 @@ def build_parser() -> argparse.ArgumentParser:
     graph = commands.add_parser("graph", help="the plan as a Mermaid flowchart (colored by outcome once it ran)")
     graph.add_argument("feature")
     _add_common(graph)
+    _add_landing_commands(commands)
     return parser
+
+
+def _add_landing_commands(commands: argparse._SubParsersAction[_Parser]) -> None:
+    review = commands.add_parser("review", help="what a run produced: tasks, diff against the base, reports, and"
+                                                " what `land` would do")
+    land = commands.add_parser("land", help="merge the approved work into the base branch once verify passes on the"
+                                            " merged result (exit 1: tried, nothing moved; 2: refused)")
+    land.add_argument("--squash", action="store_true", help="one commit on the base instead of a merge commit")
+    land.add_argument("--partial", action="store_true", help="land the approved tasks even if others are not")
+    land.add_argument("--verify", default=None, metavar="CMD",
+                      help="check the merged result with CMD instead of the run's gate; 'none' lands it unchecked")
+    discard = commands.add_parser("discard", help="remove the feature's worktrees and branches (a backup ref is kept)")
+    for sub in (review, land, discard):
+        sub.add_argument("feature")
+        _add_common(sub, db=sub is not discard)
 
 
 # command -> "module:function"; the function takes (args, settings) and returns the exit code.
@@ -176,6 +192,9 @@ _COMMANDS: dict[str, str] = {
     "show": "orchestrator.commands:show",
     "clean": "orchestrator.commands:clean",
     "graph": "orchestrator.pictures:graph_command",
+    "review": "orchestrator.landing.commands:review_command",
+    "land": "orchestrator.landing.commands:land_command",
+    "discard": "orchestrator.landing.commands:discard_command",
 }
 _RUN_COMMANDS = ("run", "resume", "answer")
 _FLAG_NAMES = {"json": "json_output"}

@@ -3,8 +3,9 @@
 The one guarded write path: every write in a worktree first proves where it is (a worktree registered in
 this repo, on an `autobuild/` branch) and git never discovers a repository on its own from a worktree folder
 (`GIT_CEILING_DIRECTORIES`), so a deleted-and-recreated folder can't make git find the user's checkout.
-Refs are only ever written under `refs/heads/autobuild/`. Operations that change shared refs or the worktree
-list are serialized with one lock per repo.
+Refs are only ever written under `refs/heads/autobuild/` (the one user branch `land` moves is moved by
+repo/guard.py under a LandPermit, never here). Operations that change shared refs or the worktree list are
+serialized with one lock per repo.
 """
 
 from __future__ import annotations
@@ -79,6 +80,17 @@ class GitRepo:
 
     def has_branch(self, name: str) -> bool:
         return run(["git", "rev-parse", "--verify", "-q", f"refs/heads/{name}"], self.root).ok
+
+    def worktree_list(self) -> list[dict[str, str]]:
+        """Every registered worktree: `path`, `head` and `branch` (a full ref, "" when detached)."""
+        rows: list[dict[str, str]] = []
+        for line in run(["git", "worktree", "list", "--porcelain"], self.root).stdout.splitlines():
+            key, _, value = line.partition(" ")
+            if key == "worktree":
+                rows.append({"path": value, "head": "", "branch": ""})
+            elif key in ("HEAD", "branch") and rows:
+                rows[-1]["head" if key == "HEAD" else "branch"] = value
+        return rows
 
     def rev(self, ref: str) -> str:
         result = run(["git", "rev-parse", "--verify", "-q", f"{ref}^{{commit}}"], self.root)
@@ -167,8 +179,15 @@ class GitRepo:
         async with self.lock:
             await self.git("branch", "-m", name, new_name)
 
-    async def worktree_problem(self, path: Path) -> str | None:
-        """Why `path` is not a worktree of this repo on an autobuild branch, or None when it is."""
+    async def delete_branch(self, name: str) -> None:
+        if not name.startswith("autobuild/"):
+            raise GitError(f"refusing to delete {name}: only autobuild/ branches are ours")
+        async with self.lock:
+            await self.git("branch", "-D", name)
+
+    async def worktree_problem(self, path: Path, detached_ok: bool = False) -> str | None:
+        """Why `path` is not a worktree of this repo on an autobuild branch (or, with `detached_ok`, on a
+        detached HEAD, which moves no branch), or None when it is."""
         if not (path / ".git").is_file():
             return f"{path} is not a git worktree (missing or replaced)"
         top = await self.git("rev-parse", "--show-toplevel", cwd=path, check=False)
@@ -179,15 +198,17 @@ class GitRepo:
         if not common.ok or (path / common.stdout.strip()).resolve() != (self.root / ours.stdout.strip()).resolve():
             return f"{path} belongs to another repository"
         branch = await self.git("symbolic-ref", "-q", "HEAD", cwd=path, check=False)
+        if detached_ok and not branch.ok:
+            return None
         if not branch.stdout.strip().startswith(AUTOBUILD_REFS):
             return f"{path} is on {branch.stdout.strip() or 'a detached HEAD'}, not an autobuild/ branch"
         return None
 
-    async def _guard(self, worktree: Path) -> None:
+    async def _guard(self, worktree: Path, detached_ok: bool = False) -> None:
         """Refuse any write that could land outside our worktrees and branches."""
         if not worktree.resolve().is_relative_to(self.worktrees_dir.resolve()):
             raise GitError(f"refusing to write in {worktree}: only worktrees under {self.worktrees_dir} are ours")
-        problem = await self.worktree_problem(worktree)
+        problem = await self.worktree_problem(worktree, detached_ok)
         if problem:
             raise GitError(f"refusing to write: {problem}")
 
@@ -265,3 +286,35 @@ class GitRepo:
             return MergeResult(
                 False, await self.head(worktree), listed.stdout.split(), result.tail(10)
             )
+
+    async def merge_as_user(self, worktree: Path, rev: str, message: str, squash: bool,
+                            leave_out: Sequence[str] = ()) -> MergeResult:
+        """In a detached throwaway worktree (`land`): merge `rev` as a merge commit, or as one squashed commit,
+        made by plain `git merge`/`git commit`, so the user's identity, hooks and signing apply (never
+        --no-verify); paths under `leave_out` stay as HEAD has them. A conflict or a refusing hook leaves the
+        worktree where it was, with the files or the command's output; nothing to commit leaves HEAD as is."""
+        await self._guard(worktree, detached_ok=True)
+        async with self.lock:
+            before = await self.head(worktree)
+            # Whatever a gate run left that git doesn't ignore would block the merge.
+            await self.git("reset", "-q", "--hard", before, cwd=worktree)
+            await self.git("clean", "-q", "-fd", cwd=worktree)
+            how = ["--squash"] if squash else ["--no-ff", "--no-commit"]
+            result = await self.git("merge", *how, rev, cwd=worktree, check=False)
+            if result.ok:
+                for path in leave_out:
+                    await self.git("reset", "-q", before, "--", path, cwd=worktree, check=False)
+                staged = await self.git("diff", "--cached", "--quiet", cwd=worktree, check=False)
+                if staged.returncode == 0:
+                    await self._undo_merge(worktree, before)
+                    return MergeResult(True, before)
+                result = await self.git("commit", "-q", "-m", message, cwd=worktree, check=False)
+                if result.ok:
+                    return MergeResult(True, await self.head(worktree))
+            listed = await self.git("diff", "--name-only", "--diff-filter=U", cwd=worktree, check=False)
+            await self._undo_merge(worktree, before)
+            return MergeResult(False, before, listed.stdout.split(), result.tail(15))
+
+    async def _undo_merge(self, worktree: Path, sha: str) -> None:
+        await self.git("merge", "--abort", cwd=worktree, check=False)
+        await self.git("reset", "-q", "--hard", sha, cwd=worktree)

@@ -5,6 +5,10 @@ check out another branch in the user's checkout, or commit there. The policy den
 recognise; this guard catches the rest: refs outside `refs/heads/autobuild/`, the user's HEAD and index are
 compared after each session and restored, and anything new an agent created is kept under
 `refs/heads/autobuild/rescued/` (nothing is lost, nothing stays moved).
+
+The one ref outside autobuild/ that may move is the user's branch `land` moves, which the user asks for by
+name: only here, only under a `LandPermit`, only by compare-and-swap to a commit that contains where the
+branch was read (never forced), and checked afterwards that nothing else moved.
 """
 
 from __future__ import annotations
@@ -14,6 +18,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from orchestrator.errors import GitError
 from orchestrator.repo.git import AUTOBUILD_REFS, GitRepo
 
 
@@ -74,3 +79,65 @@ async def restore(repo: GitRepo, before: UserState, label: str) -> list[str]:
         (await _git_dir(repo) / "index").write_bytes(before.index)
         changes.append("the index of your checkout changed (put back)")
     return changes
+
+
+@dataclass(frozen=True)
+class LandPermit:
+    """The one exception to the safety invariant (DESIGN §5): `land FEAT` may move the user's branch `ref`
+    from `old`, the commit it pointed at when it was read, to a commit that contains `old`."""
+
+    feature_id: str
+    ref: str
+    old: str
+
+    def __post_init__(self) -> None:
+        if not self.ref.startswith("refs/heads/") or self.ref.startswith(AUTOBUILD_REFS):
+            raise GitError(f"a land permit names a user branch (refs/heads/…, not autobuild/), not {self.ref}")
+
+
+@dataclass(frozen=True)
+class LandMove:
+    """What moving the permitted ref did."""
+
+    moved: bool
+    reason: str = ""
+    """Why nothing moved."""
+    checkout: str | None = None
+    """The user's worktree that has the branch checked out (fast-forwarded when moved)."""
+    unexpected: list[str] = field(default_factory=list)
+    """Anything else that changed meanwhile outside autobuild/ (a hook of the user's, another process)."""
+
+
+async def land_ref(repo: GitRepo, permit: LandPermit, new: str) -> LandMove:
+    """Move `permit.ref` from `permit.old` to `new`, or nothing at all. Where the branch is checked out, the
+    checkout must still be clean and is fast-forwarded (`git merge --ff-only` there, which refuses local
+    changes it would overwrite and a branch that no longer fast-forwards); elsewhere one `git update-ref` with
+    the old value, which git refuses if the branch moved since it was read."""
+    name = permit.ref.removeprefix("refs/heads/")
+    if not await repo.is_ancestor(permit.old, new):
+        return LandMove(False, f"{new[:10]} does not contain {name} ({permit.old[:10]}): refusing to force it")
+    before = await snapshot(repo)
+    now = before.refs.get(permit.ref)
+    if now != permit.old:
+        return LandMove(False, f"{name} moved while landing ({permit.old[:10]} → {(now or 'deleted')[:10]})")
+    checkout = next((row["path"] for row in repo.worktree_list()
+                     if row["branch"] == permit.ref and Path(row["path"]).is_dir()), None)
+    if checkout is not None:
+        status = await repo.git("status", "--porcelain", "--untracked-files=no", cwd=Path(checkout))
+        if status.stdout.strip():
+            return LandMove(False, f"{checkout} has uncommitted changes now: commit or stash them", checkout)
+        done = await repo.git("merge", "--ff-only", "-q", new, cwd=Path(checkout), check=False)
+    else:
+        done = await repo.git("update-ref", "-m", f"autobuild land {permit.feature_id}", permit.ref, new,
+                              permit.old, check=False)
+    if not done.ok:
+        return LandMove(False, f"git refused to move {name}: {done.tail(5)}", checkout)
+    after = await snapshot(repo)
+    unexpected = [f"{ref} {(before.refs.get(ref) or 'absent')[:10]} → {(after.refs.get(ref) or 'deleted')[:10]}"
+                  for ref in sorted(set(before.refs) | set(after.refs))
+                  if ref != permit.ref and before.refs.get(ref) != after.refs.get(ref)]
+    if after.refs.get(permit.ref) != new:
+        unexpected.append(f"{permit.ref} is at {(after.refs.get(permit.ref) or 'deleted')[:10]}, not {new[:10]}")
+    if after.head != before.head:
+        unexpected.append(f"HEAD changed {before.head} → {after.head}")
+    return LandMove(True, checkout=checkout, unexpected=unexpected)

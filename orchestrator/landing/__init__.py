@@ -1,0 +1,1 @@
+"""After a run: `review` what it produced, `land` the approved work on the base branch, `discard` it."""

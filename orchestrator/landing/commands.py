@@ -1,0 +1,75 @@
+"""The `review`, `land` and `discard` commands: text or `--json` output and their exit codes.
+
+Exit codes: 0 done (or nothing to do); 1 `land` tried and moved nothing (verify failed on the merged result,
+a conflict, a hook of yours refused the commit, the base moved while landing); 2 refused before trying (bad
+input or state: unknown feature, a dirty checkout, unapproved tasks without --partial, a run holding the repo).
+Under `--json` every outcome, errors included, is one JSON document on stdout.
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Callable
+from typing import Any
+
+from orchestrator.errors import EXIT_FAILED, EXIT_OK
+from orchestrator.jsonout import now_utc, print_json
+from orchestrator.landing.discard import discard, discard_text
+from orchestrator.landing.land import Landing, land
+from orchestrator.landing.review import review, review_text
+from orchestrator.settings import Settings
+
+
+def _land_text(result: Landing) -> str:
+    mode = "one squashed commit" if result.mode == "squash" else "a merge commit"
+    if result.outcome == "already_landed":
+        return f"nothing to land: {result.detail}"
+    if not result.landed:
+        lines = [f"not landed ({result.outcome.replace('_', ' ')}): {result.detail}"]
+        gate = result.gate or {}
+        if gate and not gate["passed"]:
+            lines += ["", *str(gate["output"]).splitlines()[-30:], ""]
+        return "\n".join([*lines, f"{result.base} was not moved (still {result.old_sha[:10]})."])
+    lines = []
+    if result.gate:
+        lines.append(f"verify passed on the merged result: {result.gate['summary']}")
+    else:
+        lines.append("landed without a check (--verify none)")
+    lines.append(f"landed {result.branch} on {result.base} as {mode}: {result.old_sha[:10]} →"
+                 f" {(result.new_sha or '')[:10]} ({', '.join(result.tasks_landed)})")
+    if result.checkout:
+        lines.append(f"your checkout {result.checkout} is now at {(result.new_sha or '')[:10]}")
+    if result.tasks_left_out:
+        lines.append(f"not landed: {', '.join(f'{t} ({s})' for t, s in result.tasks_left_out.items())}")
+    lines += [f"warning: also changed meanwhile: {change}" for change in result.unexpected]
+    lines.append(f"{result.branch} stays; `autobuild discard {result.feature}` removes it (keeping a backup ref)")
+    return "\n".join(lines)
+
+
+def land_command(args: argparse.Namespace, settings: Settings) -> int:
+    def say(line: str) -> None:
+        if not args.json:
+            print(line, flush=True)
+
+    result = land(args, settings, say)
+    if args.json:
+        print_json({**result.to_dict(), "time": now_utc()})
+    else:
+        print(_land_text(result))
+    return EXIT_OK if result.landed or result.outcome == "already_landed" else EXIT_FAILED
+
+
+def _document(args: argparse.Namespace, data: dict[str, Any], text: Callable[[dict[str, Any]], str]) -> int:
+    if args.json:
+        print_json(data)
+    else:
+        print(text(data))
+    return EXIT_OK
+
+
+def review_command(args: argparse.Namespace, settings: Settings) -> int:
+    return _document(args, review(args, settings), review_text)
+
+
+def discard_command(args: argparse.Namespace, settings: Settings) -> int:
+    return _document(args, discard(args, settings), discard_text)

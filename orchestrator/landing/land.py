@@ -1,0 +1,231 @@
+"""`autobuild land FEAT [--squash] [--partial]`: the one command that moves a user's branch, only when asked.
+
+In a throwaway detached worktree at the base's head (never the user's checkout): merge the feature branch (a
+merge commit, or one squashed commit) with plain git, so the user's identity, hooks and signing apply; run the
+run's gate on the result, judged like the run judged it (tests already red on the base don't block, new
+failures do; a base that moved since the run is merged in by that same merge and its own red tests are
+measured again); then move the base by compare-and-swap (repo/guard.py `land_ref`). Any failure moves nothing.
+The run's reports stay out of the landed result (they stay in `.autobuild/runs/` and on the feature branch).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from orchestrator.errors import InputError
+from orchestrator.gate import GateResult, gate_env, judge, run_gate
+from orchestrator.gate.detect import NO_GATE
+from orchestrator.landing.record import RunRecord, Standing, predicted_conflicts, read_record, standing
+from orchestrator.plan import FeaturePlan, load_plan
+from orchestrator.processes import run_shell
+from orchestrator.repo.git import GitRepo
+from orchestrator.repo.guard import LandPermit, land_ref
+from orchestrator.repo.lock import repo_lock
+from orchestrator.settings import Settings
+from orchestrator.store import CheckpointStore
+
+VERIFY_TIMEOUT_S = 900.0
+REPORTS = ".autobuild/runs"
+"""The run's reports, committed on task branches, stay out of the user's branch: later runs rewrite them in the
+user's checkout, where they must never be tracked files."""
+
+
+@dataclass
+class Gate:
+    """What checks the merged result: the command (None: `--verify none`) and where it came from."""
+
+    command: str | None
+    source: str
+    setup: str | None
+    base: GateResult | None
+    """The run's own gate run on the base, when it still applies (same command, base not moved)."""
+
+
+@dataclass
+class Landing:
+    """What `land` did (the `--json` document, less its schema version and time)."""
+
+    feature: str
+    branch: str
+    base: str
+    mode: str
+    partial: bool
+    old_sha: str
+    base_moved_commits: int
+    tasks_landed: list[str]
+    tasks_left_out: dict[str, str]
+    outcome: str = "landed"
+    landed: bool = False
+    new_sha: str | None = None
+    gate: dict[str, Any] | None = None
+    conflicts: list[str] = field(default_factory=list)
+    detail: str = ""
+    checkout: str | None = None
+    unexpected: list[str] = field(default_factory=list)
+
+    def fail(self, outcome: str, detail: str) -> Landing:
+        self.outcome, self.detail = outcome, detail
+        return self
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def choose_gate(record: RunRecord, verify: str | None, base_sha: str) -> Gate:
+    """`--verify` (or `--verify none`), else the run's own gate; InputError when the run had none."""
+    run_gate_setup = record.gate
+    setup = run_gate_setup["setup"] if run_gate_setup else None
+    if verify is not None and run_gate_setup is not None and verify == run_gate_setup["command"]:
+        verify = None  # the run's own gate, named again: its run on the base still applies
+    if verify is not None:
+        if not verify.strip():
+            raise InputError("--verify must be a command, or none")
+        if verify.strip().lower() == NO_GATE:
+            return Gate(None, "--verify none", setup, None)
+        return Gate(verify, "--verify", setup, None)
+    if run_gate_setup is None or run_gate_setup["command"] is None:
+        raise InputError("the run had no gate (its approvals are unverified): pass --verify CMD to check the merged"
+                         " result before landing, or --verify none to land it unchecked")
+    same_base = base_sha == record.start_sha
+    return Gate(run_gate_setup["command"], run_gate_setup["source"], setup,
+                run_gate_setup["base"] if same_base else None)
+
+
+def conflict_detail(found: Standing, files: list[str]) -> str:
+    return (f"{found.feature_branch} conflicts with {found.base_branch} in {', '.join(files)}: merge"
+            f" {found.base_branch} into it and resolve them, then land again")
+
+
+def _message(plan: FeaturePlan, found: Standing, squash: bool) -> str:
+    title = (f"{plan.name} ({plan.id}, squashed from {found.feature_branch})" if squash
+             else f"Merge {found.feature_branch} into {found.base_branch}: {plan.name}")
+    lines = [title, "", "Tasks:", *[f"- {task}: {plan.task(task).name}" for task in found.approved]]
+    if found.not_approved:
+        lines += ["", "Not landed (not approved):", *[f"- {task}: {status}" for task, status in
+                                                      found.not_approved.items()]]
+    return "\n".join(lines) + "\n"
+
+
+def _gate_doc(gate: Gate, result: GateResult | None) -> dict[str, Any] | None:
+    if result is None:
+        return None
+    return {"command": gate.command, "source": gate.source, "passed": result["passed"], "summary": result["summary"],
+            "new_failures": result["new_failures"], "failing": result["failing"], "output": result["output"]}
+
+
+@dataclass
+class Attempt:
+    """One try at landing `tip` on the base, in a throwaway worktree that is always removed: merge, verify,
+    move; each step either goes on or ends the landing with nothing moved."""
+
+    repo: GitRepo
+    plan: FeaturePlan
+    found: Standing
+    tip: str
+    gate: Gate
+    landing: Landing
+    say: Callable[[str], None]
+
+    async def run(self, squash: bool) -> Landing:
+        worktree = self.repo.worktrees_dir / self.plan.id / "_land"
+        await self.repo.add_detached_worktree(worktree, self.landing.old_sha)
+        try:
+            env = gate_env(self.repo.root, worktree)
+            base = await self._prepare(worktree, env)
+            if self.landing.outcome != "landed":  # the setup failed
+                return self.landing
+            new = await self._merge(worktree, squash)
+            if new is None or not await self._verify(worktree, env, base):
+                return self.landing
+            return await self._move(new)
+        finally:
+            await self.repo.remove_worktree(worktree)
+
+    async def _prepare(self, worktree: Path, env: dict[str, str]) -> GateResult | None:
+        """The run's setup, and the gate's run on the base unless the run's own still applies."""
+        gate = self.gate
+        if gate.setup:
+            done = await run_shell(gate.setup, worktree, VERIFY_TIMEOUT_S, env)
+            if not done.ok:
+                self.landing.fail("setup_failed", f"setup `{gate.setup}` failed (exit {done.returncode}):"
+                                                  f" {done.tail(10)}")
+                return None
+        if gate.command and gate.base is None:
+            self.say(f"running `{gate.command}` on {self.found.base_branch} ({self.landing.old_sha[:10]}) to know"
+                     " what is already red there")
+            return await run_gate(gate.command, worktree, VERIFY_TIMEOUT_S, env)
+        return gate.base
+
+    async def _merge(self, worktree: Path, squash: bool) -> str | None:
+        found, landing = self.found, self.landing
+        merged = await self.repo.merge_as_user(worktree, self.tip, _message(self.plan, found, squash), squash,
+                                               leave_out=[REPORTS])
+        changed = merged.merged and merged.sha != landing.old_sha
+        if changed and await self.repo.tree_of(merged.sha) != await self.repo.tree_of(landing.old_sha):
+            return merged.sha
+        if merged.merged:
+            landing.fail("already_landed", f"{found.base_branch} already has every change of {found.feature_branch}")
+        elif merged.conflicts:
+            landing.conflicts = merged.conflicts
+            landing.fail("conflict", conflict_detail(found, merged.conflicts))
+        else:
+            landing.fail("commit_refused", f"git refused the commit (a hook of yours, signing or identity):"
+                                           f" {merged.detail}")
+        return None
+
+    async def _verify(self, worktree: Path, env: dict[str, str], base: GateResult | None) -> bool:
+        gate = self.gate
+        if not gate.command:
+            return True
+        self.say(f"verifying the merged result with `{gate.command}` ({gate.source})")
+        result = judge(await run_gate(gate.command, worktree, VERIFY_TIMEOUT_S, env), base)
+        self.landing.gate = _gate_doc(gate, result)
+        if not result["passed"]:
+            failing = result["new_failures"] or result["failing"] or []
+            named = f": {', '.join(failing[:10])}" if failing else ""
+            self.landing.fail("verify_failed", f"verify failed on the merged result ({result['summary']}){named}")
+        return result["passed"]
+
+    async def _move(self, new: str) -> Landing:
+        landing = self.landing
+        permit = LandPermit(self.plan.id, f"refs/heads/{self.found.base_branch}", landing.old_sha)
+        move = await land_ref(self.repo, permit, new)
+        landing.checkout, landing.unexpected = move.checkout, move.unexpected
+        if not move.moved:
+            return landing.fail("not_moved", f"{move.reason}; run `land` again to land on what it has now")
+        landing.landed, landing.new_sha = True, new
+        return landing
+
+
+def land(args: argparse.Namespace, settings: Settings, say: Callable[[str], None]) -> Landing:
+    """Check everything that can be checked before trying (InputError, exit 2), then try under the lock."""
+    root = settings.repo
+    repo = GitRepo(root)
+    repo.check()
+    plan = load_plan(root, args.feature)
+    store = CheckpointStore.for_repo(root, settings.db, plan.id)
+    with repo_lock(root, f"land {plan.id}"):
+        record = read_record(store, plan)
+        found = standing(repo, plan, record)
+        landing = Landing(plan.id, found.feature_branch, found.base_branch, "squash" if args.squash else "merge",
+                          bool(args.partial), found.base_sha or "", found.behind, list(found.approved),
+                          dict(found.not_approved))
+        if found.landed and found.base_sha:
+            return landing.fail("already_landed", f"{found.base_branch} already contains {found.feature_branch}")
+        refusals = found.refusals(bool(args.partial))
+        if refusals or found.feature_sha is None:
+            raise InputError("; ".join(refusals) + ". Nothing was moved.")
+        gate = choose_gate(record, args.verify, landing.old_sha)
+        conflicts = predicted_conflicts(repo, landing.old_sha, found.feature_sha)
+        if conflicts:  # known without a worktree (git 2.38+); else the merge itself finds them
+            landing.conflicts = conflicts
+            return landing.fail("conflict", conflict_detail(found, conflicts))
+        if found.behind:
+            say(f"{found.base_branch} moved {found.behind} commit(s) since the run: merging them in and verifying"
+                " the result")
+        return asyncio.run(Attempt(repo, plan, found, found.feature_sha, gate, landing, say).run(bool(args.squash)))
