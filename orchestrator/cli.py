@@ -28,6 +28,7 @@ from orchestrator.plan import FeaturePlan, check_id, load_plan, plan_path, scope
 from orchestrator.repo.git import GitRepo
 from orchestrator.repo.lock import repo_lock
 from orchestrator.settings import RunSettings, env_default
+from orchestrator.tracing import traced
 
 
 class _Parser(argparse.ArgumentParser):
@@ -97,7 +98,9 @@ exit codes:
 
 environment: every run option may come from ORCHESTRATOR_<NAME> (e.g. ORCHESTRATOR_DB, ORCHESTRATOR_PARALLEL,
 ORCHESTRATOR_MODEL, ORCHESTRATOR_MAX_WAIT, ORCHESTRATOR_VERIFY, ORCHESTRATOR_CLI_PATH,
-ORCHESTRATOR_DB_LOCK_TIMEOUT); flags win over them. `python -m orchestrator` is the same command."""
+ORCHESTRATOR_DB_LOCK_TIMEOUT); flags win over them. `python -m orchestrator` is the same command.
+LANGSMITH_TRACING=true (with LANGSMITH_API_KEY, LANGSMITH_PROJECT, LANGSMITH_ENDPOINT) traces the graph and
+the agent sessions to LangSmith; nothing is sent without it."""
 
 
 def _version() -> str:
@@ -295,9 +298,16 @@ def _dispatch(args: argparse.Namespace) -> int:
                        (args.question_id, args.text) if args.command == "answer" else None)
 
 
+_TRACED = frozenset({"run", "resume", "answer", "plan", "doctor"})
+"""The commands that run the graph or agent sessions: with LANGSMITH_TRACING on, they trace and flush."""
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
+        if args.command in _TRACED:
+            with traced():
+                return _dispatch(args)
         return _dispatch(args)
     except InputError as exc:
         print(f"error: {exc}", file=sys.stderr)

@@ -17,6 +17,7 @@ from agents import AgentError, SessionLimits, SessionSettings, check_model, find
 from orchestrator.errors import InputError
 from orchestrator.processes import run
 from orchestrator.settings import resolve_db
+from orchestrator.tracing import tracing_check
 
 
 def _check(name: str, ok: bool, detail: str) -> dict[str, Any]:
@@ -47,6 +48,7 @@ def checks(repo: Path, db: str | None, live: bool = True) -> list[dict[str, Any]
     except (OSError, InputError) as exc:
         results.append(_check("checkpoint DB", False, f"{store}: {exc}"))
     results.append(_endpoint())
+    results.append(_check("tracing", *tracing_check()))
     if live:
         results.append(_model_call(repo))
     return results
