@@ -78,10 +78,15 @@ def tracing_check() -> tuple[bool, str]:
     """What `doctor` says about tracing (never a key): off is fine; on without an API key is not."""
     if not enabled():
         return True, "off (LANGSMITH_TRACING=true and LANGSMITH_API_KEY trace the graph and sessions to LangSmith)"
-    endpoint = _env("ENDPOINT") or "https://api.smith.langchain.com"
+    endpoint = tracing_endpoint()
     has_key = bool(_env("API_KEY"))
     return has_key, (f"on: project {_env('PROJECT') or 'default'} at {endpoint}, LANGSMITH_API_KEY"
                      f" {'is set (value not shown)' if has_key else 'is NOT set: LangSmith will refuse the traces'}")
+
+
+def tracing_endpoint() -> str | None:
+    """Where traces go (langsmith's default: the hosted service), or None when tracing is off."""
+    return (_env("ENDPOINT") or "https://api.smith.langchain.com") if enabled() else None
 
 
 def _env(name: str) -> str | None:
