@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import logging
 import os
 from collections.abc import Iterator, Mapping
 
@@ -38,10 +39,14 @@ def instrument() -> None:
 
 
 @functools.cache
-def _configure_integration() -> None:
-    from langsmith.integrations.claude_agent_sdk import configure_claude_agent_sdk  # noqa: PLC0415 - only when on
+def _configure_integration() -> bool:
+    try:
+        from langsmith.integrations.claude_agent_sdk import configure_claude_agent_sdk  # noqa: PLC0415 - when on
 
-    configure_claude_agent_sdk()
+        return configure_claude_agent_sdk()
+    except Exception as exc:  # noqa: BLE001 - tracing must never fail a session: it runs untraced
+        logging.getLogger(__name__).warning("LangSmith tracing of agent sessions is off: %s", exc)
+        return False
 
 
 @contextlib.contextmanager
