@@ -31,6 +31,8 @@ class SessionSettings:
     project_root: Path | None = None
     """Where the repo's conventions are read (its main checkout): never the task's worktree, which the player
     writes (a CLAUDE.md it wrote must not instruct the coach). None: the session's own folder."""
+    trace_metadata: dict[str, str] = field(default_factory=dict)
+    """Metadata of the sessions' LangSmith runs when tracing is on (e.g. the feature id)."""
 
 
 @dataclass
@@ -220,6 +222,7 @@ def _request(
         retry_max_wait_s=settings.retry_max_wait_s,
         on_event=settings.on_event,
         limit_gate=settings.limit_gate,
+        trace_metadata=dict(settings.trace_metadata),
         **extra,
     )
 

@@ -27,7 +27,7 @@ from claude_agent_sdk import (
 from claude_agent_sdk import ClaudeSDKError as _SDKError
 from tenacity import RetryCallState
 
-from agents import reaper
+from agents import reaper, tracing
 from agents.errors import AgentSetupError
 from agents.limits import UsageLimitExceeded, UsageLimitGate, limit_hit
 from agents.markers import has_promise, parse_blocker
@@ -75,6 +75,8 @@ class SessionRequest:
     limit_gate: UsageLimitGate | None = None
     resume_session: str | None = None
     """Continue this CLI session (by id) instead of starting a new one: a retry after a transient failure."""
+    trace_metadata: dict[str, str] = field(default_factory=dict)
+    """What the session's LangSmith run carries besides role, task and turn (e.g. the feature id), when on."""
 
 
 CONTINUE_PROMPT = ("Your previous request failed because of a transient API or connection error ({reason});"
@@ -252,6 +254,7 @@ async def _attempt(request: SessionRequest, previous: AgentResult | None = None,
     result = AgentResult(role=request.role, status="success",
                          files_modified=list(continued.files_modified) if continued else [])
     questions = QuestionGate(request)
+    tracing.instrument()  # before the client exists: the integration adds its hooks to the options
     client = ClaudeSDKClient(_options(request, recorder, policy, tag, questions))
     started = time.monotonic()
     emit(request, {"event": "session_start"})
@@ -267,7 +270,9 @@ async def _attempt(request: SessionRequest, previous: AgentResult | None = None,
             result.errors.append(f"could not start the CLI: {exc}")
             return result
         queue: asyncio.Queue[object] = asyncio.Queue()
-        pump_task = asyncio.create_task(_pump(client, queue))
+        # The session's run starts in the pump task (at its first message): it inherits this scope.
+        with tracing.session_scope(request.role, request.task_id, request.turn, request.trace_metadata):
+            pump_task = asyncio.create_task(_pump(client, queue))
         collector = Collector(request, result)
         collector.questions = questions
         collector.recorder = recorder

@@ -100,7 +100,9 @@ settings: flags win over ORCHESTRATOR_<NAME> variables (ORCHESTRATOR_DB, ORCHEST
 ORCHESTRATOR_MODEL, ORCHESTRATOR_MAX_WAIT, ORCHESTRATOR_VERIFY, ORCHESTRATOR_CLI_PATH, ORCHESTRATOR_REPO,
 ORCHESTRATOR_EST_SESSION_USD, ORCHESTRATOR_DB_LOCK_TIMEOUT, …), which win over the repo's .autobuild/config.yaml
 (the same names: `parallel: 2`, `model: …`, `db: …`). Commands work from any folder inside the repo and find
-the checkpoint DB the feature's run used. `python -m orchestrator` is the same command."""
+the checkpoint DB the feature's run used. `python -m orchestrator` is the same command.
+LANGSMITH_TRACING=true (with LANGSMITH_API_KEY, LANGSMITH_PROJECT, LANGSMITH_ENDPOINT) traces the graph and
+the agent sessions to LangSmith; nothing is sent without it."""
 
 
 def _version() -> str:
@@ -226,7 +228,12 @@ def _dispatch(args: argparse.Namespace) -> int:
     module_name, _, function_name = _COMMANDS[args.command].partition(":")
     settings = _settings(args)
     command: Callable[[argparse.Namespace, Any], int] = getattr(importlib.import_module(module_name), function_name)
-    return command(args, settings)
+    if args.command not in _TRACED:
+        return command(args, settings)
+    from orchestrator.tracing import traced
+
+    with traced(settings.trace_flush_timeout):
+        return command(args, settings)
 
 
 def _fail(message: str, exit_code: int, as_json: bool) -> None:
@@ -236,6 +243,10 @@ def _fail(message: str, exit_code: int, as_json: bool) -> None:
         print_error(message, exit_code)
     else:
         print(f"error: {message}", file=sys.stderr)
+
+
+_TRACED = frozenset({"run", "resume", "answer", "plan", "doctor"})
+"""The commands that run the graph or agent sessions: with LANGSMITH_TRACING on, they trace and flush."""
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -19,6 +19,7 @@ from orchestrator.errors import InputError
 from orchestrator.processes import run
 from orchestrator.settings import Settings
 from orchestrator.store import CheckpointStore
+from orchestrator.tracing import tracing_check, tracing_endpoint
 
 
 def _check(name: str, ok: bool, detail: str) -> dict[str, Any]:
@@ -49,6 +50,7 @@ def checks(repo: Path, db: str | None, cli_path: str | None = None, live: bool =
     except (OSError, InputError) as exc:
         results.append(_check("checkpoint DB", False, f"{store}: {exc}"))
     results.append(_endpoint())
+    results.append(_tracing())
     if live:
         results.append(_model_call(repo))
     return results
@@ -89,13 +91,29 @@ def _credentials() -> dict[str, Any]:
 
 
 def _endpoint() -> dict[str, Any]:
-    url = urlparse(os.environ.get("ANTHROPIC_BASE_URL") or "https://api.anthropic.com")
-    host, port = url.hostname or "api.anthropic.com", url.port or (443 if url.scheme == "https" else 80)
+    where, problem = _reach(os.environ.get("ANTHROPIC_BASE_URL") or "https://api.anthropic.com")
+    return _check("model endpoint", not problem, f"{where} {problem or 'reachable'}")
+
+
+def _tracing() -> dict[str, Any]:
+    """Whether runs are traced to LangSmith, where, and whether that endpoint takes connections."""
+    ok, detail = tracing_check()
+    if ok and (endpoint := tracing_endpoint()):
+        where, problem = _reach(endpoint)
+        if problem:
+            return _check("tracing", False, f"{detail}; {where} {problem} (runs go on, traces are lost)")
+    return _check("tracing", ok, detail)
+
+
+def _reach(address: str) -> tuple[str, str | None]:
+    """host:port of a URL, and why it takes no connection (None when it does)."""
+    url = urlparse(address)
+    host, port = url.hostname or "localhost", url.port or (443 if url.scheme == "https" else 80)
     try:
         with socket.create_connection((host, port), timeout=3):
-            return _check("model endpoint", True, f"{host}:{port} reachable")
+            return f"{host}:{port}", None
     except OSError as exc:
-        return _check("model endpoint", False, f"{host}:{port} not reachable: {exc}")
+        return f"{host}:{port}", f"not reachable: {exc}"
 
 
 def run_doctor(args: argparse.Namespace, settings: Settings) -> int:

@@ -88,7 +88,8 @@ async def make_plan(repo: Path, description: str, *, feature_id: str | None, mod
     feature_id = feature_id or next_id(repo, "FEAT")
     first_task = int(next_id(repo, "TASK").split("-")[1])
     settings = SessionSettings(model=model, cli_path=cli_path, on_event=emit,
-                               limits=SessionLimits(session_timeout_s=1800, idle_timeout_s=600))
+                               limits=SessionLimits(session_timeout_s=1800, idle_timeout_s=600),
+                               trace_metadata={"feature_id": feature_id})
     outcome = PlanOutcome(plan=None)
     errors: list[str] = []
     for attempt in (1, 2):

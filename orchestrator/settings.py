@@ -99,6 +99,8 @@ class Settings(RunOptions, BaseSettings):
     """A SQLite path or a postgresql:// URL; None: the one the feature's run used, else one file per repo."""
     est_session_usd: float = 0.25
     """What `--dry-run` assumes one agent session costs."""
+    trace_flush_timeout: float = 10.0
+    """With LANGSMITH_TRACING on: the longest a command waits at its end for traces still queued."""
 
     @classmethod
     def settings_customise_sources(

@@ -54,6 +54,9 @@ def cli_env(model: ScriptedModel | None, workspace: Path) -> dict[str, str]:
     env = scripted_env(model.base_url if model else "http://127.0.0.1:9", workspace)
     env["ANTHROPIC_API_KEY"] = SECRET_KEY
     env.pop("ORCHESTRATOR_DB", None)
+    # A developer's LangSmith settings would trace test runs to the internet: tests that trace set their own.
+    for name in [name for name in env if name.startswith(("LANGSMITH_", "LANGCHAIN_"))]:
+        del env[name]
     return env
 
 
@@ -119,8 +122,10 @@ def one_task_plan(task_id: str = "TASK-001", **task_fields: Any) -> dict[str, An
 
 @pytest.fixture(autouse=True)
 def _no_user_db(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Tests never touch the developer's checkpoints/ folder unless they ask for it."""
+    """Tests never touch the developer's checkpoints/ folder, nor trace to their LangSmith, unless they ask."""
     monkeypatch.delenv("ORCHESTRATOR_DB", raising=False)
+    for name in [name for name in os.environ if name.startswith(("LANGSMITH_", "LANGCHAIN_"))]:
+        monkeypatch.delenv(name)  # in-process graphs would trace to the developer's LangSmith
     os.environ.setdefault("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
     # Sample repos' gates run pytest from this venv (their .venv links to it): without this each run would
     # load every plugin our dev dependencies register (seconds instead of a fraction of one).

@@ -127,6 +127,7 @@ class RunContext:
             limit_gate=self.limit_gate,
             project_root=self.repo.root,
             repo_hooks=self.options.repo_hooks,
+            trace_metadata={"feature_id": self.feature_id},
         )
 
     def events(self, runtime: Runtime[Any]) -> EventLog:

@@ -12,8 +12,9 @@ from __future__ import annotations
 
 import asyncio
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass
-from functools import partial
+from functools import partial, update_wrapper
 from pathlib import Path
 from typing import Any
 
@@ -44,6 +45,11 @@ from orchestrator.repo.lock import repo_lock
 from orchestrator.settings import RunOptions
 
 
+def _router(func: Callable[..., Any], **bound: Any) -> Callable[..., Any]:
+    """A router with its limits bound, keeping its name (what a trace shows for the edge, not "Unnamed")."""
+    return update_wrapper(partial(func, **bound), func)
+
+
 def build_task_graph(max_turns: int, precheck: bool) -> StateGraph[Any, Any, Any, Any]:
     """initialize → player → [precheck →] coach → (feedback → player)* → finalize_success → merge | finalize_failure."""
     graph: StateGraph[Any, Any, Any, Any] = StateGraph(TaskState, context_schema=RunContext, input_schema=TaskInput)
@@ -60,13 +66,13 @@ def build_task_graph(max_turns: int, precheck: bool) -> StateGraph[Any, Any, Any
     after_player = ["coach", "feedback", "finalize_failure", "ask_human"]
     if precheck:
         graph.add_node("precheck", review_nodes.precheck)
-        graph.add_conditional_edges("precheck", partial(routing.after_precheck, max_turns=max_turns),
+        graph.add_conditional_edges("precheck", _router(routing.after_precheck, max_turns=max_turns),
                                     ["coach", "feedback", "finalize_failure"])
         after_player.append("precheck")
-    graph.add_conditional_edges("player", partial(routing.after_player, max_turns=max_turns, precheck=precheck),
+    graph.add_conditional_edges("player", _router(routing.after_player, max_turns=max_turns, precheck=precheck),
                                 after_player)
     graph.add_edge("ask_human", "player")
-    graph.add_conditional_edges("coach", partial(routing.after_coach, max_turns=max_turns),
+    graph.add_conditional_edges("coach", _router(routing.after_coach, max_turns=max_turns),
                                 ["finalize_success", "feedback", "finalize_failure"])
     graph.add_conditional_edges("feedback", routing.after_feedback, ["player", "finalize_failure"])
     graph.add_conditional_edges("finalize_success", routing.after_finalize_success, ["merge", END])
@@ -134,7 +140,9 @@ async def run_task(task_id: str, run_key: str) -> TaskResult:
         await scheduler.hold(task_id, str(held))
         raise GraphInterrupt(()) from None
     graph = task_graph(ctx.options.max_turns, bool(ctx.options.precheck_model))
-    config: Any = {"recursion_limit": 12 * ctx.options.max_turns + 30}
+    # A trace shows the task's subgraph under its id, its runs tagged with it (neither reaches the checkpoints).
+    config: Any = {"recursion_limit": 12 * ctx.options.max_turns + 30, "run_name": f"task {task_id}",
+                   "tags": [task_id]}
     async with scheduler.slots:
         try:
             events("task_ready", task_id)
@@ -186,6 +194,7 @@ def build_feature_workflow(checkpointer: BaseCheckpointSaver[Any] | None = None)
         with repo_lock(repo.root, f"run {inputs.get('target') or inputs.get('plan', '')}"):
             return await _run_feature(inputs, options, repo, runtime)
 
+    autobuild.name = "autobuild"  # the root run's name in a trace (LangGraph's default is "LangGraph")
     return autobuild
 
 

@@ -108,7 +108,7 @@ def test_doctor_reports_without_leaking_the_key(tmp_path: Path, model_factory: C
     assert result.returncode == 0, result.stdout + result.stderr
     checks = {c["check"]: c for c in schemas.valid("doctor", result.stdout)}
     assert set(checks) == {"claude CLI", "credentials", "git", "repo", "checkpoint DB", "model endpoint",
-                           "model call"}
+                           "tracing", "model call"}
     assert all(c["ok"] for c in checks.values()), checks
     assert "the model answered" in checks["model call"]["detail"]
     assert any(r.role == "doctor" for r in model.requests), "a real session reached the model"

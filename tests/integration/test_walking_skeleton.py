@@ -14,6 +14,7 @@ from agents.testing.scripted_model import ScriptedModel
 from orchestrator.demo import SAMPLE_FILES, make_sample_repo
 from tests import schemas
 from tests.conftest import SECRET_KEY, CliRun, approve_scenario, coach_from_pytest, git, one_task_plan
+from tests.fake_langsmith import fake_langsmith, langsmith_env
 
 pytestmark = pytest.mark.cli
 
@@ -86,13 +87,17 @@ def test_feedback_then_approval_with_real_pytest(tmp_path: Path, model_factory: 
     assert trace == expected
 
 
-def test_api_key_never_written(tmp_path: Path, model_factory: Callable[..., ScriptedModel],
-                               run_cli: Callable[..., CliRun]) -> None:
+def test_api_key_never_written_and_nothing_traced_unasked(tmp_path: Path,
+                                                          model_factory: Callable[..., ScriptedModel],
+                                                          run_cli: Callable[..., CliRun]) -> None:
     repo = make_sample_repo(tmp_path / "repo", plan=one_task_plan())
     model = model_factory(approve_scenario())
     db = tmp_path / "ck.sqlite"
-    result = run_cli("run", "FEAT-001", "--repo", str(repo), "--db", str(db), "--json", model=model)
-    assert result.returncode == 0, result.stderr
+    with fake_langsmith() as langsmith:  # its endpoint, key and project are set; LANGSMITH_TRACING is not
+        result = run_cli("run", "FEAT-001", "--repo", str(repo), "--db", str(db), "--json", model=model,
+                         **langsmith_env(langsmith.url))
+        assert result.returncode == 0, result.stderr
+        assert langsmith.requests == [], "nothing is sent to LangSmith unless LANGSMITH_TRACING asks: not even /info"
     written = [p for p in [*repo.rglob("*"), *tmp_path.glob("ck.sqlite*")] if p.is_file()]
     assert len(written) > 20
     for path in written:
