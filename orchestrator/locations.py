@@ -7,7 +7,7 @@ import hashlib
 import json
 import os
 from pathlib import Path
-from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+from urllib.parse import parse_qsl, urlencode, urlsplit
 
 import platformdirs
 
@@ -64,8 +64,9 @@ def without_credentials(location: str) -> str:
     parts = urlsplit(location)
     host = parts.netloc.rpartition("@")[2]
     user = parts.username or ""
-    query = urlencode([(k, v) for k, v in parse_qsl(parts.query) if k.lower() != "password"])
-    return urlunsplit((parts.scheme, f"{user}@{host}" if user else host, parts.path, query, ""))
+    query = urlencode([(k, v) for k, v in parse_qsl(parts.query) if k.lower() not in ("password", "sslpassword")])
+    # Built by hand: urlunsplit drops the `//` of a host-less URL (postgresql:///db?host=/run/postgresql).
+    return f"{parts.scheme}://{f'{user}@{host}' if user else host}{parts.path}{'?' + query if query else ''}"
 
 
 def _remembered(repo: Path) -> dict[str, object]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -82,12 +83,22 @@ def normalize(submitted: dict[str, Any], feature_id: str, first_task: int) -> di
     return data
 
 
+def _session_events(emit: EventSink, feature_id: str) -> Callable[[dict[str, Any]], None]:
+    """The planner session's plain-dict events (agents/), made Events: versioned, timed, schema-valid."""
+
+    def forward(data: dict[str, Any]) -> None:
+        fields = {key: value for key, value in data.items() if key not in ("event", "feature")}
+        emit(event_dict(data["event"], feature=feature_id, **fields))
+
+    return forward
+
+
 async def make_plan(repo: Path, description: str, *, feature_id: str | None, model: str | None,
                     cli_path: str | None, emit: EventSink) -> PlanOutcome:
     """Run the planner (once more with the errors if its plan is invalid) and write the plan if valid."""
     feature_id = feature_id or next_id(repo, "FEAT")
     first_task = int(next_id(repo, "TASK").split("-")[1])
-    settings = SessionSettings(model=model, cli_path=cli_path, on_event=emit,
+    settings = SessionSettings(model=model, cli_path=cli_path, on_event=_session_events(emit, feature_id),
                                limits=SessionLimits(session_timeout_s=1800, idle_timeout_s=600),
                                trace_metadata={"feature_id": feature_id})
     outcome = PlanOutcome(plan=None)

@@ -10,11 +10,12 @@ from typing import Any, TextIO
 from rich.console import Console
 from rich.live import Live
 from rich.table import Table
+from rich.text import Text
 
 from orchestrator import jsonout
 from orchestrator.graph.state import TaskResult
 from orchestrator.live_view import MARK, TaskBoard, gate_line
-from orchestrator.text import visible
+from orchestrator.text import one_line, visible
 
 
 class Progress:
@@ -129,13 +130,8 @@ def render_table(results: dict[str, TaskResult], order: list[str], stream: TextI
         status = str(result.get("status", "not run"))
         cost = float(result.get("cost_usd", 0.0))
         total += cost
-        table.add_row(
-            task_id,
-            f"{MARK.get(status, '•')} {status}",
-            str(result.get("turns", 0)),
-            f"${cost:.4f}",
-            f"{float(result.get('duration_s', 0.0)):.1f}s",
-            str(result.get("reason", ""))[:80],
-        )
+        cells = (task_id, f"{MARK.get(status, '•')} {status}", str(result.get("turns", 0)), f"${cost:.4f}",
+                 f"{float(result.get('duration_s', 0.0)):.1f}s", one_line(result.get("reason", ""), 80))
+        table.add_row(*(Text(visible(cell)) for cell in cells))  # reasons hold agent text: never markup
     table.add_row("total", "", "", f"${total:.4f}", "", "")
     Console(file=stream or sys.stdout, width=120, highlight=False).print(table)

@@ -92,6 +92,9 @@ class Settings(RunOptions, BaseSettings):
     FLAG_ONLY: ClassVar[frozenset[str]] = frozenset({"agents", "interactive", "target", "plan", "dry_run", "fresh",
                                                      "json_output", "resume_only"})
     """Decided per command from flags and the terminal, never from a variable or the config file."""
+    NOT_FROM_REPO: ClassVar[frozenset[str]] = frozenset({"repo", "repo_hooks", "on_event", "cli_path"})
+    """Never from `.autobuild/config.yaml`: that file is repo content (committed, cloned), and these would let a
+    repo run its own hooks in sessions, a command on every event, or its own `claude` binary."""
 
     repo: Path = Path(".")
     """The target repo's main worktree top level (a `--repo` or the current folder, anywhere inside it)."""
@@ -113,7 +116,7 @@ class Settings(RunOptions, BaseSettings):
     ) -> tuple[PydanticBaseSettingsSource, ...]:
         repo = Path(getattr(init_settings, "init_kwargs", {}).get("repo") or ".")
         return (init_settings, _Layered(env_settings, cls.FLAG_ONLY),
-                _ConfigFile(settings_cls, repo / CONFIG_FILE, cls.FLAG_ONLY | {"repo"}))
+                _ConfigFile(settings_cls, repo / CONFIG_FILE, cls.FLAG_ONLY | cls.NOT_FROM_REPO))
 
 
 class RunSettings(Settings):
@@ -196,6 +199,9 @@ class _ConfigFile(PydanticBaseSettingsSource):
                 raise InputError(f"{self.path}: unknown setting {str(key)[:60]!r}; known: {', '.join(sorted(known))}")
             if name in self.settings_cls.model_fields:
                 values[name] = value
+        if isinstance(values.get("db"), str) and "://" not in values["db"]:
+            # Relative to the repo, not to wherever the command runs (a subfolder would otherwise get its own DB).
+            values["db"] = str((self.path.parent.parent / Path(values["db"]).expanduser()).resolve())
         return values
 
 

@@ -18,7 +18,7 @@ from langgraph.checkpoint.sqlite import SqliteSaver
 from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
 from orchestrator.errors import InputError, RunLockedError
-from orchestrator.locations import POSTGRES_SCHEMES, choose_db
+from orchestrator.locations import POSTGRES_SCHEMES, choose_db, without_credentials
 
 
 class Reader:
@@ -81,10 +81,7 @@ class CheckpointStore:
         return Path(self.location)
 
     def __str__(self) -> str:
-        if not self.is_postgres:
-            return self.location
-        head, _, tail = self.location.partition("@")
-        return f"{head.split('//')[0]}//***@{tail}" if tail else self.location  # never print a password
+        return without_credentials(self.location)  # never print a password
 
     def check(self) -> None:
         """Fail with one line (credentials masked) unless this store can be used; writes nothing."""

@@ -38,6 +38,7 @@ from orchestrator.graph.context import RunContext, Spend
 from orchestrator.graph.events import EventLog
 from orchestrator.graph.scheduler import Held, Scheduler
 from orchestrator.graph.state import FeatureInput, FeatureOutput, TaskInput, TaskResult, TaskState
+from orchestrator.jsonout import iso_utc
 from orchestrator.pause import describe, pause_path, read_pause, write_pause
 from orchestrator.plan import load_target, plan_digest, remember_plan_file
 from orchestrator.repo.git import GitRepo
@@ -260,7 +261,7 @@ def _limit_gate(options: RunOptions, path: Path, events: EventLog) -> UsageLimit
         if pause is None:
             events("usage_limit_over")
         else:
-            events("usage_limit", until=pause.until, reason=pause.reason, status=describe(pause))
+            events("usage_limit", until=iso_utc(pause.until), reason=pause.reason, status=describe(pause))
 
     return UsageLimitGate(options.max_wait, probe_interval_s=options.limit_probe, on_change=changed,
                           resume_from=read_pause(path))

@@ -52,8 +52,12 @@ def test_planner_writes_valid_plan_and_task_files(tmp_path: Path, model_factory:
     prompt = next(r for r in model.requests if r.role == "planner" and r.step == 0)
     assert "Add OAuth2 login" in prompt.prompt
     # A second plan gets the next free ids and never overwrites the first one's task files.
-    second = run_cli("plan", "Add logout", "--repo", str(repo), model=model)
+    second = run_cli("plan", "Add logout", "--repo", str(repo), "--json", model=model)
     assert second.returncode == 0, second.stderr
+    lines = second.stdout.splitlines()
+    kinds = [schemas.valid("event", line)["event"] for line in lines[:-1]]
+    assert kinds[0] == "session_start" and "tool" in kinds and kinds[-1] == "session_end", kinds
+    assert schemas.valid("plan", lines[-1])["feature"] == "FEAT-002"
     assert [t["id"] for t in yaml.safe_load((repo / ".autobuild/features/FEAT-002.yaml").read_text())["tasks"]] \
         == ["TASK-004", "TASK-005", "TASK-006"]
 

@@ -83,3 +83,24 @@ def test_a_runs_db_is_remembered_per_feature_without_its_password(tmp_path: Path
     assert without_credentials("/plain/path.sqlite") == "/plain/path.sqlite"
     with pytest.raises(InputError, match="unsupported --db scheme mysql://"):
         choose_db(tmp_path, "mysql://x/y")
+
+
+def test_the_repo_s_config_file_can_not_switch_on_hooks_commands_or_another_cli(tmp_path: Path) -> None:
+    for line in ("repo_hooks: true", "on_event: touch /tmp/pwned", "cli_path: ./evil.sh"):
+        _config(tmp_path, line + "\n")
+        with pytest.raises(InputError, match="unknown setting"):
+            load_settings(RunSettings, tmp_path, target="FEAT-001")
+
+
+def test_a_relative_db_in_the_config_file_is_the_repo_s_wherever_the_command_runs(tmp_path: Path) -> None:
+    _config(tmp_path, "db: state/ck.sqlite\n")
+    assert load_settings(Settings, tmp_path).db == str((tmp_path / "state" / "ck.sqlite").resolve())
+
+
+def test_postgres_urls_lose_every_password_and_keep_their_shape() -> None:
+    from orchestrator.store import CheckpointStore
+
+    socket_url = "postgresql:///autobuild?host=/var/run/postgresql&password=x"
+    assert without_credentials(socket_url) == "postgresql:///autobuild?host=%2Fvar%2Frun%2Fpostgresql"
+    shown = str(CheckpointStore("postgresql://u:hunter2@127.0.0.1:1/x?user=u&password=hunter2&sslpassword=k"))
+    assert "hunter2" not in shown and "sslpassword" not in shown and shown.startswith("postgresql://u@127.0.0.1:1/x")
