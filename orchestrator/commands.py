@@ -16,6 +16,7 @@ from orchestrator.repo.git import GitRepo
 from orchestrator.repo.lock import repo_lock
 from orchestrator.settings import Settings
 from orchestrator.store import CheckpointStore
+from orchestrator.text import one_line
 
 
 def _repo_and_db(settings: Settings, feature: str | None) -> tuple[Path, CheckpointStore]:
@@ -48,7 +49,7 @@ def status(args: argparse.Namespace, settings: Settings) -> int:
                  f"{'task':<12} {'grp':>3}  {'status':<28} {'turn':>4}  {'decision':<9} {'cost':>9}  reason"]
         for row in data["tasks"]:
             lines.append(f"{row['task']:<12} {row['group']:>3}  {row['status']:<28} {row['turn']:>4}  "
-                         f"{row['last_decision'] or '-':<9} ${row['cost_usd']:>8.4f}  {row['reason']}")
+                         f"{row['last_decision'] or '-':<9} ${row['cost_usd']:>8.4f}  {one_line(row['reason'], 100)}")
         lines.append(f"coach claims contradicted: {data['claims_contradicted']}"
                      + (f"; approvals unverified (no gate): {data['unverified']}" if data["unverified"] else ""))
         return "\n".join(lines)

@@ -108,7 +108,10 @@ def _tracing() -> dict[str, Any]:
 def _reach(address: str) -> tuple[str, str | None]:
     """host:port of a URL, and why it takes no connection (None when it does)."""
     url = urlparse(address)
-    host, port = url.hostname or "localhost", url.port or (443 if url.scheme == "https" else 80)
+    try:
+        host, port = url.hostname or "localhost", url.port or (443 if url.scheme == "https" else 80)
+    except ValueError as exc:  # a port that is not a number
+        return address, f"is not a usable URL: {exc}"
     try:
         with socket.create_connection((host, port), timeout=3):
             return f"{host}:{port}", None

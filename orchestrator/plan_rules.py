@@ -47,6 +47,8 @@ def _check_ids(tasks: list[TaskSpec]) -> set[str]:
     for task in tasks:
         if task.id in seen:
             raise PlanError(f"duplicate task id {task.id}: every task needs its own id")
+        if task.id.startswith("_"):  # our own worktrees under .autobuild/worktrees/<FEAT>/ are _baseline, _land, …
+            raise PlanError(f"task id {task.id}: ids starting with _ are reserved for AutoBuild; rename the task")
         seen.add(task.id)
     return seen
 

@@ -24,6 +24,7 @@ from orchestrator.plan import scope_overlaps
 from orchestrator.progress import Progress, render_table
 from orchestrator.repo.lock import repo_lock
 from orchestrator.settings import RunSettings
+from orchestrator.text import visible
 
 
 def _dry_run(run_plan: runner.RunPlan, as_json: bool) -> int:
@@ -145,7 +146,7 @@ def run_command(args: argparse.Namespace, settings: RunSettings) -> int:
     if summary.pending_questions:
         return _paused(summary, run_plan)
     for task_id, why in summary.held.items():
-        print(f"{task_id} did not finish: {why}", file=sys.stderr)
+        print(f"{task_id} did not finish: {visible(why)}", file=sys.stderr)
     if summary.already_finished:
         print(f"{summary.thread_id} already finished (use --fresh to run it again).")
     render_table(summary.results, summary.order)
@@ -166,7 +167,7 @@ def _can_prompt(run_plan: runner.RunPlan) -> bool:
 
 def _prompt(question: dict[str, Any]) -> str:
     options = question.get("options") or []
-    print(f"\n{question['task']} asks ({question['question_id']}): {question['question']}", flush=True)
+    print(f"\n{question['task']} asks ({question['question_id']}): {visible(question['question'])}", flush=True)
     if options:
         print("  options: " + " | ".join(options), flush=True)
     return input("  your answer: ").strip()
@@ -176,14 +177,17 @@ def _paused(summary: runner.RunSummary, run_plan: runner.RunPlan) -> int:
     settings = run_plan.settings
     for question in summary.pending_questions:
         options = f" [{' | '.join(question['options'])}]" if question.get("options") else ""
-        print(f"{question['task']} asks {question['question_id']}: {question['question']}{options}")
+        print(f"{question['task']} asks {question['question_id']}: {visible(question['question'] + options)}")
         print(f"  answer with: autobuild answer {settings.target} {question['question_id']}"
               f' "…" --repo {settings.repo}')
     return EXIT_QUESTION
 
 
 def _interrupted(run_plan: runner.RunPlan) -> int:
-    print(f"\ninterrupted; progress is checkpointed. Resume with: {_resume_command(run_plan)}", file=sys.stderr)
+    message = f"interrupted; progress is checkpointed. Resume with: {_resume_command(run_plan)}"
+    if run_plan.settings.json_output:
+        jsonout.print_json({"error": message, "exit_code": EXIT_INTERRUPTED})
+    print(f"\n{message}", file=sys.stderr)
     return EXIT_INTERRUPTED
 
 

@@ -17,6 +17,7 @@ from orchestrator.repo.git import GitRepo
 from orchestrator.reports import REPORT_NAME
 from orchestrator.settings import Settings
 from orchestrator.store import CheckpointStore
+from orchestrator.text import one_line
 
 
 def _reports(root: Path, feature_id: str, task_ids: list[str]) -> dict[str, Any]:
@@ -119,7 +120,7 @@ def review_text(data: dict[str, Any]) -> str:
              f"{'task':<12} {'status':<22} {'turns':>5}  {'decision':<9} {'cost':>9}  reason"]
     for row in data["tasks"]:
         lines.append(f"{row['task']:<12} {row['status']:<22} {row['turns']:>5}  {row['last_decision'] or '-':<9}"
-                     f" ${row['cost_usd']:>8.4f}  {row['reason']}")
+                     f" ${row['cost_usd']:>8.4f}  {one_line(row['reason'], 100)}")
     diff = data["diff"]
     lines += ["", f"diff {diff['range']}: {diff['files_changed']} file(s), +{diff['insertions']} -{diff['deletions']}"
               if diff["range"] else "diff: no feature branch", *diff["stat"].rstrip().splitlines()[:60], ""]

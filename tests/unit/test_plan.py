@@ -54,6 +54,7 @@ def test_explicit_consistent_groups_are_kept() -> None:
         (plan(task("A", "B"), task("B", "A")), "cycle"),
         (plan(task("A", "Z")), "unknown task Z"),
         (plan(task("A"), task("A")), "duplicate task id A"),
+        (plan(task("_land")), "ids starting with _ are reserved"),
         (plan(task("A"), task("B", "A"), orchestration={"parallel_groups": [["B"], ["A"]]}), "runs later"),
         (plan(task("A", complexity=11)), "complexity"),
         (plan(task("A", complexity=0)), "complexity"),
