@@ -10,6 +10,7 @@ import pytest
 from orchestrator.errors import InputError
 from orchestrator.locations import choose_db, default_db, find_repo, remember_db, without_credentials
 from orchestrator.settings import CONFIG_FILE, RunSettings, Settings, load_settings
+from orchestrator.store import CheckpointStore
 from tests.conftest import git
 
 
@@ -98,8 +99,6 @@ def test_a_relative_db_in_the_config_file_is_the_repo_s_wherever_the_command_run
 
 
 def test_postgres_urls_lose_every_password_and_keep_their_shape() -> None:
-    from orchestrator.store import CheckpointStore
-
     socket_url = "postgresql:///autobuild?host=/var/run/postgresql&password=x"
     assert without_credentials(socket_url) == "postgresql:///autobuild?host=%2Fvar%2Frun%2Fpostgresql"
     shown = str(CheckpointStore("postgresql://u:hunter2@127.0.0.1:1/x?user=u&password=hunter2&sslpassword=k"))
