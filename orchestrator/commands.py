@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import asyncio
 import shutil
 from collections.abc import Callable
 from pathlib import Path
@@ -111,38 +112,39 @@ def clean(args: argparse.Namespace, settings: Settings) -> int:
 def _clean(args: argparse.Namespace, settings: Settings) -> int:
     prune = args.prune_db or args.db is not None
     repo_path, db = _repo_and_db(settings, args.feature)
-    repo = GitRepo(repo_path)
-    repo.check()
     feature = check_id("feature", args.feature) if args.feature else None
-    removed: list[str] = []
-    base = repo.worktrees_dir / feature if feature else repo.worktrees_dir
-    listed = run(["git", "worktree", "list", "--porcelain"], repo_path).stdout.splitlines()
-    for line in listed:
-        path = Path(line.removeprefix("worktree ")) if line.startswith("worktree ") else None
-        if path and path.is_relative_to(base):
-            run(["git", "worktree", "remove", "--force", str(path)], repo_path)
-            removed.append(str(path))
-    run(["git", "worktree", "prune"], repo_path)
-    if base.is_dir():
-        shutil.rmtree(base)
-    pattern = f"refs/heads/autobuild/{feature}.*" if feature else "refs/heads/autobuild/*.*"
-    kept: list[str] = []
-    for branch in run(["git", "for-each-ref", "--format=%(refname:short)", pattern], repo_path).stdout.split():
-        name = branch.removeprefix("autobuild/")
-        if "/" in name or ".before-" in name:
-            continue  # backups (`run --fresh`) and rescued refs are never cleaned
-        merged_into = f"autobuild/{name.split('.', 1)[0]}"
-        if run(["git", "merge-base", "--is-ancestor", branch, merged_into], repo_path).ok:
-            run(["git", "branch", "-D", branch], repo_path)
-            removed.append(branch)
-        else:  # its work exists nowhere else (a conflict, an interrupted task): the user decides
-            kept.append(branch)
+    removed, kept = asyncio.run(_clean_repo(GitRepo(repo_path), feature))
     pruned = _prune_db(db, feature) if prune and db.exists() else []
     result = {"removed": removed, "kept": kept, "pruned_threads": pruned}
     return _print(result, args.json, lambda r: "\n".join(
         [f"removed {item}" for item in r["removed"]] + [f"pruned thread {t}" for t in r["pruned_threads"]]
         + [f"kept {b}: it holds work merged nowhere else (delete it yourself: git branch -D {b})"
            for b in r["kept"]]) or "nothing to clean")
+
+
+async def _clean_repo(repo: GitRepo, feature: str | None) -> tuple[list[str], list[str]]:
+    """Through the repo's guarded write path: worktrees under ours, then task branches merged into their
+    feature branch. Returns (removed, kept)."""
+    removed: list[str] = []
+    base = repo.worktrees_dir / feature if feature else repo.worktrees_dir
+    for row in repo.worktree_list():
+        if Path(row["path"]).is_relative_to(base):
+            await repo.remove_worktree(Path(row["path"]))  # also prunes one whose folder is gone
+            removed.append(row["path"])
+    if base.is_dir():
+        shutil.rmtree(base)
+    pattern = f"refs/heads/autobuild/{feature}.*" if feature else "refs/heads/autobuild/*.*"
+    kept: list[str] = []
+    for branch in run(["git", "for-each-ref", "--format=%(refname:short)", pattern], repo.root).stdout.split():
+        name = branch.removeprefix("autobuild/")
+        if "/" in name or ".before-" in name:
+            continue  # backups (`run --fresh`) and rescued refs are never cleaned
+        if await repo.is_ancestor(branch, f"autobuild/{name.split('.', 1)[0]}"):
+            await repo.delete_branch(branch)
+            removed.append(branch)
+        else:  # its work exists nowhere else (a conflict, an interrupted task): the user decides
+            kept.append(branch)
+    return removed, kept
 
 
 def _prune_db(db: CheckpointStore, feature: str | None) -> list[str]:
