@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import shutil
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -24,19 +23,11 @@ def _repo_and_db(settings: Settings, feature: str | None) -> tuple[Path, Checkpo
     return settings.repo, CheckpointStore.for_repo(settings.repo, settings.db, feature)
 
 
-def _print(data: Any, as_json: bool, text: Callable[[Any], str]) -> int:
-    if as_json:
-        jsonout.print_json(data)
-    else:
-        print(text(data))
-    return 0
-
-
 def status(args: argparse.Namespace, settings: Settings) -> int:
     repo, db = _repo_and_db(settings, args.feature)
     if not args.feature:
         features = inspection.list_features(db)
-        return _print(features, args.json, lambda rows: "\n".join(
+        return jsonout.print_document(features, args.json, lambda rows: "\n".join(
             f"{r['thread']:<24} {'finished' if r['finished'] else 'in progress':<12} "
             f"{', '.join(f'{n} {s}' for s, n in sorted(r['tasks'].items())) or 'no task finished'}"
             f"  ${r['cost_usd']:.4f}  updated {r['updated']}" for r in rows) or "no features in " + str(db))
@@ -55,14 +46,14 @@ def status(args: argparse.Namespace, settings: Settings) -> int:
                      + (f"; approvals unverified (no gate): {data['unverified']}" if data["unverified"] else ""))
         return "\n".join(lines)
 
-    return _print(table, args.json, text)
+    return jsonout.print_document(table, args.json, text)
 
 
 def history(args: argparse.Namespace, settings: Settings) -> int:
     _, db = _repo_and_db(settings, args.feature)
     check_id("feature", args.feature)
     timeline = inspection.history(db, args.feature, args.task)
-    return _print(timeline, args.json, lambda rows: "\n".join(
+    return jsonout.print_document(timeline, args.json, lambda rows: "\n".join(
         f"step {r['step']:>3}  {r['time']}  {r['node']:<18} → {', '.join(r['next']) or '-':<18}"
         f"{' turn ' + str(r['turn']) if r['turn'] else ''}{' ' + r['decision'] if r['decision'] else ''}"
         for r in rows))
@@ -75,10 +66,10 @@ def show(args: argparse.Namespace, settings: Settings) -> int:
         if args.task not in plan.task_ids():
             raise InputError(f"{args.feature} has no task {args.task}: tasks are {', '.join(plan.task_ids())}")
         data = inspection.show_task(repo, plan, args.task)
-        return _print(data, args.json, _task_text)
+        return jsonout.print_document(data, args.json, _task_text)
     data = {"status": inspection.feature_status(db, plan) if db.exists() else None,
             "tasks": [inspection.show_task(repo, plan, task_id) for task_id in plan.task_ids()]}
-    return _print(data, args.json, lambda d: "\n\n".join(_task_text(t) for t in d["tasks"]))
+    return jsonout.print_document(data, args.json, lambda d: "\n\n".join(_task_text(t) for t in d["tasks"]))
 
 
 def _task_text(data: dict[str, Any]) -> str:
@@ -116,7 +107,7 @@ def _clean(args: argparse.Namespace, settings: Settings) -> int:
     removed, kept = asyncio.run(_clean_repo(GitRepo(repo_path), feature))
     pruned = _prune_db(db, feature) if prune and db.exists() else []
     result = {"removed": removed, "kept": kept, "pruned_threads": pruned}
-    return _print(result, args.json, lambda r: "\n".join(
+    return jsonout.print_document(result, args.json, lambda r: "\n".join(
         [f"removed {item}" for item in r["removed"]] + [f"pruned thread {t}" for t in r["pruned_threads"]]
         + [f"kept {b}: it holds work merged nowhere else (delete it yourself: git branch -D {b})"
            for b in r["kept"]]) or "nothing to clean")

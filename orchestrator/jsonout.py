@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any
 
@@ -67,6 +68,15 @@ def dumps(data: Any) -> str:
 def print_json(data: Any) -> None:
     """Print one document on stdout."""
     print(dumps(data), flush=True)
+
+
+def print_document(data: Any, as_json: bool, text: Callable[[Any], str]) -> int:
+    """A command's result: the JSON document under `--json`, else `text(data)`; 0, the command's exit code."""
+    if as_json:
+        print_json(data)
+    else:
+        print(text(data))
+    return 0
 
 
 def print_error(message: str, exit_code: int) -> None:

@@ -8,9 +8,9 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from orchestrator import inspection, trace
-from orchestrator.errors import EXIT_OK, InputError
+from orchestrator.errors import InputError
 from orchestrator.graph.state import TaskResult
-from orchestrator.jsonout import iso_utc, print_json
+from orchestrator.jsonout import iso_utc, print_document
 from orchestrator.mermaid import Bar, flowchart, gantt
 from orchestrator.plan import FeaturePlan, load_plan
 from orchestrator.settings import Settings
@@ -72,10 +72,7 @@ def graph_command(args: argparse.Namespace, settings: Settings) -> int:
     plan = load_plan(settings.repo, args.feature)
     outcomes = checkpoint_outcomes(CheckpointStore.for_repo(settings.repo, settings.db, plan.id), plan)
     chart = flowchart(plan, outcomes)
-    if args.json:
-        print_json({"feature": plan.id, "generated": iso_utc(time.time()), "colored": outcomes is not None,
-                    "nodes": chart.nodes, "edges": chart.edges, "outcomes": outcomes or {},
-                    "node_ids": chart.node_ids, "mermaid": chart.text})
-    else:
-        print(chart.text, end="")
-    return EXIT_OK
+    return print_document({"feature": plan.id, "generated": iso_utc(time.time()), "colored": outcomes is not None,
+                           "nodes": chart.nodes, "edges": chart.edges, "outcomes": outcomes or {},
+                           "node_ids": chart.node_ids, "mermaid": chart.text},
+                          args.json, lambda document: document["mermaid"].rstrip("\n"))

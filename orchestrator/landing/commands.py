@@ -9,11 +9,9 @@ Under `--json` every outcome, errors included, is one JSON document on stdout.
 from __future__ import annotations
 
 import argparse
-from collections.abc import Callable
-from typing import Any
 
 from orchestrator.errors import EXIT_FAILED, EXIT_OK
-from orchestrator.jsonout import now_utc, print_json
+from orchestrator.jsonout import now_utc, print_document, print_json
 from orchestrator.landing.discard import discard, discard_text
 from orchestrator.landing.land import Landing, land
 from orchestrator.landing.review import review, review_text
@@ -59,17 +57,9 @@ def land_command(args: argparse.Namespace, settings: Settings) -> int:
     return EXIT_OK if result.landed or result.outcome == "already_landed" else EXIT_FAILED
 
 
-def _document(args: argparse.Namespace, data: dict[str, Any], text: Callable[[dict[str, Any]], str]) -> int:
-    if args.json:
-        print_json(data)
-    else:
-        print(text(data))
-    return EXIT_OK
-
-
 def review_command(args: argparse.Namespace, settings: Settings) -> int:
-    return _document(args, review(args, settings), review_text)
+    return print_document(review(args, settings), args.json, review_text)
 
 
 def discard_command(args: argparse.Namespace, settings: Settings) -> int:
-    return _document(args, discard(args, settings), discard_text)
+    return print_document(discard(args, settings), args.json, discard_text)

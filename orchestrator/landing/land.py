@@ -29,7 +29,6 @@ from orchestrator.repo.lock import repo_lock
 from orchestrator.settings import Settings
 from orchestrator.store import CheckpointStore
 
-VERIFY_TIMEOUT_S = 900.0
 REPORTS = ".autobuild/runs"
 """The run's reports, committed on task branches, stay out of the user's branch: later runs rewrite them in the
 user's checkout, where they must never be tracked files."""
@@ -130,6 +129,8 @@ class Attempt:
     gate: Gate
     landing: Landing
     say: Callable[[str], None]
+    verify_timeout: float
+    """Seconds the setup and the gate may each take (the `verify_timeout` setting)."""
 
     async def run(self, squash: bool) -> Landing:
         worktree = self.repo.worktrees_dir / self.plan.id / "_land"
@@ -150,7 +151,7 @@ class Attempt:
         """The run's setup, and the gate's run on the base unless the run's own still applies."""
         gate = self.gate
         if gate.setup:
-            done = await run_shell(gate.setup, worktree, VERIFY_TIMEOUT_S, env)
+            done = await run_shell(gate.setup, worktree, self.verify_timeout, env)
             if not done.ok:
                 self.landing.fail("setup_failed", f"setup `{gate.setup}` failed (exit {done.returncode}):"
                                                   f" {done.tail(10)}")
@@ -158,7 +159,7 @@ class Attempt:
         if gate.command and gate.base is None:
             self.say(f"running `{gate.command}` on {self.found.base_branch} ({self.landing.old_sha[:10]}) to know"
                      " what is already red there")
-            return await run_gate(gate.command, worktree, VERIFY_TIMEOUT_S, env)
+            return await run_gate(gate.command, worktree, self.verify_timeout, env)
         return gate.base
 
     async def _merge(self, worktree: Path, squash: bool) -> str | None:
@@ -183,7 +184,7 @@ class Attempt:
         if not gate.command:
             return True
         self.say(f"verifying the merged result with `{gate.command}` ({gate.source})")
-        result = judge(await run_gate(gate.command, worktree, VERIFY_TIMEOUT_S, env), base)
+        result = judge(await run_gate(gate.command, worktree, self.verify_timeout, env), base)
         self.landing.gate = _gate_doc(gate, result)
         if not result["passed"]:
             failing = result["new_failures"] or result["failing"] or []
@@ -228,4 +229,5 @@ def land(args: argparse.Namespace, settings: Settings, say: Callable[[str], None
         if found.behind:
             say(f"{found.base_branch} moved {found.behind} commit(s) since the run: merging them in and verifying"
                 " the result")
-        return asyncio.run(Attempt(repo, plan, found, found.feature_sha, gate, landing, say).run(bool(args.squash)))
+        return asyncio.run(Attempt(repo, plan, found, found.feature_sha, gate, landing, say,
+                                   settings.verify_timeout).run(bool(args.squash)))
