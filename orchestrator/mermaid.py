@@ -9,13 +9,13 @@ row per task, its sessions side by side) with millisecond dates written in UTC.
 from __future__ import annotations
 
 import string
-import unicodedata
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Literal
 
 from orchestrator.plan import FeaturePlan
+from orchestrator.text import plain_line
 
 MAX_NAME = 60
 """Longer task names are cut (with an ellipsis) so a 40-task flowchart stays legible."""
@@ -57,30 +57,17 @@ def style_of(outcome: str) -> Style:
     return STYLES["running"]  # running (…), waiting for an answer, not finished
 
 
-def _printable(text: str) -> str:
-    """Control, format and private characters (terminal escapes, bidi overrides) out; any run of whitespace
-    (newlines, line separators included) becomes one space."""
-    kept = "".join(" " if ch.isspace() else ch for ch in text
-                   if ch.isspace() or not unicodedata.category(ch).startswith("C"))
-    return " ".join(kept.split())
-
-
-def _shorten(text: str, limit: int) -> str:
-    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
-
-
 def label_text(text: str, limit: int = MAX_NAME) -> str:
     """Text for inside a quoted flowchart label: printable, cut to `limit` characters, every ASCII character that
     is not a letter, digit or plain punctuation written as a Mermaid entity code (`"` → `#34;`, `#` → `#35;`,
     `<` → `#60;`), so nothing in it can end the label, start a comment or become markup."""
-    short = _shorten(_printable(text), limit)
+    short = plain_line(text, limit)
     return "".join(ch if ch in _LABEL_SAFE or ord(ch) > 0x7F else f"#{ord(ch)};" for ch in short)
 
 
 def gantt_text(text: str, limit: int = MAX_NAME) -> str:
     """Text for a Gantt title, section name or bar label: printable, without the characters that end one."""
-    cleaned = "".join(" " if ch in _GANTT_UNSAFE else ch for ch in _printable(text))
-    return _shorten(" ".join(cleaned.split()), limit) or "-"
+    return plain_line("".join(" " if ch in _GANTT_UNSAFE else ch for ch in plain_line(text)), limit) or "-"
 
 
 @dataclass(frozen=True)

@@ -25,7 +25,6 @@ import shutil
 import sys
 import threading
 import time
-import unicodedata
 from collections import Counter
 from collections.abc import Callable, Mapping
 from pathlib import Path
@@ -34,6 +33,7 @@ from typing import Any, Literal, TextIO
 from orchestrator import processes
 from orchestrator.jsonout import dumps, iso_utc
 from orchestrator.settings import RunSettings
+from orchestrator.text import plain_line
 
 NotificationKind = Literal["feature_finished", "question_waiting", "task_failed", "budget_reached", "usage_limit"]
 EventSink = Callable[[dict[str, Any]], None]
@@ -74,9 +74,7 @@ def classify(event: Mapping[str, Any], *, questions_wait: bool = True) -> Notifi
 def clean(text: str, limit: int = MESSAGE_CHARS) -> str:
     """One line of plain text: control and format characters (terminal escapes, bidi overrides) become
     spaces, whitespace runs collapse, and it is capped at `limit` characters."""
-    visible = "".join(" " if unicodedata.category(char).startswith("C") else char for char in text)
-    line = " ".join(visible.split())
-    return line if len(line) <= limit else line[: limit - 1] + "…"
+    return plain_line(text, limit, control=" ")
 
 
 def message(kind: NotificationKind, event: Mapping[str, Any]) -> str:

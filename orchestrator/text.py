@@ -16,3 +16,12 @@ def one_line(text: object, limit: int = 80) -> str:
     lines = str(text or "").strip().splitlines()
     first = visible(lines[0]) if lines else ""
     return first if len(first) <= limit else first[: limit - 1] + "…"
+
+
+def plain_line(text: str, limit: int | None = None, control: str = "") -> str:
+    """One line of plain text for places that can't show escapes at all (diagram labels, notifications):
+    control, format and private characters become `control`, any run of whitespace one space, cut to `limit`."""
+    kept = "".join(" " if ch.isspace() else control if unicodedata.category(ch).startswith("C") else ch
+                   for ch in text)
+    line = " ".join(kept.split())
+    return line if limit is None or len(line) <= limit else line[: limit - 1].rstrip() + "…"
