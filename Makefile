@@ -24,7 +24,7 @@ test: install
 	$(BIN)/python -m pytest -q -p no:cacheprovider -n 4
 
 demo: install
-	$(BIN)/python -m orchestrator.demo
+	$(BIN)/python -m orchestrator.cli.demo
 
 lint: install
 	$(BIN)/ruff check orchestrator agents prompts tests

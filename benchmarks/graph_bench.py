@@ -14,7 +14,7 @@ from typing import Any
 from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
 from agents.testing.scripted_agents import ScriptedAgents, Turn, approve, writes
-from orchestrator.demo import make_sample_repo
+from orchestrator.cli.demo import make_sample_repo
 from orchestrator.graph.workflow import build_feature_workflow
 from orchestrator.settings import RunOptions
 

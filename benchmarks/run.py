@@ -18,7 +18,7 @@ from agents.session import bundled_cli
 from agents.testing.scenario import Scenario
 from agents.testing.scripted_model import ScriptedModel
 from benchmarks import graph_bench
-from orchestrator.demo import DEMO_PLAN, make_sample_repo, scripted_env
+from orchestrator.cli.demo import DEMO_PLAN, make_sample_repo, scripted_env
 
 LATENCY_S = 0.5
 TASKS = 8

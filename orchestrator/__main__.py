@@ -1,5 +1,5 @@
 """Entry point for `python -m orchestrator`."""
 
-from orchestrator.cli import main
+from orchestrator.cli.main import main
 
 raise SystemExit(main())

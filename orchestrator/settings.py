@@ -134,7 +134,7 @@ class RunSettings(Settings):
     """Ring the terminal bell (and show a desktop notification where one is available) when the feature
     finishes, a question waits, a task fails, a budget is reached or a usage limit pauses the run."""
     on_event: str | None = None
-    """A shell command run on those same events with the event as JSON on stdin (`orchestrator/notify.py`)."""
+    """A shell command run on those same events with the event as JSON on stdin (`orchestrator/views/notify.py`)."""
     on_event_timeout: float = 10.0
     """Seconds an `--on-event` command may take before its process group is killed."""
 

@@ -15,14 +15,14 @@ from langgraph.runtime import Runtime
 
 from agents import Agents, SessionLimits, SessionSettings, TaskBrief
 from agents.limits import UsageLimitGate
-from orchestrator import trace
 from orchestrator.errors import InfrastructureError
 from orchestrator.gate import GateResult, GateSetup, gate_env, judge, no_gate, run_gate
 from orchestrator.graph.events import EventLog
-from orchestrator.plan import FeaturePlan
+from orchestrator.plan.model import FeaturePlan
 from orchestrator.processes import run_shell
 from orchestrator.repo.git import GitRepo, feature_branch, task_branch
 from orchestrator.settings import RunOptions
+from orchestrator.store import traces as trace
 
 
 @dataclass

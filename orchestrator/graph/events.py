@@ -8,8 +8,8 @@ from typing import Any, Literal
 from langgraph.types import StreamWriter
 from pydantic import BaseModel, ConfigDict, Field
 
-from orchestrator import trace
 from orchestrator.jsonout import SCHEMA_VERSION, now_utc
+from orchestrator.store import traces as trace
 
 EventKind = Literal[
     # the feature workflow

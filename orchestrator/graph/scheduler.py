@@ -11,7 +11,7 @@ import contextlib
 from collections.abc import Callable
 
 from orchestrator.graph.state import SUCCESS, TaskResult
-from orchestrator.plan import FeaturePlan
+from orchestrator.plan.model import FeaturePlan
 from orchestrator.settings import Schedule
 
 

@@ -16,7 +16,6 @@ from langgraph.runtime import Runtime
 from langgraph.types import interrupt
 
 from agents import AgentResult, PlayerInput, format_feedback
-from orchestrator import reports
 from orchestrator.graph.context import RunContext
 from orchestrator.graph.events import EventLog
 from orchestrator.graph.state import (
@@ -30,6 +29,7 @@ from orchestrator.graph.state import (
     TaskState,
 )
 from orchestrator.graph.turns import AgentTurn, hung_command_note, session_failure
+from orchestrator.views import reports
 
 
 async def initialize(state: TaskState, runtime: Runtime[RunContext]) -> TaskState:

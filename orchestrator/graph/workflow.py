@@ -29,7 +29,6 @@ from langgraph.types import Interrupt
 
 from agents import ClaudeAgents
 from agents.limits import Pause, UsageLimitGate
-from orchestrator import pictures, reports
 from orchestrator.errors import InputError, PlanError
 from orchestrator.gate import GateChoice, GateSetup, choose_gate
 from orchestrator.gate.baseline import check_gate
@@ -39,11 +38,12 @@ from orchestrator.graph.events import EventLog
 from orchestrator.graph.scheduler import Held, Scheduler
 from orchestrator.graph.state import FeatureInput, FeatureOutput, TaskInput, TaskResult, TaskState
 from orchestrator.jsonout import iso_utc
-from orchestrator.pause import describe, pause_path, read_pause, write_pause
-from orchestrator.plan import load_target, plan_digest, remember_plan_file
+from orchestrator.plan.model import load_target, plan_digest, remember_plan_file
 from orchestrator.repo.git import GitRepo
 from orchestrator.repo.lock import repo_lock
 from orchestrator.settings import RunOptions
+from orchestrator.store.pause import describe, pause_path, read_pause, write_pause
+from orchestrator.views import pictures, reports
 
 
 def _router(func: Callable[..., Any], **bound: Any) -> Callable[..., Any]:

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from orchestrator.errors import InputError
-from orchestrator.plan import check_id
+from orchestrator.plan.model import check_id
 from orchestrator.processes import run
 from orchestrator.repo.git import AUTOBUILD_REFS, GitRepo, feature_branch
 from orchestrator.repo.lock import repo_lock

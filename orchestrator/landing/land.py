@@ -21,13 +21,13 @@ from orchestrator.errors import InputError
 from orchestrator.gate import GateResult, gate_env, judge, run_gate
 from orchestrator.gate.detect import NO_GATE
 from orchestrator.landing.record import RunRecord, Standing, predicted_conflicts, read_record, standing
-from orchestrator.plan import FeaturePlan, load_plan
+from orchestrator.plan.model import FeaturePlan, load_plan
 from orchestrator.processes import run_shell
 from orchestrator.repo.git import GitRepo
 from orchestrator.repo.guard import LandPermit, land_ref
 from orchestrator.repo.lock import repo_lock
 from orchestrator.settings import Settings
-from orchestrator.store import CheckpointStore
+from orchestrator.store.checkpoints import CheckpointStore
 
 REPORTS = ".autobuild/runs"
 """The run's reports, committed on task branches, stay out of the user's branch: later runs rewrite them in the

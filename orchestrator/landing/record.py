@@ -13,14 +13,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from orchestrator import inspection
 from orchestrator.errors import InputError
 from orchestrator.gate import GateSetup
 from orchestrator.graph.state import SUCCESS, TaskResult
-from orchestrator.plan import FeaturePlan
+from orchestrator.plan.model import FeaturePlan
 from orchestrator.processes import run
 from orchestrator.repo.git import GitRepo, feature_branch
-from orchestrator.store import CheckpointStore
+from orchestrator.store import inspection
+from orchestrator.store.checkpoints import CheckpointStore
 
 _RETURN = "__return__"  # the channel under which LangGraph keeps a functional-API @task's return value
 

@@ -7,17 +7,17 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from orchestrator import trace
 from orchestrator.jsonout import iso_utc, usd
 from orchestrator.landing.land import REPORTS
 from orchestrator.landing.record import Standing, predicted_conflicts, read_record, standing
-from orchestrator.plan import load_plan
+from orchestrator.plan.model import load_plan
 from orchestrator.processes import run
 from orchestrator.repo.git import GitRepo
-from orchestrator.reports import REPORT_NAME
 from orchestrator.settings import Settings
-from orchestrator.store import CheckpointStore
+from orchestrator.store import traces as trace
+from orchestrator.store.checkpoints import CheckpointStore
 from orchestrator.text import one_line
+from orchestrator.views.reports import REPORT_NAME
 
 
 def _reports(root: Path, feature_id: str, task_ids: list[str]) -> dict[str, Any]:

@@ -15,9 +15,9 @@ import yaml
 from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
 from agents.testing.scripted_agents import ScriptedAgents, approve, writes
-from orchestrator import runner
-from orchestrator.demo import git, make_sample_repo
+from orchestrator.cli.demo import git, make_sample_repo
 from orchestrator.errors import StoreError
+from orchestrator.graph import runner
 from orchestrator.settings import RunSettings
 from tests.graph.harness import CALC_FILES, Workflow, plan, task
 from tests.graph.test_safety import user_view

@@ -13,11 +13,11 @@ import pytest
 from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
 from agents.testing.scripted_agents import ScriptedAgents, Turn, approve, writes
-from orchestrator import inspection
-from orchestrator.demo import git, make_sample_repo
+from orchestrator.cli.demo import git, make_sample_repo
 from orchestrator.errors import GateUnusableError, InputError
-from orchestrator.plan import load_plan
-from orchestrator.store import CheckpointStore
+from orchestrator.plan.model import load_plan
+from orchestrator.store import inspection
+from orchestrator.store.checkpoints import CheckpointStore
 from tests.graph.harness import Workflow, plan, task
 
 PY_FILES = {

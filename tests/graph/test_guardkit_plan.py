@@ -6,9 +6,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from agents.testing.scripted_agents import ScriptedAgents, approve, writes
-from orchestrator import runner
-from orchestrator.demo import git, make_sample_repo
-from orchestrator.plan_files import plan_source_path
+from orchestrator.cli.demo import git, make_sample_repo
+from orchestrator.graph import runner
+from orchestrator.plan.files import plan_source_path
 from orchestrator.settings import RunSettings
 from tests.graph.harness import CALC_FILES
 from tests.guardkit import MARKER, PLAN_FILE, write_guardkit_plan

@@ -18,8 +18,8 @@ import pytest
 from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
 from agents.testing.scripted_agents import ScriptedAgents, Turn, approve, writes
-from orchestrator.cli import main
-from orchestrator.demo import git, make_sample_repo
+from orchestrator.cli.demo import git, make_sample_repo
+from orchestrator.cli.main import main
 from tests.graph.harness import Workflow, plan, task
 from tests.graph.test_safety import lock_holder
 

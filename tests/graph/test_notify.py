@@ -24,12 +24,12 @@ from jsonschema import Draft202012Validator
 from agents.roles import PlayerInput, SessionSettings
 from agents.testing.scripted_agents import ScriptedAgents, Turn, approve, writes
 from agents.types import AgentResult
-from orchestrator import notify
-from orchestrator.cli import main
-from orchestrator.demo import make_sample_repo
-from orchestrator.notify import Notifier
-from orchestrator.run_command import run_command
+from orchestrator.cli.demo import make_sample_repo
+from orchestrator.cli.main import main
+from orchestrator.cli.run import run_command
 from orchestrator.settings import RunSettings
+from orchestrator.views import notify
+from orchestrator.views.notify import Notifier
 from tests.graph.harness import CALC_FILES, Workflow, plan, task
 
 HOSTILE = "Use \x1b[2J\x1b]0;pwned\x07 <b>Postgres</b>\nor\u202e SQLite?"

@@ -8,7 +8,7 @@ from pathlib import Path
 from langgraph.runtime import RunControl
 
 from agents.testing.scripted_agents import ScriptedAgents, Turn, approve, writes
-from orchestrator.demo import make_sample_repo
+from orchestrator.cli.demo import make_sample_repo
 from tests.graph.harness import CALC_FILES, Workflow, plan, task
 
 QUESTION = "Which database should sessions use?"

@@ -19,8 +19,8 @@ import pytest
 from agents.reaper import tagged_pids
 from agents.testing.scenario import Scenario
 from agents.testing.scripted_model import ScriptedModel
-from orchestrator.demo import DEMO_PLAN, make_sample_repo
-from orchestrator.store import CheckpointStore
+from orchestrator.cli.demo import DEMO_PLAN, make_sample_repo
+from orchestrator.store.checkpoints import CheckpointStore
 from tests import schemas
 from tests.conftest import CliRun, approve_scenario, cli_env, git, one_task_plan
 from tests.postgres import postgres_server

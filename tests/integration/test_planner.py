@@ -10,8 +10,8 @@ import pytest
 import yaml
 
 from agents.testing.scripted_model import ScriptedModel
-from orchestrator.demo import make_sample_repo
-from orchestrator.plan import load_plan
+from orchestrator.cli.demo import make_sample_repo
+from orchestrator.plan.model import load_plan
 from tests import schemas
 from tests.conftest import SECRET_KEY, CliRun
 

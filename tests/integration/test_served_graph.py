@@ -18,7 +18,7 @@ import pytest
 from langgraph_sdk import get_client
 
 from agents.testing.scripted_model import ScriptedModel
-from orchestrator.demo import make_sample_repo
+from orchestrator.cli.demo import make_sample_repo
 from tests.conftest import cli_env, coach_from_pytest, git
 from tests.integration.test_questions import asking_player
 

@@ -14,7 +14,7 @@ import pytest
 
 from agents.reaper import tagged_pids
 from agents.testing.scripted_model import ScriptedModel
-from orchestrator.demo import make_sample_repo
+from orchestrator.cli.demo import make_sample_repo
 from tests.conftest import CliRun, approve_scenario, cli_env, git, one_task_plan
 
 pytestmark = pytest.mark.cli

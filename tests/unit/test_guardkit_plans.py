@@ -10,7 +10,8 @@ import pytest
 import yaml
 
 from orchestrator.errors import InputError, PlanError
-from orchestrator.plan import (
+from orchestrator.plan.files import MAX_TASK_MARKDOWN_BYTES
+from orchestrator.plan.model import (
     load_given_plan,
     load_plan,
     load_target,
@@ -19,7 +20,6 @@ from orchestrator.plan import (
     remember_plan_file,
     unknown_fields,
 )
-from orchestrator.plan_files import MAX_TASK_MARKDOWN_BYTES
 from tests.guardkit import MARKER, PLAN_FILE, guardkit_plan, write_guardkit_plan
 
 

@@ -11,10 +11,10 @@ from typing import Any
 from hypothesis import given
 from hypothesis import strategies as st
 
-from orchestrator import trace
-from orchestrator.mermaid import MAX_GANTT_BARS, Bar, flowchart, gantt, gantt_text, label_text, style_of
-from orchestrator.plan import parse_plan
-from orchestrator.timeline import pause_bars, task_bars
+from orchestrator.plan.model import parse_plan
+from orchestrator.store import traces as trace
+from orchestrator.views.mermaid import MAX_GANTT_BARS, Bar, flowchart, gantt, gantt_text, label_text, style_of
+from orchestrator.views.timeline import pause_bars, task_bars
 
 T0 = datetime(2026, 1, 2, 3, 4, 5, tzinfo=UTC).timestamp()
 

@@ -11,8 +11,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from orchestrator.errors import PlanError
-from orchestrator.plan import TaskSpec, load_plan, parse_plan
-from orchestrator.plan_rules import compute_groups
+from orchestrator.plan.model import TaskSpec, load_plan, parse_plan
+from orchestrator.plan.rules import compute_groups
 
 
 def plan(*tasks: dict[str, Any], **extra: Any) -> dict[str, Any]:

@@ -6,8 +6,8 @@ import io
 
 from rich.console import Console
 
-from orchestrator.live_view import TaskBoard
-from orchestrator.progress import Progress
+from orchestrator.views.live_view import TaskBoard
+from orchestrator.views.progress import Progress
 
 
 def _shown(board: TaskBoard, now: float) -> str:

@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 
 from orchestrator.errors import InputError
-from orchestrator.locations import choose_db, default_db, find_repo, remember_db, without_credentials
 from orchestrator.settings import CONFIG_FILE, RunSettings, Settings, load_settings
-from orchestrator.store import CheckpointStore
+from orchestrator.store.checkpoints import CheckpointStore
+from orchestrator.store.locations import choose_db, default_db, find_repo, remember_db, without_credentials
 from tests.conftest import git
 
 

@@ -41,7 +41,7 @@ def test_switches_read_as_langsmith_reads_them(values: dict[str, str | None],
 
 def test_langsmith_is_not_imported_while_tracing_is_off() -> None:
     """A session or a command with tracing off never pays for langsmith (the integration patches the SDK)."""
-    code = ("import sys, agents.tracing as a, orchestrator.tracing as o\n"
+    code = ("import sys, agents.tracing as a, orchestrator.cli.tracing as o\n"
             "with a.session_scope('player', 'TASK-001', 1, {}), o.traced():\n    a.instrument()\n"
             "assert 'langsmith' not in sys.modules, 'langsmith imported'\n")
     env = {"PATH": "/usr/bin:/bin", "PYTHONPATH": str(Path(__file__).parents[2]),

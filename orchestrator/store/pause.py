@@ -8,7 +8,7 @@ import time
 from pathlib import Path
 
 from agents.limits import Pause
-from orchestrator import trace
+from orchestrator.store import traces as trace
 
 PAUSE_NAME = "usage-limit.json"
 

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Literal
 
-from orchestrator.plan import FeaturePlan
+from orchestrator.plan.model import FeaturePlan
 from orchestrator.text import plain_line
 
 MAX_NAME = 60

@@ -7,10 +7,10 @@ import asyncio
 import sys
 
 from orchestrator import jsonout
+from orchestrator.cli.messages import notice, warn
 from orchestrator.errors import EXIT_FAILED, EXIT_OK, InputError
 from orchestrator.gate.detect import choose_gate
-from orchestrator.messages import notice, warn
-from orchestrator.plan import check_id, load_named_plan, plan_path
+from orchestrator.plan.model import check_id, load_named_plan, plan_path
 from orchestrator.repo.git import GitRepo
 from orchestrator.repo.lock import repo_lock
 from orchestrator.settings import Settings
@@ -42,8 +42,8 @@ def plan(args: argparse.Namespace, settings: Settings) -> int:
             raise InputError(f"{args.feature_id} already exists: pick another --id or omit it")
     if not args.description.strip():
         raise InputError("the description is empty: say what the feature should do")
-    from orchestrator import planning
-    from orchestrator.progress import Progress
+    from orchestrator.plan import planner as planning
+    from orchestrator.views.progress import Progress
 
     progress = Progress(json_mode=args.json)
     with repo_lock(repo.root, "plan", notice=notice):

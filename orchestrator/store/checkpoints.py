@@ -18,7 +18,7 @@ from langgraph.checkpoint.sqlite import SqliteSaver
 from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
 from orchestrator.errors import InputError, RunLockedError
-from orchestrator.locations import POSTGRES_SCHEMES, choose_db, without_credentials
+from orchestrator.store.locations import POSTGRES_SCHEMES, choose_db, without_credentials
 
 
 class Reader:

@@ -1,5 +1,5 @@
 """What ran when, read back from the traces: each task's agent sessions, gate runs, question waits, merges and skips,
-and the run's usage-limit pauses, as bars for the Gantt chart (orchestrator/mermaid.py draws them)."""
+and the run's usage-limit pauses, as bars for the Gantt chart (views/mermaid.py draws them)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Literal
 
-from orchestrator.mermaid import Bar
+from orchestrator.views.mermaid import Bar
 
 SESSION_LEVEL = frozenset({"session_start", "session_end", "retry", "tool", "question_answered_in_session"})
 """Events from inside an agent session; any other event of the task means the session is over."""

@@ -183,20 +183,20 @@ def _add_landing_commands(commands: argparse._SubParsersAction[_Parser]) -> None
 
 # command -> "module:function"; the function takes (args, settings) and returns the exit code.
 _COMMANDS: dict[str, str] = {
-    "run": "orchestrator.run_command:run_command",
-    "resume": "orchestrator.run_command:run_command",
-    "answer": "orchestrator.run_command:run_command",
-    "plan": "orchestrator.plan_commands:plan",
-    "validate": "orchestrator.plan_commands:validate",
-    "doctor": "orchestrator.doctor:run_doctor",
-    "status": "orchestrator.commands:status",
-    "history": "orchestrator.commands:history",
-    "show": "orchestrator.commands:show",
-    "clean": "orchestrator.commands:clean",
-    "graph": "orchestrator.pictures:graph_command",
-    "review": "orchestrator.landing.commands:review_command",
-    "land": "orchestrator.landing.commands:land_command",
-    "discard": "orchestrator.landing.commands:discard_command",
+    "run": "orchestrator.cli.run:run_command",
+    "resume": "orchestrator.cli.run:run_command",
+    "answer": "orchestrator.cli.run:run_command",
+    "plan": "orchestrator.cli.plan:plan",
+    "validate": "orchestrator.cli.plan:validate",
+    "doctor": "orchestrator.cli.doctor:run_doctor",
+    "status": "orchestrator.cli.read:status",
+    "history": "orchestrator.cli.read:history",
+    "show": "orchestrator.cli.read:show",
+    "clean": "orchestrator.cli.clean:clean",
+    "graph": "orchestrator.cli.graph:graph_command",
+    "review": "orchestrator.cli.landing:review_command",
+    "land": "orchestrator.cli.landing:land_command",
+    "discard": "orchestrator.cli.landing:discard_command",
 }
 _RUN_COMMANDS = ("run", "resume", "answer")
 _FLAG_NAMES = {"json": "json_output"}
@@ -204,8 +204,8 @@ _FLAG_NAMES = {"json": "json_output"}
 
 def _settings(args: argparse.Namespace) -> Any:
     """The command's settings: its flags over ORCHESTRATOR_* over the repo's config file over defaults."""
-    from orchestrator.locations import find_repo
     from orchestrator.settings import RunSettings, Settings, load_settings
+    from orchestrator.store.locations import find_repo
 
     start = args.repo or Path(os.environ.get("ORCHESTRATOR_REPO") or ".")
     repo = find_repo(start)
@@ -230,7 +230,7 @@ def _dispatch(args: argparse.Namespace) -> int:
     command: Callable[[argparse.Namespace, Any], int] = getattr(importlib.import_module(module_name), function_name)
     if args.command not in _TRACED:
         return command(args, settings)
-    from orchestrator.tracing import traced
+    from orchestrator.cli.tracing import traced
 
     with traced(settings.trace_flush_timeout):
         return command(args, settings)

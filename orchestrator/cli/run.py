@@ -14,17 +14,19 @@ from typing import Any
 
 from langgraph.runtime import RunControl
 
-from orchestrator import inspection, jsonout, runner
+from orchestrator import jsonout
+from orchestrator.cli.messages import notice, warn
 from orchestrator.errors import EXIT_INTERRUPTED, EXIT_OK, EXIT_QUESTION, EXIT_USAGE_LIMIT
+from orchestrator.graph import runner
 from orchestrator.graph.events import event_dict
-from orchestrator.locations import remember_db
-from orchestrator.messages import notice, warn
-from orchestrator.notify import Notifier
-from orchestrator.plan import scope_overlaps
-from orchestrator.progress import Progress, render_table
+from orchestrator.plan.model import scope_overlaps
 from orchestrator.repo.lock import repo_lock
 from orchestrator.settings import RunSettings
+from orchestrator.store import inspection
+from orchestrator.store.locations import remember_db
 from orchestrator.text import visible
+from orchestrator.views.notify import Notifier
+from orchestrator.views.progress import Progress, render_table
 
 
 def _dry_run(run_plan: runner.RunPlan, as_json: bool) -> int:

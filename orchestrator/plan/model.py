@@ -12,14 +12,14 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, StringConstraints, ValidationError, field_validator
 
 from orchestrator.errors import InputError, PlanError
-from orchestrator.plan_fields import (
+from orchestrator.plan.fields import (
     GUARDKIT_GATES,
     GUARDKIT_PLAN_FIELDS,
     GUARDKIT_TASK_FIELDS,
     drop_informational,
     guardkit_notes,
 )
-from orchestrator.plan_files import (
+from orchestrator.plan.files import (
     check_no_parent,
     escape_tree,
     read_plan_data,
@@ -29,7 +29,7 @@ from orchestrator.plan_files import (
     shown,
     task_markdown,
 )
-from orchestrator.plan_rules import check_consistency, compute_groups
+from orchestrator.plan.rules import check_consistency, compute_groups
 
 ID_PATTERN = r"^[A-Za-z0-9_-]+$"
 _ID_RE = re.compile(ID_PATTERN)

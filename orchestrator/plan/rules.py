@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 from orchestrator.errors import PlanError
 
 if TYPE_CHECKING:
-    from orchestrator.plan import FeaturePlan, TaskSpec
+    from orchestrator.plan.model import FeaturePlan, TaskSpec
 
 
 def compute_groups(tasks: list[TaskSpec]) -> list[list[str]]:

@@ -17,17 +17,18 @@ from langgraph.runtime import RunControl
 from langgraph.types import Command, StateSnapshot
 
 from agents import AgentError, find_cli, reaper
-from orchestrator import inspection, trace
 from orchestrator.errors import InputError, StoreError
 from orchestrator.gate import GateChoice, choose_gate
 from orchestrator.graph.events import event_dict
 from orchestrator.graph.state import SUCCESS, TaskResult
 from orchestrator.graph.workflow import build_feature_workflow
-from orchestrator.plan import FeaturePlan, load_target, plan_digest
+from orchestrator.plan.model import FeaturePlan, load_target, plan_digest
 from orchestrator.processes import run
 from orchestrator.repo.git import GitRepo, feature_branch, task_branch
 from orchestrator.settings import RunSettings
-from orchestrator.store import CheckpointStore
+from orchestrator.store import inspection
+from orchestrator.store import traces as trace
+from orchestrator.store.checkpoints import CheckpointStore
 
 EventSink = Callable[[dict[str, Any]], None]
 

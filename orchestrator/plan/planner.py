@@ -14,10 +14,10 @@ from agents import SessionLimits, SessionSettings, run_planner
 from orchestrator.errors import GateUnusableError, PlanError
 from orchestrator.gate.baseline import check_gate
 from orchestrator.graph.events import event_dict
-from orchestrator.plan import FeaturePlan, parse_plan
-from orchestrator.plan_rules import compute_groups
+from orchestrator.graph.runner import EventSink
+from orchestrator.plan.model import FeaturePlan, parse_plan
+from orchestrator.plan.rules import compute_groups
 from orchestrator.repo.git import GitRepo
-from orchestrator.runner import EventSink
 
 _NUMBERED = re.compile(r"^(FEAT|TASK)-(\d+)$")
 

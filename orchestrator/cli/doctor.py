@@ -15,11 +15,11 @@ from urllib.parse import urlparse
 
 from agents import AgentError, SessionLimits, SessionSettings, check_model, find_cli
 from orchestrator import jsonout
+from orchestrator.cli.tracing import tracing_check, tracing_endpoint
 from orchestrator.errors import InputError
 from orchestrator.processes import run
 from orchestrator.settings import Settings
-from orchestrator.store import CheckpointStore
-from orchestrator.tracing import tracing_check, tracing_endpoint
+from orchestrator.store.checkpoints import CheckpointStore
 
 
 def _check(name: str, ok: bool, detail: str) -> dict[str, Any]:

@@ -42,8 +42,8 @@ def traced(flush_timeout: float = FLUSH_TIMEOUT_S) -> Iterator[None]:
 
 
 def _client() -> Any:
-    import langsmith  # noqa: PLC0415 - only when tracing is on
-    from langsmith import utils  # noqa: PLC0415
+    import langsmith
+    from langsmith import utils
 
     # langsmith's own switches (read, and cached, as its client starts): sender threads that never hold the
     # process, and no compressed sends, which go through a thread pool whose workers the exit waits for.

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 
-from orchestrator.plan import FeaturePlan, scope_overlaps, unknown_fields
+from orchestrator.plan.model import FeaturePlan, scope_overlaps, unknown_fields
 
 
 def notice(message: str) -> None:

@@ -2,20 +2,18 @@
 
 from __future__ import annotations
 
-import argparse
 import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from orchestrator import inspection, trace
 from orchestrator.errors import InputError
 from orchestrator.graph.state import TaskResult
-from orchestrator.jsonout import iso_utc, print_document
-from orchestrator.mermaid import Bar, flowchart, gantt
-from orchestrator.plan import FeaturePlan, load_plan
-from orchestrator.settings import Settings
-from orchestrator.store import CheckpointStore
-from orchestrator.timeline import pause_bars, task_bars
+from orchestrator.plan.model import FeaturePlan
+from orchestrator.store import inspection
+from orchestrator.store import traces as trace
+from orchestrator.store.checkpoints import CheckpointStore
+from orchestrator.views.mermaid import Bar, flowchart, gantt
+from orchestrator.views.timeline import pause_bars, task_bars
 
 LEGEND = ("P1, C1: the player's and the coach's session of turn 1 · G: the gate run on the coach's approval ·"
           " Q: waiting for an answer · paused: a usage limit · ◆ merged (red: not merged) or skipped")
@@ -65,14 +63,3 @@ def checkpoint_outcomes(store: CheckpointStore, plan: FeaturePlan) -> dict[str, 
     except InputError:
         return None
     return {str(row["task"]): str(row["status"]) for row in table["tasks"]}
-
-
-def graph_command(args: argparse.Namespace, settings: Settings) -> int:
-    """`autobuild graph FEAT`: the plan as a Mermaid flowchart, colored by outcome once it has run."""
-    plan = load_plan(settings.repo, args.feature)
-    outcomes = checkpoint_outcomes(CheckpointStore.for_repo(settings.repo, settings.db, plan.id), plan)
-    chart = flowchart(plan, outcomes)
-    return print_document({"feature": plan.id, "generated": iso_utc(time.time()), "colored": outcomes is not None,
-                           "nodes": chart.nodes, "edges": chart.edges, "outcomes": outcomes or {},
-                           "node_ids": chart.node_ids, "mermaid": chart.text},
-                          args.json, lambda document: document["mermaid"].rstrip("\n"))

@@ -5,12 +5,12 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from orchestrator import trace
 from orchestrator.errors import InputError
 from orchestrator.graph.state import TaskResult
 from orchestrator.jsonout import iso_utc, usd
-from orchestrator.plan import FeaturePlan
-from orchestrator.store import CheckpointStore, Reader
+from orchestrator.plan.model import FeaturePlan
+from orchestrator.store import traces as trace
+from orchestrator.store.checkpoints import CheckpointStore, Reader
 
 TASK_NS_MARK = "run_task:"
 

@@ -14,8 +14,8 @@ from rich.text import Text
 
 from orchestrator import jsonout
 from orchestrator.graph.state import TaskResult
-from orchestrator.live_view import MARK, TaskBoard, gate_line
 from orchestrator.text import one_line, visible
+from orchestrator.views.live_view import MARK, TaskBoard, gate_line
 
 
 class Progress:

@@ -1,30 +1,26 @@
-"""The inspection and maintenance commands (status, history, show, clean): print text or JSON."""
+"""The read commands (status, history, show): what a run recorded, as text or JSON."""
 
 from __future__ import annotations
 
 import argparse
-import asyncio
-import shutil
 from pathlib import Path
 from typing import Any
 
-from orchestrator import inspection, jsonout, pause
+from orchestrator import jsonout
 from orchestrator.errors import InputError
-from orchestrator.plan import check_id, load_plan
-from orchestrator.processes import run
-from orchestrator.repo.git import GitRepo
-from orchestrator.repo.lock import repo_lock
+from orchestrator.plan.model import check_id, load_plan
 from orchestrator.settings import Settings
-from orchestrator.store import CheckpointStore
+from orchestrator.store import inspection, pause
+from orchestrator.store.checkpoints import CheckpointStore
 from orchestrator.text import one_line
 
 
-def _repo_and_db(settings: Settings, feature: str | None) -> tuple[Path, CheckpointStore]:
+def repo_and_db(settings: Settings, feature: str | None) -> tuple[Path, CheckpointStore]:
     return settings.repo, CheckpointStore.for_repo(settings.repo, settings.db, feature)
 
 
 def status(args: argparse.Namespace, settings: Settings) -> int:
-    repo, db = _repo_and_db(settings, args.feature)
+    repo, db = repo_and_db(settings, args.feature)
     if not args.feature:
         features = inspection.list_features(db)
         return jsonout.print_document(features, args.json, lambda rows: "\n".join(
@@ -50,7 +46,7 @@ def status(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def history(args: argparse.Namespace, settings: Settings) -> int:
-    _, db = _repo_and_db(settings, args.feature)
+    _, db = repo_and_db(settings, args.feature)
     check_id("feature", args.feature)
     timeline = inspection.history(db, args.feature, args.task)
     return jsonout.print_document(timeline, args.json, lambda rows: "\n".join(
@@ -60,7 +56,7 @@ def history(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def show(args: argparse.Namespace, settings: Settings) -> int:
-    repo, db = _repo_and_db(settings, args.feature)
+    repo, db = repo_and_db(settings, args.feature)
     plan = load_plan(repo, args.feature)
     if args.task:
         if args.task not in plan.task_ids():
@@ -91,55 +87,3 @@ def _task_text(data: dict[str, Any]) -> str:
         lines.append(f"result: {final.get('status')}: {final.get('reason')}")
     lines.extend(f"  {path}" for path in data["reports"])
     return "\n".join(lines)
-
-
-def clean(args: argparse.Namespace, settings: Settings) -> int:
-    """Remove worktrees and task branches left by interrupted runs; feature branches always stay."""
-    GitRepo(settings.repo).check()
-    with repo_lock(settings.repo, f"clean {args.feature or ''}".strip()):
-        return _clean(args, settings)
-
-
-def _clean(args: argparse.Namespace, settings: Settings) -> int:
-    prune = args.prune_db or args.db is not None
-    repo_path, db = _repo_and_db(settings, args.feature)
-    feature = check_id("feature", args.feature) if args.feature else None
-    removed, kept = asyncio.run(_clean_repo(GitRepo(repo_path), feature))
-    pruned = _prune_db(db, feature) if prune and db.exists() else []
-    result = {"removed": removed, "kept": kept, "pruned_threads": pruned}
-    return jsonout.print_document(result, args.json, lambda r: "\n".join(
-        [f"removed {item}" for item in r["removed"]] + [f"pruned thread {t}" for t in r["pruned_threads"]]
-        + [f"kept {b}: it holds work merged nowhere else (delete it yourself: git branch -D {b})"
-           for b in r["kept"]]) or "nothing to clean")
-
-
-async def _clean_repo(repo: GitRepo, feature: str | None) -> tuple[list[str], list[str]]:
-    """Through the repo's guarded write path: worktrees under ours, then task branches merged into their
-    feature branch. Returns (removed, kept)."""
-    removed: list[str] = []
-    base = repo.worktrees_dir / feature if feature else repo.worktrees_dir
-    for row in repo.worktree_list():
-        if Path(row["path"]).is_relative_to(base):
-            await repo.remove_worktree(Path(row["path"]))  # also prunes one whose folder is gone
-            removed.append(row["path"])
-    if base.is_dir():
-        shutil.rmtree(base)
-    pattern = f"refs/heads/autobuild/{feature}.*" if feature else "refs/heads/autobuild/*.*"
-    kept: list[str] = []
-    for branch in run(["git", "for-each-ref", "--format=%(refname:short)", pattern], repo.root).stdout.split():
-        name = branch.removeprefix("autobuild/")
-        if "/" in name or ".before-" in name:
-            continue  # backups (`run --fresh`) and rescued refs are never cleaned
-        if await repo.is_ancestor(branch, f"autobuild/{name.split('.', 1)[0]}"):
-            await repo.delete_branch(branch)
-            removed.append(branch)
-        else:  # its work exists nowhere else (a conflict, an interrupted task): the user decides
-            kept.append(branch)
-    return removed, kept
-
-
-def _prune_db(db: CheckpointStore, feature: str | None) -> list[str]:
-    finished = [row["thread"] for row in inspection.list_features(db) if row["finished"]]
-    targets = [t for t in finished if feature is None or t == feature or t.startswith(f"{feature}:")]
-    db.delete_threads(targets)
-    return targets
