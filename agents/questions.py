@@ -2,14 +2,11 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from claude_agent_sdk import PermissionResultAllow, PermissionResultDeny, ToolPermissionContext
 
-from agents.stream import emit
-
-if TYPE_CHECKING:
-    from agents.session import SessionRequest
+from agents.request import SessionRequest, emit
 
 
 class QuestionGate:

@@ -12,9 +12,7 @@ import tempfile
 import time
 import warnings
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 import claude_agent_sdk
 from claude_agent_sdk import (
@@ -29,54 +27,21 @@ from tenacity import RetryCallState
 
 from agents import reaper, tracing
 from agents.errors import AgentSetupError
-from agents.limits import UsageLimitExceeded, UsageLimitGate, limit_hit
+from agents.limits import UsageLimitExceeded, limit_hit
 from agents.markers import has_promise, parse_blocker
 from agents.policy import WRITE_TOOLS, ToolPolicy
 from agents.questions import QuestionGate
+from agents.request import SessionRequest, emit
 from agents.retry import retrying, short_reason
-from agents.stream import Collector, Transcript, emit
+from agents.stream import Collector, Transcript
 from agents.tools import ToolRecorder, build_server, tool_names
-from agents.types import AgentResult, SessionLimits
+from agents.types import AgentResult
 
-EventSink = Callable[[dict[str, Any]], None]
 # We run under bypassPermissions with our own PreToolUse policy and set can_use_tool only for
 # AskUserQuestion, which reaches it regardless (DESIGN §4); the SDK's generic warning doesn't apply.
 warnings.filterwarnings("ignore", category=CanUseToolShadowedWarning)
 _END = object()
 _CLEANUP_GRACE_S = 2.0
-
-
-@dataclass
-class SessionRequest:
-    """Everything one session needs; built by roles.py."""
-
-    role: str
-    task_id: str
-    turn: int
-    cwd: Path
-    system_prompt: str
-    prompt: str
-    tools: list[str]
-    limits: SessionLimits = field(default_factory=SessionLimits)
-    model: str | None = None
-    file_scope: list[str] = field(default_factory=list)
-    frozen: list[str] = field(default_factory=list)
-    answers: dict[str, str] = field(default_factory=dict)
-    """Answers a human already gave, by question text: AskUserQuestion gets them in the SDK's format."""
-    transcript_path: Path | None = None
-    denied_rules: list[str] = field(default_factory=list)
-    extra_settings: str | None = None
-    """Settings JSON handed to the CLI as flag settings: only ever the project's `hooks`, when asked for."""
-    """The repo's `permissions.deny` rules (e.g. "Bash(rm:*)"), passed to the CLI as disallowed tools."""
-    cli_path: str | None = None
-    retry_attempts: int = 3
-    retry_max_wait_s: float = 60.0
-    on_event: EventSink | None = None
-    limit_gate: UsageLimitGate | None = None
-    resume_session: str | None = None
-    """Continue this CLI session (by id) instead of starting a new one: a retry after a transient failure."""
-    trace_metadata: dict[str, str] = field(default_factory=dict)
-    """What the session's LangSmith run carries besides role, task and turn (e.g. the feature id), when on."""
 
 
 CONTINUE_PROMPT = ("Your previous request failed because of a transient API or connection error ({reason});"

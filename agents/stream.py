@@ -8,7 +8,7 @@ import json
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from claude_agent_sdk import (
     AssistantMessage,
@@ -22,18 +22,15 @@ from claude_agent_sdk import (
 )
 
 from agents.policy import WRITE_TOOLS
+from agents.request import SessionRequest, emit
 from agents.tools import PREFIX, TOOL_OWNERS, ToolRecorder, role_tools
 from agents.types import AgentResult
 
-if TYPE_CHECKING:
-    from agents.questions import QuestionGate
-    from agents.session import SessionRequest
 
+class QuestionSource(Protocol):
+    """Where a question the agent asked is waiting (the session's question gate)."""
 
-def emit(request: SessionRequest, event: dict[str, Any]) -> None:
-    """Hand a progress event to the caller's sink, tagged with role, task and turn."""
-    if request.on_event is not None:
-        request.on_event({"role": request.role, "task": request.task_id, "turn": request.turn, **event})
+    pending: dict[str, Any] | None
 
 
 class Transcript:
@@ -64,7 +61,7 @@ class Collector:
         self.result = result
         self.pending_tools: dict[str, str] = {}
         """Tool calls started and not finished, by id: "Bash: pytest -q"."""
-        self.questions: QuestionGate | None = None
+        self.questions: QuestionSource | None = None
         self.recorder: ToolRecorder | None = None
         self.on_answer: Callable[[], None] | None = None
         """Called once, on the model's first real answer (not a synthetic error message)."""

@@ -17,8 +17,8 @@ from langgraph.runtime import RunControl
 from orchestrator import jsonout
 from orchestrator.cli.messages import notice, warn
 from orchestrator.errors import EXIT_INTERRUPTED, EXIT_OK, EXIT_QUESTION, EXIT_USAGE_LIMIT
+from orchestrator.events import EventSink, event_dict
 from orchestrator.graph import runner
-from orchestrator.graph.events import event_dict
 from orchestrator.plan.model import scope_overlaps
 from orchestrator.repo.lock import repo_lock
 from orchestrator.settings import RunSettings
@@ -82,7 +82,7 @@ def _previous_run(run_plan: runner.RunPlan) -> str | None:
 
 
 async def _run_with_signals(
-    run_plan: runner.RunPlan, progress: runner.EventSink, answer: tuple[str, str] | None = None
+    run_plan: runner.RunPlan, progress: EventSink, answer: tuple[str, str] | None = None
 ) -> runner.RunSummary:
     """Run the graph. The first SIGINT/SIGTERM drains at the next step boundary and, after the grace period,
     cancels what still runs (sessions kill their process trees); a second signal cancels at once."""

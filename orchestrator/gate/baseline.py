@@ -7,9 +7,10 @@ from __future__ import annotations
 from pathlib import Path
 
 from orchestrator.errors import GateUnusableError
+from orchestrator.facts import GateSetup
 from orchestrator.gate.detect import NO_GATE, choose_gate
 from orchestrator.gate.environment import default_setup, gate_env
-from orchestrator.gate.result import GateSetup, run_gate, unusable_base
+from orchestrator.gate.result import run_gate, unusable_base
 from orchestrator.processes import run_shell
 from orchestrator.repo.git import GitRepo
 

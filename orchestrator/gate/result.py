@@ -8,34 +8,9 @@ import re
 import tempfile
 import xml.etree.ElementTree as ET
 from pathlib import Path
-from typing import TypedDict
 
+from orchestrator.facts import GateResult
 from orchestrator.processes import run_shell
-
-
-class GateResult(TypedDict):
-    """The orchestrator's own run of a gate command (a fact for state, traces and reports)."""
-
-    passed: bool
-    command: str | None
-    summary: str
-    output: str
-    exit_code: int | None
-    tests_passed: int | None  # None: the runner reported no counts
-    tests_failed: int | None
-    failing: list[str] | None  # failing test ids; None: the runner reported no ids
-    new_failures: list[str]  # failing now, not on the base
-    ran_classes: list[str] | None  # JUnit classnames of every test that ran (modules/classes; None: no ids)
-
-
-class GateSetup(TypedDict):
-    """The gate of one run, decided and checked once before any agent session: the command and where it came
-    from, the worktree setup, and the command's run on the base (None when there is no command)."""
-
-    command: str | None
-    source: str
-    setup: str | None
-    base: GateResult | None
 
 
 def no_gate(reason: str) -> GateResult:

@@ -1,51 +1,16 @@
-"""The one event model: written by nodes to LangGraph's stream writer (`stream_mode="custom"`) and to the
-task's trace file; consumed alike by the live view, `--json` lines, traces and served runs."""
+"""Where a task's (or the feature's) events go in a graph run: its trace file and LangGraph's stream writer
+(`stream_mode="custom"`). The event model itself is orchestrator/events.py."""
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any
 
 from langgraph.types import StreamWriter
-from pydantic import BaseModel, ConfigDict, Field
 
-from orchestrator.jsonout import SCHEMA_VERSION, now_utc
+from orchestrator.events import Event, EventKind, event_dict
 from orchestrator.store import traces as trace
 
-EventKind = Literal[
-    # the feature workflow
-    "feature_start", "resume", "task_ready", "feature_end", "task_error",
-    # the task loop
-    "initialize", "player_start", "player_report", "coach_validate", "coach_decision", "precheck", "gate",
-    "feedback", "stall", "blocker", "contract_violation", "frozen_test_tampering", "question_asked",
-    "question_answered", "question_aborted", "finalize", "skipped", "merge", "integration_gate", "repo_tampering",
-    "command_hung", "usage_limit", "usage_limit_over",
-    # agent sessions (agents/ emits these as plain dicts)
-    "session_start", "session_end", "tool", "retry", "question_answered_in_session",
-    # the CLI and the planner
-    "interrupt", "branch_set_aside", "plan_invalid", "plan_warning",
-]
-
-
-class Event(BaseModel):
-    """One thing that happened. Common fields are typed; each kind adds its own fields (kept flat)."""
-
-    model_config = ConfigDict(extra="allow")
-
-    schema_version: int = SCHEMA_VERSION
-    event: EventKind
-    time: str = Field(default_factory=now_utc)
-    """ISO-8601 UTC, milliseconds."""
-    feature: str | None = None
-    task: str | None = None
-    turn: int | None = None
-
-    def to_dict(self) -> dict[str, Any]:
-        return self.model_dump(mode="json", exclude_none=True)
-
-
-def event_dict(kind: EventKind, **fields: Any) -> dict[str, Any]:
-    """One event as the sinks receive it (for emitters outside a task's EventLog: the CLI, runner, planner)."""
-    return Event(event=kind, **fields).to_dict()
+__all__ = ["Event", "EventKind", "EventLog", "event_dict"]
 
 
 def _no_writer(_: Any) -> None:

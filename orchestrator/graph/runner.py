@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 import sqlite3
 import time
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -18,8 +17,8 @@ from langgraph.types import Command, StateSnapshot
 
 from agents import AgentError, find_cli, reaper
 from orchestrator.errors import InputError, StoreError
+from orchestrator.events import EventSink, event_dict
 from orchestrator.gate import GateChoice, choose_gate
-from orchestrator.graph.events import event_dict
 from orchestrator.graph.state import SUCCESS, TaskResult
 from orchestrator.graph.workflow import build_feature_workflow
 from orchestrator.plan.model import FeaturePlan, load_target, plan_digest
@@ -29,8 +28,6 @@ from orchestrator.settings import RunSettings
 from orchestrator.store import inspection
 from orchestrator.store import traces as trace
 from orchestrator.store.checkpoints import CheckpointStore
-
-EventSink = Callable[[dict[str, Any]], None]
 
 
 @dataclass

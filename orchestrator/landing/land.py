@@ -18,7 +18,8 @@ from pathlib import Path
 from typing import Any
 
 from orchestrator.errors import InputError
-from orchestrator.gate import GateResult, gate_env, judge, run_gate
+from orchestrator.facts import GateResult
+from orchestrator.gate import gate_env, judge, run_gate
 from orchestrator.gate.detect import NO_GATE
 from orchestrator.landing.record import RunRecord, Standing, predicted_conflicts, read_record, standing
 from orchestrator.plan.model import FeaturePlan, load_plan

@@ -14,8 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from orchestrator.errors import InputError
-from orchestrator.gate import GateSetup
-from orchestrator.graph.state import SUCCESS, TaskResult
+from orchestrator.facts import SUCCESS, GateSetup, TaskResult
 from orchestrator.plan.model import FeaturePlan
 from orchestrator.processes import run
 from orchestrator.repo.git import GitRepo, feature_branch

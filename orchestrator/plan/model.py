@@ -182,7 +182,7 @@ def parse_plan(data: Any, source: str) -> FeaturePlan:
             if not drop_informational(data, exc.errors(), notes):
                 raise PlanError(f"{source}: {_describe(exc, data)}") from None
     try:
-        check_consistency(plan)
+        check_consistency(plan.tasks, plan.orchestration.parallel_groups or [])
     except PlanError as exc:
         raise PlanError(f"{source}: {exc}") from None
     plan.notes.extend(notes)

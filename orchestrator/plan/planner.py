@@ -12,9 +12,8 @@ import yaml
 
 from agents import SessionLimits, SessionSettings, run_planner
 from orchestrator.errors import GateUnusableError, PlanError
+from orchestrator.events import EventSink, event_dict
 from orchestrator.gate.baseline import check_gate
-from orchestrator.graph.events import event_dict
-from orchestrator.graph.runner import EventSink
 from orchestrator.plan.model import FeaturePlan, parse_plan
 from orchestrator.plan.rules import compute_groups
 from orchestrator.repo.git import GitRepo

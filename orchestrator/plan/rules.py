@@ -4,15 +4,24 @@ agree with the dependencies; and the groups computed from the dependencies when 
 from __future__ import annotations
 
 import graphlib
-from typing import TYPE_CHECKING
+from collections.abc import Sequence
+from typing import Protocol
 
 from orchestrator.errors import PlanError
 
-if TYPE_CHECKING:
-    from orchestrator.plan.model import FeaturePlan, TaskSpec
+
+class TaskSpec(Protocol):
+    """What the rules read of a task (the plan model's TaskSpec, or any task-shaped object): no import of the
+    model, which calls these rules while it validates."""
+
+    @property
+    def id(self) -> str: ...
+
+    @property
+    def dependencies(self) -> list[str]: ...
 
 
-def compute_groups(tasks: list[TaskSpec]) -> list[list[str]]:
+def compute_groups(tasks: Sequence[TaskSpec]) -> list[list[str]]:
     """Topological layers (iterative, any plan size): each group holds the tasks whose dependencies all sit
     in earlier groups, in plan order."""
     sorter = graphlib.TopologicalSorter({task.id: task.dependencies for task in tasks})
@@ -26,7 +35,7 @@ def compute_groups(tasks: list[TaskSpec]) -> list[list[str]]:
     return groups
 
 
-def _find_cycle(tasks: list[TaskSpec]) -> list[str] | None:
+def _find_cycle(tasks: Sequence[TaskSpec]) -> list[str] | None:
     try:
         graphlib.TopologicalSorter({task.id: task.dependencies for task in tasks}).prepare()
     except graphlib.CycleError as exc:
@@ -34,15 +43,15 @@ def _find_cycle(tasks: list[TaskSpec]) -> list[str] | None:
     return None
 
 
-def check_consistency(plan: FeaturePlan) -> None:
+def check_consistency(tasks: Sequence[TaskSpec], parallel_groups: list[list[str]]) -> None:
     """Cross-field rules pydantic can't express: ids, dependencies, cycles, groups."""
-    ids = _check_ids(plan.tasks)
-    _check_dependencies(plan.tasks, ids)
-    if plan.orchestration.parallel_groups:  # GuardKit writes `[]` for "none given"
-        _check_groups(plan.tasks, ids, plan.orchestration.parallel_groups)
+    ids = _check_ids(tasks)
+    _check_dependencies(tasks, ids)
+    if parallel_groups:  # GuardKit writes `[]` for "none given"
+        _check_groups(tasks, ids, parallel_groups)
 
 
-def _check_ids(tasks: list[TaskSpec]) -> set[str]:
+def _check_ids(tasks: Sequence[TaskSpec]) -> set[str]:
     seen: set[str] = set()
     for task in tasks:
         if task.id in seen:
@@ -53,7 +62,7 @@ def _check_ids(tasks: list[TaskSpec]) -> set[str]:
     return seen
 
 
-def _check_dependencies(tasks: list[TaskSpec], ids: set[str]) -> None:
+def _check_dependencies(tasks: Sequence[TaskSpec], ids: set[str]) -> None:
     for task in tasks:
         for dep in task.dependencies:
             if dep == task.id:
@@ -65,7 +74,7 @@ def _check_dependencies(tasks: list[TaskSpec], ids: set[str]) -> None:
         raise PlanError(f"dependency cycle: {' -> '.join(cycle)}: break one of these dependencies")
 
 
-def _check_groups(tasks: list[TaskSpec], ids: set[str], groups: list[list[str]]) -> None:
+def _check_groups(tasks: Sequence[TaskSpec], ids: set[str], groups: list[list[str]]) -> None:
     position: dict[str, int] = {}
     for index, group in enumerate(groups):
         for tid in group:

@@ -6,7 +6,7 @@ from pathlib import Path
 from typing import Any
 
 from orchestrator.errors import InputError
-from orchestrator.graph.state import TaskResult
+from orchestrator.facts import TaskResult
 from orchestrator.jsonout import iso_utc, usd
 from orchestrator.plan.model import FeaturePlan
 from orchestrator.store import traces as trace

@@ -7,7 +7,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from orchestrator.errors import InputError
-from orchestrator.graph.state import TaskResult
+from orchestrator.facts import TaskResult
 from orchestrator.plan.model import FeaturePlan
 from orchestrator.store import inspection
 from orchestrator.store import traces as trace

@@ -13,7 +13,7 @@ from rich.table import Table
 from rich.text import Text
 
 from orchestrator import jsonout
-from orchestrator.graph.state import TaskResult
+from orchestrator.facts import TaskResult
 from orchestrator.text import one_line, visible
 from orchestrator.views.live_view import MARK, TaskBoard, gate_line
 

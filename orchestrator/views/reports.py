@@ -6,8 +6,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from orchestrator.gate import GateChoice, GateSetup, describe_base
-from orchestrator.graph.state import SUCCESS, TaskResult, TaskState
+from orchestrator.facts import SUCCESS, GateSetup, TaskResult, TaskState
+from orchestrator.gate import GateChoice, describe_base
 
 REPORT_NAME = "AUTO-RUN.md"
 

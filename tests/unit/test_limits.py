@@ -11,7 +11,7 @@ import pytest
 from claude_agent_sdk import AssistantMessage, TextBlock
 
 from agents.limits import Pause, UsageLimitExceeded, UsageLimitGate
-from agents.session import SessionRequest
+from agents.request import SessionRequest
 from agents.stream import Collector
 from agents.types import AgentResult
 

@@ -1,0 +1,53 @@
+"""What one agent session is asked to do (SessionRequest) and where its progress events go: the types the
+session, its stream reader and its question gate share, so none of them imports another."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from agents.limits import UsageLimitGate
+from agents.types import SessionLimits
+
+EventSink = Callable[[dict[str, Any]], None]
+
+
+@dataclass
+class SessionRequest:
+    """Everything one session needs; built by roles.py."""
+
+    role: str
+    task_id: str
+    turn: int
+    cwd: Path
+    system_prompt: str
+    prompt: str
+    tools: list[str]
+    limits: SessionLimits = field(default_factory=SessionLimits)
+    model: str | None = None
+    file_scope: list[str] = field(default_factory=list)
+    frozen: list[str] = field(default_factory=list)
+    answers: dict[str, str] = field(default_factory=dict)
+    """Answers a human already gave, by question text: AskUserQuestion gets them in the SDK's format."""
+    transcript_path: Path | None = None
+    denied_rules: list[str] = field(default_factory=list)
+    """The repo's `permissions.deny` rules (e.g. "Bash(rm:*)"), passed to the CLI as disallowed tools."""
+    extra_settings: str | None = None
+    """Settings JSON handed to the CLI as flag settings: only ever the project's `hooks`, when asked for."""
+    cli_path: str | None = None
+    retry_attempts: int = 3
+    retry_max_wait_s: float = 60.0
+    on_event: EventSink | None = None
+    limit_gate: UsageLimitGate | None = None
+    resume_session: str | None = None
+    """Continue this CLI session (by id) instead of starting a new one: a retry after a transient failure."""
+    trace_metadata: dict[str, str] = field(default_factory=dict)
+    """What the session's LangSmith run carries besides role, task and turn (e.g. the feature id), when on."""
+
+
+def emit(request: SessionRequest, event: dict[str, Any]) -> None:
+    """Hand a progress event to the caller's sink, tagged with role, task and turn."""
+    if request.on_event is not None:
+        request.on_event({"role": request.role, "task": request.task_id, "turn": request.turn, **event})

@@ -1,0 +1,115 @@
+"""The architecture, asserted from the code itself (an AST walk of every import, also those inside functions
+and under TYPE_CHECKING): the agent layer never imports the orchestrator or langgraph, the orchestrator never
+imports the SDK, packages only import packages below their own, and no import circles anywhere."""
+
+from __future__ import annotations
+
+import ast
+import graphlib
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+# Bottom to top: a module may import its own package and anything on a lower layer, never a higher one.
+LAYERS: list[set[str]] = [
+    {"errors", "text", "jsonout", "processes", "settings", "facts", "events", "schemas", ""},
+    {"repo"},
+    {"gate"},
+    {"plan"},
+    {"store"},
+    {"views"},
+    {"graph"},
+    {"landing"},
+    {"cli", "__main__"},
+]
+
+
+def _modules() -> dict[str, Path]:
+    found = {}
+    for package in ("orchestrator", "agents"):
+        for path in sorted((ROOT / package).rglob("*.py")):
+            parts = list(path.relative_to(ROOT).with_suffix("").parts)
+            if parts[-1] == "__init__":
+                parts.pop()
+            found[".".join(parts)] = path
+    return found
+
+
+MODULES = _modules()
+
+
+def _imports(path: Path) -> set[str]:
+    """Every module `path` imports (`from pkg import submodule` counts as the submodule)."""
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            found.add(node.module)
+            found.update(f"{node.module}.{alias.name}" for alias in node.names
+                         if f"{node.module}.{alias.name}" in MODULES)
+    return found
+
+
+def _ours(name: str) -> str | None:
+    """The module of ours that an imported name resolves to (its longest known prefix)."""
+    parts = name.split(".")
+    while parts:
+        candidate = ".".join(parts)
+        if candidate in MODULES:
+            return candidate
+        parts.pop()
+    return None
+
+
+GRAPH = {module: {ours for name in _imports(path) if (ours := _ours(name)) and ours != module}
+         for module, path in MODULES.items()}
+
+
+def _layer(module: str) -> int:
+    top = module.split(".")[1] if module.count(".") else ""
+    return next(index for index, names in enumerate(LAYERS) if top in names)
+
+
+def test_the_agent_layer_never_imports_the_orchestrator_or_langgraph() -> None:
+    offenders = [f"{module} imports {name}" for module, path in MODULES.items() if module.startswith("agents")
+                 for name in _imports(path) if name.split(".")[0] in ("orchestrator", "langgraph")]
+    assert offenders == []
+
+
+def test_the_orchestrator_never_imports_the_sdk() -> None:
+    offenders = [f"{module} imports {name}" for module, path in MODULES.items() if module.startswith("orchestrator")
+                 for name in _imports(path) if name.split(".")[0] == "claude_agent_sdk"]
+    assert offenders == []
+
+
+def test_views_never_import_the_graph() -> None:
+    offenders = [f"{module} imports {dep}" for module, deps in GRAPH.items() if module.startswith("orchestrator.views")
+                 for dep in deps if dep.startswith(("orchestrator.graph", "orchestrator.cli", "orchestrator.landing"))]
+    assert offenders == []
+
+
+def test_arrows_only_point_downward() -> None:
+    offenders = [f"{module} (layer {_layer(module)}) imports {dep} (layer {_layer(dep)})"
+                 for module, deps in GRAPH.items() if module.startswith("orchestrator")
+                 for dep in deps if dep.startswith("orchestrator") and _layer(dep) > _layer(module)]
+    assert offenders == []
+
+
+def test_every_module_has_a_layer() -> None:
+    for module in MODULES:
+        if module.startswith("orchestrator"):
+            _layer(module)  # StopIteration: a new top-level module or package needs a place in LAYERS
+
+
+@pytest.mark.parametrize("package", ["orchestrator", "agents"])
+def test_no_import_circles(package: str) -> None:
+    edges = {module: {dep for dep in deps if dep.startswith(package)} for module, deps in GRAPH.items()
+             if module.startswith(package)}
+    # A package's __init__ re-exporting its own modules is not a circle: drop edges from a package to its children.
+    edges = {module: {dep for dep in deps if not dep.startswith(module + ".")} for module, deps in edges.items()}
+    try:
+        graphlib.TopologicalSorter(edges).prepare()
+    except graphlib.CycleError as exc:
+        pytest.fail(f"import circle: {' -> '.join(exc.args[1])}")
