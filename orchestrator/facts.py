@@ -6,7 +6,7 @@ as plain dicts; old checkpoints may lack keys added later, so readers use `.get`
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal, TypedDict
+from typing import Annotated, Any, Literal, NotRequired, TypedDict
 
 
 class GateResult(TypedDict):
@@ -21,7 +21,12 @@ class GateResult(TypedDict):
     tests_failed: int | None
     failing: list[str] | None  # failing test ids; None: the runner reported no ids
     new_failures: list[str]  # failing now, not on the base
-    ran_classes: list[str] | None  # JUnit classnames of every test that ran (modules/classes; None: no ids)
+    ran_classes: list[str] | None  # JUnit classnames (pytest) or ids of the tests that ran, skips not included
+    # Added later (older checkpoints lack them: read with .get):
+    tests_skipped: NotRequired[int | None]
+    skipped: NotRequired[list[str] | None]  # skipped tests as "id (reason)" where the runner names them
+    runner: NotRequired[str | None]  # the test runner(s) recognised ("pytest", "go test+cargo test"); None: none
+    judged_by: NotRequired[str]  # "test ids" | "counts" (--judge-by-counts) | "exit status" (no runner)
 
 
 class GateSetup(TypedDict):

@@ -10,7 +10,8 @@ from orchestrator.errors import GateUnusableError
 from orchestrator.facts import GateSetup
 from orchestrator.gate.detect import NO_GATE, choose_gate
 from orchestrator.gate.environment import default_setup, gate_env
-from orchestrator.gate.result import run_gate, unusable_base
+from orchestrator.gate.judge import unusable_base
+from orchestrator.gate.result import run_gate
 from orchestrator.processes import run_shell
 from orchestrator.repo.git import GitRepo
 
@@ -22,7 +23,8 @@ def choose_setup(root: Path, plan_setup: str | None, override: str | None) -> st
 
 
 async def check_gate(repo: GitRepo, feature_id: str, base_sha: str, *, plan_verify: str | None,
-                     plan_setup: str | None, verify: str | None, setup: str | None, timeout_s: float) -> GateSetup:
+                     plan_setup: str | None, verify: str | None, setup: str | None, timeout_s: float,
+                     judge_by_counts: bool = False) -> GateSetup:
     """Decide the run's gate and run it once on `base_sha`; raise GateUnusableError when it can't gate."""
     choice = choose_gate(repo.root, plan_verify, verify)
     setup_command = choose_setup(repo.root, plan_setup, setup)
@@ -40,7 +42,7 @@ async def check_gate(repo: GitRepo, feature_id: str, base_sha: str, *, plan_veri
                 raise GateUnusableError(f"{why} ({base_sha[:10]}): fix it, or pass --setup CMD (or --setup none);"
                                         f" no agent was started\n{done.tail(20)}", why)
         base = await run_gate(choice.command, worktree, timeout_s, env)
-        reason = unusable_base(base, detected=choice.detected)
+        reason = unusable_base(base, detected=choice.detected, judge_by_counts=judge_by_counts)
         if reason:
             raise GateUnusableError(
                 f"the gate {choice.describe()} can't run on the base ({base_sha[:10]}): {reason}. Fix it, or pass"

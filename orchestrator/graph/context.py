@@ -16,7 +16,7 @@ from langgraph.runtime import Runtime
 from agents import Agents, SessionLimits, SessionSettings, TaskBrief
 from agents.limits import UsageLimitGate
 from orchestrator.errors import InfrastructureError
-from orchestrator.gate import GateResult, GateSetup, gate_env, judge, no_gate, run_gate
+from orchestrator.gate import GateResult, GateSetup, gate_env, judged_run, no_gate
 from orchestrator.graph.events import EventLog
 from orchestrator.plan.model import FeaturePlan
 from orchestrator.processes import run_shell
@@ -161,5 +161,5 @@ class RunContext:
         command = self.gate_command(task_id) if task_id else self.gate["command"]
         if command is None:
             return no_gate(self.gate["source"])
-        result = await run_gate(command, worktree, self.options.verify_timeout, gate_env(self.repo.root, worktree))
-        return judge(result, self.gate["base"])
+        return await judged_run(command, worktree, self.options.verify_timeout, gate_env(self.repo.root, worktree),
+                                self.gate["base"])

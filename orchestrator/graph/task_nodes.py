@@ -16,6 +16,7 @@ from langgraph.runtime import Runtime
 from langgraph.types import interrupt
 
 from agents import AgentResult, PlayerInput, format_feedback
+from orchestrator.gate.judge import tests_only_skipped
 from orchestrator.graph.context import RunContext
 from orchestrator.graph.events import EventLog
 from orchestrator.graph.state import (
@@ -202,6 +203,11 @@ async def finalize_success(state: TaskState, runtime: Runtime[RunContext]) -> Ta
     artifacts = await ctx.repo.changed_files(Path(state["worktree"]), state["base_sha"])
     review = state.get("review")
     gate = review["gate"] if review else None
+    player = state.get("player")
+    written = [str(path) for path in ((player["report"] if player else None) or {}).get("tests_written") or []]
+    if gate is not None and gate["command"] and (skipped := tests_only_skipped(written, gate)):
+        return await _finish(state, runtime, "approved-unverified", "approved by the coach, but the gate only"
+                             f" skipped the task's new tests: {'; '.join(skipped)}", artifacts=artifacts)
     if gate is not None and gate["command"]:
         return await _finish(state, runtime, "approved", "approved by the coach and the verify gate",
                              artifacts=artifacts)
