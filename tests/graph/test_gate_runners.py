@@ -35,9 +35,9 @@ def with_tests(turn: Turn, *paths: str) -> Turn:
 
 async def test_a_young_python_repo_runs_and_merges_once_a_task_adds_a_passing_test(tmp_path: Path) -> None:
     repo = make_sample_repo(tmp_path / "repo", files=CALC, plan=plan(task("TASK-001"), verify="python -m pytest -q"))
-    no_test = {"calc/mul.py": "def mul(a, b):\n    return a * b\n"}
-    with_test = {**no_test, "tests/test_mul.py": "from calc.mul import mul\n\n\ndef test_mul():\n"
-                                                 "    assert mul(2, 3) == 6\n"}
+    no_test: dict[str, str | None] = {"calc/mul.py": "def mul(a, b):\n    return a * b\n"}
+    with_test: dict[str, str | None] = {
+        **no_test, "tests/test_mul.py": "from calc.mul import mul\n\n\ndef test_mul():\n    assert mul(2, 3) == 6\n"}
     agents = ScriptedAgents({("player", "TASK-001", 1): writes(no_test), ("player", "TASK-001", 2): writes(with_test),
                              "coach": approve()})
     run = await Workflow(repo, agents).run()
@@ -105,7 +105,7 @@ async def test_a_go_module_without_tests_does_not_pass_a_break(tmp_path: Path, m
     monkeypatch.setenv("GOPROXY", "off")
     monkeypatch.setenv("GOCACHE", str(tmp_path / "gocache"))
     repo = make_sample_repo(tmp_path / "repo", files=GO_MOD, plan=plan(task("BREAK"), verify=None), venv=False)
-    broken = {"calc.go": "package calc\n\nfunc Add(a, b int) int { return a - b }\n"}
+    broken: dict[str, str | None] = {"calc.go": "package calc\n\nfunc Add(a, b int) int { return a - b }\n"}
     run = await Workflow(repo, ScriptedAgents({"player": writes(broken), "coach": approve()})).run(max_turns=1)
     assert start_of(run)["gate"] == "go test ./..." and "ran no tests" in start_of(run)["gate_base"]
     assert [g["passed"] for g in gates(run, "BREAK")] == [False]
@@ -117,11 +117,11 @@ async def test_new_tests_the_gate_only_skipped_do_not_verify(tmp_path: Path) -> 
     files = {**CALC, "tests/__init__.py": "", "tests/test_add.py": "from calc.add import add\n\n\n"
              "def test_add():\n    assert add(1, 2) == 3\n"}
     repo = make_sample_repo(tmp_path / "repo", files=files, plan=plan(task("TASK-001"), verify="python -m pytest"))
-    skipped = {"calc/db.py": "def save(x):\n    return x\n",
+    skipped: dict[str, str | None] = {"calc/db.py": "def save(x):\n    return x\n",
                "tests/test_db.py": "import os\n\nimport pytest\n\n\n@pytest.mark.skipif('DATABASE_URL' not in"
                                    " os.environ, reason='needs DATABASE_URL')\ndef test_save():\n"
                                    "    from calc.db import save\n    assert save(1) == 1\n"}
-    script = {"player": with_tests(writes(skipped), "tests/test_db.py"), "coach": approve()}
+    script: dict[Any, Any] = {"player": with_tests(writes(skipped), "tests/test_db.py"), "coach": approve()}
     run = await Workflow(repo, ScriptedAgents(script)).run()
     assert run.status("TASK-001") == "approved-unverified"
     assert "only skipped" in run.results["TASK-001"]["reason"]
@@ -154,7 +154,7 @@ async def test_a_subtest_red_base_never_reports_a_negative_count_and_a_break_is_
     files = {**CALC, "tests/__init__.py": "", "tests/test_add.py": SUBTESTS}
     repo = make_sample_repo(tmp_path / "repo", files=files, venv=False,
                             plan=plan(task("BREAK"), verify="python -m unittest discover -s tests -t ."))
-    broken = {"calc/add.py": "def add(a, b):\n    return a + b + (a == 0)\n"}
+    broken: dict[str, str | None] = {"calc/add.py": "def add(a, b):\n    return a + b + (a == 0)\n"}
     run = await Workflow(repo, ScriptedAgents({"player": writes(broken), "coach": approve()})).run(max_turns=1)
     start = start_of(run)
     assert "-" not in start["gate_base"].split("(")[1].split(" passed")[0], start["gate_base"]
@@ -177,7 +177,7 @@ CRATE = {
 @pytest.mark.skipif(shutil.which("cargo") is None, reason="needs cargo")
 async def test_a_crate_whose_first_test_binary_fails_still_catches_a_break_in_the_second(tmp_path: Path) -> None:
     repo = make_sample_repo(tmp_path / "repo", files=CRATE, plan=plan(task("BREAK"), verify=None), venv=False)
-    broken = {"src/lib.rs": CRATE["src/lib.rs"].replace("a * b", "a + b")}
+    broken: dict[str, str | None] = {"src/lib.rs": CRATE["src/lib.rs"].replace("a * b", "a + b")}
     run = await Workflow(repo, ScriptedAgents({"player": writes(broken), "coach": approve()})).run(max_turns=1)
     assert start_of(run)["gate"] == "cargo test"
     assert start_of(run)["base_failing"] == ["tests/a_first.rs::known_bad"]
