@@ -7,9 +7,12 @@ real one on PATH that adds `--no-fail-fast`, so every test binary runs on the ba
 from __future__ import annotations
 
 import os
+import re
 import shutil
 from dataclasses import dataclass
 from pathlib import Path
+
+from orchestrator.processes import run_async
 
 SHIM = Path(__file__).resolve().parent / "runners" / "shim"
 _CARGO = """#!/bin/sh
@@ -40,13 +43,33 @@ def _add(env: dict[str, str], key: str, value: str, sep: str = " ") -> None:
     env[key] = f"{env[key]}{sep}{value}" if env.get(key) else value
 
 
-def instrument(env: dict[str, str], scratch: Path) -> tuple[dict[str, str], Reports]:
+_NODE_MAJOR: dict[str, int] = {}
+_NODE_REPORTERS = 20  # node 20 accepts --test-reporter in NODE_OPTIONS (measured); older ones may refuse to start
+
+
+async def _node_major(env: dict[str, str], cwd: Path) -> int:
+    """The major version of the `node` the command will find (0: none), asked once per node binary."""
+    node = shutil.which("node", path=env.get("PATH"))
+    if node is None:
+        return 0
+    if node not in _NODE_MAJOR:
+        try:
+            done = await run_async([node, "--version"], cwd, timeout=30, env=env | {"NODE_OPTIONS": ""})
+        except OSError:
+            return 0
+        found = re.match(r"v(\d+)\.", done.stdout.strip())
+        _NODE_MAJOR[node] = int(found.group(1)) if done.ok and found else 0
+    return _NODE_MAJOR[node]
+
+
+async def instrument(env: dict[str, str], scratch: Path, cwd: Path) -> tuple[dict[str, str], Reports]:
     """`env` with the gate's instrumentation; reports go under `scratch` (a directory of the run's own)."""
     reports = Reports(scratch / "pytest.xml", scratch / "node.xml", scratch / "unittest.jsonl")
     env = dict(env)
     _add(env, "PYTEST_ADDOPTS", f"--junitxml={reports.pytest_junit} --continue-on-collection-errors")
-    _add(env, "NODE_OPTIONS", "--test-reporter=tap --test-reporter-destination=stdout"
-                              f" --test-reporter=junit --test-reporter-destination={reports.node_junit}")
+    if await _node_major(env, cwd) >= _NODE_REPORTERS:
+        _add(env, "NODE_OPTIONS", "--test-reporter=tap --test-reporter-destination=stdout"
+                                  f" --test-reporter=junit --test-reporter-destination={reports.node_junit}")
     if "-v" not in env.get("GOFLAGS", "").split():
         _add(env, "GOFLAGS", "-v")
     env["AUTOBUILD_UNITTEST_REPORT"] = str(reports.unittest)

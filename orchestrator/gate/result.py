@@ -50,7 +50,7 @@ async def run_gate(command: str, cwd: Path, timeout_s: float, env: dict[str, str
     """Run the gate command once in `cwd` and record what it observed (not yet judged against the base:
     `passed` is exit 0, no failing test named, and, for a recognised runner, at least one test run)."""
     with tempfile.TemporaryDirectory(prefix="autobuild-gate-") as tmp:
-        run_env, reports = instrument(env, Path(tmp))
+        run_env, reports = await instrument(env, Path(tmp), cwd)
         # One stream, in the order it was written: runners print a test's section header on one stream and its
         # results on the other (cargo: "Running tests/x.rs" on stderr, "test y ... FAILED" on stdout).
         completed = await run_shell(f"exec 2>&1\n{command}", cwd, timeout_s, run_env)

@@ -91,3 +91,10 @@ def test_cargo_fail_fast_hides_later_binaries_which_the_gate_runs_without_it() -
     _, _, fast_passed, _, _, _ = seen("cargo", "red-fail-fast")
     _, _, full_passed, _, _, _ = seen("cargo", "red-no-fail-fast")
     assert fast_passed == 2 and full_passed == 4, "tests/second.rs and the doctest only run with --no-fail-fast"
+
+
+def test_unittest_fail_fast_is_switched_off_by_the_shim() -> None:
+    _, failing, passed, _, skipped, _ = seen("unittest", "failfast")
+    assert failing == ["tests.test_calc.Calc.test_error", "tests.test_calc.Calc.test_sub (i=2)",
+                       "tests.test_calc.Calc.test_sub (i=3)"], "every test ran despite -f"
+    assert (passed, skipped) == (1, 1)

@@ -1,6 +1,6 @@
 """Put on PYTHONPATH by AutoBuild's gate: every unittest outcome, by test id, appended as a JSON line to the file
-named by AUTOBUILD_UNITTEST_REPORT (python -m unittest honours no option like PYTEST_ADDOPTS). Then the
-sitecustomize this one shadows (the interpreter's or the venv's own), if any, runs as it would have.
+named by AUTOBUILD_UNITTEST_REPORT (python -m unittest honours no option like PYTEST_ADDOPTS), and no fail-fast.
+Then the sitecustomize this one shadows (the interpreter's or the venv's own), if any, runs as it would have.
 Runs inside the user's interpreter (any Python 3): plain code, and nothing here may raise."""
 
 from __future__ import annotations
@@ -46,6 +46,8 @@ def _record(report: str) -> None:
 
         setattr(base, name, hooked)
 
+    # No fail-fast (-f): the base's run and each task's see the same tests.
+    base.failfast = property(lambda self: False, lambda self, value: None)
     for name, outcome in (("startTestRun", "run"), ("addSuccess", "passed"), ("addFailure", "failed"),
                           ("addError", "error"), ("addSkip", "skipped"), ("addExpectedFailure", "xfail"),
                           ("addUnexpectedSuccess", "error"), ("addSubTest", "")):
