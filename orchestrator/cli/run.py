@@ -19,7 +19,9 @@ from orchestrator.cli.messages import notice, warn
 from orchestrator.errors import EXIT_INTERRUPTED, EXIT_OK, EXIT_QUESTION, EXIT_USAGE_LIMIT
 from orchestrator.events import EventSink, event_dict
 from orchestrator.graph import runner
+from orchestrator.landing import journal
 from orchestrator.plan.model import scope_overlaps
+from orchestrator.repo.git import GitRepo
 from orchestrator.repo.lock import repo_lock
 from orchestrator.settings import RunSettings
 from orchestrator.store import inspection
@@ -128,6 +130,7 @@ def run_command(args: argparse.Namespace, settings: RunSettings) -> int:
     notifier = Notifier.from_settings(settings, progress)  # --notify / --on-event; drained on the way out
     try:
         with repo_lock(settings.repo, f"{command} {settings.target}", notice=notice), progress, notifier:
+            journal.finish_interrupted(GitRepo(settings.repo))  # a landing a kill -9 cut short
             remember_db(settings.repo, run_plan.plan.id, run_plan.store.location)
             if not settings.json_output:
                 print(f"AutoBuild {run_plan.thread_id}: checkpoints in {run_plan.store}", flush=True)
