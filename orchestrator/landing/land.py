@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import shlex
+import shutil
 import sys
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
@@ -155,9 +156,13 @@ class Attempt:
         ended = False
         try:
             await self.repo.add_detached_worktree(worktree, self.landing.old_sha)
+            await self._hooks_as_in_your_checkout(worktree)
             env = {**gate_env(self.repo.root, worktree), reaper.SESSION_TAG_ENV: self.journal.tag}
             base = await self._prepare(worktree, env)
             if self.landing.outcome != "landed":  # the setup failed
+                ended = True
+                return self.landing
+            if not squash and not await self._pre_commit_on_everything(worktree):
                 ended = True
                 return self.landing
             new = await self._merge(worktree, squash)
@@ -186,6 +191,38 @@ class Attempt:
                      " what is already red there")
             return await self._gate(gate.command, worktree, env)
         return gate.base
+
+    async def _hooks_as_in_your_checkout(self, worktree: Path) -> None:
+        """A relative `core.hooksPath` that a tool generates into the checkout and git ignores (husky's `.husky/_`,
+        made by `prepare`) is missing from a fresh worktree, where git would then run no hook at all: bring the
+        checkout's generated folder over, so the hooks run as they do for your own commits."""
+        hooks = (await self.repo.git("config", "--get", "core.hooksPath", cwd=worktree, check=False)).stdout.strip()
+        if not hooks or Path(hooks).is_absolute() or hooks.startswith("~"):
+            return
+        yours, ours = self.repo.root / hooks, worktree / hooks
+        if yours.is_dir() and not ours.exists() and ours.resolve().is_relative_to(worktree.resolve()):
+            shutil.copytree(yours, ours, symlinks=True)
+
+    async def _pre_commit_on_everything(self, worktree: Path) -> bool:
+        """Your pre-commit hook over the whole landed change, staged as one ordinary commit of it would be: on a
+        merge commit the pre-commit framework checks only the conflicted files, and this commit lands them all.
+        False (the landing refused) when the hook refuses; a conflict is left to the merge itself to report."""
+        repo = self.repo
+        staged = await repo.git("merge", "--squash", self.tip, cwd=worktree, check=False)
+        try:
+            if not staged.ok:
+                return True
+            for path in (REPORTS,):
+                await repo.git("reset", "-q", "HEAD", "--", path, cwd=worktree, check=False)
+            hook = await repo.git("hook", "run", "--ignore-missing", "pre-commit", cwd=worktree, check=False)
+            if not hook.ok:
+                self.landing.fail("commit_refused", "your pre-commit hook refused the landed change (run over every"
+                                                    f" file it changes, as your own commit of it would be):"
+                                                    f" {hook.tail(15)}")
+            return hook.ok
+        finally:
+            await repo.git("reset", "-q", "--hard", "HEAD", cwd=worktree, check=False)
+            await repo.git("clean", "-q", "-fd", cwd=worktree, check=False)
 
     async def _gate(self, command: str, worktree: Path, env: dict[str, str]) -> GateResult:
         """One run of the gate on the leash, recorded under the command the user knows."""
