@@ -4,6 +4,8 @@ error, and the user's repository untouched either way."""
 from __future__ import annotations
 
 import asyncio
+import json
+import shutil
 import sqlite3
 import subprocess
 import sys
@@ -16,6 +18,7 @@ from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
 from agents.testing.scripted_agents import ScriptedAgents, approve, writes
 from orchestrator.cli.demo import git, make_sample_repo
+from orchestrator.cli.main import main
 from orchestrator.errors import StoreError
 from orchestrator.graph import runner
 from orchestrator.settings import RunSettings
@@ -138,3 +141,41 @@ def test_a_refusal_after_the_run_started_leaves_no_thread_no_db_json_and_nothing
     assert (user_view(repo), git(repo, "for-each-ref"), listing) == before, "no branch, worktree, report or lock"
     status = cli(repo, "status", "--db", str(db))
     assert "in progress" not in status.stdout
+
+
+@pytest.fixture(scope="module")
+def finished_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("finished")
+    repo = make_sample_repo(root / "repo", files=CALC_FILES, plan=plan(task("A"), verify=None))
+
+    async def run() -> None:
+        async with AsyncSqliteSaver.from_conn_string(str(root / "db.sqlite")) as saver:
+            agents = ScriptedAgents({"player": writes({"calc/a.py": "A = 1\n"}), "coach": approve()})
+            await Workflow(repo, agents, checkpointer=saver).run()
+
+    asyncio.run(run())
+    return root
+
+
+@pytest.mark.parametrize("damage", ["UPDATE checkpoints SET checkpoint = X'c1ff00ee'",
+                                    "UPDATE writes SET value = X'c1ff00ee'",
+                                    "UPDATE checkpoints SET metadata = X'c1ff00ee'"], ids=["blobs", "writes", "meta"])
+def test_a_damaged_checkpoint_db_is_one_line_from_every_read_command_and_resume(
+        finished_run: Path, tmp_path: Path, damage: str, capsys: pytest.CaptureFixture[str]) -> None:
+    shutil.copytree(finished_run, tmp_path / "copy")
+    repo, db = tmp_path / "copy" / "repo", tmp_path / "copy" / "db.sqlite"
+    with sqlite3.connect(db) as conn:
+        conn.execute(damage)
+    damaged = 0
+    for command in (["status"], ["status", "FEAT-001"], ["history", "FEAT-001"], ["show", "FEAT-001"],
+                    ["show", "FEAT-001", "A"], ["review", "FEAT-001"], ["resume", "FEAT-001"]):
+        for as_json in ([], ["--json"]):
+            code = main([*command, *as_json, "--repo", str(repo), "--db", str(db)])
+            out, err = capsys.readouterr()
+            if code == 0:
+                continue
+            damaged += 1
+            assert code == 2 and err.count("\n") == 1 and "is damaged" in err, (command, err)
+            if as_json:
+                assert json.loads(out)["exit_code"] == 2
+    assert damaged >= 4, "the damage is seen (the commands that read only the run's reports need not see it)"
