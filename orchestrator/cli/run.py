@@ -15,11 +15,14 @@ from typing import Any
 from langgraph.runtime import RunControl
 
 from orchestrator import jsonout
+from orchestrator.cli.as_found import AsFound
 from orchestrator.cli.messages import notice, warn
-from orchestrator.errors import EXIT_INTERRUPTED, EXIT_OK, EXIT_QUESTION, EXIT_USAGE_LIMIT
+from orchestrator.errors import EXIT_INTERRUPTED, EXIT_OK, EXIT_QUESTION, EXIT_USAGE_LIMIT, InputError
 from orchestrator.events import EventSink, event_dict
 from orchestrator.graph import runner
+from orchestrator.landing import journal
 from orchestrator.plan.model import scope_overlaps
+from orchestrator.repo.git import GitRepo
 from orchestrator.repo.lock import repo_lock
 from orchestrator.settings import RunSettings
 from orchestrator.store import inspection
@@ -126,14 +129,19 @@ def run_command(args: argparse.Namespace, settings: RunSettings) -> int:
         return _dry_run(run_plan, settings.json_output)
     progress = Progress(json_mode=settings.json_output, live=sys.stdout.isatty())
     notifier = Notifier.from_settings(settings, progress)  # --notify / --on-event; drained on the way out
+    found = AsFound(GitRepo(settings.repo), run_plan.plan.id, run_plan.thread_id, run_plan.store).note()
     try:
         with repo_lock(settings.repo, f"{command} {settings.target}", notice=notice), progress, notifier:
+            journal.finish_interrupted(GitRepo(settings.repo))  # a landing a kill -9 cut short
             remember_db(settings.repo, run_plan.plan.id, run_plan.store.location)
             if not settings.json_output:
                 print(f"AutoBuild {run_plan.thread_id}: checkpoints in {run_plan.store}", flush=True)
             summary = asyncio.run(_run_with_signals(run_plan, notifier, answer))
     except (KeyboardInterrupt, asyncio.CancelledError):
         return _interrupted(run_plan)
+    except InputError:  # refused once the run had started (its gate can't run on the base…): exit 2, as found
+        found.undo()
+        raise
     if summary.interrupted:
         return _interrupted(run_plan)
     exit_code = EXIT_QUESTION if summary.pending_questions else summary.exit_code
