@@ -6,7 +6,7 @@ as plain dicts; old checkpoints may lack keys added later, so readers use `.get`
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal, TypedDict
+from typing import Annotated, Any, Literal, NotRequired, TypedDict
 
 
 class GateResult(TypedDict):
@@ -111,6 +111,23 @@ class HistoryEntry(TypedDict):
     tokens: int
     sha: str
     summary: str
+    retry_cost_usd: NotRequired[float]  # what this turn's repeated sessions of the role cost (in cost_usd)
+
+
+class Receipt(TypedDict):
+    """What a task's (or a feature's) work cost: the approved attempt against everything else.
+
+    `approved_*` is the turn that was approved (its player, pre-check and coach sessions, without retries);
+    `other_*` is the rest, broken down in `other` by kind (`rejected_usd`, `retries_usd`, `conflicts_usd`,
+    `replans_usd`, `unjudged_usd`: sessions that ended without a judgement).
+    approved_cost_usd + other_cost_usd == the task's cost_usd."""
+
+    approved_cost_usd: float
+    approved_turns: int
+    other_cost_usd: float
+    other_turns: int
+    other: dict[str, float]
+    replans: int
 
 
 class TaskResult(TypedDict, total=False):
@@ -127,6 +144,7 @@ class TaskResult(TypedDict, total=False):
     merged: bool
     false_approvals: int
     claims_contradicted: int
+    receipt: Receipt
 
 
 class TaskState(TypedDict, total=False):
