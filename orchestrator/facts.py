@@ -42,6 +42,7 @@ Outcome = Literal[
     "skipped",  # a dependency did not succeed
     "aborted",  # a budget ran out, or a question nobody can answer (--autonomous)
     "error",  # infrastructure (git, disk, a crash in our code): the task is resumable where it stopped
+    "replaced",  # failed at max turns or stalled, and split by the planner into tasks that replaced it (--replan)
 ]
 SUCCESS: frozenset[str] = frozenset({"approved", "approved-unverified"})
 

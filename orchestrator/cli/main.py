@@ -162,6 +162,9 @@ def build_parser() -> argparse.ArgumentParser:
     graph = commands.add_parser("graph", help="the plan as a Mermaid flowchart (colored by outcome once it ran)")
     graph.add_argument("feature")
     _add_common(graph)
+    stats = commands.add_parser("stats", help="the loop's scorecard over every feature in the checkpoint DB")
+    stats.add_argument("--since", default=None, metavar="DATE", help="only tasks started on or after DATE")
+    _add_common(stats)
     _add_landing_commands(commands)
     return parser
 
@@ -194,6 +197,7 @@ _COMMANDS: dict[str, str] = {
     "show": "orchestrator.cli.read:show",
     "clean": "orchestrator.cli.clean:clean",
     "graph": "orchestrator.cli.graph:graph_command",
+    "stats": "orchestrator.cli.stats:stats_command",
     "review": "orchestrator.cli.landing:review_command",
     "land": "orchestrator.cli.landing:land_command",
     "discard": "orchestrator.cli.landing:discard_command",

@@ -9,6 +9,7 @@ from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
 from agents.testing.scripted_agents import ScriptedAgents, Turn, approve, feedback, writes
 from orchestrator.cli.demo import make_sample_repo
+from orchestrator.cli.main import main
 from orchestrator.plan.model import load_plan
 from orchestrator.store import inspection
 from orchestrator.store.checkpoints import CheckpointStore
@@ -70,3 +71,41 @@ async def test_a_failed_task_has_no_approved_attempt(tmp_path: Path) -> None:
     receipt = run.results["TASK-001"]["receipt"]
     assert receipt["approved_cost_usd"] == 0.0 and receipt["approved_turns"] == 0
     assert receipt["other_turns"] == 2 and receipt["other_cost_usd"] == pytest.approx(0.22)
+
+
+async def test_stats_over_a_store_with_known_outcomes(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    repo = make_sample_repo(tmp_path / "repo", files=CALC_FILES, plan=plan(
+        task("T1"), task("T2", verify="test -f calc/t2.py"), task("T3"), task("T4", "T3"), task("T5"),
+        verify="python check.py"))
+    wrong, right = {"calc/other.py": "X = 1\n"}, SUB
+    agents = ScriptedAgents({
+        ("player", "T1"): writes(right, cost_usd=0.10),
+        ("player", "T2", 1): writes(wrong, cost_usd=0.10),
+        ("player", "T2", 2): writes({**right, "calc/t2.py": "T2 = 2\n"}, cost_usd=0.10),
+        ("player", "T3"): writes(wrong, cost_usd=0.10),
+        ("coach", "T3"): feedback(("calc/sub.py", None, "missing")),
+        ("player", "T5"): writes({**right, "calc/t5.py": "T5 = 5\n"}, question="Which name?", cost_usd=0.10),
+        "coach": approve(),  # T2's first approval is false: the gate overturns it
+    })
+    db = tmp_path / "db.sqlite"
+    async with AsyncSqliteSaver.from_conn_string(str(db)) as saver:
+        workflow = Workflow(repo, agents, checkpointer=saver, options={"interactive": True, "max_turns": 2})
+        first = await workflow.run()
+        assert [i.value["question"] for i in first.interrupts] == ["Which name?"]
+        run = await workflow.run(resume="sub")
+    assert {t: run.status(t) for t in run.results} == {
+        "T1": "approved", "T2": "approved", "T3": "failed", "T4": "skipped", "T5": "approved"}
+
+    assert main(["stats", "--json", "--repo", str(repo), "--db", str(db)]) == 0
+    card = schemas.valid("stats", capsys.readouterr().out)
+    assert (card["features"], card["tasks"], card["approved"]) == (1, 4, 3)
+    assert card["completed_without_human"] == 2 and card["completed_without_human_pct"] == 50.0
+    assert card["turns_per_approved_task"] == pytest.approx(4 / 3, abs=0.01)
+    assert card["first_turn_approvals"] == 2 and card["false_approvals_caught"] == 1
+    assert card["claims_contradicted"] == 1 and card["replans"] == 0
+    assert card["cost_usd"] == pytest.approx(run.results["T1"]["cost_usd"] + run.results["T2"]["cost_usd"]
+                                             + run.results["T3"]["cost_usd"] + run.results["T5"]["cost_usd"])
+    assert card["outcomes"] == {"approved": 3, "failed": 1, "skipped": 1}
+    assert main(["stats", "--repo", str(repo), "--db", str(db), "--since", "2999-01-01"]) == 0
+    assert "no finished tasks" in capsys.readouterr().out
+    assert main(["stats", "--repo", str(repo), "--db", str(db), "--since", "soon"]) == 2
