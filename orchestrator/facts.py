@@ -47,6 +47,7 @@ Outcome = Literal[
     "skipped",  # a dependency did not succeed
     "aborted",  # a budget ran out, or a question nobody can answer (--autonomous)
     "error",  # infrastructure (git, disk, a crash in our code): the task is resumable where it stopped
+    "replaced",  # failed at max turns or stalled, and split by the planner into tasks that replaced it (--replan)
 ]
 SUCCESS: frozenset[str] = frozenset({"approved", "approved-unverified"})
 
@@ -116,6 +117,23 @@ class HistoryEntry(TypedDict):
     tokens: int
     sha: str
     summary: str
+    retry_cost_usd: NotRequired[float]  # what this turn's repeated sessions of the role cost (in cost_usd)
+
+
+class Receipt(TypedDict):
+    """What a task's (or a feature's) work cost: the approved attempt against everything else.
+
+    `approved_*` is the turn that was approved (its player, pre-check and coach sessions, without retries);
+    `other_*` is the rest, broken down in `other` by kind (`rejected_usd`, `retries_usd`, `conflicts_usd`,
+    `replans_usd`, `unjudged_usd`: sessions that ended without a judgement).
+    approved_cost_usd + other_cost_usd == the task's cost_usd."""
+
+    approved_cost_usd: float
+    approved_turns: int
+    other_cost_usd: float
+    other_turns: int
+    other: dict[str, float]
+    replans: int
 
 
 class TaskResult(TypedDict, total=False):
@@ -132,6 +150,7 @@ class TaskResult(TypedDict, total=False):
     merged: bool
     false_approvals: int
     claims_contradicted: int
+    receipt: Receipt
 
 
 class TaskState(TypedDict, total=False):

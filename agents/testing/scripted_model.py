@@ -200,6 +200,20 @@ class _Handler(BaseHTTPRequestHandler):
                         {str(k): str(v) for k, v in (window.get("headers") or {}).items()})
         return True
 
+    def _quota_headers(self) -> dict[str, str]:
+        """The scenario's `anthropic-ratelimit-unified-*` headers for now (a subscription's quota readings:
+        `-status`, `-reset`, and per window `-5h-utilization`, `-5h-reset`, `-5h-surpassed-threshold`, …)."""
+        phases = self.model.scenario.rate_limit_headers
+        if not phases:
+            return {}
+        now = time.time()
+        started = self.model.first_request_at = self.model.first_request_at or now
+        current: dict[str, Any] = {}
+        for phase in phases:
+            if now - started >= float(phase.get("from_s", 0)):
+                current = dict(phase.get("headers") or {})
+        return {str(name): str(value) for name, value in current.items()}
+
     def _answer(self, body: dict[str, Any]) -> None:
         if self._limited():
             return
@@ -266,6 +280,7 @@ class _Handler(BaseHTTPRequestHandler):
         usage_out = max(1, len(json.dumps(blocks)) // 4)
         stop_reason = "tool_use" if any(b["type"] == "tool_use" for b in blocks) else "end_turn"
         message_id = new_id("msg")
+        quota = self._quota_headers()
         if not body.get("stream"):
             self._send_json(
                 200,
@@ -279,12 +294,15 @@ class _Handler(BaseHTTPRequestHandler):
                     "stop_sequence": None,
                     "usage": {"input_tokens": usage_in, "output_tokens": usage_out},
                 },
+                quota,
             )
             return
         self.send_response(200)
         self.send_header("content-type", "text/event-stream")
         self.send_header("cache-control", "no-cache")
         self.send_header("connection", "close")
+        for name, value in quota.items():
+            self.send_header(name, value)
         self.end_headers()
         self.close_connection = True
         self._event(

@@ -30,6 +30,7 @@ from orchestrator.graph.state import (
     TaskState,
 )
 from orchestrator.graph.turns import AgentTurn, hung_command_note, session_failure
+from orchestrator.store import receipts
 from orchestrator.views import reports
 
 
@@ -244,5 +245,7 @@ async def _finish(state: TaskState, runtime: Runtime[RunContext], status: Outcom
                         sha=sha, branch=state.get("branch", ""), report=str(report_path), merged=False,
                         false_approvals=int(state.get("false_approvals", 0)),
                         claims_contradicted=int(state.get("claims_contradicted", 0)))
-    ctx.events(runtime)("finalize", task_id, status=status, reason=reason, cost_usd=result["cost_usd"])
+    result["receipt"] = receipts.task_receipt(state.get("history", []), status, result["turns"], result["cost_usd"])
+    ctx.events(runtime)("finalize", task_id, status=status, reason=reason, cost_usd=result["cost_usd"],
+                        receipt=result["receipt"])
     return TaskState(result=result, head_sha=sha)

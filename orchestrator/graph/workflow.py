@@ -42,7 +42,7 @@ from orchestrator.plan.model import load_target, plan_digest, remember_plan_file
 from orchestrator.repo.git import GitRepo
 from orchestrator.repo.lock import repo_lock
 from orchestrator.settings import RunOptions
-from orchestrator.store.pause import describe, pause_path, read_pause, write_pause
+from orchestrator.store.pause import PauseRecords, describe, pause_path, quota_path, read_pause
 from orchestrator.views import pictures, reports
 
 
@@ -254,17 +254,20 @@ async def _run_feature(inputs: FeatureInput, options: RunOptions, repo: GitRepo,
 
 
 def _limit_gate(options: RunOptions, path: Path, events: EventLog) -> UsageLimitGate:
-    """The run's usage-limit pause, resumed from disk (a kill during a pause resumes into the same wait)."""
+    """The run's usage-limit pause, resumed from disk (a kill during a pause resumes into the same wait); a quota
+    pause is shared with every run of the same credential."""
+    records = PauseRecords(path, quota_path())
 
     def changed(pause: Pause | None) -> None:
-        write_pause(path, pause)
+        records.write(pause)
         if pause is None:
             events("usage_limit_over")
         else:
             events("usage_limit", until=iso_utc(pause.until), reason=pause.reason, status=describe(pause))
 
     return UsageLimitGate(options.max_wait, probe_interval_s=options.limit_probe, on_change=changed,
-                          resume_from=read_pause(path))
+                          resume_from=read_pause(path), max_utilization=options.max_utilization,
+                          load_shared=records.read_shared)
 
 
 graph = build_feature_workflow()

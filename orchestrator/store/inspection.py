@@ -9,6 +9,7 @@ from orchestrator.errors import InputError
 from orchestrator.facts import TaskResult
 from orchestrator.jsonout import iso_utc, usd
 from orchestrator.plan.model import FeaturePlan
+from orchestrator.store import receipts
 from orchestrator.store import traces as trace
 from orchestrator.store.checkpoints import CheckpointStore, Reader
 
@@ -127,6 +128,8 @@ def feature_status(store: CheckpointStore, plan: FeaturePlan, thread_id: str | N
                 "reason": result.get("reason", "") if result else (snap.get("_error") or ""),
                 "pending_question": None if result else snap.get("question"),
                 "claims_contradicted": int((result or snap).get("claims_contradicted", 0)),
+                "receipt": receipts.of_result(result) if result else receipts.task_receipt(
+                    snap.get("history") or [], "", int(snap.get("turn", 0)), float(snap.get("cost_usd", 0.0))),
             })
     return {
         "feature": plan.id,
@@ -136,6 +139,7 @@ def feature_status(store: CheckpointStore, plan: FeaturePlan, thread_id: str | N
         "cost_usd": usd(sum(row["cost_usd"] for row in tasks)),
         "claims_contradicted": sum(row["claims_contradicted"] for row in tasks),
         "unverified": sum(1 for row in tasks if row["status"] == "approved-unverified"),
+        "receipt": receipts.total(row["receipt"] for row in tasks),
         "tasks": tasks,
     }
 

@@ -8,6 +8,7 @@ from typing import Any
 
 from orchestrator.facts import SUCCESS, GateSetup, TaskResult, TaskState
 from orchestrator.gate import GateChoice, describe_base
+from orchestrator.store import receipts
 
 REPORT_NAME = "AUTO-RUN.md"
 
@@ -24,6 +25,8 @@ def task_report(state: TaskState, status: str, reason: str, artifacts: list[str]
     last_text = str(review.get("rationale") if review.get("reviewer") == "coach" else player.get("final_text") or "")
     last_text = last_text.strip()
     tail = "\n".join(last_text.splitlines()[-20:]) or "(no agent output)"
+    receipt = receipts.task_receipt(state.get("history", []), status, int(state.get("turn", 0)),
+                                    float(state.get("cost_usd", 0.0)))
     lines = [
         f"# AUTO-RUN: {state['task_id']} — {task_name}",
         "",
@@ -34,6 +37,7 @@ def task_report(state: TaskState, status: str, reason: str, artifacts: list[str]
         f"- **Duration:** {time.time() - started:.1f} s",
         f"- **Turns:** {state.get('turn', 0)}",
         f"- **Cost:** ${state.get('cost_usd', 0.0):.4f}",
+        f"- **Receipt:** {receipts.describe(receipt)}",
         f"- **Tokens:** {sum(int(h.get('tokens', 0)) for h in state.get('history', []))}",
         f"- **False approvals caught by the verify gate:** {state.get('false_approvals', 0)}",
         f"- **Coach claims contradicted:** {state.get('claims_contradicted', 0)}",
@@ -80,6 +84,7 @@ def feature_report(feature_id: str, name: str, results: dict[str, TaskResult], o
         + (f" ({unverified} unverified: no gate checked them)" if unverified else ""),
         f"- **Coach claims contradicted:** {contradicted}",
         f"- **Total cost:** ${total:.4f}",
+        f"- **Receipt:** {receipts.describe(receipts.total(receipts.of_result(r) for r in results.values()))}",
         f"- **Finished:** {_stamp(time.time())}",
         "",
     ]
@@ -90,18 +95,29 @@ def feature_report(feature_id: str, name: str, results: dict[str, TaskResult], o
                   for line in (describe_base(gate["base"]) if gate["base"] else [])]
         lines.append("")
     lines += [
-        "| Task | Status | Turns | Cost | Duration | Reason |",
-        "|---|---|---|---|---|---|",
+        "| Task | Status | Turns | Cost | Approved attempt | Everything else | Duration | Reason |",
+        "|---|---|---|---|---|---|---|---|",
     ]
     for task_id in order:
         result = results.get(task_id, {})
         lines.append(
             f"| {task_id} | {result.get('status', 'not finished' if task_id in held else 'not run')} |"
             f" {result.get('turns', 0)} |"
-            f" ${float(result.get('cost_usd', 0.0)):.4f} | {float(result.get('duration_s', 0.0)):.1f} s |"
+            f" ${float(result.get('cost_usd', 0.0)):.4f} | {_attempt(result, approved=True)} |"
+            f" {_attempt(result, approved=False)} | {float(result.get('duration_s', 0.0)):.1f} s |"
             f" {str(result.get('reason', held.get(task_id, ''))).replace('|', '/')} |"
         )
     return "\n".join(lines) + "\n"
+
+
+def _attempt(result: TaskResult, *, approved: bool) -> str:
+    """A report cell: the approved attempt's (or everything else's) cost and turns; "-" for a task not run."""
+    if not result:
+        return "-"
+    receipt = receipts.of_result(result)
+    if approved:
+        return f"${receipt['approved_cost_usd']:.4f} ({receipt['approved_turns']})"
+    return f"${receipt['other_cost_usd']:.4f} ({receipt['other_turns']})"
 
 
 def write(path: Path, text: str) -> Path:
