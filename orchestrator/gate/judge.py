@@ -96,7 +96,7 @@ def judge(run: GateResult, base: GateResult | None) -> GateResult:
 
 def _new(run: GateResult, base: GateResult | None) -> set[str]:
     """The failing tests the base did not have (all of them when the base was green or ran none)."""
-    if run["new_failures"] or base is not None and base["failing"] and not base["passed"]:
+    if run["new_failures"] or (base is not None and base["failing"] and not base["passed"]):
         return set(run["new_failures"])
     return set(run["failing"] or [])
 
