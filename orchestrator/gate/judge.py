@@ -41,13 +41,16 @@ def unusable(run: GateResult) -> str | None:
 
 def unusable_base(base: GateResult, detected: bool = True, judge_by_counts: bool = False) -> str | None:
     """Why the base's run leaves nothing to judge tasks by, or None. A base that ran no test is fine (every task
-    must then run and pass one); a red base must name its failing tests, unless the user accepts judgement by
-    counts (`--judge-by-counts`), and a red command that is no recognised test runner can't be judged at all."""
-    del detected  # the plan's own verify and a detected one are held to the same rule
+    must then run and pass one). A red base must name its failing tests, unless the user accepts judgement by
+    counts (`--judge-by-counts`). A red command that is no test runner is judged by exit status (each task must
+    make it pass: a plan's acceptance check may be red by design), but a detected one means the repo's own
+    test command is broken here."""
     reason = unusable(base)
     if reason or base["passed"] or ran_none(base) or base["failing"] is not None:
         return reason
     if base.get("runner") is None:
+        if not detected:
+            return None
         return (f"`{base['command']}` fails on the base (exit {base['exit_code']}) and is no test runner we"
                 f" recognise ({NAMED_RUNNERS}), so no task could be judged by it: make the base pass it, or pass"
                 " --verify CMD with a test command")
@@ -91,18 +94,24 @@ def judge(run: GateResult, base: GateResult | None) -> GateResult:
     return verdict
 
 
+def _new(run: GateResult, base: GateResult | None) -> set[str]:
+    """The failing tests the base did not have (all of them when the base was green or ran none)."""
+    if run["new_failures"] or (base is not None and base["failing"] and not base["passed"]):
+        return set(run["new_failures"])
+    return set(run["failing"] or [])
+
+
 async def judged_run(command: str, cwd: Path, timeout_s: float, env: dict[str, str],
                      base: GateResult | None) -> GateResult:
-    """Run the gate and judge it; tests failing now and not on the base are run again once (the whole command,
-    which works for every runner) and only those failing both times fail the task."""
+    """Run the gate and judge it; when tests fail that did not on the base, the command runs once more (the
+    whole command, which works for every runner) and only what fails both times counts (flaky tests)."""
     first = judge(await run_gate(command, cwd, timeout_s, env), base)
-    if first["passed"] or not first["new_failures"]:
+    if first["passed"] or not _new(first, base):
         return first
     again = judge(await run_gate(command, cwd, timeout_s, env), base)
-    flaky = sorted(set(first["new_failures"]) - set(again["new_failures"]))
-    if not flaky or again["exit_code"] is None:
-        return again
-    again["summary"] = f"{again['summary']}; failed once, passed when run again (flaky): {', '.join(flaky[:5])}"
+    flaky = sorted(_new(first, base) - _new(again, base))
+    if again["passed"] and flaky:
+        again["summary"] = f"{again['summary']}; failed once, passed when run again (flaky): {', '.join(flaky[:5])}"
     return again
 
 

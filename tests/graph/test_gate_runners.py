@@ -14,6 +14,7 @@ import pytest
 
 from agents.testing.scripted_agents import ScriptedAgents, Turn, approve, writes
 from orchestrator.cli.demo import git, make_sample_repo
+from orchestrator.errors import GateUnusableError
 from tests.graph.harness import Run, Workflow, plan, task
 
 CALC = {".gitignore": "__pycache__/\n.pytest_cache/\n", "calc/__init__.py": "",
@@ -184,3 +185,52 @@ async def test_a_crate_whose_first_test_binary_fails_still_catches_a_break_in_th
     gate = gates(run, "BREAK")[0]
     assert gate["new_failures"] == ["tests/b_second.rs::mul_works"], "the second binary ran (--no-fail-fast)"
     assert run.status("BREAK") == "failed"
+
+
+async def test_a_new_failure_that_passes_when_run_again_is_flaky_and_does_not_fail_the_task(tmp_path: Path) -> None:
+    flaky = (f"import pathlib\n\n\ndef test_sometimes():\n    mark = pathlib.Path({str(tmp_path / 'ran-once')!r})\n"
+             "    first = not mark.exists()\n    mark.touch()\n    assert not first\n")
+    repo = make_sample_repo(tmp_path / "repo", files={**CALC, "tests/test_flaky.py": flaky},
+                            plan=plan(task("TASK-001"), verify="python -m pytest -q"))
+    (tmp_path / "ran-once").touch()  # the base's run passes; the task's first run is the one that flakes
+    flakes_once: dict[str, str | None] = {"calc/mul.py": "def mul(a, b):\n    return a * b\n"}
+
+    def player(_: Any) -> Turn:
+        (tmp_path / "ran-once").unlink(missing_ok=True)
+        return writes(flakes_once)
+
+    run = await Workflow(repo, ScriptedAgents({"player": player, "coach": approve()})).run(max_turns=1)
+    gate = gates(run, "TASK-001")[0]
+    assert gate["passed"] and "flaky" in gate["summary"] and "tests.test_flaky::test_sometimes" in gate["summary"]
+    assert run.status("TASK-001") == "approved"
+
+
+COUNTS_ONLY = ("import pathlib, sys\n"
+               "bad = 1 + (pathlib.Path('calc/add.py').read_text().count('-'))\n"
+               "print(f'Ran 5 tests in 0.01s\\n\\nFAILED (failures={bad})')\nsys.exit(1)\n")
+
+
+async def test_a_red_base_whose_failures_are_not_named_stops_unless_counts_are_accepted(tmp_path: Path) -> None:
+    repo = make_sample_repo(tmp_path / "repo", files={**CALC, "check.py": COUNTS_ONLY},
+                            plan=plan(task("GOOD"), verify="python check.py"))
+    agents = ScriptedAgents({"player": writes({"calc/mul.py": "def mul(a, b):\n    return a * b\n"}),
+                             "coach": approve()})
+    with pytest.raises(GateUnusableError, match="--judge-by-counts") as raised:
+        await Workflow(repo, agents).run()
+    assert "does not name its failing tests" in str(raised.value) and agents.calls == []
+    run = await Workflow(repo, agents, thread="FEAT-001-counts").run(judge_by_counts=True)
+    assert run.status("GOOD") == "approved"
+    assert gates(run, "GOOD")[0]["judged_by"] == "counts"
+    report = (repo / ".autobuild/runs/FEAT-001/AUTO-RUN.md").read_text()
+    assert "its failures are not named" in report and "--judge-by-counts" in report
+
+
+async def test_a_verify_that_is_no_test_runner_is_judged_by_exit_status_and_says_so(tmp_path: Path) -> None:
+    check = "import pathlib, sys\nsys.exit(0 if pathlib.Path('calc/mul.py').exists() else 1)\n"
+    repo = make_sample_repo(tmp_path / "repo", files={**CALC, "check.py": check},
+                            plan=plan(task("TASK-001"), verify="python check.py"))
+    run = await Workflow(repo, ScriptedAgents({"player": writes({"calc/mul.py": "X = 1\n"}),
+                                               "coach": approve()})).run()
+    gate = gates(run, "TASK-001")[0]
+    assert gate["passed"] and gate["judged_by"] == "exit status" and gate.get("runner") is None
+    assert "judged by exit status" in gate["summary"]

@@ -98,3 +98,7 @@ def test_unittest_fail_fast_is_switched_off_by_the_shim() -> None:
     assert failing == ["tests.test_calc.Calc.test_error", "tests.test_calc.Calc.test_sub (i=2)",
                        "tests.test_calc.Calc.test_sub (i=3)"], "every test ran despite -f"
     assert (passed, skipped) == (1, 1)
+
+
+def test_pytest_fail_fast_is_switched_off_by_the_shims_plugin() -> None:
+    assert seen("pytest", "failfast")[1:3] == seen("pytest", "red")[1:3], "-x: every test still ran"

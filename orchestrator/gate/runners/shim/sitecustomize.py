@@ -65,8 +65,13 @@ def _chain() -> None:
     spec.loader.exec_module(module)
 
 
+_PYTEST_PLUGIN = "autobuild_gate_pytest"
+
 if os.environ.get("AUTOBUILD_UNITTEST_REPORT"):
     with contextlib.suppress(Exception):  # never break the user's interpreter: ids are then simply missing
         _record(os.environ["AUTOBUILD_UNITTEST_REPORT"])
+    plugins = [name for name in os.environ.get("PYTEST_PLUGINS", "").split(",") if name.strip()]
+    if _PYTEST_PLUGIN not in plugins:
+        os.environ["PYTEST_PLUGINS"] = ",".join([*plugins, _PYTEST_PLUGIN])
 with contextlib.suppress(Exception):
     _chain()
