@@ -51,9 +51,9 @@ def unusable_base(base: GateResult, detected: bool = True, judge_by_counts: bool
     if base.get("runner") is None:
         if not detected:
             return None
-        return (f"`{base['command']}` fails on the base (exit {base['exit_code']}) and is no test runner we"
-                f" recognise ({NAMED_RUNNERS}), so no task could be judged by it: make the base pass it, or pass"
-                " --verify CMD with a test command")
+        return (f"`{base['command']}` fails on the base (exit {base['exit_code']}) without test results we can"
+                f" read (from {NAMED_RUNNERS}), so no task could be judged by it: make it pass on the base (its"
+                " output below says why), or pass --verify CMD with a test command")
     if judge_by_counts:
         return None
     return (f"`{base['command']}` fails on the base (exit {base['exit_code']}: {base['tests_failed']} failing) and"

@@ -43,8 +43,9 @@ def test_a_green_run_of_every_runner_is_read_as_passing_tests_and_no_failure(run
     ("pytest", "collection-error-continued", ["tests.test_broken"], 1, 0),
     ("unittest", "red-subtests", ["tests.test_broken", "tests.test_calc.Calc.test_error",
                                   "tests.test_calc.Calc.test_sub (i=2)", "tests.test_calc.Calc.test_sub (i=3)"], 1, 1),
-    ("node", "red-nested", ["breaks", "outer > inner bad", "suite > nested > fails deep"], 3, 2),
-    ("node", "npm-test-red", ["breaks", "outer > inner bad"], 2, 2),
+    ("node", "red-nested", ["a.test.js > breaks", "a.test.js > outer > inner bad",
+                            "b.test.js > suite > nested > fails deep"], 3, 2),
+    ("node", "npm-test-red", ["a.test.js > breaks", "a.test.js > outer > inner bad"], 2, 2),
     ("jest", "red", ["a.test.js > calc › breaks", "a.test.js > calc › nested › deep fail"], 3, 1),
     ("jest", "suite-error", ["a.test.js > calc › breaks", "a.test.js > calc › nested › deep fail",
                              "broken.test.js > Test suite failed to run"], 2, 1),
@@ -102,3 +103,12 @@ def test_unittest_fail_fast_is_switched_off_by_the_shim() -> None:
 
 def test_pytest_fail_fast_is_switched_off_by_the_shims_plugin() -> None:
     assert seen("pytest", "failfast")[1:3] == seen("pytest", "red")[1:3], "-x: every test still ran"
+
+
+def test_node_tests_of_the_same_name_in_two_files_stay_apart() -> None:
+    tap = (FIXTURES / "node" / "red-nested.out").read_text()
+    twice = tap + "\n" + tap.replace("a.test.js", "c.test.js").replace("b.test.js", "d.test.js")
+    observed = observe(twice, Reports(*(FIXTURES / "absent",) * 3))
+    assert observed is not None and observed.failing is not None
+    assert "a.test.js > breaks" in observed.failing and "c.test.js > breaks" in observed.failing
+    assert observed.failed == 6
