@@ -1,6 +1,7 @@
-"""The repo's own environment for its gate and setup commands: never AutoBuild's virtualenv, the repo's
-(`.venv`/`venv` of the main checkout) when it has one, and a worktree's sources ahead of an editable install.
-Plus the default `setup` that makes a fresh worktree able to run the repo's tests."""
+"""The repo's own environment for its gate, setup and agents' test runs: never AutoBuild's virtualenv; the
+repo's (`.venv`/`venv` of the main checkout) when it has one, with the run's own venv layered over it and the
+worktree's code ahead of every editable install. Plus the default `setup` that makes a fresh worktree able to
+run the repo's tests."""
 
 from __future__ import annotations
 
@@ -8,6 +9,8 @@ import json
 import os
 import sys
 from pathlib import Path
+
+from orchestrator.gate.pyenv import editables, layered_venv, overlay
 
 _VENV_NAMES = (".venv", "venv", "env")
 _CLEAN_INSTALLS = (("pnpm-lock.yaml", "pnpm install --frozen-lockfile"),
@@ -41,19 +44,45 @@ def _without_ours(path: str) -> list[str]:
     return kept
 
 
-def gate_env(root: Path, worktree: Path) -> dict[str, str]:
-    """Environment for the gate and setup in `worktree` of the repo at `root`."""
+def run_env_dir(root: Path, feature_id: str) -> Path:
+    """The run's own environment: `.autobuild/worktrees/<FEATURE>/_env/` (excluded from git with the worktrees,
+    removed by `clean`/`discard` with them). `venv/` is the run's virtualenv layered over the user's (setup and
+    agents' installs go there, never into the user's), `overlay/<worktree>/` the per-worktree redirections."""
+    return root / ".autobuild" / "worktrees" / feature_id / "_env"
+
+
+def _feature_of(root: Path, worktree: Path) -> str | None:
+    """`<FEATURE>` of a worktree at `.autobuild/worktrees/<FEATURE>/<NAME>` (None for the main checkout)."""
+    try:
+        parts = worktree.resolve().relative_to((root / ".autobuild" / "worktrees").resolve()).parts
+    except ValueError:
+        return None
+    return parts[0] if len(parts) == 2 else None
+
+
+def gate_env(root: Path, worktree: Path, feature_id: str | None = None) -> dict[str, str]:
+    """Environment for the gate, setup and agents' own test runs in `worktree` of the repo at `root`: the user's
+    (minus AutoBuild's own Python), the repo's venv on PATH, and for a run's worktree the run's venv layered over
+    it with every editable install or path entry that points into the main checkout pointed at the worktree's
+    copy instead. Writes only under `run_env_dir` (nothing for the main checkout itself)."""
     env = {key: value for key, value in os.environ.items() if key not in _OURS}
     path = _without_ours(os.environ.get("PATH", ""))
     venv = repo_venv(root)
+    feature = feature_id or _feature_of(root, worktree)
+    redirected: list[str] = []
     if venv is not None:
-        env["VIRTUAL_ENV"] = str(venv)
         path.insert(0, str(venv / "bin"))
+        env["VIRTUAL_ENV"] = str(venv)
+        if feature is not None:
+            folder = run_env_dir(root, feature)
+            run_venv = layered_venv(venv, folder / "venv")
+            path.insert(0, str(run_venv / "bin"))
+            env["VIRTUAL_ENV"] = str(run_venv)
+            redirected = overlay(root, worktree, editables(root, venv), folder / "overlay" / worktree.name)
     env["PATH"] = os.pathsep.join(path)
-    # An editable install in the main checkout's venv points at the main checkout's sources: put the
-    # worktree's own first, or its tests would check code the task never touched.
+    # Ahead of the user's editable installs (path entries and finders come after PYTHONPATH): the worktree's code.
     sources = [str(worktree / "src")] if (worktree / "src").is_dir() else []
-    env["PYTHONPATH"] = os.pathsep.join([*sources, str(worktree)])
+    env["PYTHONPATH"] = os.pathsep.join(dict.fromkeys([*redirected, *sources, str(worktree)]))
     return env
 
 

@@ -1,0 +1,102 @@
+"""The gate tests the worktree's code wherever the package lives: a package in a subfolder installed editable
+(real `pip install -e`, offline: no deps, no build isolation, setuptools from this interpreter) into the repo's own
+venv, in each style pip and setuptools write (a path `.pth`, a meta-path finder, compat mode), and a player's
+break inside it is caught and not merged; the user's venv is never written."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import sysconfig
+from pathlib import Path
+
+import pytest
+
+from agents.testing.scripted_agents import ScriptedAgents, approve, writes
+from orchestrator.cli.demo import git, make_sample_repo
+from orchestrator.gate.environment import gate_env, run_env_dir
+from orchestrator.gate.pyenv import editables
+from tests.graph.harness import Workflow, plan, task
+
+PYPROJECT = """[build-system]
+requires = ["setuptools>=61"]
+build-backend = "setuptools.build_meta"
+[project]
+name = "calc"
+version = "0.1"
+"""
+SRC_LAYOUT = {"pkg/pyproject.toml": PYPROJECT + "[tool.setuptools.packages.find]\nwhere = ['src']\n",
+              "pkg/src/calc/__init__.py": "from calc.ops import add\n",
+              "pkg/src/calc/ops.py": "def add(a, b):\n    return a + b\n"}
+# A package-dir mapping setuptools can't express as a path entry: it installs a meta-path finder instead.
+MAPPED = {"pkg/pyproject.toml": PYPROJECT + "[tool.setuptools]\npackages = ['calc']\n"
+                                            "package-dir = {calc = 'lib/calc'}\n",
+          "pkg/lib/calc/__init__.py": "from calc.ops import add\n",
+          "pkg/lib/calc/ops.py": "def add(a, b):\n    return a + b\n"}
+TESTS = {".gitignore": "__pycache__/\n.pytest_cache/\n*.egg-info/\nbuild/\n",
+         "tests/test_calc.py": "from calc import add\n\n\ndef test_add():\n    assert add(2, 3) == 5\n"}
+
+
+def editable_repo(tmp_path: Path, layout: dict[str, str], *pip_args: str) -> Path:
+    """A repo whose own venv has `pkg/` installed editable by a real pip (the one this interpreter has)."""
+    repo = make_sample_repo(tmp_path / "repo", files={**layout, **TESTS}, plan=plan(task("TASK-001"), verify=None),
+                            venv=False)
+    venv = repo / ".venv"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
+    site = next((venv / "lib").glob("python*/site-packages"))
+    # pytest, pip and setuptools from this interpreter's environment: nothing is downloaded.
+    (site / "_deps.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
+    subprocess.run([str(venv / "bin" / "python"), "-m", "pip", "install", "-q", "--no-deps", "--no-build-isolation",
+                    "--no-index", "-e", "pkg", *pip_args], cwd=repo, check=True, capture_output=True)
+    with (repo / ".git" / "info" / "exclude").open("a") as exclude:
+        exclude.write(".venv\n")
+    return repo
+
+
+def site_files(repo: Path) -> set[str]:
+    return {str(p.relative_to(repo)) for p in (repo / ".venv").rglob("*") if "__pycache__" not in p.parts}
+
+
+@pytest.mark.parametrize(("layout", "pip_args", "kind", "ops"), [
+    (SRC_LAYOUT, (), "path", "pkg/src/calc/ops.py"),
+    (SRC_LAYOUT, ("--config-settings", "editable_mode=compat"), "path", "pkg/src/calc/ops.py"),
+    (MAPPED, (), "finder", "pkg/lib/calc/ops.py"),
+], ids=["src-layout", "compat", "finder"])
+async def test_a_break_in_an_editable_package_in_a_subfolder_is_caught_and_not_merged(
+        tmp_path: Path, layout: dict[str, str], pip_args: tuple[str, ...], kind: str, ops: str) -> None:
+    repo = editable_repo(tmp_path, layout, *pip_args)
+    assert [e.kind for e in editables(repo, repo / ".venv")] == [kind], "the install style this case is about"
+    before = site_files(repo)
+    broken = {ops: "def add(a, b):\n    return a - b\n"}
+    agents = ScriptedAgents({"player": writes(broken), "coach": approve()})
+    run = await Workflow(repo, agents).run(max_turns=1)
+    gates = [e for e in run.events if e["event"] == "gate" and e.get("task") == "TASK-001"]
+    assert gates and not gates[-1]["passed"], "the gate ran the worktree's broken copy, not the main checkout's"
+    assert gates[-1]["failing"] == ["tests.test_calc::test_add"]
+    assert run.status("TASK-001") == "failed"
+    assert "a + b" in git(repo, "show", f"autobuild/FEAT-001:{ops}"), "the break was not merged"
+    assert site_files(repo) == before, "the user's venv was not written"
+
+
+def test_the_run_env_installs_into_its_own_venv_and_the_main_checkout_is_untouched(tmp_path: Path) -> None:
+    repo = editable_repo(tmp_path, SRC_LAYOUT)
+    worktree = repo / ".autobuild" / "worktrees" / "FEAT-001" / "TASK-001"
+    subprocess.run(["git", "worktree", "add", "-q", "--detach", str(worktree)], cwd=repo, check=True)
+    (worktree / "pkg/src/calc/ops.py").write_text("def add(a, b):\n    return 42\n")
+    probe = "import calc, sys; print(calc.add(1, 1), sys.prefix)"
+    env = gate_env(repo, worktree)
+    seen = subprocess.run(["python", "-c", probe], cwd=tmp_path, env=env, capture_output=True, text=True, check=True)
+    assert seen.stdout.split() == ["42", str(run_env_dir(repo, "FEAT-001") / "venv")]
+    main = subprocess.run(["python", "-c", probe], cwd=tmp_path, env=gate_env(repo, repo), capture_output=True,
+                          text=True, check=True)
+    assert main.stdout.split() == ["2", str(repo / ".venv")], "the main checkout's own env is unchanged"
+    before = site_files(repo)
+    extra = tmp_path / "extra"
+    (extra / "extra").mkdir(parents=True)
+    (extra / "extra" / "__init__.py").write_text("")
+    (extra / "pyproject.toml").write_text(PYPROJECT.replace('"calc"', '"extra"'))
+    subprocess.run(["python", "-m", "pip", "install", "-q", "--no-deps", "--no-build-isolation", "--no-index",
+                    str(extra)], cwd=worktree, env=env, check=True, capture_output=True)
+    assert site_files(repo) == before, "an install in the run's env never reaches the user's venv"
+    assert list(run_env_dir(repo, "FEAT-001").glob("venv/lib/python*/site-packages/extra/__init__.py"))
+    assert git(repo, "status", "--porcelain") == "?? .autobuild/\n", "nothing outside .autobuild/ (plan, run env)"
