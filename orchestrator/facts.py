@@ -6,7 +6,7 @@ as plain dicts; old checkpoints may lack keys added later, so readers use `.get`
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal, TypedDict
+from typing import Annotated, Any, Literal, NotRequired, TypedDict
 
 
 class GateResult(TypedDict):
@@ -24,14 +24,27 @@ class GateResult(TypedDict):
     ran_classes: list[str] | None  # JUnit classnames of every test that ran (modules/classes; None: no ids)
 
 
+class PackageGate(TypedDict):
+    """One package of a monorepo, gated on its own: its folder (relative to the repo's top, "." the top), its
+    command and where that came from, the packages it depends on, and its run on the base (None: not run yet)."""
+
+    path: str
+    command: str
+    source: str
+    depends_on: list[str]
+    base: GateResult | None
+
+
 class GateSetup(TypedDict):
     """The gate of one run, decided and checked once before any agent session: the command and where it came
-    from, the worktree setup, and the command's run on the base (None when there is no command)."""
+    from, the worktree setup, and the command's run on the base (None when there is no command). A monorepo's
+    gate is per package (`packages`; `command` then runs them all, for whatever needs one command)."""
 
     command: str | None
     source: str
     setup: str | None
     base: GateResult | None
+    packages: NotRequired[list[PackageGate]]
 
 Outcome = Literal[
     "approved",  # the coach approved and the verify gate passed (and the merge landed)

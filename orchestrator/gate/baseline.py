@@ -1,31 +1,35 @@
 """The gate checked before any money is spent: decided once per run, set up and run on the base in a
-throwaway worktree. A command that can't gate at all stops the run (exit 2, with its output); tests already
-red on the base are recorded, so tasks are judged only on failures they add."""
+throwaway worktree (a monorepo's gate: each package in its folder). A command that can't gate at all stops the
+run (exit 2, with its output); tests already red on the base are recorded, so tasks are judged only on failures
+they add."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 
 from orchestrator.errors import GateUnusableError
-from orchestrator.facts import GateSetup
-from orchestrator.gate.detect import NO_GATE, choose_gate
+from orchestrator.facts import GateResult, GateSetup, PackageGate
+from orchestrator.gate.detect import NO_GATE, GateChoice, choose_gate
 from orchestrator.gate.environment import default_setup, gate_env
+from orchestrator.gate.per_package import combine, run_package
 from orchestrator.gate.result import run_gate, unusable_base
 from orchestrator.processes import run_shell
 from orchestrator.repo.git import GitRepo
 
 
-def choose_setup(root: Path, plan_setup: str | None, override: str | None) -> str | None:
+def choose_setup(root: Path, plan_setup: str | None, override: str | None, packages: Sequence[str] = ()) -> str | None:
+    """`--setup` (or `--setup none`), else the plan's `setup`, else what the repo's layout needs."""
     if override is not None:
         return None if override.strip().lower() == NO_GATE else override
-    return plan_setup or default_setup(root)
+    return plan_setup or default_setup(root, packages)
 
 
 async def check_gate(repo: GitRepo, feature_id: str, base_sha: str, *, plan_verify: str | None,
                      plan_setup: str | None, verify: str | None, setup: str | None, timeout_s: float) -> GateSetup:
     """Decide the run's gate and run it once on `base_sha`; raise GateUnusableError when it can't gate."""
     choice = choose_gate(repo.root, plan_verify, verify)
-    setup_command = choose_setup(repo.root, plan_setup, setup)
+    setup_command = choose_setup(repo.root, plan_setup, setup, [p["path"] for p in choice.packages])
     decided = GateSetup(command=choice.command, source=choice.source, setup=setup_command, base=None)
     if choice.command is None:
         return decided
@@ -39,13 +43,33 @@ async def check_gate(repo: GitRepo, feature_id: str, base_sha: str, *, plan_veri
                 why = f"the worktree setup `{setup_command}` fails on the base (exit {done.returncode})"
                 raise GateUnusableError(f"{why} ({base_sha[:10]}): fix it, or pass --setup CMD (or --setup none);"
                                         f" no agent was started\n{done.tail(20)}", why)
-        base = await run_gate(choice.command, worktree, timeout_s, env)
-        reason = unusable_base(base, detected=choice.detected)
-        if reason:
-            raise GateUnusableError(
-                f"the gate {choice.describe()} can't run on the base ({base_sha[:10]}): {reason}. Fix it, or pass"
-                f" --verify CMD (or --verify none to run unverified); no agent was started\n{base['output']}", reason)
+        if choice.packages:
+            decided["packages"] = await _package_bases(choice, repo.root, worktree, base_sha, timeout_s)
+            base = combine([(p["path"], p["base"]) for p in decided["packages"] if p["base"]], choice.command)
+        else:
+            base = await run_gate(choice.command, worktree, timeout_s, env)
+            _refuse(choice.describe(), base, choice.detected, base_sha)
     finally:
         await repo.remove_worktree(worktree)
     decided["base"] = base
     return decided
+
+
+def _refuse(gate: str, base: GateResult, detected: bool, base_sha: str) -> None:
+    reason = unusable_base(base, detected=detected)
+    if reason:
+        raise GateUnusableError(
+            f"the gate {gate} can't run on the base ({base_sha[:10]}): {reason}. Fix it, or pass"
+            f" --verify CMD (or --verify none to run unverified); no agent was started\n{base['output']}", reason)
+
+
+async def _package_bases(choice: GateChoice, root: Path, worktree: Path, base_sha: str,
+                         timeout_s: float) -> list[PackageGate]:
+    """Each package's command run on the base in its folder; one that can't gate stops the run, named."""
+    packages = []
+    for package in choice.packages:
+        base = await run_package(package, root, worktree, timeout_s)
+        _refuse(f"of package {package['path']}, `{package['command']}` ({package['source']}),", base,
+                choice.detected, base_sha)
+        packages.append(PackageGate(**{**package, "base": base}))
+    return packages

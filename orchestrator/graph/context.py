@@ -17,6 +17,7 @@ from agents import Agents, SessionLimits, SessionSettings, TaskBrief
 from agents.limits import UsageLimitGate
 from orchestrator.errors import InfrastructureError
 from orchestrator.gate import GateResult, GateSetup, gate_env, judge, no_gate, run_gate
+from orchestrator.gate.per_package import changed_since, gate_packages
 from orchestrator.graph.events import EventLog
 from orchestrator.plan.model import FeaturePlan
 from orchestrator.processes import run_shell
@@ -161,5 +162,8 @@ class RunContext:
         command = self.gate_command(task_id) if task_id else self.gate["command"]
         if command is None:
             return no_gate(self.gate["source"])
+        if self.gate.get("packages") and command == self.gate["command"]:  # a monorepo: the packages it touches
+            changed = await changed_since(self.repo, worktree, self.feature_branch) if task_id else None
+            return await gate_packages(self.gate, self.repo.root, worktree, changed, self.options.verify_timeout)
         result = await run_gate(command, worktree, self.options.verify_timeout, gate_env(self.repo.root, worktree))
         return judge(result, self.gate["base"])
