@@ -5,6 +5,8 @@ break inside it is caught and not merged; the user's venv is never written."""
 
 from __future__ import annotations
 
+import json
+import shutil
 import subprocess
 import sys
 import sysconfig
@@ -100,3 +102,41 @@ def test_the_run_env_installs_into_its_own_venv_and_the_main_checkout_is_untouch
     assert site_files(repo) == before, "an install in the run's env never reaches the user's venv"
     assert list(run_env_dir(repo, "FEAT-001").glob("venv/lib/python*/site-packages/extra/__init__.py"))
     assert git(repo, "status", "--porcelain") == "?? .autobuild/\n", "nothing outside .autobuild/ (plan, run env)"
+
+
+WORKSPACE = {
+    ".gitignore": "__pycache__/\n.pytest_cache/\nnode_modules/\n",
+    # The top's script tests the frontend only: gated by it, a backend break would pass.
+    "package.json": json.dumps({"name": "shop", "private": True, "workspaces": ["frontend"],
+                                "scripts": {"test": "npm test -w frontend"}}),
+    "frontend/package.json": json.dumps({"name": "frontend", "scripts": {"test": "node --test"}}),
+    "frontend/sum.js": "exports.sum = (a, b) => a + b;\n",
+    "frontend/test/sum.test.js": "const test = require('node:test');\nconst assert = require('node:assert');\n"
+                                 "const { sum } = require('../sum.js');\n"
+                                 "test('sum', () => assert.strictEqual(sum(2, 3), 5));\n",
+    "backend/pyproject.toml": "[project]\nname = 'backend'\nversion = '0.1'\n"
+                              "[tool.pytest.ini_options]\npythonpath = ['.']\n",
+    "backend/shop/__init__.py": "",
+    "backend/shop/price.py": "def total(a, b):\n    return a + b\n",
+    "backend/tests/test_price.py": "from shop.price import total\n\n\ndef test_total():\n    assert total(2, 3) == 5\n",
+}
+
+
+@pytest.mark.skipif(shutil.which("node") is None, reason="node is not installed (make install installs it)")
+async def test_a_workspace_monorepos_backend_break_is_caught_and_a_frontend_change_runs_only_the_frontend(
+        tmp_path: Path) -> None:
+    repo = make_sample_repo(tmp_path / "repo", files=WORKSPACE,
+                            plan=plan(task("BACKEND"), task("FRONTEND"), verify=None))
+    broken = {"backend/shop/price.py": "def total(a, b):\n    return a * b\n"}
+    frontend = {"frontend/sum.js": "exports.sum = (a, b) => b + a;\n"}
+    agents = ScriptedAgents({("player", "BACKEND"): writes(broken), ("player", "FRONTEND"): writes(frontend),
+                             "coach": approve()})
+    run = await Workflow(repo, agents).run(max_turns=1)
+    start = next(e for e in run.events if e["event"] == "feature_start")
+    assert "2 package(s)" in start["gate_source"] and "backend" in start["gate_source"]
+    gate = {e["task"]: e for e in run.events if e["event"] == "gate" and e.get("task") in ("BACKEND", "FRONTEND")}
+    assert not gate["BACKEND"]["passed"] and gate["BACKEND"]["failing"] == ["backend::tests.test_price::test_total"]
+    assert run.status("BACKEND") == "failed", "the backend break was not approved"
+    assert "a + b" in git(repo, "show", "autobuild/FEAT-001:backend/shop/price.py")
+    assert gate["FRONTEND"]["passed"] and "not touched by the change: backend" in gate["FRONTEND"]["summary"]
+    assert run.status("FRONTEND") == "approved"
