@@ -5,6 +5,9 @@ touches. Layouts follow real repos (Python-Markdown's makefile/tox/CI, itsdanger
 from __future__ import annotations
 
 import json
+import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -13,6 +16,8 @@ from orchestrator.gate.detect import detect_test_command
 from orchestrator.gate.environment import default_setup
 from orchestrator.gate.maintainers import is_runner, normalize
 from orchestrator.gate.monorepo import affected, find_packages
+from tests import schemas
+from tests.conftest import cli_env
 
 PYTEST_GUESS = {"pyproject.toml": "[tool.pytest.ini_options]\naddopts = '-q'\n", "tests/test_x.py": ""}
 MARKDOWN_TOX = """[tox]
@@ -169,3 +174,37 @@ def test_a_node_package_outside_a_workspace_gets_its_own_clean_install(tmp_path:
                                 "frontend/package-lock.json": "{}", "backend/pyproject.toml": "[tool.pytest]\n"})
     (repo / "frontend" / "node_modules").mkdir()  # the main checkout's: not on a worktree's way up
     assert default_setup(repo, ["backend", "frontend"]) == "(cd frontend && npm ci --no-audit --no-fund)"
+
+
+def test_validate_and_dry_run_show_the_gate_per_package_its_judgement_setup_and_a_missing_tool(
+        tmp_path: Path) -> None:
+    repo = monorepo(tmp_path / "repo")
+    (repo / "packages/web/package.json").write_text(json.dumps({"name": "@acme/web", "dependencies": {"@acme/ui": "*"},
+                                                                "scripts": {"test": "acme-runner-not-installed"}}))
+    for args in (["init", "-q"], ["add", "-A"], ["-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "x"]):
+        subprocess.run(["git", *args], cwd=repo, check=True)
+    (repo / ".autobuild/features").mkdir(parents=True)
+    (repo / ".autobuild/features/FEAT-001.yaml").write_text(
+        "id: FEAT-001\nname: F\nsetup: acme-setup-not-installed\ntasks:\n  - {id: TASK-001, name: T, complexity: 2}\n")
+
+    def cli(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, "-m", "orchestrator", *args, "--repo", str(repo)], capture_output=True,
+                              text=True, env=cli_env(None, tmp_path), timeout=60, check=False)
+
+    gate = schemas.valid("validate", cli("validate", "FEAT-001", "--json").stdout)["gate"]
+    rows = {row["path"]: row for row in gate["packages"]}
+    assert sorted(rows) == ["backend", "packages/ui", "packages/web"] and gate["detected"]
+    assert "test id" in rows["backend"]["judged_by"] and "exit status" in rows["packages/ui"]["judged_by"]
+    assert rows["packages/web"]["depends_on"] == ["packages/ui"]
+    assert any("at the top: not split" in other for other in gate["also_found"])
+    dry = schemas.valid("dry-run", cli("run", "FEAT-001", "--dry-run", "--json").stdout)["gate"]
+    assert dry["packages"] == gate["packages"]
+    assert rows["packages/web"]["missing_tools"] == ([] if shutil.which("pnpm") else ["pnpm"])
+    assert "acme-setup-not-installed" in gate["missing_tools"]
+    text = cli("validate", "FEAT-001", "--verify", "acme-runner-not-installed --all").stdout
+    assert "gate: `acme-runner-not-installed --all` (--verify)" in text
+    assert "worktree setup: acme-setup-not-installed" in text
+    assert "missing on PATH: acme-runner-not-installed, acme-setup-not-installed" in text
+    shown = cli("run", "FEAT-001", "--dry-run").stdout
+    assert "    backend: `python" in shown and "judged by test id" in shown
+    assert not (repo / ".autobuild" / "worktrees").exists(), "nothing was written"
