@@ -14,6 +14,7 @@ from orchestrator.gate.detect import NO_GATE, GateChoice, choose_gate
 from orchestrator.gate.environment import default_setup, gate_env
 from orchestrator.gate.per_package import combine, run_package
 from orchestrator.gate.result import run_gate, unusable_base
+from orchestrator.gate.submodules import init_submodules
 from orchestrator.processes import run_shell
 from orchestrator.repo.git import GitRepo
 
@@ -36,6 +37,7 @@ async def check_gate(repo: GitRepo, feature_id: str, base_sha: str, *, plan_veri
     worktree = repo.worktrees_dir / feature_id / "_baseline"
     await repo.add_detached_worktree(worktree, base_sha)
     try:
+        await init_submodules(repo, worktree)
         env = gate_env(repo.root, worktree)
         if setup_command:
             done = await run_shell(setup_command, worktree, timeout_s, env)

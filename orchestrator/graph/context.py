@@ -18,6 +18,7 @@ from agents.limits import UsageLimitGate
 from orchestrator.errors import InfrastructureError
 from orchestrator.gate import GateResult, GateSetup, gate_env, judge, no_gate, run_gate
 from orchestrator.gate.per_package import changed_since, gate_packages
+from orchestrator.gate.submodules import init_submodules
 from orchestrator.graph.events import EventLog
 from orchestrator.plan.model import FeaturePlan
 from orchestrator.processes import run_shell
@@ -143,6 +144,7 @@ class RunContext:
     async def setup_worktree(self, worktree: Path) -> None:
         """Make a new worktree able to run the repo's tests (the run's `setup`); a failure stops the task as
         an infrastructure error, with the command's output."""
+        await init_submodules(self.repo, worktree)  # from the main checkout's copies, before any setup
         command = self.gate["setup"]
         if not command:
             return

@@ -140,3 +140,38 @@ async def test_a_workspace_monorepos_backend_break_is_caught_and_a_frontend_chan
     assert "a + b" in git(repo, "show", "autobuild/FEAT-001:backend/shop/price.py")
     assert gate["FRONTEND"]["passed"] and "not touched by the change: backend" in gate["FRONTEND"]["summary"]
     assert run.status("FRONTEND") == "approved"
+
+
+SUPER = {".gitignore": "__pycache__/\n.pytest_cache/\n", "pytest.ini": "[pytest]\npythonpath = vendor/lib\n",
+         "tests/test_total.py": "from libsum import total\n\n\ndef test_total():\n    assert total(2, 3) == 5\n"}
+
+
+def repo_with_submodule(tmp_path: Path) -> Path:
+    lib = tmp_path / "lib"
+    lib.mkdir()
+    (lib / "libsum.py").write_text("def total(a, b):\n    return a + b\n")
+    for args in (["init", "-q"], ["add", "-A"], ["-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "lib"]):
+        git(lib, *args)
+    repo = make_sample_repo(tmp_path / "repo", files=SUPER, plan=plan(task("TASK-001"), verify=None))
+    git(repo, "-c", "protocol.file.allow=always", "submodule", "add", "-q", str(lib), "vendor/lib")
+    git(repo, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "add the submodule")
+    return repo
+
+
+async def test_worktrees_get_submodules_from_the_main_checkout_and_an_edit_inside_one_is_refused_with_its_reason(
+        tmp_path: Path) -> None:
+    repo = repo_with_submodule(tmp_path)
+    config = (repo / ".git" / "config").read_text()
+    inside = {"vendor/lib/libsum.py": "def total(a, b):\n    return a * b\n"}  # a break the gate would not see
+    agents = ScriptedAgents({("player", "TASK-001", 1): writes(inside), ("player", "TASK-001", 2): writes(
+        {"notes.md": "done in our own files\n"}), "coach": approve()})
+    run = await Workflow(repo, agents).run(max_turns=2)
+    start = next(e for e in run.events if e["event"] == "feature_start")
+    assert "1 passed" in start["gate_base"], "the base's worktree had the submodule: its tests import from it"
+    feedback = next(e for e in run.events if e["event"] == "feedback" and e.get("task") == "TASK-001")
+    assert any("inside the submodule(s) vendor/lib" in note and "undone" in note for note in feedback["notes"])
+    assert [c.turn for c in agents.calls if c.role == "coach"] == [2], "turn 1 never reached the coach"
+    assert run.status("TASK-001") == "approved"
+    assert git(repo, "rev-parse", "autobuild/FEAT-001:vendor/lib") == git(repo, "rev-parse", "HEAD:vendor/lib")
+    assert "a + b" in (repo / "vendor/lib/libsum.py").read_text(), "the main checkout's submodule is untouched"
+    assert (repo / ".git" / "config").read_text() == config, "the user's .git/config is untouched"
