@@ -8,6 +8,7 @@ from __future__ import annotations
 import re
 import shlex
 import tomllib
+from dataclasses import replace
 from pathlib import Path
 
 import yaml
@@ -23,26 +24,41 @@ _MANIFESTS = ("package.json", "pyproject.toml", "setup.py", "setup.cfg", "go.mod
 _CONTAINERS = {"packages", "apps", "services", "libs", "modules", "projects", "components", "crates", "plugins"}
 # The root's own tests (not an aggregator over the packages, like `make test` or a workspace root's script).
 _ROOT_OWN = re.compile(r"^(pytest configuration|Python tests in|Cargo\.toml|go\.mod)")
+# The maintainers' one command for the whole repo.
+_AGGREGATOR = re.compile(r"^(GNUmakefile|makefile|Makefile|tox|noxfile|pyproject\.toml \[tool\.tox\]"
+                         r"|\.github|\.gitlab)")
 
 
 def monorepo_gate(root: Path, root_found: list[GateChoice]) -> GateChoice | None:
-    """The per-package gate of a repo with packages in subfolders; None for a repo that is one package."""
+    """The per-package gate of a repo with packages in subfolders; None for a repo that is one package. The
+    top's own tests (a guess from its layout, a package.json script outside a workspace) make it a package too;
+    a maintainers' command at the top (a Makefile test target, tox, nox, CI) stays the one gate, unless the top is
+    a workspace root, whose script usually runs a part only."""
     packages = find_packages(root)
     if not packages:
         return None
-    own = [c for c in root_found if _ROOT_OWN.match(c.source)]
+    workspace = _workspace_root(root)
+    first = root_found[0] if root_found else None
+    if first is not None and not workspace and _AGGREGATOR.match(first.source):
+        others = tuple(f"`{c.command}` ({c.source})" for c in root_found[1:])
+        inside = tuple(f"`{p['command']}` in {p['path']}/ ({p['source']}; run by the top's command, not alone)"
+                       for p in packages)
+        return replace(first, detected=True, also=others + inside)
+    own = [c for c in root_found if _ROOT_OWN.match(c.source) or (not workspace and c.source.startswith("package"))]
     if own:
         packages.insert(0, _package(root, ".", own[0]))
         _link_dependencies(root, packages)
-    elif len(packages) == 1 and not root_found:
-        pass  # one package in a subfolder, nothing at the top: still gated in its own folder
-    elif len(packages) == 1:
+    elif len(packages) == 1 and root_found:
         return None
     listed = ", ".join(f"{p['path']} `{p['command']}`" for p in packages)
     also = tuple(f"`{c.command}` ({c.source}, at the top: not split per package)" for c in root_found
                  if not own or c is not own[0])
     return GateChoice(combined_command(packages), f"{len(packages)} package(s): {listed}", detected=True,
                       packages=tuple(packages), also=also)
+
+
+def _workspace_root(root: Path) -> bool:
+    return (root / "pnpm-workspace.yaml").is_file() or "workspaces" in package_json(root)
 
 
 def combined_command(packages: list[PackageGate]) -> str:

@@ -16,6 +16,7 @@ from orchestrator.gate.detect import detect_test_command
 from orchestrator.gate.environment import default_setup
 from orchestrator.gate.maintainers import is_runner, normalize
 from orchestrator.gate.monorepo import affected, find_packages
+from orchestrator.gate.pyenv import editables
 from tests import schemas
 from tests.conftest import cli_env
 
@@ -208,3 +209,50 @@ def test_validate_and_dry_run_show_the_gate_per_package_its_judgement_setup_and_
     shown = cli("run", "FEAT-001", "--dry-run").stdout
     assert "    backend: `python" in shown and "judged by test id" in shown
     assert not (repo / ".autobuild" / "worktrees").exists(), "nothing was written"
+
+
+BACKEND_FRONTEND = {"backend/pyproject.toml": "[project]\nname = 'api'\n[tool.pytest.ini_options]\n",
+                    "backend/tests/test_api.py": "",
+                    "frontend/package.json": json.dumps({"name": "web", "scripts": {"test": "vitest run"}})}
+
+
+def test_backend_and_frontend_with_nothing_at_the_top_are_both_found(tmp_path: Path) -> None:
+    choice = detect_test_command(repo_with(tmp_path, BACKEND_FRONTEND))
+    assert [(p["path"], python_of(p["command"])) for p in choice.packages] == [
+        ("backend", "python -m pytest"), ("frontend", "npm test")]
+
+
+def test_a_maintainers_makefile_at_the_top_stays_the_one_gate_and_names_the_packages_it_covers(
+        tmp_path: Path) -> None:
+    makefile = "test:\n\tcd backend && pytest\n\tcd frontend && npm test\n"
+    choice = detect_test_command(repo_with(tmp_path, {**BACKEND_FRONTEND, "Makefile": makefile}))
+    assert choice.command == "make test" and not choice.packages
+    assert any("in backend/" in o for o in choice.also) and any("in frontend/" in o for o in choice.also)
+
+
+def test_a_top_level_node_app_beside_a_python_backend_is_a_package_of_its_own(tmp_path: Path) -> None:
+    files = {**BACKEND_FRONTEND, "package.json": json.dumps({"scripts": {"test": "jest"}})}
+    del files["frontend/package.json"]
+    choice = detect_test_command(repo_with(tmp_path, files))
+    assert [p["path"] for p in choice.packages] == [".", "backend"]
+    packages = list(choice.packages)
+    assert affected(packages, ["backend/api.py"]) == ["backend"]
+    assert affected(packages, ["src/app.js"]) == [".", "backend"], "the top's files touch every package"
+
+
+def test_editable_installs_of_every_style_are_found_in_a_venvs_files(tmp_path: Path) -> None:
+    """Files as pip/setuptools write them (measured in tests/graph/test_gate_env.py with a real pip): path
+    lines, legacy easy-install.pth + egg-link, a finder's MAPPING; entries outside the repo are left alone."""
+    root = tmp_path / "repo"
+    site = root / ".venv" / "lib" / "python3.11" / "site-packages"
+    site.mkdir(parents=True)
+    (site / "__editable__.calc-0.1.pth").write_text(f"{root}/pkg/src\n")
+    (site / "easy-install.pth").write_text(f"{root}/legacy\n/usr/lib/elsewhere\n")
+    (site / "legacy.egg-link").write_text(f"{root}/legacy\n.\n")
+    finder = "__editable___mathx_0_1_finder"
+    (site / "__editable__.mathx-0.1.pth").write_text(f"import {finder}; {finder}.install()\n")
+    (site / "__editable___mathx_0_1_finder.py").write_text(
+        f"import sys\nMAPPING: dict[str, str] = {{'mathx': '{root}/weird/lib/mathx', 'out': '/opt/out'}}\n")
+    (site / "_virtualenv.pth").write_text("import _virtualenv\n")
+    found = {(e.kind, str(e.relative(root)), e.module) for e in editables(root, root / ".venv")}
+    assert found == {("path", "pkg/src", None), ("path", "legacy", None), ("finder", "weird/lib/mathx", "mathx")}
