@@ -91,6 +91,14 @@ def gate_env(root: Path, worktree: Path, feature_id: str | None = None, package:
     return env
 
 
+def session_env(root: Path, worktree: Path) -> dict[str, str]:
+    """What an agent session in `worktree` needs over the orchestrator's own environment (the SDK layers a
+    session's `env` over it) so the agent's own test runs see what the gate sees: the run's PATH, VIRTUAL_ENV
+    and PYTHONPATH from `gate_env`, the single source."""
+    env = gate_env(root, worktree)
+    return {key: env[key] for key in ("PATH", "VIRTUAL_ENV", "PYTHONPATH") if key in env}
+
+
 def default_setup(root: Path, packages: Sequence[str] = ()) -> str | None:
     """What a fresh worktree needs before it can run the tests, when the plan names no `setup`.
 

@@ -6,6 +6,7 @@ break inside it is caught and not merged; the user's venv is never written."""
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -16,7 +17,7 @@ import pytest
 
 from agents.testing.scripted_agents import ScriptedAgents, approve, writes
 from orchestrator.cli.demo import git, make_sample_repo
-from orchestrator.gate.environment import gate_env, run_env_dir
+from orchestrator.gate.environment import gate_env, run_env_dir, session_env
 from orchestrator.gate.pyenv import editables
 from tests.graph.harness import Workflow, plan, task
 
@@ -89,6 +90,9 @@ def test_the_run_env_installs_into_its_own_venv_and_the_main_checkout_is_untouch
     env = gate_env(repo, worktree)
     seen = subprocess.run(["python", "-c", probe], cwd=tmp_path, env=env, capture_output=True, text=True, check=True)
     assert seen.stdout.split() == ["42", str(run_env_dir(repo, "FEAT-001") / "venv")]
+    agent = {**os.environ, **session_env(repo, worktree)}  # how the SDK layers a session's env
+    assert subprocess.run(["python", "-c", probe], cwd=tmp_path, env=agent, capture_output=True, text=True,
+                          check=True).stdout == seen.stdout, "an agent's own test run sees what the gate sees"
     main = subprocess.run(["python", "-c", probe], cwd=tmp_path, env=gate_env(repo, repo), capture_output=True,
                           text=True, check=True)
     assert main.stdout.split() == ["2", str(repo / ".venv")], "the main checkout's own env is unchanged"
