@@ -5,7 +5,8 @@ Measured with pip 26 / setuptools 84 (and 65): `pip install -e` of a src-layout 
 (`__editable__.calc-0.1.pth`: `/repo/pkg/src`), as do `editable_mode=compat`, `setup.py develop` (`easy-install.pth`
 + `calc.egg-link`), hatch and pdm; a layout setuptools can't express as a path (a `package-dir` mapping) gets a
 meta-path finder (`__editable___mathx_0_1_finder.py`, `MAPPING = {'mathx': '/repo/weird/lib/mathx'}`) that
-`install()` APPENDS to `sys.meta_path`, after the PathFinder. So a PYTHONPATH entry wins over both: the worktree's
+`install()` APPENDS to `sys.meta_path`, after the PathFinder (as hatchling's exact mode, `_editable_impl_*.py`,
+does with `map_module`). So a PYTHONPATH entry wins over both: the worktree's
 copy of a path entry, and a folder of symlinks to the worktree's copies of a finder's packages. (Strict mode's link
 tree under `build/` is not redirected.)"""
 
@@ -14,10 +15,13 @@ from __future__ import annotations
 import ast
 import json
 import os
+import re
 import shutil
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
+
+_MAP_MODULE = re.compile(r"map_module\(\s*['\"]([^'\"]+)['\"]\s*,\s*['\"]([^'\"]+)['\"]")
 
 
 @dataclass(frozen=True)
@@ -89,8 +93,13 @@ def editables(root: Path, venv: Path) -> list[Editable]:
         if lines and lines[0].strip() and _inside(_resolved(lines[0].strip(), site), root, venv):
             linked = _resolved(lines[0].strip(), site)
             found.setdefault(("path", linked), Editable(link.name, "path", linked))
-    for finder in sorted(site.glob("__editable__*finder.py")):
-        for module, target in _finder_mapping(finder.read_text(encoding="utf-8", errors="replace")).items():
+    finders = [(f, _finder_mapping(f.read_text(encoding="utf-8", errors="replace")))
+               for f in sorted(site.glob("__editable__*finder.py"))]
+    # hatchling's exact mode (the `editables` library): `F.map_module('calc', '/repo/src/calc/__init__.py')`.
+    finders += [(f, {m: (t.removesuffix("/__init__.py")) for m, t in _MAP_MODULE.findall(f.read_text(
+        encoding="utf-8", errors="replace"))}) for f in sorted(site.glob("_editable_impl_*.py"))]
+    for finder, mapping in finders:
+        for module, target in mapping.items():
             path = Path(os.path.normpath(target))
             if "." not in module and _inside(path, root, venv):
                 found.setdefault(("finder", path), Editable(finder.name, "finder", path, module))

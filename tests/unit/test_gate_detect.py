@@ -254,5 +254,9 @@ def test_editable_installs_of_every_style_are_found_in_a_venvs_files(tmp_path: P
     (site / "__editable___mathx_0_1_finder.py").write_text(
         f"import sys\nMAPPING: dict[str, str] = {{'mathx': '{root}/weird/lib/mathx', 'out': '/opt/out'}}\n")
     (site / "_virtualenv.pth").write_text("import _virtualenv\n")
+    (site / "_editable_impl_hx.py").write_text(
+        f"from editables.redirector import RedirectingFinder as F\nF.install()\n"
+        f"F.map_module('hx', '{root}/hx/src/hx/__init__.py')\n")
     found = {(e.kind, str(e.relative(root)), e.module) for e in editables(root, root / ".venv")}
-    assert found == {("path", "pkg/src", None), ("path", "legacy", None), ("finder", "weird/lib/mathx", "mathx")}
+    assert found == {("path", "pkg/src", None), ("path", "legacy", None), ("finder", "weird/lib/mathx", "mathx"),
+                     ("finder", "hx/src/hx", "hx")}
