@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import ast
 import configparser
+import itertools
 import re
 import shlex
 import tomllib
@@ -14,7 +15,7 @@ from typing import Any
 
 import yaml
 
-MAKE_TEST = re.compile(r"^test\s*:(?!=)(.*)$", re.MULTILINE)
+MAKE_TEST = re.compile(r"^(tests?)\s*:(?!=)(.*)$", re.MULTILINE)
 _RUNNER_TOOLS = {"pytest", "py.test", "tox", "nox", "ctest", "jest", "vitest", "mocha", "trial", "nose2",
                  "zope-testrunner"}
 _PYTHON_MODULES = {"pytest", "unittest", "nose2", "tox", "nox", "twisted.trial", "zope.testrunner"}
@@ -70,20 +71,22 @@ def normalize(command: str, python: str) -> str | None:
 
 
 def makefile(folder: Path, python: str) -> list[tuple[str, str]]:
-    """`make test`; when its recipe only hands over to tox or nox, the command their test env runs."""
+    """`make test` (or `make tests`); when its recipe hands over to tox or nox, the command their test env runs
+    (tox and nox would build their own envs from the network)."""
     for name in ("GNUmakefile", "makefile", "Makefile"):
         text = _read(folder / name)
         target = MAKE_TEST.search(text)
         if target is None:
             continue
-        recipe = [line.strip() for line in text[target.end():].splitlines()[1:20] if line.startswith("\t")]
-        if any(_TOX_CALL.match(line.lstrip("@-")) for line in recipe):
-            return [(cmd, f"{name} test target runs tox: {src}") for cmd, src in tox(folder, python)][:1] or \
-                [("make test", f"{name} test target")]
-        if any(_NOX_CALL.match(line.lstrip("@-")) for line in recipe):
-            return [(cmd, f"{name} test target runs nox: {src}") for cmd, src in nox(folder, python)][:1] or \
-                [("make test", f"{name} test target")]
-        return [("make test", f"{name} test target")]
+        command, source = f"make {target.group(1)}", f"{name} {target.group(1)} target"
+        lines = text[target.end():].splitlines()[1:]
+        recipe = [line.strip().lstrip("@-") for line in itertools.takewhile(lambda x: x.startswith("\t"), lines)]
+        for call, via in ((_TOX_CALL, tox), (_NOX_CALL, nox)):
+            if any(call.match(line) for line in recipe):
+                handed = via(folder, python)
+                return [(handed[0][0], f"{source} runs {via.__name__}: {handed[0][1]}")] if handed else \
+                    [(command, source)]
+        return [(command, source)]
     return []
 
 
