@@ -9,6 +9,7 @@ user untouched (`submodule init` would write the shared `.git/config`: never use
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 from orchestrator.errors import GitError
@@ -55,8 +56,17 @@ async def submodule_changes(repo: GitRepo, worktree: Path, base: str) -> list[st
         return []
     status = await repo.git("status", "--porcelain", "--ignore-submodules=none", cwd=worktree, check=False)
     dirty = {line[3:].strip() for line in status.stdout.splitlines()} & set(paths)
+    # Files written into a submodule that is not checked out: git sees none of them, the gate would.
+    dirty |= {path for path in paths if not (worktree / path / ".git").exists() and _has_files(worktree / path)}
     committed = set(await repo.changed_files(worktree, base)) & set(paths)
     return sorted(dirty | committed)
+
+
+def _has_files(folder: Path) -> bool:
+    try:
+        return folder.is_dir() and any(folder.iterdir())
+    except OSError:
+        return False
 
 
 async def undo_submodule_changes(repo: GitRepo, worktree: Path, base: str, paths: list[str]) -> None:
@@ -72,6 +82,9 @@ async def undo_submodule_changes(repo: GitRepo, worktree: Path, base: str, paths
         if (inside / ".git").exists():
             await repo.git("reset", "-q", "--hard", cwd=inside, check=False)
             await repo.git("clean", "-q", "-fdx", cwd=inside, check=False)
+        elif inside.is_dir():  # not checked out: back to the empty folder git made
+            for child in inside.iterdir():
+                shutil.rmtree(child) if child.is_dir() and not child.is_symlink() else child.unlink()
     await init_submodules(repo, worktree, paths)
 
 

@@ -19,6 +19,8 @@ from agents.testing.scripted_agents import ScriptedAgents, approve, writes
 from orchestrator.cli.demo import git, make_sample_repo
 from orchestrator.gate.environment import gate_env, run_env_dir, session_env
 from orchestrator.gate.pyenv import editables
+from orchestrator.gate.submodules import init_submodules, submodule_changes, undo_submodule_changes
+from orchestrator.repo.git import GitRepo
 from tests.graph.harness import Workflow, plan, task
 
 PYPROJECT = """[build-system]
@@ -179,3 +181,21 @@ async def test_worktrees_get_submodules_from_the_main_checkout_and_an_edit_insid
     assert git(repo, "rev-parse", "autobuild/FEAT-001:vendor/lib") == git(repo, "rev-parse", "HEAD:vendor/lib")
     assert "a + b" in (repo / "vendor/lib/libsum.py").read_text(), "the main checkout's submodule is untouched"
     assert (repo / ".git" / "config").read_text() == config, "the user's .git/config is untouched"
+
+
+async def test_a_submodule_the_main_checkout_never_initialised_is_named_and_files_written_into_it_are_seen(
+        tmp_path: Path) -> None:
+    repo = repo_with_submodule(tmp_path)
+    git(repo, "submodule", "deinit", "-q", "-f", "vendor/lib")  # the user never ran `git submodule update --init`
+    git_repo = GitRepo(repo)
+    worktree = git_repo.worktrees_dir / "FEAT-001" / "TASK-001"
+    base = git_repo.rev("HEAD")
+    await git_repo.add_worktree(worktree, "autobuild/FEAT-001.TASK-001", base)
+    notes = await init_submodules(git_repo, worktree)
+    assert len(notes) == 1 and "vendor/lib is not initialised in the main checkout" in notes[0]
+    (worktree / "vendor/lib/libsum.py").write_text("def total(a, b):\n    return 0\n")
+    assert git(worktree, "status", "--porcelain") == "", "git itself sees nothing there"
+    assert await submodule_changes(git_repo, worktree, base) == ["vendor/lib"]
+    await undo_submodule_changes(git_repo, worktree, base, ["vendor/lib"])
+    assert list((worktree / "vendor/lib").iterdir()) == []
+    assert await submodule_changes(git_repo, worktree, base) == []
