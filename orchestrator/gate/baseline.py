@@ -37,41 +37,47 @@ async def check_gate(repo: GitRepo, feature_id: str, base_sha: str, *, plan_veri
     worktree = repo.worktrees_dir / feature_id / "_baseline"
     await repo.add_detached_worktree(worktree, base_sha)
     try:
-        await init_submodules(repo, worktree)
+        notes = await init_submodules(repo, worktree)  # named when the base can't run: a likely cause
         env = gate_env(repo.root, worktree)
         if setup_command:
             done = await run_shell(setup_command, worktree, timeout_s, env)
             if not done.ok:
                 why = f"the worktree setup `{setup_command}` fails on the base (exit {done.returncode})"
                 raise GateUnusableError(f"{why} ({base_sha[:10]}): fix it, or pass --setup CMD (or --setup none);"
-                                        f" no agent was started\n{done.tail(20)}", why)
+                                        f" no agent was started{_noted(notes)}\n{done.tail(20)}", why)
         if choice.packages:
-            decided["packages"] = await _package_bases(choice, repo.root, worktree, base_sha, timeout_s)
+            decided["packages"] = await _package_bases(choice, repo.root, worktree, base_sha, timeout_s=timeout_s,
+                                                       notes=notes)
             base = combine([(p["path"], p["base"]) for p in decided["packages"] if p["base"]], choice.command)
         else:
             base = await run_gate(choice.command, worktree, timeout_s, env)
-            _refuse(choice.describe(), base, choice.detected, base_sha)
+            _refuse(choice.describe(), base, choice.detected, base_sha, notes)
     finally:
         await repo.remove_worktree(worktree)
     decided["base"] = base
     return decided
 
 
-def _refuse(gate: str, base: GateResult, detected: bool, base_sha: str) -> None:
+def _noted(notes: list[str]) -> str:
+    return "".join(f"\nnote: {note}" for note in notes)
+
+
+def _refuse(gate: str, base: GateResult, detected: bool, base_sha: str, notes: list[str]) -> None:
     reason = unusable_base(base, detected=detected)
     if reason:
         raise GateUnusableError(
             f"the gate {gate} can't run on the base ({base_sha[:10]}): {reason}. Fix it, or pass"
-            f" --verify CMD (or --verify none to run unverified); no agent was started\n{base['output']}", reason)
+            f" --verify CMD (or --verify none to run unverified); no agent was started{_noted(notes)}"
+            f"\n{base['output']}", reason)
 
 
-async def _package_bases(choice: GateChoice, root: Path, worktree: Path, base_sha: str,
-                         timeout_s: float) -> list[PackageGate]:
+async def _package_bases(choice: GateChoice, root: Path, worktree: Path, base_sha: str, *, timeout_s: float,
+                         notes: list[str]) -> list[PackageGate]:
     """Each package's command run on the base in its folder; one that can't gate stops the run, named."""
     packages = []
     for package in choice.packages:
         base = await run_package(package, root, worktree, timeout_s)
         _refuse(f"of package {package['path']}, `{package['command']}` ({package['source']}),", base,
-                choice.detected, base_sha)
+                choice.detected, base_sha, notes)
         packages.append(PackageGate(**{**package, "base": base}))
     return packages

@@ -13,6 +13,7 @@ from typing import Any
 from orchestrator.gate.baseline import choose_setup
 from orchestrator.gate.candidates import GateChoice
 from orchestrator.gate.environment import gate_env
+from orchestrator.gate.submodules import submodules, uninitialised
 
 _BY_ID = "by test id (pytest's JUnit report through PYTEST_ADDOPTS, also behind make, tox or a script)"
 _BY_EXIT = "by exit status, and failure counts where the output has them"
@@ -57,7 +58,8 @@ def gate_document(root: Path, choice: GateChoice, plan_setup: str | None, setup_
     commands: list[str | None] = [p["command"] for p in choice.packages] or [choice.command]
     return {"command": choice.command, "source": choice.source, "detected": choice.detected,
             "judged_by": judged_by(choice.command) if not rows else "per package", "packages": rows,
-            "also_found": list(choice.also), "setup": setup, "missing_tools": missing_tools(root, *commands, setup)}
+            "also_found": list(choice.also), "setup": setup, "missing_tools": missing_tools(root, *commands, setup),
+            "submodules": sorted(submodules(root)), "submodules_missing": uninitialised(root)}
 
 
 def gate_lines(document: dict[str, Any], describe: str) -> list[str]:
@@ -72,6 +74,11 @@ def gate_lines(document: dict[str, Any], describe: str) -> list[str]:
         lines.append(f"    also found: {other}")
     if document["command"]:
         lines.append(f"  worktree setup: {document['setup'] or 'none needed'}")
+    if document["submodules"]:
+        lines.append(f"  submodules: {', '.join(document['submodules'])} (from the main checkout's copies)")
+    if document["submodules_missing"]:
+        lines.append(f"  not checked out in the main checkout (worktrees get them empty):"
+                     f" {', '.join(document['submodules_missing'])}; run `git submodule update --init` there")
     if document["missing_tools"]:
         lines.append(f"  missing on PATH: {', '.join(document['missing_tools'])} (the gate or setup can't run"
                      " without it: install it, or pass --verify/--setup)")

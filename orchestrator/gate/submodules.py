@@ -29,6 +29,11 @@ def submodules(checkout: Path) -> dict[str, str]:
     return found
 
 
+def uninitialised(root: Path) -> list[str]:
+    """Submodules the main checkout has not checked out: worktrees get them empty (no network is used)."""
+    return [path for path in submodules(root) if not (root / path / ".git").exists()]
+
+
 async def init_submodules(repo: GitRepo, worktree: Path, paths: list[str] | None = None) -> list[str]:
     """Check out the worktree's submodules (all, or `paths`) at their recorded commits from the main checkout's
     copies; returns a note for each that couldn't be (not initialised in the main checkout: left empty)."""

@@ -17,8 +17,11 @@ import pytest
 
 from agents.testing.scripted_agents import ScriptedAgents, approve, writes
 from orchestrator.cli.demo import git, make_sample_repo
+from orchestrator.errors import GateUnusableError
+from orchestrator.gate.detect import choose_gate
 from orchestrator.gate.environment import gate_env, run_env_dir, session_env
 from orchestrator.gate.pyenv import editables
+from orchestrator.gate.report import gate_document, gate_lines
 from orchestrator.gate.submodules import init_submodules, submodule_changes, undo_submodule_changes
 from orchestrator.repo.git import GitRepo
 from tests.graph.harness import Workflow, plan, task
@@ -199,3 +202,10 @@ async def test_a_submodule_the_main_checkout_never_initialised_is_named_and_file
     await undo_submodule_changes(git_repo, worktree, base, ["vendor/lib"])
     assert list((worktree / "vendor/lib").iterdir()) == []
     assert await submodule_changes(git_repo, worktree, base) == []
+    shown = gate_document(repo, choose_gate(repo, None, None), None, None)
+    assert (shown["submodules"], shown["submodules_missing"]) == (["vendor/lib"], ["vendor/lib"])
+    assert any("git submodule update --init" in line for line in gate_lines(shown, "x"))
+    agents = ScriptedAgents({"player": writes({"notes.md": "x\n"}), "coach": approve()})
+    with pytest.raises(GateUnusableError, match="can't run on the base") as refused:
+        await Workflow(repo, agents).run()
+    assert "note: submodule vendor/lib is not initialised in the main checkout" in str(refused.value)
