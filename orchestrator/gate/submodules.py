@@ -9,23 +9,31 @@ user untouched (`submodule init` would write the shared `.git/config`: never use
 
 from __future__ import annotations
 
+import re
 import shutil
 from pathlib import Path
 
 from orchestrator.errors import GitError
-from orchestrator.processes import run
 from orchestrator.repo.git import GitRepo
+
+_SECTION = re.compile(r'^\s*\[submodule\s+"(.+)"\s*\]\s*$')
+_PATH = re.compile(r"^\s*path\s*=\s*(.+?)\s*$")
 
 
 def submodules(checkout: Path) -> dict[str, str]:
-    """The submodules `.gitmodules` of `checkout` declares: path -> name."""
-    if not (checkout / ".gitmodules").is_file():
+    """The submodules `.gitmodules` of `checkout` declares: path -> name (read here, no subprocess: graph nodes
+    call this)."""
+    try:
+        text = (checkout / ".gitmodules").read_text(encoding="utf-8", errors="replace")
+    except OSError:
         return {}
-    listed = run(["git", "config", "-f", ".gitmodules", "--get-regexp", r"^submodule\..*\.path$"], checkout)
-    found = {}
-    for line in listed.stdout.splitlines():
-        key, _, path = line.partition(" ")
-        found[path.strip()] = key.removeprefix("submodule.").removesuffix(".path")
+    found: dict[str, str] = {}
+    name = None
+    for line in text.splitlines():
+        if (section := _SECTION.match(line)) is not None:
+            name = section.group(1)
+        elif name is not None and (path := _PATH.match(line)) is not None:
+            found[path.group(1).strip('"')] = name
     return found
 
 
