@@ -15,7 +15,9 @@ from orchestrator.gate.candidates import GateChoice
 from orchestrator.gate.environment import gate_env
 from orchestrator.gate.submodules import submodules, uninitialised
 
-_BY_ID = "by test id (pytest's JUnit report through PYTEST_ADDOPTS, also behind make, tox or a script)"
+_BY_ID = "by test id (pytest's JUnit report through PYTEST_ADDOPTS)"
+_BY_WRAPPED = ("by test id where the runner it starts reports them (pytest's JUnit through PYTEST_ADDOPTS), else"
+               " by exit status and failure counts")
 _BY_EXIT = "by exit status, and failure counts where the output has them"
 _SHELL_WORDS = {"cd", "exit", "rc=0", "set", "export", "(cd", "true", "false", "test", "["}
 
@@ -24,7 +26,11 @@ def judged_by(command: str | None) -> str:
     """How runs of `command` are told apart from the base's: by test id where the runner reports them."""
     if command is None:
         return "not judged: no gate"
-    return _BY_ID if re.search(r"\bpytest\b", command) else _BY_EXIT
+    if re.search(r"\bpytest\b", command):
+        return _BY_ID
+    if tools(command)[:1] in (["make"], ["npm"], ["pnpm"], ["yarn"], ["bun"], ["tox"], ["nox"]):
+        return _BY_WRAPPED
+    return _BY_EXIT
 
 
 def tools(command: str | None) -> list[str]:
