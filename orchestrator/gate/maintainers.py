@@ -181,9 +181,11 @@ def ci(folder: Path, python: str) -> list[tuple[str, str]]:
         for line in script if isinstance(script, list) else []:
             scripts.append((str(line), ".gitlab-ci.yml"))
     for script, source in scripts:
+        moved = False  # after a `cd`, a step tests one part of the repo: not the repo's command
         for line in script.replace("\\\n", " ").splitlines():
             for piece in re.split(r"&&|;|\|\|", line):
-                command = normalize(piece, python)
+                moved = moved or bool(re.match(r"\s*(cd|pushd)\s", piece))
+                command = None if moved else normalize(piece, python)
                 if not command or not is_runner(command):
                     continue
                 if _TOX_CALL.match(command) or _NOX_CALL.match(command):

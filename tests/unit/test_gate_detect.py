@@ -96,6 +96,9 @@ def test_a_ci_workflows_test_step_beats_a_guess_but_installs_and_expressions_are
     choice = detect_test_command(repo)
     assert python_of(choice.command) == "python -m pytest -q tests"
     assert choice.source == ".github/workflows/ci.yml test step" and "`go test ./...` (go.mod)" in choice.also
+    # A step that tests one folder (`cd backend && pytest`, `working-directory:`) is not the repo's command.
+    (repo / ".github/workflows/ci.yml").write_text(CI.replace("pip install -e .", "cd backend && pip install -e ."))
+    assert detect_test_command(repo).command == "go test ./..."
 
 
 @pytest.mark.parametrize(("line", "runs_tests"), [
