@@ -29,14 +29,27 @@ class GateResult(TypedDict):
     judged_by: NotRequired[str]  # "test ids" | "counts" (--judge-by-counts) | "exit status" (no runner)
 
 
+class PackageGate(TypedDict):
+    """One package of a monorepo, gated on its own: its folder (relative to the repo's top, "." the top), its
+    command and where that came from, the packages it depends on, and its run on the base (None: not run yet)."""
+
+    path: str
+    command: str
+    source: str
+    depends_on: list[str]
+    base: GateResult | None
+
+
 class GateSetup(TypedDict):
     """The gate of one run, decided and checked once before any agent session: the command and where it came
-    from, the worktree setup, and the command's run on the base (None when there is no command)."""
+    from, the worktree setup, and the command's run on the base (None when there is no command). A monorepo's
+    gate is per package (`packages`; `command` then runs them all, for whatever needs one command)."""
 
     command: str | None
     source: str
     setup: str | None
     base: GateResult | None
+    packages: NotRequired[list[PackageGate]]
 
 Outcome = Literal[
     "approved",  # the coach approved and the verify gate passed (and the merge landed)

@@ -19,6 +19,7 @@ from orchestrator.cli.as_found import AsFound
 from orchestrator.cli.messages import notice, warn
 from orchestrator.errors import EXIT_INTERRUPTED, EXIT_OK, EXIT_QUESTION, EXIT_USAGE_LIMIT, InputError
 from orchestrator.events import EventSink, event_dict
+from orchestrator.gate.report import gate_document, gate_lines
 from orchestrator.graph import runner
 from orchestrator.landing import journal
 from orchestrator.plan.model import scope_overlaps
@@ -49,7 +50,8 @@ def _dry_run(run_plan: runner.RunPlan, as_json: bool) -> int:
                 "cost_usd_expected": round(expected * session_usd, 2), "cost_per_session_usd": session_usd}
     if as_json:
         jsonout.print_json({"feature": plan.id, "base_branch": run_plan.base_branch, "tasks": rows,
-                            "gate": {"command": run_plan.gate.command, "source": run_plan.gate.source},
+                            "gate": gate_document(run_plan.settings.repo, run_plan.gate, plan.setup,
+                                                  run_plan.settings.setup),
                             "groups": run_plan.groups, "estimate": estimate, "scope_overlaps": scope_overlaps(plan),
                             "previous_run": _previous_run(run_plan)})
         return EXIT_OK
@@ -63,7 +65,8 @@ def _dry_run(run_plan: runner.RunPlan, as_json: bool) -> int:
     print(f"  sessions: ~{expected} expected, at most {estimate['sessions_max']};"
           f" cost ~${estimate['cost_usd_expected']:.2f} at ${session_usd:.2f}/session"
           f" (ORCHESTRATOR_EST_SESSION_USD); nothing was run or written")
-    print(f"  gate: {run_plan.gate.describe()}")
+    gate = gate_document(run_plan.settings.repo, run_plan.gate, plan.setup, run_plan.settings.setup)
+    print("\n".join(gate_lines(gate, run_plan.gate.describe())))
     previous = _previous_run(run_plan)
     if previous:
         print(f"  note: {previous}")
