@@ -69,6 +69,10 @@ def _noted(notes: list[str]) -> str:
 def _refuse(gate: str, base: GateResult, detected: bool, base_sha: str, notes: list[str], *,
             judge_by_counts: bool) -> None:
     reason = unusable_base(base, detected=detected, judge_by_counts=judge_by_counts)
+    if reason is None and notes and not base["passed"] and not base["tests_passed"]:
+        # A red base that passes nothing is a fact, but not when a submodule its tests need is missing here:
+        # no task could make a test pass, and every session would be spent for nothing.
+        reason = "it passes no test on the base, and a submodule is missing (see the note)"
     if reason:
         raise GateUnusableError(
             f"the gate {gate} can't run on the base ({base_sha[:10]}): {reason}. Fix it, or pass"
