@@ -6,6 +6,7 @@ Runs inside the user's interpreter (any Python 3): plain code, and nothing here 
 from __future__ import annotations
 
 import contextlib
+import importlib.abc
 import importlib.machinery
 import importlib.util
 import json
@@ -67,11 +68,36 @@ def _chain() -> None:
 
 _PYTEST_PLUGIN = "autobuild_gate_pytest"
 
+
+class _PytestPlugin:
+    """Adds the gate's pytest plugin to pytest's default plugins when `_pytest.config` is imported, in this
+    process only (an environment variable such as PYTEST_PLUGINS would reach processes that can't import it)."""
+
+    def find_spec(self, name: str, path: Any = None, target: Any = None) -> Any:
+        if name != "_pytest.config":
+            return None
+        sys.meta_path.remove(self)
+        spec = importlib.util.find_spec(name)
+        if spec is not None and spec.loader is not None:
+            inner = spec.loader
+
+            class Loader(importlib.abc.Loader):
+                def create_module(self, spec: Any) -> Any:
+                    return inner.create_module(spec)
+
+                def exec_module(self, module: Any) -> None:
+                    inner.exec_module(module)
+                    plugins = getattr(module, "default_plugins", None)
+                    if isinstance(plugins, tuple) and _PYTEST_PLUGIN not in plugins:
+                        module.default_plugins = (*plugins, _PYTEST_PLUGIN)
+
+            spec.loader = Loader()
+        return spec
+
+
 if os.environ.get("AUTOBUILD_UNITTEST_REPORT"):
     with contextlib.suppress(Exception):  # never break the user's interpreter: ids are then simply missing
         _record(os.environ["AUTOBUILD_UNITTEST_REPORT"])
-    plugins = [name for name in os.environ.get("PYTEST_PLUGINS", "").split(",") if name.strip()]
-    if _PYTEST_PLUGIN not in plugins:
-        os.environ["PYTEST_PLUGINS"] = ",".join([*plugins, _PYTEST_PLUGIN])
+    sys.meta_path.insert(0, _PytestPlugin())
 with contextlib.suppress(Exception):
     _chain()
