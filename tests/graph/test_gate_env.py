@@ -149,6 +149,8 @@ async def test_a_workspace_monorepos_backend_break_is_caught_and_a_frontend_chan
     assert "a + b" in git(repo, "show", "autobuild/FEAT-001:backend/shop/price.py")
     assert gate["FRONTEND"]["passed"] and "not touched by the change: backend" in gate["FRONTEND"]["summary"]
     assert run.status("FRONTEND") == "approved"
+    report = (repo / ".autobuild/runs/FEAT-001/AUTO-RUN.md").read_text()
+    assert "**Gate:** per package (2 package(s): backend `python" in report
 
 
 SUPER = {".gitignore": "__pycache__/\n.pytest_cache/\n", "pytest.ini": "[pytest]\npythonpath = vendor/lib\n",
