@@ -58,6 +58,8 @@ async def check_gate(repo: GitRepo, feature_id: str, base_sha: str, *, plan_veri
             _refuse(choice.describe(), base, choice.detected, base_sha, notes, judge_by_counts=judge_by_counts)
     finally:
         await repo.remove_worktree(worktree)
+    if notes:  # shown with the base's run wherever it is (the run's start, its reports)
+        base["summary"] += "".join(f"; {note}" for note in notes)
     decided["base"] = base
     return decided
 

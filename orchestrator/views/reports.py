@@ -89,7 +89,7 @@ def feature_report(feature_id: str, name: str, results: dict[str, TaskResult], o
         "",
     ]
     if gate is not None:
-        choice = GateChoice(gate["command"], gate["source"])
+        choice = GateChoice(gate["command"], gate["source"], packages=tuple(gate.get("packages") or ()))
         lines += [f"- **Gate:** {choice.describe()}", f"- **Worktree setup:** {gate['setup'] or '-'}"]
         lines += [f"- **Base:** {line}" if not line.startswith(" ") else line
                   for line in (describe_base(gate["base"]) if gate["base"] else [])]

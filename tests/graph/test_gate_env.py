@@ -149,6 +149,8 @@ async def test_a_workspace_monorepos_backend_break_is_caught_and_a_frontend_chan
     assert "a + b" in git(repo, "show", "autobuild/FEAT-001:backend/shop/price.py")
     assert gate["FRONTEND"]["passed"] and "not touched by the change: backend" in gate["FRONTEND"]["summary"]
     assert run.status("FRONTEND") == "approved"
+    report = (repo / ".autobuild/runs/FEAT-001/AUTO-RUN.md").read_text()
+    assert "**Gate:** per package (2 package(s): backend `python" in report
 
 
 SUPER = {".gitignore": "__pycache__/\n.pytest_cache/\n", "pytest.ini": "[pytest]\npythonpath = vendor/lib\n",
@@ -206,6 +208,9 @@ async def test_a_submodule_the_main_checkout_never_initialised_is_named_and_file
     assert (shown["submodules"], shown["submodules_missing"]) == (["vendor/lib"], ["vendor/lib"])
     assert any("git submodule update --init" in line for line in gate_lines(shown, "x"))
     agents = ScriptedAgents({"player": writes({"notes.md": "x\n"}), "coach": approve()})
-    with pytest.raises(GateUnusableError, match="can't run on the base") as refused:
-        await Workflow(repo, agents).run()
-    assert "note: submodule vendor/lib is not initialised in the main checkout" in str(refused.value)
+    try:  # the base's tests can't import from the empty submodule: refused, or judged red, the cause is named
+        run = await Workflow(repo, agents).run(max_turns=1)
+        said = next(e for e in run.events if e["event"] == "feature_start")["gate_base"]
+    except GateUnusableError as refused:
+        said = str(refused)
+    assert "submodule vendor/lib is not initialised in the main checkout" in said
