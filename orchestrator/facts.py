@@ -146,6 +146,8 @@ class TaskResult(TypedDict, total=False):
     false_approvals: int
     claims_contradicted: int
     receipt: Receipt
+    replaced_by: list[str]  # a `replaced` task: the ids of the tasks that replaced it
+    replacement: dict[str, Any]  # and, once they ended, `{"tasks": [their specs], "results": {id: result}}`
 
 
 class TaskState(TypedDict, total=False):
