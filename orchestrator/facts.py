@@ -46,6 +46,15 @@ Outcome = Literal[
 ]
 SUCCESS: frozenset[str] = frozenset({"approved", "approved-unverified"})
 
+
+def settled(results: dict[str, Any], task_id: str) -> bool:
+    """Did the task's work get done: approved, or `replaced` by tasks that all got done? (A replaced task fails
+    neither the run nor `land`; its replacements decide.)"""
+    result = results.get(task_id) or {}
+    if result.get("status") == "replaced":
+        return bool(result.get("replaced_by")) and all(settled(results, t) for t in result["replaced_by"])
+    return result.get("status") in SUCCESS
+
 Reviewer = Literal["coach", "precheck", "incomplete", "blocker", "tampering"]
 """Who judged the turn: the coach; the pre-check; the orchestrator (an incomplete turn: no report, no files);
 the player itself (a first blocker); the orchestrator (frozen acceptance tests edited)."""

@@ -58,7 +58,7 @@ def history(args: argparse.Namespace, settings: Settings) -> int:
 
 def show(args: argparse.Namespace, settings: Settings) -> int:
     repo, db = repo_and_db(settings, args.feature)
-    plan = load_plan(repo, args.feature)
+    plan = inspection.replanned(db, load_plan(repo, args.feature))  # with the tasks replans added
     if args.task:
         if args.task not in plan.task_ids():
             raise InputError(f"{args.feature} has no task {args.task}: tasks are {', '.join(plan.task_ids())}")

@@ -18,6 +18,7 @@ from langgraph.types import Command, StateSnapshot
 from agents import AgentError, find_cli, reaper
 from orchestrator.errors import InputError, StoreError
 from orchestrator.events import EventSink, event_dict
+from orchestrator.facts import settled
 from orchestrator.gate import GateChoice, choose_gate
 from orchestrator.graph.state import SUCCESS, TaskResult
 from orchestrator.graph.workflow import build_feature_workflow
@@ -70,7 +71,7 @@ class RunSummary:
 
     @property
     def exit_code(self) -> int:
-        done = all(self.results.get(t, {}).get("status") in SUCCESS for t in self.order)
+        done = all(settled(dict(self.results), t) for t in self.order)
         return 0 if done else 1
 
 

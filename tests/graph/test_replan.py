@@ -3,13 +3,19 @@ its dependents wait for them, the feature finishes; an invalid replacement is re
 
 from __future__ import annotations
 
+import asyncio
+import json
 from pathlib import Path
+from typing import Any
 
 import pytest
+from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
 from agents.replanner import ReplanInput
 from agents.testing.scripted_agents import ScriptedAgents, approve, feedback, replacement, writes
 from orchestrator.cli.demo import make_sample_repo
+from orchestrator.cli.main import main
+from tests import schemas
 from tests.graph.harness import CALC_FILES, Workflow, plan, task
 
 SUB = {"calc/sub.py": "def sub(a, b):\n    return a - b\n"}
@@ -92,3 +98,47 @@ async def test_replan_0_keeps_todays_behaviour(tmp_path: Path) -> None:
     assert run.status("TASK-001") == "failed" and run.status("TASK-002") == "skipped"
     assert run.results["TASK-001"]["reason"] == "max turns reached (2) without an approval"
     assert not agents.prompts_of("replan", "TASK-001")
+
+
+async def test_a_question_in_a_replacement_task_pauses_and_resumes_without_asking_the_planner_again(
+        tmp_path: Path) -> None:
+    agents = script(**{"TASK-001": TWO_TASKS})
+    agents.script[("player", "TASK-001-R1-2")] = writes({"calc/neg.py": "def neg(a):\n    return -a\n"},
+                                                        question="Negate zero how?")
+    workflow = Workflow(repo_with_a_big_task(tmp_path), agents, options={"interactive": True, "max_turns": 2})
+    first = await workflow.run()
+    assert [i.value["question"] for i in first.interrupts] == ["Negate zero how?"]
+    second = await workflow.run(resume="as -0")
+    assert {t: second.status(t) for t in second.results} == {
+        "TASK-001": "replaced", "TASK-001-R1-1": "approved", "TASK-001-R1-2": "approved", "TASK-002": "approved"}
+    assert len(agents.prompts_of("replan", "TASK-001")) == 1, "the replan was replayed from the checkpoint"
+    assert len(agents.prompts_of("player", "TASK-001-R1-1")) == 1, "finished replacement work is not redone"
+    assert len(agents.prompts_of("player", "TASK-001")) == 2, "nor the replaced task's turns"
+    assert agents.prompts_of("player", "TASK-001-R1-2")[-1].answers == {"Negate zero how?": "as -0"}
+
+
+async def test_status_graph_show_stats_and_land_see_the_replacement(tmp_path: Path,
+                                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    repo = repo_with_a_big_task(tmp_path)
+    db = tmp_path / "db.sqlite"
+    async with AsyncSqliteSaver.from_conn_string(str(db)) as saver:
+        await Workflow(repo, script(**{"TASK-001": TWO_TASKS}), checkpointer=saver).run(max_turns=2)
+    where = ["--repo", str(repo), "--db", str(db), "--json"]
+
+    def document(*args: str) -> dict[str, Any]:
+        assert main([*args, *where]) == 0
+        return dict(json.loads(capsys.readouterr().out))
+
+    status = schemas.valid("status", json.dumps(document("status", "FEAT-001")))
+    assert [(row["task"], row["status"]) for row in status["tasks"]] == [
+        ("TASK-001", "replaced"), ("TASK-001-R1-1", "approved"), ("TASK-001-R1-2", "approved"),
+        ("TASK-002", "approved")]
+    chart = document("graph", "FEAT-001")
+    assert chart["outcomes"]["TASK-001"] == "replaced" and "TASK-001-R1-2" in chart["node_ids"]
+    shown = document("show", "FEAT-001", "TASK-001-R1-2")
+    assert shown["final"]["status"] == "approved"
+    assert document("stats")["replans"] == 1
+    assert (repo / ".autobuild/features/FEAT-001.yaml").read_text().count("TASK-001-R1") == 0, "plan file untouched"
+    landed = await asyncio.to_thread(main, ["land", "FEAT-001", "--repo", str(repo), "--db", str(db)])
+    assert landed == 0, capsys.readouterr()
+    assert (repo / "calc/neg.py").is_file() and (repo / "calc/mul.py").is_file()
