@@ -16,6 +16,7 @@ from typing import Any
 from langgraph.errors import GraphInterrupt
 from langgraph.func import task
 from langgraph.runtime import get_runtime
+from langgraph.types import interrupt
 
 from agents import ReplanInput, format_feedback
 from orchestrator.errors import PlanError
@@ -105,6 +106,10 @@ async def replace(task_id: str, result: TaskResult, final: Any, run_key: str, *,
         refused = _with_replan_cost(result, final, cost, replans=0)
         return refused | TaskResult(reason=f"{result.get('reason')}; replan refused: {proposal['error']}")
     new_ids = [str(t["id"]) for t in tasks]
+    if ctx.options.interactive and not _agreed(task_id, proposal, tasks):
+        events("replan_refused", task_id, reason="a person declined the replacement", cost_usd=cost)
+        declined = _with_replan_cost(result, final, cost, replans=0)
+        return declined | TaskResult(reason=f"{result.get('reason')}; replan declined: {', '.join(new_ids)} not run")
     await _apply(active.scheduler, task_id, tasks)
     events("replan", task_id, tasks=new_ids, cost_usd=cost, reason=str(result.get("reason", "")))
     replaced = _with_replan_cost(result, final, cost, replans=1) | TaskResult(
@@ -115,6 +120,15 @@ async def replace(task_id: str, result: TaskResult, final: Any, run_key: str, *,
         raise GraphInterrupt(tuple(questions))
     done = {new_id: active.scheduler.results[new_id] for new_id in new_ids if new_id in active.scheduler.results}
     return replaced | TaskResult(replacement={"tasks": tasks, "results": done})
+
+
+def _agreed(task_id: str, proposal: dict[str, Any], tasks: list[dict[str, Any]]) -> bool:
+    """Interactive runs ask before replacing a task (an interrupt like an agent's question: `answer` it with yes
+    or no). Nothing before this in the task's body calls an agent again on resume: the proposal is checkpointed."""
+    listed = "; ".join(f"{t['id']}: {t.get('name', '')}" for t in tasks)
+    answer = interrupt({"question_id": f"{task_id}-replan-{proposal['round']}", "task": task_id,
+                        "question": f"{task_id} ran out of turns. Replace it by {listed}?", "options": ["yes", "no"]})
+    return str(answer).strip().lower() in ("y", "yes")
 
 
 async def _apply(scheduler: Scheduler, task_id: str, tasks: list[dict[str, Any]]) -> None:

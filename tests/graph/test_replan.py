@@ -15,6 +15,7 @@ from agents.replanner import ReplanInput
 from agents.testing.scripted_agents import ScriptedAgents, approve, feedback, replacement, writes
 from orchestrator.cli.demo import make_sample_repo
 from orchestrator.cli.main import main
+from orchestrator.views.live_view import TaskBoard
 from tests import schemas
 from tests.graph.harness import CALC_FILES, Workflow, plan, task
 
@@ -69,6 +70,10 @@ async def test_a_task_out_of_turns_is_replaced_by_the_planners_two_tasks_and_the
     summed = sum(r["receipt"]["approved_cost_usd"] + r["receipt"]["other_cost_usd"] for r in run.results.values())
     assert summed == pytest.approx(total)
     assert [e["tasks"] for e in run.events if e["event"] == "replan"] == [["TASK-001-R1-1", "TASK-001-R1-2"]]
+    board = TaskBoard()
+    for event in run.events:
+        board.update(event, 0.0)
+    assert board.rows["TASK-001"].state == "replaced" and board.rows["TASK-001-R1-2"].state == "approved"
     report = (run_dir(tmp_path) / "AUTO-RUN.md").read_text()
     assert "| TASK-001 | replaced |" in report and "| TASK-001-R1-2 | approved |" in report
 
@@ -106,7 +111,9 @@ async def test_a_question_in_a_replacement_task_pauses_and_resumes_without_askin
     agents.script[("player", "TASK-001-R1-2")] = writes({"calc/neg.py": "def neg(a):\n    return -a\n"},
                                                         question="Negate zero how?")
     workflow = Workflow(repo_with_a_big_task(tmp_path), agents, options={"interactive": True, "max_turns": 2})
-    first = await workflow.run()
+    agreed = await workflow.run()
+    assert [i.value["question_id"] for i in agreed.interrupts] == ["TASK-001-replan-1"]
+    first = await workflow.run(resume="yes")
     assert [i.value["question"] for i in first.interrupts] == ["Negate zero how?"]
     second = await workflow.run(resume="as -0")
     assert {t: second.status(t) for t in second.results} == {
@@ -142,3 +149,17 @@ async def test_status_graph_show_stats_and_land_see_the_replacement(tmp_path: Pa
     landed = await asyncio.to_thread(main, ["land", "FEAT-001", "--repo", str(repo), "--db", str(db)])
     assert landed == 0, capsys.readouterr()
     assert (repo / "calc/neg.py").is_file() and (repo / "calc/mul.py").is_file()
+
+
+@pytest.mark.parametrize(("answer", "status"), [("yes", "replaced"), ("no", "failed")])
+async def test_interactive_runs_ask_before_replacing_a_task(tmp_path: Path, answer: str, status: str) -> None:
+    agents = script(**{"TASK-001": TWO_TASKS})
+    workflow = Workflow(repo_with_a_big_task(tmp_path), agents, options={"interactive": True, "max_turns": 2})
+    first = await workflow.run()
+    [asked] = [i.value for i in first.interrupts]
+    assert asked["question_id"] == "TASK-001-replan-1" and "TASK-001-R1-2: negate" in asked["question"]
+    assert not agents.prompts_of("player", "TASK-001-R1-1"), "nothing replaced before the answer"
+    second = await workflow.run(resume=answer)
+    assert second.status("TASK-001") == status
+    assert len(agents.prompts_of("replan", "TASK-001")) == 1, "the answer does not ask the planner again"
+    assert second.status("TASK-002") == ("approved" if answer == "yes" else "skipped")
