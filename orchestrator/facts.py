@@ -55,6 +55,22 @@ def settled(results: dict[str, Any], task_id: str) -> bool:
         return bool(result.get("replaced_by")) and all(settled(results, t) for t in result["replaced_by"])
     return result.get("status") in SUCCESS
 
+
+def run_order(order: list[str], results: dict[str, Any]) -> list[str]:
+    """The plan's order with the tasks that replaced a task right after it (a replan's tasks)."""
+    found: list[str] = []
+
+    def add(task_id: str) -> None:
+        found.append(task_id)
+        for new_id in (results.get(task_id) or {}).get("replaced_by") or []:
+            if new_id not in found:
+                add(str(new_id))
+
+    for task_id in order:
+        if task_id not in found:
+            add(task_id)
+    return found
+
 Reviewer = Literal["coach", "precheck", "incomplete", "blocker", "tampering"]
 """Who judged the turn: the coach; the pre-check; the orchestrator (an incomplete turn: no report, no files);
 the player itself (a first blocker); the orchestrator (frozen acceptance tests edited)."""
