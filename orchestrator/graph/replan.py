@@ -11,6 +11,7 @@ replayed result rebuilds the plan and the schedule without running anything agai
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
+from pathlib import Path
 from typing import Any
 
 from langgraph.errors import GraphInterrupt
@@ -26,6 +27,7 @@ from orchestrator.graph.state import TaskResult, TaskState
 from orchestrator.plan.planner import replacement_plan
 from orchestrator.plan.replacement import MARK, adopt, replace_task, replan_round
 from orchestrator.store import receipts
+from orchestrator.views import reports
 
 REPLANNABLE = ("max turns reached", "stalled:", "player: the agent session hit its max turns")
 """How a task ends that was too big for its turns. Not tampering, a false approval, a budget, a blocker or a
@@ -115,6 +117,8 @@ async def replace(task_id: str, result: TaskResult, final: Any, run_key: str, *,
     replaced = _with_replan_cost(result, final, cost, replans=1) | TaskResult(
         status="replaced", reason=f"replaced by {', '.join(new_ids)} ({result.get('reason')})", replaced_by=new_ids)
     await active.scheduler.finish(task_id, replaced)  # its dependents now wait for the new tasks
+    if result.get("report"):
+        reports.note_replacement(Path(str(result["report"])), new_ids, cost)
     questions = await launch(new_ids)
     if questions:
         raise GraphInterrupt(tuple(questions))

@@ -76,6 +76,8 @@ async def test_a_task_out_of_turns_is_replaced_by_the_planners_two_tasks_and_the
     assert board.rows["TASK-001"].state == "replaced" and board.rows["TASK-001-R1-2"].state == "approved"
     report = (run_dir(tmp_path) / "AUTO-RUN.md").read_text()
     assert "| TASK-001 | replaced |" in report and "| TASK-001-R1-2 | approved |" in report
+    task_report = (run_dir(tmp_path) / "TASK-001/AUTO-RUN.md").read_text()
+    assert "split this task into TASK-001-R1-1, TASK-001-R1-2" in task_report
 
 
 def run_dir(tmp_path: Path) -> Path:
