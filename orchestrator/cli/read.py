@@ -87,6 +87,8 @@ def _task_text(data: dict[str, Any]) -> str:
     final = data.get("final")
     if final:
         lines.append(f"result: {final.get('status')}: {final.get('reason')}")
+        if data.get("replaced_by"):
+            lines.append(f"replaced by {', '.join(data['replaced_by'])} (a replan: they carry on its work)")
         if final.get("receipt"):
             lines.append(f"receipt: {receipts.describe(receipts.of_result(final))}")
     lines.extend(f"  {path}" for path in data["reports"])

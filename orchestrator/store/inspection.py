@@ -240,6 +240,7 @@ def show_task(repo: Path, plan: FeaturePlan, task_id: str) -> dict[str, Any]:
         "acceptance_criteria": task.acceptance_criteria,
         "turns": [turns[number] for number in sorted(turns)],
         "final": next((e for e in reversed(events) if e.get("event") == "finalize"), None),
+        "replaced_by": next((list(e.get("tasks") or []) for e in reversed(events) if e.get("event") == "replan"), []),
         "reports": sorted(str(p) for p in folder.glob("*")) if folder.is_dir() else [],
     }
 

@@ -146,6 +146,8 @@ async def test_status_graph_show_stats_and_land_see_the_replacement(tmp_path: Pa
     assert chart["outcomes"]["TASK-001"] == "replaced" and "TASK-001-R1-2" in chart["node_ids"]
     shown = document("show", "FEAT-001", "TASK-001-R1-2")
     assert shown["final"]["status"] == "approved"
+    replaced = schemas.valid("show-task", json.dumps(document("show", "FEAT-001", "TASK-001")))
+    assert replaced["replaced_by"] == ["TASK-001-R1-1", "TASK-001-R1-2"]
     assert document("stats")["replans"] == 1
     assert (repo / ".autobuild/features/FEAT-001.yaml").read_text().count("TASK-001-R1") == 0, "plan file untouched"
     landed = await asyncio.to_thread(main, ["land", "FEAT-001", "--repo", str(repo), "--db", str(db)])
