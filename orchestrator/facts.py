@@ -21,17 +21,35 @@ class GateResult(TypedDict):
     tests_failed: int | None
     failing: list[str] | None  # failing test ids; None: the runner reported no ids
     new_failures: list[str]  # failing now, not on the base
-    ran_classes: list[str] | None  # JUnit classnames of every test that ran (modules/classes; None: no ids)
+    ran_classes: list[str] | None  # JUnit classnames (pytest) or ids of the tests that ran, skips not included
+    # Added later (older checkpoints lack them: read with .get):
+    tests_skipped: NotRequired[int | None]
+    skipped: NotRequired[list[str] | None]  # skipped tests as "id (reason)" where the runner names them
+    runner: NotRequired[str | None]  # the test runner(s) recognised ("pytest", "go test+cargo test"); None: none
+    judged_by: NotRequired[str]  # "test ids" | "counts" (--judge-by-counts) | "exit status" (no runner)
+
+
+class PackageGate(TypedDict):
+    """One package of a monorepo, gated on its own: its folder (relative to the repo's top, "." the top), its
+    command and where that came from, the packages it depends on, and its run on the base (None: not run yet)."""
+
+    path: str
+    command: str
+    source: str
+    depends_on: list[str]
+    base: GateResult | None
 
 
 class GateSetup(TypedDict):
     """The gate of one run, decided and checked once before any agent session: the command and where it came
-    from, the worktree setup, and the command's run on the base (None when there is no command)."""
+    from, the worktree setup, and the command's run on the base (None when there is no command). A monorepo's
+    gate is per package (`packages`; `command` then runs them all, for whatever needs one command)."""
 
     command: str | None
     source: str
     setup: str | None
     base: GateResult | None
+    packages: NotRequired[list[PackageGate]]
 
 Outcome = Literal[
     "approved",  # the coach approved and the verify gate passed (and the merge landed)

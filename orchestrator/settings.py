@@ -37,6 +37,9 @@ class RunOptions(BaseModel):
     verify_timeout: float = 900.0
     verify: str | None = None
     """The gate command, over the plan's and the detected one; "none" runs without a gate (unverified)."""
+    judge_by_counts: bool = False
+    """Judge tasks on a red base by the number of failures when its runner names no failing test (shown in
+    every report); without it such a run stops before any session."""
     setup: str | None = None
     """Prepares each new worktree (e.g. `npm ci`), over the plan's `setup` and the default; "none": nothing."""
     budget_usd: float | None = None

@@ -50,6 +50,9 @@ def _add_run_options(parser: argparse.ArgumentParser) -> None:
                         help="dag: a task starts when its dependencies are merged (default);"
                              " groups: wait for the whole previous parallel group")
     _add_gate_options(parser)
+    parser.add_argument("--judge-by-counts", action="store_true", default=None,
+                        help="on a red base whose failing tests the runner doesn't name, judge tasks by the number"
+                             " of failures (weaker: a fix plus a break looks unchanged; every report says so)")
     parser.add_argument("--setup", default=None, metavar="CMD",
                         help="prepare each new worktree (e.g. 'npm ci'); 'none' for nothing (default: the plan's"
                              " setup, else reuse the main checkout's .venv / node_modules)")

@@ -15,11 +15,15 @@ from typing import Any
 from langgraph.runtime import RunControl
 
 from orchestrator import jsonout
+from orchestrator.cli.as_found import AsFound
 from orchestrator.cli.messages import notice, warn
-from orchestrator.errors import EXIT_INTERRUPTED, EXIT_OK, EXIT_QUESTION, EXIT_USAGE_LIMIT
+from orchestrator.errors import EXIT_INTERRUPTED, EXIT_OK, EXIT_QUESTION, EXIT_USAGE_LIMIT, InputError
 from orchestrator.events import EventSink, event_dict
+from orchestrator.gate.report import gate_document, gate_lines
 from orchestrator.graph import runner
+from orchestrator.landing import journal
 from orchestrator.plan.model import scope_overlaps
+from orchestrator.repo.git import GitRepo
 from orchestrator.repo.lock import repo_lock
 from orchestrator.settings import RunSettings
 from orchestrator.store import inspection
@@ -46,7 +50,8 @@ def _dry_run(run_plan: runner.RunPlan, as_json: bool) -> int:
                 "cost_usd_expected": round(expected * session_usd, 2), "cost_per_session_usd": session_usd}
     if as_json:
         jsonout.print_json({"feature": plan.id, "base_branch": run_plan.base_branch, "tasks": rows,
-                            "gate": {"command": run_plan.gate.command, "source": run_plan.gate.source},
+                            "gate": gate_document(run_plan.settings.repo, run_plan.gate, plan.setup,
+                                                  run_plan.settings.setup),
                             "groups": run_plan.groups, "estimate": estimate, "scope_overlaps": scope_overlaps(plan),
                             "previous_run": _previous_run(run_plan)})
         return EXIT_OK
@@ -60,7 +65,8 @@ def _dry_run(run_plan: runner.RunPlan, as_json: bool) -> int:
     print(f"  sessions: ~{expected} expected, at most {estimate['sessions_max']};"
           f" cost ~${estimate['cost_usd_expected']:.2f} at ${session_usd:.2f}/session"
           f" (ORCHESTRATOR_EST_SESSION_USD); nothing was run or written")
-    print(f"  gate: {run_plan.gate.describe()}")
+    gate = gate_document(run_plan.settings.repo, run_plan.gate, plan.setup, run_plan.settings.setup)
+    print("\n".join(gate_lines(gate, run_plan.gate.describe())))
     previous = _previous_run(run_plan)
     if previous:
         print(f"  note: {previous}")
@@ -126,14 +132,19 @@ def run_command(args: argparse.Namespace, settings: RunSettings) -> int:
         return _dry_run(run_plan, settings.json_output)
     progress = Progress(json_mode=settings.json_output, live=sys.stdout.isatty())
     notifier = Notifier.from_settings(settings, progress)  # --notify / --on-event; drained on the way out
+    found = AsFound(GitRepo(settings.repo), run_plan.plan.id, run_plan.thread_id, run_plan.store).note()
     try:
         with repo_lock(settings.repo, f"{command} {settings.target}", notice=notice), progress, notifier:
+            journal.finish_interrupted(GitRepo(settings.repo))  # a landing a kill -9 cut short
             remember_db(settings.repo, run_plan.plan.id, run_plan.store.location)
             if not settings.json_output:
                 print(f"AutoBuild {run_plan.thread_id}: checkpoints in {run_plan.store}", flush=True)
             summary = asyncio.run(_run_with_signals(run_plan, notifier, answer))
     except (KeyboardInterrupt, asyncio.CancelledError):
         return _interrupted(run_plan)
+    except InputError:  # refused once the run had started (its gate can't run on the base…): exit 2, as found
+        found.undo()
+        raise
     if summary.interrupted:
         return _interrupted(run_plan)
     exit_code = EXIT_QUESTION if summary.pending_questions else summary.exit_code

@@ -16,7 +16,9 @@ from langgraph.runtime import Runtime
 from agents import Agents, SessionLimits, SessionSettings, TaskBrief
 from agents.limits import UsageLimitGate
 from orchestrator.errors import InfrastructureError
-from orchestrator.gate import GateResult, GateSetup, gate_env, judge, no_gate, run_gate
+from orchestrator.gate import GateResult, GateSetup, gate_env, judged_run, no_gate
+from orchestrator.gate.per_package import changed_since, gate_packages
+from orchestrator.gate.submodules import init_submodules
 from orchestrator.graph.events import EventLog
 from orchestrator.plan.model import FeaturePlan
 from orchestrator.processes import run_shell
@@ -142,6 +144,7 @@ class RunContext:
     async def setup_worktree(self, worktree: Path) -> None:
         """Make a new worktree able to run the repo's tests (the run's `setup`); a failure stops the task as
         an infrastructure error, with the command's output."""
+        await init_submodules(self.repo, worktree)  # from the main checkout's copies, before any setup
         command = self.gate["setup"]
         if not command:
             return
@@ -161,5 +164,8 @@ class RunContext:
         command = self.gate_command(task_id) if task_id else self.gate["command"]
         if command is None:
             return no_gate(self.gate["source"])
-        result = await run_gate(command, worktree, self.options.verify_timeout, gate_env(self.repo.root, worktree))
-        return judge(result, self.gate["base"])
+        if self.gate.get("packages") and command == self.gate["command"]:  # a monorepo: the packages it touches
+            changed = await changed_since(self.repo, worktree, self.feature_branch) if task_id else None
+            return await gate_packages(self.gate, self.repo.root, worktree, changed, self.options.verify_timeout)
+        return await judged_run(command, worktree, self.options.verify_timeout, gate_env(self.repo.root, worktree),
+                                self.gate["base"])

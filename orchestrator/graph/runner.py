@@ -192,7 +192,7 @@ async def execute(
             config: RunnableConfig = {"configurable": {"thread_id": run_plan.thread_id}}
             snapshot = await graph.aget_state(config, subgraphs=True)
             graph_input: dict[str, Any] | Command[Any] | None
-            if settings.fresh and (snapshot.values or snapshot.next):
+            if settings.fresh:  # from the base, whichever DB knew the feature: an old branch is set aside
                 await saver.adelete_thread(run_plan.thread_id)
                 await _set_aside_feature_branch(run_plan, emit)
                 snapshot = await graph.aget_state(config)

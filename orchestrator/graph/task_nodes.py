@@ -10,12 +10,15 @@ from __future__ import annotations
 import hashlib
 import json
 import time
+from collections.abc import Sequence
 from pathlib import Path
 
 from langgraph.runtime import Runtime
 from langgraph.types import interrupt
 
 from agents import AgentResult, PlayerInput, format_feedback
+from orchestrator.gate.judge import tests_only_skipped
+from orchestrator.gate.submodules import refusal, submodule_changes, undo_submodule_changes
 from orchestrator.graph.context import RunContext
 from orchestrator.graph.events import EventLog
 from orchestrator.graph.state import (
@@ -73,6 +76,10 @@ async def player(state: TaskState, runtime: Runtime[RunContext]) -> TaskState:
     if result.question is not None:
         return cost | _question(state, ctx.options.interactive, agent.events, result)
     sha = await ctx.repo.commit_all(agent.worktree, f"autobuild({task_id}): player turn {turn}")
+    submodules = await submodule_changes(ctx.repo, agent.worktree, state["base_sha"])
+    if submodules:  # never committed, merged nor gated: undone, and the turn is refused with the reason
+        await undo_submodule_changes(ctx.repo, agent.worktree, state["base_sha"], submodules)
+        sha = await ctx.repo.commit_all(agent.worktree, f"autobuild({task_id}): undo submodule changes (turn {turn})")
     changed = await ctx.repo.changed_files(agent.worktree, state["base_sha"])
     tampered = [path for path in ctx.plan.task(task_id).acceptance_tests if path in changed]
     if tampered:
@@ -91,11 +98,12 @@ async def player(state: TaskState, runtime: Runtime[RunContext]) -> TaskState:
         [f"turn {turn} player: ended without calling report_progress"] if missing_report else [])
     if tampered:
         agent.events("frozen_test_tampering", task_id, turn=turn, files=tampered)
-    return update | judge_player(state, agent.events, result, changed, agent.worktree, tampered=tampered)
+    return update | judge_player(state, agent.events, result, changed, agent.worktree, tampered=tampered,
+                                 submodules=submodules)
 
 
 def judge_player(state: TaskState, events: EventLog, result: AgentResult, changed: list[str], worktree: Path, *,
-                 tampered: list[str]) -> TaskState:
+                 tampered: list[str], submodules: Sequence[str] = ()) -> TaskState:
     """Failure, blocker, or completion: the terminal signal AND artifacts on disk, never the exit code alone."""
     task_id, turn = state["task_id"], state["turn"]
     hung = hung_command_note("player", result)
@@ -115,10 +123,12 @@ def judge_player(state: TaskState, events: EventLog, result: AgentResult, change
         note = (f"You reported a blocker ({blocker['description']}). If you can work around it, do so;"
                 " if it really blocks the task, report the same blocker again and the task stops for a human.")
         return TaskState(review=_review(turn, "blocker", [note]), blocker_hashes=hashes)
-    if tampered:
-        note = (f"You edited or deleted frozen acceptance tests ({', '.join(tampered)}); they were restored."
-                " Make the code pass them instead.")
-        return TaskState(review=_review(turn, "tampering", [note]), blocker_hashes=[])
+    if tampered or submodules:
+        refused = [refusal(list(submodules))] if submodules else []
+        if tampered:
+            refused.append(f"You edited or deleted frozen acceptance tests ({', '.join(tampered)}); they were"
+                           " restored. Make the code pass them instead.")
+        return TaskState(review=_review(turn, "tampering" if tampered else "incomplete", refused), blocker_hashes=[])
     notes = [hung] if hung else []
     if not hung and result.report is None and not result.promise_complete:
         notes.append("Your previous turn ended without calling report_progress: implement, then report.")
@@ -203,6 +213,11 @@ async def finalize_success(state: TaskState, runtime: Runtime[RunContext]) -> Ta
     artifacts = await ctx.repo.changed_files(Path(state["worktree"]), state["base_sha"])
     review = state.get("review")
     gate = review["gate"] if review else None
+    player = state.get("player")
+    written = [str(path) for path in ((player["report"] if player else None) or {}).get("tests_written") or []]
+    if gate is not None and gate["command"] and (skipped := tests_only_skipped(written, gate)):
+        return await _finish(state, runtime, "approved-unverified", "approved by the coach, but the gate only"
+                             f" skipped the task's new tests: {'; '.join(skipped)}", artifacts=artifacts)
     if gate is not None and gate["command"]:
         return await _finish(state, runtime, "approved", "approved by the coach and the verify gate",
                              artifacts=artifacts)

@@ -110,13 +110,13 @@ async def prepare_feature(repo: str, feature_id: str, base_branch: str | None, d
 @task
 async def gate_baseline(repo: str, feature_id: str, base_branch: str | None, *, plan_verify: str | None,
                         plan_setup: str | None, verify: str | None, setup: str | None,
-                        timeout_s: float) -> GateSetup:
+                        timeout_s: float, judge_by_counts: bool = False) -> GateSetup:
     """The run's gate, decided and run once on the base before any agent session (kept in the checkpoint,
     so a resume neither re-runs it nor re-decides it)."""
     git = GitRepo(Path(repo))
     base = git.rev(base_branch or git.current_branch())
     return await check_gate(git, feature_id, base, plan_verify=plan_verify, plan_setup=plan_setup, verify=verify,
-                            setup=setup, timeout_s=timeout_s)
+                            setup=setup, timeout_s=timeout_s, judge_by_counts=judge_by_counts)
 
 
 @task
@@ -205,7 +205,7 @@ async def _run_feature(inputs: FeatureInput, options: RunOptions, repo: GitRepo,
     # Before the feature branch and any session: a gate that can't run stops the run having spent nothing.
     gate = await gate_baseline(str(repo.root), plan.id, plan.base_branch, plan_verify=plan.verify,
                                plan_setup=plan.setup, verify=options.verify, setup=options.setup,
-                               timeout_s=options.verify_timeout)
+                               timeout_s=options.verify_timeout, judge_by_counts=options.judge_by_counts)
     if options.verify is not None and choose_gate(repo.root, plan.verify, options.verify).command != gate["command"]:
         # The gate was decided and checked on the base when the run started; a resume can't swap it silently.
         raise InputError(f"this run's gate is {GateChoice(gate['command'], gate['source']).describe()}, decided"

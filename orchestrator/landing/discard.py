@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from orchestrator.errors import InputError
+from orchestrator.landing import journal
 from orchestrator.plan.model import check_id
 from orchestrator.processes import run
 from orchestrator.repo.git import AUTOBUILD_REFS, GitRepo, feature_branch
@@ -71,6 +72,7 @@ def discard(args: argparse.Namespace, settings: Settings) -> dict[str, Any]:
     repo.check()
     feature_id = check_id("feature", args.feature)
     with repo_lock(root, f"discard {feature_id}"):
+        journal.finish_interrupted(repo)
         return asyncio.run(_discard(repo, feature_id))
 
 

@@ -12,15 +12,20 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import shlex
+import shutil
+import sys
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from agents import reaper
 from orchestrator.errors import InputError
 from orchestrator.facts import GateResult
 from orchestrator.gate import gate_env, judge, run_gate
 from orchestrator.gate.detect import NO_GATE
+from orchestrator.landing import journal
 from orchestrator.landing.record import RunRecord, Standing, predicted_conflicts, read_record, standing
 from orchestrator.plan.model import FeaturePlan, load_plan
 from orchestrator.processes import run_shell
@@ -105,7 +110,9 @@ def conflict_detail(found: Standing, files: list[str]) -> str:
 def _message(plan: FeaturePlan, found: Standing, squash: bool) -> str:
     title = (f"{plan.name} ({plan.id}, squashed from {found.feature_branch})" if squash
              else f"Merge {found.feature_branch} into {found.base_branch}: {plan.name}")
-    lines = [title, "", "Tasks:", *[f"- {task}: {plan.task(task).name}" for task in found.approved]]
+    names = {task.id: task.name for task in plan.tasks}
+    lines = [title, "", "Tasks:", *[f"- {task}: {names.get(task, '(no longer in the plan)')}"
+                                    for task in found.approved]]
     if found.not_approved:
         lines += ["", "Not landed (not approved):", *[f"- {task}: {status}" for task, status in
                                                       found.not_approved.items()]]
@@ -117,6 +124,12 @@ def _gate_doc(gate: Gate, result: GateResult | None) -> dict[str, Any] | None:
         return None
     return {"command": gate.command, "source": gate.source, "passed": result["passed"], "summary": result["summary"],
             "new_failures": result["new_failures"], "failing": result["failing"], "output": result["output"]}
+
+
+def leashed(command: str) -> str:
+    """`command` run so that it dies with `land` (landing/leash.py), with the same shell and exit code."""
+    leash = Path(__file__).with_name("leash.py")
+    return f"exec {shlex.quote(sys.executable)} -I {shlex.quote(str(leash))} {shlex.quote(command)}"
 
 
 @dataclass
@@ -134,26 +147,42 @@ class Attempt:
     verify_timeout: float
     """Seconds the setup and the gate may each take (the `verify_timeout` setting)."""
 
+    def __post_init__(self) -> None:
+        self.journal = journal.Journal(self.plan.id, f"refs/heads/{self.found.base_branch}", self.landing.old_sha,
+                                       str(self.repo.worktrees_dir / self.plan.id / "_land"), reaper.new_tag())
+
     async def run(self, squash: bool) -> Landing:
-        worktree = self.repo.worktrees_dir / self.plan.id / "_land"
-        await self.repo.add_detached_worktree(worktree, self.landing.old_sha)
+        worktree = Path(self.journal.worktree)
+        journal.write(self.repo, self.journal)  # before anything exists that a kill would leave behind
+        ended = False
         try:
-            env = gate_env(self.repo.root, worktree)
+            await self.repo.add_detached_worktree(worktree, self.landing.old_sha)
+            await self._hooks_as_in_your_checkout(worktree)
+            env = {**gate_env(self.repo.root, worktree), reaper.SESSION_TAG_ENV: self.journal.tag}
             base = await self._prepare(worktree, env)
             if self.landing.outcome != "landed":  # the setup failed
+                ended = True
+                return self.landing
+            if not squash and not await self._pre_commit_on_everything(worktree):
+                ended = True
                 return self.landing
             new = await self._merge(worktree, squash)
             if new is None or not await self._verify(worktree, env, base):
+                ended = True
                 return self.landing
-            return await self._move(new)
+            landing = await self._move(new)
+            ended = True
+            return landing
         finally:
             await self.repo.remove_worktree(worktree)
+            if ended:  # else (an exception, Ctrl+C) the next command finishes or undoes it from the journal
+                journal.clear(self.repo)
 
     async def _prepare(self, worktree: Path, env: dict[str, str]) -> GateResult | None:
         """The run's setup, and the gate's run on the base unless the run's own still applies."""
         gate = self.gate
         if gate.setup:
-            done = await run_shell(gate.setup, worktree, self.verify_timeout, env)
+            done = await run_shell(leashed(gate.setup), worktree, self.verify_timeout, env)
             if not done.ok:
                 self.landing.fail("setup_failed", f"setup `{gate.setup}` failed (exit {done.returncode}):"
                                                   f" {done.tail(10)}")
@@ -161,8 +190,48 @@ class Attempt:
         if gate.command and gate.base is None:
             self.say(f"running `{gate.command}` on {self.found.base_branch} ({self.landing.old_sha[:10]}) to know"
                      " what is already red there")
-            return await run_gate(gate.command, worktree, self.verify_timeout, env)
+            return await self._gate(gate.command, worktree, env)
         return gate.base
+
+    async def _hooks_as_in_your_checkout(self, worktree: Path) -> None:
+        """A relative `core.hooksPath` that a tool generates into the checkout and git ignores (husky's `.husky/_`,
+        made by `prepare`) is missing from a fresh worktree, where git would then run no hook at all: bring the
+        checkout's generated folder over, so the hooks run as they do for your own commits."""
+        hooks = (await self.repo.git("config", "--get", "core.hooksPath", cwd=worktree, check=False)).stdout.strip()
+        if not hooks or Path(hooks).is_absolute() or hooks.startswith("~"):
+            return
+        yours, ours = self.repo.root / hooks, worktree / hooks
+        if yours.is_dir() and not ours.exists() and ours.resolve().is_relative_to(worktree.resolve()):
+            shutil.copytree(yours, ours, symlinks=True)
+
+    async def _pre_commit_on_everything(self, worktree: Path) -> bool:
+        """Your pre-commit hook over the whole landed change, staged as one ordinary commit of it would be: on a
+        merge commit the pre-commit framework checks only the conflicted files, and this commit lands them all.
+        False (the landing refused) when the hook refuses; a conflict is left to the merge itself to report."""
+        repo = self.repo
+        staged = await repo.git("merge", "--squash", self.tip, cwd=worktree, check=False)
+        try:
+            if not staged.ok:
+                return True
+            for path in (REPORTS,):
+                await repo.git("reset", "-q", "HEAD", "--", path, cwd=worktree, check=False)
+            hook = await repo.git("hook", "run", "--ignore-missing", "pre-commit", cwd=worktree, check=False)
+            if not hook.ok:
+                self.landing.fail("commit_refused", "your pre-commit hook refused the landed change (run over every"
+                                                    f" file it changes, as your own commit of it would be):"
+                                                    f" {hook.tail(15)}")
+            return hook.ok
+        finally:
+            await repo.git("reset", "-q", "--hard", "HEAD", cwd=worktree, check=False)
+            await repo.git("clean", "-q", "-fd", cwd=worktree, check=False)
+
+    async def _gate(self, command: str, worktree: Path, env: dict[str, str]) -> GateResult:
+        """One run of the gate on the leash, recorded under the command the user knows."""
+        wrapped = leashed(command)
+        result = await run_gate(wrapped, worktree, self.verify_timeout, env)
+        result["summary"] = result["summary"].replace(f"`{wrapped}`", f"`{command}`")
+        result["command"] = command
+        return result
 
     async def _merge(self, worktree: Path, squash: bool) -> str | None:
         found, landing = self.found, self.landing
@@ -186,7 +255,7 @@ class Attempt:
         if not gate.command:
             return True
         self.say(f"verifying the merged result with `{gate.command}` ({gate.source})")
-        result = judge(await run_gate(gate.command, worktree, self.verify_timeout, env), base)
+        result = judge(await self._gate(gate.command, worktree, env), base)
         self.landing.gate = _gate_doc(gate, result)
         if not result["passed"]:
             failing = result["new_failures"] or result["failing"] or []
@@ -197,6 +266,8 @@ class Attempt:
     async def _move(self, new: str) -> Landing:
         landing = self.landing
         permit = LandPermit(self.plan.id, f"refs/heads/{self.found.base_branch}", landing.old_sha)
+        self.journal.step, self.journal.new, self.journal.checkout = "moving", new, self.found.checkout
+        journal.write(self.repo, self.journal)
         move = await land_ref(self.repo, permit, new)
         landing.checkout, landing.unexpected = move.checkout, move.unexpected
         if not move.moved:
@@ -214,6 +285,8 @@ def land(args: argparse.Namespace, settings: Settings, say: Callable[[str], None
     store = CheckpointStore.for_repo(root, settings.db, plan.id)
     plan = replanned(store, plan)  # with the tasks replans added
     with repo_lock(root, f"land {plan.id}"):
+        for line in journal.recover(repo):
+            say(line)
         record = read_record(store, plan)
         found = standing(repo, plan, record)
         landing = Landing(plan.id, found.feature_branch, found.base_branch, "squash" if args.squash else "merge",

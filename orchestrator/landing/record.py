@@ -152,6 +152,11 @@ def standing(repo: GitRepo, plan: FeaturePlan, record: RunRecord) -> Standing:
         else:
             unmerged = " (not merged yet)" if result.get("status") in SUCCESS else ""
             found.not_approved[row["task"]] = f"{row['status']}{unmerged}"
+    planned = {row["task"] for row in record.table["tasks"]}
+    for task_id, result in record.results.items():  # the run merged it, but the plan no longer names it
+        if task_id not in planned and result.get("status") in SUCCESS and result.get("merged"):
+            ancestor = run(["git", "merge-base", "--is-ancestor", str(result.get("sha")), tip], root).ok
+            (found.approved if ancestor else found.lost).append(task_id)
     covered = {str(r.get("sha")) for r in record.results.values() if r.get("status") in SUCCESS and r.get("merged")}
     for line in _git(root, "rev-list", "--first-parent", "--parents", tip, f"^{base}").splitlines():
         sha, *parents = line.split()

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from orchestrator.jsonout import iso_utc, usd
+from orchestrator.landing import journal
 from orchestrator.landing.land import REPORTS
 from orchestrator.landing.record import Standing, predicted_conflicts, read_record, standing
 from orchestrator.plan.model import load_plan
@@ -49,6 +50,7 @@ def review(args: argparse.Namespace, settings: Settings) -> dict[str, Any]:
     root = settings.repo
     repo = GitRepo(root)
     repo.check()
+    journal.finish_interrupted(repo)
     plan = load_plan(root, args.feature)
     store = CheckpointStore.for_repo(root, settings.db, plan.id)
     plan = replanned(store, plan)  # with the tasks replans added

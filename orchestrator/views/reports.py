@@ -41,6 +41,7 @@ def task_report(state: TaskState, status: str, reason: str, artifacts: list[str]
         f"- **Tokens:** {sum(int(h.get('tokens', 0)) for h in state.get('history', []))}",
         f"- **False approvals caught by the verify gate:** {state.get('false_approvals', 0)}",
         f"- **Coach claims contradicted:** {state.get('claims_contradicted', 0)}",
+        *_gate_lines(review.get("gate")),
         f"- **Task branch:** {state.get('branch', '-')} (deleted once merged into autobuild/{state.get('feature_id')})",
         "",
         "## Artifacts",
@@ -56,6 +57,15 @@ def task_report(state: TaskState, status: str, reason: str, artifacts: list[str]
         lines += ["", "## Contract violations", *[f"- {v}" for v in violations]]
     lines += ["", "## Tail of the last agent output", "", "```", tail, "```", ""]
     return "\n".join(lines)
+
+
+def _gate_lines(gate: dict[str, Any] | None) -> list[str]:
+    """The last gate run's summary (counts, skips, how it was judged) and the tests it skipped."""
+    if not gate or not gate.get("command"):
+        return []
+    judged = f"; judged by {gate['judged_by']}" if gate.get("judged_by") else ""
+    return [f"- **Gate:** {gate.get('summary')}{judged}",
+            *[f"  - skipped: {entry}" for entry in (gate.get("skipped") or [])[:20]]]
 
 
 def feature_report(feature_id: str, name: str, results: dict[str, TaskResult], order: list[str], branch: str,
