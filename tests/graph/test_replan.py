@@ -167,3 +167,18 @@ async def test_interactive_runs_ask_before_replacing_a_task(tmp_path: Path, answ
     assert second.status("TASK-001") == status
     assert len(agents.prompts_of("replan", "TASK-001")) == 1, "the answer does not ask the planner again"
     assert second.status("TASK-002") == ("approved" if answer == "yes" else "skipped")
+
+
+async def test_a_finished_replacement_is_rebuilt_from_the_checkpoint_when_the_run_resumes(tmp_path: Path) -> None:
+    agents = script(**{"TASK-001": TWO_TASKS})
+    agents.script[("player", "TASK-002")] = writes({"calc/mul.py": "def mul(a, b):\n    return a * b\n"},
+                                                   question="Integers only?")
+    workflow = Workflow(repo_with_a_big_task(tmp_path), agents, options={"interactive": True, "max_turns": 2})
+    await workflow.run()  # the replan question
+    waiting = await workflow.run(resume="yes")  # the replacement runs and finishes; TASK-002 asks
+    assert [i.value["question"] for i in waiting.interrupts] == ["Integers only?"]
+    done = await workflow.run(resume="yes, integers")  # replays TASK-001's finished task from the checkpoint
+    assert {t: done.status(t) for t in done.results} == {
+        "TASK-001": "replaced", "TASK-001-R1-1": "approved", "TASK-001-R1-2": "approved", "TASK-002": "approved"}
+    assert len(agents.prompts_of("replan", "TASK-001")) == 1
+    assert len(agents.prompts_of("player", "TASK-001-R1-2")) == 1 and len(agents.prompts_of("player", "TASK-002")) == 2
