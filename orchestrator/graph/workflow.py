@@ -5,7 +5,8 @@ the CLI calls `build_feature_workflow(saver)`. The workflow launches one `@task`
 plan order (task ids depend on call order, so replays must issue them identically); each waits in the
 in-memory scheduler for its prerequisites and a slot, then runs the task subgraph (initialize → player →
 coach → … → finalize → merge). Finished tasks are replayed from the checkpoint on resume, an in-flight one
-resumes at its interrupted node.
+resumes at its interrupted node. A task the planner replaces (`--replan`) launches its replacements from inside
+its own `@task`, so those calls too are issued in the same order on replay (graph/replan.py).
 """
 
 from __future__ import annotations
