@@ -64,6 +64,31 @@ Outcome = Literal[
 ]
 SUCCESS: frozenset[str] = frozenset({"approved", "approved-unverified"})
 
+
+def settled(results: dict[str, Any], task_id: str) -> bool:
+    """Did the task's work get done: approved, or `replaced` by tasks that all got done? (A replaced task fails
+    neither the run nor `land`; its replacements decide.)"""
+    result = results.get(task_id) or {}
+    if result.get("status") == "replaced":
+        return bool(result.get("replaced_by")) and all(settled(results, t) for t in result["replaced_by"])
+    return result.get("status") in SUCCESS
+
+
+def run_order(order: list[str], results: dict[str, Any]) -> list[str]:
+    """The plan's order with the tasks that replaced a task right after it (a replan's tasks)."""
+    found: list[str] = []
+
+    def add(task_id: str) -> None:
+        found.append(task_id)
+        for new_id in (results.get(task_id) or {}).get("replaced_by") or []:
+            if new_id not in found:
+                add(str(new_id))
+
+    for task_id in order:
+        if task_id not in found:
+            add(task_id)
+    return found
+
 Reviewer = Literal["coach", "precheck", "incomplete", "blocker", "tampering"]
 """Who judged the turn: the coach; the pre-check; the orchestrator (an incomplete turn: no report, no files);
 the player itself (a first blocker); the orchestrator (frozen acceptance tests edited)."""
@@ -164,6 +189,8 @@ class TaskResult(TypedDict, total=False):
     false_approvals: int
     claims_contradicted: int
     receipt: Receipt
+    replaced_by: list[str]  # a `replaced` task: the ids of the tasks that replaced it
+    replacement: dict[str, Any]  # and, once they ended, `{"tasks": [their specs], "results": {id: result}}`
 
 
 class TaskState(TypedDict, total=False):

@@ -61,6 +61,9 @@ class RunOptions(BaseModel):
     """Run the target repo's `.claude/settings.json` hooks in agent sessions (never its env or key helper)."""
     limit_probe: float = 60.0
     """While paused without a known reset time: at most one request per this many seconds, run-wide."""
+    replan: int = 1
+    """Replans per task: a task that ends at max turns or stalled is split by the planner into smaller tasks
+    that replace it (0 switches it off)."""
     max_utilization: float = 0.9
     """A subscription quota window the CLI reports at or over this share stops new sessions until it resets
     (running ones finish); 1 switches it off. API keys report no utilization: nothing changes for them."""
@@ -82,6 +85,7 @@ class RunOptions(BaseModel):
             (self.verify is None or bool(self.verify.strip()), "--verify must be a command, or none"),
             (self.max_wait >= 0, "--max-wait must not be negative"),
             (self.limit_probe > 0, "ORCHESTRATOR_LIMIT_PROBE must be positive"),
+            (0 <= self.replan <= 5, "--replan must be between 0 and 5"),
             (0 < self.max_utilization <= 1, "--max-utilization must be above 0 and at most 1 (1 switches it off)"),
             (self.setup is None or bool(self.setup.strip()), "--setup must be a command, or none"),
         ]

@@ -91,6 +91,10 @@ class ScriptedModel:
         self.first_request_at: float | None = None
         """When the first request arrived (the usage-limit window counts from it)."""
         self.requests: list[RequestRecord] = []
+        self.answered = 0
+        """Answers sent with quota headers so far."""
+        self.phase_started: dict[int, float] = {}
+        """When each quota-header phase first applied."""
         self._attempts: Counter[tuple[SessionKey | None, int]] = Counter()
         self._lock = threading.Lock()
         self._stopping = threading.Event()
@@ -201,18 +205,28 @@ class _Handler(BaseHTTPRequestHandler):
         return True
 
     def _quota_headers(self) -> dict[str, str]:
-        """The scenario's `anthropic-ratelimit-unified-*` headers for now (a subscription's quota readings:
-        `-status`, `-reset`, and per window `-5h-utilization`, `-5h-reset`, `-5h-surpassed-threshold`, …)."""
+        """The scenario's `anthropic-ratelimit-unified-*` headers for this answer (a subscription's quota
+        readings: `-status`, `-reset`, and per window `-5h-utilization`, `-5h-reset`, …). Phases apply from
+        `from_s` seconds after the first request or from the `from_request`-th answer (1-based), the last that
+        applies wins; `{reset}` in a value is the phase's start plus its `resets_in_s`."""
         phases = self.model.scenario.rate_limit_headers
         if not phases:
             return {}
         now = time.time()
-        started = self.model.first_request_at = self.model.first_request_at or now
-        current: dict[str, Any] = {}
-        for phase in phases:
-            if now - started >= float(phase.get("from_s", 0)):
-                current = dict(phase.get("headers") or {})
-        return {str(name): str(value) for name, value in current.items()}
+        with self.model._lock:
+            started = self.model.first_request_at = self.model.first_request_at or now
+            self.model.answered += 1
+            chosen: tuple[int, dict[str, Any]] | None = None
+            for index, phase in enumerate(phases):
+                if now - started >= float(phase.get("from_s", 0)) and \
+                        self.model.answered >= int(phase.get("from_request", 1)):
+                    chosen = (index, phase)
+            if chosen is None:
+                return {}
+            index, phase = chosen
+            began = self.model.phase_started.setdefault(index, now)
+        reset = str(round(began + float(phase.get("resets_in_s", 0))))
+        return {str(name): str(value).replace("{reset}", reset) for name, value in (phase.get("headers") or {}).items()}
 
     def _answer(self, body: dict[str, Any]) -> None:
         if self._limited():

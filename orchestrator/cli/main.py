@@ -60,6 +60,9 @@ def _add_run_options(parser: argparse.ArgumentParser) -> None:
                         help="run the repo's .claude/settings.json hooks in agent sessions (off by default)")
     parser.add_argument("--max-wait", type=float, default=None, metavar="S",
                         help="longest usage-limit pause before the run stops with exit 75 (default 21600 = 6 h)")
+    parser.add_argument("--replan", type=int, default=None, metavar="N",
+                        help="replans per task: one that ends at max turns or stalled is split by the planner into"
+                             " smaller tasks that replace it (default 1; 0 switches it off)")
     parser.add_argument("--max-utilization", type=float, default=None, metavar="F",
                         help="start no session while a subscription quota window is at or over F until it resets"
                              " (default 0.9; 1 switches it off)")

@@ -58,7 +58,7 @@ def history(args: argparse.Namespace, settings: Settings) -> int:
 
 def show(args: argparse.Namespace, settings: Settings) -> int:
     repo, db = repo_and_db(settings, args.feature)
-    plan = load_plan(repo, args.feature)
+    plan = inspection.replanned(db, load_plan(repo, args.feature))  # with the tasks replans added
     if args.task:
         if args.task not in plan.task_ids():
             raise InputError(f"{args.feature} has no task {args.task}: tasks are {', '.join(plan.task_ids())}")
@@ -87,6 +87,8 @@ def _task_text(data: dict[str, Any]) -> str:
     final = data.get("final")
     if final:
         lines.append(f"result: {final.get('status')}: {final.get('reason')}")
+        if data.get("replaced_by"):
+            lines.append(f"replaced by {', '.join(data['replaced_by'])} (a replan: they carry on its work)")
         if final.get("receipt"):
             lines.append(f"receipt: {receipts.describe(receipts.of_result(final))}")
     lines.extend(f"  {path}" for path in data["reports"])

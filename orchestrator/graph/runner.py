@@ -18,6 +18,7 @@ from langgraph.types import Command, StateSnapshot
 from agents import AgentError, find_cli, reaper
 from orchestrator.errors import InputError, StoreError
 from orchestrator.events import EventSink, event_dict
+from orchestrator.facts import run_order, settled
 from orchestrator.gate import GateChoice, choose_gate
 from orchestrator.graph.state import SUCCESS, TaskResult
 from orchestrator.graph.workflow import build_feature_workflow
@@ -70,7 +71,7 @@ class RunSummary:
 
     @property
     def exit_code(self) -> int:
-        done = all(self.results.get(t, {}).get("status") in SUCCESS for t in self.order)
+        done = all(settled(dict(self.results), t) for t in self.order)
         return 0 if done else 1
 
 
@@ -240,6 +241,7 @@ def _conclude(summary: RunSummary, final: StateSnapshot, end: dict[str, Any]) ->
     """The summary from the final checkpoint and the workflow's `feature_end` event."""
     summary.pending_questions = pending_questions(final)
     summary.results = dict((final.values or {}).get("results") or end.get("results") or {})
+    summary.order = run_order(summary.order, summary.results)  # with the tasks replans added
     summary.held = {task: why for task, why in (end.get("held") or {}).items() if task not in summary.results}
     summary.usage_limited = bool(end.get("usage_limit_exceeded"))
 

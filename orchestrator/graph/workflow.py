@@ -5,7 +5,8 @@ the CLI calls `build_feature_workflow(saver)`. The workflow launches one `@task`
 plan order (task ids depend on call order, so replays must issue them identically); each waits in the
 in-memory scheduler for its prerequisites and a slot, then runs the task subgraph (initialize → player →
 coach → … → finalize → merge). Finished tasks are replayed from the checkpoint on resume, an in-flight one
-resumes at its interrupted node.
+resumes at its interrupted node. A task the planner replaces (`--replan`) launches its replacements from inside
+its own `@task`, so those calls too are issued in the same order on replay (graph/replan.py).
 """
 
 from __future__ import annotations
@@ -13,7 +14,6 @@ from __future__ import annotations
 import asyncio
 import uuid
 from collections.abc import Callable
-from dataclasses import dataclass
 from functools import partial, update_wrapper
 from pathlib import Path
 from typing import Any
@@ -32,7 +32,8 @@ from agents.limits import Pause, UsageLimitGate
 from orchestrator.errors import InputError, PlanError
 from orchestrator.gate import GateChoice, GateSetup, choose_gate
 from orchestrator.gate.baseline import check_gate
-from orchestrator.graph import merge, review_nodes, routing, task_nodes
+from orchestrator.graph import merge, replan, review_nodes, routing, task_nodes
+from orchestrator.graph.active import ACTIVE, ActiveRun
 from orchestrator.graph.context import RunContext, Spend
 from orchestrator.graph.events import EventLog
 from orchestrator.graph.scheduler import Held, Scheduler
@@ -93,15 +94,7 @@ def task_graph(max_turns: int, precheck: bool) -> CompiledStateGraph[Any, Any, A
     return _TASK_GRAPHS[key]
 
 
-@dataclass
-class ActiveRun:
-    """What the task bodies of one workflow invocation share (in memory only)."""
-
-    ctx: RunContext
-    scheduler: Scheduler
-
-
-_ACTIVE: dict[str, ActiveRun] = {}
+_ACTIVE = ACTIVE
 """Task bodies find their run by key: task arguments stay plain strings, never live objects."""
 
 @task
@@ -148,7 +141,7 @@ async def run_task(task_id: str, run_key: str) -> TaskResult:
         try:
             events("task_ready", task_id)
             task_input = TaskInput(feature_id=ctx.feature_id, task_id=task_id, skip_reason=skip_reason,
-                                   plan_digest=plan_digest(ctx.plan))
+                                   plan_digest=active.digest)
             final = await graph.ainvoke(task_input, config, context=ctx)
         except GraphInterrupt:
             await scheduler.hold(task_id, "waiting for an answer")
@@ -162,6 +155,9 @@ async def run_task(task_id: str, run_key: str) -> TaskResult:
             events("task_error", task_id, reason=reason, resumable=True)
             raise GraphInterrupt(()) from None
     result: TaskResult = final["result"]
+    if replan.replannable(result, task_id, ctx.options.replan):
+        result = await replan.replace(task_id, result, final, run_key, launch=lambda ids: _collect(
+            {new_id: run_task(new_id, run_key) for new_id in ids}, scheduler, ctx.spend))
     await scheduler.finish(task_id, result)
     return result
 
@@ -177,7 +173,7 @@ async def _collect(futures: dict[str, Any], scheduler: Scheduler, spend: Spend) 
             try:
                 result: TaskResult = future.result()
                 spend.record(pending[future], float(result.get("cost_usd", 0.0)))
-                await scheduler.finish(pending[future], result)
+                await replan.settle(scheduler, pending[future], result)
             except GraphInterrupt as exc:
                 questions.extend(exc.args[0] if exc.args else ())
                 await scheduler.hold(pending[future], "interrupted")
@@ -233,7 +229,7 @@ async def _run_feature(inputs: FeatureInput, options: RunOptions, repo: GitRepo,
     ignore_deps = options.ignore_deps or only_task is not None
     scheduler = Scheduler(plan, order, options.parallel, options.schedule, ignore_deps)
     key = uuid.uuid4().hex
-    _ACTIVE[key] = ActiveRun(ctx, scheduler)
+    _ACTIVE[key] = ActiveRun(ctx, scheduler, digest)
     try:
         questions = await _collect({task_id: run_task(task_id, key) for task_id in order}, scheduler,
                                    ctx.spend)

@@ -34,6 +34,7 @@ from orchestrator.repo.guard import LandPermit, land_ref
 from orchestrator.repo.lock import repo_lock
 from orchestrator.settings import Settings
 from orchestrator.store.checkpoints import CheckpointStore
+from orchestrator.store.inspection import replanned
 
 REPORTS = ".autobuild/runs"
 """The run's reports, committed on task branches, stay out of the user's branch: later runs rewrite them in the
@@ -282,6 +283,7 @@ def land(args: argparse.Namespace, settings: Settings, say: Callable[[str], None
     repo.check()
     plan = load_plan(root, args.feature)
     store = CheckpointStore.for_repo(root, settings.db, plan.id)
+    plan = replanned(store, plan)  # with the tasks replans added
     with repo_lock(root, f"land {plan.id}"):
         for line in journal.recover(repo):
             say(line)

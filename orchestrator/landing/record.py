@@ -142,6 +142,8 @@ def standing(repo: GitRepo, plan: FeaturePlan, record: RunRecord) -> Standing:
     found.landed = run(["git", "merge-base", "--is-ancestor", tip, base], root).ok
     for row in record.table["tasks"]:
         result = record.results.get(row["task"], {})
+        if result.get("status") == "replaced":
+            continue  # the tasks that replaced it have rows of their own, and decide
         if result.get("status") in SUCCESS and result.get("merged"):
             if run(["git", "merge-base", "--is-ancestor", str(result.get("sha")), tip], root).ok:
                 found.approved.append(row["task"])

@@ -17,6 +17,7 @@ from orchestrator.repo.git import GitRepo
 from orchestrator.settings import Settings
 from orchestrator.store import traces as trace
 from orchestrator.store.checkpoints import CheckpointStore
+from orchestrator.store.inspection import replanned
 from orchestrator.text import one_line
 from orchestrator.views.reports import REPORT_NAME
 
@@ -51,7 +52,9 @@ def review(args: argparse.Namespace, settings: Settings) -> dict[str, Any]:
     repo.check()
     journal.finish_interrupted(repo)
     plan = load_plan(root, args.feature)
-    record = read_record(CheckpointStore.for_repo(root, settings.db, plan.id), plan)
+    store = CheckpointStore.for_repo(root, settings.db, plan.id)
+    plan = replanned(store, plan)  # with the tasks replans added
+    record = read_record(store, plan)
     found = standing(repo, plan, record)
     reports = _reports(root, plan.id, plan.task_ids())
     tasks = [{"task": row["task"], "name": plan.task(row["task"]).name, "status": row["status"],

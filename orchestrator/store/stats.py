@@ -74,7 +74,7 @@ def task_facts(store: CheckpointStore) -> list[TaskFacts]:
                 false_approvals=int(result.get("false_approvals", 0) or 0),
                 claims_contradicted=int(result.get("claims_contradicted", 0) or 0),
                 violations=len(state.get("violations") or []),
-                replans=int(receipt["replans"]) + (1 if result.get("status") == "replaced" else 0),
+                replans=max(int(receipt["replans"]), 1 if result.get("status") == "replaced" else 0),
                 receipt=receipt,
             ))
     return found

@@ -110,6 +110,14 @@ def feature_report(feature_id: str, name: str, results: dict[str, TaskResult], o
     return "\n".join(lines) + "\n"
 
 
+def note_replacement(path: Path, new_ids: list[str], cost_usd: float) -> None:
+    """A replaced task's AUTO-RUN.md says what replaced it (once, also when a resume gets here again)."""
+    if not path.is_file() or "## Replaced" in (text := path.read_text(encoding="utf-8")):
+        return
+    path.write_text(text + f"\n## Replaced\n\nThe planner split this task into {', '.join(new_ids)}"
+                           f" (replan cost ${cost_usd:.4f}); their own reports say how they ended.\n", encoding="utf-8")
+
+
 def _attempt(result: TaskResult, *, approved: bool) -> str:
     """A report cell: the approved attempt's (or everything else's) cost and turns; "-" for a task not run."""
     if not result:

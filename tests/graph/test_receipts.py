@@ -66,7 +66,7 @@ async def test_a_failed_task_has_no_approved_attempt(tmp_path: Path) -> None:
     repo = make_sample_repo(tmp_path / "repo", files=CALC_FILES, plan=plan(task("TASK-001")))
     agents = ScriptedAgents({"player": writes({"calc/other.py": "X = 1\n"}, cost_usd=0.10),
                              "coach": feedback(("calc/sub.py", None, "missing"))})
-    run = await Workflow(repo, agents).run(max_turns=2)
+    run = await Workflow(repo, agents).run(max_turns=2, replan=0)
     assert run.status("TASK-001") == "failed"
     receipt = run.results["TASK-001"]["receipt"]
     assert receipt["approved_cost_usd"] == 0.0 and receipt["approved_turns"] == 0

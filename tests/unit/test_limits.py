@@ -15,7 +15,7 @@ from agents.limits import Pause, UsageLimitExceeded, UsageLimitGate, Window, quo
 from agents.request import SessionRequest
 from agents.stream import Collector
 from agents.types import AgentResult
-from orchestrator.store.pause import PauseRecords, credential_key, describe, quota_path
+from orchestrator.store.pause import PauseRecords, credential_key, describe, quota_path, read_pause
 
 
 class FakeClock:
@@ -196,3 +196,14 @@ def test_the_quota_pause_is_shared_per_credential_by_a_hash_never_the_credential
     first.write(None)
     assert first.feature.exists() is False and second.read_shared() == quota, "kept until the window resets"
     assert describe(quota) is not None and ", quota (five_hour quota at 93%" in str(describe(quota))
+
+
+async def test_a_quota_pause_on_disk_is_resumed_into_after_a_crash(tmp_path: Path) -> None:
+    clock = FakeClock()
+    records = PauseRecords(tmp_path / "usage-limit.json", tmp_path / "quota" / "key.json")
+    records.write(Pause(until=clock.now + 30, reason="five_hour quota at 95%", since=clock.now, kind="quota"))
+    resumed = read_pause(records.feature)
+    assert resumed is not None and resumed.kind == "quota"
+    gate = gate_on(clock, max_utilization=0.9, resume_from=resumed, load_shared=records.read_shared)
+    assert await gate.wait("first session after the restart")
+    assert clock.now >= 1_000_030.0, "no session before the window reset"

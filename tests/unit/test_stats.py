@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from orchestrator.errors import InputError
+from orchestrator.facts import run_order, settled
 from orchestrator.store import receipts
 from orchestrator.store.stats import TaskFacts, parse_since, scorecard
 from tests import schemas
@@ -64,3 +65,18 @@ def test_an_empty_store_has_no_ratios() -> None:
 def test_a_bad_since_is_a_usage_error() -> None:
     with pytest.raises(InputError, match="--since 'last week' is not a date"):
         parse_since("last week")
+
+
+def test_a_replaced_task_is_settled_when_its_replacements_are() -> None:
+    results = {"T1": {"status": "replaced", "replaced_by": ["T1-R1-1", "T1-R1-2"]},
+               "T1-R1-1": {"status": "approved"}, "T1-R1-2": {"status": "approved-unverified"}}
+    assert settled(results, "T1")
+    assert not settled(results | {"T1-R1-2": {"status": "failed"}}, "T1")
+    assert not settled(results | {"T1": {"status": "replaced", "replaced_by": []}}, "T1")
+    assert not settled(results, "T2"), "a task without a result did not get done"
+
+
+def test_the_run_order_puts_replacements_right_after_the_task_they_replace() -> None:
+    results = {"A": {"status": "replaced", "replaced_by": ["A-R1-1", "A-R1-2"]},
+               "A-R1-2": {"status": "replaced", "replaced_by": ["A-R1-2-R2-1"]}}
+    assert run_order(["A", "B"], results) == ["A", "A-R1-1", "A-R1-2", "A-R1-2-R2-1", "B"]
