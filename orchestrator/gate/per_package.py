@@ -10,7 +10,7 @@ from orchestrator.facts import GateResult, GateSetup, PackageGate
 from orchestrator.gate.environment import gate_env
 from orchestrator.gate.judge import judged_run
 from orchestrator.gate.monorepo import affected
-from orchestrator.gate.result import run_gate
+from orchestrator.gate.result import BY_COUNTS, BY_EXIT, BY_IDS, run_gate
 from orchestrator.repo.git import GitRepo
 
 
@@ -51,6 +51,15 @@ def combine(runs: list[tuple[str, GateResult]], command: str, skipped: list[str]
     combined["tests_passed"] = None if any(p is None for p, _ in counts) else sum(p or 0 for p, _ in counts)
     combined["tests_failed"] = None if any(f is None for _, f in counts) else sum(f or 0 for _, f in counts)
     combined["failing"], combined["new_failures"], combined["ran_classes"] = failing, new, ran
+    skips = [r.get("tests_skipped") for _, r in runs]
+    combined["tests_skipped"] = None if None in skips else sum(n or 0 for n in skips)
+    combined["skipped"] = [test for path, r in runs for test in _ids(path, r.get("skipped") or [])]
+    runners = sorted({str(r.get("runner")) for _, r in runs if r.get("runner")})
+    combined["runner"] = ", ".join(runners) or None
+    judged = {r.get("judged_by") for _, r in runs}
+    # The weakest judgement of any package is the run's: one package judged by exit status makes it so.
+    combined["judged_by"] = next((how for how in (BY_EXIT, BY_COUNTS, BY_IDS) if how in judged),
+                                 first.get("judged_by") or BY_EXIT)
     return combined
 
 
