@@ -45,9 +45,10 @@ Outcome = Literal[
 ]
 SUCCESS: frozenset[str] = frozenset({"approved", "approved-unverified"})
 
-Reviewer = Literal["coach", "precheck", "incomplete", "blocker", "tampering"]
+Reviewer = Literal["coach", "precheck", "incomplete", "blocker", "tampering", "merge"]
 """Who judged the turn: the coach; the pre-check; the orchestrator (an incomplete turn: no report, no files);
-the player itself (a first blocker); the orchestrator (frozen acceptance tests edited)."""
+the player itself (a first blocker); the orchestrator (frozen acceptance tests edited); landing (bringing the
+approved work up to the feature head conflicted, or the gate failed on the brought-up tree)."""
 Verdict = Literal["approve", "feedback"]
 
 
@@ -127,6 +128,17 @@ class TaskResult(TypedDict, total=False):
     merged: bool
     false_approvals: int
     claims_contradicted: int
+    conflict_turns: int  # player turns spent resolving a merge conflict with the feature head
+
+
+class ConflictTurn(TypedDict):
+    """A player turn that resolves a conflict with the feature head: the merge is re-created from these facts
+    at the start of the turn (also on resume), so the markers are always the same."""
+
+    turn: int
+    head: str  # the feature head being merged into the task branch
+    files: list[str]
+    description: str
 
 
 class TaskState(TypedDict, total=False):
@@ -157,3 +169,5 @@ class TaskState(TypedDict, total=False):
     false_approvals: int
     claims_contradicted: int
     result: TaskResult | None
+    conflict: ConflictTurn | None  # added by issue 24; older checkpoints lack it (read with .get)
+    conflict_turns: int

@@ -17,6 +17,7 @@ from agents import Agents, SessionLimits, SessionSettings, TaskBrief
 from agents.limits import UsageLimitGate
 from orchestrator.errors import InfrastructureError
 from orchestrator.gate import GateResult, GateSetup, gate_env, judge, no_gate, run_gate
+from orchestrator.gate.cache import GateCache, cache_key, env_digest, worktree_tree
 from orchestrator.graph.events import EventLog
 from orchestrator.plan.model import FeaturePlan
 from orchestrator.processes import run_shell
@@ -54,6 +55,8 @@ class RunContext:
     """The run-wide usage-limit pause every session waits on (None: sessions retry on their own)."""
     spend: Spend = field(default_factory=Spend)
     merge_lock: asyncio.Lock = field(default_factory=asyncio.Lock)
+    gate_cache: GateCache | None = None
+    """Gate runs remembered by tree (None: every gate runs)."""
 
     @property
     def feature_id(self) -> str:
@@ -155,11 +158,21 @@ class RunContext:
         if await self.repo.ensure_worktree(worktree, branch, sha):
             await self.setup_worktree(worktree)
 
-    async def run_gate(self, worktree: Path, task_id: str | None = None) -> GateResult:
-        """The gate in `worktree` (the task's, or the run's for the integration gate), judged against the
-        base's run; `no_gate` when nothing can check the work."""
-        command = self.gate_command(task_id) if task_id else self.gate["command"]
+    async def run_gate(self, worktree: Path, task_id: str | None = None, command: str | None = None) -> GateResult:
+        """The gate in `worktree` (the task's command, or `command`, else the run's), judged against the base's
+        run; `no_gate` when nothing can check the work. A tree already gated with the same command, setup and
+        environment is not gated again: its remembered run is judged instead."""
+        command = command or (self.gate_command(task_id) if task_id else self.gate["command"])
         if command is None:
             return no_gate(self.gate["source"])
-        result = await run_gate(command, worktree, self.options.verify_timeout, gate_env(self.repo.root, worktree))
-        return judge(result, self.gate["base"])
+        env = gate_env(self.repo.root, worktree)
+
+        async def gate() -> GateResult:
+            return await run_gate(command, worktree, self.options.verify_timeout, env)
+
+        if self.gate_cache is None:
+            return judge(await gate(), self.gate["base"])
+        tree = await worktree_tree(self.repo, worktree)
+        key = None if tree is None else cache_key(tree, command, self.gate["setup"],
+                                                   env_digest(self.repo.root, worktree, env))
+        return judge(await self.gate_cache.run(key, gate), self.gate["base"])
