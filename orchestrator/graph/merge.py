@@ -1,11 +1,12 @@
 """The merge node: an approved task lands by fast-forward, so the feature branch only ever holds trees a gate passed.
 
-The task's branch is first brought up to the current feature head (the head merged into it, in its worktree);
-the gate then judges exactly the tree that lands (usually remembered from the coach's turn: no second run), and
-the feature branch moves to it by compare-and-swap. If the head moved meanwhile, the task is brought up and
-gated again. A conflict while bringing it up gives the player a conflict turn; a gate that fails on the
-brought-up tree (a semantic conflict) is ordinary feedback for the next turn; with no turn left the task ends
-as `conflict` (branch kept) or `failed`.
+Landings are one at a time. The task's branch is first brought up to the current feature head (the head merged
+into it, in its worktree) when the head moved since the task's tree was gated (another task landed during its
+turn or its gate); the gate then judges exactly the tree that lands (remembered from the coach's turn when no
+bring-up was needed: no second run), and the feature branch moves to it by compare-and-swap (should anything
+else have moved it meanwhile, the task is brought up and gated again). A conflict while bringing it up gives
+the player a conflict turn; a gate that fails on the brought-up tree (a semantic conflict) is ordinary feedback
+for the next turn; with no turn left the task ends as `conflict` (branch kept) or `failed`.
 """
 
 from __future__ import annotations
@@ -53,6 +54,12 @@ async def merge(state: TaskState, runtime: Runtime[RunContext]) -> TaskState:
     land = Landing(ctx, ctx.events(runtime), state, result, result["sha"], state["base_sha"])
     await ctx.ensure_worktree(worktree, state["branch"], land.sha)
     await repo.reset(worktree, land.sha)  # resumed: redo the bring-up from the approved commit, deterministically
+    async with ctx.merge_lock:  # one landing at a time: the head can't move under a landing gate in this run
+        return await _land(land, worktree)
+
+
+async def _land(land: Landing, worktree: Path) -> TaskState:
+    ctx, repo = land.ctx, land.ctx.repo
     for _ in range(MAX_ATTEMPTS):
         head = repo.rev(ctx.feature_branch)
         if await repo.is_ancestor(land.sha, head):  # resumed after it landed
@@ -68,13 +75,12 @@ async def merge(state: TaskState, runtime: Runtime[RunContext]) -> TaskState:
             land.events("integration_gate", land.task_id, brought_up=land.brought_up, **gate)
         if not gate["passed"]:
             return _gate_failed(land, gate)
-        async with ctx.merge_lock:
-            if await repo.advance_branch(ctx.feature_branch, land.sha, head):
-                return await _landed(land)
+        if await repo.advance_branch(ctx.feature_branch, land.sha, head):  # compare-and-swap: moved by nobody else
+            return await _landed(land)
         land.events("merge", land.task_id, merged=False, landing=True,
                     reason=f"{ctx.feature_branch} moved during the gate: bringing {land.task_id} up again")
     reason = f"{ctx.feature_branch} kept moving: {land.task_id} could not land after {MAX_ATTEMPTS} bring-ups"
-    return TaskState(result=result | TaskResult(status="failed", merged=False, reason=reason))
+    return TaskState(result=land.result | TaskResult(status="failed", merged=False, reason=reason))
 
 
 async def _landing_gate(ctx: RunContext, worktree: Path, task_id: str, sha: str) -> GateResult:

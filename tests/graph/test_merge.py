@@ -26,6 +26,22 @@ def on_feature(name):
     return subprocess.run(["git", "-C", REPO, "cat-file", "-e", f"autobuild/FEAT-001:calc/{{name}}.py"]).returncode == 0
 
 
+def git(*args, **kw):
+    return subprocess.run(["git", "-C", REPO, *args], check=True, capture_output=True, text=True, **kw).stdout.strip()
+
+
+def move_feature_elsewhere():
+    """Another writer adds calc/e.py on the feature branch (plumbing only: no checkout is touched)."""
+    head = git("rev-parse", "autobuild/FEAT-001")
+    blob = git("hash-object", "-w", "--stdin", input="E = 1\\n")
+    index = {{"GIT_INDEX_FILE": str(FLAGS / "index"), "PATH": __import__("os").environ["PATH"]}}
+    git("read-tree", head, env=index)
+    git("update-index", "--add", "--cacheinfo", f"100644,{{blob}},calc/e.py", env=index)
+    tree = git("write-tree", env=index)
+    commit = git("-c", "user.name=x", "-c", "user.email=x@x", "commit-tree", tree, "-p", head, "-m", "elsewhere")
+    git("update-ref", "refs/heads/autobuild/FEAT-001", commit, head)
+
+
 def wait(condition):
     for _ in range(600):
         if condition():
@@ -37,9 +53,8 @@ def wait(condition):
 WAITS = {waits}
 if have in WAITS:
     kind, what = WAITS[have]
-    if kind == "touch_then_feature":
-        (FLAGS / have).touch()
-        wait(lambda: on_feature(what))
+    if kind == "move":
+        move_feature_elsewhere()
     elif kind == "feature":
         wait(lambda: on_feature(what))
     else:
@@ -188,20 +203,20 @@ async def test_a_crash_in_a_conflict_turn_resumes_with_the_conflict_recreated(tm
     assert git(repo, "show", "autobuild/FEAT-001:calc/shared.py") == "V = ['a', 'b']\n"
 
 
-async def test_the_head_moving_during_a_landing_gate_brings_the_task_up_and_gates_it_again(tmp_path: Path) -> None:
-    # A lands first. B's own gate waits for that, so B is brought up onto A; B's gate of {a, b} then waits until C
-    # has landed (C's own gate waits for B's to start), so the head moves during it: B is brought up again.
-    waits = {"b": ("feature", "a"), "ab": ("touch_then_feature", "c"), "c": ("flag", "ab")}
-    repo, log = counting_repo(tmp_path, task("A"), task("B"), task("C"), waits=waits)
-    agents = ScriptedAgents({("player", "A"): one_file("a"), ("player", "B"): one_file("b"),
-                             ("player", "C"): one_file("c"), "coach": approve()})
-    run = await Workflow(repo, agents).run(parallel=3)
-    assert all(run.status(t) == "approved" for t in "ABC")
-    assert sorted(gate_runs(log)) == ["", "a", "ab", "abc", "ac", "b", "c"], "each tree once, every landing gated"
+async def test_the_head_moving_during_a_gate_brings_the_task_up_and_gates_it_again(tmp_path: Path) -> None:
+    # B's own gate waits until A has landed: the head moved during it, so B is brought up onto A and its merged
+    # tree gated before it lands. While that gate runs, something else moves the feature branch (a commit adding
+    # calc/e.py): the compare-and-swap refuses, and B is brought up and gated once more.
+    waits = {"b": ("feature", "a"), "ab": ("move", "")}
+    repo, log = counting_repo(tmp_path, task("A"), task("B"), waits=waits)
+    agents = ScriptedAgents({("player", "A"): one_file("a"), ("player", "B"): one_file("b"), "coach": approve()})
+    run = await Workflow(repo, agents).run(parallel=2)
+    assert run.status("A") == "approved" and run.status("B") == "approved"
+    assert gate_runs(log) == ["", "a", "b", "ab", "abe"], "each tree once, and the landing tree always gated"
     moved = [e for e in merges(run, "B") if e.get("landing")]
     assert len(moved) == 1 and "moved during the gate" in moved[0]["reason"]
     landed = next(e for e in merges(run, "B") if e["merged"])
     assert landed["brought_up"] == 2
     assert run.results["B"]["sha"] == git(repo, "rev-parse", "autobuild/FEAT-001").strip()
     files = git(repo, "ls-tree", "-r", "--name-only", "autobuild/FEAT-001")
-    assert all(f"calc/{name}.py" in files for name in "abc")
+    assert all(f"calc/{name}.py" in files for name in "abe")
