@@ -53,7 +53,8 @@ async def merge(state: TaskState, runtime: Runtime[RunContext]) -> TaskState:
     repo, worktree = ctx.repo, Path(state["worktree"])
     land = Landing(ctx, ctx.events(runtime), state, result, result["sha"], state["base_sha"])
     await ctx.ensure_worktree(worktree, state["branch"], land.sha)
-    await repo.reset(worktree, land.sha)  # resumed: redo the bring-up from the approved commit, deterministically
+    if await repo.head(worktree) != land.sha:
+        await repo.reset(worktree, land.sha)  # resumed: redo the bring-up from the approved commit, deterministically
     async with ctx.merge_lock:  # one landing at a time: the head can't move under a landing gate in this run
         return await _land(land, worktree)
 
@@ -88,8 +89,10 @@ async def _landing_gate(ctx: RunContext, worktree: Path, task_id: str, sha: str)
     turn already gated is not run again)."""
     gate = no_gate(ctx.gate["source"])
     for command in dict.fromkeys(c for c in (ctx.gate_command(task_id), ctx.gate["command"]) if c):
+        runs = ctx.gate_cache.runs if ctx.gate_cache else -1
         gate = await ctx.run_gate(worktree, command=command)
-        await ctx.repo.reset(worktree, sha)
+        if ctx.gate_cache is None or ctx.gate_cache.runs != runs:  # it ran: whatever it left behind goes
+            await ctx.repo.reset(worktree, sha)
         if not gate["passed"]:
             break
     return gate

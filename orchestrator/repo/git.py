@@ -56,6 +56,7 @@ class GitRepo:
     def __init__(self, root: Path) -> None:
         self.root = root
         self.worktrees_dir = root / ".autobuild" / "worktrees"
+        self._common_dir: Path | None = None
 
     @property
     def lock(self) -> asyncio.Lock:
@@ -190,18 +191,22 @@ class GitRepo:
         detached HEAD, which moves no branch), or None when it is."""
         if not (path / ".git").is_file():
             return f"{path} is not a git worktree (missing or replaced)"
-        top = await self.git("rev-parse", "--show-toplevel", cwd=path, check=False)
-        if not top.ok or Path(top.stdout.strip()).resolve() != path.resolve():
+        # One git call per check (it guards every write): where it is, whose it is, which branch.
+        found = await self.git("rev-parse", "--show-toplevel", "--git-common-dir", "--symbolic-full-name", "HEAD",
+                               cwd=path, check=False)
+        lines = found.stdout.splitlines()
+        if not found.ok or len(lines) != 3 or Path(lines[0]).resolve() != path.resolve():
             return f"{path} does not resolve to its own worktree"
-        common = await self.git("rev-parse", "--git-common-dir", cwd=path, check=False)
-        ours = await self.git("rev-parse", "--git-common-dir")
-        if not common.ok or (path / common.stdout.strip()).resolve() != (self.root / ours.stdout.strip()).resolve():
+        if self._common_dir is None:
+            ours = (await self.git("rev-parse", "--git-common-dir")).stdout.strip()
+            self._common_dir = (self.root / ours).resolve()
+        if (path / lines[1]).resolve() != self._common_dir:
             return f"{path} belongs to another repository"
-        branch = await self.git("symbolic-ref", "-q", "HEAD", cwd=path, check=False)
-        if detached_ok and not branch.ok:
+        branch = "" if lines[2] == "HEAD" else lines[2]
+        if detached_ok and not branch:
             return None
-        if not branch.stdout.strip().startswith(AUTOBUILD_REFS):
-            return f"{path} is on {branch.stdout.strip() or 'a detached HEAD'}, not an autobuild/ branch"
+        if not branch.startswith(AUTOBUILD_REFS):
+            return f"{path} is on {branch or 'a detached HEAD'}, not an autobuild/ branch"
         return None
 
     async def _guard(self, worktree: Path, detached_ok: bool = False) -> None:
