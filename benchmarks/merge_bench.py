@@ -58,7 +58,8 @@ async def _run(repo: Path, db: Path, agents: ScriptedAgents, parallel: int, thre
 
 
 def _agents(ids: list[str]) -> ScriptedAgents:
-    return ScriptedAgents({("player", t): writes({f"out/{t}.txt": t}) for t in ids} | {"coach": approve()})
+    script: dict[Any, Any] = {("player", t): writes({f"out/{t}.txt": t}) for t in ids}
+    return ScriptedAgents(script | {"coach": approve()})
 
 
 def gate_runs(workdir: Path, count: int = 4) -> dict[str, float]:
