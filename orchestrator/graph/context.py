@@ -55,6 +55,8 @@ class RunContext:
     """The run-wide usage-limit pause every session waits on (None: sessions retry on their own)."""
     spend: Spend = field(default_factory=Spend)
     merge_lock: asyncio.Lock = field(default_factory=asyncio.Lock)
+    landing_queue: dict[str, str] = field(default_factory=dict)
+    """Approved tasks waiting to land, by id: the commit each would land (a landing may take them along)."""
     gate_cache: GateCache | None = None
     """Gate runs remembered by tree (None: every gate runs)."""
 

@@ -11,7 +11,7 @@ for the next turn; with no turn left the task ends as `conflict` (branch kept) o
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from langgraph.runtime import Runtime
@@ -37,6 +37,8 @@ class Landing:
     sha: str
     base: str
     brought_up: int = 0
+    batch: list[str] = field(default_factory=list)
+    """Other approved tasks that landed with this one (one gate run for all)."""
 
     @property
     def task_id(self) -> str:
@@ -55,8 +57,13 @@ async def merge(state: TaskState, runtime: Runtime[RunContext]) -> TaskState:
     await ctx.ensure_worktree(worktree, state["branch"], land.sha)
     if await repo.head(worktree) != land.sha:
         await repo.reset(worktree, land.sha)  # resumed: redo the bring-up from the approved commit, deterministically
-    async with ctx.merge_lock:  # one landing at a time: the head can't move under a landing gate in this run
-        return await _land(land, worktree)
+    ctx.landing_queue[land.task_id] = land.sha  # others landing meanwhile may take it along in their batch
+    land.events("landing", land.task_id, queued=True, reason="approved, waiting to land")
+    try:
+        async with ctx.merge_lock:  # one landing at a time: the head can't move under a landing gate in this run
+            return await _land(land, worktree)
+    finally:
+        ctx.landing_queue.pop(land.task_id, None)
 
 
 async def _land(land: Landing, worktree: Path) -> TaskState:
@@ -71,17 +78,44 @@ async def _land(land: Landing, worktree: Path) -> TaskState:
             if not merged.merged:
                 return await _conflict(land, head, merged.conflicts or [])
             land.sha, land.base, land.brought_up = merged.sha, head, land.brought_up + 1
+        own = land.sha
+        batch = await _take_along(land, worktree)
         gate = await _landing_gate(ctx, worktree, land.task_id, land.sha)
+        if batch and not gate["passed"]:  # split: this task alone; the others land (or fail) on their own
+            land.events("landing", land.task_id,
+                        reason=f"the gate failed on the batch with {', '.join(batch)}: landing {land.task_id} alone")
+            await repo.reset(worktree, own)
+            land.sha, batch = own, []
+            gate = await _landing_gate(ctx, worktree, land.task_id, land.sha)
         if gate["command"]:
-            land.events("integration_gate", land.task_id, brought_up=land.brought_up, **gate)
+            land.events("integration_gate", land.task_id, brought_up=land.brought_up, batch=batch, **gate)
         if not gate["passed"]:
             return _gate_failed(land, gate)
+        land.batch = batch
         if await repo.advance_branch(ctx.feature_branch, land.sha, head):  # compare-and-swap: moved by nobody else
             return await _landed(land)
-        land.events("merge", land.task_id, merged=False, landing=True,
+        land.events("landing", land.task_id, moved=True,
                     reason=f"{ctx.feature_branch} moved during the gate: bringing {land.task_id} up again")
     reason = f"{ctx.feature_branch} kept moving: {land.task_id} could not land after {MAX_ATTEMPTS} bring-ups"
+    land.events("merge", land.task_id, merged=False, reason=reason)
     return TaskState(result=land.result | TaskResult(status="failed", merged=False, reason=reason))
+
+
+async def _take_along(land: Landing, worktree: Path) -> list[str]:
+    """Approved tasks waiting to land with the same gate, merged into this landing (one gate run for all of them;
+    each then finds its work already on the feature branch). One that conflicts is left to land on its own."""
+    ctx, task_id = land.ctx, land.task_id
+    batch = []
+    for other, sha in list(ctx.landing_queue.items()):
+        if other == task_id or ctx.gate_command(other) != ctx.gate_command(task_id):
+            continue
+        if await ctx.repo.is_ancestor(sha, land.sha):
+            continue
+        merged = await ctx.repo.merge(worktree, sha, f"autobuild({task_id}): land together with {other}")
+        if merged.merged:
+            land.sha = merged.sha
+            batch.append(other)
+    return batch
 
 
 async def _landing_gate(ctx: RunContext, worktree: Path, task_id: str, sha: str) -> GateResult:
@@ -101,7 +135,7 @@ async def _landing_gate(ctx: RunContext, worktree: Path, task_id: str, sha: str)
 async def _landed(land: Landing) -> TaskState:
     ctx, task_id = land.ctx, land.task_id
     land.events("merge", task_id, merged=True, reason="", fast_forward=True, brought_up=land.brought_up,
-                sha=land.sha)
+                sha=land.sha, batch=land.batch)
     if not ctx.options.keep_worktrees:
         await ctx.repo.remove_worktree(ctx.worktree(task_id), ctx.task_branch(task_id))
     return TaskState(result=land.result | TaskResult(merged=True, sha=land.sha), head_sha=land.sha,
@@ -119,7 +153,7 @@ async def _conflict(land: Landing, head: str, files: list[str]) -> TaskState:
             status="conflict", merged=False, reason=f"merge conflict: {listed} (no turn left to resolve it)"))
     description = await bring_up.describe(ctx, Path(state["worktree"]), task_id, head, files)
     conflict = ConflictTurn(turn=turn + 1, head=head, files=files, description=description)
-    land.events("merge", task_id, merged=False, reason=f"merge conflict: {listed}; conflict turn {turn + 1}",
+    land.events("landing", task_id, reason=f"merge conflict: {listed}; conflict turn {turn + 1}",
                 conflict_turn=turn + 1)
     review = Review(turn=turn, reviewer="merge", verdict="feedback",
                     rationale=f"bringing the approved work up to {ctx.feature_branch} conflicts in {listed}",
@@ -139,7 +173,7 @@ def _gate_failed(land: Landing, gate: GateResult) -> TaskState:
         land.events("merge", task_id, merged=False, reason=why)
         return TaskState(result=land.result | TaskResult(status="failed", merged=False,
                                                          reason=f"{why}\n{gate['output']}"))
-    land.events("merge", task_id, merged=False, reason=f"{why}; back to the player")
+    land.events("landing", task_id, reason=f"{why}; back to the player")
     review = Review(turn=turn, reviewer="merge", verdict="feedback", rationale=why,
                     items=[FeedbackItem(file="", line=None, issue=f"{why}. Your work was merged with the tasks"
                                                                   f" that landed meanwhile:\n{gate['output']}")],

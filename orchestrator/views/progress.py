@@ -106,6 +106,7 @@ _FORMATS: dict[str, Callable[[dict[str, Any]], str]] = {
     "integration_gate": lambda e: f"{e['task']} integration gate {'passed' if e['passed'] else 'FAILED'}:"
     f" {e['summary']}",
     "merge": lambda e: f"{e['task']} merged" if e["merged"] else f"{e['task']} NOT merged: {e['reason']}",
+    "landing": lambda e: f"{e['task']} landing: {e['reason']}",
     "skipped": lambda e: f"{e['task']} skipped: {e['reason']}",
     "feature_end": lambda e: f"feature report: {e['report']}",
     "plan_invalid": lambda e: f"planner attempt {e['attempt']} rejected: {e['error']}",

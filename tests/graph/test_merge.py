@@ -55,6 +55,9 @@ if have in WAITS:
     kind, what = WAITS[have]
     if kind == "move":
         move_feature_elsewhere()
+    elif kind == "queued":  # until every named task waits to land
+        traces = [pathlib.Path(REPO, ".autobuild/runs/FEAT-001", task, "trace.jsonl") for task in what.split()]
+        wait(lambda: all(t.exists() and '"queued"' in t.read_text() for t in traces))
     elif kind == "feature":
         wait(lambda: on_feature(what))
     else:
@@ -215,10 +218,31 @@ async def test_the_head_moving_during_a_gate_brings_the_task_up_and_gates_it_aga
     runs = gate_runs(log)
     assert sorted(runs) == ["", "a", "ab", "abe", "b"], "each tree once, and the landing tree always gated"
     assert runs.index("ab") < runs.index("abe")
-    moved = [e for e in merges(run, "B") if e.get("landing")]
+    moved = [e for e in run.events if e["event"] == "landing" and e.get("task") == "B" and e.get("moved")]
     assert len(moved) == 1 and "moved during the gate" in moved[0]["reason"]
     landed = next(e for e in merges(run, "B") if e["merged"])
     assert landed["brought_up"] == 2
     assert run.results["B"]["sha"] == git(repo, "rev-parse", "autobuild/FEAT-001").strip()
     files = git(repo, "ls-tree", "-r", "--name-only", "autobuild/FEAT-001")
     assert all(f"calc/{name}.py" in files for name in "abe")
+
+
+async def test_tasks_waiting_to_land_are_gated_as_one_batch(tmp_path: Path) -> None:
+    # Z lands first; A, B and C (their own gates wait for Z) then all wait to land. Whoever lands first takes
+    # along those already waiting; if it lands alone, its gate waits until the other two wait behind it, so the
+    # next landing takes the last one along: never one gate run per task.
+    single = {f"{name}z": ("queued", "A B C") for name in "abc"}
+    repo, log = counting_repo(tmp_path, task("Z"), task("A"), task("B"), task("C"),
+                              waits={**single, **{name: ("feature", "z") for name in "abc"}})
+    agents = ScriptedAgents({**{("player", t): one_file(t.lower()) for t in "ZABC"}, "coach": approve()})
+    run = await Workflow(repo, agents).run(parallel=4)
+    assert all(run.status(t) == "approved" for t in "ZABC")
+    runs = gate_runs(log)
+    assert runs[:2] == ["", "z"] and sorted(runs[2:5]) == ["a", "b", "c"] and runs[-1] == "abcz"
+    assert len(runs) <= 7, "one landing run for at least two of A, B, C"
+    batches = [e["batch"] for t in "ABC" for e in merges(run, t) if e["merged"] and e["batch"]]
+    assert batches and all(batches), batches
+    files = git(repo, "ls-tree", "-r", "--name-only", "autobuild/FEAT-001")
+    assert all(f"calc/{name}.py" in files for name in "zabc")
+    tip = git(repo, "rev-parse", "autobuild/FEAT-001").strip()
+    assert tip in {run.results[t]["sha"] for t in "ABC"}, "the batch landed as a fast-forward"
