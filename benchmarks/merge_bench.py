@@ -118,8 +118,9 @@ def report_lines(found: dict[str, float]) -> list[str]:
         "",
         f"- Gate runs per task on a chain of 4 dependent tasks: {found['chain_per_task']:.2f} (goal 1.0; before"
         " issue 24: 2.0, the task's gate and the integration gate on the merge)",
-        f"- Gate runs per task, 4 independent tasks at `--parallel 4`: {found['parallel_per_task']:.2f} (a task that"
-        " lands after another is brought up to the new head and its merged tree gated once more)",
+        f"- Gate runs per task, 4 independent tasks at `--parallel 4`: {found['parallel_per_task']:.2f} (before: 2.0;"
+        " a task that lands after another is brought up to the new head and its merged tree gated once more, and"
+        " tasks waiting to land meanwhile are gated with it as one batch)",
         f"- A second run on the same base: {found['second_run_gate_runs']:.0f} gate runs (the base's run and the"
         " same task trees reused from `.autobuild/runs/FEAT-001/gate-cache.json`)",
         f"- Work outside sessions and gate runs, per task (a chain of 6, sessions of no duration): gated"
