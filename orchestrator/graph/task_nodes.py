@@ -80,7 +80,9 @@ async def player(state: TaskState, runtime: Runtime[RunContext]) -> TaskState:
     if result.question is not None:
         return cost | _question(state, ctx.options.interactive, agent.events, result)
     base = state["base_sha"]
-    if conflict is not None:
+    if conflict is not None and result.status != "success":
+        await ctx.repo.reset(agent.worktree, state["head_sha"])  # judged below; a re-run re-creates the merge
+    elif conflict is not None:
         if stop := await bring_up.conclude(ctx, agent.worktree, task_id, turn, conflict,
                                                 approved_sha=state["head_sha"]):
             return cost | TaskState(stop=stop)

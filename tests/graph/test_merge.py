@@ -246,3 +246,20 @@ async def test_tasks_waiting_to_land_are_gated_as_one_batch(tmp_path: Path) -> N
     assert all(f"calc/{name}.py" in files for name in "zabc")
     tip = git(repo, "rev-parse", "autobuild/FEAT-001").strip()
     assert tip in {run.results[t]["sha"] for t in "ABC"}, "the batch landed as a fast-forward"
+
+
+async def test_an_api_outage_in_a_conflict_turn_is_an_error_and_resume_recreates_the_conflict(tmp_path: Path) -> None:
+    repo = conflict_repo(tmp_path)
+    seen = Seen()
+    agents = ScriptedAgents({("player", "A"): writes({"calc/shared.py": "V = ['a']\n"}),
+                             ("player", "B", 1): writes({"calc/shared.py": "V = ['b']\n"}, delay_s=0.3),
+                             ("player", "B", 2): seen.then(Turn(status="api_error"),
+                                                           writes({"calc/shared.py": "V = ['a', 'b']\n"})),
+                             "coach": approve()})
+    workflow = Workflow(repo, agents, checkpointer=InMemorySaver())
+    first = await workflow.run(parallel=2)
+    assert first.output is None and "model API error" in str([e for e in first.events if e["event"] == "task_error"])
+    second = await workflow.run(fresh_input=False)
+    assert second.status("B") == "approved-unverified" and second.results["B"]["turns"] == 2
+    assert len(seen.shared) == 2 and "<<<<<<<" in seen.shared[1]
+    assert git(repo, "show", "autobuild/FEAT-001:calc/shared.py") == "V = ['a', 'b']\n"
