@@ -17,6 +17,7 @@ import contextlib
 import hashlib
 import json
 import os
+import uuid
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -100,6 +101,7 @@ class GateCache:
     reused: int = 0
     _entries: dict[str, dict[str, Any]] | None = None
     _locks: dict[str, asyncio.Lock] = field(default_factory=dict)
+    _writing: asyncio.Lock = field(default_factory=asyncio.Lock)
 
     def _load(self) -> dict[str, dict[str, Any]]:
         if self._entries is None:
@@ -133,7 +135,8 @@ class GateCache:
         for old in list(entries)[:-MAX_ENTRIES]:
             del entries[old]
         text = json.dumps({"entries": entries}, indent=1, sort_keys=False)
-        await asyncio.to_thread(_write_atomic, self.path, text)
+        async with self._writing:  # one write at a time: the file always holds one whole snapshot
+            await asyncio.to_thread(_write_atomic, self.path, text)
 
     async def run(self, key: str | None, gate: Callable[[], Awaitable[GateResult]]) -> GateResult:
         """The remembered run for `key`, else `gate()` run now (one at a time per key) and remembered."""
@@ -156,7 +159,7 @@ class GateCache:
 
 def _write_atomic(path: Path, text: str) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.{uuid.uuid4().hex[:8]}.tmp")
     tmp.write_text(text, encoding="utf-8")
     os.replace(tmp, path)
 

@@ -4,6 +4,7 @@ worktree's own path."""
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 
 from orchestrator.gate import GateResult
@@ -76,3 +77,12 @@ def test_the_key_ignores_the_worktree_path_and_terminal_noise_but_not_the_enviro
     assert env_digest(root, one, env) != before, "a lockfile of the main checkout is part of the environment"
     assert cache_key("tree", "pytest", None, before) != cache_key("tree", "pytest -x", None, before)
     assert cache_key("tree", "pytest", None, before) != cache_key("tree", "pytest", "npm ci", before)
+
+
+async def test_concurrent_runs_of_different_trees_all_end_up_in_one_whole_file(tmp_path: Path) -> None:
+    path = tmp_path / "gate-cache.json"
+    cache = GateCache(path)
+    await asyncio.gather(*(cache.run(f"tree-{i}", Gate(result(True))) for i in range(20)))
+    fresh = GateCache(path)
+    assert all(fresh.lookup(f"tree-{i}") is not None for i in range(20))
+    assert [p.name for p in tmp_path.iterdir()] == ["gate-cache.json"], "no temporary file left behind"
