@@ -129,8 +129,13 @@ SHARED = {"calc/shared.py": "V = [0]\n"}
 
 
 def conflict_repo(tmp_path: Path) -> Path:
-    return make_sample_repo(tmp_path / "repo", files={**CALC_FILES, **SHARED},
-                            plan=plan(task("A"), task("B"), verify=None))
+    """A and B change one line; B's own gate waits until A has landed, so B is always the one that conflicts."""
+    repo, _ = counting_repo(tmp_path, task("A"), task("B"), waits={"b": ("feature", "a")}, files=SHARED)
+    return repo
+
+
+A_WORK = {"calc/shared.py": "V = ['a']\n", "calc/a.py": "A = 1\n"}
+B_WORK = {"calc/shared.py": "V = ['b']\n", "calc/b.py": "B = 1\n"}
 
 
 class Seen:
@@ -150,12 +155,12 @@ class Seen:
 async def test_a_conflict_goes_back_to_the_player_who_resolves_it_and_both_changes_land(tmp_path: Path) -> None:
     repo = conflict_repo(tmp_path)
     seen = Seen()
-    agents = ScriptedAgents({("player", "A"): writes({"calc/shared.py": "V = ['a']\n"}),
-                             ("player", "B", 1): writes({"calc/shared.py": "V = ['b']\n"}, delay_s=0.3),
+    agents = ScriptedAgents({("player", "A"): writes(A_WORK),
+                             ("player", "B", 1): writes(B_WORK),
                              ("player", "B", 2): seen.then(writes({"calc/shared.py": "V = ['a', 'b']\n"})),
                              "coach": approve()})
     run = await Workflow(repo, agents).run(parallel=2)
-    assert run.status("A") == "approved-unverified" and run.status("B") == "approved-unverified"
+    assert run.status("A") == "approved" and run.status("B") == "approved"
     result = run.results["B"]
     assert result["turns"] == 2 and result["conflict_turns"] == 1 and result["merged"]
     assert git(repo, "show", "autobuild/FEAT-001:calc/shared.py") == "V = ['a', 'b']\n", "both changes"
@@ -177,8 +182,8 @@ async def test_a_conflict_goes_back_to_the_player_who_resolves_it_and_both_chang
 
 async def test_a_resolution_that_still_conflicts_ends_as_conflict_with_the_branch_kept(tmp_path: Path) -> None:
     repo = conflict_repo(tmp_path)
-    agents = ScriptedAgents({("player", "A"): writes({"calc/shared.py": "V = ['a']\n"}),
-                             ("player", "B", 1): writes({"calc/shared.py": "V = ['b']\n"}, delay_s=0.3),
+    agents = ScriptedAgents({("player", "A"): writes(A_WORK),
+                             ("player", "B", 1): writes(B_WORK),
                              ("player", "B", 2): writes({"calc/other.py": "X = 1\n"}),  # markers left in place
                              "coach": approve()})
     run = await Workflow(repo, agents).run(parallel=2)
@@ -193,15 +198,15 @@ async def test_a_crash_in_a_conflict_turn_resumes_with_the_conflict_recreated(tm
     repo = conflict_repo(tmp_path)
     seen = Seen()
     crash = Turn(raises=OSError("disk full"))
-    agents = ScriptedAgents({("player", "A"): writes({"calc/shared.py": "V = ['a']\n"}),
-                             ("player", "B", 1): writes({"calc/shared.py": "V = ['b']\n"}, delay_s=0.3),
+    agents = ScriptedAgents({("player", "A"): writes(A_WORK),
+                             ("player", "B", 1): writes(B_WORK),
                              ("player", "B", 2): seen.then(crash, writes({"calc/shared.py": "V = ['a', 'b']\n"})),
                              "coach": approve()})
     workflow = Workflow(repo, agents, checkpointer=InMemorySaver())
     first = await workflow.run(parallel=2)
     assert first.output is None and "task_error" in first.kinds("B")
     second = await workflow.run(fresh_input=False)
-    assert second.status("B") == "approved-unverified" and second.results["B"]["conflict_turns"] == 1
+    assert second.status("B") == "approved" and second.results["B"]["conflict_turns"] == 1
     assert len(seen.shared) == 2 and seen.shared[0] == seen.shared[1] and "<<<<<<<" in seen.shared[1]
     assert git(repo, "show", "autobuild/FEAT-001:calc/shared.py") == "V = ['a', 'b']\n"
 
@@ -238,7 +243,7 @@ async def test_tasks_waiting_to_land_are_gated_as_one_batch(tmp_path: Path) -> N
     run = await Workflow(repo, agents).run(parallel=4)
     assert all(run.status(t) == "approved" for t in "ZABC")
     runs = gate_runs(log)
-    assert runs[:2] == ["", "z"] and sorted(runs[2:5]) == ["a", "b", "c"] and runs[-1] == "abcz"
+    assert runs[0] == "" and sorted(runs[1:5]) == ["a", "b", "c", "z"] and runs[-1] == "abcz"
     assert len(runs) <= 7, "one landing run for at least two of A, B, C"
     batches = [e["batch"] for t in "ABC" for e in merges(run, t) if e["merged"] and e["batch"]]
     assert batches and all(batches), batches
@@ -251,8 +256,8 @@ async def test_tasks_waiting_to_land_are_gated_as_one_batch(tmp_path: Path) -> N
 async def test_an_api_outage_in_a_conflict_turn_is_an_error_and_resume_recreates_the_conflict(tmp_path: Path) -> None:
     repo = conflict_repo(tmp_path)
     seen = Seen()
-    agents = ScriptedAgents({("player", "A"): writes({"calc/shared.py": "V = ['a']\n"}),
-                             ("player", "B", 1): writes({"calc/shared.py": "V = ['b']\n"}, delay_s=0.3),
+    agents = ScriptedAgents({("player", "A"): writes(A_WORK),
+                             ("player", "B", 1): writes(B_WORK),
                              ("player", "B", 2): seen.then(Turn(status="api_error"),
                                                            writes({"calc/shared.py": "V = ['a', 'b']\n"})),
                              "coach": approve()})
@@ -260,6 +265,6 @@ async def test_an_api_outage_in_a_conflict_turn_is_an_error_and_resume_recreates
     first = await workflow.run(parallel=2)
     assert first.output is None and "model API error" in str([e for e in first.events if e["event"] == "task_error"])
     second = await workflow.run(fresh_input=False)
-    assert second.status("B") == "approved-unverified" and second.results["B"]["turns"] == 2
+    assert second.status("B") == "approved" and second.results["B"]["turns"] == 2
     assert len(seen.shared) == 2 and "<<<<<<<" in seen.shared[1]
     assert git(repo, "show", "autobuild/FEAT-001:calc/shared.py") == "V = ['a', 'b']\n"
