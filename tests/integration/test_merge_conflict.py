@@ -37,19 +37,21 @@ def test_a_conflict_turn_resolves_the_conflict_and_both_changes_land(
         player("TASK-A", 1, "V = ['a']\n"),
         player("TASK-B", 1, "V = ['b']\n", delay=1.5),  # lands after A: its merge conflicts
         player("TASK-B", 2, "V = ['a', 'b']\n"),
+        player("TASK-A", 2, "V = ['a', 'b']\n"),  # should a loaded machine let B land first
         coach_from_pytest(),
     ]})
     result = run_cli("run", "FEAT-001", "--repo", str(repo), "--db", str(tmp_path / "db.sqlite"), "--parallel", "2",
                      model=model)
     assert result.returncode == 0, result.stdout + result.stderr
     assert git(repo, "show", "autobuild/FEAT-001:calc/shared.py") == "V = ['a', 'b']\n"
-    turn2 = next(r for r in model.requests if r.role == "player" and r.task == "TASK-B" and r.turn == 2)
-    assert "resolves a merge conflict" in turn2.prompt and "changed on the feature branch by TASK-A" in turn2.prompt
-    coach2 = next(r for r in model.requests if r.role == "coach" and r.task == "TASK-B" and r.turn == 2)
+    turn2 = next(r for r in model.requests if r.role == "player" and r.turn == 2)
+    second, first = turn2.task, "TASK-A" if turn2.task == "TASK-B" else "TASK-B"
+    assert "resolves a merge conflict" in turn2.prompt and f"changed on the feature branch by {first}" in turn2.prompt
+    coach2 = next(r for r in model.requests if r.role == "coach" and r.task == second and r.turn == 2)
     assert "Yes: this turn resolved a merge conflict" in coach2.prompt
     subjects = git(repo, "log", "--format=%s", "autobuild/FEAT-001").splitlines()
-    assert subjects[0].startswith("autobuild(TASK-B)"), "B's own commits are the feature branch: a fast-forward"
-    assert "autobuild(TASK-B): resolve conflicts with autobuild/FEAT-001 (turn 2)" in subjects
+    assert subjects[0].startswith(f"autobuild({second})"), "its own commits are the feature branch: a fast-forward"
+    assert f"autobuild({second}): resolve conflicts with autobuild/FEAT-001 (turn 2)" in subjects
     assert not [s for s in subjects if s.startswith("autobuild: merge")], "no merge made by landing"
     report = (repo / ".autobuild/runs/FEAT-001/AUTO-RUN.md").read_text()
     assert "**Conflict turns:** 1" in report
