@@ -89,9 +89,10 @@ def run_order(order: list[str], results: dict[str, Any]) -> list[str]:
             add(task_id)
     return found
 
-Reviewer = Literal["coach", "precheck", "incomplete", "blocker", "tampering"]
+Reviewer = Literal["coach", "precheck", "incomplete", "blocker", "tampering", "merge"]
 """Who judged the turn: the coach; the pre-check; the orchestrator (an incomplete turn: no report, no files);
-the player itself (a first blocker); the orchestrator (frozen acceptance tests edited)."""
+the player itself (a first blocker); the orchestrator (frozen acceptance tests edited); landing (bringing the
+approved work up to the feature head conflicted, or the gate failed on the brought-up tree)."""
 Verdict = Literal["approve", "feedback"]
 
 
@@ -191,6 +192,17 @@ class TaskResult(TypedDict, total=False):
     receipt: Receipt
     replaced_by: list[str]  # a `replaced` task: the ids of the tasks that replaced it
     replacement: dict[str, Any]  # and, once they ended, `{"tasks": [their specs], "results": {id: result}}`
+    conflict_turns: int  # player turns spent resolving a merge conflict with the feature head
+
+
+class ConflictTurn(TypedDict):
+    """A player turn that resolves a conflict with the feature head: the merge is re-created from these facts
+    at the start of the turn (also on resume), so the markers are always the same."""
+
+    turn: int
+    head: str  # the feature head being merged into the task branch
+    files: list[str]
+    description: str
 
 
 class TaskState(TypedDict, total=False):
@@ -221,3 +233,5 @@ class TaskState(TypedDict, total=False):
     false_approvals: int
     claims_contradicted: int
     result: TaskResult | None
+    conflict: ConflictTurn | None  # added by issue 24; older checkpoints lack it (read with .get)
+    conflict_turns: int

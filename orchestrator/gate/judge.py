@@ -7,6 +7,7 @@ passes nothing; a new failure is run again once before it fails a task (flaky te
 from __future__ import annotations
 
 import re
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 from orchestrator.facts import GateResult
@@ -102,13 +103,18 @@ def _new(run: GateResult, base: GateResult | None) -> set[str]:
 
 
 async def judged_run(command: str, cwd: Path, timeout_s: float, env: dict[str, str],
-                     base: GateResult | None) -> GateResult:
+                     base: GateResult | None, *, run: Callable[[], Awaitable[GateResult]] | None = None) -> GateResult:
     """Run the gate and judge it; when tests fail that did not on the base, the command runs once more (the
-    whole command, which works for every runner) and only what fails both times counts (flaky tests)."""
-    first = judge(await run_gate(command, cwd, timeout_s, env), base)
+    whole command, which works for every runner) and only what fails both times counts (flaky tests). `run`
+    replaces the plain run of the command (the run's gate cache)."""
+
+    async def once() -> GateResult:
+        return await (run() if run is not None else run_gate(command, cwd, timeout_s, env))
+
+    first = judge(await once(), base)
     if first["passed"] or not _new(first, base):
         return first
-    again = judge(await run_gate(command, cwd, timeout_s, env), base)
+    again = judge(await once(), base)
     flaky = sorted(_new(first, base) - _new(again, base))
     if again["passed"] and flaky:
         again["summary"] = f"{again['summary']}; failed once, passed when run again (flaky): {', '.join(flaky[:5])}"

@@ -10,6 +10,7 @@ from langgraph.runtime import Runtime
 from agents import CoachInput
 from orchestrator.gate import GateResult
 from orchestrator.gate.judge import tests_not_run, tests_only_skipped
+from orchestrator.graph import bring_up
 from orchestrator.graph.context import RunContext
 from orchestrator.graph.state import FeedbackItem, Review, TaskState
 from orchestrator.graph.turns import AgentTurn, hung_command_note, session_failure
@@ -34,6 +35,7 @@ async def _review_input(agent: AgentTurn) -> CoachInput:
         brief=ctx.brief(agent.task_id), turn=state["turn"], worktree=agent.worktree,
         player_report=player["report"] if (player := state.get("player")) else None,
         diff=await ctx.repo.diff(agent.worktree, state["base_sha"]), transcript_path=agent.transcript(),
+        conflict=bring_up.coach_note(state),
     )
 
 

@@ -7,6 +7,7 @@ from typing import TypedDict
 
 from orchestrator.facts import (
     SUCCESS,
+    ConflictTurn,
     FeedbackItem,
     HistoryEntry,
     Outcome,
@@ -23,6 +24,7 @@ from orchestrator.facts import (
 
 __all__ = [
     "SUCCESS",
+    "ConflictTurn",
     "FeatureInput",
     "FeatureOutput",
     "FeedbackItem",

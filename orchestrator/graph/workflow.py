@@ -31,7 +31,7 @@ from agents import ClaudeAgents
 from agents.limits import Pause, UsageLimitGate
 from orchestrator.errors import InputError, PlanError
 from orchestrator.gate import GateChoice, GateSetup, choose_gate
-from orchestrator.gate.baseline import check_gate
+from orchestrator.gate.cache import CACHE_NAME, GateCache, check_gate_cached
 from orchestrator.graph import merge, replan, review_nodes, routing, task_nodes
 from orchestrator.graph.active import ACTIVE, ActiveRun
 from orchestrator.graph.context import RunContext, Spend
@@ -43,6 +43,7 @@ from orchestrator.plan.model import load_target, plan_digest, remember_plan_file
 from orchestrator.repo.git import GitRepo
 from orchestrator.repo.lock import repo_lock
 from orchestrator.settings import RunOptions
+from orchestrator.store import traces as trace
 from orchestrator.store.pause import PauseRecords, describe, pause_path, quota_path, read_pause
 from orchestrator.views import pictures, reports
 
@@ -79,7 +80,7 @@ def build_task_graph(max_turns: int, precheck: bool) -> StateGraph[Any, Any, Any
     graph.add_conditional_edges("feedback", routing.after_feedback, ["player", "finalize_failure"])
     graph.add_conditional_edges("finalize_success", routing.after_finalize_success, ["merge", END])
     graph.add_edge("finalize_failure", END)
-    graph.add_edge("merge", END)
+    graph.add_conditional_edges("merge", routing.after_merge, ["feedback", END])
     return graph
 
 
@@ -116,8 +117,9 @@ async def gate_baseline(repo: str, feature_id: str, base_branch: str | None, *, 
     so a resume neither re-runs it nor re-decides it)."""
     git = GitRepo(Path(repo))
     base = git.rev(base_branch or git.current_branch())
-    return await check_gate(git, feature_id, base, plan_verify=plan_verify, plan_setup=plan_setup, verify=verify,
-                            setup=setup, timeout_s=timeout_s, judge_by_counts=judge_by_counts)
+    cache = GateCache(trace.runs_dir(git.root, feature_id) / CACHE_NAME)
+    return await check_gate_cached(git, cache, feature_id, base, plan_verify=plan_verify, plan_setup=plan_setup,
+                                   verify=verify, setup=setup, timeout_s=timeout_s, judge_by_counts=judge_by_counts)
 
 
 @task
@@ -219,7 +221,8 @@ async def _run_feature(inputs: FeatureInput, options: RunOptions, repo: GitRepo,
     events = EventLog(repo.root, plan.id, runtime.stream_writer)
     ctx = RunContext(options=options, plan=plan, repo=repo, base_branch=setup["base_branch"],
                      agents=options.agents or ClaudeAgents(), gate=gate, spend=Spend(),
-                     limit_gate=_limit_gate(options, pause_path(repo.root, plan.id), events))
+                     limit_gate=_limit_gate(options, pause_path(repo.root, plan.id), events),
+                     gate_cache=GateCache(trace.runs_dir(repo.root, plan.id) / CACHE_NAME))
     order = [only_task] if only_task else plan.task_ids()
     events("feature_start", branch=ctx.feature_branch, sha=setup["feature_sha"], tasks=order,
            budget_usd=options.budget_usd,
@@ -241,7 +244,8 @@ async def _run_feature(inputs: FeatureInput, options: RunOptions, repo: GitRepo,
     text += pictures.report_section(repo.root, plan, order, pictures.run_outcomes(results, scheduler.held, order))
     report = reports.write(ctx.runs_dir() / reports.REPORT_NAME, text)
     events("feature_end", report=str(report), results=results, held=scheduler.held,
-           usage_limit_exceeded=bool(ctx.limit_gate and ctx.limit_gate.exceeded))
+           usage_limit_exceeded=bool(ctx.limit_gate and ctx.limit_gate.exceeded),
+           gate_cache=ctx.gate_cache.stats() if ctx.gate_cache else None)
     if questions or scheduler.held:
         raise GraphInterrupt(tuple(questions))
     if not options.keep_worktrees:

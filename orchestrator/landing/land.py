@@ -24,6 +24,7 @@ from agents import reaper
 from orchestrator.errors import InputError
 from orchestrator.facts import GateResult
 from orchestrator.gate import gate_env, judge, run_gate
+from orchestrator.gate.cache import CACHE_NAME, GateCache, cache_key, env_digest, gated_tree
 from orchestrator.gate.detect import NO_GATE
 from orchestrator.landing import journal
 from orchestrator.landing.record import RunRecord, Standing, predicted_conflicts, read_record, standing
@@ -35,6 +36,7 @@ from orchestrator.repo.lock import repo_lock
 from orchestrator.settings import Settings
 from orchestrator.store.checkpoints import CheckpointStore
 from orchestrator.store.inspection import replanned
+from orchestrator.store.traces import runs_dir
 
 REPORTS = ".autobuild/runs"
 """The run's reports, committed on task branches, stay out of the user's branch: later runs rewrite them in the
@@ -188,9 +190,18 @@ class Attempt:
                                                   f" {done.tail(10)}")
                 return None
         if gate.command and gate.base is None:
-            self.say(f"running `{gate.command}` on {self.found.base_branch} ({self.landing.old_sha[:10]}) to know"
-                     " what is already red there")
-            return await self._gate(gate.command, worktree, env)
+            command = gate.command
+            # Remembered by tree with the run's gate runs: a base tree gated before (an earlier `land`) isn't again.
+            cache = GateCache(runs_dir(self.repo.root, self.plan.id) / CACHE_NAME)
+            key = cache_key(await gated_tree(self.repo, self.landing.old_sha), command, gate.setup,
+                            env_digest(self.repo.root, worktree, env))
+
+            async def on_base() -> GateResult:
+                self.say(f"running `{command}` on {self.found.base_branch} ({self.landing.old_sha[:10]}) to know"
+                         " what is already red there")
+                return await self._gate(command, worktree, env)
+
+            return await cache.run(key, on_base)
         return gate.base
 
     async def _hooks_as_in_your_checkout(self, worktree: Path) -> None:

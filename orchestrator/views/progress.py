@@ -106,6 +106,7 @@ _FORMATS: dict[str, Callable[[dict[str, Any]], str]] = {
     "integration_gate": lambda e: f"{e['task']} integration gate {'passed' if e['passed'] else 'FAILED'}:"
     f" {e['summary']}",
     "merge": lambda e: f"{e['task']} merged" if e["merged"] else f"{e['task']} NOT merged: {e['reason']}",
+    "landing": lambda e: f"{e['task']} landing: {e['reason']}",
     "skipped": lambda e: f"{e['task']} skipped: {e['reason']}",
     "replan_start": lambda e: f"{e['task']} goes to the planner to be split ({e['reason']})",
     "replan": lambda e: f"{e['task']} replaced by {', '.join(e['tasks'])} (replan ${float(e['cost_usd']):.4f})",

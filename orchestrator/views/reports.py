@@ -42,6 +42,8 @@ def task_report(state: TaskState, status: str, reason: str, artifacts: list[str]
         f"- **False approvals caught by the verify gate:** {state.get('false_approvals', 0)}",
         f"- **Coach claims contradicted:** {state.get('claims_contradicted', 0)}",
         *_gate_lines(review.get("gate")),
+        f"- **Conflict turns:** {state.get('conflict_turns', 0)} (merge conflicts with the feature branch the player"
+        " resolved)",
         f"- **Task branch:** {state.get('branch', '-')} (deleted once merged into autobuild/{state.get('feature_id')})",
         "",
         "## Artifacts",
@@ -83,6 +85,7 @@ def feature_report(feature_id: str, name: str, results: dict[str, TaskResult], o
         f"- **Tasks approved:** {approved} of {len(order)}"
         + (f" ({unverified} unverified: no gate checked them)" if unverified else ""),
         f"- **Coach claims contradicted:** {contradicted}",
+        f"- **Conflict turns:** {sum(int(r.get('conflict_turns', 0)) for r in results.values())}",
         f"- **Total cost:** ${total:.4f}",
         f"- **Receipt:** {receipts.describe(receipts.total(receipts.of_result(r) for r in results.values()))}",
         f"- **Finished:** {_stamp(time.time())}",
