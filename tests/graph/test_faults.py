@@ -36,7 +36,7 @@ def repo_with(tmp_path: Path, *tasks: dict[str, Any]) -> Path:
 
 
 @pytest.mark.parametrize("db", ["mysql://user:s3cret@db.example/x", "{tmp}", "{tmp}/afile/db.sqlite",
-                                "postgresql://user:s3cret@127.0.0.1:1/x"])
+                                "postgresql://user:s3cret@127.0.0.1:1/x", "/proc/autobuild-nowhere.sqlite"])
 def test_unusable_stores_are_one_line_user_errors_with_credentials_masked(tmp_path: Path, db: str) -> None:
     repo = repo_with(tmp_path, task("A"))
     (tmp_path / "afile").write_text("not a folder\n")
