@@ -1,0 +1,41 @@
+"""Layouts people have: a sparse checkout (our reports never depend on the sparse set), a run from one of the
+user's linked worktrees (the main worktree's `.autobuild/`, that worktree's branch as the base, the only ref
+`land` moves), an orphan or unborn checkout with `base_branch` set, and missing LFS objects (exit 2 before any
+session, with the cause and the hint)."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
+
+from agents.testing.scripted_agents import ScriptedAgents, approve, writes
+from orchestrator.cli.demo import git, make_sample_repo
+from orchestrator.cli.main import main
+from tests.graph.harness import CALC_FILES, Workflow, plan, task
+
+SPARSE_FILES = {**CALC_FILES, "docs/guide.md": "# guide\n", "docs/more/deep.md": "deep\n"}
+
+
+async def test_a_sparse_checkout_merges_keeps_the_reports_and_lands(tmp_path: Path) -> None:
+    repo = make_sample_repo(tmp_path / "repo", files=SPARSE_FILES, plan=plan(task("A"), task("B", "A")))
+    git(repo, "sparse-checkout", "set", "calc")
+    assert not (repo / "docs").exists(), "docs/ is outside the sparse set"
+    agents = ScriptedAgents({("player", "A"): writes({"calc/sub.py": "def sub(a, b):\n    return a - b\n"}),
+                             ("player", "B"): writes({"calc/mul.py": "def mul(a, b):\n    return a * b\n"}),
+                             "coach": approve()})
+    async with AsyncSqliteSaver.from_conn_string(str(tmp_path / "db.sqlite")) as saver:
+        result = await Workflow(repo, agents, checkpointer=saver).run()
+    assert result.status("A") == "approved" and result.status("B") == "approved", result.results
+    merged = git(repo, "ls-tree", "-r", "--name-only", "autobuild/FEAT-001")
+    assert "calc/sub.py" in merged and "calc/mul.py" in merged and "docs/more/deep.md" in merged
+    assert ".autobuild/runs/FEAT-001/A/AUTO-RUN.md" in merged, "the reports are committed despite the sparse set"
+    assert (repo / ".autobuild/runs/FEAT-001/A/AUTO-RUN.md").is_file()
+    assert git(repo, "sparse-checkout", "list").split() == ["calc"], "the user's sparse set is unchanged"
+    git(repo, "config", "user.name", "Dev")
+    git(repo, "config", "user.email", "dev@example.com")
+    code = await asyncio.to_thread(main, ["land", "FEAT-001", "--repo", str(repo), "--db", str(tmp_path / "db.sqlite")])
+    assert code == 0 and (repo / "calc/mul.py").is_file() and not (repo / "docs").exists()
+    assert "docs/more/deep.md" in git(repo, "ls-tree", "-r", "--name-only", "main")
+    assert git(repo, "status", "--porcelain", "--untracked-files=no") == ""
