@@ -104,7 +104,7 @@ class Settings(RunOptions, BaseSettings):
                                       validate_default=False)
 
     FLAG_ONLY: ClassVar[frozenset[str]] = frozenset({"agents", "interactive", "target", "plan", "dry_run", "fresh",
-                                                     "json_output", "resume_only"})
+                                                     "json_output", "resume_only", "checkout"})
     """Decided per command from flags and the terminal, never from a variable or the config file."""
     NOT_FROM_REPO: ClassVar[frozenset[str]] = frozenset({"repo", "repo_hooks", "on_event", "cli_path"})
     """Never from `.autobuild/config.yaml`: that file is repo content (committed, cloned), and these would let a
@@ -156,6 +156,9 @@ class RunSettings(Settings):
     fresh: bool = False
     json_output: bool = False
     resume_only: bool = False
+    checkout: Path | None = None
+    """Where the command ran (`--repo` or the current folder): in one of the user's linked worktrees, its branch
+    is the base when the plan names none (`repo` is always the main worktree)."""
     notify: bool = False
     """Ring the terminal bell (and show a desktop notification where one is available) when the feature
     finishes, a question waits, a task fails, a budget is reached or a usage limit pauses the run."""

@@ -8,8 +8,10 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 import signal
 import sys
+from pathlib import Path
 from typing import Any
 
 from langgraph.runtime import RunControl
@@ -124,6 +126,7 @@ def run_command(args: argparse.Namespace, settings: RunSettings) -> int:
     under the repository's lock, and what the user is told at the end."""
     command = str(args.command)
     answer = (args.question_id, args.text) if command == "answer" else None
+    settings.checkout = Path(args.repo or os.environ.get("ORCHESTRATOR_REPO") or ".").expanduser().resolve()
     run_plan = runner.prepare(settings)
     if settings.dry_run:
         return _dry_run(run_plan, settings.json_output)

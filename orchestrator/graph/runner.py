@@ -84,7 +84,7 @@ def prepare(settings: RunSettings) -> RunPlan:
     repo.check()
     plan, only_task = load_target(settings.repo, settings.target, settings.plan)
     settings.target = settings.target or plan.id
-    base = plan.base_branch or repo.current_branch()
+    base = plan.base_branch or GitRepo(_checkout(settings)).current_branch()
     if not repo.has_branch(base):
         raise InputError(f"base branch {base!r} does not exist: create it or fix base_branch in the plan")
     store = CheckpointStore.for_repo(settings.repo, settings.db, plan.id)
@@ -108,6 +108,17 @@ def prepare(settings: RunSettings) -> RunPlan:
                 f"{only_task} depends on {', '.join(missing)}, not approved yet: run them first or pass --ignore-deps"
             )
     return run_plan
+
+
+def _checkout(settings: RunSettings) -> Path:
+    """The worktree whose branch is the base when the plan names none: where the command ran if that is one of
+    the user's linked worktrees, else the main worktree (also from a subfolder, or from one of our worktrees)."""
+    if settings.checkout is None:
+        return settings.repo
+    top = run(["git", "rev-parse", "--show-toplevel"], settings.checkout)
+    where = Path(top.stdout.strip()).resolve() if top.ok and top.stdout.strip() else settings.repo
+    ours = GitRepo(settings.repo).worktrees_dir.resolve()
+    return settings.repo if where.is_relative_to(ours) else where
 
 
 def _check_agreement(run_plan: RunPlan, known: bool) -> None:
@@ -207,7 +218,8 @@ async def execute(
                       spent_usd=inspection.spent(run_plan.store, run_plan.thread_id)))
                 graph_input = answer_input
             else:
-                graph_input = {"repo": str(settings.repo), "target": settings.target}
+                graph_input = {"repo": str(settings.repo), "target": settings.target,
+                               "base_branch": run_plan.base_branch}
                 if settings.plan is not None:
                     graph_input["plan"] = str(settings.plan)
             end: dict[str, Any] = {}

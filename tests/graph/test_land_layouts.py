@@ -13,6 +13,8 @@ from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 from agents.testing.scripted_agents import ScriptedAgents, approve, writes
 from orchestrator.cli.demo import git, make_sample_repo
 from orchestrator.cli.main import main
+from orchestrator.graph import runner
+from orchestrator.settings import RunSettings
 from tests.graph.harness import CALC_FILES, Workflow, plan, task
 
 SPARSE_FILES = {**CALC_FILES, "docs/guide.md": "# guide\n", "docs/more/deep.md": "deep\n"}
@@ -39,3 +41,32 @@ async def test_a_sparse_checkout_merges_keeps_the_reports_and_lands(tmp_path: Pa
     assert code == 0 and (repo / "calc/mul.py").is_file() and not (repo / "docs").exists()
     assert "docs/more/deep.md" in git(repo, "ls-tree", "-r", "--name-only", "main")
     assert git(repo, "status", "--porcelain", "--untracked-files=no") == ""
+
+
+async def test_from_a_linked_worktree_its_branch_is_the_base_and_the_only_ref_land_moves(tmp_path: Path) -> None:
+    repo = make_sample_repo(tmp_path / "repo", files=CALC_FILES, plan=plan(task("A")))
+    linked = tmp_path / "linked"
+    git(repo, "worktree", "add", "-q", "-b", "topic", str(linked))
+    (linked / "TOPIC.md").write_text("topic work\n")
+    git(linked, "add", "TOPIC.md")
+    git(linked, "-c", "user.name=Dev", "-c", "user.email=dev@example.com", "commit", "-qm", "topic work")
+    main_before, topic_before = git(repo, "rev-parse", "main").strip(), git(repo, "rev-parse", "topic").strip()
+    db = str(tmp_path / "db.sqlite")
+    agents = ScriptedAgents({("player", "A"): writes({"calc/sub.py": "def sub(a, b):\n    return a - b\n"}),
+                             "coach": approve()})
+    settings = RunSettings(repo=repo, checkout=linked / "calc", target="FEAT-001", db=db, agents=agents,
+                           interactive=False)
+    run_plan = runner.prepare(settings)
+    assert run_plan.base_branch == "topic", "the branch checked out where the command ran"
+    summary = await runner.execute(run_plan, lambda event: None)
+    assert summary.results["A"]["status"] == "approved"
+    assert git(repo, "merge-base", "autobuild/FEAT-001", "topic").strip() == topic_before, "started from topic"
+    refs_before = git(repo, "for-each-ref", "--format=%(refname) %(objectname)", "refs/heads/main", "refs/tags")
+    code = await asyncio.to_thread(main, ["land", "FEAT-001", "--repo", str(linked), "--db", db])
+    assert code == 0
+    assert git(repo, "rev-parse", "main").strip() == main_before
+    assert git(repo, "status", "--porcelain", "--untracked-files=no") == ""
+    assert refs_before == git(repo, "for-each-ref", "--format=%(refname) %(objectname)", "refs/heads/main",
+                              "refs/tags")
+    assert git(repo, "rev-parse", "topic").strip() != topic_before and (linked / "calc/sub.py").is_file()
+    assert not (repo / "calc/sub.py").exists(), "the main worktree is not touched"
