@@ -81,9 +81,12 @@ def prepare(settings: RunSettings) -> RunPlan:
     if settings.plan is not None:
         settings.plan = settings.plan.expanduser().resolve()  # as given on the command line: from the cwd
     repo = GitRepo(settings.repo)
-    repo.check()
+    unborn = checked_unless_unborn(repo)
     plan, only_task = load_target(settings.repo, settings.target, settings.plan)
     settings.target = settings.target or plan.id
+    if unborn and not plan.base_branch:
+        raise InputError(f"{settings.repo} has no commits on its branch yet (an orphan or new branch): commit"
+                         " something first, or set base_branch in the plan to the branch to build on")
     base = plan.base_branch or GitRepo(_checkout(settings)).current_branch()
     if not repo.has_branch(base):
         raise InputError(f"base branch {base!r} does not exist: create it or fix base_branch in the plan")
@@ -108,6 +111,19 @@ def prepare(settings: RunSettings) -> RunPlan:
                 f"{only_task} depends on {', '.join(missing)}, not approved yet: run them first or pass --ignore-deps"
             )
     return run_plan
+
+
+def checked_unless_unborn(repo: GitRepo) -> bool:
+    """`repo.check()`, except that a checkout on a branch with no commit yet (an orphan or unborn branch) is
+    allowed: True then, and only a plan's `base_branch` can say what to build on."""
+    try:
+        repo.check()
+    except InputError:
+        if run(["git", "rev-parse", "--verify", "-q", "HEAD"], repo.root).ok or not run(
+                ["git", "symbolic-ref", "-q", "HEAD"], repo.root).ok:
+            raise
+        return True
+    return False
 
 
 def _checkout(settings: RunSettings) -> Path:

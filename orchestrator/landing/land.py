@@ -25,6 +25,7 @@ from orchestrator.errors import InputError
 from orchestrator.facts import GateResult
 from orchestrator.gate import gate_env, judge, run_gate
 from orchestrator.gate.detect import NO_GATE
+from orchestrator.graph.runner import checked_unless_unborn
 from orchestrator.landing import journal
 from orchestrator.landing.record import RunRecord, Standing, predicted_conflicts, read_record, standing
 from orchestrator.plan.model import FeaturePlan, load_plan
@@ -279,7 +280,7 @@ def land(args: argparse.Namespace, settings: Settings, say: Callable[[str], None
     """Check everything that can be checked before trying (InputError, exit 2), then try under the lock."""
     root = settings.repo
     repo = GitRepo(root)
-    repo.check()
+    checked_unless_unborn(repo)  # an orphan checkout of yours: the base is the plan's branch
     plan = load_plan(root, args.feature)
     store = CheckpointStore.for_repo(root, settings.db, plan.id)
     with repo_lock(root, f"land {plan.id}"):

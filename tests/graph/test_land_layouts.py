@@ -8,11 +8,13 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
+import pytest
 from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
 from agents.testing.scripted_agents import ScriptedAgents, approve, writes
 from orchestrator.cli.demo import git, make_sample_repo
 from orchestrator.cli.main import main
+from orchestrator.errors import InputError
 from orchestrator.graph import runner
 from orchestrator.settings import RunSettings
 from tests.graph.harness import CALC_FILES, Workflow, plan, task
@@ -70,3 +72,26 @@ async def test_from_a_linked_worktree_its_branch_is_the_base_and_the_only_ref_la
                               "refs/tags")
     assert git(repo, "rev-parse", "topic").strip() != topic_before and (linked / "calc/sub.py").is_file()
     assert not (repo / "calc/sub.py").exists(), "the main worktree is not touched"
+
+
+async def test_an_orphan_checkout_with_base_branch_set_runs_from_that_branch(tmp_path: Path) -> None:
+    repo = make_sample_repo(tmp_path / "repo", files=CALC_FILES, plan=plan(task("A"), base_branch="main"))
+    git(repo, "checkout", "-q", "--orphan", "gh-pages")
+    git(repo, "rm", "-rq", "--cached", ".")
+    master = git(repo, "rev-parse", "main").strip()
+    db = str(tmp_path / "db.sqlite")
+    agents = ScriptedAgents({("player", "A"): writes({"calc/sub.py": "def sub(a, b):\n    return a - b\n"}),
+                             "coach": approve()})
+    settings = RunSettings(repo=repo, target="FEAT-001", db=db, agents=agents, interactive=False)
+    summary = await runner.execute(runner.prepare(settings), lambda event: None)
+    assert summary.results["A"]["status"] == "approved", summary.results
+    assert git(repo, "merge-base", "autobuild/FEAT-001", "main").strip() == master
+    assert git(repo, "symbolic-ref", "HEAD").strip() == "refs/heads/gh-pages", "the user's checkout stays"
+    code = await asyncio.to_thread(main, ["land", "FEAT-001", "--repo", str(repo), "--db", db])
+    assert code == 0 and git(repo, "rev-parse", "main").strip() != master
+    assert "calc/sub.py" in git(repo, "ls-tree", "-r", "--name-only", "main")
+
+    without = make_sample_repo(tmp_path / "other", files=CALC_FILES, plan=plan(task("A")))
+    git(without, "checkout", "-q", "--orphan", "fresh")
+    with pytest.raises(InputError, match=r"no commits on its branch yet .* set base_branch in the plan"):
+        runner.prepare(RunSettings(repo=without, target="FEAT-001", db=db, agents=agents, interactive=False))
