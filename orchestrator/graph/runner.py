@@ -23,6 +23,7 @@ from orchestrator.graph.state import SUCCESS, TaskResult
 from orchestrator.graph.workflow import build_feature_workflow
 from orchestrator.plan.model import FeaturePlan, load_target, plan_digest
 from orchestrator.processes import run
+from orchestrator.repo import lfs
 from orchestrator.repo.git import GitRepo, feature_branch, task_branch
 from orchestrator.settings import RunSettings
 from orchestrator.store import inspection
@@ -90,6 +91,12 @@ def prepare(settings: RunSettings) -> RunPlan:
     base = plan.base_branch or GitRepo(_checkout(settings)).current_branch()
     if not repo.has_branch(base):
         raise InputError(f"base branch {base!r} does not exist: create it or fix base_branch in the plan")
+    missing = lfs.missing_objects(settings.repo, f"refs/heads/{base}")
+    if missing:
+        shown = ", ".join(missing[:5]) + (f" and {len(missing) - 5} more" if len(missing) > 5 else "")
+        raise InputError(f"{len(missing)} Git LFS object(s) of {base} are not in this repository ({shown}): no"
+                         " worktree could check them out (git: smudge filter lfs failed). Fetch them (`git lfs"
+                         " fetch`), or run with GIT_LFS_SKIP_SMUDGE=1 to work on their pointer files")
     store = CheckpointStore.for_repo(settings.repo, settings.db, plan.id)
     store.check()
     if not settings.dry_run:

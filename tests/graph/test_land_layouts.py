@@ -6,9 +6,14 @@ session, with the cause and the hint)."""
 from __future__ import annotations
 
 import asyncio
+import os
+import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
+import yaml
 from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
 from agents.testing.scripted_agents import ScriptedAgents, approve, writes
@@ -95,3 +100,32 @@ async def test_an_orphan_checkout_with_base_branch_set_runs_from_that_branch(tmp
     git(without, "checkout", "-q", "--orphan", "fresh")
     with pytest.raises(InputError, match=r"no commits on its branch yet .* set base_branch in the plan"):
         runner.prepare(RunSettings(repo=without, target="FEAT-001", db=db, agents=agents, interactive=False))
+
+
+@pytest.mark.skipif(shutil.which("git-lfs") is None, reason="git-lfs is not installed (`make install` adds it)")
+def test_missing_lfs_objects_are_exit_2_before_any_session_with_the_cause_and_the_hint(tmp_path: Path) -> None:
+    origin = make_sample_repo(tmp_path / "origin", files=CALC_FILES, venv=False)
+    git(origin, "lfs", "install", "--local")  # never the user's global config
+    git(origin, "lfs", "track", "*.bin")
+    (origin / "model.bin").write_bytes(bytes(range(256)) * 8)
+    git(origin, "add", "-A")
+    git(origin, "-c", "user.name=Dev", "-c", "user.email=dev@example.com", "commit", "-qm", "a large file")
+    clone = tmp_path / "clone"
+    subprocess.run(["git", "clone", "-q", str(origin), str(clone)], check=True, capture_output=True,
+                   env={**os.environ, "GIT_LFS_SKIP_SMUDGE": "1"})
+    git(clone, "lfs", "install", "--local")
+    shutil.rmtree(origin)  # the objects can't be fetched now
+    (clone / ".autobuild/features").mkdir(parents=True)
+    (clone / ".autobuild/features/FEAT-001.yaml").write_text(yaml.safe_dump(plan(task("A"))))
+    db = tmp_path / "db.sqlite"
+    command = [sys.executable, "-m", "orchestrator", "run", "FEAT-001", "--repo", str(clone), "--db", str(db)]
+    env = {k: v for k, v in os.environ.items() if k != "GIT_LFS_SKIP_SMUDGE"}
+    refused = subprocess.run(command, check=False, capture_output=True, text=True, env=env, stdin=subprocess.DEVNULL)
+    assert refused.returncode == 2 and refused.stderr.count("\n") == 1, refused.stderr
+    assert "Git LFS object(s) of main are not in this repository (model.bin)" in refused.stderr
+    assert "GIT_LFS_SKIP_SMUDGE=1" in refused.stderr and "git lfs fetch" in refused.stderr
+    assert not db.exists() and not (clone / ".autobuild/db.json").exists()
+    assert git(clone, "for-each-ref", "refs/heads/autobuild/") == ""
+    skipped = subprocess.run([*command, "--dry-run"], check=False, capture_output=True, text=True,
+                             stdin=subprocess.DEVNULL, env={**env, "GIT_LFS_SKIP_SMUDGE": "1"})
+    assert skipped.returncode == 0, skipped.stderr
