@@ -18,6 +18,9 @@ def missing_objects(root: Path, rev: str) -> list[str]:
     empty when the repo doesn't use LFS, git-lfs isn't installed, or its filter isn't set up to smudge."""
     if os.environ.get("GIT_LFS_SKIP_SMUDGE") == "1" or shutil.which("git-lfs") is None:
         return []
+    uses = run(["git", "grep", "-q", "-e", "filter=lfs", rev, "--", ".gitattributes", "**/.gitattributes"], root)
+    if not uses.ok:  # no LFS attributes in that commit (and git-lfs itself would write .git/lfs/ to say so)
+        return []
     smudges = run(["git", "config", "--get-regexp", r"^filter\.lfs\.(process|smudge)$"], root)
     if not smudges.ok or not smudges.stdout.strip():
         return []
