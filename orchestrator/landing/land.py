@@ -233,6 +233,8 @@ class Attempt:
         landing = self.landing
         permit = LandPermit(self.plan.id, f"refs/heads/{self.found.base_branch}", landing.old_sha)
         self.journal.step, self.journal.new, self.journal.checkout = "moving", new, self.found.checkout
+        if self.found.checkout:
+            self.journal.present_before = journal.present_in(Path(self.found.checkout), landing.old_sha, new)
         journal.write(self.repo, self.journal)
         move = await land_ref(self.repo, permit, new)
         landing.checkout, landing.unexpected = move.checkout, move.unexpected
