@@ -11,6 +11,7 @@ ended clean and landed); exit 1 when it did not.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import signal
@@ -66,10 +67,8 @@ def main(files: int) -> int:
             time.sleep(0.01)
         family = [land.pid, *(child.pid for child in psutil.Process(land.pid).children(recursive=True))]
         for pid in family:  # the machine goes down: land and the git it started
-            try:
+            with contextlib.suppress(ProcessLookupError):
                 os.kill(pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
         land.wait()
         stray = _untracked(repo)
         moved_by_then = git(repo, "rev-parse", "main").strip() != old

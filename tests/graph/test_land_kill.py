@@ -22,8 +22,9 @@ __all__ = ["done", "templates"]  # fixtures used here
 REAL_GIT = shutil.which("git") or "git"
 
 # Stalls `git merge --ff-only NEW` (land updating the user's checkout) after doing part of its work the way git
-# does it (index.lock taken, some of the landed files written, the last one cut off mid-write), or `git worktree remove` once the journal says
-# the base is moving; records its pid in $STALL_MARK and sleeps until killed. Anything else is real git.
+# does it (index.lock taken, some of the landed files written, the last one cut off mid-write), or
+# `git worktree remove` once the journal says the base is moving; records its pid in $STALL_MARK and sleeps
+# until killed. Anything else is real git.
 FAKE_GIT = """#!/bin/sh
 real={real}
 case "$*" in
