@@ -15,6 +15,9 @@ $(STAMP): pyproject.toml
 	@# The gate's Go tests run a real `go test` (offline: no module downloads): install Debian's golang-go.
 	@command -v go >/dev/null 2>&1 || \
 		{ apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq golang-go >/dev/null; }
+	@# The layout tests check a repo whose Git LFS objects are missing: Debian's git-lfs when it is missing.
+	@command -v git-lfs >/dev/null 2>&1 || \
+		{ apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq git-lfs >/dev/null; }
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
 	$(BIN)/python -m pip install -q -e '.[dev]'

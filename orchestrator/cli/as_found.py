@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import fcntl
 import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -35,6 +36,17 @@ def _put_back(path: Path, content: bytes | None) -> None:
         path.unlink(missing_ok=True)
     elif _read(path) != content:
         path.write_bytes(content)
+
+
+def _remove_lock_file(path: Path) -> None:
+    """The repository lock's file, made by the refused run: removed only while holding its lock (another command
+    that holds it keeps it)."""
+    with path.open("a+") as handle:
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return
+        path.unlink(missing_ok=True)
 
 
 @dataclass
@@ -94,4 +106,7 @@ class AsFound:
                 shutil.rmtree(folder, ignore_errors=True)
         for path, content in self.files.items():
             with contextlib.suppress(OSError):
-                _put_back(path, content)
+                if path.name == lock_path(self.repo.root).name and content is None:
+                    _remove_lock_file(path)
+                else:
+                    _put_back(path, content)

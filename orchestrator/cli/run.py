@@ -8,8 +8,10 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 import signal
 import sys
+from pathlib import Path
 from typing import Any
 
 from langgraph.runtime import RunControl
@@ -17,7 +19,7 @@ from langgraph.runtime import RunControl
 from orchestrator import jsonout
 from orchestrator.cli.as_found import AsFound
 from orchestrator.cli.messages import notice, warn
-from orchestrator.errors import EXIT_INTERRUPTED, EXIT_OK, EXIT_QUESTION, EXIT_USAGE_LIMIT, InputError
+from orchestrator.errors import EXIT_INTERRUPTED, EXIT_OK, EXIT_QUESTION, EXIT_USAGE_LIMIT, InputError, RunLockedError
 from orchestrator.events import EventSink, event_dict
 from orchestrator.gate.report import gate_document, gate_lines
 from orchestrator.graph import runner
@@ -127,24 +129,15 @@ def run_command(args: argparse.Namespace, settings: RunSettings) -> int:
     under the repository's lock, and what the user is told at the end."""
     command = str(args.command)
     answer = (args.question_id, args.text) if command == "answer" else None
+    where = (args.repo if hasattr(args, "repo") else settings.repo) or os.environ.get("ORCHESTRATOR_REPO") or "."
+    settings.checkout = Path(where).expanduser().resolve()
     run_plan = runner.prepare(settings)
     if settings.dry_run:
         return _dry_run(run_plan, settings.json_output)
-    progress = Progress(json_mode=settings.json_output, live=sys.stdout.isatty())
-    notifier = Notifier.from_settings(settings, progress)  # --notify / --on-event; drained on the way out
-    found = AsFound(GitRepo(settings.repo), run_plan.plan.id, run_plan.thread_id, run_plan.store).note()
     try:
-        with repo_lock(settings.repo, f"{command} {settings.target}", notice=notice), progress, notifier:
-            journal.finish_interrupted(GitRepo(settings.repo))  # a landing a kill -9 cut short
-            remember_db(settings.repo, run_plan.plan.id, run_plan.store.location)
-            if not settings.json_output:
-                print(f"AutoBuild {run_plan.thread_id}: checkpoints in {run_plan.store}", flush=True)
-            summary = asyncio.run(_run_with_signals(run_plan, notifier, answer))
+        summary = _run_locked(run_plan, command, answer)
     except (KeyboardInterrupt, asyncio.CancelledError):
         return _interrupted(run_plan)
-    except InputError:  # refused once the run had started (its gate can't run on the base…): exit 2, as found
-        found.undo()
-        raise
     if summary.interrupted:
         return _interrupted(run_plan)
     exit_code = EXIT_QUESTION if summary.pending_questions else summary.exit_code
@@ -172,6 +165,27 @@ def run_command(args: argparse.Namespace, settings: RunSettings) -> int:
                   file=sys.stderr)
         print(f"resume with: {_resume_command(run_plan)}")
     return exit_code
+
+
+def _run_locked(run_plan: runner.RunPlan, command: str, answer: tuple[str, str] | None) -> runner.RunSummary:
+    """The run under the repository's lock, with the live view and notifications; refused once started (its gate
+    can't run on the base…: exit 2), it leaves the repository and the store as it found them."""
+    settings = run_plan.settings
+    progress = Progress(json_mode=settings.json_output, live=sys.stdout.isatty())
+    notifier = Notifier.from_settings(settings, progress)  # --notify / --on-event; drained on the way out
+    found = AsFound(GitRepo(settings.repo), run_plan.plan.id, run_plan.thread_id, run_plan.store).note()
+    try:
+        with repo_lock(settings.repo, f"{command} {settings.target}", notice=notice), progress, notifier:
+            journal.finish_interrupted(GitRepo(settings.repo))  # a landing a kill -9 cut short
+            remember_db(settings.repo, run_plan.plan.id, run_plan.store.location)
+            if not settings.json_output:
+                print(f"AutoBuild {run_plan.thread_id}: checkpoints in {run_plan.store}", flush=True)
+            return asyncio.run(_run_with_signals(run_plan, notifier, answer))
+    except RunLockedError:  # another live run holds the repo or the thread: what changed is its, not ours
+        raise
+    except InputError:
+        found.undo()
+        raise
 
 
 def _can_prompt(run_plan: runner.RunPlan) -> bool:

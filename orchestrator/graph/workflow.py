@@ -206,7 +206,8 @@ async def _run_feature(inputs: FeatureInput, options: RunOptions, repo: GitRepo,
         remember_plan_file(repo.root, plan, plan_file)  # so `status`, `show` and `resume` find it by its id
     digest = plan_digest(plan)
     # Before the feature branch and any session: a gate that can't run stops the run having spent nothing.
-    gate = await gate_baseline(str(repo.root), plan.id, plan.base_branch, plan_verify=plan.verify,
+    base_branch = plan.base_branch or inputs.get("base_branch")
+    gate = await gate_baseline(str(repo.root), plan.id, base_branch, plan_verify=plan.verify,
                                plan_setup=plan.setup, verify=options.verify, setup=options.setup,
                                timeout_s=options.verify_timeout, judge_by_counts=options.judge_by_counts)
     if options.verify is not None and choose_gate(repo.root, plan.verify, options.verify).command != gate["command"]:
@@ -214,7 +215,7 @@ async def _run_feature(inputs: FeatureInput, options: RunOptions, repo: GitRepo,
         raise InputError(f"this run's gate is {GateChoice(gate['command'], gate['source']).describe()}, decided"
                          f" when it started; --verify {options.verify!r} does not apply to it: resume without"
                          " --verify, or `run --fresh` to start over with the new gate")
-    setup = await prepare_feature(str(repo.root), plan.id, plan.base_branch, digest)
+    setup = await prepare_feature(str(repo.root), plan.id, base_branch, digest)
     if setup.get("plan_digest", digest) != digest:
         raise PlanError(f"the plan of {plan.id} changed since its run started: put it back, or start over on a"
                         " new thread")

@@ -9,10 +9,12 @@ It is deleted when the landing ends, whatever its outcome. `recover` reads a jou
 
 - the gate's processes still alive (found by their tag) are killed; the throwaway worktree is removed;
 - the base moved to the landed commit: the landing finished; nothing else to do;
-- the base still where it was: the fast-forward of the user's checkout stopped half-way. Only the landing's
-  own paths are touched: git's stale `index.lock` (made after the journal) goes, each path is put back as the
-  base has it when it holds the base's or the landed content, and a file the landing added is deleted only
-  when it holds exactly the landed content. Anything else there is the user's, kept and named.
+- the base still where it was: the fast-forward of the user's checkout stopped half-way (the checkout was clean
+  when it started: `land` refuses otherwise). Only the landing's own paths are touched: git's stale
+  `index.lock` (made after the journal) goes; a file the landing adds is removed unless something was there
+  before the step (an ignored file, noted in the journal); a file the landing changes is put back as the base
+  has it, and if it holds neither version (git cut off mid-write) what it held is first kept under
+  `<git dir>/autobuild-land-kept/`, so nothing is lost.
 """
 
 from __future__ import annotations
@@ -51,6 +53,8 @@ class Journal:
     new: str | None = None
     checkout: str | None = None
     """The user's worktree of `ref`, fast-forwarded by the `moving` step."""
+    present_before: list[str] = field(default_factory=list)
+    """Paths the landing adds that already held something in `checkout` (ignored files): never removed."""
     pid: int = field(default_factory=os.getpid)
     since: float = field(default_factory=time.time)
 
@@ -119,6 +123,36 @@ def _on_disk(checkout: Path, paths: list[str]) -> dict[str, str]:
     return dict(zip(present, out.split(), strict=False)) if ok else {}
 
 
+def _sort(checkout: Path, paths: list[str], before: dict[str, str], landed: dict[str, str],
+          present_before: set[str]) -> tuple[list[str], list[str], list[str]]:
+    """The landing's paths in the checkout: to put back as the base has them, to remove (added by the killed
+    git), and to set aside first (holding neither version: cut off mid-write, or someone's edit)."""
+    now = _on_disk(checkout, paths)
+    restore, remove, set_aside = [], [], []
+    for name in paths:
+        held, exists = now.get(name), os.path.lexists(checkout / name)
+        if name not in before:  # the landing adds it: only the killed git can have put it there
+            if exists and name not in present_before and not (checkout / name).is_dir():
+                remove.append(name)
+            continue
+        if held is not None and held == before[name]:
+            continue
+        if exists and held != landed.get(name):
+            set_aside.append(name)
+        restore.append(name)
+    return restore, remove, set_aside
+
+
+def _remove(checkout: Path, names: list[str]) -> None:
+    for name in names:
+        (checkout / name).unlink()
+        with contextlib.suppress(OSError):  # folders the landing made and left empty
+            parent = (checkout / name).parent
+            while parent != checkout and not any(parent.iterdir()):
+                parent.rmdir()
+                parent = parent.parent
+
+
 def _undo_checkout(repo: GitRepo, journal: Journal) -> list[str]:
     """Put the landing's paths in the user's checkout back as the base has them; returns what was done."""
     assert journal.checkout is not None and journal.new is not None
@@ -132,38 +166,24 @@ def _undo_checkout(repo: GitRepo, journal: Journal) -> list[str]:
     ok, out = _git(repo.root, "diff", "--name-only", "--no-renames", "-z", journal.old, journal.new)
     paths = [p for p in out.split("\0") if p] if ok else []
     before, landed = _blobs(repo, journal.old, paths), _blobs(repo, journal.new, paths)
-    now = _on_disk(checkout, paths)
-    restore, remove, kept = [], [], []
-    for name in paths:
-        held = now.get(name)
-        exists = (checkout / name).exists() or (checkout / name).is_symlink()
-        if held is not None and held == before.get(name):
-            continue
-        if name in before and (not exists or held == landed.get(name)):
-            restore.append(name)
-        elif name not in before and held is not None and held == landed.get(name):
-            remove.append(name)
-        elif exists:
-            kept.append(name)
+    restore, remove, set_aside = _sort(checkout, paths, before, landed, set(journal.present_before))
+    aside = git_dir / "autobuild-land-kept"
+    for name in set_aside:
+        (aside / name).parent.mkdir(parents=True, exist_ok=True)
+        os.replace(checkout / name, aside / name)
     if paths:  # the index entries of the landing's paths, as the base has them
         _git(checkout, "reset", "-q", journal.old, "--pathspec-from-file=-", "--pathspec-file-nul",
              stdin="\0".join(paths))
     if restore:
         _git(checkout, "checkout", journal.old, "--pathspec-from-file=-", "--pathspec-file-nul",
              stdin="\0".join(restore))
-    for name in remove:
-        (checkout / name).unlink()
-        with contextlib.suppress(OSError):  # folders the landing made and left empty
-            parent = (checkout / name).parent
-            while parent != checkout and not any(parent.iterdir()):
-                parent.rmdir()
-                parent = parent.parent
+    _remove(checkout, remove)
     if restore or remove:
         said.append(f"undid the half-done update of {checkout}: {len(restore)} file(s) put back,"
                     f" {len(remove)} added file(s) removed")
-    if kept:
-        said.append(f"kept {len(kept)} file(s) in {checkout} that hold neither version ({', '.join(kept[:5])}):"
-                    " look at them")
+    if set_aside:
+        said.append(f"{len(set_aside)} file(s) held neither version ({', '.join(set_aside[:5])}): put back, what"
+                    f" they held is kept in {aside}")
     return said
 
 
@@ -209,3 +229,9 @@ def finish_interrupted(repo: GitRepo) -> None:
                 print(f"note: {line}", file=sys.stderr, flush=True)
     except RunLockedError:
         return
+
+
+def present_in(checkout: Path, old: str, new: str) -> list[str]:
+    """The paths `new` adds over `old` that already hold something in `checkout` (the `moving` step's journal)."""
+    ok, out = _git(checkout, "diff", "--name-only", "--no-renames", "--diff-filter=A", "-z", old, new)
+    return [name for name in out.split("\0") if name and os.path.lexists(checkout / name)] if ok else []

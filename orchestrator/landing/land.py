@@ -13,7 +13,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import shlex
-import shutil
 import sys
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
@@ -26,7 +25,8 @@ from orchestrator.facts import GateResult
 from orchestrator.gate import gate_env, judge, run_gate
 from orchestrator.gate.cache import CACHE_NAME, GateCache, cache_key, env_digest, gated_tree
 from orchestrator.gate.detect import NO_GATE
-from orchestrator.landing import journal
+from orchestrator.graph.runner import checked_unless_unborn
+from orchestrator.landing import hooks, journal
 from orchestrator.landing.record import RunRecord, Standing, predicted_conflicts, read_record, standing
 from orchestrator.plan.model import FeaturePlan, load_plan
 from orchestrator.processes import run_shell
@@ -156,29 +156,28 @@ class Attempt:
     async def run(self, squash: bool) -> Landing:
         worktree = Path(self.journal.worktree)
         journal.write(self.repo, self.journal)  # before anything exists that a kill would leave behind
-        ended = False
         try:
-            await self.repo.add_detached_worktree(worktree, self.landing.old_sha)
-            await self._hooks_as_in_your_checkout(worktree)
-            env = {**gate_env(self.repo.root, worktree), reaper.SESSION_TAG_ENV: self.journal.tag}
-            base = await self._prepare(worktree, env)
-            if self.landing.outcome != "landed":  # the setup failed
-                ended = True
-                return self.landing
-            if not squash and not await self._pre_commit_on_everything(worktree):
-                ended = True
-                return self.landing
-            new = await self._merge(worktree, squash)
-            if new is None or not await self._verify(worktree, env, base):
-                ended = True
-                return self.landing
-            landing = await self._move(new)
-            ended = True
-            return landing
+            landing = await self._steps(worktree, squash)
         finally:
             await self.repo.remove_worktree(worktree)
-            if ended:  # else (an exception, Ctrl+C) the next command finishes or undoes it from the journal
-                journal.clear(self.repo)
+        journal.clear(self.repo)  # not after an exception or Ctrl+C: the next command finishes or undoes it
+        return landing
+
+    async def _steps(self, worktree: Path, squash: bool) -> Landing:
+        await self.repo.add_detached_worktree(worktree, self.landing.old_sha)
+        await hooks.bring_generated_hooks(self.repo, worktree)
+        env = {**gate_env(self.repo.root, worktree), reaper.SESSION_TAG_ENV: self.journal.tag}
+        base = await self._prepare(worktree, env)
+        if self.landing.outcome != "landed":  # the setup failed
+            return self.landing
+        if not squash:  # a merge commit: the pre-commit framework would check only its conflicted files
+            refused = await hooks.pre_commit_on_everything(self.repo, worktree, self.tip, REPORTS)
+            if refused:
+                return self.landing.fail("commit_refused", refused)
+        new = await self._merge(worktree, squash)
+        if new is None or not await self._verify(worktree, env, base):
+            return self.landing
+        return await self._move(new)
 
     async def _prepare(self, worktree: Path, env: dict[str, str]) -> GateResult | None:
         """The run's setup, and the gate's run on the base unless the run's own still applies."""
@@ -203,38 +202,6 @@ class Attempt:
 
             return await cache.run(key, on_base)
         return gate.base
-
-    async def _hooks_as_in_your_checkout(self, worktree: Path) -> None:
-        """A relative `core.hooksPath` that a tool generates into the checkout and git ignores (husky's `.husky/_`,
-        made by `prepare`) is missing from a fresh worktree, where git would then run no hook at all: bring the
-        checkout's generated folder over, so the hooks run as they do for your own commits."""
-        hooks = (await self.repo.git("config", "--get", "core.hooksPath", cwd=worktree, check=False)).stdout.strip()
-        if not hooks or Path(hooks).is_absolute() or hooks.startswith("~"):
-            return
-        yours, ours = self.repo.root / hooks, worktree / hooks
-        if yours.is_dir() and not ours.exists() and ours.resolve().is_relative_to(worktree.resolve()):
-            shutil.copytree(yours, ours, symlinks=True)
-
-    async def _pre_commit_on_everything(self, worktree: Path) -> bool:
-        """Your pre-commit hook over the whole landed change, staged as one ordinary commit of it would be: on a
-        merge commit the pre-commit framework checks only the conflicted files, and this commit lands them all.
-        False (the landing refused) when the hook refuses; a conflict is left to the merge itself to report."""
-        repo = self.repo
-        staged = await repo.git("merge", "--squash", self.tip, cwd=worktree, check=False)
-        try:
-            if not staged.ok:
-                return True
-            for path in (REPORTS,):
-                await repo.git("reset", "-q", "HEAD", "--", path, cwd=worktree, check=False)
-            hook = await repo.git("hook", "run", "--ignore-missing", "pre-commit", cwd=worktree, check=False)
-            if not hook.ok:
-                self.landing.fail("commit_refused", "your pre-commit hook refused the landed change (run over every"
-                                                    f" file it changes, as your own commit of it would be):"
-                                                    f" {hook.tail(15)}")
-            return hook.ok
-        finally:
-            await repo.git("reset", "-q", "--hard", "HEAD", cwd=worktree, check=False)
-            await repo.git("clean", "-q", "-fd", cwd=worktree, check=False)
 
     async def _gate(self, command: str, worktree: Path, env: dict[str, str]) -> GateResult:
         """One run of the gate on the leash, recorded under the command the user knows."""
@@ -278,6 +245,8 @@ class Attempt:
         landing = self.landing
         permit = LandPermit(self.plan.id, f"refs/heads/{self.found.base_branch}", landing.old_sha)
         self.journal.step, self.journal.new, self.journal.checkout = "moving", new, self.found.checkout
+        if self.found.checkout:
+            self.journal.present_before = journal.present_in(Path(self.found.checkout), landing.old_sha, new)
         journal.write(self.repo, self.journal)
         move = await land_ref(self.repo, permit, new)
         landing.checkout, landing.unexpected = move.checkout, move.unexpected
@@ -291,7 +260,7 @@ def land(args: argparse.Namespace, settings: Settings, say: Callable[[str], None
     """Check everything that can be checked before trying (InputError, exit 2), then try under the lock."""
     root = settings.repo
     repo = GitRepo(root)
-    repo.check()
+    checked_unless_unborn(repo)  # an orphan checkout of yours: the base is the plan's branch
     plan = load_plan(root, args.feature)
     store = CheckpointStore.for_repo(root, settings.db, plan.id)
     plan = replanned(store, plan)  # with the tasks replans added

@@ -7,6 +7,7 @@ import argparse
 from pathlib import Path
 from typing import Any
 
+from orchestrator.graph.runner import checked_unless_unborn
 from orchestrator.jsonout import iso_utc, usd
 from orchestrator.landing import journal
 from orchestrator.landing.land import REPORTS
@@ -49,7 +50,7 @@ def review(args: argparse.Namespace, settings: Settings) -> dict[str, Any]:
     """The review document (also the `--json` output, less its schema version)."""
     root = settings.repo
     repo = GitRepo(root)
-    repo.check()
+    checked_unless_unborn(repo)  # an orphan checkout of yours: the base is the plan's branch
     journal.finish_interrupted(repo)
     plan = load_plan(root, args.feature)
     store = CheckpointStore.for_repo(root, settings.db, plan.id)

@@ -241,7 +241,7 @@ class GitRepo:
         await self._guard(worktree)
         await self.git("add", "-A", cwd=worktree)
         for path in force:
-            await self.git("add", "-f", "--", str(path), cwd=worktree)
+            await self.git("add", "-f", "--sparse", "--", str(path), cwd=worktree)  # ours, whatever the sparse set
         staged = await self.git("diff", "--cached", "--quiet", cwd=worktree, check=False)
         if staged.returncode == 1:
             await self.git(*_IDENTITY, "commit", "-q", "--no-verify", "-m", message, cwd=worktree)

@@ -137,7 +137,7 @@ class CheckpointStore:
         parent = next((p for p in path.parents if p.exists()), None)
         if parent is not None and not parent.is_dir():
             raise InputError(f"--db {path}: {parent} is a file, not a folder: choose another path")
-        if parent is not None and not os.access(parent, os.W_OK):
+        if parent is not None and not (os.access(parent, os.W_OK) and _can_create_in(parent)):
             raise InputError(f"--db {path}: {parent} is not writable: choose another path")
         if path.is_file() and path.stat().st_size:
             with path.open("rb") as handle:
@@ -280,6 +280,18 @@ class CheckpointStore:
             for thread in thread_ids:
                 conn.execute("DELETE FROM checkpoints WHERE thread_id = ?", (thread,))
                 conn.execute("DELETE FROM writes WHERE thread_id = ?", (thread,))
+
+
+def _can_create_in(folder: Path) -> bool:
+    """Whether a file can really be made in `folder` (root passes os.access checks where the kernel or a
+    read-only mount still refuses: /proc, /sys, a read-only volume); the probe file is removed at once."""
+    probe = folder / f".autobuild-probe-{os.getpid()}"
+    try:
+        probe.touch(exist_ok=False)
+    except OSError:
+        return False
+    probe.unlink(missing_ok=True)
+    return True
 
 
 def _postgres() -> Any:

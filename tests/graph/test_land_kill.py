@@ -22,8 +22,9 @@ __all__ = ["done", "templates"]  # fixtures used here
 REAL_GIT = shutil.which("git") or "git"
 
 # Stalls `git merge --ff-only NEW` (land updating the user's checkout) after doing part of its work the way git
-# does it (index.lock taken, some of the landed files written), or `git worktree remove` once the journal says
-# the base is moving; records its pid in $STALL_MARK and sleeps until killed. Anything else is real git.
+# does it (index.lock taken, some of the landed files written, the last one cut off mid-write), or
+# `git worktree remove` once the journal says the base is moving; records its pid in $STALL_MARK and sleeps
+# until killed. Anything else is real git.
 FAKE_GIT = """#!/bin/sh
 real={real}
 case "$*" in
@@ -32,9 +33,10 @@ case "$*" in
       for new in "$@"; do :; done
       gitdir=$("$real" rev-parse --absolute-git-dir)
       : > "$gitdir/index.lock"
-      for path in $("$real" diff --name-only --diff-filter=A HEAD "$new" | head -n 2); do
+      for path in $("$real" diff --name-only --diff-filter=A HEAD "$new" | head -n 3); do
         mkdir -p "$(dirname "$path")"; "$real" show "$new:$path" > "$path"
       done
+      printf 'cut off mid-wri' > "$path"
       echo $$ > "$STALL_MARK"; exec sleep 600
     fi ;;
   *"worktree remove"*_land*)
@@ -109,10 +111,10 @@ def test_a_land_killed_while_updating_the_checkout_is_undone_then_lands(done: Re
     old, status = done.sha("main"), done.git("status", "--porcelain", "--untracked-files=all")
     _land_killed_at(done, tmp_path, "ff", "--verify", VERIFY)
     stray = done.git("status", "--porcelain", "--untracked-files=all")
-    assert stray.count("??") == status.count("??") + 2, "the files a killed git wrote"
+    assert stray.count("??") == status.count("??") + 3, "the files a killed git wrote"
     assert (done.root / ".git" / "index.lock").exists(), "and its lock"
     code, out, err = done.cli(capsys, "review", "FEAT-001")
-    assert code == 0 and "undid the half-done update" in err and "2 added file(s) removed" in err, err
+    assert code == 0 and "undid the half-done update" in err and "3 added file(s) removed" in err, err
     assert done.sha("main") == old
     _clean(done, status)
     code, out, _ = done.cli(capsys, "land", "FEAT-001")
