@@ -42,8 +42,10 @@ def is_runner(command: str) -> bool:  # noqa: PLR0911 - one return per family of
         return rest[:1] in (["test"], ["nextest"])
     if tool == "go":
         return rest[:1] == ["test"]
-    if tool in ("make", "gmake"):
-        return "test" in rest or "check" in rest
+    if tool in ("make", "gmake"):  # `make test`, or make in a tests folder (`make -C tests`, as uthash's CI)
+        folders = [rest[i + 1] for i, word in enumerate(rest[:-1]) if word == "-C"]
+        folders += [word[2:] for word in rest if word.startswith("-C") and len(word) > 2]
+        return "test" in rest or "check" in rest or any(Path(f).name in ("test", "tests") for f in folders)
     return tool == "node" and "--test" in rest
 _WRAPPERS = re.compile(r"^(uv run|poetry run|pdm run|pipenv run|hatch run)\s+(--\S+\s+)*")
 _TOX_CALL = re.compile(r"^(python3? -m )?tox\b")

@@ -107,6 +107,7 @@ def test_a_ci_workflows_test_step_beats_a_guess_but_installs_and_expressions_are
     ("CI=1 npm test", True), ("node --test", True), ("python runtests.py", True), ("tox -e py311", True),
     ("pip install pytest", False), ("python -m pip install pytest", False), ("npm ci", False),
     ("cargo build", False), ("echo pytest", False), ("make lint", False), ("npm run lint", False),
+    ("make -C tests EXTRA_CFLAGS=-W", True), ("make -Ctests", True), ("make -C doc", False),
 ])
 def test_a_test_step_is_told_by_what_it_runs(line: str, runs_tests: bool) -> None:
     assert is_runner(line) is runs_tests
