@@ -70,8 +70,15 @@ async def test_drain_stops_at_a_step_boundary_and_resume_finishes_without_redoin
                              ("player", "B"): writes({"calc/b.py": "B = 1\n"}), "coach": approve()})
     workflow = Workflow(repo, agents)
     control = RunControl()
-    asyncio.get_running_loop().call_later(0.2, control.request_drain)
+
+    async def drain_once_a_runs() -> None:  # not a timer: a loaded machine may take longer to reach A's session
+        while not agents.prompts_of("player", "A"):
+            await asyncio.sleep(0.01)
+        control.request_drain()
+
+    drain = asyncio.create_task(drain_once_a_runs())
     first = await workflow.run(control=control)
+    await drain
     assert first.output is None
     assert len(agents.prompts_of("player", "A")) == 1, "the running step finished"
     assert not agents.prompts_of("player", "B")
