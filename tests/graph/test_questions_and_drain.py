@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 from pathlib import Path
 
 from langgraph.runtime import RunControl
@@ -66,19 +65,16 @@ async def test_autonomous_question_aborts_cleanly(tmp_path: Path) -> None:
 
 async def test_drain_stops_at_a_step_boundary_and_resume_finishes_without_redoing_work(tmp_path: Path) -> None:
     repo = repo_with(tmp_path, task("A"), task("B", "A"))
-    agents = ScriptedAgents({("player", "A"): writes({"calc/a.py": "A = 1\n"}, delay_s=0.5),
-                             ("player", "B"): writes({"calc/b.py": "B = 1\n"}), "coach": approve()})
-    workflow = Workflow(repo, agents)
     control = RunControl()
 
-    async def drain_once_a_runs() -> None:  # not a timer: a loaded machine may take longer to reach A's session
-        while not agents.prompts_of("player", "A"):
-            await asyncio.sleep(0.01)
+    def drain_while_a_runs(_: object) -> Turn:  # not a timer: a loaded machine may take longer to reach A's session
         control.request_drain()
+        return writes({"calc/a.py": "A = 1\n"}, delay_s=0.5)
 
-    drain = asyncio.create_task(drain_once_a_runs())
+    agents = ScriptedAgents({("player", "A"): drain_while_a_runs,
+                             ("player", "B"): writes({"calc/b.py": "B = 1\n"}), "coach": approve()})
+    workflow = Workflow(repo, agents)
     first = await workflow.run(control=control)
-    await drain
     assert first.output is None
     assert len(agents.prompts_of("player", "A")) == 1, "the running step finished"
     assert not agents.prompts_of("player", "B")
