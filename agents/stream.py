@@ -95,7 +95,8 @@ class Collector:
         elif isinstance(message, UserMessage) and isinstance(message.content, list):
             for block in message.content:
                 if isinstance(block, ToolResultBlock):
-                    self.pending_tools.pop(block.tool_use_id, None)
+                    tool = self.pending_tools.pop(block.tool_use_id, None)
+                    result.permission_denials += sandbox_refusals(tool, block.content)
         elif isinstance(message, ResultMessage):
             self._final(message)
         elif isinstance(message, RateLimitEvent):
@@ -165,3 +166,17 @@ def _tool_detail(block: ToolUseBlock) -> str:
     value = block.input.get("command") or block.input.get("file_path") or block.input.get("pattern") or ""
     first_line = str(value).strip().splitlines()[0] if str(value).strip() else ""
     return first_line if len(first_line) <= 100 else first_line[:99] + "…"
+
+
+SANDBOX_REFUSED = "Read-only file system"
+
+
+def sandbox_refusals(tool: str | None, content: object) -> list[str]:
+    """What the Bash sandbox refused in one tool result (writes outside the worktree fail read-only)."""
+    if isinstance(content, list):
+        text = "\n".join(str(item.get("text", "")) for item in content if isinstance(item, dict))
+    else:
+        text = str(content or "")
+    lines = [line.strip() for line in text.splitlines() if SANDBOX_REFUSED in line]
+    name = (tool or "Bash").split(":", 1)[0]
+    return [f"{name}: sandbox refused a write: {line[:300]}" for line in lines[:5]]

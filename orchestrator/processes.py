@@ -11,6 +11,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from orchestrator import sandbox as sandboxing
+from orchestrator.sandbox import Sandbox
+
 _GRACE_S = 3.0
 
 
@@ -107,6 +110,17 @@ async def _terminate(proc: asyncio.subprocess.Process) -> None:
         await proc.wait()
 
 
-async def run_shell(command: str, cwd: Path, timeout: float, env: Mapping[str, str] | None = None) -> Completed:
-    """A user-supplied command line (a plan's `verify`), run by bash."""
-    return await run_async(["bash", "-c", command], cwd, timeout, env)
+async def run_shell(command: str, cwd: Path, timeout: float, env: Mapping[str, str] | None = None,
+                    sandbox: Sandbox | None = None) -> Completed:
+    """A user-supplied command line (a plan's `verify`, a `setup`), run by bash; under `sandbox` (when bwrap
+    runs here) it can only write there, and what the sandbox refused is named at the end of its output."""
+    if sandbox is None or not sandboxing.available():
+        return await run_async(["bash", "-c", command], cwd, timeout, env)
+    base = dict(os.environ) if env is None else dict(env)
+    done = await run_async(sandboxing.wrap(["bash", "-c", command], cwd, sandbox), cwd, timeout,
+                           base | dict(sandbox.env))
+    refused = sandboxing.refusals(done.stdout + "\n" + done.stderr)
+    if not refused:
+        return done
+    note = "\nautobuild sandbox: refused writes outside the run's worktree: " + " | ".join(refused)
+    return Completed(("bash", "-c", command), done.returncode, done.stdout, done.stderr + note, done.timed_out)

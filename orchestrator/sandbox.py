@@ -1,0 +1,152 @@
+"""The sandbox our own subprocesses (the gate, setup) run in: bubblewrap, everything read-only but what the run owns.
+
+A task's worktree, its git admin folder, the shared object store, the run's environment, the run's tool
+caches and a private tmp are writable; the user's checkout, refs, HEAD, index, `.git/config`, hooks, home and
+venv are not. Network is shared (a gate may talk to 127.0.0.1; setup may fetch packages). `available()` says
+once per process whether bwrap runs here (it needs user namespaces or root); without it commands run as before
+and the run says so.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import shutil
+import subprocess
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+SANDBOX_FOLDER = "_sandbox"
+"""Per feature, beside its worktrees: the private tmp and the tool caches of the run."""
+ENV_FOLDER = "_env"
+"""Per feature, beside its worktrees: the run's environment (its layered venv), written by setup and agents."""
+REFUSED = "Read-only file system"
+"""What a write outside the writable paths fails with, inside bwrap (and in Claude Code's own sandbox)."""
+
+
+@dataclass(frozen=True)
+class Sandbox:
+    """Where a sandboxed command may write; `tmp` is bound at /tmp; `env` adds the caches' variables; `readable`
+    are shown read-only again when they live under /tmp (a repo under /tmp stays visible above the private tmp)."""
+
+    writable: tuple[Path, ...]
+    tmp: Path
+    env: Mapping[str, str] = field(default_factory=dict)
+    readable: tuple[Path, ...] = ()
+
+    def with_writable(self, *paths: Path) -> Sandbox:
+        return Sandbox((*self.writable, *paths), self.tmp, self.env, self.readable)
+
+
+@functools.cache
+def bwrap() -> str | None:
+    """The bubblewrap binary when it can actually start a sandbox here (user namespaces, mounts), else None."""
+    binary = shutil.which("bwrap")
+    if binary is None:
+        return None
+    try:
+        probe = subprocess.run([binary, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "true"],
+                               capture_output=True, timeout=30, check=False)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    return binary if probe.returncode == 0 else None
+
+
+def available() -> bool:
+    return bwrap() is not None
+
+
+def why_unavailable() -> str:
+    """One line for `doctor` and the run's start."""
+    if shutil.which("bwrap") is None or shutil.which("socat") is None:
+        return ("bubblewrap (bwrap) or socat is not installed: the gate, setup and agents' commands can write what you"
+                " own; install them (Debian/Ubuntu: apt-get install bubblewrap socat)")
+    return ("bubblewrap can't start a sandbox here (no user namespaces?): the gate, setup and agents' commands"
+            " can write what you own")
+
+
+def _git_paths(worktree: Path) -> list[Path]:
+    """The worktree's own git admin folder and the shared object store (commits the gate or setup make)."""
+    dot_git = worktree / ".git"
+    if not dot_git.is_file():
+        return []
+    text = dot_git.read_text(errors="replace").strip()
+    if not text.startswith("gitdir:"):
+        return []
+    admin = (worktree / text.removeprefix("gitdir:").strip()).resolve()
+    common_file = admin / "commondir"
+    common = (admin / common_file.read_text().strip()).resolve() if common_file.is_file() else admin
+    return [admin, common / "objects"]
+
+
+def _caches(private: Path) -> dict[str, str]:
+    """Tool caches owned by the run: what would otherwise go to the user's home."""
+    cache = private / "cache"
+    cargo_home = private / "cargo"
+    return {
+        "XDG_CACHE_HOME": str(cache),
+        "PIP_CACHE_DIR": str(cache / "pip"),
+        "npm_config_cache": str(cache / "npm"),
+        "YARN_CACHE_FOLDER": str(cache / "yarn"),
+        "PNPM_HOME": str(cache / "pnpm"),
+        "GOCACHE": str(cache / "go-build"),
+        "GOMODCACHE": str(cache / "go-mod"),
+        "CARGO_HOME": str(cargo_home),
+        "TMPDIR": "/tmp",
+        # A `prepare` script such as husky's would write core.hooksPath into the shared .git/config.
+        "HUSKY": "0",
+    }
+
+
+def for_worktree(worktree: Path, extra: Sequence[Path] = ()) -> Sandbox:
+    """The sandbox of commands run in one of the run's worktrees (`.autobuild/worktrees/<FEATURE>/<NAME>`)."""
+    feature_dir = worktree.parent
+    private = feature_dir / SANDBOX_FOLDER
+    root = feature_dir.parent.parent.parent  # <root>/.autobuild/worktrees/<FEATURE>
+    return Sandbox((worktree, *_git_paths(worktree), feature_dir / ENV_FOLDER, private, *extra),
+                   private / "tmp", _caches(private), (root,))
+
+
+def _cargo_layers(cargo_home: Path) -> list[str]:
+    """The user's ~/.cargo registry, git checkouts and config, read-only inside the run's own CARGO_HOME."""
+    user = Path(os.environ.get("CARGO_HOME") or Path.home() / ".cargo")
+    binds: list[str] = []
+    for name in ("registry", "git", "config.toml", "config", "bin"):
+        source = user / name
+        if source.exists() and source.resolve() != (cargo_home / name).resolve():
+            target = cargo_home / name
+            if source.is_dir():
+                target.mkdir(parents=True, exist_ok=True)
+            elif not target.exists():
+                target.touch()
+            binds += ["--ro-bind", str(source), str(target)]
+    return binds
+
+
+def wrap(args: Sequence[str], cwd: Path, sandbox: Sandbox) -> list[str]:
+    """`args` run under bwrap in `cwd` (the caller checked `available()`): read-only root, the writable paths
+    bound onto themselves (created first), the private tmp at /tmp. Same process group, so killpg reaches it."""
+    binary = bwrap()
+    assert binary is not None, "wrap() needs available()"
+    sandbox.tmp.mkdir(parents=True, exist_ok=True)
+    command = [binary, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--bind", str(sandbox.tmp), "/tmp"]
+    for path in sandbox.readable:
+        if path.resolve().is_relative_to("/tmp"):
+            command += ["--ro-bind", str(path.resolve()), str(path.resolve())]
+    for path in dict.fromkeys(sandbox.writable):
+        path.mkdir(parents=True, exist_ok=True)
+        command += ["--bind", str(path.resolve()), str(path.resolve())]
+    if cargo := sandbox.env.get("CARGO_HOME"):
+        command += _cargo_layers(Path(cargo))
+    return [*command, "--die-with-parent", "--chdir", str(cwd), "--", *args]
+
+
+def refusals(output: str, limit: int = 5) -> list[str]:
+    """The lines of a command's output where the sandbox refused a write."""
+    return [line.strip() for line in output.splitlines() if REFUSED in line][:limit]
+
+
+def agents_available() -> bool:
+    """Claude Code's own Bash sandbox needs bubblewrap and socat (its network proxy) on Linux."""
+    return available() and shutil.which("socat") is not None
