@@ -12,6 +12,9 @@ $(STAMP): pyproject.toml
 	@# The Postgres tests start a real server on 127.0.0.1: install Debian's postgresql when it is missing.
 	@command -v initdb >/dev/null 2>&1 || ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || \
 		{ apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql >/dev/null; }
+	@# The gate, setup and agents' Bash run sandboxed: bubblewrap, and socat for Claude Code's sandbox network proxy.
+	@command -v bwrap >/dev/null 2>&1 && command -v socat >/dev/null 2>&1 || \
+		{ apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq bubblewrap socat >/dev/null; }
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
 	$(BIN)/python -m pip install -q -e '.[dev]'

@@ -39,18 +39,21 @@ class Sandbox:
         return Sandbox((*self.writable, *paths), self.tmp, self.env, self.readable)
 
 
-@functools.cache
 def bwrap() -> str | None:
-    """The bubblewrap binary when it can actually start a sandbox here (user namespaces, mounts), else None."""
+    """The bubblewrap binary on PATH when it can actually start a sandbox here (user namespaces, mounts)."""
     binary = shutil.which("bwrap")
-    if binary is None:
-        return None
+    return binary if binary is not None and _works(binary) else None
+
+
+@functools.cache
+def _works(binary: str) -> bool:
+    """Probed once per binary and process."""
     try:
         probe = subprocess.run([binary, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "true"],
                                capture_output=True, timeout=30, check=False)
     except (OSError, subprocess.TimeoutExpired):
-        return None
-    return binary if probe.returncode == 0 else None
+        return False
+    return probe.returncode == 0
 
 
 def available() -> bool:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from orchestrator import sandbox
 from orchestrator.errors import GateUnusableError
 from orchestrator.facts import GateSetup
 from orchestrator.gate.detect import NO_GATE, choose_gate
@@ -34,12 +35,12 @@ async def check_gate(repo: GitRepo, feature_id: str, base_sha: str, *, plan_veri
     try:
         env = gate_env(repo.root, worktree)
         if setup_command:
-            done = await run_shell(setup_command, worktree, timeout_s, env)
+            done = await run_shell(setup_command, worktree, timeout_s, env, sandbox.for_worktree(worktree))
             if not done.ok:
                 why = f"the worktree setup `{setup_command}` fails on the base (exit {done.returncode})"
                 raise GateUnusableError(f"{why} ({base_sha[:10]}): fix it, or pass --setup CMD (or --setup none);"
                                         f" no agent was started\n{done.tail(20)}", why)
-        base = await run_gate(choice.command, worktree, timeout_s, env)
+        base = await run_gate(choice.command, worktree, timeout_s, env, sandbox.for_worktree(worktree))
         reason = unusable_base(base, detected=choice.detected)
         if reason:
             raise GateUnusableError(

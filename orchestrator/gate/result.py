@@ -11,6 +11,7 @@ from pathlib import Path
 
 from orchestrator.facts import GateResult
 from orchestrator.processes import run_shell
+from orchestrator.sandbox import Sandbox
 
 
 def no_gate(reason: str) -> GateResult:
@@ -71,14 +72,16 @@ def _counts(output: str) -> tuple[int, int] | None:
     return None
 
 
-async def run_gate(command: str, cwd: Path, timeout_s: float, env: dict[str, str]) -> GateResult:
+async def run_gate(command: str, cwd: Path, timeout_s: float, env: dict[str, str],
+                   sandbox: Sandbox | None = None) -> GateResult:
     """Run the gate command once in `cwd` and record what it observed (not yet judged: `passed` is exit 0
     with tests run)."""
     with tempfile.TemporaryDirectory(prefix="autobuild-gate-") as tmp:
         junit = Path(tmp) / "junit.xml"
         # Any pytest the command starts (directly, via make, tox…) writes its test ids here.
         addopts = f"{env.get('PYTEST_ADDOPTS', '')} --junitxml={junit}".strip()
-        completed = await run_shell(command, cwd, timeout_s, env | {"PYTEST_ADDOPTS": addopts})
+        completed = await run_shell(command, cwd, timeout_s, env | {"PYTEST_ADDOPTS": addopts},
+                                    sandbox.with_writable(Path(tmp)) if sandbox else None)
         from_junit = _junit(junit)
     output = completed.tail(30)
     full = completed.stdout + "\n" + completed.stderr

@@ -7,22 +7,37 @@ Built once per run by the feature workflow from its input and options, shared by
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Awaitable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
+from langgraph.config import get_stream_writer
 from langgraph.runtime import Runtime
+from langgraph.types import StreamWriter
 
 from agents import Agents, SessionLimits, SessionSettings, TaskBrief
 from agents.limits import UsageLimitGate
+from orchestrator import sandbox
 from orchestrator.errors import InfrastructureError
 from orchestrator.gate import GateResult, GateSetup, gate_env, judge, no_gate, run_gate
 from orchestrator.graph.events import EventLog
 from orchestrator.plan.model import FeaturePlan
 from orchestrator.processes import run_shell
+from orchestrator.repo import watch
 from orchestrator.repo.git import GitRepo, feature_branch, task_branch
 from orchestrator.settings import RunOptions
 from orchestrator.store import traces as trace
+
+T = TypeVar("T")
+
+
+def _stream_writer() -> StreamWriter | None:
+    """The running node's stream writer (None outside a graph node)."""
+    try:
+        return get_stream_writer()
+    except RuntimeError:
+        return None
 
 
 @dataclass
@@ -128,7 +143,13 @@ class RunContext:
             project_root=self.repo.root,
             repo_hooks=self.options.repo_hooks,
             trace_metadata={"feature_id": self.feature_id},
+            sandbox_writable=self.agent_writable(task_id) if sandbox.agents_available() else None,
         )
+
+    def agent_writable(self, task_id: str) -> tuple[Path, ...]:
+        """What an agent's sandboxed Bash may write beyond its worktree: the run's environment and caches."""
+        folder = self.worktree(task_id).parent
+        return (folder / sandbox.ENV_FOLDER, folder / sandbox.SANDBOX_FOLDER)
 
     def events(self, runtime: Runtime[Any]) -> EventLog:
         return EventLog(self.repo.root, self.plan.id, runtime.stream_writer)
@@ -145,7 +166,9 @@ class RunContext:
         command = self.gate["setup"]
         if not command:
             return
-        done = await run_shell(command, worktree, self.options.verify_timeout, gate_env(self.repo.root, worktree))
+        done = await self._watched(f"setup `{command}`", worktree, run_shell(
+            command, worktree, self.options.verify_timeout, gate_env(self.repo.root, worktree),
+            sandbox.for_worktree(worktree)))
         if not done.ok:
             raise InfrastructureError(f"setup `{command}` failed in {worktree} (exit {done.returncode}):"
                                       f" {done.tail(10)}")
@@ -161,5 +184,20 @@ class RunContext:
         command = self.gate_command(task_id) if task_id else self.gate["command"]
         if command is None:
             return no_gate(self.gate["source"])
-        result = await run_gate(command, worktree, self.options.verify_timeout, gate_env(self.repo.root, worktree))
+        result = await self._watched(f"the gate `{command}`", worktree, run_gate(
+            command, worktree, self.options.verify_timeout, gate_env(self.repo.root, worktree),
+            sandbox.for_worktree(worktree)))
         return judge(result, self.gate["base"])
+
+    async def _watched(self, what: str, worktree: Path, running: Awaitable[T]) -> T:
+        """A setup or gate run with what the user owns watched around it: a change is noted (event
+        `user_state_changed`), never reverted; what the sandbox refused is named in the command's output."""
+        before = await watch.take(self.repo)
+        try:
+            return await running
+        finally:
+            if changes := await watch.since(self.repo, before):
+                task = worktree.name if worktree.name in self.plan.task_ids() else None
+                EventLog(self.repo.root, self.plan.id, _stream_writer())(
+                    "user_state_changed", task, changes=changes, during=what, reverted=False,
+                    sandboxed=sandbox.available())

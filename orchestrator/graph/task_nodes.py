@@ -66,7 +66,7 @@ async def player(state: TaskState, runtime: Runtime[RunContext]) -> TaskState:
         feedback_notes=list(previous["notes"]) if previous else [],
         answers=dict(state.get("answers") or {}), transcript_path=agent.transcript(),
     ), settings))
-    cost = TaskState(cost_usd=agent.spent)
+    cost = TaskState(cost_usd=agent.spent, user_changes=agent.user_changes)
     if stop := agent.tampering():
         return cost | TaskState(stop=stop)
     if result.question is not None:
