@@ -116,9 +116,10 @@ async def run_shell(command: str, cwd: Path, timeout: float, env: Mapping[str, s
     runs here) it can only write there, and what the sandbox refused is named at the end of its output."""
     if sandbox is None or not sandboxing.available():
         return await run_async(["bash", "-c", command], cwd, timeout, env)
-    base = dict(os.environ) if env is None else dict(env)
-    done = await run_async(sandboxing.wrap(["bash", "-c", command], cwd, sandbox), cwd, timeout,
-                           base | dict(sandbox.env))
+    full = (dict(os.environ) if env is None else dict(env)) | dict(sandbox.env)
+    if target := sandbox.env.get("PIP_TARGET"):  # what pip installed there is importable after the run's code
+        full["PYTHONPATH"] = os.pathsep.join(filter(None, [full.get("PYTHONPATH", ""), target]))
+    done = await run_async(sandboxing.wrap(["bash", "-c", command], cwd, sandbox), cwd, timeout, full)
     refused = sandboxing.refusals(done.stdout + "\n" + done.stderr)
     if not refused:
         return done

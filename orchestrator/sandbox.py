@@ -107,8 +107,13 @@ def for_worktree(worktree: Path, extra: Sequence[Path] = ()) -> Sandbox:
     feature_dir = worktree.parent
     private = feature_dir / SANDBOX_FOLDER
     root = feature_dir.parent.parent.parent  # <root>/.autobuild/worktrees/<FEATURE>
-    return Sandbox((worktree, *_git_paths(worktree), feature_dir / ENV_FOLDER, private, *extra),
-                   private / "tmp", _caches(private), (root,))
+    run_env = feature_dir / ENV_FOLDER
+    env = _caches(private)
+    if not (run_env / "venv" / "pyvenv.cfg").is_file():
+        # No run venv layered over the user's: pip installs (setup's, a test's) go to the run's own folder,
+        # never into the user's read-only venv.
+        env["PIP_TARGET"] = str(run_env / "site-packages")
+    return Sandbox((worktree, *_git_paths(worktree), run_env, private, *extra), private / "tmp", env, (root,))
 
 
 def _cargo_layers(cargo_home: Path) -> list[str]:

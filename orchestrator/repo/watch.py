@@ -17,7 +17,7 @@ from orchestrator.repo import guard
 from orchestrator.repo.git import EXCLUDE_LINES, GitRepo
 
 _VENV_NAMES = (".venv", "venv", "env")
-_MAX_ENTRIES = 200_000
+_MAX_ENTRIES = 100_000
 _SMALL = 1 << 20
 # Written by interpreters and tools as a side effect of reading (bytecode, tool caches): not the user's state.
 _SKIP_DIRS = frozenset({"__pycache__", ".cache"})

@@ -74,7 +74,7 @@ async def test_a_user_commit_and_a_user_checkout_during_a_player_session_are_kep
                              "coach": approve()})
     run = await Workflow(repo, agents).run()
     assert run.status("A") == "approved-unverified" and run.status("B") == "approved-unverified"
-    assert git(repo, "log", "-1", "--format=%s", "main").strip() == "my commit during the run", "the user's commit stays"
+    assert git(repo, "log", "-1", "--format=%s", "main").strip() == "my commit during the run", "the commit stays"
     assert git(repo, "symbolic-ref", "HEAD").strip() == "refs/heads/other", "the user's checkout stays"
     assert git(repo, "show", "main:notes.txt") == "my own work\n"
     assert not (repo / "notes.txt").exists(), "the tree is the user's `other`, not a mix of branches"
