@@ -122,7 +122,8 @@ def differences(before: Watched, after: Watched) -> list[str]:
             diff = [line for line in difflib.unified_diff(before.config.splitlines(), after.config.splitlines(),
                                                           lineterm="", n=0)
                     if line[:1] in "+-" and not line.startswith(("+++", "---"))]
-            changes.append(f"{name} changed: {'; '.join(line.strip() for line in diff[:6]) or 'rewritten'}")
+            shown = "; ".join(line[0] + line[1:].strip() for line in diff[:6])
+            changes.append(f"{name} changed: {shown or 'rewritten'}")
         else:
             changes.append(f"{name} changed")
     return changes

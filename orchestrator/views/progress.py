@@ -107,6 +107,12 @@ _FORMATS: dict[str, Callable[[dict[str, Any]], str]] = {
     f" {e['summary']}",
     "merge": lambda e: f"{e['task']} merged" if e["merged"] else f"{e['task']} NOT merged: {e['reason']}",
     "skipped": lambda e: f"{e['task']} skipped: {e['reason']}",
+    "user_state_changed": lambda e: f"{e.get('task') or 'run'}: your repository changed during {e['during']} (yours:"
+    f" kept, not reverted): {'; '.join(e['changes'])}",
+    "repo_tampering": lambda e: f"{e['task']} turn {e['turn']} {e['role']}: your repository changed during an"
+    f" unsandboxed session (the task fails, nothing reverted): {'; '.join(e['changes'])}",
+    "sandbox_refused": lambda e: f"{_who(e)}: the sandbox refused {'; '.join(e['refused'])}",
+    "sandbox_unavailable": lambda e: f"warning: no sandbox: {e['detail']}",
     "feature_end": lambda e: f"feature report: {e['report']}",
     "plan_invalid": lambda e: f"planner attempt {e['attempt']} rejected: {e['error']}",
     "plan_warning": lambda e: f"warning: {e['error']}",
