@@ -46,6 +46,8 @@ class SessionRequest:
     sandbox_writable: tuple[Path, ...] | None = None
     """Bash runs in Claude Code's sandbox, writable: the worktree, its git admin folder, the object store and
     these; None: unsandboxed."""
+    env: dict[str, str] = field(default_factory=dict)
+    """Extra environment for the session's commands (ours wins where they overlap)."""
     trace_metadata: dict[str, str] = field(default_factory=dict)
     """What the session's LangSmith run carries besides role, task and turn (e.g. the feature id), when on."""
 

@@ -37,6 +37,8 @@ class SessionSettings:
     sandbox_writable: tuple[Path, ...] | None = None
     """Run Bash in Claude Code's sandbox, writable beyond the worktree only here (the run's env, caches);
     None: no sandbox (bubblewrap can't run here)."""
+    env: dict[str, str] = field(default_factory=dict)
+    """Extra environment of the session's commands (the run's tool caches)."""
 
 
 @dataclass
@@ -228,6 +230,7 @@ def _request(
         limit_gate=settings.limit_gate,
         trace_metadata=dict(settings.trace_metadata),
         sandbox_writable=settings.sandbox_writable,
+        env=dict(settings.env),
         **extra,
     )
 

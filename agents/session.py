@@ -219,6 +219,7 @@ def _options(
 ) -> ClaudeAgentOptions:
     cli = find_cli(request.cli_path)
     env = {
+        **request.env,
         # bypassPermissions is refused as root without this; our PreToolUse policy still applies.
         "IS_SANDBOX": "1",
         "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",

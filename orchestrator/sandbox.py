@@ -102,6 +102,13 @@ def _caches(private: Path) -> dict[str, str]:
     }
 
 
+def agent_env(worktree: Path) -> dict[str, str]:
+    """The tool caches of an agent's sandboxed Bash (its home is read-only there: npm, pip and go would fail or
+    run uncached); a layered CARGO_HOME needs bind mounts, so cargo keeps the user's, read-only."""
+    private = worktree.parent / SANDBOX_FOLDER
+    return {key: value for key, value in _caches(private).items() if key not in ("CARGO_HOME", "TMPDIR")}
+
+
 def for_worktree(worktree: Path, extra: Sequence[Path] = ()) -> Sandbox:
     """The sandbox of commands run in one of the run's worktrees (`.autobuild/worktrees/<FEATURE>/<NAME>`)."""
     feature_dir = worktree.parent

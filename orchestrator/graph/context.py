@@ -144,6 +144,7 @@ class RunContext:
             repo_hooks=self.options.repo_hooks,
             trace_metadata={"feature_id": self.feature_id},
             sandbox_writable=self.agent_writable(task_id) if sandbox.agents_available() else None,
+            env=sandbox.agent_env(self.worktree(task_id)) if sandbox.agents_available() else {},
         )
 
     def agent_writable(self, task_id: str) -> tuple[Path, ...]:
