@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -89,6 +90,25 @@ class TurnSessions:
                             tokens=tokens, sha=sha, summary=summary)
 
 
+_SANDBOXED_SESSIONS: dict[Path, tuple[int, list[Path]]] = {}
+"""Per repo: how many sandboxed sessions run now, and the sandbox's stub paths that were absent before the first."""
+
+
+async def _sandboxed(repo: Path, call: Awaitable[AgentResult]) -> AgentResult:
+    """A sandboxed session; when the last one of the repo ends, the empty mount points Claude Code's sandbox
+    left in the shared git dir are removed (only those absent before; never while another session uses them)."""
+    count, absent = _SANDBOXED_SESSIONS.get(repo, (0, []))
+    _SANDBOXED_SESSIONS[repo] = (count + 1, absent if count else await asyncio.to_thread(watch.absent_stubs, repo))
+    try:
+        return await call
+    finally:
+        count, absent = _SANDBOXED_SESSIONS.pop(repo)
+        if count > 1:
+            _SANDBOXED_SESSIONS[repo] = (count - 1, absent)
+        else:
+            await asyncio.to_thread(watch.remove_stubs, absent)
+
+
 class AgentTurn:
     """Runs a role's sessions for one turn of one task, with every guard the graph owes each session."""
 
@@ -134,7 +154,8 @@ class AgentTurn:
         settings = self.ctx.session_settings(self.role, self.task_id, self.spent, self.events)
         before = await watch.take(repo)
         try:
-            result = await call(settings)
+            sandboxed = settings.sandbox_writable is not None
+            result = await (_sandboxed(repo.root, call(settings)) if sandboxed else call(settings))
         finally:
             changes = await watch.since(repo, before)
         turn = self.sessions.turn

@@ -129,6 +129,41 @@ def differences(before: Watched, after: Watched) -> list[str]:
     return changes
 
 
+# Mount points Claude Code's Bash sandbox leaves in the shared git dir of a worktree session (measured with the
+# bundled CLI 2.1.33x): empty files and folders, deepest first. Ours to remove when they were absent before.
+CLI_STUBS = ("info/.claude-sandbox-noreplace", "objects/info/commit-graphs/.claude-sandbox-noreplace",
+             "objects/info/commit-graphs", "objects/info/.claude-sandbox-noreplace", "objects/info/alternates",
+             "NOTES_MERGE_WORKTREE", "config.worktree", "config.lock", "glab-cli", "remotes", "branches")
+# A leftover `config.lock` makes every `git config` of the user fail ("could not lock config file"). The sandbox's
+# is empty and read-only; git's own lock is written to at once and is writable: only the sandbox's is removed.
+
+
+def absent_stubs(root: Path) -> list[Path]:
+    """The stub paths that don't exist yet (taken before the first sandboxed session of a repo starts)."""
+    common = common_git_dir(root)
+    return [common / name for name in CLI_STUBS if not (common / name).exists()] if common is not None else []
+
+
+def remove_stubs(absent_before: list[Path]) -> list[str]:
+    """Remove what the sandbox left where nothing was: only empty files and empty folders (provably the
+    sandbox's mount points, not anything of the user's). Returns what was removed."""
+    removed = []
+    for path in absent_before:
+        try:
+            stat = path.lstat()
+            is_stub = path.is_file() and not path.is_symlink() and stat.st_size == 0
+            if is_stub and not (path.suffix == ".lock" and stat.st_mode & 0o200):
+                path.unlink()
+            elif path.is_dir() and not path.is_symlink() and not any(path.iterdir()):
+                path.rmdir()
+            else:
+                continue
+        except OSError:
+            continue
+        removed.append(str(path))
+    return removed
+
+
 @dataclass(frozen=True)
 class UserSide:
     """Everything of the user's we watch: refs, HEAD and index (guard.py) and the files above."""

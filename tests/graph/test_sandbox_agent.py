@@ -13,9 +13,17 @@ import pytest
 from agents import PlayerInput, SessionLimits, SessionSettings, TaskBrief, run_player
 from agents.testing.scripted_model import ScriptedModel
 from orchestrator import sandbox
+from orchestrator.repo import watch
 
 pytestmark = [pytest.mark.cli,
               pytest.mark.skipif(not sandbox.agents_available(), reason=sandbox.why_unavailable())]
+
+
+def git_listing(repo: Path) -> list[str]:
+    """The user's .git, objects and worktree admin folders aside."""
+    return sorted(str(path.relative_to(repo)) for path in (repo / ".git").rglob("*")
+                  if not path.relative_to(repo / ".git").parts[0] in ("objects", "worktrees", "logs")
+                  and path.name != "index")
 
 
 def git(repo: Path, *args: str) -> str:
@@ -50,7 +58,12 @@ async def test_an_agents_write_outside_its_worktree_is_refused_and_reported(
                                limits=SessionLimits(session_timeout_s=60.0, idle_timeout_s=30.0),
                                sandbox_writable=(env_dir,))
     brief = TaskBrief("Feature", "T-1", "Task", ["do it"], [], None)
+    git_dir_before, absent = git_listing(repo), watch.absent_stubs(repo)
     result = await run_player(PlayerInput(brief, 1, 10, worktree), settings)
+    # The sandbox leaves mount points in the user's .git (an empty read-only config.lock among them, which
+    # makes every `git config` of theirs fail): the run removes them once its last session ended.
+    watch.remove_stubs(absent)
+    assert git_listing(repo) == git_dir_before
 
     assert result.status == "success", result.errors
     assert (repo / "README.md").read_text() == "mine\n", "the user's file is untouched"
@@ -61,3 +74,4 @@ async def test_an_agents_write_outside_its_worktree_is_refused_and_reported(
     refused = [denial for denial in result.permission_denials if "sandbox refused a write" in denial]
     assert any("README.md" in line for line in refused), result.permission_denials
     assert any("refs/heads/main" in line for line in refused), result.permission_denials
+    git(repo, "config", "user.name", "still works")  # no lock left behind

@@ -100,3 +100,24 @@ def test_a_worktrees_bwrap_sandbox_binds_only_the_runs_paths_writable(tmp_path: 
         binds = {argv[i + 1] for i, arg in enumerate(argv) if arg == "--bind"}
         assert binds == {str(box.tmp), *(str(path.resolve()) for path in box.writable)}
         assert str(root / ".git/refs") not in binds
+
+
+def test_only_empty_stubs_the_sandbox_left_where_nothing_was_are_removed(tmp_path: Path) -> None:
+    root, _ = fake_repo(tmp_path)
+    common = root / ".git"
+    (common / "branches").mkdir()  # the user's own, from an older `git init`: never ours to remove
+    absent = watch.absent_stubs(root)
+    assert common / "branches" not in absent and common / "NOTES_MERGE_WORKTREE" in absent
+    for folder in ("NOTES_MERGE_WORKTREE", "info/.claude-sandbox-noreplace", "remotes"):
+        (common / folder).mkdir()
+    (common / "config.worktree").write_text("")
+    (common / "config.lock").write_text("")
+    (common / "config.lock").chmod(0o444)  # the sandbox's: empty and read-only (git's own lock is writable)
+    (common / "objects/info").mkdir()
+    (common / "objects/info/alternates").write_text("/elsewhere/objects\n")  # content: not a stub
+    (common / "remotes/origin").write_text("URL: x\n")  # not empty: not a stub
+    removed = watch.remove_stubs(absent)
+    assert sorted(Path(path).name for path in removed) == [
+        ".claude-sandbox-noreplace", "NOTES_MERGE_WORKTREE", "config.lock", "config.worktree"]
+    assert (common / "branches").is_dir() and (common / "remotes/origin").is_file()
+    assert (common / "objects/info/alternates").read_text() == "/elsewhere/objects\n"
