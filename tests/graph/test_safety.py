@@ -105,6 +105,8 @@ async def test_without_the_sandbox_a_change_around_a_session_fails_its_task_and_
     assert git(repo, "log", "-1", "--format=%s", "main").strip() == "rogue", "not put back: it might be the user's"
     assert git(repo, "for-each-ref", "refs/heads/autobuild/rescued/").strip() == ""
     assert "repo_tampering" in run.kinds("A")
+    unavailable = [event for event in run.events if event["event"] == "sandbox_unavailable"]
+    assert len(unavailable) == 1 and "bubblewrap can't start a sandbox here" in unavailable[0]["detail"]
 
 
 async def test_a_worktree_replaced_by_a_plain_folder_is_recreated_and_nothing_lands_on_main(tmp_path: Path) -> None:

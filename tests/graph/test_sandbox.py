@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -135,3 +136,20 @@ async def test_the_users_venv_with_an_editable_install_is_byte_identical_after_a
     assert tree_bytes(venv) == before, "the user's venv is untouched: setup's install went to the run's own folder"
     assert imported_from(venv, tmp_path) == str(repo / "calc" / "__init__.py"), "still the user's checkout"
     assert "user_state_changed" not in run.kinds()
+
+
+def doctor_sandbox_row(repo: Path, path: str) -> dict[str, Any]:
+    done = subprocess.run([sys.executable, "-m", "orchestrator", "doctor", "--offline", "--json", "--repo", str(repo),
+                           "--db", str(repo.parent / "db.sqlite")], capture_output=True, text=True, check=False,
+                          env={**os.environ, "PATH": path})
+    return next(row for row in json.loads(done.stdout) if row["check"] == "sandbox")
+
+
+def test_doctor_says_when_the_sandbox_cant_run_here(tmp_path: Path) -> None:
+    repo = repo_with(tmp_path)
+    fake = tmp_path / "bin"
+    fake.mkdir()
+    (fake / "bwrap").write_text("#!/bin/sh\nexit 1\n")
+    (fake / "bwrap").chmod(0o755)
+    row = doctor_sandbox_row(repo, f"{fake}{os.pathsep}{os.environ['PATH']}")
+    assert row["ok"] is False and "bubblewrap can't start a sandbox here" in row["detail"]

@@ -22,7 +22,7 @@ pytestmark = [pytest.mark.cli,
 def git_listing(repo: Path) -> list[str]:
     """The user's .git, objects and worktree admin folders aside."""
     return sorted(str(path.relative_to(repo)) for path in (repo / ".git").rglob("*")
-                  if not path.relative_to(repo / ".git").parts[0] in ("objects", "worktrees", "logs")
+                  if path.relative_to(repo / ".git").parts[0] not in ("objects", "worktrees", "logs")
                   and path.name != "index")
 
 
