@@ -41,6 +41,10 @@ async def test_an_agents_write_outside_its_worktree_is_refused_and_reported(
     git(repo, "-c", "user.name=u", "-c", "user.email=u@u", "commit", "-qm", "init")
     worktree = repo / ".autobuild/worktrees/FEAT-001/T-1"
     git(repo, "worktree", "add", "-q", "-b", "autobuild/FEAT-001.T-1", str(worktree))
+    site = repo / ".venv/lib/site-packages"  # the user's venv (git-excluded), as pip would write into it
+    site.mkdir(parents=True)
+    (site / "__editable__.calc.pth").write_text(f"{repo}\n")
+    (repo / ".git/info/exclude").write_text(".venv\n")
     main_before, config_before = git(repo, "rev-parse", "main"), (repo / ".git/config").read_bytes()
     env_dir = worktree.parent / "_env"
     env_dir.mkdir()
@@ -48,6 +52,9 @@ async def test_an_agents_write_outside_its_worktree_is_refused_and_reported(
              # Past what the policy recognises: only the sandbox stands between this and the user's branch.
              {"bash": "G=git; $G update-ref refs/heads/main $($G commit-tree 'HEAD^{tree}' -p HEAD -m rogue)"},
              {"bash": "git config core.hooksPath .husky/_"},
+             # What `pip install` does to the user's venv: rewrite the editable install's .pth.
+             {"bash": "python3 -c \"open('../../../../.venv/lib/site-packages/__editable__.calc.pth', 'w')"
+                      ".write('/elsewhere')\""},
              {"bash": "printf ok > made.txt && printf ok > ../_env/installed.txt"},
              {"text": "done"}]
     model = model_factory({"sessions": [{"role": "player", "task": "T-1", "steps": steps}]})
@@ -69,9 +76,11 @@ async def test_an_agents_write_outside_its_worktree_is_refused_and_reported(
     assert (repo / "README.md").read_text() == "mine\n", "the user's file is untouched"
     assert git(repo, "rev-parse", "main") == main_before, "the user's branch did not move"
     assert (repo / ".git/config").read_bytes() == config_before
+    assert (site / "__editable__.calc.pth").read_text() == f"{repo}\n", "the user's venv is untouched"
     assert (worktree / "made.txt").read_text() == "ok", "the worktree is writable"
     assert (env_dir / "installed.txt").read_text() == "ok", "the run's environment is writable"
     refused = [denial for denial in result.permission_denials if "sandbox refused a write" in denial]
     assert any("README.md" in line for line in refused), result.permission_denials
     assert any("refs/heads/main" in line for line in refused), result.permission_denials
+    assert any("__editable__.calc.pth" in line for line in refused), result.permission_denials
     git(repo, "config", "user.name", "still works")  # no lock left behind
