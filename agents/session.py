@@ -26,7 +26,7 @@ from claude_agent_sdk import (
 from claude_agent_sdk import ClaudeSDKError as _SDKError
 from tenacity import RetryCallState
 
-from agents import reaper, tracing
+from agents import reaper, sandbox, tracing
 from agents.errors import AgentSetupError
 from agents.limits import UsageLimitExceeded, limit_hit
 from agents.markers import has_promise, parse_blocker
@@ -169,48 +169,12 @@ def find_cli(cli_path: str | None) -> str:
     return cli
 
 
-def _git_dirs(cwd: Path) -> tuple[Path | None, Path | None]:
-    """The worktree's own git admin folder and the repository's common git dir (None outside a worktree)."""
-    dot_git = cwd / ".git"
-    try:
-        text = dot_git.read_text(errors="replace").strip() if dot_git.is_file() else ""
-    except OSError:
-        return None, None
-    if not text.startswith("gitdir:"):
-        return None, None
-    admin = (cwd / text.removeprefix("gitdir:").strip()).resolve()
-    common_file = admin / "commondir"
-    common = (admin / common_file.read_text().strip()).resolve() if common_file.is_file() else admin
-    return admin, common
-
-
-# What the user owns in the shared git dir, which Claude Code's sandbox leaves writable for a worktree session:
-# their branches and tags, HEAD, index and logs (refs are ours to move only through the orchestrator).
-_USER_GIT_FILES = ("refs", "packed-refs", "HEAD", "index", "logs", "ORIG_HEAD", "FETCH_HEAD", "MERGE_HEAD",
-                   "config", "hooks", "info")
-
-
-def sandbox_settings(cwd: Path, writable: tuple[Path, ...]) -> dict[str, object]:
-    """Claude Code's Bash sandbox for a session in `cwd`: commands can't run outside it, and write only the
-    worktree, its git admin folder, the object store and `writable` (measured with the bundled CLI: it makes the
-    whole common git dir writable for a worktree, so the user's refs, HEAD and index are denied here; a path is
-    denied only when it exists, as a missing one would be made unreadable)."""
-    admin, common = _git_dirs(cwd)
-    allow = [str(path) for path in writable]
-    deny: list[str] = []
-    if admin is not None and common is not None:
-        allow += [str(admin), str(common / "objects")]
-        deny = [str(common / name) for name in _USER_GIT_FILES if (common / name).exists()]
-    return {"enabled": True, "failIfUnavailable": True, "allowUnsandboxedCommands": False,
-            "autoAllowBashIfSandboxed": True, "filesystem": {"allowWrite": allow, "denyWrite": deny}}
-
-
 def _settings(request: SessionRequest) -> str | None:
     """The flag settings: the project's hooks when asked for, and the sandbox."""
     if request.sandbox_writable is None:
         return request.extra_settings
     settings = json.loads(request.extra_settings) if request.extra_settings else {}
-    settings["sandbox"] = sandbox_settings(request.cwd, request.sandbox_writable)
+    settings["sandbox"] = sandbox.settings(request.cwd, request.sandbox_writable)
     return json.dumps(settings)
 
 

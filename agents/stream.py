@@ -23,6 +23,7 @@ from claude_agent_sdk import (
 
 from agents.policy import WRITE_TOOLS
 from agents.request import SessionRequest, emit
+from agents.sandbox import refusals as sandbox_refusals
 from agents.tools import PREFIX, TOOL_OWNERS, ToolRecorder, role_tools
 from agents.types import AgentResult
 
@@ -167,16 +168,3 @@ def _tool_detail(block: ToolUseBlock) -> str:
     first_line = str(value).strip().splitlines()[0] if str(value).strip() else ""
     return first_line if len(first_line) <= 100 else first_line[:99] + "…"
 
-
-SANDBOX_REFUSED = "Read-only file system"
-
-
-def sandbox_refusals(tool: str | None, content: object) -> list[str]:
-    """What the Bash sandbox refused in one tool result (writes outside the worktree fail read-only)."""
-    if isinstance(content, list):
-        text = "\n".join(str(item.get("text", "")) for item in content if isinstance(item, dict))
-    else:
-        text = str(content or "")
-    lines = [line.strip() for line in text.splitlines() if SANDBOX_REFUSED in line]
-    name = (tool or "Bash").split(":", 1)[0]
-    return [f"{name}: sandbox refused a write: {line[:300]}" for line in lines[:5]]

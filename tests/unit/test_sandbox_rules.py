@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from agents.session import sandbox_settings
-from agents.stream import sandbox_refusals
+from agents.sandbox import refusals as sandbox_refusals
+from agents.sandbox import settings as sandbox_settings
 from orchestrator import sandbox
 from orchestrator.repo import watch
 from orchestrator.repo.git import EXCLUDE_LINES
