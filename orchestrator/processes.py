@@ -123,5 +123,5 @@ async def run_shell(command: str, cwd: Path, timeout: float, env: Mapping[str, s
     refused = sandboxing.refusals(done.stdout + "\n" + done.stderr)
     if not refused:
         return done
-    note = "\nautobuild sandbox: refused writes outside the run's worktree: " + " | ".join(refused)
+    note = "\n" + sandboxing.NOTE + " | ".join(refused)
     return Completed(("bash", "-c", command), done.returncode, done.stdout, done.stderr + note, done.timed_out)

@@ -22,6 +22,8 @@ SANDBOX_FOLDER = "_sandbox"
 ENV_FOLDER = "_env"
 """Per feature, beside its worktrees: the run's environment (its layered venv), written by setup and agents."""
 REFUSED = "Read-only file system"
+NOTE = "autobuild sandbox: refused writes outside the run's worktree: "
+"""How run_shell names the refusals at the end of a sandboxed command's output."""
 """What a write outside the writable paths fails with, inside bwrap (and in Claude Code's own sandbox)."""
 
 
@@ -159,7 +161,8 @@ def wrap(args: Sequence[str], cwd: Path, sandbox: Sandbox) -> list[str]:
 
 def refusals(output: str, limit: int = 5) -> list[str]:
     """The lines of a command's output where the sandbox refused a write."""
-    return [line.strip() for line in output.splitlines() if REFUSED in line][:limit]
+    return [line.strip() for line in output.splitlines()
+            if REFUSED in line and not line.startswith(NOTE)][:limit]
 
 
 def agents_available() -> bool:

@@ -7,7 +7,7 @@ Built once per run by the feature workflow from its input and options, shared by
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
@@ -169,7 +169,7 @@ class RunContext:
             return
         done = await self._watched(f"setup `{command}`", worktree, run_shell(
             command, worktree, self.options.verify_timeout, gate_env(self.repo.root, worktree),
-            sandbox.for_worktree(worktree)))
+            sandbox.for_worktree(worktree)), lambda done: done.stdout + "\n" + done.stderr)
         if not done.ok:
             raise InfrastructureError(f"setup `{command}` failed in {worktree} (exit {done.returncode}):"
                                       f" {done.tail(10)}")
@@ -187,18 +187,23 @@ class RunContext:
             return no_gate(self.gate["source"])
         result = await self._watched(f"the gate `{command}`", worktree, run_gate(
             command, worktree, self.options.verify_timeout, gate_env(self.repo.root, worktree),
-            sandbox.for_worktree(worktree)))
+            sandbox.for_worktree(worktree)), lambda gate: gate["output"])
         return judge(result, self.gate["base"])
 
-    async def _watched(self, what: str, worktree: Path, running: Awaitable[T]) -> T:
+    async def _watched(self, what: str, worktree: Path, running: Awaitable[T], output: Callable[[T], str]) -> T:
         """A setup or gate run with what the user owns watched around it: a change is noted (event
-        `user_state_changed`), never reverted; what the sandbox refused is named in the command's output."""
+        `user_state_changed`), never reverted; what the sandbox refused is named in the command's output and
+        an event `sandbox_refused`."""
         before = await watch.take(self.repo)
+        result: T | None = None
         try:
-            return await running
+            result = await running
+            return result
         finally:
+            events = EventLog(self.repo.root, self.plan.id, _stream_writer())
+            task = worktree.name if worktree.name in self.plan.task_ids() else None
             if changes := await watch.since(self.repo, before):
-                task = worktree.name if worktree.name in self.plan.task_ids() else None
-                EventLog(self.repo.root, self.plan.id, _stream_writer())(
-                    "user_state_changed", task, changes=changes, during=what, reverted=False,
-                    sandboxed=sandbox.available())
+                events("user_state_changed", task, changes=changes, during=what, reverted=False,
+                       sandboxed=sandbox.available())
+            if result is not None and (refused := sandbox.refusals(output(result))):
+                events("sandbox_refused", task, refused=refused, during=what)

@@ -47,6 +47,9 @@ async def test_a_gate_that_moves_the_users_branch_and_edits_their_files_is_refus
     assert gates and "autobuild sandbox: refused writes outside the run's worktree" in gates[-1]["output"]
     assert "README.md: Read-only file system" in gates[-1]["output"]
     assert "refs/heads/main" in gates[-1]["output"]
+    refused = [event for event in run.events if event["event"] == "sandbox_refused"]
+    assert {event.get("task") for event in refused} == {"A", None}, "the task's gate and the integration gate"
+    assert all(any("README.md" in line for line in event["refused"]) for event in refused)
 
 
 async def test_a_husky_like_prepare_in_setup_leaves_the_shared_git_config_byte_identical(tmp_path: Path) -> None:
