@@ -116,7 +116,10 @@ async def run_shell(command: str, cwd: Path, timeout: float, env: Mapping[str, s
     runs here) it can only write there, and what the sandbox refused is named at the end of its output."""
     if sandbox is None or not sandboxing.available():
         return await run_async(["bash", "-c", command], cwd, timeout, env)
-    full = (dict(os.environ) if env is None else dict(env)) | dict(sandbox.env)
+    base = dict(os.environ) if env is None else dict(env)
+    full = base | dict(sandbox.env)
+    if "GOMODCACHE" in sandbox.env:  # go's module cache is read-only by default: `clean` could not remove it
+        full["GOFLAGS"] = f"{base.get('GOFLAGS', '')} -modcacherw".strip()
     if target := sandbox.env.get("PIP_TARGET"):  # what pip installed there is importable after the run's code
         full["PYTHONPATH"] = os.pathsep.join(filter(None, [full.get("PYTHONPATH", ""), target]))
     done = await run_async(sandboxing.wrap(["bash", "-c", command], cwd, sandbox), cwd, timeout, full)

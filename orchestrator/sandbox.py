@@ -108,7 +108,9 @@ def agent_env(worktree: Path) -> dict[str, str]:
     """The tool caches of an agent's sandboxed Bash (its home is read-only there: npm, pip and go would fail or
     run uncached); a layered CARGO_HOME needs bind mounts, so cargo keeps the user's, read-only."""
     private = worktree.parent / SANDBOX_FOLDER
-    return {key: value for key, value in _caches(private).items() if key not in ("CARGO_HOME", "TMPDIR")}
+    env = {key: value for key, value in _caches(private).items() if key not in ("CARGO_HOME", "TMPDIR")}
+    # Go's module cache is read-only by default: `clean` could not remove the run's.
+    return env | {"GOFLAGS": f"{os.environ.get('GOFLAGS', '')} -modcacherw".strip()}
 
 
 def for_worktree(worktree: Path, extra: Sequence[Path] = ()) -> Sandbox:
