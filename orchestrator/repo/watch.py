@@ -20,7 +20,7 @@ _VENV_NAMES = (".venv", "venv", "env")
 _MAX_ENTRIES = 100_000
 _SMALL = 1 << 20
 # Written by interpreters and tools as a side effect of reading (bytecode, tool caches): not the user's state.
-_SKIP_DIRS = frozenset({"__pycache__", ".cache"})
+_SKIP_DIRS = frozenset({"__pycache__", ".cache", ".vite"})
 
 
 @dataclass(frozen=True)
