@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -96,9 +95,10 @@ _SANDBOXED_SESSIONS: dict[Path, tuple[int, list[Path]]] = {}
 
 async def _sandboxed(repo: Path, call: Awaitable[AgentResult]) -> AgentResult:
     """A sandboxed session; when the last one of the repo ends, the empty mount points Claude Code's sandbox
-    left in the shared git dir are removed (only those absent before; never while another session uses them)."""
+    left in the shared git dir are removed (only those absent before; never while another session uses them).
+    The bookkeeping has no await in it (a dozen stat calls): sessions starting and ending can't interleave."""
     count, absent = _SANDBOXED_SESSIONS.get(repo, (0, []))
-    _SANDBOXED_SESSIONS[repo] = (count + 1, absent if count else await asyncio.to_thread(watch.absent_stubs, repo))
+    _SANDBOXED_SESSIONS[repo] = (count + 1, absent if count else watch.absent_stubs(repo))
     try:
         return await call
     finally:
@@ -106,7 +106,7 @@ async def _sandboxed(repo: Path, call: Awaitable[AgentResult]) -> AgentResult:
         if count > 1:
             _SANDBOXED_SESSIONS[repo] = (count - 1, absent)
         else:
-            await asyncio.to_thread(watch.remove_stubs, absent)
+            watch.remove_stubs(absent)
 
 
 class AgentTurn:
