@@ -12,6 +12,12 @@ $(STAMP): pyproject.toml
 	@# The Postgres tests start a real server on 127.0.0.1: install Debian's postgresql when it is missing.
 	@command -v initdb >/dev/null 2>&1 || ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || \
 		{ apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql >/dev/null; }
+	@# The gate's Go tests run a real `go test` (offline: no module downloads): install Debian's golang-go.
+	@command -v go >/dev/null 2>&1 || \
+		{ apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq golang-go >/dev/null; }
+	@# The layout tests check a repo whose Git LFS objects are missing: Debian's git-lfs when it is missing.
+	@command -v git-lfs >/dev/null 2>&1 || \
+		{ apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq git-lfs >/dev/null; }
 	@# The gate, setup and agents' Bash run sandboxed: bubblewrap, and socat for Claude Code's sandbox network proxy.
 	@command -v bwrap >/dev/null 2>&1 && command -v socat >/dev/null 2>&1 || \
 		{ apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq bubblewrap socat >/dev/null; }

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from agents.errors import AgentError, AgentSetupError, PromptError
     from agents.protocol import Agents, ClaudeAgents
+    from agents.replanner import ReplanInput
     from agents.roles import (
         CoachInput,
         PlayerInput,
@@ -38,6 +39,7 @@ _EXPORTS = {
     "PromptError": "agents.errors",
     "Agents": "agents.protocol",
     "ClaudeAgents": "agents.protocol",
+    "ReplanInput": "agents.replanner",
     "CoachInput": "agents.roles",
     "PlayerInput": "agents.roles",
     "PrecheckVerdict": "agents.roles",
@@ -74,6 +76,7 @@ __all__ = [
     "PlayerInput",
     "PrecheckVerdict",
     "PromptError",
+    "ReplanInput",
     "SessionLimits",
     "SessionSettings",
     "SessionStatus",

@@ -3,6 +3,10 @@ sessions (none starts, a waiting one doesn't retry) until the reset time the API
 nothing says, with exponential backoff; then a single session probes before the others follow. A pause
 longer than the run's `max_wait` ends in `UsageLimitExceeded`.
 
+Quota-aware (`max_utilization` < 1): a subscription's quota window the CLI reports at or over that share
+pauses the start of new sessions until the window resets, while running sessions finish (a "quota" pause,
+also adopted from other runs of the same credential through `load_shared`).
+
 Pure asyncio with an injectable clock, so the run's policy is tested without waiting for real time.
 """
 
@@ -10,8 +14,9 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
+from typing import Any
 
 from agents.types import AgentResult
 
@@ -31,6 +36,34 @@ class Pause:
     until: float
     reason: str
     since: float
+    kind: str = "limit"
+    """"limit": the API refused (a 429, a usage limit); "quota": a window reached --max-utilization."""
+
+
+@dataclass(frozen=True)
+class Window:
+    """One quota window as the CLI reported it: its name (five_hour, seven_day, …), the share used, its reset."""
+
+    name: str
+    utilization: float
+    resets_at: float
+
+
+def quota_windows(raw: Mapping[str, Any] | None, rate_limit_type: str | None = None,
+                  utilization: float | None = None, resets_at: float | None = None) -> list[Window]:
+    """The windows a rate-limit event reports. The SDK's `utilization` is only filled when the CLI warns (measured,
+    CLI 2.1.330: five_hour >= 0.9 early in the window, seven_day >= 0.25/0.5/0.75 early, or the server's
+    surpassed-threshold header); the event's raw `unifiedWindows` carries every window's reading whenever
+    the response headers do, so both are read. API-key sessions send no event at all."""
+    found: dict[str, Window] = {}
+    windows = (raw or {}).get("unifiedWindows")
+    for name, reading in (windows.items() if isinstance(windows, dict) else ()):
+        if isinstance(reading, dict) and isinstance(reading.get("utilization"), int | float) \
+                and isinstance(reading.get("resetsAt"), int | float):
+            found[str(name)] = Window(str(name), float(reading["utilization"]), float(reading["resetsAt"]))
+    if rate_limit_type and utilization is not None and resets_at and rate_limit_type not in found:
+        found[rate_limit_type] = Window(rate_limit_type, float(utilization), float(resets_at))
+    return list(found.values())
 
 
 def limit_hit(result: AgentResult) -> bool:
@@ -50,8 +83,11 @@ class UsageLimitGate:
                  on_change: Callable[[Pause | None], None] | None = None,
                  clock: Callable[[], float] = time.time,
                  sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
-                 resume_from: Pause | None = None) -> None:
+                 resume_from: Pause | None = None, max_utilization: float = 1.0,
+                 load_shared: Callable[[], Pause | None] | None = None) -> None:
         self.max_wait_s = max_wait_s
+        self.max_utilization = max_utilization
+        self.load_shared = load_shared
         self.probe_interval_s = probe_interval_s
         self.on_change = on_change
         self.clock = clock
@@ -64,6 +100,7 @@ class UsageLimitGate:
     async def wait(self, owner: object) -> bool:
         """Return when `owner` (a session) may send requests, True when it is the one probing the limit;
         raise UsageLimitExceeded past `max_wait`."""
+        self._adopt_shared()
         while self.pause is not None:
             now = self.clock()
             if self.pause.until - self.pause.since > self.max_wait_s:
@@ -99,6 +136,41 @@ class UsageLimitGate:
             self._probing = None
         since = self.pause.since if self.pause is not None else now
         self.pause = Pause(until=max(until, self.pause.until if self.pause else 0.0), reason=reason, since=since)
+        if self.on_change is not None:
+            self.on_change(self.pause)
+
+    def observe(self, windows: list[Window], owner: object) -> None:
+        """A session reported its credential's quota windows: one at or over `max_utilization` (below 1) stops
+        new sessions until it resets. The reporting session goes on; a probe that finds the quota still spent
+        stops probing (its answer doesn't lift the pause)."""
+        if self.max_utilization >= 1.0:
+            return
+        now = self.clock()
+        full = [w for w in windows if w.utilization >= self.max_utilization and w.resets_at > now]
+        if not full:
+            return
+        worst = max(full, key=lambda w: w.resets_at)
+        if self._probing is owner:
+            self._probing = None
+        if self.pause is not None and self.pause.until >= worst.resets_at:
+            return
+        reason = (f"{worst.name} quota at {worst.utilization:.0%}, at or over --max-utilization"
+                  f" {self.max_utilization:g}")
+        since = self.pause.since if self.pause is not None else now
+        self.pause = Pause(until=worst.resets_at, reason=reason, since=since, kind="quota")
+        if self.on_change is not None:
+            self.on_change(self.pause)
+
+    def _adopt_shared(self) -> None:
+        """Another run on the same credential found the quota spent: honour its pause too."""
+        if self.load_shared is None or self.max_utilization >= 1.0:
+            return
+        shared = self.load_shared()
+        now = self.clock()
+        if shared is None or shared.until <= now or (self.pause is not None and self.pause.until >= shared.until):
+            return
+        since = self.pause.since if self.pause is not None else now
+        self.pause = Pause(until=shared.until, reason=shared.reason, since=since, kind=shared.kind)
         if self.on_change is not None:
             self.on_change(self.pause)
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Protocol
 
+from agents.replanner import ReplanInput, run_replanner
 from agents.roles import (
     CoachInput,
     PlayerInput,
@@ -29,6 +30,11 @@ class Agents(Protocol):
 
     async def precheck(self, data: CoachInput, settings: SessionSettings) -> tuple[AgentResult, PrecheckVerdict]: ...
 
+    async def replan(self, data: ReplanInput, settings: SessionSettings) -> AgentResult:
+        """A planner session proposing the tasks that replace one that ran out of turns (its report: the
+        submit_plan input, `{"tasks": [...]}`)."""
+        ...
+
 
 class ClaudeAgents:
     """Real Claude Agent SDK sessions (each call starts the Claude Code CLI in the task's worktree)."""
@@ -41,3 +47,6 @@ class ClaudeAgents:
 
     async def precheck(self, data: CoachInput, settings: SessionSettings) -> tuple[AgentResult, PrecheckVerdict]:
         return await run_precheck(data, settings)
+
+    async def replan(self, data: ReplanInput, settings: SessionSettings) -> AgentResult:
+        return await run_replanner(data, settings)

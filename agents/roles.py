@@ -79,6 +79,8 @@ class CoachInput:
     player_report: dict[str, Any] | None
     diff: str
     transcript_path: Path | None = None
+    conflict: str = ""
+    """Whether this turn resolved a merge conflict with the feature head, and where (empty: say nothing)."""
 
 
 def _bullets(items: list[str], empty: str) -> str:
@@ -133,7 +135,8 @@ async def run_coach(data: CoachInput, settings: SessionSettings) -> AgentResult:
     """Run one read-only coach session in the task's worktree."""
     system = load_prompt("coach")
     report = json.dumps(data.player_report, indent=2) if data.player_report else "(the player sent no report)"
-    variables = _common(data.brief, data.turn) | {"player_report": report, "diff": data.diff or "(empty diff)"}
+    variables = _common(data.brief, data.turn) | {"player_report": report, "diff": data.diff or "(empty diff)",
+                                                   "conflict": data.conflict or "No: an ordinary turn."}
     return await run_session(
         _request(
             "coach", task_id=data.brief.task_id, turn=data.turn, cwd=data.worktree, system=system,

@@ -21,6 +21,7 @@ from claude_agent_sdk import (
     UserMessage,
 )
 
+from agents.limits import quota_windows
 from agents.policy import WRITE_TOOLS
 from agents.request import SessionRequest, emit
 from agents.sandbox import refusals as sandbox_refusals
@@ -101,10 +102,16 @@ class Collector:
         elif isinstance(message, ResultMessage):
             self._final(message)
         elif isinstance(message, RateLimitEvent):
-            info = message.rate_limit_info
-            # Subscriber (and gateway) sessions say when the window resets; API-key sessions never do.
-            if info.status == "rejected" and info.resets_at:
-                self.result.limit_resets_at = float(info.resets_at)
+            self._rate_limit(message)
+
+    def _rate_limit(self, message: RateLimitEvent) -> None:
+        info = message.rate_limit_info
+        # Subscriber (and gateway) sessions say when the window resets; API-key sessions never do.
+        if info.status == "rejected" and info.resets_at:
+            self.result.limit_resets_at = float(info.resets_at)
+        if (gate := self.request.limit_gate) is not None:  # the quota windows' readings (--max-utilization)
+            gate.observe(quota_windows(info.raw, info.rate_limit_type, info.utilization, info.resets_at),
+                         self.request)
 
     def _system(self, message: SystemMessage) -> None:
         data = message.data if isinstance(message.data, dict) else {}

@@ -17,7 +17,7 @@ from typing import Any
 from agents.session import bundled_cli
 from agents.testing.scenario import Scenario
 from agents.testing.scripted_model import ScriptedModel
-from benchmarks import graph_bench
+from benchmarks import graph_bench, merge_bench
 from orchestrator.cli.demo import DEMO_PLAN, make_sample_repo, scripted_env
 
 LATENCY_S = 0.5
@@ -123,6 +123,7 @@ def main() -> None:
         growth = graph_bench.checkpoint_growth(base / "growth")
         status = graph_bench.status_time(base / "status")
         slow_branch = graph_bench.makespan(base / "slow-branch")
+        landing = merge_bench.measure()
     lines = [
         "# Benchmarks",
         "",
@@ -134,8 +135,9 @@ def main() -> None:
         "",
         "The bare CLI column runs the same sessions (per task a player, then a coach) with `claude -p` at the *same*"
         " concurrency, so the ratio is our overhead, not the machine's core count. That overhead includes the"
-        " objective gate, which the bare CLI doesn't run: per task the gate and the integration gate (pytest,"
-        " ~0.3 s each here), plus one run on the base, worktrees, commits and merges (~1 s per task in all).",
+        " objective gate, which the bare CLI doesn't run: per task one gate run on the tree that lands (pytest,"
+        " ~0.3 s here; a task brought up to a moved feature head is gated once more on the merged tree), plus one"
+        " run on the base (reused by a later run on the same base), worktrees, commits and fast-forwards.",
         "",
         "| --parallel | orchestrator | efficiency (T1 / (p × Tp)) | bare CLI, same concurrency | ratio |",
         "|---|---|---|---|---|",
@@ -156,6 +158,7 @@ def main() -> None:
         f" {slow_branch['ratio']:.2f}; the difference is per-task work (worktree, commit, merge, gate,"
         " checkpoints), a fixed cost per task that real sessions of minutes make negligible",
         "",
+        *merge_bench.report_lines(landing),
         "## Checkpoint size",
         "",
         f"- {db_note} (SQLite file incl. WAL, {TASKS}-task run)",

@@ -6,7 +6,7 @@ as plain dicts; old checkpoints may lack keys added later, so readers use `.get`
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal, TypedDict
+from typing import Annotated, Any, Literal, NotRequired, TypedDict
 
 
 class GateResult(TypedDict):
@@ -21,17 +21,35 @@ class GateResult(TypedDict):
     tests_failed: int | None
     failing: list[str] | None  # failing test ids; None: the runner reported no ids
     new_failures: list[str]  # failing now, not on the base
-    ran_classes: list[str] | None  # JUnit classnames of every test that ran (modules/classes; None: no ids)
+    ran_classes: list[str] | None  # JUnit classnames (pytest) or ids of the tests that ran, skips not included
+    # Added later (older checkpoints lack them: read with .get):
+    tests_skipped: NotRequired[int | None]
+    skipped: NotRequired[list[str] | None]  # skipped tests as "id (reason)" where the runner names them
+    runner: NotRequired[str | None]  # the test runner(s) recognised ("pytest", "go test+cargo test"); None: none
+    judged_by: NotRequired[str]  # "test ids" | "counts" (--judge-by-counts) | "exit status" (no runner)
+
+
+class PackageGate(TypedDict):
+    """One package of a monorepo, gated on its own: its folder (relative to the repo's top, "." the top), its
+    command and where that came from, the packages it depends on, and its run on the base (None: not run yet)."""
+
+    path: str
+    command: str
+    source: str
+    depends_on: list[str]
+    base: GateResult | None
 
 
 class GateSetup(TypedDict):
     """The gate of one run, decided and checked once before any agent session: the command and where it came
-    from, the worktree setup, and the command's run on the base (None when there is no command)."""
+    from, the worktree setup, and the command's run on the base (None when there is no command). A monorepo's
+    gate is per package (`packages`; `command` then runs them all, for whatever needs one command)."""
 
     command: str | None
     source: str
     setup: str | None
     base: GateResult | None
+    packages: NotRequired[list[PackageGate]]
 
 Outcome = Literal[
     "approved",  # the coach approved and the verify gate passed (and the merge landed)
@@ -42,12 +60,39 @@ Outcome = Literal[
     "skipped",  # a dependency did not succeed
     "aborted",  # a budget ran out, or a question nobody can answer (--autonomous)
     "error",  # infrastructure (git, disk, a crash in our code): the task is resumable where it stopped
+    "replaced",  # failed at max turns or stalled, and split by the planner into tasks that replaced it (--replan)
 ]
 SUCCESS: frozenset[str] = frozenset({"approved", "approved-unverified"})
 
-Reviewer = Literal["coach", "precheck", "incomplete", "blocker", "tampering"]
+
+def settled(results: dict[str, Any], task_id: str) -> bool:
+    """Did the task's work get done: approved, or `replaced` by tasks that all got done? (A replaced task fails
+    neither the run nor `land`; its replacements decide.)"""
+    result = results.get(task_id) or {}
+    if result.get("status") == "replaced":
+        return bool(result.get("replaced_by")) and all(settled(results, t) for t in result["replaced_by"])
+    return result.get("status") in SUCCESS
+
+
+def run_order(order: list[str], results: dict[str, Any]) -> list[str]:
+    """The plan's order with the tasks that replaced a task right after it (a replan's tasks)."""
+    found: list[str] = []
+
+    def add(task_id: str) -> None:
+        found.append(task_id)
+        for new_id in (results.get(task_id) or {}).get("replaced_by") or []:
+            if new_id not in found:
+                add(str(new_id))
+
+    for task_id in order:
+        if task_id not in found:
+            add(task_id)
+    return found
+
+Reviewer = Literal["coach", "precheck", "incomplete", "blocker", "tampering", "merge"]
 """Who judged the turn: the coach; the pre-check; the orchestrator (an incomplete turn: no report, no files);
-the player itself (a first blocker); the orchestrator (frozen acceptance tests edited)."""
+the player itself (a first blocker); the orchestrator (frozen acceptance tests edited); landing (bringing the
+approved work up to the feature head conflicted, or the gate failed on the brought-up tree)."""
 Verdict = Literal["approve", "feedback"]
 
 
@@ -111,6 +156,23 @@ class HistoryEntry(TypedDict):
     tokens: int
     sha: str
     summary: str
+    retry_cost_usd: NotRequired[float]  # what this turn's repeated sessions of the role cost (in cost_usd)
+
+
+class Receipt(TypedDict):
+    """What a task's (or a feature's) work cost: the approved attempt against everything else.
+
+    `approved_*` is the turn that was approved (its player, pre-check and coach sessions, without retries);
+    `other_*` is the rest, broken down in `other` by kind (`rejected_usd`, `retries_usd`, `conflicts_usd`,
+    `replans_usd`, `unjudged_usd`: sessions that ended without a judgement).
+    approved_cost_usd + other_cost_usd == the task's cost_usd."""
+
+    approved_cost_usd: float
+    approved_turns: int
+    other_cost_usd: float
+    other_turns: int
+    other: dict[str, float]
+    replans: int
 
 
 class TaskResult(TypedDict, total=False):
@@ -127,6 +189,20 @@ class TaskResult(TypedDict, total=False):
     merged: bool
     false_approvals: int
     claims_contradicted: int
+    receipt: Receipt
+    replaced_by: list[str]  # a `replaced` task: the ids of the tasks that replaced it
+    replacement: dict[str, Any]  # and, once they ended, `{"tasks": [their specs], "results": {id: result}}`
+    conflict_turns: int  # player turns spent resolving a merge conflict with the feature head
+
+
+class ConflictTurn(TypedDict):
+    """A player turn that resolves a conflict with the feature head: the merge is re-created from these facts
+    at the start of the turn (also on resume), so the markers are always the same."""
+
+    turn: int
+    head: str  # the feature head being merged into the task branch
+    files: list[str]
+    description: str
 
 
 class TaskState(TypedDict, total=False):
@@ -159,3 +235,5 @@ class TaskState(TypedDict, total=False):
     false_approvals: int
     claims_contradicted: int
     result: TaskResult | None
+    conflict: ConflictTurn | None  # added by issue 24; older checkpoints lack it (read with .get)
+    conflict_turns: int

@@ -3,11 +3,12 @@ defaults (layered by pydantic-settings); the run options are also the graph's co
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 from typing import Any, ClassVar, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator, model_validator
 from pydantic.fields import FieldInfo
 from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
 
@@ -37,6 +38,9 @@ class RunOptions(BaseModel):
     verify_timeout: float = 900.0
     verify: str | None = None
     """The gate command, over the plan's and the detected one; "none" runs without a gate (unverified)."""
+    judge_by_counts: bool = False
+    """Judge tasks on a red base by the number of failures when its runner names no failing test (shown in
+    every report); without it such a run stops before any session."""
     setup: str | None = None
     """Prepares each new worktree (e.g. `npm ci`), over the plan's `setup` and the default; "none": nothing."""
     budget_usd: float | None = None
@@ -58,11 +62,30 @@ class RunOptions(BaseModel):
     """Run the target repo's `.claude/settings.json` hooks in agent sessions (never its env or key helper)."""
     limit_probe: float = 60.0
     """While paused without a known reset time: at most one request per this many seconds, run-wide."""
+    replan: int = 1
+    """Replans per task: a task that ends at max turns or stalled is split by the planner into smaller tasks
+    that replace it (0 switches it off)."""
+    max_utilization: float = 0.9
+    """A subscription quota window the CLI reports at or over this share stops new sessions until it resets
+    (running ones finish); 1 switches it off. API keys report no utilization: nothing changes for them."""
     agents: Any = Field(default=None, exclude=True)
     """An `agents.Agents` implementation; None = `ClaudeAgents()` (tests pass scripted agents)."""
 
+    @field_validator("*", mode="before")
+    @classmethod
+    def _no_bool_for_numbers(cls, value: Any, info: ValidationInfo) -> Any:
+        """`parallel: true` in a config file is a mistake, not 1: a number setting takes a number."""
+        if isinstance(value, bool) and info.field_name and "bool" not in str(cls.model_fields[info.field_name]
+                                                                               .annotation):
+            raise ValueError("a number or text is expected here, not true/false")
+        return value
+
     def validate_options(self) -> None:
         """One-line errors naming the option, raised before anything is written."""
+        numbers = {name: value for name in type(self).model_fields if isinstance(value := getattr(self, name), float)}
+        for name, value in numbers.items():
+            if not math.isfinite(value):
+                raise InputError(f"--{name.replace('_', '-')} must be a finite number, not {value}")
         checks = [
             (self.parallel >= 1, "--parallel must be at least 1"),
             (1 <= self.max_turns <= 100, "--max-turns must be between 1 and 100"),
@@ -76,6 +99,8 @@ class RunOptions(BaseModel):
             (self.verify is None or bool(self.verify.strip()), "--verify must be a command, or none"),
             (self.max_wait >= 0, "--max-wait must not be negative"),
             (self.limit_probe > 0, "ORCHESTRATOR_LIMIT_PROBE must be positive"),
+            (0 <= self.replan <= 5, "--replan must be between 0 and 5"),
+            (0 < self.max_utilization <= 1, "--max-utilization must be above 0 and at most 1 (1 switches it off)"),
             (self.setup is None or bool(self.setup.strip()), "--setup must be a command, or none"),
         ]
         for ok, message in checks:
@@ -90,7 +115,7 @@ class Settings(RunOptions, BaseSettings):
                                       validate_default=False)
 
     FLAG_ONLY: ClassVar[frozenset[str]] = frozenset({"agents", "interactive", "target", "plan", "dry_run", "fresh",
-                                                     "json_output", "resume_only"})
+                                                     "json_output", "resume_only", "checkout"})
     """Decided per command from flags and the terminal, never from a variable or the config file."""
     NOT_FROM_REPO: ClassVar[frozenset[str]] = frozenset({"repo", "repo_hooks", "on_event", "cli_path"})
     """Never from `.autobuild/config.yaml`: that file is repo content (committed, cloned), and these would let a
@@ -104,6 +129,18 @@ class Settings(RunOptions, BaseSettings):
     """What `--dry-run` assumes one agent session costs."""
     trace_flush_timeout: float = 10.0
     """With LANGSMITH_TRACING on: the longest a command waits at its end for traces still queued."""
+
+    @model_validator(mode="after")
+    def _checked(self) -> Settings:
+        """Every command's settings are checked like flags, wherever they came from (flag, variable, file), so
+        a bad value in the config file is one line naming it, and a finished run always exits."""
+        self.validate_options()
+        if self.est_session_usd < 0:
+            raise InputError(f"ORCHESTRATOR_EST_SESSION_USD must not be negative, not {self.est_session_usd}")
+        if not 0 <= self.trace_flush_timeout <= 300:
+            raise InputError("ORCHESTRATOR_TRACE_FLUSH_TIMEOUT must be between 0 and 300 seconds, not"
+                             f" {self.trace_flush_timeout}")
+        return self
 
     @classmethod
     def settings_customise_sources(
@@ -130,6 +167,9 @@ class RunSettings(Settings):
     fresh: bool = False
     json_output: bool = False
     resume_only: bool = False
+    checkout: Path | None = None
+    """Where the command ran (`--repo` or the current folder): in one of the user's linked worktrees, its branch
+    is the base when the plan names none (`repo` is always the main worktree)."""
     notify: bool = False
     """Ring the terminal bell (and show a desktop notification where one is available) when the feature
     finishes, a question waits, a task fails, a budget is reached or a usage limit pauses the run."""
@@ -212,6 +252,10 @@ def load_settings(kind: type[Settings], repo: Path, /, **flags: Any) -> Any:
     given = {name: value for name, value in flags.items() if value is not None}
     try:
         return kind(repo=repo, **given)
+    except InputError as exc:  # a value checked like a flag (Settings._checked): say where it may have come from
+        if str(CONFIG_FILE) in str(exc):
+            raise
+        raise InputError(f"{exc} (from the flag, an {ENV_PREFIX}* variable or {CONFIG_FILE})") from None
     except ValidationError as exc:
         problem = exc.errors()[0]
         name = str(problem["loc"][0]) if problem.get("loc") else "a setting"

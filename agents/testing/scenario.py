@@ -53,6 +53,9 @@ class Scenario:
     default_text: str = "Nothing scripted for this session."
     limit_window: dict[str, Any] | None = None
     """A usage limit: every request in the first `seconds` after the first one gets `status` (429)."""
+    rate_limit_headers: list[dict[str, Any]] | None = None
+    """Subscription quota headers on every answer (`anthropic-ratelimit-unified-*`), in phases: the last one
+    whose `from_s` (seconds since the first request) has passed sends its `headers` (see scripted_model)."""
 
     @classmethod
     def from_data(cls, data: dict[str, Any]) -> Scenario:
@@ -66,7 +69,7 @@ class Scenario:
             for item in data.get("sessions", [])
         ]
         return cls(sessions=sessions, default_text=str(data.get("default_text", cls.default_text)),
-                   limit_window=data.get("limit_window"))
+                   limit_window=data.get("limit_window"), rate_limit_headers=data.get("rate_limit_headers"))
 
     @classmethod
     def load(cls, path: Path) -> Scenario:

@@ -16,10 +16,11 @@ from pathlib import Path
 from typing import Any
 
 from agents.markers import Blocker
+from agents.replanner import ReplanInput
 from agents.roles import CoachInput, PlayerInput, PrecheckVerdict, SessionSettings
 from agents.types import AgentResult, SessionStatus, ToolCall
 
-AgentInput = PlayerInput | CoachInput
+AgentInput = PlayerInput | CoachInput | ReplanInput
 _session_ids = itertools.count(1)
 
 
@@ -66,6 +67,11 @@ def feedback(*items: tuple[str, int | None, str], rationale: str = "changes need
     return Turn(report={"decision": "feedback", "rationale": rationale, "feedback_items": listed})
 
 
+def replacement(*tasks: dict[str, Any], cost_usd: float = 0.02) -> Turn:
+    """A replanner session submitting `tasks` (local ids, dependencies among them or on the plan's tasks)."""
+    return Turn(report={"tasks": list(tasks)}, cost_usd=cost_usd)
+
+
 def blocked(description: str, action: str = "a human must decide", resume: str = "continue") -> Turn:
     block = Blocker(description, action, resume)
     fields = {"description": description, "action": action, "resume": resume}
@@ -98,7 +104,7 @@ class ScriptedAgents:
         self._used: dict[Any, int] = {}
 
     def _turn(self, role: str, data: AgentInput) -> Turn:
-        task, turn = data.brief.task_id, data.turn
+        task, turn = data.brief.task_id, data.round if isinstance(data, ReplanInput) else data.turn
         self.calls.append(Call(role, task, turn, data))
         for key in ((role, task, turn), (role, task), role):
             if key in self.script:
@@ -117,6 +123,7 @@ class ScriptedAgents:
         if turn.raises is not None:
             raise turn.raises
         for path, content in turn.files.items():
+            assert not isinstance(data, ReplanInput), "the planner writes no files"
             target = data.worktree / path
             if content is None:
                 target.unlink(missing_ok=True)
@@ -124,14 +131,15 @@ class ScriptedAgents:
                 target.parent.mkdir(parents=True, exist_ok=True)
                 target.write_text(content)
         if turn.effect is not None:
-            turn.effect(data.worktree)
-        tool = {"player": "report_progress", "coach": "record_decision"}.get(role, "")
+            turn.effect(data.repo if isinstance(data, ReplanInput) else data.worktree)
+        tool = {"player": "report_progress", "coach": "record_decision", "replan": "submit_plan"}.get(role, "")
         calls = [ToolCall(tool, dict(turn.report), True)] if turn.report is not None else []
         calls += [ToolCall(tool, {}, False, error) for error in turn.rejected_calls]
         question = None
         if turn.question is not None and turn.question not in getattr(data, "answers", {}):
             question = {"question": turn.question, "options": []}
-        digest = hashlib.md5(f"{role}{data.brief.task_id}{data.turn}".encode(), usedforsecurity=False).hexdigest()
+        number = data.round if isinstance(data, ReplanInput) else data.turn
+        digest = hashlib.md5(f"{role}{data.brief.task_id}{number}".encode(), usedforsecurity=False).hexdigest()
         result = AgentResult(
             role=role, status="question" if question else turn.status, report=turn.report, tool_calls=calls,
             files_modified=list(turn.files), final_text=turn.text, cost_usd=turn.cost_usd, input_tokens=100,
@@ -149,6 +157,10 @@ class ScriptedAgents:
     async def precheck(self, data: CoachInput, settings: SessionSettings) -> tuple[AgentResult, PrecheckVerdict]:
         result, turn = await self._play("precheck", data)
         return result, PrecheckVerdict(turn.plausible, "" if turn.plausible else turn.text)
+
+    async def replan(self, data: ReplanInput, settings: SessionSettings) -> AgentResult:
+        """Scripted under the role "replan", keyed by the replaced task and the replan round."""
+        return (await self._play("replan", data))[0]
 
     def prompts_of(self, role: str, task: str) -> list[AgentInput]:
         return [call.input for call in self.calls if call.role == role and call.task == task]

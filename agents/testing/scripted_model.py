@@ -91,6 +91,10 @@ class ScriptedModel:
         self.first_request_at: float | None = None
         """When the first request arrived (the usage-limit window counts from it)."""
         self.requests: list[RequestRecord] = []
+        self.answered = 0
+        """Answers sent with quota headers so far."""
+        self.phase_started: dict[int, float] = {}
+        """When each quota-header phase first applied."""
         self._attempts: Counter[tuple[SessionKey | None, int]] = Counter()
         self._lock = threading.Lock()
         self._stopping = threading.Event()
@@ -200,6 +204,30 @@ class _Handler(BaseHTTPRequestHandler):
                         {str(k): str(v) for k, v in (window.get("headers") or {}).items()})
         return True
 
+    def _quota_headers(self) -> dict[str, str]:
+        """The scenario's `anthropic-ratelimit-unified-*` headers for this answer (a subscription's quota
+        readings: `-status`, `-reset`, and per window `-5h-utilization`, `-5h-reset`, …). Phases apply from
+        `from_s` seconds after the first request or from the `from_request`-th answer (1-based), the last that
+        applies wins; `{reset}` in a value is the phase's start plus its `resets_in_s`."""
+        phases = self.model.scenario.rate_limit_headers
+        if not phases:
+            return {}
+        now = time.time()
+        with self.model._lock:
+            started = self.model.first_request_at = self.model.first_request_at or now
+            self.model.answered += 1
+            chosen: tuple[int, dict[str, Any]] | None = None
+            for index, phase in enumerate(phases):
+                if now - started >= float(phase.get("from_s", 0)) and \
+                        self.model.answered >= int(phase.get("from_request", 1)):
+                    chosen = (index, phase)
+            if chosen is None:
+                return {}
+            index, phase = chosen
+            began = self.model.phase_started.setdefault(index, now)
+        reset = str(round(began + float(phase.get("resets_in_s", 0))))
+        return {str(name): str(value).replace("{reset}", reset) for name, value in (phase.get("headers") or {}).items()}
+
     def _answer(self, body: dict[str, Any]) -> None:
         if self._limited():
             return
@@ -266,6 +294,7 @@ class _Handler(BaseHTTPRequestHandler):
         usage_out = max(1, len(json.dumps(blocks)) // 4)
         stop_reason = "tool_use" if any(b["type"] == "tool_use" for b in blocks) else "end_turn"
         message_id = new_id("msg")
+        quota = self._quota_headers()
         if not body.get("stream"):
             self._send_json(
                 200,
@@ -279,12 +308,15 @@ class _Handler(BaseHTTPRequestHandler):
                     "stop_sequence": None,
                     "usage": {"input_tokens": usage_in, "output_tokens": usage_out},
                 },
+                quota,
             )
             return
         self.send_response(200)
         self.send_header("content-type", "text/event-stream")
         self.send_header("cache-control", "no-cache")
         self.send_header("connection", "close")
+        for name, value in quota.items():
+            self.send_header(name, value)
         self.end_headers()
         self.close_connection = True
         self._event(

@@ -9,6 +9,7 @@ from orchestrator.jsonout import iso_utc, print_document
 from orchestrator.plan.model import load_plan
 from orchestrator.settings import Settings
 from orchestrator.store.checkpoints import CheckpointStore
+from orchestrator.store.inspection import replanned
 from orchestrator.views.mermaid import flowchart
 from orchestrator.views.pictures import checkpoint_outcomes
 
@@ -16,7 +17,9 @@ from orchestrator.views.pictures import checkpoint_outcomes
 def graph_command(args: argparse.Namespace, settings: Settings) -> int:
     """`autobuild graph FEAT`: the plan as a Mermaid flowchart, colored by outcome once it has run."""
     plan = load_plan(settings.repo, args.feature)
-    outcomes = checkpoint_outcomes(CheckpointStore.for_repo(settings.repo, settings.db, plan.id), plan)
+    store = CheckpointStore.for_repo(settings.repo, settings.db, plan.id)
+    plan = replanned(store, plan)  # with the tasks replans added (the plan file is never edited)
+    outcomes = checkpoint_outcomes(store, plan)
     chart = flowchart(plan, outcomes)
     return print_document({"feature": plan.id, "generated": iso_utc(time.time()), "colored": outcomes is not None,
                            "nodes": chart.nodes, "edges": chart.edges, "outcomes": outcomes or {},

@@ -16,6 +16,7 @@ from orchestrator.landing.discard import discard, discard_text
 from orchestrator.landing.land import Landing, land
 from orchestrator.landing.review import review, review_text
 from orchestrator.settings import Settings
+from orchestrator.text import visible
 
 
 def _land_text(result: Landing) -> str:
@@ -47,13 +48,13 @@ def _land_text(result: Landing) -> str:
 def land_command(args: argparse.Namespace, settings: Settings) -> int:
     def say(line: str) -> None:
         if not args.json:
-            print(line, flush=True)
+            print(visible(line), flush=True)
 
     result = land(args, settings, say)
     if args.json:
         print_json({**result.to_dict(), "time": now_utc()})
     else:
-        print(_land_text(result))
+        print(visible(_land_text(result)))  # a hook's or the gate's output: text, never terminal escapes
     return EXIT_OK if result.landed or result.outcome == "already_landed" else EXIT_FAILED
 
 

@@ -50,6 +50,9 @@ def _add_run_options(parser: argparse.ArgumentParser) -> None:
                         help="dag: a task starts when its dependencies are merged (default);"
                              " groups: wait for the whole previous parallel group")
     _add_gate_options(parser)
+    parser.add_argument("--judge-by-counts", action="store_true", default=None,
+                        help="on a red base whose failing tests the runner doesn't name, judge tasks by the number"
+                             " of failures (weaker: a fix plus a break looks unchanged; every report says so)")
     parser.add_argument("--setup", default=None, metavar="CMD",
                         help="prepare each new worktree (e.g. 'npm ci'); 'none' for nothing (default: the plan's"
                              " setup, else reuse the main checkout's .venv / node_modules)")
@@ -57,6 +60,12 @@ def _add_run_options(parser: argparse.ArgumentParser) -> None:
                         help="run the repo's .claude/settings.json hooks in agent sessions (off by default)")
     parser.add_argument("--max-wait", type=float, default=None, metavar="S",
                         help="longest usage-limit pause before the run stops with exit 75 (default 21600 = 6 h)")
+    parser.add_argument("--replan", type=int, default=None, metavar="N",
+                        help="replans per task: one that ends at max turns or stalled is split by the planner into"
+                             " smaller tasks that replace it (default 1; 0 switches it off)")
+    parser.add_argument("--max-utilization", type=float, default=None, metavar="F",
+                        help="start no session while a subscription quota window is at or over F until it resets"
+                             " (default 0.9; 1 switches it off)")
     parser.add_argument("--drain-grace", type=float, default=None,
                         help="seconds a Ctrl+C waits for running steps before cancelling them (default 5)")
     parser.add_argument("--notify", action="store_true", default=None,
@@ -162,6 +171,9 @@ def build_parser() -> argparse.ArgumentParser:
     graph = commands.add_parser("graph", help="the plan as a Mermaid flowchart (colored by outcome once it ran)")
     graph.add_argument("feature")
     _add_common(graph)
+    stats = commands.add_parser("stats", help="the loop's scorecard over every feature in the checkpoint DB")
+    stats.add_argument("--since", default=None, metavar="DATE", help="only tasks started on or after DATE")
+    _add_common(stats)
     _add_landing_commands(commands)
     return parser
 
@@ -194,6 +206,7 @@ _COMMANDS: dict[str, str] = {
     "show": "orchestrator.cli.read:show",
     "clean": "orchestrator.cli.clean:clean",
     "graph": "orchestrator.cli.graph:graph_command",
+    "stats": "orchestrator.cli.stats:stats_command",
     "review": "orchestrator.cli.landing:review_command",
     "land": "orchestrator.cli.landing:land_command",
     "discard": "orchestrator.cli.landing:discard_command",

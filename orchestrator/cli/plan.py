@@ -10,6 +10,7 @@ from orchestrator import jsonout
 from orchestrator.cli.messages import notice, warn
 from orchestrator.errors import EXIT_FAILED, EXIT_OK, InputError
 from orchestrator.gate.detect import choose_gate
+from orchestrator.gate.report import gate_document, gate_lines
 from orchestrator.plan.model import check_id, load_named_plan, plan_path
 from orchestrator.repo.git import GitRepo
 from orchestrator.repo.lock import repo_lock
@@ -21,14 +22,15 @@ def validate(args: argparse.Namespace, settings: Settings) -> int:
     groups = plan.groups()
     settings.validate_options()
     gate = choose_gate(settings.repo, plan.verify, settings.verify)
+    shown = gate_document(settings.repo, gate, plan.setup, settings.setup)
     if args.json:
         jsonout.print_json({"valid": True, "id": plan.id, "tasks": plan.task_ids(), "groups": groups,
-                            "gate": {"command": gate.command, "source": gate.source}})
+                            "gate": shown})
     else:
         print(f"{plan.id} is valid: {len(plan.tasks)} task(s) in {len(groups)} group(s)")
         for index, group in enumerate(groups, 1):
             print(f"  group {index}: {', '.join(group)}")
-        print(f"  gate: {gate.describe()}")
+        print("\n".join(gate_lines(shown, gate.describe())))
     warn(plan)
     return EXIT_OK
 

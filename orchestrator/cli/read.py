@@ -10,7 +10,7 @@ from orchestrator import jsonout
 from orchestrator.errors import InputError
 from orchestrator.plan.model import check_id, load_plan
 from orchestrator.settings import Settings
-from orchestrator.store import inspection, pause
+from orchestrator.store import inspection, pause, receipts
 from orchestrator.store.checkpoints import CheckpointStore
 from orchestrator.text import one_line
 
@@ -38,6 +38,7 @@ def status(args: argparse.Namespace, settings: Settings) -> int:
         for row in data["tasks"]:
             lines.append(f"{row['task']:<12} {row['group']:>3}  {row['status']:<28} {row['turn']:>4}  "
                          f"{row['last_decision'] or '-':<9} ${row['cost_usd']:>8.4f}  {one_line(row['reason'], 100)}")
+        lines.append(f"receipt: {receipts.describe(data['receipt'])}")
         lines.append(f"coach claims contradicted: {data['claims_contradicted']}"
                      + (f"; approvals unverified (no gate): {data['unverified']}" if data["unverified"] else ""))
         return "\n".join(lines)
@@ -57,7 +58,7 @@ def history(args: argparse.Namespace, settings: Settings) -> int:
 
 def show(args: argparse.Namespace, settings: Settings) -> int:
     repo, db = repo_and_db(settings, args.feature)
-    plan = load_plan(repo, args.feature)
+    plan = inspection.replanned(db, load_plan(repo, args.feature))  # with the tasks replans added
     if args.task:
         if args.task not in plan.task_ids():
             raise InputError(f"{args.feature} has no task {args.task}: tasks are {', '.join(plan.task_ids())}")
@@ -65,7 +66,8 @@ def show(args: argparse.Namespace, settings: Settings) -> int:
         return jsonout.print_document(data, args.json, _task_text)
     data = {"status": inspection.feature_status(db, plan) if db.exists() else None,
             "tasks": [inspection.show_task(repo, plan, task_id) for task_id in plan.task_ids()]}
-    return jsonout.print_document(data, args.json, lambda d: "\n\n".join(_task_text(t) for t in d["tasks"]))
+    return jsonout.print_document(data, args.json, lambda d: "\n\n".join(_task_text(t) for t in d["tasks"]) + (
+        f"\n\nfeature receipt: {receipts.describe(d['status']['receipt'])}" if d["status"] else ""))
 
 
 def _task_text(data: dict[str, Any]) -> str:
@@ -85,5 +87,9 @@ def _task_text(data: dict[str, Any]) -> str:
     final = data.get("final")
     if final:
         lines.append(f"result: {final.get('status')}: {final.get('reason')}")
+        if data.get("replaced_by"):
+            lines.append(f"replaced by {', '.join(data['replaced_by'])} (a replan: they carry on its work)")
+        if final.get("receipt"):
+            lines.append(f"receipt: {receipts.describe(receipts.of_result(final))}")
     lines.extend(f"  {path}" for path in data["reports"])
     return "\n".join(lines)

@@ -8,18 +8,24 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 import signal
 import sys
+from pathlib import Path
 from typing import Any
 
 from langgraph.runtime import RunControl
 
 from orchestrator import jsonout
+from orchestrator.cli.as_found import AsFound
 from orchestrator.cli.messages import notice, warn
-from orchestrator.errors import EXIT_INTERRUPTED, EXIT_OK, EXIT_QUESTION, EXIT_USAGE_LIMIT
+from orchestrator.errors import EXIT_INTERRUPTED, EXIT_OK, EXIT_QUESTION, EXIT_USAGE_LIMIT, InputError, RunLockedError
 from orchestrator.events import EventSink, event_dict
+from orchestrator.gate.report import gate_document, gate_lines
 from orchestrator.graph import runner
+from orchestrator.landing import journal
 from orchestrator.plan.model import scope_overlaps
+from orchestrator.repo.git import GitRepo
 from orchestrator.repo.lock import repo_lock
 from orchestrator.settings import RunSettings
 from orchestrator.store import inspection
@@ -46,7 +52,8 @@ def _dry_run(run_plan: runner.RunPlan, as_json: bool) -> int:
                 "cost_usd_expected": round(expected * session_usd, 2), "cost_per_session_usd": session_usd}
     if as_json:
         jsonout.print_json({"feature": plan.id, "base_branch": run_plan.base_branch, "tasks": rows,
-                            "gate": {"command": run_plan.gate.command, "source": run_plan.gate.source},
+                            "gate": gate_document(run_plan.settings.repo, run_plan.gate, plan.setup,
+                                                  run_plan.settings.setup),
                             "groups": run_plan.groups, "estimate": estimate, "scope_overlaps": scope_overlaps(plan),
                             "previous_run": _previous_run(run_plan)})
         return EXIT_OK
@@ -60,7 +67,8 @@ def _dry_run(run_plan: runner.RunPlan, as_json: bool) -> int:
     print(f"  sessions: ~{expected} expected, at most {estimate['sessions_max']};"
           f" cost ~${estimate['cost_usd_expected']:.2f} at ${session_usd:.2f}/session"
           f" (ORCHESTRATOR_EST_SESSION_USD); nothing was run or written")
-    print(f"  gate: {run_plan.gate.describe()}")
+    gate = gate_document(run_plan.settings.repo, run_plan.gate, plan.setup, run_plan.settings.setup)
+    print("\n".join(gate_lines(gate, run_plan.gate.describe())))
     previous = _previous_run(run_plan)
     if previous:
         print(f"  note: {previous}")
@@ -121,17 +129,13 @@ def run_command(args: argparse.Namespace, settings: RunSettings) -> int:
     under the repository's lock, and what the user is told at the end."""
     command = str(args.command)
     answer = (args.question_id, args.text) if command == "answer" else None
+    where = (args.repo if hasattr(args, "repo") else settings.repo) or os.environ.get("ORCHESTRATOR_REPO") or "."
+    settings.checkout = Path(where).expanduser().resolve()
     run_plan = runner.prepare(settings)
     if settings.dry_run:
         return _dry_run(run_plan, settings.json_output)
-    progress = Progress(json_mode=settings.json_output, live=sys.stdout.isatty())
-    notifier = Notifier.from_settings(settings, progress)  # --notify / --on-event; drained on the way out
     try:
-        with repo_lock(settings.repo, f"{command} {settings.target}", notice=notice), progress, notifier:
-            remember_db(settings.repo, run_plan.plan.id, run_plan.store.location)
-            if not settings.json_output:
-                print(f"AutoBuild {run_plan.thread_id}: checkpoints in {run_plan.store}", flush=True)
-            summary = asyncio.run(_run_with_signals(run_plan, notifier, answer))
+        summary = _run_locked(run_plan, command, answer)
     except (KeyboardInterrupt, asyncio.CancelledError):
         return _interrupted(run_plan)
     if summary.interrupted:
@@ -161,6 +165,27 @@ def run_command(args: argparse.Namespace, settings: RunSettings) -> int:
                   file=sys.stderr)
         print(f"resume with: {_resume_command(run_plan)}")
     return exit_code
+
+
+def _run_locked(run_plan: runner.RunPlan, command: str, answer: tuple[str, str] | None) -> runner.RunSummary:
+    """The run under the repository's lock, with the live view and notifications; refused once started (its gate
+    can't run on the base…: exit 2), it leaves the repository and the store as it found them."""
+    settings = run_plan.settings
+    progress = Progress(json_mode=settings.json_output, live=sys.stdout.isatty())
+    notifier = Notifier.from_settings(settings, progress)  # --notify / --on-event; drained on the way out
+    found = AsFound(GitRepo(settings.repo), run_plan.plan.id, run_plan.thread_id, run_plan.store).note()
+    try:
+        with repo_lock(settings.repo, f"{command} {settings.target}", notice=notice), progress, notifier:
+            journal.finish_interrupted(GitRepo(settings.repo))  # a landing a kill -9 cut short
+            remember_db(settings.repo, run_plan.plan.id, run_plan.store.location)
+            if not settings.json_output:
+                print(f"AutoBuild {run_plan.thread_id}: checkpoints in {run_plan.store}", flush=True)
+            return asyncio.run(_run_with_signals(run_plan, notifier, answer))
+    except RunLockedError:  # another live run holds the repo or the thread: what changed is its, not ours
+        raise
+    except InputError:
+        found.undo()
+        raise
 
 
 def _can_prompt(run_plan: runner.RunPlan) -> bool:

@@ -3,7 +3,8 @@
 from orchestrator.facts import GateResult, GateSetup
 from orchestrator.gate.detect import GateChoice, choose_gate, detect_test_command
 from orchestrator.gate.environment import default_setup, gate_env
-from orchestrator.gate.result import describe_base, judge, no_gate, run_gate, unusable
+from orchestrator.gate.judge import judge, judged_run, unusable
+from orchestrator.gate.result import describe_base, no_gate, run_gate
 
 __all__ = ["GateChoice", "GateResult", "GateSetup", "choose_gate", "default_setup", "describe_base",
-           "detect_test_command", "gate_env", "judge", "no_gate", "run_gate", "unusable"]
+           "detect_test_command", "gate_env", "judge", "judged_run", "no_gate", "run_gate", "unusable"]

@@ -1,13 +1,18 @@
-"""The repo's own environment for its gate and setup commands: never AutoBuild's virtualenv, the repo's
-(`.venv`/`venv` of the main checkout) when it has one, and a worktree's sources ahead of an editable install.
-Plus the default `setup` that makes a fresh worktree able to run the repo's tests."""
+"""The repo's own environment for its gate, setup and agents' test runs: never AutoBuild's virtualenv; the
+repo's (`.venv`/`venv` of the main checkout) when it has one, with the run's own venv layered over it and the
+worktree's code ahead of every editable install. Plus the default `setup` that makes a fresh worktree able to
+run the repo's tests."""
 
 from __future__ import annotations
 
 import json
 import os
+import shlex
 import sys
+from collections.abc import Sequence
 from pathlib import Path
+
+from orchestrator.gate.pyenv import editables, layered_venv, overlay
 
 _VENV_NAMES = (".venv", "venv", "env")
 _CLEAN_INSTALLS = (("pnpm-lock.yaml", "pnpm install --frozen-lockfile"),
@@ -41,35 +46,93 @@ def _without_ours(path: str) -> list[str]:
     return kept
 
 
-def gate_env(root: Path, worktree: Path) -> dict[str, str]:
-    """Environment for the gate and setup in `worktree` of the repo at `root`."""
+def run_env_dir(root: Path, feature_id: str) -> Path:
+    """The run's own environment: `.autobuild/worktrees/<FEATURE>/_env/` (excluded from git with the worktrees,
+    removed by `clean`/`discard` with them). `venv/` is the run's virtualenv layered over the user's (setup and
+    agents' installs go there, never into the user's), `overlay/<worktree>/` the per-worktree redirections."""
+    return root / ".autobuild" / "worktrees" / feature_id / "_env"
+
+
+def _feature_of(root: Path, worktree: Path) -> str | None:
+    """`<FEATURE>` of a worktree at `.autobuild/worktrees/<FEATURE>/<NAME>` (None for the main checkout)."""
+    try:
+        parts = worktree.resolve().relative_to((root / ".autobuild" / "worktrees").resolve()).parts
+    except ValueError:
+        return None
+    return parts[0] if len(parts) == 2 else None
+
+
+def gate_env(root: Path, worktree: Path, feature_id: str | None = None, package: str = ".") -> dict[str, str]:
+    """Environment for the gate, setup and agents' own test runs in `worktree` of the repo at `root`: the user's
+    (minus AutoBuild's own Python), the repo's venv on PATH (a monorepo package's own, `<package>/.venv`, first),
+    and for a run's worktree the run's venv layered over it with every editable install or path entry that points
+    into the main checkout pointed at the worktree's copy instead. Writes only under `run_env_dir` (nothing for
+    the main checkout itself)."""
     env = {key: value for key, value in os.environ.items() if key not in _OURS}
     path = _without_ours(os.environ.get("PATH", ""))
-    venv = repo_venv(root)
+    own = repo_venv(root / package) if package != "." else None
+    venv = own or repo_venv(root)
+    feature = feature_id or _feature_of(root, worktree)
+    redirected: list[str] = []
     if venv is not None:
-        env["VIRTUAL_ENV"] = str(venv)
         path.insert(0, str(venv / "bin"))
+        env["VIRTUAL_ENV"] = str(venv)
+        if feature is not None:
+            folder = run_env_dir(root, feature)
+            name = "venv" if own is None else "venv-" + package.replace("/", "-")
+            run_venv = layered_venv(venv, folder / name)
+            path.insert(0, str(run_venv / "bin"))
+            env["VIRTUAL_ENV"] = str(run_venv)
+            redirected = overlay(root, worktree, editables(root, venv), folder / "overlay" / worktree.name)
     env["PATH"] = os.pathsep.join(path)
-    # An editable install in the main checkout's venv points at the main checkout's sources: put the
-    # worktree's own first, or its tests would check code the task never touched.
+    # Ahead of the user's editable installs (path entries and finders come after PYTHONPATH): the worktree's code.
     sources = [str(worktree / "src")] if (worktree / "src").is_dir() else []
-    env["PYTHONPATH"] = os.pathsep.join([*sources, str(worktree)])
+    env["PYTHONPATH"] = os.pathsep.join(dict.fromkeys([*redirected, *sources, str(worktree)]))
     return env
 
 
-def default_setup(root: Path) -> str | None:
+def session_env(root: Path, worktree: Path) -> dict[str, str]:
+    """What an agent session in `worktree` needs over the orchestrator's own environment (the SDK layers a
+    session's `env` over it) so the agent's own test runs see what the gate sees: the run's PATH, VIRTUAL_ENV
+    and PYTHONPATH from `gate_env`, the single source."""
+    env = gate_env(root, worktree)
+    return {key: env[key] for key in ("PATH", "VIRTUAL_ENV", "PYTHONPATH") if key in env}
+
+
+def default_setup(root: Path, packages: Sequence[str] = ()) -> str | None:
     """What a fresh worktree needs before it can run the tests, when the plan names no `setup`.
 
-    Python: nothing (the main checkout's venv is reused). Node: nothing when the main checkout has
+    Python: nothing (the main checkout's venv is reused, layered). Node: nothing when the main checkout has
     `node_modules` (Node and npm find it by walking up from the worktree, which lives inside the repo);
-    otherwise the lockfile's clean install."""
-    if not (root / "package.json").is_file() or (root / "node_modules").is_dir():
-        return None
+    otherwise the lockfile's clean install. A monorepo's Node packages outside a workspace (`frontend/` with its
+    own lockfile) each get theirs in their folder: the main checkout's `frontend/node_modules` is not on the
+    worktree's way up."""
+    commands = [_node_install(root)]
+    if not _workspace_root(root):
+        commands += [f"(cd {shlex.quote(path)} && {install})" for path in packages
+                     if path != "." and (install := _node_install(root / path, own=True))]
+    return " && ".join(command for command in commands if command) or None
+
+
+def _workspace_root(root: Path) -> bool:
+    return (root / "pnpm-workspace.yaml").is_file() or "workspaces" in _package_json(root)
+
+
+def _package_json(folder: Path) -> dict[str, object]:
     try:
-        package = json.loads((root / "package.json").read_text(encoding="utf-8"))
+        package = json.loads((folder / "package.json").read_text(encoding="utf-8"))
     except (OSError, json.JSONDecodeError):
+        return {}
+    return package if isinstance(package, dict) else {}
+
+
+def _node_install(folder: Path, own: bool = False) -> str | None:
+    """The clean install a folder's package.json needs, None when it has no dependencies or (at the top, where
+    worktrees find it by walking up) the main checkout already has node_modules."""
+    package = _package_json(folder)
+    if not package or (not own and (folder / "node_modules").is_dir()):
         return None
-    if not isinstance(package, dict) or not (package.get("dependencies") or package.get("devDependencies")):
+    if not (package.get("dependencies") or package.get("devDependencies")):
         return None
-    return next((command for lockfile, command in _CLEAN_INSTALLS if (root / lockfile).is_file()),
+    return next((command for lockfile, command in _CLEAN_INSTALLS if (folder / lockfile).is_file()),
                 "npm install --no-audit --no-fund")

@@ -20,7 +20,10 @@ from agents import Agents, SessionLimits, SessionSettings, TaskBrief
 from agents.limits import UsageLimitGate
 from orchestrator import sandbox
 from orchestrator.errors import InfrastructureError
-from orchestrator.gate import GateResult, GateSetup, gate_env, judge, no_gate, run_gate
+from orchestrator.gate import GateResult, GateSetup, gate_env, judged_run, no_gate, run_gate
+from orchestrator.gate.cache import GateCache, cache_key, env_digest, worktree_tree
+from orchestrator.gate.per_package import changed_since, gate_packages
+from orchestrator.gate.submodules import init_submodules
 from orchestrator.graph.events import EventLog
 from orchestrator.plan.model import FeaturePlan
 from orchestrator.processes import run_shell
@@ -69,6 +72,10 @@ class RunContext:
     """The run-wide usage-limit pause every session waits on (None: sessions retry on their own)."""
     spend: Spend = field(default_factory=Spend)
     merge_lock: asyncio.Lock = field(default_factory=asyncio.Lock)
+    landing_queue: dict[str, str] = field(default_factory=dict)
+    """Approved tasks waiting to land, by id: the commit each would land (a landing may take them along)."""
+    gate_cache: GateCache | None = None
+    """Gate runs remembered by tree (None: every gate runs)."""
 
     @property
     def feature_id(self) -> str:
@@ -164,6 +171,7 @@ class RunContext:
     async def setup_worktree(self, worktree: Path) -> None:
         """Make a new worktree able to run the repo's tests (the run's `setup`); a failure stops the task as
         an infrastructure error, with the command's output."""
+        await init_submodules(self.repo, worktree)  # from the main checkout's copies, before any setup
         command = self.gate["setup"]
         if not command:
             return
@@ -179,16 +187,35 @@ class RunContext:
         if await self.repo.ensure_worktree(worktree, branch, sha):
             await self.setup_worktree(worktree)
 
-    async def run_gate(self, worktree: Path, task_id: str | None = None) -> GateResult:
-        """The gate in `worktree` (the task's, or the run's for the integration gate), judged against the
-        base's run; `no_gate` when nothing can check the work."""
-        command = self.gate_command(task_id) if task_id else self.gate["command"]
+    async def run_gate(self, worktree: Path, task_id: str | None = None, command: str | None = None) -> GateResult:
+        """The gate in `worktree` (the task's command, or `command`, else the run's), judged against the base's
+        run; `no_gate` when nothing can check the work. A tree already gated with the same command, setup and
+        environment is not gated again: its remembered run is judged instead."""
+        command = command or (self.gate_command(task_id) if task_id else self.gate["command"])
         if command is None:
             return no_gate(self.gate["source"])
-        result = await self._watched(f"the gate `{command}`", worktree, run_gate(
-            command, worktree, self.options.verify_timeout, gate_env(self.repo.root, worktree),
-            sandbox.for_worktree(worktree)), lambda gate: gate["output"])
-        return judge(result, self.gate["base"])
+        return await self._watched(f"the gate `{command}`", worktree, self._gated(worktree, task_id, command),
+                                   lambda gate: gate["output"])
+
+    async def _gated(self, worktree: Path, task_id: str | None, command: str) -> GateResult:
+        if self.gate.get("packages") and command == self.gate["command"]:  # a monorepo: the packages it touches
+            changed = await changed_since(self.repo, worktree, self.feature_branch) if task_id else None
+            return await gate_packages(self.gate, self.repo.root, worktree, changed, self.options.verify_timeout)
+        env = gate_env(self.repo.root, worktree)
+
+        async def gate() -> GateResult:  # sandboxed: it can write only what the run owns
+            return await run_gate(command, worktree, self.options.verify_timeout, env, sandbox.for_worktree(worktree))
+
+        if self.gate_cache is None:
+            return await judged_run(command, worktree, self.options.verify_timeout, env, self.gate["base"], run=gate)
+        tree = await worktree_tree(self.repo, worktree)
+        key = None if tree is None else cache_key(tree, command, self.gate["setup"],
+                                                   env_digest(self.repo.root, worktree, env))
+        cache = self.gate_cache
+        # Through the cache: a pass is reused at once; a new failure runs again (judged_run's flaky re-run), and
+        # the second sighting is what the cache may keep.
+        return await judged_run(command, worktree, self.options.verify_timeout, env, self.gate["base"],
+                                run=lambda: cache.run(key, gate))
 
     async def _watched(self, what: str, worktree: Path, running: Awaitable[T], output: Callable[[T], str]) -> T:
         """A setup or gate run with what the user owns watched around it: a change is noted (event

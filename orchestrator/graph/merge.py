@@ -1,52 +1,181 @@
-"""The merge node: an approved task's branch goes into the feature branch, one merge at a time, each followed
-by the integration gate (the feature's `verify` on the merged result). A merge that breaks it is undone."""
+"""The merge node: an approved task lands by fast-forward, so the feature branch only ever holds trees a gate passed.
+
+Landings are one at a time. The task's branch is first brought up to the current feature head (the head merged
+into it, in its worktree) when the head moved since the task's tree was gated (another task landed during its
+turn or its gate); the gate then judges exactly the tree that lands (remembered from the coach's turn when no
+bring-up was needed: no second run), and the feature branch moves to it by compare-and-swap (should anything
+else have moved it meanwhile, the task is brought up and gated again). A conflict while bringing it up gives
+the player a conflict turn; a gate that fails on the brought-up tree (a semantic conflict) is ordinary feedback
+for the next turn; with no turn left the task ends as `conflict` (branch kept) or `failed`.
+"""
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
+from pathlib import Path
+
 from langgraph.runtime import Runtime
 
+from orchestrator.gate import GateResult, no_gate
+from orchestrator.graph import bring_up
 from orchestrator.graph.context import RunContext
 from orchestrator.graph.events import EventLog
-from orchestrator.graph.state import TaskResult, TaskState
+from orchestrator.graph.state import ConflictTurn, FeedbackItem, Review, TaskResult, TaskState
+
+MAX_ATTEMPTS = 20
+"""Bring-ups of one landing: each failed attempt means another task landed, so the run as a whole progresses."""
+
+
+@dataclass
+class Landing:
+    """One task's landing in progress: where its branch stands (`sha`, brought up onto `base`)."""
+
+    ctx: RunContext
+    events: EventLog
+    state: TaskState
+    result: TaskResult
+    sha: str
+    base: str
+    brought_up: int = 0
+    batch: list[str] = field(default_factory=list)
+    """Other approved tasks that landed with this one (one gate run for all)."""
+
+    @property
+    def task_id(self) -> str:
+        return self.state["task_id"]
+
+    @property
+    def turn(self) -> int:
+        return int(self.state.get("turn", 1))
 
 
 async def merge(state: TaskState, runtime: Runtime[RunContext]) -> TaskState:
-    ctx, task_id = runtime.context, state["task_id"]
+    ctx = runtime.context
     result = state.get("result") or TaskResult()
-    events = ctx.events(runtime)
-    async with ctx.merge_lock:
-        if await ctx.repo.attach_worktree(ctx.integration_worktree, ctx.feature_branch):
-            await ctx.setup_worktree(ctx.integration_worktree)
-        merged = await _merge_one(ctx, events, task_id, result)
-    events("merge", task_id, merged=bool(merged.get("merged")), reason=merged.get("reason", ""))
-    if merged.get("merged") and not ctx.options.keep_worktrees:
+    repo, worktree = ctx.repo, Path(state["worktree"])
+    land = Landing(ctx, ctx.events(runtime), state, result, result["sha"], state["base_sha"])
+    await ctx.ensure_worktree(worktree, state["branch"], land.sha)
+    if await repo.head(worktree) != land.sha:
+        await repo.reset(worktree, land.sha)  # resumed: redo the bring-up from the approved commit, deterministically
+    ctx.landing_queue[land.task_id] = land.sha  # others landing meanwhile may take it along in their batch
+    land.events("landing", land.task_id, queued=True, reason="approved, waiting to land")
+    try:
+        async with ctx.merge_lock:  # one landing at a time: the head can't move under a landing gate in this run
+            return await _land(land, worktree)
+    finally:
+        ctx.landing_queue.pop(land.task_id, None)
+
+
+async def _land(land: Landing, worktree: Path) -> TaskState:
+    ctx, repo = land.ctx, land.ctx.repo
+    for _ in range(MAX_ATTEMPTS):
+        head = repo.rev(ctx.feature_branch)
+        if await repo.is_ancestor(land.sha, head):  # resumed after it landed
+            return await _landed(land)
+        if not await repo.is_ancestor(head, land.sha):
+            merged = await repo.merge(worktree, head, bring_up.bring_up_message(land.task_id, ctx.feature_branch,
+                                                                                head))
+            if not merged.merged:
+                return await _conflict(land, head, merged.conflicts or [])
+            land.sha, land.base, land.brought_up = merged.sha, head, land.brought_up + 1
+        own = land.sha
+        batch = await _take_along(land, worktree)
+        gate = await _landing_gate(ctx, worktree, land.task_id, land.sha)
+        if batch and not gate["passed"]:  # split: this task alone; the others land (or fail) on their own
+            land.events("landing", land.task_id,
+                        reason=f"the gate failed on the batch with {', '.join(batch)}: landing {land.task_id} alone")
+            await repo.reset(worktree, own)
+            land.sha, batch = own, []
+            gate = await _landing_gate(ctx, worktree, land.task_id, land.sha)
+        if gate["command"]:
+            land.events("integration_gate", land.task_id, brought_up=land.brought_up, batch=batch, **gate)
+        if not gate["passed"]:
+            return _gate_failed(land, gate)
+        land.batch = batch
+        if await repo.advance_branch(ctx.feature_branch, land.sha, head):  # compare-and-swap: moved by nobody else
+            return await _landed(land)
+        land.events("landing", land.task_id, moved=True,
+                    reason=f"{ctx.feature_branch} moved during the gate: bringing {land.task_id} up again")
+    reason = f"{ctx.feature_branch} kept moving: {land.task_id} could not land after {MAX_ATTEMPTS} bring-ups"
+    land.events("merge", land.task_id, merged=False, reason=reason)
+    return TaskState(result=land.result | TaskResult(status="failed", merged=False, reason=reason))
+
+
+async def _take_along(land: Landing, worktree: Path) -> list[str]:
+    """Approved tasks waiting to land with the same gate, merged into this landing (one gate run for all of them;
+    each then finds its work already on the feature branch). One that conflicts is left to land on its own."""
+    ctx, task_id = land.ctx, land.task_id
+    batch = []
+    for other, sha in list(ctx.landing_queue.items()):
+        if other == task_id or ctx.gate_command(other) != ctx.gate_command(task_id):
+            continue
+        if await ctx.repo.is_ancestor(sha, land.sha):
+            continue
+        merged = await ctx.repo.merge(worktree, sha, f"autobuild({task_id}): land together with {other}")
+        if merged.merged:
+            land.sha = merged.sha
+            batch.append(other)
+    return batch
+
+
+async def _landing_gate(ctx: RunContext, worktree: Path, task_id: str, sha: str) -> GateResult:
+    """The task's gate and the feature's on the tree that lands (each remembered by tree: a tree the coach's
+    turn already gated is not run again)."""
+    gate = no_gate(ctx.gate["source"])
+    for command in dict.fromkeys(c for c in (ctx.gate_command(task_id), ctx.gate["command"]) if c):
+        runs = ctx.gate_cache.runs if ctx.gate_cache else -1
+        gate = await ctx.run_gate(worktree, command=command)
+        if ctx.gate_cache is None or ctx.gate_cache.runs != runs:  # it ran: whatever it left behind goes
+            await ctx.repo.reset(worktree, sha)
+        if not gate["passed"]:
+            break
+    return gate
+
+
+async def _landed(land: Landing) -> TaskState:
+    ctx, task_id = land.ctx, land.task_id
+    land.events("merge", task_id, merged=True, reason="", fast_forward=True, brought_up=land.brought_up,
+                sha=land.sha, batch=land.batch)
+    if not ctx.options.keep_worktrees:
         await ctx.repo.remove_worktree(ctx.worktree(task_id), ctx.task_branch(task_id))
-    return TaskState(result=merged)
+    return TaskState(result=land.result | TaskResult(merged=True, sha=land.sha), head_sha=land.sha,
+                     base_sha=land.base, conflict=None)
 
 
-async def _merge_one(ctx: RunContext, events: EventLog, task_id: str, result: TaskResult) -> TaskResult:
-    repo = ctx.repo
-    worktree = ctx.integration_worktree
-    before = repo.rev(ctx.feature_branch)
-    if await repo.is_ancestor(result["sha"], before):
-        # Resumed after a crash mid-merge: never merge twice. If this merge is the branch head, its
-        # gate may not have run yet; an older one was covered by the gates of later merges.
-        parents = await repo.parents(before)
-        if result["sha"] not in parents[1:]:
-            return result | TaskResult(merged=True)
-        before = parents[0]
-    else:
-        outcome = await repo.merge(worktree, ctx.task_branch(task_id),
-                                   f"autobuild: merge {task_id} into {ctx.feature_branch}")
-        if not outcome.merged:
-            files = ", ".join(outcome.conflicts) or outcome.detail
-            return result | TaskResult(status="conflict", reason=f"merge conflict: {files}")
-    gate = await ctx.run_gate(worktree)
-    if gate["command"]:
-        events("integration_gate", task_id, **gate)
-    if gate["passed"]:
-        await repo.reset(worktree, "HEAD")
-        return result | TaskResult(merged=True)
-    await repo.reset(worktree, before)  # undo this merge: the feature branch stays green
-    reason = f"integration gate failed after merging {task_id}: {gate['summary']}\n{gate['output']}"
-    return result | TaskResult(status="failed", merged=False, reason=reason)
+async def _conflict(land: Landing, head: str, files: list[str]) -> TaskState:
+    """A conflict with the feature head: the player's next turn resolves it, or, with no turn left, the task
+    ends as `conflict` with its branch kept."""
+    ctx, task_id, turn, state = land.ctx, land.task_id, land.turn, land.state
+    listed = ", ".join(files) or "(git named no file)"
+    if turn >= ctx.options.max_turns or not files:
+        land.events("merge", task_id, merged=False, reason=f"merge conflict: {listed}")
+        return TaskState(result=land.result | TaskResult(
+            status="conflict", merged=False, reason=f"merge conflict: {listed} (no turn left to resolve it)"))
+    description = await bring_up.describe(ctx, Path(state["worktree"]), task_id, head, files)
+    conflict = ConflictTurn(turn=turn + 1, head=head, files=files, description=description)
+    land.events("landing", task_id, reason=f"merge conflict: {listed}; conflict turn {turn + 1}",
+                conflict_turn=turn + 1)
+    review = Review(turn=turn, reviewer="merge", verdict="feedback",
+                    rationale=f"bringing the approved work up to {ctx.feature_branch} conflicts in {listed}",
+                    items=[FeedbackItem(file=path, line=None, issue="merge conflict: resolve the markers, keeping"
+                                                                     " both sides' changes") for path in files],
+                    notes=[description], gate=None, false_approval=False)
+    return TaskState(result=None, review=review, conflict=conflict, head_sha=land.sha, base_sha=land.base,
+                     conflict_turns=int(state.get("conflict_turns", 0)) + 1)
+
+
+def _gate_failed(land: Landing, gate: GateResult) -> TaskState:
+    """The gate failed on the brought-up tree (a semantic conflict): feedback for the next turn, or, with no
+    turn left, the task fails (the feature branch never saw it)."""
+    ctx, task_id, turn = land.ctx, land.task_id, land.turn
+    why = f"the gate failed on {task_id} brought up to {ctx.feature_branch}: {gate['summary']}"
+    if turn >= ctx.options.max_turns:
+        land.events("merge", task_id, merged=False, reason=why)
+        return TaskState(result=land.result | TaskResult(status="failed", merged=False,
+                                                         reason=f"{why}\n{gate['output']}"))
+    land.events("landing", task_id, reason=f"{why}; back to the player")
+    review = Review(turn=turn, reviewer="merge", verdict="feedback", rationale=why,
+                    items=[FeedbackItem(file="", line=None, issue=f"{why}. Your work was merged with the tasks"
+                                                                  f" that landed meanwhile:\n{gate['output']}")],
+                    notes=[], gate=gate, false_approval=False)
+    return TaskState(result=None, review=review, head_sha=land.sha, base_sha=land.base)

@@ -9,7 +9,8 @@ from langgraph.runtime import Runtime
 
 from agents import CoachInput
 from orchestrator.gate import GateResult
-from orchestrator.gate.result import tests_not_run
+from orchestrator.gate.judge import tests_not_run, tests_only_skipped
+from orchestrator.graph import bring_up
 from orchestrator.graph.context import RunContext
 from orchestrator.graph.state import FeedbackItem, Review, TaskState
 from orchestrator.graph.turns import AgentTurn, hung_command_note, session_failure
@@ -34,6 +35,7 @@ async def _review_input(agent: AgentTurn) -> CoachInput:
         brief=ctx.brief(agent.task_id), turn=state["turn"], worktree=agent.worktree,
         player_report=player["report"] if (player := state.get("player")) else None,
         diff=await ctx.repo.diff(agent.worktree, state["base_sha"]), transcript_path=agent.transcript(),
+        conflict=bring_up.coach_note(state),
     )
 
 
@@ -76,9 +78,12 @@ async def coach(state: TaskState, runtime: Runtime[RunContext]) -> TaskState:
         contradictions = contradicted_claims(decision.get("tests_verified"), gate)
         player = state.get("player")
         player_report = (player["report"] if player else None) or {}
-        unrun = tests_not_run([str(p) for p in player_report.get("tests_written") or []], gate)
-        if unrun:
-            detail = f"player claims contradicted: reported tests the gate did not run: {', '.join(unrun)}"
+        written = [str(p) for p in player_report.get("tests_written") or []]
+        skipped = tests_only_skipped(written, gate)
+        unrun = [path for path in tests_not_run(written, gate) if not any(s.startswith(path + ":") for s in skipped)]
+        details = [f"player claims contradicted: reported tests the gate did not run: {', '.join(unrun)}"] * bool(unrun)
+        details += [f"player claims contradicted: reported tests the gate only skipped: {entry}" for entry in skipped]
+        for detail in details:
             update["violations"] = [*update["violations"], detail]
             agent.events("contract_violation", task_id, turn=turn, detail=detail)
         if contradictions:
@@ -103,8 +108,8 @@ async def coach(state: TaskState, runtime: Runtime[RunContext]) -> TaskState:
 
 def contradicted_claims(claimed: Any, gate: GateResult) -> list[str]:
     """The coach's reported test numbers against what our own gate run observed. Running a subset of the
-    tests is not a contradiction; approving red work, claiming no failures the gate saw, or passes where the
-    gate ran nothing, is."""
+    tests is not a contradiction; approving red work, claiming no failures the gate saw (also tests already
+    failing on the base: the gate passes them, but they fail), or passes where the gate ran nothing, is."""
     if not gate["command"]:
         return []
     numbers = claimed if isinstance(claimed, dict) else {}
@@ -112,9 +117,10 @@ def contradicted_claims(claimed: Any, gate: GateResult) -> list[str]:
     found = []
     if not gate["passed"]:
         found.append(f"coach claims contradicted: approved while the gate failed ({gate['summary']})")
-        if said_failed == 0 and (gate["tests_failed"] or gate["new_failures"]):
-            found.append(f"coach claims contradicted: reported failed: 0, the gate saw"
-                         f" {gate['tests_failed'] or len(gate['new_failures'])} failing")
+    if said_failed == 0 and (gate["tests_failed"] or gate["new_failures"]):
+        seen = gate["tests_failed"] or len(gate["new_failures"])
+        on_base = "" if gate["new_failures"] or not gate["passed"] else ", all of them already failing on the base"
+        found.append(f"coach claims contradicted: reported failed: 0, the gate saw {seen} failing{on_base}")
     ran = (gate["tests_passed"] or 0) + (gate["tests_failed"] or 0)
     if isinstance(said_passed, int) and said_passed > 0 and gate["tests_passed"] is not None and ran == 0:
         found.append(f"coach claims contradicted: reported {said_passed} passed, the gate ran no tests")

@@ -60,3 +60,9 @@ def after_feedback(state: TaskState) -> Literal["player", "finalize_failure"]:
 def after_finalize_success(state: TaskState) -> Literal["merge", "__end__"]:
     result = state.get("result") or {}
     return "merge" if result.get("status") in ("approved", "approved-unverified") else "__end__"
+
+
+def after_merge(state: TaskState) -> Literal["feedback", "__end__"]:
+    """Landing either ended the task (landed, or a conflict/failure with no turn left) or handed the player a turn:
+    a conflict to resolve, or a gate that failed on the brought-up tree (ordinary feedback)."""
+    return "feedback" if state.get("result") is None else "__end__"

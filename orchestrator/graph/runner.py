@@ -18,11 +18,13 @@ from langgraph.types import Command, StateSnapshot
 from agents import AgentError, find_cli, reaper
 from orchestrator.errors import InputError, StoreError
 from orchestrator.events import EventSink, event_dict
+from orchestrator.facts import run_order, settled
 from orchestrator.gate import GateChoice, choose_gate
 from orchestrator.graph.state import SUCCESS, TaskResult
 from orchestrator.graph.workflow import build_feature_workflow
 from orchestrator.plan.model import FeaturePlan, load_target, plan_digest
 from orchestrator.processes import run
+from orchestrator.repo import lfs
 from orchestrator.repo.git import GitRepo, feature_branch, task_branch
 from orchestrator.settings import RunSettings
 from orchestrator.store import inspection
@@ -70,7 +72,7 @@ class RunSummary:
 
     @property
     def exit_code(self) -> int:
-        done = all(self.results.get(t, {}).get("status") in SUCCESS for t in self.order)
+        done = all(settled(dict(self.results), t) for t in self.order)
         return 0 if done else 1
 
 
@@ -81,12 +83,21 @@ def prepare(settings: RunSettings) -> RunPlan:
     if settings.plan is not None:
         settings.plan = settings.plan.expanduser().resolve()  # as given on the command line: from the cwd
     repo = GitRepo(settings.repo)
-    repo.check()
+    unborn = checked_unless_unborn(repo)
     plan, only_task = load_target(settings.repo, settings.target, settings.plan)
     settings.target = settings.target or plan.id
-    base = plan.base_branch or repo.current_branch()
+    if unborn and not plan.base_branch:
+        raise InputError(f"{settings.repo} has no commits on its branch yet (an orphan or new branch): commit"
+                         " something first, or set base_branch in the plan to the branch to build on")
+    base = plan.base_branch or GitRepo(_checkout(settings)).current_branch()
     if not repo.has_branch(base):
         raise InputError(f"base branch {base!r} does not exist: create it or fix base_branch in the plan")
+    missing = lfs.missing_objects(settings.repo, f"refs/heads/{base}")
+    if missing:
+        shown = ", ".join(missing[:5]) + (f" and {len(missing) - 5} more" if len(missing) > 5 else "")
+        raise InputError(f"{len(missing)} Git LFS object(s) of {base} are not in this repository ({shown}): no"
+                         " worktree could check them out (git: smudge filter lfs failed). Fetch them (`git lfs"
+                         " fetch`), or run with GIT_LFS_SKIP_SMUDGE=1 to work on their pointer files")
     store = CheckpointStore.for_repo(settings.repo, settings.db, plan.id)
     store.check()
     if not settings.dry_run:
@@ -108,6 +119,30 @@ def prepare(settings: RunSettings) -> RunPlan:
                 f"{only_task} depends on {', '.join(missing)}, not approved yet: run them first or pass --ignore-deps"
             )
     return run_plan
+
+
+def checked_unless_unborn(repo: GitRepo) -> bool:
+    """`repo.check()`, except that a checkout on a branch with no commit yet (an orphan or unborn branch) is
+    allowed: True then, and only a plan's `base_branch` can say what to build on."""
+    try:
+        repo.check()
+    except InputError:
+        if run(["git", "rev-parse", "--verify", "-q", "HEAD"], repo.root).ok or not run(
+                ["git", "symbolic-ref", "-q", "HEAD"], repo.root).ok:
+            raise
+        return True
+    return False
+
+
+def _checkout(settings: RunSettings) -> Path:
+    """The worktree whose branch is the base when the plan names none: where the command ran if that is one of
+    the user's linked worktrees, else the main worktree (also from a subfolder, or from one of our worktrees)."""
+    if settings.checkout is None:
+        return settings.repo
+    top = run(["git", "rev-parse", "--show-toplevel"], settings.checkout)
+    where = Path(top.stdout.strip()).resolve() if top.ok and top.stdout.strip() else settings.repo
+    ours = GitRepo(settings.repo).worktrees_dir.resolve()
+    return settings.repo if where.is_relative_to(ours) else where
 
 
 def _check_agreement(run_plan: RunPlan, known: bool) -> None:
@@ -191,7 +226,7 @@ async def execute(
             config: RunnableConfig = {"configurable": {"thread_id": run_plan.thread_id}}
             snapshot = await graph.aget_state(config, subgraphs=True)
             graph_input: dict[str, Any] | Command[Any] | None
-            if settings.fresh and (snapshot.values or snapshot.next):
+            if settings.fresh:  # from the base, whichever DB knew the feature: an old branch is set aside
                 await saver.adelete_thread(run_plan.thread_id)
                 await _set_aside_feature_branch(run_plan, emit)
                 snapshot = await graph.aget_state(config)
@@ -207,7 +242,8 @@ async def execute(
                       spent_usd=inspection.spent(run_plan.store, run_plan.thread_id)))
                 graph_input = answer_input
             else:
-                graph_input = {"repo": str(settings.repo), "target": settings.target}
+                graph_input = {"repo": str(settings.repo), "target": settings.target,
+                               "base_branch": run_plan.base_branch}
                 if settings.plan is not None:
                     graph_input["plan"] = str(settings.plan)
             end: dict[str, Any] = {}
@@ -240,6 +276,7 @@ def _conclude(summary: RunSummary, final: StateSnapshot, end: dict[str, Any]) ->
     """The summary from the final checkpoint and the workflow's `feature_end` event."""
     summary.pending_questions = pending_questions(final)
     summary.results = dict((final.values or {}).get("results") or end.get("results") or {})
+    summary.order = run_order(summary.order, summary.results)  # with the tasks replans added
     summary.held = {task: why for task, why in (end.get("held") or {}).items() if task not in summary.results}
     summary.usage_limited = bool(end.get("usage_limit_exceeded"))
 

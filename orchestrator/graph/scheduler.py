@@ -75,6 +75,17 @@ class Scheduler:
                 return f"dependency {dependency} {result.get('status', 'did not finish')}"
         return None
 
+    async def extend(self, after: str, task_ids: list[str]) -> None:
+        """Tasks a replan added to the plan (which already holds them, dependents rewired): they join the run
+        right after the task they replace, and every task's prerequisites follow the new plan."""
+        async with self._changed:
+            at = self.order.index(after) + 1 if after in self.order else len(self.order)
+            self.order[at:at] = [task_id for task_id in task_ids if task_id not in self.order]
+            in_run = set(self.order)
+            self._group_of = {task_id: index for index, group in enumerate(self.plan.groups()) for task_id in group}
+            self._prerequisites = {task_id: self._compute_prerequisites(task_id, in_run) for task_id in self.order}
+            self._changed.notify_all()
+
     async def finish(self, task_id: str, result: TaskResult) -> None:
         async with self._changed:
             self.results[task_id] = result

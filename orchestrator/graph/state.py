@@ -7,6 +7,7 @@ from typing import TypedDict
 
 from orchestrator.facts import (
     SUCCESS,
+    ConflictTurn,
     FeedbackItem,
     HistoryEntry,
     Outcome,
@@ -23,6 +24,7 @@ from orchestrator.facts import (
 
 __all__ = [
     "SUCCESS",
+    "ConflictTurn",
     "FeatureInput",
     "FeatureOutput",
     "FeedbackItem",
@@ -58,6 +60,9 @@ class FeatureInput(TypedDict, total=False):
     plan: str
     """A plan file where it lies (relative to the repo unless absolute): its feature runs, or `target`, which is
     then its id or one of its tasks. Without it: `.autobuild/features/<target>.yaml`."""
+    base_branch: str
+    """The base when the plan names none: the branch checked out where the command ran (one of the user's linked
+    worktrees, say); without it, the main worktree's branch."""
 
 
 class FeatureOutput(TypedDict):

@@ -10,12 +10,16 @@ from __future__ import annotations
 import hashlib
 import json
 import time
+from collections.abc import Sequence
 from pathlib import Path
 
 from langgraph.runtime import Runtime
 from langgraph.types import interrupt
 
-from agents import AgentResult, PlayerInput, format_feedback
+from agents import AgentResult, PlayerInput, SessionSettings, format_feedback
+from orchestrator.gate.judge import tests_only_skipped
+from orchestrator.gate.submodules import refusal, submodule_changes, undo_submodule_changes
+from orchestrator.graph import bring_up
 from orchestrator.graph.context import RunContext
 from orchestrator.graph.events import EventLog
 from orchestrator.graph.state import (
@@ -29,6 +33,7 @@ from orchestrator.graph.state import (
     TaskState,
 )
 from orchestrator.graph.turns import AgentTurn, hung_command_note, session_failure
+from orchestrator.store import receipts
 from orchestrator.views import reports
 
 
@@ -36,7 +41,7 @@ async def initialize(state: TaskState, runtime: Runtime[RunContext]) -> TaskStat
     ctx, task_id = runtime.context, state["task_id"]
     update = TaskState(started=time.time(), turn=1, cost_usd=0.0, blocker_hashes=[], stop=None, review=None,
                        player=None, question=None, answers={}, stall_count=0, false_approvals=0, claims_contradicted=0,
-                       result=None)
+                       result=None, conflict=None, conflict_turns=0)
     if state.get("skip_reason"):
         ctx.events(runtime)("skipped", task_id, reason=state["skip_reason"])
         return update | TaskState(stop=Stop(outcome="skipped", reason=str(state["skip_reason"])), turn=0)
@@ -59,30 +64,49 @@ async def player(state: TaskState, runtime: Runtime[RunContext]) -> TaskState:
     if stop := agent.out_of_budget():
         return TaskState(stop=stop)
     previous = state.get("review")
-    agent.events("player_start", task_id, turn=turn)
-    result = await agent.run(lambda settings: ctx.agents.player(PlayerInput(
-        brief=ctx.brief(task_id), turn=turn, max_turns=ctx.options.max_turns, worktree=agent.worktree,
-        feedback=[dict(item) for item in previous["items"]] if previous else [],
-        feedback_notes=list(previous["notes"]) if previous else [],
-        answers=dict(state.get("answers") or {}), transcript_path=agent.transcript(),
-    ), settings))
+    conflict = bring_up.pending(state)  # a conflict turn: the merge is re-created first, also on resume
+    agent.events("player_start", task_id, turn=turn, conflict=bool(conflict))
+
+    async def session(settings: SessionSettings) -> AgentResult:
+        if conflict is not None:
+            await bring_up.recreate(ctx, agent.worktree, task_id, conflict)
+        return await ctx.agents.player(PlayerInput(
+            brief=ctx.brief(task_id), turn=turn, max_turns=ctx.options.max_turns, worktree=agent.worktree,
+            feedback=[dict(item) for item in previous["items"]] if previous else [],
+            feedback_notes=list(previous["notes"]) if previous else [],
+            answers=dict(state.get("answers") or {}), transcript_path=agent.transcript(),
+        ), settings)
+
+    result = await agent.run(session)
     cost = TaskState(cost_usd=agent.spent, user_changes=agent.user_changes)
     if stop := agent.tampering():
         return cost | TaskState(stop=stop)
     if result.question is not None:
         return cost | _question(state, ctx.options.interactive, agent.events, result)
+    base = state["base_sha"]
+    if conflict is not None and result.status != "success":
+        await ctx.repo.reset(agent.worktree, state["head_sha"])  # judged below; a re-run re-creates the merge
+    elif conflict is not None:
+        if stop := await bring_up.conclude(ctx, agent.worktree, task_id, turn, conflict,
+                                                approved_sha=state["head_sha"]):
+            return cost | TaskState(stop=stop)
+        base = conflict["head"]  # the task's work is now relative to the feature head it merged
     sha = await ctx.repo.commit_all(agent.worktree, f"autobuild({task_id}): player turn {turn}")
-    changed = await ctx.repo.changed_files(agent.worktree, state["base_sha"])
+    submodules = await submodule_changes(ctx.repo, agent.worktree, base)
+    if submodules:  # never committed, merged nor gated: undone, and the turn is refused with the reason
+        await undo_submodule_changes(ctx.repo, agent.worktree, base, submodules)
+        sha = await ctx.repo.commit_all(agent.worktree, f"autobuild({task_id}): undo submodule changes (turn {turn})")
+    changed = await ctx.repo.changed_files(agent.worktree, base)
     tampered = [path for path in ctx.plan.task(task_id).acceptance_tests if path in changed]
     if tampered:
-        sha = await _restore(ctx, agent.worktree, state["base_sha"], tampered, task_id=task_id, turn=turn)
-        changed = await ctx.repo.changed_files(agent.worktree, state["base_sha"])
+        sha = await _restore(ctx, agent.worktree, base, tampered, task_id=task_id, turn=turn)
+        changed = await ctx.repo.changed_files(agent.worktree, base)
     agent.events("player_report", task_id, turn=turn, status=result.status, session_id=result.session_id,
                  cost_usd=result.cost_usd, files=changed, report=result.report, sha=sha)
     update = cost | TaskState(
         player=PlayerTurn(status=result.status, report=result.report, files=changed,
                           final_text=result.final_text[-2000:], session_id=result.session_id),
-        head_sha=sha, review=None,
+        head_sha=sha, base_sha=base, review=None,
         history=[agent.sessions.history(result.status, sha, f"{len(changed)} file(s) changed")],
     )
     missing_report = result.status == "success" and result.report is None
@@ -90,11 +114,12 @@ async def player(state: TaskState, runtime: Runtime[RunContext]) -> TaskState:
         [f"turn {turn} player: ended without calling report_progress"] if missing_report else [])
     if tampered:
         agent.events("frozen_test_tampering", task_id, turn=turn, files=tampered)
-    return update | judge_player(state, agent.events, result, changed, agent.worktree, tampered=tampered)
+    return update | judge_player(state, agent.events, result, changed, agent.worktree, tampered=tampered,
+                                 submodules=submodules)
 
 
 def judge_player(state: TaskState, events: EventLog, result: AgentResult, changed: list[str], worktree: Path, *,
-                 tampered: list[str]) -> TaskState:
+                 tampered: list[str], submodules: Sequence[str] = ()) -> TaskState:
     """Failure, blocker, or completion: the terminal signal AND artifacts on disk, never the exit code alone."""
     task_id, turn = state["task_id"], state["turn"]
     hung = hung_command_note("player", result)
@@ -114,10 +139,12 @@ def judge_player(state: TaskState, events: EventLog, result: AgentResult, change
         note = (f"You reported a blocker ({blocker['description']}). If you can work around it, do so;"
                 " if it really blocks the task, report the same blocker again and the task stops for a human.")
         return TaskState(review=_review(turn, "blocker", [note]), blocker_hashes=hashes)
-    if tampered:
-        note = (f"You edited or deleted frozen acceptance tests ({', '.join(tampered)}); they were restored."
-                " Make the code pass them instead.")
-        return TaskState(review=_review(turn, "tampering", [note]), blocker_hashes=[])
+    if tampered or submodules:
+        refused = [refusal(list(submodules))] if submodules else []
+        if tampered:
+            refused.append(f"You edited or deleted frozen acceptance tests ({', '.join(tampered)}); they were"
+                           " restored. Make the code pass them instead.")
+        return TaskState(review=_review(turn, "tampering" if tampered else "incomplete", refused), blocker_hashes=[])
     notes = [hung] if hung else []
     if not hung and result.report is None and not result.promise_complete:
         notes.append("Your previous turn ended without calling report_progress: implement, then report.")
@@ -202,6 +229,11 @@ async def finalize_success(state: TaskState, runtime: Runtime[RunContext]) -> Ta
     artifacts = await ctx.repo.changed_files(Path(state["worktree"]), state["base_sha"])
     review = state.get("review")
     gate = review["gate"] if review else None
+    player = state.get("player")
+    written = [str(path) for path in ((player["report"] if player else None) or {}).get("tests_written") or []]
+    if gate is not None and gate["command"] and (skipped := tests_only_skipped(written, gate)):
+        return await _finish(state, runtime, "approved-unverified", "approved by the coach, but the gate only"
+                             f" skipped the task's new tests: {'; '.join(skipped)}", artifacts=artifacts)
     if gate is not None and gate["command"]:
         return await _finish(state, runtime, "approved", "approved by the coach and the verify gate",
                              artifacts=artifacts)
@@ -214,9 +246,11 @@ async def finalize_failure(state: TaskState, runtime: Runtime[RunContext]) -> Ta
     stop = state.get("stop") or Stop(outcome="failed",
                                      reason=f"max turns reached ({ctx.options.max_turns}) without an approval")
     if state.get("worktree") and state.get("base_sha"):
-        # Partial work of a task that did not succeed is discarded; the report says why.
-        await ctx.ensure_worktree(Path(state["worktree"]), state["branch"], state["base_sha"])
-        await ctx.repo.reset(Path(state["worktree"]), state["base_sha"])
+        # Partial work of a task that did not succeed is discarded; the report says why. A conflict keeps its
+        # approved work on the branch, for a person to merge.
+        keep = state["head_sha"] if stop["outcome"] == "conflict" else state["base_sha"]
+        await ctx.ensure_worktree(Path(state["worktree"]), state["branch"], keep)
+        await ctx.repo.reset(Path(state["worktree"]), keep)
     return await _finish(state, runtime, stop["outcome"], stop["reason"], artifacts=[])
 
 
@@ -237,6 +271,9 @@ async def _finish(state: TaskState, runtime: Runtime[RunContext], status: Outcom
                         cost_usd=round(float(state.get("cost_usd", 0.0)), 6), duration_s=round(duration, 2),
                         sha=sha, branch=state.get("branch", ""), report=str(report_path), merged=False,
                         false_approvals=int(state.get("false_approvals", 0)),
-                        claims_contradicted=int(state.get("claims_contradicted", 0)))
-    ctx.events(runtime)("finalize", task_id, status=status, reason=reason, cost_usd=result["cost_usd"])
+                        claims_contradicted=int(state.get("claims_contradicted", 0)),
+                        conflict_turns=int(state.get("conflict_turns", 0)))
+    result["receipt"] = receipts.task_receipt(state.get("history", []), status, result["turns"], result["cost_usd"])
+    ctx.events(runtime)("finalize", task_id, status=status, reason=reason, cost_usd=result["cost_usd"],
+                        receipt=result["receipt"])
     return TaskState(result=result, head_sha=sha)

@@ -86,7 +86,8 @@ class TurnSessions:
     def history(self, status: str, sha: str, summary: str) -> HistoryEntry:
         tokens = sum(result.input_tokens + result.output_tokens for result in self.results)
         return HistoryEntry(turn=self.turn, role=self.role, status=status, cost_usd=round(self.cost_usd, 6),
-                            tokens=tokens, sha=sha, summary=summary)
+                            tokens=tokens, sha=sha, summary=summary,
+                            retry_cost_usd=round(sum(result.cost_usd for result in self.results[:-1]), 6))
 
 
 _SANDBOXED_SESSIONS: dict[Path, tuple[int, list[Path]]] = {}

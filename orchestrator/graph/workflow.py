@@ -5,7 +5,8 @@ the CLI calls `build_feature_workflow(saver)`. The workflow launches one `@task`
 plan order (task ids depend on call order, so replays must issue them identically); each waits in the
 in-memory scheduler for its prerequisites and a slot, then runs the task subgraph (initialize → player →
 coach → … → finalize → merge). Finished tasks are replayed from the checkpoint on resume, an in-flight one
-resumes at its interrupted node.
+resumes at its interrupted node. A task the planner replaces (`--replan`) launches its replacements from inside
+its own `@task`, so those calls too are issued in the same order on replay (graph/replan.py).
 """
 
 from __future__ import annotations
@@ -13,7 +14,6 @@ from __future__ import annotations
 import asyncio
 import uuid
 from collections.abc import Callable
-from dataclasses import dataclass
 from functools import partial, update_wrapper
 from pathlib import Path
 from typing import Any
@@ -32,8 +32,9 @@ from agents.limits import Pause, UsageLimitGate
 from orchestrator import sandbox
 from orchestrator.errors import InputError, PlanError
 from orchestrator.gate import GateChoice, GateSetup, choose_gate
-from orchestrator.gate.baseline import check_gate
-from orchestrator.graph import merge, review_nodes, routing, task_nodes
+from orchestrator.gate.cache import CACHE_NAME, GateCache, check_gate_cached
+from orchestrator.graph import merge, replan, review_nodes, routing, task_nodes
+from orchestrator.graph.active import ACTIVE, ActiveRun
 from orchestrator.graph.context import RunContext, Spend
 from orchestrator.graph.events import EventLog
 from orchestrator.graph.scheduler import Held, Scheduler
@@ -43,7 +44,8 @@ from orchestrator.plan.model import load_target, plan_digest, remember_plan_file
 from orchestrator.repo.git import GitRepo
 from orchestrator.repo.lock import repo_lock
 from orchestrator.settings import RunOptions
-from orchestrator.store.pause import describe, pause_path, read_pause, write_pause
+from orchestrator.store import traces as trace
+from orchestrator.store.pause import PauseRecords, describe, pause_path, quota_path, read_pause
 from orchestrator.views import pictures, reports
 
 
@@ -79,7 +81,7 @@ def build_task_graph(max_turns: int, precheck: bool) -> StateGraph[Any, Any, Any
     graph.add_conditional_edges("feedback", routing.after_feedback, ["player", "finalize_failure"])
     graph.add_conditional_edges("finalize_success", routing.after_finalize_success, ["merge", END])
     graph.add_edge("finalize_failure", END)
-    graph.add_edge("merge", END)
+    graph.add_conditional_edges("merge", routing.after_merge, ["feedback", END])
     return graph
 
 
@@ -94,15 +96,7 @@ def task_graph(max_turns: int, precheck: bool) -> CompiledStateGraph[Any, Any, A
     return _TASK_GRAPHS[key]
 
 
-@dataclass
-class ActiveRun:
-    """What the task bodies of one workflow invocation share (in memory only)."""
-
-    ctx: RunContext
-    scheduler: Scheduler
-
-
-_ACTIVE: dict[str, ActiveRun] = {}
+_ACTIVE = ACTIVE
 """Task bodies find their run by key: task arguments stay plain strings, never live objects."""
 
 @task
@@ -119,13 +113,14 @@ async def prepare_feature(repo: str, feature_id: str, base_branch: str | None, d
 @task
 async def gate_baseline(repo: str, feature_id: str, base_branch: str | None, *, plan_verify: str | None,
                         plan_setup: str | None, verify: str | None, setup: str | None,
-                        timeout_s: float) -> GateSetup:
+                        timeout_s: float, judge_by_counts: bool = False) -> GateSetup:
     """The run's gate, decided and run once on the base before any agent session (kept in the checkpoint,
     so a resume neither re-runs it nor re-decides it)."""
     git = GitRepo(Path(repo))
     base = git.rev(base_branch or git.current_branch())
-    return await check_gate(git, feature_id, base, plan_verify=plan_verify, plan_setup=plan_setup, verify=verify,
-                            setup=setup, timeout_s=timeout_s)
+    cache = GateCache(trace.runs_dir(git.root, feature_id) / CACHE_NAME)
+    return await check_gate_cached(git, cache, feature_id, base, plan_verify=plan_verify, plan_setup=plan_setup,
+                                   verify=verify, setup=setup, timeout_s=timeout_s, judge_by_counts=judge_by_counts)
 
 
 @task
@@ -149,7 +144,7 @@ async def run_task(task_id: str, run_key: str) -> TaskResult:
         try:
             events("task_ready", task_id)
             task_input = TaskInput(feature_id=ctx.feature_id, task_id=task_id, skip_reason=skip_reason,
-                                   plan_digest=plan_digest(ctx.plan))
+                                   plan_digest=active.digest)
             final = await graph.ainvoke(task_input, config, context=ctx)
         except GraphInterrupt:
             await scheduler.hold(task_id, "waiting for an answer")
@@ -163,6 +158,9 @@ async def run_task(task_id: str, run_key: str) -> TaskResult:
             events("task_error", task_id, reason=reason, resumable=True)
             raise GraphInterrupt(()) from None
     result: TaskResult = final["result"]
+    if replan.replannable(result, task_id, ctx.options.replan):
+        result = await replan.replace(task_id, result, final, run_key, launch=lambda ids: _collect(
+            {new_id: run_task(new_id, run_key) for new_id in ids}, scheduler, ctx.spend))
     await scheduler.finish(task_id, result)
     return result
 
@@ -178,7 +176,7 @@ async def _collect(futures: dict[str, Any], scheduler: Scheduler, spend: Spend) 
             try:
                 result: TaskResult = future.result()
                 spend.record(pending[future], float(result.get("cost_usd", 0.0)))
-                await scheduler.finish(pending[future], result)
+                await replan.settle(scheduler, pending[future], result)
             except GraphInterrupt as exc:
                 questions.extend(exc.args[0] if exc.args else ())
                 await scheduler.hold(pending[future], "interrupted")
@@ -209,22 +207,24 @@ async def _run_feature(inputs: FeatureInput, options: RunOptions, repo: GitRepo,
         remember_plan_file(repo.root, plan, plan_file)  # so `status`, `show` and `resume` find it by its id
     digest = plan_digest(plan)
     # Before the feature branch and any session: a gate that can't run stops the run having spent nothing.
-    gate = await gate_baseline(str(repo.root), plan.id, plan.base_branch, plan_verify=plan.verify,
+    base_branch = plan.base_branch or inputs.get("base_branch")
+    gate = await gate_baseline(str(repo.root), plan.id, base_branch, plan_verify=plan.verify,
                                plan_setup=plan.setup, verify=options.verify, setup=options.setup,
-                               timeout_s=options.verify_timeout)
+                               timeout_s=options.verify_timeout, judge_by_counts=options.judge_by_counts)
     if options.verify is not None and choose_gate(repo.root, plan.verify, options.verify).command != gate["command"]:
         # The gate was decided and checked on the base when the run started; a resume can't swap it silently.
         raise InputError(f"this run's gate is {GateChoice(gate['command'], gate['source']).describe()}, decided"
                          f" when it started; --verify {options.verify!r} does not apply to it: resume without"
                          " --verify, or `run --fresh` to start over with the new gate")
-    setup = await prepare_feature(str(repo.root), plan.id, plan.base_branch, digest)
+    setup = await prepare_feature(str(repo.root), plan.id, base_branch, digest)
     if setup.get("plan_digest", digest) != digest:
         raise PlanError(f"the plan of {plan.id} changed since its run started: put it back, or start over on a"
                         " new thread")
     events = EventLog(repo.root, plan.id, runtime.stream_writer)
     ctx = RunContext(options=options, plan=plan, repo=repo, base_branch=setup["base_branch"],
                      agents=options.agents or ClaudeAgents(), gate=gate, spend=Spend(),
-                     limit_gate=_limit_gate(options, pause_path(repo.root, plan.id), events))
+                     limit_gate=_limit_gate(options, pause_path(repo.root, plan.id), events),
+                     gate_cache=GateCache(trace.runs_dir(repo.root, plan.id) / CACHE_NAME))
     order = [only_task] if only_task else plan.task_ids()
     events("feature_start", branch=ctx.feature_branch, sha=setup["feature_sha"], tasks=order,
            budget_usd=options.budget_usd,
@@ -236,7 +236,7 @@ async def _run_feature(inputs: FeatureInput, options: RunOptions, repo: GitRepo,
     ignore_deps = options.ignore_deps or only_task is not None
     scheduler = Scheduler(plan, order, options.parallel, options.schedule, ignore_deps)
     key = uuid.uuid4().hex
-    _ACTIVE[key] = ActiveRun(ctx, scheduler)
+    _ACTIVE[key] = ActiveRun(ctx, scheduler, digest)
     try:
         questions = await _collect({task_id: run_task(task_id, key) for task_id in order}, scheduler,
                                    ctx.spend)
@@ -248,7 +248,8 @@ async def _run_feature(inputs: FeatureInput, options: RunOptions, repo: GitRepo,
     text += pictures.report_section(repo.root, plan, order, pictures.run_outcomes(results, scheduler.held, order))
     report = reports.write(ctx.runs_dir() / reports.REPORT_NAME, text)
     events("feature_end", report=str(report), results=results, held=scheduler.held,
-           usage_limit_exceeded=bool(ctx.limit_gate and ctx.limit_gate.exceeded))
+           usage_limit_exceeded=bool(ctx.limit_gate and ctx.limit_gate.exceeded),
+           gate_cache=ctx.gate_cache.stats() if ctx.gate_cache else None)
     if questions or scheduler.held:
         raise GraphInterrupt(tuple(questions))
     if not options.keep_worktrees:
@@ -257,17 +258,20 @@ async def _run_feature(inputs: FeatureInput, options: RunOptions, repo: GitRepo,
 
 
 def _limit_gate(options: RunOptions, path: Path, events: EventLog) -> UsageLimitGate:
-    """The run's usage-limit pause, resumed from disk (a kill during a pause resumes into the same wait)."""
+    """The run's usage-limit pause, resumed from disk (a kill during a pause resumes into the same wait); a quota
+    pause is shared with every run of the same credential."""
+    records = PauseRecords(path, quota_path())
 
     def changed(pause: Pause | None) -> None:
-        write_pause(path, pause)
+        records.write(pause)
         if pause is None:
             events("usage_limit_over")
         else:
             events("usage_limit", until=iso_utc(pause.until), reason=pause.reason, status=describe(pause))
 
     return UsageLimitGate(options.max_wait, probe_interval_s=options.limit_probe, on_change=changed,
-                          resume_from=read_pause(path))
+                          resume_from=read_pause(path), max_utilization=options.max_utilization,
+                          load_shared=records.read_shared)
 
 
 graph = build_feature_workflow()

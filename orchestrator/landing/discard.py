@@ -13,6 +13,8 @@ from pathlib import Path
 from typing import Any
 
 from orchestrator.errors import InputError
+from orchestrator.graph.runner import checked_unless_unborn
+from orchestrator.landing import journal
 from orchestrator.plan.model import check_id
 from orchestrator.processes import run
 from orchestrator.repo.git import AUTOBUILD_REFS, GitRepo, feature_branch
@@ -68,9 +70,10 @@ def discard(args: argparse.Namespace, settings: Settings) -> dict[str, Any]:
     """The discard document (also the `--json` output, less its schema version)."""
     root = settings.repo
     repo = GitRepo(root)
-    repo.check()
+    checked_unless_unborn(repo)  # an orphan checkout of yours: the base is the plan's branch
     feature_id = check_id("feature", args.feature)
     with repo_lock(root, f"discard {feature_id}"):
+        journal.finish_interrupted(repo)
         return asyncio.run(_discard(repo, feature_id))
 
 

@@ -12,15 +12,21 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import shlex
+import sys
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from agents import reaper
 from orchestrator.errors import InputError
 from orchestrator.facts import GateResult
 from orchestrator.gate import gate_env, judge, run_gate
+from orchestrator.gate.cache import CACHE_NAME, GateCache, cache_key, env_digest, gated_tree
 from orchestrator.gate.detect import NO_GATE
+from orchestrator.graph.runner import checked_unless_unborn
+from orchestrator.landing import hooks, journal
 from orchestrator.landing.record import RunRecord, Standing, predicted_conflicts, read_record, standing
 from orchestrator.plan.model import FeaturePlan, load_plan
 from orchestrator.processes import run_shell
@@ -29,6 +35,8 @@ from orchestrator.repo.guard import LandPermit, land_ref
 from orchestrator.repo.lock import repo_lock
 from orchestrator.settings import Settings
 from orchestrator.store.checkpoints import CheckpointStore
+from orchestrator.store.inspection import replanned
+from orchestrator.store.traces import runs_dir
 
 REPORTS = ".autobuild/runs"
 """The run's reports, committed on task branches, stay out of the user's branch: later runs rewrite them in the
@@ -104,7 +112,9 @@ def conflict_detail(found: Standing, files: list[str]) -> str:
 def _message(plan: FeaturePlan, found: Standing, squash: bool) -> str:
     title = (f"{plan.name} ({plan.id}, squashed from {found.feature_branch})" if squash
              else f"Merge {found.feature_branch} into {found.base_branch}: {plan.name}")
-    lines = [title, "", "Tasks:", *[f"- {task}: {plan.task(task).name}" for task in found.approved]]
+    names = {task.id: task.name for task in plan.tasks}
+    lines = [title, "", "Tasks:", *[f"- {task}: {names.get(task, '(no longer in the plan)')}"
+                                    for task in found.approved]]
     if found.not_approved:
         lines += ["", "Not landed (not approved):", *[f"- {task}: {status}" for task, status in
                                                       found.not_approved.items()]]
@@ -116,6 +126,12 @@ def _gate_doc(gate: Gate, result: GateResult | None) -> dict[str, Any] | None:
         return None
     return {"command": gate.command, "source": gate.source, "passed": result["passed"], "summary": result["summary"],
             "new_failures": result["new_failures"], "failing": result["failing"], "output": result["output"]}
+
+
+def leashed(command: str) -> str:
+    """`command` run so that it dies with `land` (landing/leash.py), with the same shell and exit code."""
+    leash = Path(__file__).with_name("leash.py")
+    return f"exec {shlex.quote(sys.executable)} -I {shlex.quote(str(leash))} {shlex.quote(command)}"
 
 
 @dataclass
@@ -133,35 +149,67 @@ class Attempt:
     verify_timeout: float
     """Seconds the setup and the gate may each take (the `verify_timeout` setting)."""
 
+    def __post_init__(self) -> None:
+        self.journal = journal.Journal(self.plan.id, f"refs/heads/{self.found.base_branch}", self.landing.old_sha,
+                                       str(self.repo.worktrees_dir / self.plan.id / "_land"), reaper.new_tag())
+
     async def run(self, squash: bool) -> Landing:
-        worktree = self.repo.worktrees_dir / self.plan.id / "_land"
-        await self.repo.add_detached_worktree(worktree, self.landing.old_sha)
+        worktree = Path(self.journal.worktree)
+        journal.write(self.repo, self.journal)  # before anything exists that a kill would leave behind
         try:
-            env = gate_env(self.repo.root, worktree)
-            base = await self._prepare(worktree, env)
-            if self.landing.outcome != "landed":  # the setup failed
-                return self.landing
-            new = await self._merge(worktree, squash)
-            if new is None or not await self._verify(worktree, env, base):
-                return self.landing
-            return await self._move(new)
+            landing = await self._steps(worktree, squash)
         finally:
             await self.repo.remove_worktree(worktree)
+        journal.clear(self.repo)  # not after an exception or Ctrl+C: the next command finishes or undoes it
+        return landing
+
+    async def _steps(self, worktree: Path, squash: bool) -> Landing:
+        await self.repo.add_detached_worktree(worktree, self.landing.old_sha)
+        await hooks.bring_generated_hooks(self.repo, worktree)
+        env = {**gate_env(self.repo.root, worktree), reaper.SESSION_TAG_ENV: self.journal.tag}
+        base = await self._prepare(worktree, env)
+        if self.landing.outcome != "landed":  # the setup failed
+            return self.landing
+        if not squash:  # a merge commit: the pre-commit framework would check only its conflicted files
+            refused = await hooks.pre_commit_on_everything(self.repo, worktree, self.tip, REPORTS)
+            if refused:
+                return self.landing.fail("commit_refused", refused)
+        new = await self._merge(worktree, squash)
+        if new is None or not await self._verify(worktree, env, base):
+            return self.landing
+        return await self._move(new)
 
     async def _prepare(self, worktree: Path, env: dict[str, str]) -> GateResult | None:
         """The run's setup, and the gate's run on the base unless the run's own still applies."""
         gate = self.gate
         if gate.setup:
-            done = await run_shell(gate.setup, worktree, self.verify_timeout, env)
+            done = await run_shell(leashed(gate.setup), worktree, self.verify_timeout, env)
             if not done.ok:
                 self.landing.fail("setup_failed", f"setup `{gate.setup}` failed (exit {done.returncode}):"
                                                   f" {done.tail(10)}")
                 return None
         if gate.command and gate.base is None:
-            self.say(f"running `{gate.command}` on {self.found.base_branch} ({self.landing.old_sha[:10]}) to know"
-                     " what is already red there")
-            return await run_gate(gate.command, worktree, self.verify_timeout, env)
+            command = gate.command
+            # Remembered by tree with the run's gate runs: a base tree gated before (an earlier `land`) isn't again.
+            cache = GateCache(runs_dir(self.repo.root, self.plan.id) / CACHE_NAME)
+            key = cache_key(await gated_tree(self.repo, self.landing.old_sha), command, gate.setup,
+                            env_digest(self.repo.root, worktree, env))
+
+            async def on_base() -> GateResult:
+                self.say(f"running `{command}` on {self.found.base_branch} ({self.landing.old_sha[:10]}) to know"
+                         " what is already red there")
+                return await self._gate(command, worktree, env)
+
+            return await cache.run(key, on_base)
         return gate.base
+
+    async def _gate(self, command: str, worktree: Path, env: dict[str, str]) -> GateResult:
+        """One run of the gate on the leash, recorded under the command the user knows."""
+        wrapped = leashed(command)
+        result = await run_gate(wrapped, worktree, self.verify_timeout, env)
+        result["summary"] = result["summary"].replace(f"`{wrapped}`", f"`{command}`")
+        result["command"] = command
+        return result
 
     async def _merge(self, worktree: Path, squash: bool) -> str | None:
         found, landing = self.found, self.landing
@@ -185,7 +233,7 @@ class Attempt:
         if not gate.command:
             return True
         self.say(f"verifying the merged result with `{gate.command}` ({gate.source})")
-        result = judge(await run_gate(gate.command, worktree, self.verify_timeout, env), base)
+        result = judge(await self._gate(gate.command, worktree, env), base)
         self.landing.gate = _gate_doc(gate, result)
         if not result["passed"]:
             failing = result["new_failures"] or result["failing"] or []
@@ -196,6 +244,10 @@ class Attempt:
     async def _move(self, new: str) -> Landing:
         landing = self.landing
         permit = LandPermit(self.plan.id, f"refs/heads/{self.found.base_branch}", landing.old_sha)
+        self.journal.step, self.journal.new, self.journal.checkout = "moving", new, self.found.checkout
+        if self.found.checkout:
+            self.journal.present_before = journal.present_in(Path(self.found.checkout), landing.old_sha, new)
+        journal.write(self.repo, self.journal)
         move = await land_ref(self.repo, permit, new)
         landing.checkout, landing.unexpected = move.checkout, move.unexpected
         if not move.moved:
@@ -208,10 +260,13 @@ def land(args: argparse.Namespace, settings: Settings, say: Callable[[str], None
     """Check everything that can be checked before trying (InputError, exit 2), then try under the lock."""
     root = settings.repo
     repo = GitRepo(root)
-    repo.check()
+    checked_unless_unborn(repo)  # an orphan checkout of yours: the base is the plan's branch
     plan = load_plan(root, args.feature)
     store = CheckpointStore.for_repo(root, settings.db, plan.id)
+    plan = replanned(store, plan)  # with the tasks replans added
     with repo_lock(root, f"land {plan.id}"):
+        for line in journal.recover(repo):
+            say(line)
         record = read_record(store, plan)
         found = standing(repo, plan, record)
         landing = Landing(plan.id, found.feature_branch, found.base_branch, "squash" if args.squash else "merge",

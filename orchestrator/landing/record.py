@@ -142,6 +142,8 @@ def standing(repo: GitRepo, plan: FeaturePlan, record: RunRecord) -> Standing:
     found.landed = run(["git", "merge-base", "--is-ancestor", tip, base], root).ok
     for row in record.table["tasks"]:
         result = record.results.get(row["task"], {})
+        if result.get("status") == "replaced":
+            continue  # the tasks that replaced it have rows of their own, and decide
         if result.get("status") in SUCCESS and result.get("merged"):
             if run(["git", "merge-base", "--is-ancestor", str(result.get("sha")), tip], root).ok:
                 found.approved.append(row["task"])
@@ -150,12 +152,19 @@ def standing(repo: GitRepo, plan: FeaturePlan, record: RunRecord) -> Standing:
         else:
             unmerged = " (not merged yet)" if result.get("status") in SUCCESS else ""
             found.not_approved[row["task"]] = f"{row['status']}{unmerged}"
+    planned = {row["task"] for row in record.table["tasks"]}
+    for task_id, result in record.results.items():  # the run merged it, but the plan no longer names it
+        if task_id not in planned and result.get("status") in SUCCESS and result.get("merged"):
+            ancestor = run(["git", "merge-base", "--is-ancestor", str(result.get("sha")), tip], root).ok
+            (found.approved if ancestor else found.lost).append(task_id)
     covered = {str(r.get("sha")) for r in record.results.values() if r.get("status") in SUCCESS and r.get("merged")}
+    # An approved task lands as a fast-forward: its own commits (and its bring-ups) are covered by its approval.
+    landed = set(_git(root, "rev-list", *sorted(covered), f"^{base}").split()) if covered else set()
     for line in _git(root, "rev-list", "--first-parent", "--parents", tip, f"^{base}").splitlines():
         sha, *parents = line.split()
         # A merge of an approved task, or of the base (yours, resolving a conflict: land verifies the result).
-        merges_approved = len(parents) == 2 and (
-            parents[1] in covered or run(["git", "merge-base", "--is-ancestor", parents[1], base], root).ok)
+        merges_approved = sha in landed or (len(parents) == 2 and (
+            parents[1] in covered or run(["git", "merge-base", "--is-ancestor", parents[1], base], root).ok))
         if not merges_approved:
             found.unapproved_commits.append(f"{sha[:10]} {_git(root, 'log', '-1', '--format=%s', sha).strip()}")
     _check_checkout(repo, found, f"{base}...{tip}")

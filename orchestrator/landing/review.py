@@ -7,7 +7,9 @@ import argparse
 from pathlib import Path
 from typing import Any
 
+from orchestrator.graph.runner import checked_unless_unborn
 from orchestrator.jsonout import iso_utc, usd
+from orchestrator.landing import journal
 from orchestrator.landing.land import REPORTS
 from orchestrator.landing.record import Standing, predicted_conflicts, read_record, standing
 from orchestrator.plan.model import load_plan
@@ -16,6 +18,7 @@ from orchestrator.repo.git import GitRepo
 from orchestrator.settings import Settings
 from orchestrator.store import traces as trace
 from orchestrator.store.checkpoints import CheckpointStore
+from orchestrator.store.inspection import replanned
 from orchestrator.text import one_line
 from orchestrator.views.reports import REPORT_NAME
 
@@ -47,9 +50,12 @@ def review(args: argparse.Namespace, settings: Settings) -> dict[str, Any]:
     """The review document (also the `--json` output, less its schema version)."""
     root = settings.repo
     repo = GitRepo(root)
-    repo.check()
+    checked_unless_unborn(repo)  # an orphan checkout of yours: the base is the plan's branch
+    journal.finish_interrupted(repo)
     plan = load_plan(root, args.feature)
-    record = read_record(CheckpointStore.for_repo(root, settings.db, plan.id), plan)
+    store = CheckpointStore.for_repo(root, settings.db, plan.id)
+    plan = replanned(store, plan)  # with the tasks replans added
+    record = read_record(store, plan)
     found = standing(repo, plan, record)
     reports = _reports(root, plan.id, plan.task_ids())
     tasks = [{"task": row["task"], "name": plan.task(row["task"]).name, "status": row["status"],

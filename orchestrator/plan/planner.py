@@ -15,6 +15,7 @@ from orchestrator.errors import GateUnusableError, PlanError
 from orchestrator.events import EventSink, event_dict
 from orchestrator.gate.baseline import check_gate
 from orchestrator.plan.model import FeaturePlan, parse_plan
+from orchestrator.plan.replacement import replace_task, replacement_ids
 from orchestrator.plan.rules import compute_groups
 from orchestrator.repo.git import GitRepo
 
@@ -168,3 +169,35 @@ def write_plan(repo: Path, plan: FeaturePlan) -> Path:
     path = features / f"{plan.id}.yaml"
     path.write_text(yaml.safe_dump(data, sort_keys=False, allow_unicode=True), encoding="utf-8")
     return path
+
+
+_REPLACEMENT_FIELDS = ("name", "complexity", "requirements", "acceptance_criteria", "files", "verify", "description",
+                       "acceptance_tests")
+MAX_REPLACEMENT_TASKS = 8
+
+
+def replacement_plan(plan: FeaturePlan, task_id: str, submitted: Any, round_: int) -> tuple[FeaturePlan,
+                                                                                             list[dict[str, Any]]]:
+    """The replan entry point: the planner's proposed tasks for `task_id` given our ids (`TASK-003-R1-1`, …),
+    their local dependencies renamed, the replaced task's own dependencies added, and the whole plan validated
+    with them (unknown ids, cycles, bad fields: PlanError naming the problem). Returns the replanned plan and
+    the new tasks as recorded."""
+    proposed = submitted.get("tasks") if isinstance(submitted, dict) else None
+    if not isinstance(proposed, list) or not proposed or not all(isinstance(t, dict) for t in proposed):
+        raise PlanError("the replan proposed no tasks: submit `tasks`, a list of task objects")
+    if len(proposed) > MAX_REPLACEMENT_TASKS:
+        raise PlanError(f"the replan proposed {len(proposed)} tasks: at most {MAX_REPLACEMENT_TASKS}")
+    new_ids = replacement_ids(task_id, round_, len(proposed))
+    local = {str(task.get("id", number)): new_id
+             for number, (task, new_id) in enumerate(zip(proposed, new_ids, strict=True), 1)}
+    inherited = list(plan.task(task_id).dependencies)
+    tasks = []
+    for task, new_id in zip(proposed, new_ids, strict=True):
+        fields = {key: task[key] for key in _REPLACEMENT_FIELDS if task.get(key) is not None}
+        if isinstance(fields.get("complexity"), int | float) and not isinstance(fields["complexity"], bool):
+            fields["complexity"] = min(10, max(1, round(fields["complexity"])))
+        own = [local.get(str(dep), str(dep)) for dep in task.get("dependencies") or []]
+        if task_id in own:
+            raise PlanError(f"replacement task {new_id} depends on {task_id}, the task it replaces")
+        tasks.append({"id": new_id, **fields, "dependencies": [*inherited, *[d for d in own if d not in inherited]]})
+    return replace_task(plan, task_id, tasks), tasks

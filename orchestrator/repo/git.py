@@ -60,6 +60,7 @@ class GitRepo:
     def __init__(self, root: Path) -> None:
         self.root = root
         self.worktrees_dir = root / ".autobuild" / "worktrees"
+        self._common_dir: Path | None = None
 
     @property
     def lock(self) -> asyncio.Lock:
@@ -196,18 +197,22 @@ class GitRepo:
         detached HEAD, which moves no branch), or None when it is."""
         if not (path / ".git").is_file():
             return f"{path} is not a git worktree (missing or replaced)"
-        top = await self.git("rev-parse", "--show-toplevel", cwd=path, check=False)
-        if not top.ok or Path(top.stdout.strip()).resolve() != path.resolve():
+        # One git call per check (it guards every write): where it is, whose it is, which branch.
+        found = await self.git("rev-parse", "--show-toplevel", "--git-common-dir", "--symbolic-full-name", "HEAD",
+                               cwd=path, check=False)
+        lines = found.stdout.splitlines()
+        if not found.ok or len(lines) != 3 or Path(lines[0]).resolve() != path.resolve():
             return f"{path} does not resolve to its own worktree"
-        common = await self.git("rev-parse", "--git-common-dir", cwd=path, check=False)
-        ours = await self.git("rev-parse", "--git-common-dir")
-        if not common.ok or (path / common.stdout.strip()).resolve() != (self.root / ours.stdout.strip()).resolve():
+        if self._common_dir is None:
+            ours = (await self.git("rev-parse", "--git-common-dir")).stdout.strip()
+            self._common_dir = (self.root / ours).resolve()
+        if (path / lines[1]).resolve() != self._common_dir:
             return f"{path} belongs to another repository"
-        branch = await self.git("symbolic-ref", "-q", "HEAD", cwd=path, check=False)
-        if detached_ok and not branch.ok:
+        branch = "" if lines[2] == "HEAD" else lines[2]
+        if detached_ok and not branch:
             return None
-        if not branch.stdout.strip().startswith(AUTOBUILD_REFS):
-            return f"{path} is on {branch.stdout.strip() or 'a detached HEAD'}, not an autobuild/ branch"
+        if not branch.startswith(AUTOBUILD_REFS):
+            return f"{path} is on {branch or 'a detached HEAD'}, not an autobuild/ branch"
         return None
 
     async def _guard(self, worktree: Path, detached_ok: bool = False) -> None:
@@ -242,7 +247,7 @@ class GitRepo:
         await self._guard(worktree)
         await self.git("add", "-A", cwd=worktree)
         for path in force:
-            await self.git("add", "-f", "--", str(path), cwd=worktree)
+            await self.git("add", "-f", "--sparse", "--", str(path), cwd=worktree)  # ours, whatever the sparse set
         staged = await self.git("diff", "--cached", "--quiet", cwd=worktree, check=False)
         if staged.returncode == 1:
             await self.git(*_IDENTITY, "commit", "-q", "--no-verify", "-m", message, cwd=worktree)
@@ -274,8 +279,9 @@ class GitRepo:
     async def is_ancestor(self, commit: str, of: str) -> bool:
         return (await self.git("merge-base", "--is-ancestor", commit, of, check=False)).returncode == 0
 
-    async def merge(self, worktree: Path, branch: str, message: str) -> MergeResult:
-        """Merge `branch` into the worktree's branch; a conflict is aborted, leaving it unchanged."""
+    async def merge(self, worktree: Path, branch: str, message: str, keep_conflicts: bool = False) -> MergeResult:
+        """Merge `branch` into the worktree's branch; a conflict is aborted, leaving it unchanged (or, with
+        `keep_conflicts`, left in progress: markers in the files, MERGE_HEAD set, for a conflict turn)."""
         await self._guard(worktree)
         async with self.lock:
             # A crash mid-merge leaves MERGE_HEAD behind: clear it before anything else.
@@ -287,11 +293,34 @@ class GitRepo:
             if result.ok:
                 return MergeResult(True, await self.head(worktree))
             listed = await self.git("diff", "--name-only", "--diff-filter=U", cwd=worktree, check=False)
-            await self.git("merge", "--abort", cwd=worktree, check=False)
-            await self.git("reset", "-q", "--hard", "HEAD", cwd=worktree)
+            if not keep_conflicts:
+                await self.git("merge", "--abort", cwd=worktree, check=False)
+                await self.git("reset", "-q", "--hard", "HEAD", cwd=worktree)
             return MergeResult(
                 False, await self.head(worktree), listed.stdout.split(), result.tail(10)
             )
+
+    async def commit_merge(self, worktree: Path, message: str) -> str:
+        """Conclude a merge left in progress (a resolved conflict turn) as a merge commit, even when the
+        resolution equals HEAD's tree; a worktree with no merge in progress is committed as usual."""
+        await self._guard(worktree)
+        if not (await self.git("rev-parse", "-q", "--verify", "MERGE_HEAD", cwd=worktree, check=False)).ok:
+            return await self.commit_all(worktree, message)
+        await self.git("add", "-A", cwd=worktree)
+        await self.git(*_IDENTITY, "commit", "-q", "--no-verify", "-m", message, cwd=worktree)
+        return await self.head(worktree)
+
+    async def advance_branch(self, name: str, new: str, old: str) -> bool:
+        """Fast-forward an autobuild/ branch from `old` to its descendant `new`, atomically (compare and swap):
+        False, and nothing moved, when the branch is no longer at `old`."""
+        if not name.startswith("autobuild/"):
+            raise GitError(f"refusing to move {name}: only autobuild/ branches are ours")
+        if not await self.is_ancestor(old, new):
+            raise GitError(f"refusing to move {name} to {new[:10]}: not a fast-forward of {old[:10]}")
+        async with self.lock:
+            moved = await self.git("update-ref", "-m", "autobuild: fast-forward", f"refs/heads/{name}", new, old,
+                                   check=False)
+        return moved.ok
 
     async def merge_as_user(self, worktree: Path, rev: str, message: str, squash: bool,
                             leave_out: Sequence[str] = ()) -> MergeResult:

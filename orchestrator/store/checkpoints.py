@@ -21,6 +21,40 @@ from orchestrator.errors import InputError, RunLockedError
 from orchestrator.store.locations import POSTGRES_SCHEMES, choose_db, without_credentials
 
 
+class _Checked:
+    """The saver's serializer, with a record that can't be read (a damaged blob or write) turned into one
+    actionable line instead of a traceback from deep inside the serializer."""
+
+    def __init__(self, inner: Any, store: str) -> None:
+        self.inner, self.store = inner, store
+
+    def dumps_typed(self, obj: Any) -> tuple[str, bytes]:
+        typed: tuple[str, bytes] = self.inner.dumps_typed(obj)
+        return typed
+
+    def loads_typed(self, data: tuple[str, bytes]) -> Any:
+        try:
+            return self.inner.loads_typed(data)
+        except Exception as exc:  # noqa: BLE001 - whatever the serializer raises on garbage
+            raise InputError(damaged(self.store, exc)) from None
+
+
+_GARBLED = (ValueError, TypeError, KeyError, UnicodeError)
+"""What the savers raise on a row whose bytes are not what they wrote."""
+
+
+def damaged(store: str, exc: BaseException) -> str:
+    detail = str(exc).strip().splitlines()[0][:120] if str(exc).strip() else type(exc).__name__
+    return (f"the checkpoint DB {store} holds a record that can't be read ({detail}): it is damaged; move it"
+            " aside (or pass another --db) and start over with `run --fresh`")
+
+
+def checked(saver: BaseCheckpointSaver[Any], store: str) -> BaseCheckpointSaver[Any]:
+    """`saver` reading through `_Checked` (see there)."""
+    saver.serde = _Checked(saver.serde, store)
+    return saver
+
+
 class Reader:
     """Read-only queries over one checkpoint store."""
 
@@ -43,11 +77,17 @@ class Reader:
         return [ns for ns in rows if ns.rsplit("|", 1)[-1].startswith(mark)]
 
     def latest(self, thread_id: str, namespace: str = "") -> CheckpointTuple | None:
-        return self.saver.get_tuple({"configurable": {"thread_id": thread_id, "checkpoint_ns": namespace}})
+        try:
+            return self.saver.get_tuple({"configurable": {"thread_id": thread_id, "checkpoint_ns": namespace}})
+        except _GARBLED as exc:  # the saver's own parsing of a damaged row (its metadata JSON, say)
+            raise InputError(damaged(str(getattr(self.saver.serde, "store", "")), exc)) from None
 
     def timeline(self, thread_id: str, namespace: str = "") -> list[CheckpointTuple]:
         config = {"configurable": {"thread_id": thread_id, "checkpoint_ns": namespace}}
-        return list(reversed(list(self.saver.list(config))))  # type: ignore[arg-type]
+        try:
+            return list(reversed(list(self.saver.list(config))))  # type: ignore[arg-type]
+        except _GARBLED as exc:
+            raise InputError(damaged(str(getattr(self.saver.serde, "store", "")), exc)) from None
 
     def produced_by(self, thread_id: str) -> dict[str, list[str]]:
         """checkpoint id -> the nodes whose writes were made from it (i.e. that produced its successor)."""
@@ -97,7 +137,7 @@ class CheckpointStore:
         parent = next((p for p in path.parents if p.exists()), None)
         if parent is not None and not parent.is_dir():
             raise InputError(f"--db {path}: {parent} is a file, not a folder: choose another path")
-        if parent is not None and not os.access(parent, os.W_OK):
+        if parent is not None and not (os.access(parent, os.W_OK) and _can_create_in(parent)):
             raise InputError(f"--db {path}: {parent} is not writable: choose another path")
         if path.is_file() and path.stat().st_size:
             with path.open("rb") as handle:
@@ -131,13 +171,13 @@ class CheckpointStore:
             postgres = _postgres()
             async with postgres.AsyncPostgresSaver.from_conn_string(self.location) as saver:
                 await saver.setup()
-                yield saver
+                yield checked(saver, str(self))
             return
         async with AsyncSqliteSaver.from_conn_string(str(self.path)) as saver:
             # Another process holding a write lock is waited for, up to ORCHESTRATOR_DB_LOCK_TIMEOUT seconds.
             wait_ms = int(float(os.environ.get("ORCHESTRATOR_DB_LOCK_TIMEOUT", "30")) * 1000)
             await saver.conn.execute(f"PRAGMA busy_timeout = {wait_ms}")
-            yield saver
+            yield checked(saver, str(self))
 
     @contextlib.contextmanager
     def lock(self, thread_id: str) -> Iterator[None]:
@@ -194,7 +234,7 @@ class CheckpointStore:
                 raise InputError(f"cannot connect to {self}: {str(exc).strip().splitlines()[0]}") from None
             with pg:
                 pg.execute("SET default_transaction_read_only = on")
-                saver = _postgres().PostgresSaver(pg)
+                saver = checked(_postgres().PostgresSaver(pg), str(self))
 
                 def query(sql: str, params: tuple[Any, ...]) -> list[tuple[Any, ...]]:
                     return [tuple(row.values()) for row in pg.execute(sql, params).fetchall()]
@@ -208,7 +248,8 @@ class CheckpointStore:
             raise InputError(f"no checkpoint DB at {self.path}: nothing has run for this repo yet (or pass --db)")
         conn = sqlite3.connect(f"file:{self.path}?mode=ro", uri=True, check_same_thread=False, timeout=5)
         try:
-            yield Reader(SqliteSaver(conn), lambda sql, params: conn.execute(sql, params).fetchall(), "writes", "?")
+            saver = checked(SqliteSaver(conn), str(self))
+            yield Reader(saver, lambda sql, params: conn.execute(sql, params).fetchall(), "writes", "?")
         finally:
             conn.close()
 
@@ -239,6 +280,18 @@ class CheckpointStore:
             for thread in thread_ids:
                 conn.execute("DELETE FROM checkpoints WHERE thread_id = ?", (thread,))
                 conn.execute("DELETE FROM writes WHERE thread_id = ?", (thread,))
+
+
+def _can_create_in(folder: Path) -> bool:
+    """Whether a file can really be made in `folder` (root passes os.access checks where the kernel or a
+    read-only mount still refuses: /proc, /sys, a read-only volume); the probe file is removed at once."""
+    probe = folder / f".autobuild-probe-{os.getpid()}"
+    try:
+        probe.touch(exist_ok=False)
+    except OSError:
+        return False
+    probe.unlink(missing_ok=True)
+    return True
 
 
 def _postgres() -> Any:

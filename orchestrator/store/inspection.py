@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -9,10 +10,14 @@ from orchestrator.errors import InputError
 from orchestrator.facts import TaskResult
 from orchestrator.jsonout import iso_utc, usd
 from orchestrator.plan.model import FeaturePlan
+from orchestrator.plan.replacement import MARK, recorded, with_replacements
+from orchestrator.store import receipts
 from orchestrator.store import traces as trace
 from orchestrator.store.checkpoints import CheckpointStore, Reader
 
 TASK_NS_MARK = "run_task:"
+RETURN = "__return__"
+"""The channel under which LangGraph keeps a functional-API @task's return value."""
 
 
 def _next_nodes(values: dict[str, Any]) -> list[str]:
@@ -39,6 +44,23 @@ def _task_snapshots(reader: Reader, thread_id: str) -> dict[str, dict[str, Any]]
             snapshots[task_id] = values | {"_ts": latest.checkpoint["ts"], "_next": _next_nodes(values),
                                            "_error": errors[-1] if errors else None}
     return snapshots
+
+
+def replans(store: CheckpointStore, thread_id: str) -> list[Mapping[str, Any]]:
+    """The replans the thread's run accepted (its checkpointed planner calls), in the order they were made."""
+    with store.reader() as reader:
+        values = [value for item in reader.timeline(thread_id) for _, channel, value in item.pending_writes or []
+                  if channel == RETURN]
+    unique = {(str(value[MARK]), int(value.get("round", 0))): value for value in recorded(values)}
+    return list(unique.values())
+
+
+def replanned(store: CheckpointStore, plan: FeaturePlan, thread_id: str | None = None) -> FeaturePlan:
+    """The plan as the run works from it: the file's, with the tasks replans added (the file is never edited)."""
+    if not store.exists():
+        return plan
+    found = replans(store, thread_id or plan.id)
+    return with_replacements(plan, found) if found else plan
 
 
 def task_results(store: CheckpointStore, thread_id: str) -> dict[str, TaskResult]:
@@ -97,6 +119,10 @@ def feature_status(store: CheckpointStore, plan: FeaturePlan, thread_id: str | N
         latest = reader.latest(thread_id)
         if latest is None:
             raise InputError(f"{thread_id} has no checkpoint in {store}: run it first")
+    found = replans(store, thread_id)
+    plan = with_replacements(plan, found) if found else plan
+    replaced_by = {str(r[MARK]): [str(t["id"]) for t in r["tasks"]] for r in found}
+    with store.reader() as reader:
         snapshots = _task_snapshots(reader, thread_id)
     output = _output(latest.checkpoint.get("channel_values", {}))
     results: dict[str, Any] = dict((output or {}).get("results", {}))
@@ -106,6 +132,10 @@ def feature_status(store: CheckpointStore, plan: FeaturePlan, thread_id: str | N
             snap = snapshots.get(task_id, {})
             result = results.get(task_id) or (snap.get("result") if not snap.get("_next") else None)
             review = snap.get("review") or {}
+            if task_id in replaced_by and (result or {}).get("status") != "replaced":
+                # replaced while its own task still runs its replacements: say so already
+                result = dict(result or {}) | {"status": "replaced",
+                                               "reason": f"replaced by {', '.join(replaced_by[task_id])}"}
             if result:
                 status = result.get("status", "?")
             elif snap.get("_error"):
@@ -127,6 +157,8 @@ def feature_status(store: CheckpointStore, plan: FeaturePlan, thread_id: str | N
                 "reason": result.get("reason", "") if result else (snap.get("_error") or ""),
                 "pending_question": None if result else snap.get("question"),
                 "claims_contradicted": int((result or snap).get("claims_contradicted", 0)),
+                "receipt": receipts.of_result(result) if result else receipts.task_receipt(
+                    snap.get("history") or [], "", int(snap.get("turn", 0)), float(snap.get("cost_usd", 0.0))),
             })
     return {
         "feature": plan.id,
@@ -136,6 +168,7 @@ def feature_status(store: CheckpointStore, plan: FeaturePlan, thread_id: str | N
         "cost_usd": usd(sum(row["cost_usd"] for row in tasks)),
         "claims_contradicted": sum(row["claims_contradicted"] for row in tasks),
         "unverified": sum(1 for row in tasks if row["status"] == "approved-unverified"),
+        "receipt": receipts.total(row["receipt"] for row in tasks),
         "tasks": tasks,
     }
 
@@ -207,6 +240,7 @@ def show_task(repo: Path, plan: FeaturePlan, task_id: str) -> dict[str, Any]:
         "acceptance_criteria": task.acceptance_criteria,
         "turns": [turns[number] for number in sorted(turns)],
         "final": next((e for e in reversed(events) if e.get("event") == "finalize"), None),
+        "replaced_by": next((list(e.get("tasks") or []) for e in reversed(events) if e.get("event") == "replan"), []),
         "reports": sorted(str(p) for p in folder.glob("*")) if folder.is_dir() else [],
     }
 

@@ -1,16 +1,26 @@
 """The run's usage-limit pause on disk, beside its reports: a kill during the pause resumes into the same wait,
-and `status` shows it ("paused until 14:05, usage limit")."""
+and `status` shows it ("paused until 14:05, usage limit").
+
+A quota pause (`--max-utilization`) is also kept per credential, in the checkpoint folder under a hash of the
+credential (never the credential itself), so every run of the same subscription honours it."""
 
 from __future__ import annotations
 
+import hashlib
 import json
+import os
 import time
+from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
 
 from agents.limits import Pause
 from orchestrator.store import traces as trace
+from orchestrator.store.locations import default_checkpoint_dir
 
 PAUSE_NAME = "usage-limit.json"
+QUOTA_DIR = "quota"
+_CREDENTIALS = ("CLAUDE_CODE_OAUTH_TOKEN", "ANTHROPIC_AUTH_TOKEN", "ANTHROPIC_API_KEY")
 
 
 def pause_path(repo: Path, feature_id: str) -> Path:
@@ -23,21 +33,60 @@ def write_pause(path: Path, pause: Pause | None) -> None:
         path.unlink(missing_ok=True)
         return
     path.parent.mkdir(parents=True, exist_ok=True)
-    temp = path.with_suffix(".tmp")
-    temp.write_text(json.dumps({"until": pause.until, "reason": pause.reason, "since": pause.since}))
+    temp = path.with_name(f"{path.name}.{os.getpid()}.tmp")  # two runs may write the shared record at once
+    temp.write_text(json.dumps({"until": pause.until, "reason": pause.reason, "since": pause.since,
+                                "kind": pause.kind}))
     temp.replace(path)
 
 
 def read_pause(path: Path) -> Pause | None:
     try:
         data = json.loads(path.read_text())
-        return Pause(until=float(data["until"]), reason=str(data["reason"]), since=float(data["since"]))
+        return Pause(until=float(data["until"]), reason=str(data["reason"]), since=float(data["since"]),
+                     kind=str(data.get("kind") or "limit"))
     except (OSError, ValueError, KeyError, TypeError):
         return None
+
+
+def credential_key(env: Mapping[str, str] | None = None) -> str:
+    """Who the sessions' quota belongs to, as a hash: the endpoint and the first credential the CLI would use
+    (an OAuth token, an auth token, an API key), else the Claude Code login of its config folder."""
+    env = os.environ if env is None else env
+    secret = next((f"{name}={env[name]}" for name in _CREDENTIALS if env.get(name)), None)
+    login = env.get("CLAUDE_CONFIG_DIR") or str(Path("~/.claude").expanduser())
+    identity = f"{env.get('ANTHROPIC_BASE_URL', '')}\n{secret or 'login:' + login}"
+    return hashlib.sha256(identity.encode()).hexdigest()[:32]
+
+
+def quota_path(key: str | None = None, folder: Path | None = None) -> Path:
+    """The credential's shared quota pause: `<checkpoint folder>/quota/<hash>.json`."""
+    return (folder or default_checkpoint_dir()) / QUOTA_DIR / f"{key or credential_key()}.json"
+
+
+@dataclass(frozen=True)
+class PauseRecords:
+    """Where a run keeps its pause: its own record (for `status` and a resume), and the credential's shared
+    quota record (for every run of the same subscription)."""
+
+    feature: Path
+    shared: Path
+
+    def write(self, pause: Pause | None) -> None:
+        write_pause(self.feature, pause)
+        shared = read_pause(self.shared)
+        if pause is not None and pause.kind == "quota":
+            if shared is None or shared.until < pause.until:
+                write_pause(self.shared, pause)
+        elif pause is None and shared is not None and shared.until <= time.time():
+            write_pause(self.shared, None)  # over for everyone (a later window another run found stays)
+
+    def read_shared(self) -> Pause | None:
+        return read_pause(self.shared)
 
 
 def describe(pause: Pause | None, now: float | None = None) -> str | None:
     """"paused until 14:05, usage limit (rate limited (429))" while the pause is in force, else None."""
     if pause is None or pause.until <= (now or time.time()):
         return None
-    return f"paused until {time.strftime('%H:%M', time.localtime(pause.until))}, usage limit ({pause.reason})"
+    what = "quota" if pause.kind == "quota" else "usage limit"
+    return f"paused until {time.strftime('%H:%M', time.localtime(pause.until))}, {what} ({pause.reason})"

@@ -13,7 +13,7 @@ from orchestrator.text import one_line
 
 FAILED = frozenset({"failed", "blocked", "aborted", "conflict", "error"})
 MARK = {"approved": "✔", "approved-unverified": "✔?", "error": "!", "failed": "✘", "blocked": "⛔", "skipped": "↷",
-        "conflict": "⚠", "aborted": "✘"}
+        "conflict": "⚠", "aborted": "✘", "replaced": "⇉"}
 
 
 @dataclass
@@ -91,6 +91,19 @@ class TaskBoard:
             row.activity, row.role = one_line(event.get("reason"), 60), ""
         elif kind == "merge":
             row.activity = "merged" if event.get("merged") else one_line(f"NOT merged: {event.get('reason')}", 60)
+        elif kind.startswith("replan"):
+            self._replan_event(row, kind, event)
+
+    def _replan_event(self, row: TaskRow, kind: str, event: dict[str, Any]) -> None:
+        """The planner splitting a task that ran out of turns: the new tasks get rows of their own."""
+        if kind == "replan_start":
+            row.activity = "the planner splits it"
+        elif kind == "replan":
+            row.state, row.activity = "replaced", one_line(f"by {', '.join(event.get('tasks') or [])}", 60)
+            for task_id in event.get("tasks") or []:
+                self.rows.setdefault(str(task_id), TaskRow())
+        elif kind == "replan_refused":
+            row.activity = one_line(f"replan refused: {event.get('reason')}", 60)
 
     def state_of(self, row: TaskRow) -> str:
         if row.state == "running" and self.paused:

@@ -41,6 +41,7 @@ STYLES: dict[str, Style] = {
     "conflict": ("conflict", "fill:#e1bee7,stroke:#6a1b9a,color:#1b1b1b"),
     "error": ("erred", "fill:#ffab91,stroke:#b71c1c,stroke-width:3px,color:#1b1b1b"),
     "skipped": ("skipped", "fill:#eeeeee,stroke:#9e9e9e,stroke-dasharray:5 3,color:#555555"),
+    "replaced": ("replaced", "fill:#e0f2f1,stroke:#00695c,stroke-dasharray:5 3,color:#1b1b1b"),
     "not run": ("notrun", "fill:#f5f5f5,stroke:#bdbdbd,color:#555555"),
     "running": ("running", "fill:#bbdefb,stroke:#1565c0,color:#1b1b1b"),
 }

@@ -23,6 +23,7 @@ import os
 import queue
 import shutil
 import sys
+import tempfile
 import threading
 import time
 from collections import Counter
@@ -46,6 +47,8 @@ HOOK_TIMEOUT_S = 10.0
 DESKTOP_TIMEOUT_S = 5.0
 _KILL_GRACE_S = 10.0
 """Beyond its timeout, how long a killed job may take to end (processes: SIGTERM, then SIGKILL after 3 s)."""
+_TO_FILES = 'exec >"$1" 2>"$2"; cmd=$3; shift 3; eval "$cmd"'
+"""`sh -c` of the hook with its stdout and stderr sent to the files named by $1 and $2 first."""
 MESSAGE_CHARS = 300
 STDERR_CHARS = 200
 TITLES: dict[NotificationKind, str] = {
@@ -239,11 +242,17 @@ class Notifier:
             self.desktop = None
 
     def _hook(self, kind: NotificationKind, document: str, env: dict[str, str], timeout: float) -> None:
-        done = processes.run(["sh", "-c", str(self.on_event)], self.cwd, timeout, env, stdin_text=document)
+        # Its output goes to files, not to our pipes: a child it leaves running detached (`setsid … &`) would
+        # otherwise hold the pipes open, and waiting for their end would cost this and every later event.
+        with tempfile.TemporaryDirectory(prefix="autobuild-hook-") as folder:
+            out, err = Path(folder, "out"), Path(folder, "err")
+            done = processes.run(["sh", "-c", _TO_FILES, "sh", str(out), str(err), str(self.on_event)], self.cwd,
+                                 timeout, env, stdin_text=document)
+            stderr = err.read_text(errors="replace") if err.is_file() else ""
         if done.timed_out:
             self.warn(f"--on-event command timed out after {timeout:.1f}s on {kind} and was killed")
         elif done.returncode != 0:
-            detail = clean(done.stderr, STDERR_CHARS)
+            detail = clean(stderr, STDERR_CHARS)
             self.warn(f"--on-event command exited {done.returncode} on {kind}" + (f": {detail}" if detail else ""))
 
     def _submit(self, job: Callable[[float], None]) -> None:

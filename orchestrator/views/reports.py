@@ -8,6 +8,7 @@ from typing import Any
 
 from orchestrator.facts import SUCCESS, GateSetup, TaskResult, TaskState
 from orchestrator.gate import GateChoice, describe_base
+from orchestrator.store import receipts
 
 REPORT_NAME = "AUTO-RUN.md"
 
@@ -24,6 +25,8 @@ def task_report(state: TaskState, status: str, reason: str, artifacts: list[str]
     last_text = str(review.get("rationale") if review.get("reviewer") == "coach" else player.get("final_text") or "")
     last_text = last_text.strip()
     tail = "\n".join(last_text.splitlines()[-20:]) or "(no agent output)"
+    receipt = receipts.task_receipt(state.get("history", []), status, int(state.get("turn", 0)),
+                                    float(state.get("cost_usd", 0.0)))
     lines = [
         f"# AUTO-RUN: {state['task_id']} — {task_name}",
         "",
@@ -34,9 +37,13 @@ def task_report(state: TaskState, status: str, reason: str, artifacts: list[str]
         f"- **Duration:** {time.time() - started:.1f} s",
         f"- **Turns:** {state.get('turn', 0)}",
         f"- **Cost:** ${state.get('cost_usd', 0.0):.4f}",
+        f"- **Receipt:** {receipts.describe(receipt)}",
         f"- **Tokens:** {sum(int(h.get('tokens', 0)) for h in state.get('history', []))}",
         f"- **False approvals caught by the verify gate:** {state.get('false_approvals', 0)}",
         f"- **Coach claims contradicted:** {state.get('claims_contradicted', 0)}",
+        *_gate_lines(review.get("gate")),
+        f"- **Conflict turns:** {state.get('conflict_turns', 0)} (merge conflicts with the feature branch the player"
+        " resolved)",
         f"- **Task branch:** {state.get('branch', '-')} (deleted once merged into autobuild/{state.get('feature_id')})",
         "",
         "## Artifacts",
@@ -57,6 +64,15 @@ def task_report(state: TaskState, status: str, reason: str, artifacts: list[str]
     return "\n".join(lines)
 
 
+def _gate_lines(gate: dict[str, Any] | None) -> list[str]:
+    """The last gate run's summary (counts, skips, how it was judged) and the tests it skipped."""
+    if not gate or not gate.get("command"):
+        return []
+    judged = f"; judged by {gate['judged_by']}" if gate.get("judged_by") else ""
+    return [f"- **Gate:** {gate.get('summary')}{judged}",
+            *[f"  - skipped: {entry}" for entry in (gate.get("skipped") or [])[:20]]]
+
+
 def feature_report(feature_id: str, name: str, results: dict[str, TaskResult], order: list[str], branch: str,
                    *, held: dict[str, str] | None = None, gate: GateSetup | None = None) -> str:
     """The feature-level AUTO-RUN.md: the gate, then one row per task."""
@@ -72,29 +88,50 @@ def feature_report(feature_id: str, name: str, results: dict[str, TaskResult], o
         f"- **Tasks approved:** {approved} of {len(order)}"
         + (f" ({unverified} unverified: no gate checked them)" if unverified else ""),
         f"- **Coach claims contradicted:** {contradicted}",
+        f"- **Conflict turns:** {sum(int(r.get('conflict_turns', 0)) for r in results.values())}",
         f"- **Total cost:** ${total:.4f}",
+        f"- **Receipt:** {receipts.describe(receipts.total(receipts.of_result(r) for r in results.values()))}",
         f"- **Finished:** {_stamp(time.time())}",
         "",
     ]
     if gate is not None:
-        choice = GateChoice(gate["command"], gate["source"])
+        choice = GateChoice(gate["command"], gate["source"], packages=tuple(gate.get("packages") or ()))
         lines += [f"- **Gate:** {choice.describe()}", f"- **Worktree setup:** {gate['setup'] or '-'}"]
         lines += [f"- **Base:** {line}" if not line.startswith(" ") else line
                   for line in (describe_base(gate["base"]) if gate["base"] else [])]
         lines.append("")
     lines += [
-        "| Task | Status | Turns | Cost | Duration | Reason |",
-        "|---|---|---|---|---|---|",
+        "| Task | Status | Turns | Cost | Approved attempt | Everything else | Duration | Reason |",
+        "|---|---|---|---|---|---|---|---|",
     ]
     for task_id in order:
         result = results.get(task_id, {})
         lines.append(
             f"| {task_id} | {result.get('status', 'not finished' if task_id in held else 'not run')} |"
             f" {result.get('turns', 0)} |"
-            f" ${float(result.get('cost_usd', 0.0)):.4f} | {float(result.get('duration_s', 0.0)):.1f} s |"
+            f" ${float(result.get('cost_usd', 0.0)):.4f} | {_attempt(result, approved=True)} |"
+            f" {_attempt(result, approved=False)} | {float(result.get('duration_s', 0.0)):.1f} s |"
             f" {str(result.get('reason', held.get(task_id, ''))).replace('|', '/')} |"
         )
     return "\n".join(lines) + "\n"
+
+
+def note_replacement(path: Path, new_ids: list[str], cost_usd: float) -> None:
+    """A replaced task's AUTO-RUN.md says what replaced it (once, also when a resume gets here again)."""
+    if not path.is_file() or "## Replaced" in (text := path.read_text(encoding="utf-8")):
+        return
+    path.write_text(text + f"\n## Replaced\n\nThe planner split this task into {', '.join(new_ids)}"
+                           f" (replan cost ${cost_usd:.4f}); their own reports say how they ended.\n", encoding="utf-8")
+
+
+def _attempt(result: TaskResult, *, approved: bool) -> str:
+    """A report cell: the approved attempt's (or everything else's) cost and turns; "-" for a task not run."""
+    if not result:
+        return "-"
+    receipt = receipts.of_result(result)
+    if approved:
+        return f"${receipt['approved_cost_usd']:.4f} ({receipt['approved_turns']})"
+    return f"${receipt['other_cost_usd']:.4f} ({receipt['other_turns']})"
 
 
 def write(path: Path, text: str) -> Path:

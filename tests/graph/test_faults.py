@@ -4,6 +4,8 @@ error, and the user's repository untouched either way."""
 from __future__ import annotations
 
 import asyncio
+import json
+import shutil
 import sqlite3
 import subprocess
 import sys
@@ -16,6 +18,7 @@ from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
 from agents.testing.scripted_agents import ScriptedAgents, approve, writes
 from orchestrator.cli.demo import git, make_sample_repo
+from orchestrator.cli.main import main
 from orchestrator.errors import StoreError
 from orchestrator.graph import runner
 from orchestrator.settings import RunSettings
@@ -33,7 +36,7 @@ def repo_with(tmp_path: Path, *tasks: dict[str, Any]) -> Path:
 
 
 @pytest.mark.parametrize("db", ["mysql://user:s3cret@db.example/x", "{tmp}", "{tmp}/afile/db.sqlite",
-                                "postgresql://user:s3cret@127.0.0.1:1/x"])
+                                "postgresql://user:s3cret@127.0.0.1:1/x", "/proc/autobuild-nowhere.sqlite"])
 def test_unusable_stores_are_one_line_user_errors_with_credentials_masked(tmp_path: Path, db: str) -> None:
     repo = repo_with(tmp_path, task("A"))
     (tmp_path / "afile").write_text("not a folder\n")
@@ -103,3 +106,77 @@ async def test_a_checkpoint_db_locked_by_another_process_is_waited_for_then_a_cl
         holder.close()
     summary = await runner.execute(run_plan, lambda event: None)
     assert summary.results["A"]["status"] == "approved-unverified", "once the lock is gone the run works"
+
+
+async def test_fresh_with_a_db_that_does_not_know_the_feature_starts_from_the_base_keeping_a_backup(
+        tmp_path: Path) -> None:
+    repo = repo_with(tmp_path, task("A"))
+    agents = ScriptedAgents({"player": writes({"calc/a.py": "A = 1\n"}), "coach": approve()})
+    async with AsyncSqliteSaver.from_conn_string(str(tmp_path / "first.sqlite")) as saver:
+        await Workflow(repo, agents, checkpointer=saver).run()
+    old_tip, base = git(repo, "rev-parse", "autobuild/FEAT-001").strip(), git(repo, "rev-parse", "main").strip()
+    assert old_tip != base, "the first run merged work into the feature branch"
+    events: list[dict[str, Any]] = []
+    again = ScriptedAgents({"player": writes({"calc/a.py": "A = 2\n"}), "coach": approve()})
+    settings = RunSettings(repo=repo, target="FEAT-001", db=str(tmp_path / "other.sqlite"), agents=again,
+                           interactive=False, fresh=True)
+    summary = await runner.execute(runner.prepare(settings), events.append)
+    assert summary.results["A"]["status"] == "approved-unverified"
+    aside = [e for e in events if e["event"] == "branch_set_aside"]
+    assert len(aside) == 1 and git(repo, "rev-parse", aside[0]["backup"]).strip() == old_tip, "the backup is kept"
+    new_tip = git(repo, "rev-parse", "autobuild/FEAT-001").strip()
+    assert git(repo, "merge-base", new_tip, old_tip).strip() == base, "the new run started from the base"
+
+
+def test_a_refusal_after_the_run_started_leaves_no_thread_no_db_json_and_nothing_else(tmp_path: Path) -> None:
+    repo = repo_with(tmp_path, task("A"))
+    db = tmp_path / "db.sqlite"
+    listing = sorted(str(p.relative_to(repo)) for p in repo.rglob("*") if ".git/objects" not in str(p))
+    before = (user_view(repo), git(repo, "for-each-ref"), listing)
+    result = cli(repo, "run", "FEAT-001", "--db", str(db), "--verify", "no-such-gate-command-xyz")
+    assert result.returncode == 2 and "can't run on the base" in result.stderr, result.stderr
+    assert "Traceback" not in result.stderr
+    assert not db.exists() and not (repo / ".autobuild/db.json").exists(), "no thread, no db.json"
+    listing = sorted(str(p.relative_to(repo)) for p in repo.rglob("*") if ".git/objects" not in str(p))
+    assert (user_view(repo), git(repo, "for-each-ref")) == before[:2], "no branch"
+    assert set(listing) ^ set(before[2]) == set(), "no worktree, report or lock file"
+    status = cli(repo, "status", "--db", str(db))
+    assert "in progress" not in status.stdout
+
+
+@pytest.fixture(scope="module")
+def finished_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("finished")
+    repo = make_sample_repo(root / "repo", files=CALC_FILES, plan=plan(task("A"), verify=None))
+
+    async def run() -> None:
+        async with AsyncSqliteSaver.from_conn_string(str(root / "db.sqlite")) as saver:
+            agents = ScriptedAgents({"player": writes({"calc/a.py": "A = 1\n"}), "coach": approve()})
+            await Workflow(repo, agents, checkpointer=saver).run()
+
+    asyncio.run(run())
+    return root
+
+
+@pytest.mark.parametrize("damage", ["UPDATE checkpoints SET checkpoint = X'c1ff00ee'",
+                                    "UPDATE writes SET value = X'c1ff00ee'",
+                                    "UPDATE checkpoints SET metadata = X'c1ff00ee'"], ids=["blobs", "writes", "meta"])
+def test_a_damaged_checkpoint_db_is_one_line_from_every_read_command_and_resume(
+        finished_run: Path, tmp_path: Path, damage: str, capsys: pytest.CaptureFixture[str]) -> None:
+    shutil.copytree(finished_run, tmp_path / "copy")
+    repo, db = tmp_path / "copy" / "repo", tmp_path / "copy" / "db.sqlite"
+    with sqlite3.connect(db) as conn:
+        conn.execute(damage)
+    damaged = 0
+    for command in (["status"], ["status", "FEAT-001"], ["history", "FEAT-001"], ["show", "FEAT-001"],
+                    ["show", "FEAT-001", "A"], ["review", "FEAT-001"], ["resume", "FEAT-001"],
+                    ["history", "FEAT-001", "--json"], ["resume", "FEAT-001", "--json"]):
+        code = main([*command, "--repo", str(repo), "--db", str(db)])
+        out, err = capsys.readouterr()
+        if code == 0:
+            continue
+        damaged += 1
+        assert code == 2 and err.count("\n") == 1 and "is damaged" in err, (command, err)
+        if "--json" in command:
+            assert json.loads(out)["exit_code"] == 2
+    assert damaged >= 3, "the damage is seen (the commands that read only the run's reports need not see it)"

@@ -64,7 +64,7 @@ def test_clean_removes_leftovers_and_prunes_finished_threads(
     db = tmp_path / "db"
     result = run_cli("run", "FEAT-001", "--repo", str(repo), "--db", str(db), "--keep-worktrees", model=model)
     assert result.returncode == 0, result.stdout + result.stderr
-    assert git(repo, "worktree", "list").count("\n") == 4, "kept: two task worktrees and the integration one"
+    assert git(repo, "worktree", "list").count("\n") == 3, "kept: the two task worktrees (landing needs no other)"
     dry = run_cli("run", "FEAT-001", "--repo", str(repo), "--db", str(db), "--dry-run", "--json")
     assert schemas.valid("dry-run", dry.stdout)["previous_run"].startswith("FEAT-001 already finished (2 approved)")
     backup, unmerged = "autobuild/FEAT-001.before-20260101-000000", "autobuild/FEAT-001.TASK-Z"

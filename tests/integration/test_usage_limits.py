@@ -9,6 +9,7 @@ import signal
 import subprocess
 import sys
 import time
+import uuid
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -18,7 +19,8 @@ import pytest
 from agents.reaper import tagged_pids
 from agents.testing.scripted_model import ScriptedModel
 from orchestrator.cli.demo import make_sample_repo
-from tests.conftest import CliRun, approve_scenario, cli_env
+from orchestrator.store.pause import credential_key, quota_path
+from tests.conftest import CliRun, approve_scenario, cli_env, one_task_plan
 
 pytestmark = pytest.mark.cli
 
@@ -105,3 +107,29 @@ def test_a_pause_past_max_wait_stops_the_run_with_exit_75(tmp_path: Path,
     assert "usage limit outlasted --max-wait" in result.stderr + result.stdout
     assert "resume with:" in result.stdout
     assert len(model.requests) <= 2, "one refused request per running session, then no more"
+
+
+def test_a_quota_window_over_max_utilization_stops_new_sessions_running_ones_finish_then_the_run_goes_on(
+        tmp_path: Path, model_factory: Callable[..., ScriptedModel], run_cli: Callable[..., CliRun]) -> None:
+    repo = make_sample_repo(tmp_path / "repo", plan=one_task_plan())
+    reset_in = 6.0
+    quota = {"anthropic-ratelimit-unified-status": "allowed", "anthropic-ratelimit-unified-reset": "{reset}",
+             "anthropic-ratelimit-unified-5h-reset": "{reset}"}
+    model = model_factory({**approve_scenario(), "rate_limit_headers": [
+        {"headers": {**quota, "anthropic-ratelimit-unified-5h-utilization": "0.5"}, "resets_in_s": 3600},
+        # from the player's second request on, the five-hour window is at 95%, resetting a few seconds later
+        {"from_request": 2, "headers": {**quota, "anthropic-ratelimit-unified-5h-utilization": "0.95"},
+         "resets_in_s": reset_in}]})
+    token = f"sk-ant-oat01-test-{uuid.uuid4().hex}"  # a subscription: only those report utilization
+    shared = quota_path(credential_key({"CLAUDE_CODE_OAUTH_TOKEN": token, "ANTHROPIC_BASE_URL": model.base_url}))
+    result = run_cli("run", "FEAT-001", "--repo", str(repo), "--db", str(tmp_path / "db.sqlite"), "--autonomous",
+                     model=model, ANTHROPIC_API_KEY="", CLAUDE_CODE_OAUTH_TOKEN=token)
+    assert result.returncode == 0, result.stdout + result.stderr
+    crossed = model.phase_started[1]
+    reset = round(crossed + reset_in)
+    player = model.sessions("player")
+    coach = model.sessions("coach")
+    assert len(player) == 3 and player[-1].started >= crossed, "the running player session finished its requests"
+    assert coach and coach[0].started >= reset - 0.05, "no new session started before the window reset"
+    assert "quota (five_hour quota at 95%, at or over --max-utilization 0.9)" in result.stdout
+    assert not (repo / ".autobuild/runs/FEAT-001/usage-limit.json").exists() and not shared.exists()

@@ -83,7 +83,8 @@ def test_feedback_then_approval_with_real_pytest(tmp_path: Path, model_factory: 
              (repo / ".autobuild/runs/FEAT-001/TASK-001/trace.jsonl").read_text().splitlines()]
     expected = ["task_ready", "initialize", "player_start", "session_end", "player_report", "coach_validate",
                 "session_end", "coach_decision", "feedback", "player_start", "session_end", "player_report",
-                "coach_validate", "session_end", "gate", "coach_decision", "finalize", "integration_gate", "merge"]
+                "coach_validate", "session_end", "gate", "coach_decision", "finalize", "landing", "integration_gate",
+                "merge"]
     assert trace == expected
 
 

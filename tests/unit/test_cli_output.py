@@ -32,8 +32,8 @@ def test_validate_and_dry_run_say_which_command_gates_and_where_it_came_from(sam
 
     shown = cli("validate", "FEAT-001")
     assert shown.returncode == 0 and "gate: `python -m pytest -q` (the plan's verify)" in shown.stdout
-    assert schemas.valid("validate", cli("validate", "FEAT-001", "--json").stdout)["gate"] == {
-        "command": "python -m pytest -q", "source": "the plan's verify"}
+    gate = schemas.valid("validate", cli("validate", "FEAT-001", "--json").stdout)["gate"]
+    assert (gate["command"], gate["source"]) == ("python -m pytest -q", "the plan's verify")
     schemas.valid("dry-run", cli("run", "FEAT-001", "--dry-run", "--json").stdout)
     unverified = cli("validate", "FEAT-001", "--verify", "none")
     assert "no gate (--verify none): approvals are reported as unverified" in unverified.stdout

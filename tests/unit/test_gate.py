@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from orchestrator.gate import GateResult, choose_gate, default_setup, detect_test_command, judge, unusable
-from orchestrator.gate.result import unusable_base
+from orchestrator.gate.judge import unusable_base
 
 
 def repo_with(tmp_path: Path, files: dict[str, str]) -> Path:
@@ -71,11 +71,12 @@ def test_node_worktrees_get_a_clean_install_only_when_the_main_checkout_has_none
     assert default_setup(repo) is None, "worktrees inside the repo resolve the main checkout's node_modules"
 
 
-def run_of(code: int | None, failing: list[str] | None, passed: int | None = 3,
-           failed: int | None = None, command: str = "python -m pytest") -> GateResult:
+def run_of(code: int | None, failing: list[str] | None, passed: int | None = 3, failed: int | None = None, *,
+           command: str = "python -m pytest", runner: str | None = "pytest") -> GateResult:
     count = failed if failed is not None else (len(failing) if failing is not None else None)
-    return GateResult(passed=code == 0, command=command, summary=f"exit {code}", output="", exit_code=code,
-                      tests_passed=passed, tests_failed=count, failing=failing, new_failures=[], ran_classes=None)
+    return GateResult(passed=code == 0 and (passed or 0) + (count or 0) > 0, command=command, summary=f"exit {code}",
+                      output="", exit_code=code, tests_passed=passed, tests_failed=count, failing=failing,
+                      new_failures=[], ran_classes=None, runner=runner if passed is not None else None)
 
 
 def test_tests_red_on_the_base_neither_block_nor_hide() -> None:
@@ -86,35 +87,56 @@ def test_tests_red_on_the_base_neither_block_nor_hide() -> None:
     assert not judge(run_of(1, ["t::new"]), run_of(0, []))["passed"], "a green base judges by exit status"
 
 
-def test_without_ids_exit_status_and_counts_are_compared_and_without_counts_a_failure_fails() -> None:
-    base = run_of(101, None, failed=1, command="cargo test")
+def test_a_swap_on_a_red_base_is_caught_by_id() -> None:
+    base = run_of(1, ["t::a", "t::b"], passed=5)
+    swapped = judge(run_of(1, ["t::a", "t::c"], passed=5), base)
+    assert not swapped["passed"] and swapped["new_failures"] == ["t::c"], "same exit status, same counts"
+
+
+def test_by_counts_only_with_consent_and_without_counts_a_failure_fails() -> None:
+    base = run_of(101, None, failed=1, command="cargo test", runner="cargo test")
+    assert "--judge-by-counts" in (unusable_base(base) or ""), "a red base without ids stops the run"
+    assert unusable_base(base, judge_by_counts=True) is None
     assert judge(run_of(101, None, failed=1, command="cargo test"), base)["passed"]
+    assert judge(run_of(101, None, failed=1, command="cargo test"), base)["judged_by"] == "counts"
     assert not judge(run_of(101, None, failed=2, command="cargo test"), base)["passed"]
-    no_counts = run_of(1, None, passed=None, failed=None, command="./check.sh")
-    assert not judge(no_counts, no_counts)["passed"]
+    no_runner = run_of(1, None, passed=None, failed=None, command="./check.sh")
+    assert "without test results we can read" in (unusable_base(no_runner, judge_by_counts=True) or "")
+    assert unusable_base(no_runner, detected=False) is None, "a plan's acceptance check may be red by design"
+    assert not judge(no_runner, no_runner)["passed"], "judged by exit status: it must pass outright"
 
 
 @pytest.mark.parametrize(("code", "failing", "passed", "reason"), [
     (127, None, None, "could not run"),
     (126, None, None, "could not run"),
     (4, None, None, "usage error"),
-    (5, [], 0, "no tests were collected"),
-    (0, [], 0, "collected no tests"),
+    (3, None, None, "internal error"),
 ])
-def test_a_command_that_cannot_gate_is_recognised(code: int, failing: list[str] | None, passed: int | None,
+def test_a_command_that_cannot_run_is_recognised(code: int, failing: list[str] | None, passed: int | None,
                                                  reason: str) -> None:
     assert reason in (unusable(run_of(code, failing, passed=passed)) or "")
 
 
-def test_a_red_but_running_suite_can_gate() -> None:
-    assert unusable(run_of(1, ["t::a"])) is None
+@pytest.mark.parametrize(("code", "failing", "passed"), [
+    (1, ["t::a"], 3),  # a red but running suite
+    (5, [], 0),  # pytest: no tests collected (a young repo)
+    (0, [], 0),  # unittest, go, cargo...: ran nothing
+    (1, ["tests.test_broken"], 0),  # every module fails to import: a red base by id
+])
+def test_a_command_that_runs_can_gate_and_a_base_without_tests_is_a_fact(code: int, failing: list[str],
+                                                                        passed: int) -> None:
+    run = run_of(code, failing, passed=passed)
+    assert unusable(run) is None and unusable_base(run) is None
 
 
-def test_a_base_that_passes_nothing_is_judged_strictly_and_a_detected_one_is_refused() -> None:
+def test_a_run_of_no_test_passes_nothing_whatever_the_base() -> None:
+    empty = run_of(0, [], passed=0, command="go test ./...", runner="go test")
+    assert not judge(empty, empty)["passed"], "a young repo's task must add a test the gate runs"
+    assert not judge(empty, run_of(1, ["t::old"], command="go test ./..."))["passed"], "deleting every test"
+    assert judge(run_of(0, [], passed=1, command="go test ./..."), empty)["passed"]
+
+
+def test_a_base_that_passes_nothing_still_judges_by_id() -> None:
     nothing_passes = run_of(2, ["tests.test_sub"], passed=0)
-    assert not judge(run_of(2, ["tests.test_sub"], passed=0), nothing_passes)["passed"], \
-        "a task that leaves the only (broken) test as it was does not pass on no evidence"
-    assert unusable_base(nothing_passes, detected=True) is not None
-    assert unusable_base(nothing_passes, detected=False) is None, "a plan's own verify may be red by design"
-    silent = run_of(1, None, passed=None, failed=None, command="go test ./...")
-    assert "neither test ids nor counts" in (unusable_base(silent, detected=True) or "")
+    assert judge(run_of(1, ["tests.test_sub"], passed=1), nothing_passes)["passed"]
+    assert not judge(run_of(1, ["tests.test_sub", "tests.test_new::t"], passed=1), nothing_passes)["passed"]

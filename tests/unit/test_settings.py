@@ -56,6 +56,33 @@ def test_a_bad_config_file_is_one_line_naming_the_file_and_the_setting(tmp_path:
     assert "\n" not in str(caught.value)
 
 
+@pytest.mark.parametrize(("text", "message"), [
+    ("parallel: true\n", r"bad value for --parallel .*not true/false"),
+    ("max_turns: false\n", r"bad value for --max-turns .*not true/false"),
+    ("budget_usd: -1\n", r"--budget-usd must be positive \(from the flag, an ORCHESTRATOR_\* variable or"),
+    ("est_session_usd: -0.5\n", r"EST_SESSION_USD must not be negative"),
+    ("verify_timeout: -3\n", r"--verify-timeout must be positive"),
+    ("session_timeout: .inf\n", r"--session-timeout must be a finite number"),
+    ("drain_grace: .nan\n", r"--drain-grace must be a finite number"),
+    ("trace_flush_timeout: 100000\n", r"TRACE_FLUSH_TIMEOUT must be between 0 and 300"),
+    ("trace_flush_timeout: -1\n", r"TRACE_FLUSH_TIMEOUT must be between 0 and 300"),
+])
+def test_config_values_are_validated_like_flags_for_every_command(tmp_path: Path, text: str, message: str) -> None:
+    _config(tmp_path, text)
+    for kind, extra in ((Settings, {}), (RunSettings, {"target": "FEAT-001"})):
+        with pytest.raises(InputError, match=message) as caught:
+            load_settings(kind, tmp_path, **extra)
+        assert "\n" not in str(caught.value)
+
+
+def test_a_flag_that_is_fine_passes_and_an_env_number_still_parses(tmp_path: Path,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("ORCHESTRATOR_TRACE_FLUSH_TIMEOUT", "0")
+    _config(tmp_path, "keep_worktrees: true\nparallel: 2\n")
+    settings = load_settings(RunSettings, tmp_path, target="FEAT-001")
+    assert (settings.trace_flush_timeout, settings.keep_worktrees, settings.parallel) == (0.0, True, 2)
+
+
 def test_the_repo_is_found_from_a_subfolder_and_from_a_task_worktree(sample_repo: Path, tmp_path: Path) -> None:
     (sample_repo / "deep" / "er").mkdir(parents=True)
     assert find_repo(sample_repo / "deep" / "er") == sample_repo.resolve()

@@ -1,0 +1,160 @@
+"""The test commands one folder's files call for, best first: the maintainers' own (a Makefile `test` target,
+tox/nox's test command, a package.json `test` script, a CI workflow's test step), then a guess from the layout
+(pytest or unittest, Cargo, Go); and GateChoice, what a run is gated by."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from orchestrator.facts import PackageGate
+from orchestrator.gate import maintainers
+from orchestrator.gate.environment import gate_env
+from orchestrator.processes import run
+
+_NPM_DEFAULT_TEST = "no test specified"
+_NODE_RUNNERS = (("pnpm-lock.yaml", "pnpm test"), ("yarn.lock", "yarn test"), ("bun.lockb", "bun run test"),
+                 ("bun.lock", "bun run test"))
+
+
+@dataclass(frozen=True)
+class GateChoice:
+    """The gate of a run: the command (None: nothing can check the work) and where it came from."""
+
+    command: str | None
+    source: str
+    detected: bool = False
+    """Found from the repo's files (not named by the user or the plan)."""
+    packages: tuple[PackageGate, ...] = ()
+    """A monorepo: each package with its own tests, gated in its own folder (`command` then runs them all)."""
+    also: tuple[str, ...] = field(default=(), compare=False)
+    """What else was found and not chosen, as "`command` (source)"."""
+
+    def describe(self) -> str:
+        if self.command is None:
+            return f"no gate ({self.source}): approvals are reported as unverified"
+        if self.packages:
+            return f"per package ({self.source})"
+        return f"`{self.command}` ({self.source})"
+
+
+def candidates(folder: Path, root: Path | None = None) -> list[GateChoice]:
+    """Every test command `folder`'s own files call for, best first: the maintainers' commands, then guesses.
+    Commands are the same text wherever they came from, so duplicates are dropped (the first source wins)."""
+    python = _python_name(root or folder)
+    found: list[GateChoice] = []
+    top = root or folder
+    for finder in (maintainers.makefile, maintainers.tox, maintainers.nox, maintainers.ci):
+        found += [GateChoice(command, source) for command, source in finder(folder, python)]
+        if finder is maintainers.nox:  # a package.json script comes before a CI step
+            found += [GateChoice(command, source) for command, source in _node(folder, top)]
+    for guess in (_python, _rust, _go):
+        choice = guess(folder, python, root or folder)
+        if choice is not None:
+            found.append(choice)
+    unique: dict[str, GateChoice] = {}
+    for choice in found:
+        unique.setdefault(str(choice.command), choice)
+    return list(unique.values())
+
+
+def _python_name(root: Path) -> str:
+    """`python` where the repo's environment has it (a venv always does), else `python3`."""
+    return "python" if shutil.which("python", path=gate_env(root, root).get("PATH")) else "python3"
+
+
+def read(path: Path) -> str:
+    try:
+        return path.read_text(encoding="utf-8", errors="replace") if path.is_file() else ""
+    except OSError:
+        return ""
+
+
+def _pytest_config(root: Path) -> str | None:
+    if (root / "pytest.ini").is_file():
+        return "pytest.ini"
+    try:
+        pyproject = tomllib.loads(read(root / "pyproject.toml"))
+    except tomllib.TOMLDecodeError:
+        pyproject = {}
+    if "pytest" in pyproject.get("tool", {}):
+        return "pyproject.toml [tool.pytest]"
+    if "[tool:pytest]" in read(root / "setup.cfg"):
+        return "setup.cfg [tool:pytest]"
+    if "[pytest]" in read(root / "tox.ini"):
+        return "tox.ini [pytest]"
+    if (root / "conftest.py").is_file():
+        return "conftest.py"
+    return None
+
+
+def _tests_folder(root: Path) -> str | None:
+    for name in ("tests", "test"):
+        folder = root / name
+        if folder.is_dir() and (any(folder.rglob("test_*.py")) or any(folder.rglob("*_test.py"))):
+            return name
+    return None
+
+
+def _python(folder: Path, python: str, root: Path) -> GateChoice | None:
+    config = _pytest_config(folder)
+    tests = _tests_folder(folder)
+    if config is None and tests is None:
+        return None
+    if config:
+        return GateChoice(f"{python} -m pytest", f"pytest configuration in {config}")
+    env = gate_env(root, root)
+    try:
+        has_pytest = run([python, "-c", "import pytest"], folder, timeout=60, env=env).ok
+    except OSError:
+        has_pytest = False
+    if has_pytest:
+        return GateChoice(f"{python} -m pytest", f"Python tests in {tests}/, pytest in the repo's environment")
+    top = " -t ." if (folder / str(tests) / "__init__.py").is_file() else ""
+    return GateChoice(f"{python} -m unittest discover -s {tests}{top}",
+                      f"Python tests in {tests}/, unittest (no pytest in the repo's environment)")
+
+
+def package_json(folder: Path) -> dict[str, object]:
+    try:
+        package = json.loads(read(folder / "package.json") or "{}")
+    except json.JSONDecodeError:
+        return {}
+    return package if isinstance(package, dict) else {}
+
+
+def node_runner(folder: Path, root: Path) -> str:
+    """`npm test`, or the test command of the package manager whose lockfile the package (or, in a workspace,
+    the repo's top) has."""
+    for where in (folder, root):
+        found = next((cmd for lock, cmd in _NODE_RUNNERS if (where / lock).is_file()), None)
+        if found or (where / "package-lock.json").is_file():
+            return found or "npm test"
+    return "npm test"
+
+
+def _node(folder: Path, root: Path) -> list[tuple[str, str]]:
+    scripts = package_json(folder).get("scripts")
+    script = scripts.get("test") if isinstance(scripts, dict) else None
+    if not isinstance(script, str) or not script.strip() or _NPM_DEFAULT_TEST in script:
+        return []
+    command = node_runner(folder, root)
+    return [(command, f"package.json test script ({command.split()[0]})")]
+
+
+def _rust(folder: Path, python: str, root: Path) -> GateChoice | None:
+    if not (folder / "Cargo.toml").is_file():
+        return None
+    text = read(folder / "Cargo.toml")
+    # A workspace with a root package tests only that package unless told `--workspace` (one gate for all).
+    if "[workspace]" in text:
+        return GateChoice("cargo test --workspace" if "[package]" in text else "cargo test", "Cargo.toml workspace")
+    return GateChoice("cargo test", "Cargo.toml")
+
+
+def _go(folder: Path, python: str, root: Path) -> GateChoice | None:
+    return GateChoice("go test ./...", "go.mod") if (folder / "go.mod").is_file() else None
+

@@ -1,0 +1,86 @@
+"""How the gate gets test ids out of runners it does not control, through the environment they read (the same
+inside `make test`, `npm test`, tox or nox when they pass it on): pytest writes JUnit (PYTEST_ADDOPTS), node's
+test runner TAP on stdout and JUnit to a file (NODE_OPTIONS), `go test` runs verbose (GOFLAGS), unittest runs
+under a result-recording shim (a sitecustomize on PYTHONPATH), and `cargo test` finds a `cargo` ahead of the
+real one on PATH that adds `--no-fail-fast`, so every test binary runs on the base and on each task."""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+
+from orchestrator.processes import run_async
+
+SHIM = Path(__file__).resolve().parent / "runners" / "shim"
+_CARGO = """#!/bin/sh
+# AutoBuild's gate: `cargo test` without fail-fast, so base and task runs see the same tests.
+real="$AUTOBUILD_REAL_CARGO"
+toolchain=""
+case "$1" in +*) toolchain="$1"; shift;; esac
+if [ "$1" = test ]; then
+  case " $* " in
+    *" --no-fail-fast "*) ;;
+    *) shift; exec "$real" $toolchain test --no-fail-fast "$@";;
+  esac
+fi
+exec "$real" $toolchain "$@"
+"""
+
+
+@dataclass(frozen=True)
+class Reports:
+    """Where the instrumented runners write their reports during one run."""
+
+    pytest_junit: Path
+    node_junit: Path
+    unittest: Path
+
+
+def _add(env: dict[str, str], key: str, value: str, sep: str = " ") -> None:
+    env[key] = f"{env[key]}{sep}{value}" if env.get(key) else value
+
+
+_NODE_MAJOR: dict[str, int] = {}
+_NODE_REPORTERS = 20  # node 20 accepts --test-reporter in NODE_OPTIONS (measured); older ones may refuse to start
+
+
+async def _node_major(env: dict[str, str], cwd: Path) -> int:
+    """The major version of the `node` the command will find (0: none), asked once per node binary."""
+    node = shutil.which("node", path=env.get("PATH"))
+    if node is None:
+        return 0
+    if node not in _NODE_MAJOR:
+        try:
+            done = await run_async([node, "--version"], cwd, timeout=30, env=env | {"NODE_OPTIONS": ""})
+        except OSError:
+            return 0
+        found = re.match(r"v(\d+)\.", done.stdout.strip())
+        _NODE_MAJOR[node] = int(found.group(1)) if done.ok and found else 0
+    return _NODE_MAJOR[node]
+
+
+async def instrument(env: dict[str, str], scratch: Path, cwd: Path) -> tuple[dict[str, str], Reports]:
+    """`env` with the gate's instrumentation; reports go under `scratch` (a directory of the run's own)."""
+    reports = Reports(scratch / "pytest.xml", scratch / "node.xml", scratch / "unittest.jsonl")
+    env = dict(env)
+    _add(env, "PYTEST_ADDOPTS", f"--junitxml={reports.pytest_junit} --continue-on-collection-errors")
+    if await _node_major(env, cwd) >= _NODE_REPORTERS:
+        _add(env, "NODE_OPTIONS", "--test-reporter=tap --test-reporter-destination=stdout"
+                                  f" --test-reporter=junit --test-reporter-destination={reports.node_junit}")
+    if "-v" not in env.get("GOFLAGS", "").split():
+        _add(env, "GOFLAGS", "-v")
+    env["AUTOBUILD_UNITTEST_REPORT"] = str(reports.unittest)
+    env["PYTHONPATH"] = os.pathsep.join([str(SHIM), *(p for p in env["PYTHONPATH"].split(os.pathsep)
+                                                      if p and p != str(SHIM))])
+    cargo = shutil.which("cargo", path=env.get("PATH"))
+    if cargo is not None:
+        bin_dir = scratch / "bin"
+        bin_dir.mkdir(exist_ok=True)
+        (bin_dir / "cargo").write_text(_CARGO, encoding="utf-8")
+        (bin_dir / "cargo").chmod(0o755)
+        env["AUTOBUILD_REAL_CARGO"] = cargo
+        env["PATH"] = os.pathsep.join([str(bin_dir), env.get("PATH", "")])
+    return env, reports

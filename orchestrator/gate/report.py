@@ -1,0 +1,91 @@
+"""What `validate` and `run --dry-run` say about the gate before anything runs: the command (per package in a
+monorepo) and where it came from, what else was found, how its runs are judged, the worktree setup, and every
+tool it needs that isn't on the repo environment's PATH. One document for `--json`, the same as text lines."""
+
+from __future__ import annotations
+
+import re
+import shlex
+import shutil
+from pathlib import Path
+from typing import Any
+
+from orchestrator.gate.baseline import choose_setup
+from orchestrator.gate.candidates import GateChoice
+from orchestrator.gate.environment import gate_env
+from orchestrator.gate.submodules import submodules, uninitialised
+
+_BY_ID = "by test id (pytest's JUnit report through PYTEST_ADDOPTS)"
+_BY_WRAPPED = ("by test id where the runner it starts reports them (pytest's JUnit through PYTEST_ADDOPTS), else"
+               " by exit status and failure counts")
+_BY_EXIT = "by exit status, and failure counts where the output has them"
+_SHELL_WORDS = {"cd", "exit", "rc=0", "set", "export", "(cd", "true", "false", "test", "["}
+
+
+def judged_by(command: str | None) -> str:
+    """How runs of `command` are told apart from the base's: by test id where the runner reports them."""
+    if command is None:
+        return "not judged: no gate"
+    if re.search(r"\bpytest\b", command):
+        return _BY_ID
+    if tools(command)[:1] in (["make"], ["npm"], ["pnpm"], ["yarn"], ["bun"], ["tox"], ["nox"]):
+        return _BY_WRAPPED
+    return _BY_EXIT
+
+
+def tools(command: str | None) -> list[str]:
+    """The programs a shell command starts (first word of each simple command; not shell builtins)."""
+    found: list[str] = []
+    for piece in re.split(r"&&|\|\||;|\||\(|\)", command or ""):
+        try:
+            words = [w for w in shlex.split(piece) if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*=.*", w)]
+        except ValueError:
+            continue
+        if words and words[0] not in _SHELL_WORDS and words[0] not in found and not words[0].startswith("$"):
+            found.append(words[0])
+    return found
+
+
+def missing_tools(root: Path, *commands: str | None) -> list[str]:
+    """Tools the commands need that the repo's environment doesn't have on PATH (`pnpm`, `go`, `cargo`…)."""
+    path = gate_env(root, root).get("PATH")
+    needed = [tool for command in commands for tool in tools(command)]
+    return sorted({tool for tool in needed if "/" not in tool and shutil.which(tool, path=path) is None})
+
+
+def gate_document(root: Path, choice: GateChoice, plan_setup: str | None, setup_override: str | None
+                  ) -> dict[str, Any]:
+    """The gate as `validate`/`--dry-run` show it: `command` and `source` (as always) plus the rest."""
+    packages = [p["path"] for p in choice.packages]
+    setup = choose_setup(root, plan_setup, setup_override, packages) if choice.command else None
+    rows = [{"path": p["path"], "command": p["command"], "source": p["source"], "depends_on": p["depends_on"],
+             "judged_by": judged_by(p["command"]), "missing_tools": missing_tools(root, p["command"])}
+            for p in choice.packages]
+    commands: list[str | None] = [p["command"] for p in choice.packages] or [choice.command]
+    return {"command": choice.command, "source": choice.source, "detected": choice.detected,
+            "judged_by": judged_by(choice.command) if not rows else "per package", "packages": rows,
+            "also_found": list(choice.also), "setup": setup, "missing_tools": missing_tools(root, *commands, setup),
+            "submodules": sorted(submodules(root)), "submodules_missing": uninitialised(root)}
+
+
+def gate_lines(document: dict[str, Any], describe: str) -> list[str]:
+    """The same as text lines under a command's output."""
+    lines = [f"  gate: {describe}"]
+    for row in document["packages"]:
+        deps = f", depends on {', '.join(row['depends_on'])}" if row["depends_on"] else ""
+        lines.append(f"    {row['path']}: `{row['command']}` ({row['source']}{deps}); judged {row['judged_by']}")
+    if document["command"] and not document["packages"]:
+        lines.append(f"    judged {document['judged_by']}")
+    for other in document["also_found"]:
+        lines.append(f"    also found: {other}")
+    if document["command"]:
+        lines.append(f"  worktree setup: {document['setup'] or 'none needed'}")
+    if document["submodules"]:
+        lines.append(f"  submodules: {', '.join(document['submodules'])} (from the main checkout's copies)")
+    if document["submodules_missing"]:
+        lines.append(f"  not checked out in the main checkout (worktrees get them empty):"
+                     f" {', '.join(document['submodules_missing'])}; run `git submodule update --init` there")
+    if document["missing_tools"]:
+        lines.append(f"  missing on PATH: {', '.join(document['missing_tools'])} (the gate or setup can't run"
+                     " without it: install it, or pass --verify/--setup)")
+    return lines

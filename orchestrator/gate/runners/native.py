@@ -1,0 +1,69 @@
+"""Go and Rust from their own output. `go test` runs verbose (GOFLAGS=-v from the gate): "--- PASS/FAIL/SKIP:
+TestX" lines, then the package's "ok"/"FAIL" line; a package that fails without a failing test (a build error,
+a panic at init) fails by its own name; "[no test files]"/"[no tests to run]" run nothing. `cargo test`: each
+"Running <target>" or "Doc-tests <crate>" section's "test name ... ok|FAILED|ignored" lines, ids by target."""
+
+from __future__ import annotations
+
+import re
+
+from orchestrator.gate.runners import Observed
+
+_GO_TEST = re.compile(r"^\s*--- (PASS|FAIL|SKIP): (\S+)")
+_GO_PACKAGE = re.compile(r"^(ok|FAIL|\?) *\t(\S+)(?:\t\S+)?(?: *\t? *(\[[^\]]+\]))?\s*$")
+_GO_LOG = re.compile(r"^\s+\S+\.go:\d+: (.*)$")
+_CARGO_TARGET = re.compile(r"^\s+(?:Running (?:unittests )?(\S+)|Doc-tests (\S+))")
+_CARGO_TEST = re.compile(r"^test (.+?) \.\.\. (ok|FAILED|ignored)(?:, (.*))?$")
+_CARGO_RUNNING = re.compile(r"^running \d+ tests?$", re.MULTILINE)
+
+
+def go_test(output: str) -> Observed | None:
+    lines = output.splitlines()
+    if not any(_GO_PACKAGE.match(line) for line in lines):
+        return None
+    observed = Observed("go test")
+    pending: list[tuple[str, str, str]] = []
+    last_log = ""
+    for line in lines:
+        if (test := _GO_TEST.match(line)) is not None:
+            pending.append((test.group(1), test.group(2), last_log))
+        elif (package := _GO_PACKAGE.match(line)) is not None:
+            status, name = package.group(1), package.group(2)
+            leaves = {case for _, case, _ in pending}
+            for outcome, case, reason in pending:
+                if any(other.startswith(case + "/") for other in leaves):
+                    continue  # a test with subtests: its subtests are counted
+                test_id = f"{name}.{case}"
+                if outcome == "PASS":
+                    observed.ok(test_id)
+                elif outcome == "FAIL":
+                    observed.fail(test_id)
+                else:
+                    observed.skip(test_id, reason)
+            if status == "FAIL" and not any(outcome == "FAIL" for outcome, _, _ in pending):
+                observed.fail(f"{name} {package.group(3) or '(package failed)'}".strip())
+            pending = []
+        if (log := _GO_LOG.match(line)) is not None:
+            last_log = log.group(1).strip()
+        elif test is not None or line.startswith("=== RUN"):
+            last_log = ""
+    return observed
+
+
+def cargo_test(output: str) -> Observed | None:
+    if not _CARGO_RUNNING.search(output):
+        return None
+    observed = Observed("cargo test")
+    target = ""
+    for line in output.splitlines():
+        if (section := _CARGO_TARGET.match(line)) is not None:
+            target = section.group(1) or f"doc-tests {section.group(2)}"
+        elif (test := _CARGO_TEST.match(line)) is not None:
+            test_id = f"{target}::{test.group(1)}" if target else test.group(1)
+            if test.group(2) == "ok":
+                observed.ok(test_id)
+            elif test.group(2) == "FAILED":
+                observed.fail(test_id)
+            else:
+                observed.skip(test_id, (test.group(3) or "").strip())
+    return observed

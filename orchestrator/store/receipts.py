@@ -1,0 +1,93 @@
+"""Receipts: what a task's approved attempt cost against everything else it spent, and a feature's totals.
+
+Pure functions over the run's facts (a task's history and result), so the graph, the reports, `status`, `show`
+and `stats` all show the same figures, and a task's receipt always adds up to its cost."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from orchestrator.facts import SUCCESS, Receipt
+
+KINDS = ("rejected_usd", "retries_usd", "conflicts_usd", "replans_usd", "unjudged_usd")
+"""The kinds of spend beside the approved attempt: turns the reviewers sent back (or a task that never got
+approved), repeated sessions within a turn, conflict-resolution sessions, the planner's replans, and sessions
+that ended without a judgement (a failed session, a question)."""
+_CONFLICT_ROLES = frozenset({"conflict", "resolver", "merge"})
+
+
+def _round(value: float) -> float:
+    return round(value, 6)
+
+
+def empty() -> Receipt:
+    return Receipt(approved_cost_usd=0.0, approved_turns=0, other_cost_usd=0.0, other_turns=0,
+                   other=dict.fromkeys(KINDS, 0.0), replans=0)
+
+
+def task_receipt(history: Iterable[Mapping[str, Any]], status: str, turns: int, cost_usd: float,
+                 *, replan_cost_usd: float = 0.0, replans: int = 0) -> Receipt:
+    """A task's receipt from its history: the approved turn's sessions (a successful task's last turn) against
+    the rest. Whatever the history doesn't itemise (a session that ended without a judgement) is `unjudged`,
+    so the two sides add up to `cost_usd` (which includes `replan_cost_usd`)."""
+    entries = list(history)
+    approved_turn = turns if status in SUCCESS else None
+    receipt = empty()
+    approved = 0.0
+    for entry in entries:
+        cost = float(entry.get("cost_usd") or 0.0)
+        retry = min(float(entry.get("retry_cost_usd") or 0.0), cost)
+        receipt["other"]["retries_usd"] += retry
+        if str(entry.get("role")) in _CONFLICT_ROLES:
+            receipt["other"]["conflicts_usd"] += cost - retry
+        elif entry.get("turn") == approved_turn:
+            approved += cost - retry
+        else:
+            receipt["other"]["rejected_usd"] += cost - retry
+    receipt["other"]["replans_usd"] = replan_cost_usd
+    itemised = sum(receipt["other"].values())
+    receipt["other"]["unjudged_usd"] = max(0.0, cost_usd - approved - itemised)
+    receipt["other"] = {kind: _round(value) for kind, value in receipt["other"].items()}
+    receipt["approved_cost_usd"] = _round(approved)
+    receipt["other_cost_usd"] = _round(max(0.0, cost_usd - approved))
+    receipt["approved_turns"] = 1 if approved_turn else 0
+    receipt["other_turns"] = max(0, turns - receipt["approved_turns"])
+    receipt["replans"] = replans
+    return receipt
+
+
+def of_result(result: Mapping[str, Any]) -> Receipt:
+    """The receipt a result carries; an older result without one: everything it cost as `unjudged`."""
+    found = result.get("receipt")
+    if isinstance(found, dict) and "approved_cost_usd" in found:
+        return Receipt(**{**empty(), **found})
+    return task_receipt([], str(result.get("status", "")), int(result.get("turns", 0) or 0),
+                        float(result.get("cost_usd", 0.0) or 0.0))
+
+
+def total(receipts: Iterable[Receipt]) -> Receipt:
+    """A feature's receipt: the sum of its tasks'."""
+    summed = empty()
+    for receipt in receipts:
+        for key in ("approved_cost_usd", "other_cost_usd"):
+            summed[key] += float(receipt[key])
+        for key in ("approved_turns", "other_turns", "replans"):
+            summed[key] += int(receipt[key])  # type: ignore[literal-required]
+        for kind, value in receipt["other"].items():
+            summed["other"][kind] = summed["other"].get(kind, 0.0) + float(value)
+    summed["approved_cost_usd"] = _round(summed["approved_cost_usd"])
+    summed["other_cost_usd"] = _round(summed["other_cost_usd"])
+    summed["other"] = {kind: _round(value) for kind, value in summed["other"].items()}
+    return summed
+
+
+def describe(receipt: Receipt) -> str:
+    """"approved attempt $0.0200 (1 turn); everything else $0.0400 (2 turns: rejected $0.0300, retries $0.0100)"."""
+    parts = [f"{kind.removesuffix('_usd')} ${value:.4f}" for kind, value in receipt["other"].items() if value]
+    other = f"{receipt['other_turns']} turn{'s' if receipt['other_turns'] != 1 else ''}"
+    if receipt["replans"]:
+        other += f", {receipt['replans']} replan{'s' if receipt['replans'] != 1 else ''}"
+    return (f"approved attempt ${receipt['approved_cost_usd']:.4f} ({receipt['approved_turns']} turn"
+            f"{'s' if receipt['approved_turns'] != 1 else ''}); everything else ${receipt['other_cost_usd']:.4f}"
+            f" ({other}{': ' + ', '.join(parts) if parts else ''})")

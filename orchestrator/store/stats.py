@@ -1,0 +1,131 @@
+"""The loop's scorecard (`autobuild stats`): every feature in the store, read-only, measured against the seed's
+targets (>= 70% of tasks completed without a human, <= 4 turns per approved task, no false approvals).
+
+`task_facts` reads what the checkpoints hold per task; `scorecard` is a pure function of those facts, so its
+figures can be checked exactly."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+from orchestrator.errors import InputError
+from orchestrator.facts import SUCCESS, Receipt
+from orchestrator.jsonout import iso_utc, usd
+from orchestrator.store import inspection, receipts
+from orchestrator.store.checkpoints import CheckpointStore
+
+TARGETS = {"completed_without_human_pct": 70.0, "turns_per_approved_task": 4.0, "false_approvals_missed": 0}
+"""The seed's bar for the loop itself."""
+NOT_COUNTED = frozenset({"skipped", "replaced"})
+"""Outcomes that are not a task's own result: a task that never ran, and one the planner split into others
+(its replacements are counted instead; the split itself shows as a replan)."""
+
+
+@dataclass
+class TaskFacts:
+    """What the scorecard needs of one finished task."""
+
+    feature: str
+    task: str
+    status: str
+    turns: int
+    cost_usd: float
+    started: float | None = None
+    answers: int = 0
+    """Questions a human answered during the task."""
+    false_approvals: int = 0
+    claims_contradicted: int = 0
+    violations: int = 0
+    replans: int = 0
+    receipt: Receipt | None = None
+    """None: computed from status, turns and cost (everything as `unjudged`)."""
+
+
+def parse_since(text: str | None) -> float | None:
+    """`--since 2026-11-01` (or any ISO-8601 time; a date is midnight UTC) as epoch seconds."""
+    if not text:
+        return None
+    try:
+        moment = datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        raise InputError(f"--since {text!r} is not a date: use YYYY-MM-DD or an ISO-8601 time") from None
+    return (moment if moment.tzinfo else moment.replace(tzinfo=UTC)).timestamp()
+
+
+def task_facts(store: CheckpointStore) -> list[TaskFacts]:
+    """Every finished task of every feature thread in the store (tasks still running are left out)."""
+    found = []
+    with store.reader() as reader:
+        threads = reader.threads()
+    for thread in threads:
+        results = inspection.task_results(store, thread)
+        states = inspection.task_facts(store, thread)
+        for task_id, result in sorted(results.items()):
+            state = states.get(task_id, {})
+            receipt = receipts.of_result(result)
+            found.append(TaskFacts(
+                feature=thread, task=task_id, status=str(result.get("status", "")),
+                turns=int(result.get("turns", 0) or 0), cost_usd=float(result.get("cost_usd", 0.0) or 0.0),
+                started=float(state["started"]) if state.get("started") else None,
+                answers=len(state.get("answers") or {}),
+                false_approvals=int(result.get("false_approvals", 0) or 0),
+                claims_contradicted=int(result.get("claims_contradicted", 0) or 0),
+                violations=len(state.get("violations") or []),
+                replans=max(int(receipt["replans"]), 1 if result.get("status") == "replaced" else 0),
+                receipt=receipt,
+            ))
+    return found
+
+
+def _ratio(part: float, whole: float, digits: int = 1) -> float | None:
+    return round(part / whole, digits) if whole else None
+
+
+def scorecard(facts: Iterable[TaskFacts], since: float | None = None) -> dict[str, Any]:
+    """The figures, from the finished tasks started at or after `since` (every one without it)."""
+    chosen = [f for f in facts if since is None or (f.started is not None and f.started >= since)]
+    counted = [f for f in chosen if f.status not in NOT_COUNTED]
+    approved = [f for f in counted if f.status in SUCCESS]
+    unattended = [f for f in approved if f.answers == 0]
+    outcomes: dict[str, int] = {}
+    for fact in chosen:
+        outcomes[fact.status] = outcomes.get(fact.status, 0) + 1
+    cost = sum(f.cost_usd for f in chosen)
+    turns_per_approved = _ratio(sum(f.turns for f in approved), len(approved), 2)
+    first_turn = sum(1 for f in approved if f.turns == 1)
+    unverified = sum(1 for f in approved if f.status == "approved-unverified")
+    without_human = _ratio(100.0 * len(unattended), len(counted))
+    return {
+        "since": iso_utc(since) if since is not None else None,
+        "features": len({f.feature for f in chosen}),
+        "tasks": len(counted),
+        "approved": len(approved),
+        "outcomes": dict(sorted(outcomes.items())),
+        "completed_without_human": len(unattended),
+        "completed_without_human_pct": without_human,
+        "turns_per_approved_task": turns_per_approved,
+        "first_turn_approvals": first_turn,
+        "first_turn_approval_pct": _ratio(100.0 * first_turn, len(approved)),
+        "false_approvals_caught": sum(f.false_approvals for f in chosen),
+        "unverified_approvals": unverified,
+        "claims_contradicted": sum(f.claims_contradicted for f in chosen),
+        "contract_violations": sum(f.violations for f in chosen),
+        "replans": sum(f.replans for f in chosen),
+        "cost_usd": usd(cost),
+        "cost_per_approved_task_usd": usd(cost / len(approved)) if approved else None,
+        "receipt": receipts.total(f.receipt or receipts.of_result(
+            {"status": f.status, "turns": f.turns, "cost_usd": f.cost_usd}) for f in chosen),
+        "targets": {
+            "completed_without_human_pct": {"target": f">= {TARGETS['completed_without_human_pct']:.0f}%",
+                                            "met": None if without_human is None else
+                                            without_human >= TARGETS["completed_without_human_pct"]},
+            "turns_per_approved_task": {"target": f"<= {TARGETS['turns_per_approved_task']:.0f}",
+                                        "met": None if turns_per_approved is None else
+                                        turns_per_approved <= TARGETS["turns_per_approved_task"]},
+            "false_approvals": {"target": "none gets through (the gate catches them; unverified approvals can't"
+                                          " be checked)", "met": unverified == 0},
+        },
+    }

@@ -1,0 +1,82 @@
+"""The scorecard's figures from known task facts, exactly (the store reading is covered in tests/graph)."""
+
+from __future__ import annotations
+
+import pytest
+
+from orchestrator.errors import InputError
+from orchestrator.facts import run_order, settled
+from orchestrator.store import receipts
+from orchestrator.store.stats import TaskFacts, parse_since, scorecard
+from tests import schemas
+
+DAY = 86400.0
+FACTS = [
+    TaskFacts("FEAT-001", "T1", "approved", turns=1, cost_usd=0.10, started=10 * DAY),
+    TaskFacts("FEAT-001", "T2", "approved", turns=3, cost_usd=0.30, started=10 * DAY, false_approvals=1,
+              claims_contradicted=2, violations=3),
+    TaskFacts("FEAT-001", "T3", "approved-unverified", turns=2, cost_usd=0.20, started=10 * DAY, answers=1),
+    TaskFacts("FEAT-001", "T4", "failed", turns=10, cost_usd=1.00, started=10 * DAY, violations=1),
+    TaskFacts("FEAT-001", "T5", "skipped", turns=0, cost_usd=0.0, started=10 * DAY),
+    TaskFacts("FEAT-002", "T1", "replaced", turns=10, cost_usd=0.40, started=20 * DAY, replans=1),
+    TaskFacts("FEAT-002", "T1-R1-1", "approved", turns=1, cost_usd=0.05, started=20 * DAY),
+    TaskFacts("FEAT-002", "T1-R1-2", "approved", turns=2, cost_usd=0.15, started=20 * DAY),
+]
+
+
+def test_scorecard_gives_the_exact_figures() -> None:
+    card = scorecard(FACTS)
+    assert card["features"] == 2
+    assert card["tasks"] == 6, "skipped and replaced tasks are not counted as tasks"
+    assert card["approved"] == 5
+    assert card["outcomes"] == {"approved": 4, "approved-unverified": 1, "failed": 1, "replaced": 1, "skipped": 1}
+    assert card["completed_without_human"] == 4  # T3 needed a human's answer
+    assert card["completed_without_human_pct"] == 66.7
+    assert card["turns_per_approved_task"] == 1.8  # (1 + 3 + 2 + 1 + 2) / 5
+    assert (card["first_turn_approvals"], card["first_turn_approval_pct"]) == (2, 40.0)
+    assert card["false_approvals_caught"] == 1 and card["unverified_approvals"] == 1
+    assert card["claims_contradicted"] == 2 and card["contract_violations"] == 4
+    assert card["replans"] == 1
+    assert card["cost_usd"] == 2.2 and card["cost_per_approved_task_usd"] == 0.44
+    assert card["targets"]["completed_without_human_pct"]["met"] is False
+    assert card["targets"]["turns_per_approved_task"]["met"] is True
+    assert card["targets"]["false_approvals"]["met"] is False, "an unverified approval can't be ruled out"
+    total = card["receipt"]
+    assert total["approved_cost_usd"] + total["other_cost_usd"] == pytest.approx(2.2)
+    schemas.valid("stats", {"schema_version": 1, "store": "db.sqlite", **card})
+
+
+def test_since_keeps_the_tasks_started_from_that_day() -> None:
+    card = scorecard(FACTS, since=parse_since("1970-01-15"))
+    assert card["since"] == "1970-01-15T00:00:00.000Z"
+    assert card["features"] == 1 and card["tasks"] == 2 and card["approved"] == 2
+    assert card["completed_without_human_pct"] == 100.0 and card["turns_per_approved_task"] == 1.5
+    assert card["cost_per_approved_task_usd"] == 0.3  # the replaced task's 0.40 is part of what they cost
+
+
+def test_an_empty_store_has_no_ratios() -> None:
+    card = scorecard([])
+    assert card["tasks"] == 0 and card["completed_without_human_pct"] is None
+    assert card["turns_per_approved_task"] is None and card["cost_per_approved_task_usd"] is None
+    assert card["targets"]["completed_without_human_pct"]["met"] is None
+    assert card["receipt"] == receipts.empty()
+
+
+def test_a_bad_since_is_a_usage_error() -> None:
+    with pytest.raises(InputError, match="--since 'last week' is not a date"):
+        parse_since("last week")
+
+
+def test_a_replaced_task_is_settled_when_its_replacements_are() -> None:
+    results = {"T1": {"status": "replaced", "replaced_by": ["T1-R1-1", "T1-R1-2"]},
+               "T1-R1-1": {"status": "approved"}, "T1-R1-2": {"status": "approved-unverified"}}
+    assert settled(results, "T1")
+    assert not settled(results | {"T1-R1-2": {"status": "failed"}}, "T1")
+    assert not settled(results | {"T1": {"status": "replaced", "replaced_by": []}}, "T1")
+    assert not settled(results, "T2"), "a task without a result did not get done"
+
+
+def test_the_run_order_puts_replacements_right_after_the_task_they_replace() -> None:
+    results = {"A": {"status": "replaced", "replaced_by": ["A-R1-1", "A-R1-2"]},
+               "A-R1-2": {"status": "replaced", "replaced_by": ["A-R1-2-R2-1"]}}
+    assert run_order(["A", "B"], results) == ["A", "A-R1-1", "A-R1-2", "A-R1-2-R2-1", "B"]
