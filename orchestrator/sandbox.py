@@ -104,12 +104,21 @@ def _caches(private: Path) -> dict[str, str]:
     }
 
 
+# Measured: in the run's venv layered over the user's, `pip install -e .` first uninstalls the user's editable
+# install it sees through the layer (a write into the user's venv, refused by the sandbox); installing without
+# uninstalling puts the new one in the run's venv only, ahead of the user's.
+_LAYERED_PIP = {"PIP_IGNORE_INSTALLED": "1"}
+
+
 def agent_env(worktree: Path) -> dict[str, str]:
     """The tool caches of an agent's sandboxed Bash (its home is read-only there: npm, pip and go would fail or
     run uncached); a layered CARGO_HOME needs bind mounts, so cargo keeps the user's, read-only."""
     private = worktree.parent / SANDBOX_FOLDER
     env = {key: value for key, value in _caches(private).items() if key not in ("CARGO_HOME", "TMPDIR")}
     # Go's module cache is read-only by default: `clean` could not remove the run's.
+    run_venv = worktree.parent / ENV_FOLDER / "venv"
+    if (run_venv / "pyvenv.cfg").is_file():  # an agent's bare `pip` installs into the run's venv, not the user's
+        env.update(_LAYERED_PIP, PIP_PREFIX=str(run_venv))
     return env | {"GOFLAGS": f"{os.environ.get('GOFLAGS', '')} -modcacherw".strip()}
 
 
@@ -124,6 +133,10 @@ def for_worktree(worktree: Path, extra: Sequence[Path] = ()) -> Sandbox:
         # No run venv layered over the user's: pip installs (setup's, a test's) go to the run's own folder,
         # never into the user's read-only venv.
         env["PIP_TARGET"] = str(run_env / "site-packages")
+    else:
+        # The layered venv has no pip of its own: a bare `pip` is the user's, which installs into the user's
+        # venv; the prefix sends it to the run's.
+        env.update(_LAYERED_PIP, PIP_PREFIX=str(run_env / "venv"))
     return Sandbox((worktree, *_git_paths(worktree), run_env, private, *extra), private / "tmp", env, (root,))
 
 

@@ -48,7 +48,8 @@ async def test_a_gate_that_moves_the_users_branch_and_edits_their_files_is_refus
     assert "README.md: Read-only file system" in gates[-1]["output"]
     assert "refs/heads/main" in gates[-1]["output"]
     refused = [event for event in run.events if event["event"] == "sandbox_refused"]
-    assert {event.get("task") for event in refused} == {"A", None}, "the task's gate and the integration gate"
+    # The task's gate (the integration gate may reuse its run of the same tree from the gate cache).
+    assert "A" in {event.get("task") for event in refused}
     assert all(any("README.md" in line for line in event["refused"]) for event in refused)
 
 
