@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import shutil
 import subprocess
 import sys
@@ -20,7 +19,7 @@ from agents.testing.scripted_agents import ScriptedAgents, Turn, approve, writes
 from orchestrator import sandbox
 from orchestrator.cli.demo import git, make_sample_repo
 from orchestrator.repo.lock import lock_path, repo_lock
-from tests.graph.harness import CALC_FILES, Workflow, plan, task
+from tests.graph.harness import CALC_FILES, Workflow, plan, task, unsandboxed
 
 
 def user_view(repo: Path) -> tuple[str, ...]:
@@ -43,16 +42,6 @@ def in_worktree(*command: str) -> Any:
 def in_checkout(repo: Path, *command: str) -> Any:
     """A callback run while the player's session runs: the user working in their own checkout meanwhile."""
     return lambda _worktree: subprocess.run(list(command), cwd=repo, check=True, capture_output=True)
-
-
-def unsandboxed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """A machine where bubblewrap can't start a sandbox (a fake `bwrap` first on PATH that fails its probe)."""
-    folder = tmp_path / "no-bwrap"
-    folder.mkdir()
-    fake = folder / "bwrap"
-    fake.write_text("#!/bin/sh\necho 'bwrap: No permissions to creating new namespace' >&2\nexit 1\n")
-    fake.chmod(0o755)
-    monkeypatch.setenv("PATH", f"{folder}{os.pathsep}{os.environ['PATH']}")
 
 
 USER = ("-c", "user.name=Me", "-c", "user.email=me@example.com")
