@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 from pathlib import Path
 
 from langgraph.runtime import RunControl
@@ -66,11 +65,12 @@ async def test_autonomous_question_aborts_cleanly(tmp_path: Path) -> None:
 
 async def test_drain_stops_at_a_step_boundary_and_resume_finishes_without_redoing_work(tmp_path: Path) -> None:
     repo = repo_with(tmp_path, task("A"), task("B", "A"))
-    agents = ScriptedAgents({("player", "A"): writes({"calc/a.py": "A = 1\n"}, delay_s=0.5),
+    control = RunControl()
+    # The drain is asked for while A's player step runs (not after a fixed delay, which a slow start would miss).
+    agents = ScriptedAgents({("player", "A"): writes({"calc/a.py": "A = 1\n"}, delay_s=0.5,
+                                                     effect=lambda _worktree: control.request_drain()),
                              ("player", "B"): writes({"calc/b.py": "B = 1\n"}), "coach": approve()})
     workflow = Workflow(repo, agents)
-    control = RunControl()
-    asyncio.get_running_loop().call_later(0.2, control.request_drain)
     first = await workflow.run(control=control)
     assert first.output is None
     assert len(agents.prompts_of("player", "A")) == 1, "the running step finished"
