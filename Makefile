@@ -18,6 +18,9 @@ $(STAMP): pyproject.toml
 	@# The layout tests check a repo whose Git LFS objects are missing: Debian's git-lfs when it is missing.
 	@command -v git-lfs >/dev/null 2>&1 || \
 		{ apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq git-lfs >/dev/null; }
+	@# The gate, setup and agents' Bash run sandboxed: bubblewrap, and socat for Claude Code's sandbox network proxy.
+	@command -v bwrap >/dev/null 2>&1 && command -v socat >/dev/null 2>&1 || \
+		{ apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq bubblewrap socat >/dev/null; }
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
 	$(BIN)/python -m pip install -q -e '.[dev]'

@@ -43,6 +43,11 @@ class SessionRequest:
     limit_gate: UsageLimitGate | None = None
     resume_session: str | None = None
     """Continue this CLI session (by id) instead of starting a new one: a retry after a transient failure."""
+    sandbox_writable: tuple[Path, ...] | None = None
+    """Bash runs in Claude Code's sandbox, writable: the worktree, its git admin folder, the object store and
+    these; None: unsandboxed."""
+    env: dict[str, str] = field(default_factory=dict)
+    """Extra environment for the session's commands (ours wins where they overlap)."""
     trace_metadata: dict[str, str] = field(default_factory=dict)
     """What the session's LangSmith run carries besides role, task and turn (e.g. the feature id), when on."""
 

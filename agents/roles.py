@@ -34,6 +34,11 @@ class SessionSettings:
     writes (a CLAUDE.md it wrote must not instruct the coach). None: the session's own folder."""
     trace_metadata: dict[str, str] = field(default_factory=dict)
     """Metadata of the sessions' LangSmith runs when tracing is on (e.g. the feature id)."""
+    sandbox_writable: tuple[Path, ...] | None = None
+    """Run Bash in Claude Code's sandbox, writable beyond the worktree only here (the run's env, caches);
+    None: no sandbox (bubblewrap can't run here)."""
+    env: dict[str, str] = field(default_factory=dict)
+    """Extra environment of the session's commands (the run's tool caches)."""
 
 
 @dataclass
@@ -227,6 +232,8 @@ def _request(
         on_event=settings.on_event,
         limit_gate=settings.limit_gate,
         trace_metadata=dict(settings.trace_metadata),
+        sandbox_writable=settings.sandbox_writable,
+        env=dict(settings.env),
         **extra,
     )
 

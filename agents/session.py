@@ -6,6 +6,7 @@ import asyncio
 import contextlib
 import dataclasses
 import functools
+import json
 import os
 import shutil
 import tempfile
@@ -25,7 +26,7 @@ from claude_agent_sdk import (
 from claude_agent_sdk import ClaudeSDKError as _SDKError
 from tenacity import RetryCallState
 
-from agents import reaper, tracing
+from agents import reaper, sandbox, tracing
 from agents.errors import AgentSetupError
 from agents.limits import UsageLimitExceeded, limit_hit
 from agents.markers import has_promise, parse_blocker
@@ -168,11 +169,21 @@ def find_cli(cli_path: str | None) -> str:
     return cli
 
 
+def _settings(request: SessionRequest) -> str | None:
+    """The flag settings: the project's hooks when asked for, and the sandbox."""
+    if request.sandbox_writable is None:
+        return request.extra_settings
+    settings = json.loads(request.extra_settings) if request.extra_settings else {}
+    settings["sandbox"] = sandbox.settings(request.cwd, request.sandbox_writable)
+    return json.dumps(settings)
+
+
 def _options(
     request: SessionRequest, recorder: ToolRecorder, policy: ToolPolicy, tag: str, questions: QuestionGate
 ) -> ClaudeAgentOptions:
     cli = find_cli(request.cli_path)
     env = {
+        **request.env,
         # bypassPermissions is refused as root without this; our PreToolUse policy still applies.
         "IS_SANDBOX": "1",
         "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
@@ -181,6 +192,8 @@ def _options(
         # One retry layer: ours (retry.py). The CLI would otherwise retry 10x over ~3 minutes.
         "CLAUDE_CODE_MAX_RETRIES": "0",
         reaper.SESSION_TAG_ENV: tag,
+        # A `prepare` script (husky) an agent's install runs would write core.hooksPath into the shared config.
+        "HUSKY": "0",
     }
     return ClaudeAgentOptions(
         cwd=str(request.cwd),
@@ -198,7 +211,7 @@ def _options(
         strict_mcp_config=True,
         max_turns=request.limits.max_turns,
         resume=request.resume_session,
-        settings=request.extra_settings,
+        settings=_settings(request),
         max_budget_usd=request.limits.max_budget_usd,
         model=request.model,
         env=env,
@@ -306,7 +319,8 @@ def _conclude(
     """Attach the tool calls, denials, structured report and markers to the result."""
     result.tool_calls = list(recorder.calls)
     explained = {denial.split(":", 1)[0] for denial in policy.denials}
-    unexplained = [d for d in result.permission_denials if d.split(":", 1)[0] not in explained]
+    unexplained = [d for d in result.permission_denials
+                   if d.split(":", 1)[0] not in explained or "sandbox refused" in d]
     result.permission_denials = [*policy.denials, *unexplained]
     report_tool = {"player": "report_progress", "coach": "record_decision", "planner": "submit_plan"}
     reports = recorder.accepted(report_tool.get(request.role, ""))

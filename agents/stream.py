@@ -24,6 +24,7 @@ from claude_agent_sdk import (
 from agents.limits import quota_windows
 from agents.policy import WRITE_TOOLS
 from agents.request import SessionRequest, emit
+from agents.sandbox import refusals as sandbox_refusals
 from agents.tools import PREFIX, TOOL_OWNERS, ToolRecorder, role_tools
 from agents.types import AgentResult
 
@@ -96,7 +97,8 @@ class Collector:
         elif isinstance(message, UserMessage) and isinstance(message.content, list):
             for block in message.content:
                 if isinstance(block, ToolResultBlock):
-                    self.pending_tools.pop(block.tool_use_id, None)
+                    tool = self.pending_tools.pop(block.tool_use_id, None)
+                    result.permission_denials += sandbox_refusals(tool, block.content)
         elif isinstance(message, ResultMessage):
             self._final(message)
         elif isinstance(message, RateLimitEvent):
@@ -172,3 +174,4 @@ def _tool_detail(block: ToolUseBlock) -> str:
     value = block.input.get("command") or block.input.get("file_path") or block.input.get("pattern") or ""
     first_line = str(value).strip().splitlines()[0] if str(value).strip() else ""
     return first_line if len(first_line) <= 100 else first_line[:99] + "…"
+

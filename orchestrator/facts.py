@@ -225,6 +225,8 @@ class TaskState(TypedDict, total=False):
     answers: dict[str, str]
     history: Annotated[list[HistoryEntry], append_list]
     violations: Annotated[list[str], append_list]
+    user_changes: Annotated[list[str], append_list]
+    """Changes the user made to their repository during a session (kept, never reverted), for the report."""
     cost_usd: float
     blocker_hashes: list[str]
     stall_count: int

@@ -11,6 +11,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from orchestrator import sandbox as sandboxing
+from orchestrator.sandbox import Sandbox
+
 _GRACE_S = 3.0
 
 
@@ -107,6 +110,21 @@ async def _terminate(proc: asyncio.subprocess.Process) -> None:
         await proc.wait()
 
 
-async def run_shell(command: str, cwd: Path, timeout: float, env: Mapping[str, str] | None = None) -> Completed:
-    """A user-supplied command line (a plan's `verify`), run by bash."""
-    return await run_async(["bash", "-c", command], cwd, timeout, env)
+async def run_shell(command: str, cwd: Path, timeout: float, env: Mapping[str, str] | None = None,
+                    sandbox: Sandbox | None = None) -> Completed:
+    """A user-supplied command line (a plan's `verify`, a `setup`), run by bash; under `sandbox` (when bwrap
+    runs here) it can only write there, and what the sandbox refused is named at the end of its output."""
+    if sandbox is None or not sandboxing.available():
+        return await run_async(["bash", "-c", command], cwd, timeout, env)
+    base = dict(os.environ) if env is None else dict(env)
+    full = base | dict(sandbox.env)
+    if "GOMODCACHE" in sandbox.env:  # go's module cache is read-only by default: `clean` could not remove it
+        full["GOFLAGS"] = f"{base.get('GOFLAGS', '')} -modcacherw".strip()
+    if target := sandbox.env.get("PIP_TARGET"):  # what pip installed there is importable after the run's code
+        full["PYTHONPATH"] = os.pathsep.join(filter(None, [full.get("PYTHONPATH", ""), target]))
+    done = await run_async(sandboxing.wrap(["bash", "-c", command], cwd, sandbox), cwd, timeout, full)
+    refused = sandboxing.refusals(done.stdout + "\n" + done.stderr)
+    if not refused:
+        return done
+    note = "\n" + sandboxing.NOTE + " | ".join(refused)
+    return Completed(("bash", "-c", command), done.returncode, done.stdout, done.stderr + note, done.timed_out)

@@ -14,7 +14,7 @@ from typing import Any
 from urllib.parse import urlparse
 
 from agents import AgentError, SessionLimits, SessionSettings, check_model, find_cli
-from orchestrator import jsonout
+from orchestrator import jsonout, sandbox
 from orchestrator.cli.tracing import tracing_check, tracing_endpoint
 from orchestrator.errors import InputError
 from orchestrator.processes import run
@@ -49,11 +49,21 @@ def checks(repo: Path, db: str | None, cli_path: str | None = None, live: bool =
         results.append(_check("checkpoint DB", True, f"{store} (writable)"))
     except (OSError, InputError) as exc:
         results.append(_check("checkpoint DB", False, f"{store}: {exc}"))
+    results.append(_sandbox())
     results.append(_endpoint())
     results.append(_tracing())
     if live:
         results.append(_model_call(repo))
     return results
+
+
+def _sandbox() -> dict[str, Any]:
+    """Can the gate, setup and agents' Bash be sandboxed here (bubblewrap with namespaces, socat)?"""
+    if not sandbox.agents_available():
+        return _check("sandbox", False, sandbox.why_unavailable() + "; a change of yours seen around an agent"
+                                                                     " session then fails its task")
+    return _check("sandbox", True, f"{sandbox.bwrap()} works: the gate, setup and agents' commands can write only"
+                                   " the run's worktrees, environment and caches")
 
 
 def _model_call(repo: Path) -> dict[str, Any]:

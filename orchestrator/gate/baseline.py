@@ -9,6 +9,7 @@ import asyncio
 from collections.abc import Sequence
 from pathlib import Path
 
+from orchestrator import sandbox
 from orchestrator.errors import GateUnusableError
 from orchestrator.facts import GateResult, GateSetup, PackageGate
 from orchestrator.gate.detect import NO_GATE, GateChoice, choose_gate
@@ -44,7 +45,7 @@ async def check_gate(repo: GitRepo, feature_id: str, base_sha: str, *, plan_veri
         notes = await init_submodules(repo, worktree)  # named when the base can't run: a likely cause
         env = gate_env(repo.root, worktree)
         if setup_command:
-            done = await run_shell(setup_command, worktree, timeout_s, env)
+            done = await run_shell(setup_command, worktree, timeout_s, env, sandbox.for_worktree(worktree))
             if not done.ok:
                 why = f"the worktree setup `{setup_command}` fails on the base (exit {done.returncode})"
                 raise GateUnusableError(f"{why} ({base_sha[:10]}): fix it, or pass --setup CMD (or --setup none);"
@@ -54,7 +55,7 @@ async def check_gate(repo: GitRepo, feature_id: str, base_sha: str, *, plan_veri
                                                        notes=notes, judge_by_counts=judge_by_counts)
             base = combine([(p["path"], p["base"]) for p in decided["packages"] if p["base"]], choice.command)
         else:
-            base = await run_gate(choice.command, worktree, timeout_s, env)
+            base = await run_gate(choice.command, worktree, timeout_s, env, sandbox.for_worktree(worktree))
             _refuse(choice.describe(), base, choice.detected, base_sha, notes, judge_by_counts=judge_by_counts)
     finally:
         await repo.remove_worktree(worktree)

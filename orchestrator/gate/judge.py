@@ -12,6 +12,7 @@ from pathlib import Path
 
 from orchestrator.facts import GateResult
 from orchestrator.gate.result import BY_COUNTS, run_gate
+from orchestrator.sandbox import Sandbox
 
 _PYTEST_UNUSABLE = {3: "pytest hit an internal error", 4: "pytest usage error"}
 _USAGE = re.compile(r"^(?:usage: |error: unrecognized arguments|error: unexpected argument|.*: bad option: |"
@@ -103,13 +104,14 @@ def _new(run: GateResult, base: GateResult | None) -> set[str]:
 
 
 async def judged_run(command: str, cwd: Path, timeout_s: float, env: dict[str, str],
-                     base: GateResult | None, *, run: Callable[[], Awaitable[GateResult]] | None = None) -> GateResult:
+                     base: GateResult | None, *, run: Callable[[], Awaitable[GateResult]] | None = None,
+                     sandbox: Sandbox | None = None) -> GateResult:
     """Run the gate and judge it; when tests fail that did not on the base, the command runs once more (the
     whole command, which works for every runner) and only what fails both times counts (flaky tests). `run`
     replaces the plain run of the command (the run's gate cache)."""
 
     async def once() -> GateResult:
-        return await (run() if run is not None else run_gate(command, cwd, timeout_s, env))
+        return await (run() if run is not None else run_gate(command, cwd, timeout_s, env, sandbox))
 
     first = judge(await once(), base)
     if first["passed"] or not _new(first, base):

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from orchestrator import sandbox
 from orchestrator.facts import GateResult, GateSetup, PackageGate
 from orchestrator.gate.environment import gate_env
 from orchestrator.gate.judge import judged_run
@@ -17,7 +18,8 @@ from orchestrator.repo.git import GitRepo
 async def run_package(package: PackageGate, root: Path, worktree: Path, timeout_s: float) -> GateResult:
     """One package's command in its folder of `worktree` (not yet judged)."""
     env = gate_env(root, worktree, package=package["path"])
-    return await run_gate(package["command"], worktree / package["path"], timeout_s, env)
+    return await run_gate(package["command"], worktree / package["path"], timeout_s, env,
+                          sandbox.for_worktree(worktree))
 
 
 def _ids(path: str, ids: list[str]) -> list[str]:
@@ -80,6 +82,7 @@ async def gate_packages(gate: GateSetup, root: Path, worktree: Path, changed: li
         if package["path"] in touched:
             env = gate_env(root, worktree, package=package["path"])
             runs.append((package["path"], await judged_run(package["command"], worktree / package["path"], timeout_s,
-                                                           env, package["base"])))
+                                                           env, package["base"],
+                                                           sandbox=sandbox.for_worktree(worktree))))
     skipped = [p["path"] for p in packages if p["path"] not in touched]
     return combine(runs, str(gate["command"]), skipped)

@@ -18,6 +18,7 @@ from orchestrator.gate.runners.native import cargo_test, go_test
 from orchestrator.gate.runners.node import node_tap
 from orchestrator.gate.runners.python import pytest_summary, unittest_report, unittest_summary
 from orchestrator.processes import run_shell
+from orchestrator.sandbox import Sandbox
 
 BY_IDS, BY_COUNTS, BY_EXIT = "test ids", "counts", "exit status"
 
@@ -46,14 +47,16 @@ def counts_text(passed: int | None, failed: int | None, skipped: int | None) -> 
     return f"{text}, {skipped} skipped" if skipped else text
 
 
-async def run_gate(command: str, cwd: Path, timeout_s: float, env: dict[str, str]) -> GateResult:
+async def run_gate(command: str, cwd: Path, timeout_s: float, env: dict[str, str],
+                   sandbox: Sandbox | None = None) -> GateResult:
     """Run the gate command once in `cwd` and record what it observed (not yet judged against the base:
     `passed` is exit 0, no failing test named, and, for a recognised runner, at least one test run)."""
     with tempfile.TemporaryDirectory(prefix="autobuild-gate-") as tmp:
         run_env, reports = await instrument(env, Path(tmp), cwd)
         # One stream, in the order it was written: runners print a test's section header on one stream and its
         # results on the other (cargo: "Running tests/x.rs" on stderr, "test y ... FAILED" on stdout).
-        completed = await run_shell(f"exec 2>&1\n{command}", cwd, timeout_s, run_env)
+        completed = await run_shell(f"exec 2>&1\n{command}", cwd, timeout_s, run_env,
+                                    sandbox.with_writable(Path(tmp)) if sandbox else None)
         seen = observe(completed.stdout + "\n" + completed.stderr, reports)
     ran_none = seen is not None and seen.total == 0
     failing = seen.failing if seen is not None else None

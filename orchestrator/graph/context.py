@@ -7,14 +7,18 @@ Built once per run by the feature workflow from its input and options, shared by
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
+from langgraph.config import get_stream_writer
 from langgraph.runtime import Runtime
+from langgraph.types import StreamWriter
 
 from agents import Agents, SessionLimits, SessionSettings, TaskBrief
 from agents.limits import UsageLimitGate
+from orchestrator import sandbox
 from orchestrator.errors import InfrastructureError
 from orchestrator.gate import GateResult, GateSetup, gate_env, judged_run, no_gate, run_gate
 from orchestrator.gate.cache import GateCache, cache_key, env_digest, worktree_tree
@@ -23,9 +27,20 @@ from orchestrator.gate.submodules import init_submodules
 from orchestrator.graph.events import EventLog
 from orchestrator.plan.model import FeaturePlan
 from orchestrator.processes import run_shell
+from orchestrator.repo import watch
 from orchestrator.repo.git import GitRepo, feature_branch, task_branch
 from orchestrator.settings import RunOptions
 from orchestrator.store import traces as trace
+
+T = TypeVar("T")
+
+
+def _stream_writer() -> StreamWriter | None:
+    """The running node's stream writer (None outside a graph node)."""
+    try:
+        return get_stream_writer()
+    except RuntimeError:
+        return None
 
 
 @dataclass
@@ -135,7 +150,14 @@ class RunContext:
             project_root=self.repo.root,
             repo_hooks=self.options.repo_hooks,
             trace_metadata={"feature_id": self.feature_id},
+            sandbox_writable=self.agent_writable(task_id) if sandbox.agents_available() else None,
+            env=sandbox.agent_env(self.worktree(task_id)) if sandbox.agents_available() else {},
         )
+
+    def agent_writable(self, task_id: str) -> tuple[Path, ...]:
+        """What an agent's sandboxed Bash may write beyond its worktree: the run's environment and caches."""
+        folder = self.worktree(task_id).parent
+        return (folder / sandbox.ENV_FOLDER, folder / sandbox.SANDBOX_FOLDER)
 
     def events(self, runtime: Runtime[Any]) -> EventLog:
         return EventLog(self.repo.root, self.plan.id, runtime.stream_writer)
@@ -153,7 +175,9 @@ class RunContext:
         command = self.gate["setup"]
         if not command:
             return
-        done = await run_shell(command, worktree, self.options.verify_timeout, gate_env(self.repo.root, worktree))
+        done = await self._watched(f"setup `{command}`", worktree, run_shell(
+            command, worktree, self.options.verify_timeout, gate_env(self.repo.root, worktree),
+            sandbox.for_worktree(worktree)), lambda done: done.stdout + "\n" + done.stderr)
         if not done.ok:
             raise InfrastructureError(f"setup `{command}` failed in {worktree} (exit {done.returncode}):"
                                       f" {done.tail(10)}")
@@ -170,16 +194,20 @@ class RunContext:
         command = command or (self.gate_command(task_id) if task_id else self.gate["command"])
         if command is None:
             return no_gate(self.gate["source"])
+        return await self._watched(f"the gate `{command}`", worktree, self._gated(worktree, task_id, command),
+                                   lambda gate: gate["output"])
+
+    async def _gated(self, worktree: Path, task_id: str | None, command: str) -> GateResult:
         if self.gate.get("packages") and command == self.gate["command"]:  # a monorepo: the packages it touches
             changed = await changed_since(self.repo, worktree, self.feature_branch) if task_id else None
             return await gate_packages(self.gate, self.repo.root, worktree, changed, self.options.verify_timeout)
         env = gate_env(self.repo.root, worktree)
 
-        async def gate() -> GateResult:
-            return await run_gate(command, worktree, self.options.verify_timeout, env)
+        async def gate() -> GateResult:  # sandboxed: it can write only what the run owns
+            return await run_gate(command, worktree, self.options.verify_timeout, env, sandbox.for_worktree(worktree))
 
         if self.gate_cache is None:
-            return await judged_run(command, worktree, self.options.verify_timeout, env, self.gate["base"])
+            return await judged_run(command, worktree, self.options.verify_timeout, env, self.gate["base"], run=gate)
         tree = await worktree_tree(self.repo, worktree)
         key = None if tree is None else cache_key(tree, command, self.gate["setup"],
                                                    env_digest(self.repo.root, worktree, env))
@@ -188,3 +216,21 @@ class RunContext:
         # the second sighting is what the cache may keep.
         return await judged_run(command, worktree, self.options.verify_timeout, env, self.gate["base"],
                                 run=lambda: cache.run(key, gate))
+
+    async def _watched(self, what: str, worktree: Path, running: Awaitable[T], output: Callable[[T], str]) -> T:
+        """A setup or gate run with what the user owns watched around it: a change is noted (event
+        `user_state_changed`), never reverted; what the sandbox refused is named in the command's output and
+        an event `sandbox_refused`."""
+        before = await watch.take(self.repo)
+        result: T | None = None
+        try:
+            result = await running
+            return result
+        finally:
+            events = EventLog(self.repo.root, self.plan.id, _stream_writer())
+            task = worktree.name if worktree.name in self.plan.task_ids() else None
+            if changes := await watch.since(self.repo, before):
+                events("user_state_changed", task, changes=changes, during=what, reverted=False,
+                       sandboxed=sandbox.available())
+            if result is not None and (refused := sandbox.refusals(output(result))):
+                events("sandbox_refused", task, refused=refused, during=what)

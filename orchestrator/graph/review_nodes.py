@@ -55,7 +55,8 @@ async def coach(state: TaskState, runtime: Runtime[RunContext]) -> TaskState:
             result = await agent.run(lambda settings: ctx.agents.coach(data, settings))
     # The coach only reads and runs tests; whatever its commands left behind is discarded.
     await ctx.repo.reset(agent.worktree, state["head_sha"])
-    update = TaskState(cost_usd=agent.spent, violations=agent.record_violations(extra))
+    update = TaskState(cost_usd=agent.spent, violations=agent.record_violations(extra),
+                       user_changes=agent.user_changes)
     if (note := hung_command_note("coach", result)) and not agent.tampering():
         agent.events("command_hung", task_id, turn=turn, role="coach", commands=result.stuck_commands)
         review = Review(turn=turn, reviewer="coach", verdict="feedback", rationale=note, items=[], notes=[note],

@@ -78,7 +78,7 @@ async def player(state: TaskState, runtime: Runtime[RunContext]) -> TaskState:
         ), settings)
 
     result = await agent.run(session)
-    cost = TaskState(cost_usd=agent.spent)
+    cost = TaskState(cost_usd=agent.spent, user_changes=agent.user_changes)
     if stop := agent.tampering():
         return cost | TaskState(stop=stop)
     if result.question is not None:

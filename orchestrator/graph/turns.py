@@ -13,7 +13,7 @@ from orchestrator.errors import InfrastructureError
 from orchestrator.graph.context import RunContext
 from orchestrator.graph.events import EventLog
 from orchestrator.graph.state import HistoryEntry, Stop, TaskState
-from orchestrator.repo import guard
+from orchestrator.repo import watch
 
 FAILURE_REASONS = {
     "max_turns": "the agent session hit its max turns",
@@ -90,6 +90,26 @@ class TurnSessions:
                             retry_cost_usd=round(sum(result.cost_usd for result in self.results[:-1]), 6))
 
 
+_SANDBOXED_SESSIONS: dict[Path, tuple[int, list[Path]]] = {}
+"""Per repo: how many sandboxed sessions run now, and the sandbox's stub paths that were absent before the first."""
+
+
+async def _sandboxed(repo: Path, call: Awaitable[AgentResult]) -> AgentResult:
+    """A sandboxed session; when the last one of the repo ends, the empty mount points Claude Code's sandbox
+    left in the shared git dir are removed (only those absent before; never while another session uses them).
+    The bookkeeping has no await in it (a dozen stat calls): sessions starting and ending can't interleave."""
+    count, absent = _SANDBOXED_SESSIONS.get(repo, (0, []))
+    _SANDBOXED_SESSIONS[repo] = (count + 1, absent if count else watch.absent_stubs(repo))
+    try:
+        return await call
+    finally:
+        count, absent = _SANDBOXED_SESSIONS.pop(repo)
+        if count > 1:
+            _SANDBOXED_SESSIONS[repo] = (count - 1, absent)
+        else:
+            watch.remove_stubs(absent)
+
+
 class AgentTurn:
     """Runs a role's sessions for one turn of one task, with every guard the graph owes each session."""
 
@@ -101,6 +121,9 @@ class AgentTurn:
         self.task_id = state["task_id"]
         self.sessions = TurnSessions(role, state["turn"])
         self.user_state_changes: list[str] = []
+        """Changes of the user's seen around an unsandboxed session: they fail the task (nothing is reverted)."""
+        self.user_changes: list[str] = []
+        """Changes of the user's seen around a sandboxed session: the user's own work, kept and noted."""
         self.ctx.spend.record(self.task_id, self.spent)
 
     @property
@@ -123,28 +146,40 @@ class AgentTurn:
 
     async def run(self, call: Callable[[SessionSettings], Awaitable[AgentResult]]) -> AgentResult:
         """One session on the worktree exactly as checkpointed (a resumed node starts where it started; a
-        worktree that went missing is recreated first), with the user's refs, HEAD and index guarded."""
+        worktree that went missing is recreated first), with what the user owns watched around it. Under the
+        sandbox the agent can't write any of it, so a change is the user's: kept and noted. Without it the change
+        can't be told from the agent's: it fails the task with the evidence. Nothing is ever reverted."""
         repo = self.ctx.repo
         await self.ctx.ensure_worktree(self.worktree, self.state["branch"], self.state["head_sha"])
         await repo.reset(self.worktree, self.state["head_sha"])
         settings = self.ctx.session_settings(self.role, self.task_id, self.spent, self.events)
-        before = await guard.snapshot(repo)
+        before = await watch.take(repo)
         try:
-            result = await call(settings)
+            sandboxed = settings.sandbox_writable is not None
+            result = await (_sandboxed(repo.root, call(settings)) if sandboxed else call(settings))
         finally:
-            changes = await guard.restore(repo, before, f"{self.task_id}-turn{self.sessions.turn}-{self.role}")
-        if changes:
+            changes = await watch.since(repo, before)
+        turn = self.sessions.turn
+        if changes and settings.sandbox_writable is not None:
+            self.user_changes += [f"during turn {turn} {self.role}: {change}" for change in changes]
+            self.events("user_state_changed", self.task_id, turn=turn, role=self.role, changes=changes,
+                        during=f"{self.role} session", reverted=False)
+        elif changes:
             self.user_state_changes += changes
-            self.events("repo_tampering", self.task_id, turn=self.sessions.turn, role=self.role, changes=changes)
+            self.events("repo_tampering", self.task_id, turn=turn, role=self.role, changes=changes, reverted=False)
+        if refused := [denial for denial in result.permission_denials if "sandbox refused" in denial]:
+            self.events("sandbox_refused", self.task_id, turn=turn, role=self.role, refused=refused)
         self.sessions.results.append(result)
         self.ctx.spend.record(self.task_id, self.spent)
         return result
 
     def tampering(self) -> Stop | None:
-        """A session that moved the user's refs, HEAD or index fails its task, with the evidence."""
+        """Without the sandbox, a session around which the user's refs, HEAD, index, config, hooks, venv or
+        node_modules changed fails its task, with the evidence (kept as it is: it may be the user's own work)."""
         if not self.user_state_changes:
             return None
-        return Stop(outcome="failed", reason=f"{self.role} changed your repository outside autobuild/ (undone): "
+        return Stop(outcome="failed", reason=f"your repository changed outside autobuild/ during an unsandboxed"
+                                             f" {self.role} session (nothing reverted): "
                                              + "; ".join(self.user_state_changes))
 
     def record_violations(self, extra: Sequence[str] = ()) -> list[str]:

@@ -29,6 +29,7 @@ from langgraph.types import Interrupt
 
 from agents import ClaudeAgents
 from agents.limits import Pause, UsageLimitGate
+from orchestrator import sandbox
 from orchestrator.errors import InputError, PlanError
 from orchestrator.gate import GateChoice, GateSetup, choose_gate
 from orchestrator.gate.cache import CACHE_NAME, GateCache, check_gate_cached
@@ -230,6 +231,8 @@ async def _run_feature(inputs: FeatureInput, options: RunOptions, repo: GitRepo,
            gate=gate["command"], gate_source=gate["source"], setup=gate["setup"],
            gate_base=gate["base"]["summary"] if gate["base"] else None,
            base_failing=(gate["base"]["failing"] if gate["base"] else None) or [])
+    if not sandbox.agents_available():  # said once per run start; then a change around a session fails its task
+        events("sandbox_unavailable", detail=sandbox.why_unavailable())
     ignore_deps = options.ignore_deps or only_task is not None
     scheduler = Scheduler(plan, order, options.parallel, options.schedule, ignore_deps)
     key = uuid.uuid4().hex

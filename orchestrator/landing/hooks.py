@@ -13,7 +13,9 @@ async def bring_generated_hooks(repo: GitRepo, worktree: Path) -> None:
     """A relative `core.hooksPath` that a tool generates into the checkout and git ignores (husky's `.husky/_`,
     made by `prepare`) is missing from a fresh worktree, where git would then run no hook at all: bring the
     checkout's generated folder over, so the hooks run as they do for the user's own commits."""
-    configured = (await repo.git("config", "--get", "core.hooksPath", cwd=worktree, check=False)).stdout.strip()
+    # user_hooks: our own commands see core.hooksPath=/dev/null, the user's hooks are what this is about.
+    configured = (await repo.git("config", "--get", "core.hooksPath", cwd=worktree, check=False,
+                                 user_hooks=True)).stdout.strip()
     if not configured or Path(configured).is_absolute() or configured.startswith("~"):
         return
     yours, ours = repo.root / configured, worktree / configured
@@ -30,7 +32,8 @@ async def pre_commit_on_everything(repo: GitRepo, worktree: Path, tip: str, leav
         if not staged.ok:
             return None
         await repo.git("reset", "-q", "HEAD", "--", leave_out, cwd=worktree, check=False)
-        hook = await repo.git("hook", "run", "--ignore-missing", "pre-commit", cwd=worktree, check=False)
+        hook = await repo.git("hook", "run", "--ignore-missing", "pre-commit", cwd=worktree, check=False,
+                              user_hooks=True)
         if hook.ok:
             return None
         return ("your pre-commit hook refused the landed change (run over every file it changes, as your own commit"

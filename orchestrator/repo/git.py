@@ -20,6 +20,10 @@ from pathlib import Path
 from orchestrator.errors import GitError, InputError
 from orchestrator.processes import Completed, run, run_async
 
+# None of the user's hooks run for our own git commands (post-checkout on `worktree add`, pre-commit, commit-msg,
+# post-commit, post-merge, reference-transaction…): one failing hook would block every run, and they are code of
+# the user's we never asked to run. `land`, the one commit made as the user, runs them (merge_as_user).
+NO_HOOKS = ("-c", "core.hooksPath=/dev/null")
 # Commits are made by the orchestrator, with its own identity, and without the repo's hooks.
 _IDENTITY = ["-c", "user.name=AutoBuild", "-c", "user.email=autobuild@localhost", "-c", "commit.gpgsign=false"]
 AUTOBUILD_REFS = "refs/heads/autobuild/"
@@ -107,9 +111,11 @@ class GitRepo:
             return {**os.environ, "GIT_CEILING_DIRECTORIES": str(cwd.parent)}
         return None
 
-    async def git(self, *args: str, cwd: Path | None = None, check: bool = True) -> Completed:
+    async def git(self, *args: str, cwd: Path | None = None, check: bool = True, user_hooks: bool = False) -> Completed:
+        """A git command of ours: no hooks of the user's run, unless `user_hooks` (land's commit as the user)."""
         where = cwd or self.root
-        result = await run_async(["git", *args], where, timeout=300, env=self._env(where))
+        hooks = () if user_hooks else NO_HOOKS
+        result = await run_async(["git", *hooks, *args], where, timeout=300, env=self._env(where))
         if check and not result.ok:
             raise GitError(f"git {' '.join(args)} failed: {result.tail(5)}")
         return result
@@ -329,7 +335,7 @@ class GitRepo:
             await self.git("reset", "-q", "--hard", before, cwd=worktree)
             await self.git("clean", "-q", "-fd", cwd=worktree)
             how = ["--squash"] if squash else ["--no-ff", "--no-commit"]
-            result = await self.git("merge", *how, rev, cwd=worktree, check=False)
+            result = await self.git("merge", *how, rev, cwd=worktree, check=False, user_hooks=True)
             if result.ok:
                 for path in leave_out:
                     await self.git("reset", "-q", before, "--", path, cwd=worktree, check=False)
@@ -337,7 +343,7 @@ class GitRepo:
                 if staged.returncode == 0:
                     await self._undo_merge(worktree, before)
                     return MergeResult(True, before)
-                result = await self.git("commit", "-q", "-m", message, cwd=worktree, check=False)
+                result = await self.git("commit", "-q", "-m", message, cwd=worktree, check=False, user_hooks=True)
                 if result.ok:
                     return MergeResult(True, await self.head(worktree))
             listed = await self.git("diff", "--name-only", "--diff-filter=U", cwd=worktree, check=False)

@@ -1,10 +1,11 @@
-"""The user's side of the repository, snapshotted around every agent session and put back if it moved.
+"""The user's side of the repository, snapshotted around every agent session, setup and gate run: compared, never
+put back.
 
-Worktrees share refs with the user's repository and live inside it, so an agent's shell could move `main`,
-check out another branch in the user's checkout, or commit there. The policy denies the commands it can
-recognise; this guard catches the rest: refs outside `refs/heads/autobuild/`, the user's HEAD and index are
-compared after each session and restored, and anything new an agent created is kept under
-`refs/heads/autobuild/rescued/` (nothing is lost, nothing stays moved).
+Worktrees share refs with the user's repository and live inside it. What an agent or a gate command runs is
+sandboxed (orchestrator/sandbox.py, Claude Code's Bash sandbox): it can't write the user's refs, HEAD or index,
+so a change seen there during a run is the user's own (a commit, a checkout) and is only noted. Where the
+sandbox can't run, the caller fails the task with the evidence; either way nothing is reverted (undoing a
+change we can't attribute would undo the user's work).
 
 The one ref outside autobuild/ that may move is the user's branch `land` moves, which the user asks for by
 name: only here, only under a `LandPermit`, only by compare-and-swap to a commit that contains where the
@@ -14,7 +15,6 @@ branch was read (never forced), and checked afterwards that nothing else moved.
 from __future__ import annotations
 
 import hashlib
-import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -49,36 +49,29 @@ async def snapshot(repo: GitRepo) -> UserState:
     return UserState(head, refs, index, digest)
 
 
-async def restore(repo: GitRepo, before: UserState, label: str) -> list[str]:
-    """Undo whatever moved since `before`; returns the evidence, one line per change (empty: untouched)."""
-    after = await snapshot(repo)
+def differences(before: UserState, after: UserState) -> list[str]:
+    """What changed between two snapshots, one line per change (empty: nothing)."""
     if after == before:
         return []
     changes: list[str] = []
-    stamp = time.strftime("%Y%m%d-%H%M%S")
     for ref in sorted(set(before.refs) | set(after.refs)):
         old, new = before.refs.get(ref), after.refs.get(ref)
         if old == new:
             continue
-        if new is not None:  # keep what the agent made reachable, under our namespace
-            rescued = f"{AUTOBUILD_REFS}rescued/{label}-{stamp}/{ref.removeprefix('refs/')}"
-            await repo.git("update-ref", rescued, new)
         if old is None:
-            await repo.git("update-ref", "-d", ref)
-            changes.append(f"{ref} was created at {new[:10] if new else '?'} (deleted again)")
+            changes.append(f"{ref} was created at {(new or '?')[:10]}")
         else:
-            await repo.git("update-ref", ref, old)
-            changes.append(f"{ref} moved {old[:10]} → {(new or 'deleted')[:10]} (put back)")
+            changes.append(f"{ref} moved {old[:10]} → {(new or 'deleted')[:10]}")
     if after.head != before.head:
-        if before.head.startswith("refs/"):
-            await repo.git("symbolic-ref", "HEAD", before.head)
-        else:
-            await repo.git("update-ref", "--no-deref", "HEAD", before.head)
-        changes.append(f"HEAD changed {before.head} → {after.head} (put back)")
-    if after.index != before.index and before.index is not None:
-        (await _git_dir(repo) / "index").write_bytes(before.index)
-        changes.append("the index of your checkout changed (put back)")
+        changes.append(f"HEAD changed {before.head} → {after.head}")
+    if after.index != before.index:
+        changes.append("the index of your checkout changed")
     return changes
+
+
+async def compare(repo: GitRepo, before: UserState) -> list[str]:
+    """What changed in the user's refs, HEAD and index since `before`; nothing is put back."""
+    return differences(before, await snapshot(repo))
 
 
 @dataclass(frozen=True)

@@ -108,6 +108,12 @@ _FORMATS: dict[str, Callable[[dict[str, Any]], str]] = {
     "merge": lambda e: f"{e['task']} merged" if e["merged"] else f"{e['task']} NOT merged: {e['reason']}",
     "landing": lambda e: f"{e['task']} landing: {e['reason']}",
     "skipped": lambda e: f"{e['task']} skipped: {e['reason']}",
+    "user_state_changed": lambda e: f"{e.get('task') or 'run'}: your repository changed during {e['during']} (yours:"
+    f" kept, not reverted): {'; '.join(e['changes'])}",
+    "repo_tampering": lambda e: f"{e['task']} turn {e['turn']} {e['role']}: your repository changed during an"
+    f" unsandboxed session (the task fails, nothing reverted): {'; '.join(e['changes'])}",
+    "sandbox_refused": lambda e: f"{_who(e)}: the sandbox refused {'; '.join(e['refused'])}",
+    "sandbox_unavailable": lambda e: f"warning: no sandbox: {e['detail']}",
     "replan_start": lambda e: f"{e['task']} goes to the planner to be split ({e['reason']})",
     "replan": lambda e: f"{e['task']} replaced by {', '.join(e['tasks'])} (replan ${float(e['cost_usd']):.4f})",
     "replan_refused": lambda e: f"{e['task']} not replaced: {e['reason']}",

@@ -57,6 +57,9 @@ def task_report(state: TaskState, status: str, reason: str, artifacts: list[str]
     violations = state.get("violations", [])
     if violations:
         lines += ["", "## Contract violations", *[f"- {v}" for v in violations]]
+    if changes := state.get("user_changes", []):
+        lines += ["", "## Your repository changed during the run (yours: kept, not reverted)",
+                  *[f"- {change}" for change in changes]]
     lines += ["", "## Tail of the last agent output", "", "```", tail, "```", ""]
     return "\n".join(lines)
 

@@ -3,6 +3,7 @@ real git repos under tmp_path. No CLI, no model server: each run takes a fractio
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -86,3 +87,15 @@ class Workflow:
                 output = chunk
         state = await graph.aget_state(config, subgraphs=True)
         return Run(output, events, list(state.interrupts), state)
+
+
+def unsandboxed(tmp_path: Path, monkeypatch: Any) -> None:
+    """As on a machine where bubblewrap can't start a sandbox (a fake `bwrap` first on PATH that fails its probe):
+    the gate and setup run unsandboxed, for gate scripts that deliberately write outside the run (a log or a flag
+    file under tmp_path, another process's ref move simulated mid-gate)."""
+    folder = tmp_path / "no-bwrap"
+    folder.mkdir(exist_ok=True)
+    fake = folder / "bwrap"
+    fake.write_text("#!/bin/sh\necho 'bwrap: No permissions to creating new namespace' >&2\nexit 1\n")
+    fake.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{folder}{os.pathsep}{os.environ['PATH']}")

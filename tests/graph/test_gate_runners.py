@@ -15,7 +15,7 @@ import pytest
 from agents.testing.scripted_agents import ScriptedAgents, Turn, approve, writes
 from orchestrator.cli.demo import git, make_sample_repo
 from orchestrator.errors import GateUnusableError
-from tests.graph.harness import Run, Workflow, plan, task
+from tests.graph.harness import Run, Workflow, plan, task, unsandboxed
 
 CALC = {".gitignore": "__pycache__/\n.pytest_cache/\n", "calc/__init__.py": "",
         "calc/add.py": "def add(a, b):\n    return a + b\n"}
@@ -187,7 +187,9 @@ async def test_a_crate_whose_first_test_binary_fails_still_catches_a_break_in_th
     assert run.status("BREAK") == "failed"
 
 
-async def test_a_new_failure_that_passes_when_run_again_is_flaky_and_does_not_fail_the_task(tmp_path: Path) -> None:
+async def test_a_new_failure_that_passes_when_run_again_is_flaky_and_does_not_fail_the_task(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    unsandboxed(tmp_path, monkeypatch)  # its flaky test keeps a mark file under tmp_path, outside the run
     flaky = (f"import pathlib\n\n\ndef test_sometimes():\n    mark = pathlib.Path({str(tmp_path / 'ran-once')!r})\n"
              "    first = not mark.exists()\n    mark.touch()\n    assert not first\n")
     repo = make_sample_repo(tmp_path / "repo", files={**CALC, "tests/test_flaky.py": flaky},

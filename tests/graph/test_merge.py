@@ -7,12 +7,13 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import pytest
 from langgraph.checkpoint.memory import InMemorySaver
 
 from agents.roles import CoachInput, PlayerInput
 from agents.testing.scripted_agents import AgentInput, ScriptedAgents, Turn, approve, writes
 from orchestrator.cli.demo import git, make_sample_repo
-from tests.graph.harness import CALC_FILES, Workflow, plan, task
+from tests.graph.harness import CALC_FILES, Workflow, plan, task, unsandboxed
 
 GATE = '''\
 import pathlib, subprocess, sys, time
@@ -64,6 +65,13 @@ if have in WAITS:
         wait(lambda: (FLAGS / what).exists())
 '''
 
+
+
+@pytest.fixture(autouse=True)
+def _gate_writes_outside_the_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """This file's gate script logs to tmp_path and moves the feature branch mid-gate (what another process
+    would do): under the sandbox both are refused, so it runs unsandboxed."""
+    unsandboxed(tmp_path, monkeypatch)
 
 def counting_repo(tmp_path: Path, *tasks: dict[str, Any], waits: dict[str, tuple[str, str]] | None = None,
                   files: dict[str, str] | None = None) -> tuple[Path, Path]:

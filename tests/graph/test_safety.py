@@ -1,5 +1,6 @@
 """Repository safety on real git: whatever an agent does and whatever breaks, the user's HEAD, index, working
-tree and refs outside autobuild/ stay byte-identical, and the run either goes on or stops with the evidence."""
+tree and refs outside autobuild/ are never changed by us, and never put back either: a change the user makes
+during a run is theirs and is kept; without the sandbox a change around a session stops the task."""
 
 from __future__ import annotations
 
@@ -11,12 +12,14 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import pytest
 from langgraph.checkpoint.memory import InMemorySaver
 
 from agents.testing.scripted_agents import ScriptedAgents, Turn, approve, writes
+from orchestrator import sandbox
 from orchestrator.cli.demo import git, make_sample_repo
 from orchestrator.repo.lock import lock_path, repo_lock
-from tests.graph.harness import CALC_FILES, Workflow, plan, task
+from tests.graph.harness import CALC_FILES, Workflow, plan, task, unsandboxed
 
 
 def user_view(repo: Path) -> tuple[str, ...]:
@@ -36,31 +39,63 @@ def in_worktree(*command: str) -> Any:
     return lambda worktree: subprocess.run(list(command), cwd=worktree, check=False, capture_output=True)
 
 
-async def test_an_agent_moving_main_fails_its_task_and_main_is_put_back(tmp_path: Path) -> None:
+def in_checkout(repo: Path, *command: str) -> Any:
+    """A callback run while the player's session runs: the user working in their own checkout meanwhile."""
+    return lambda _worktree: subprocess.run(list(command), cwd=repo, check=True, capture_output=True)
+
+
+USER = ("-c", "user.name=Me", "-c", "user.email=me@example.com")
+
+
+@pytest.mark.skipif(not sandbox.agents_available(), reason=sandbox.why_unavailable())
+async def test_a_user_commit_and_a_user_checkout_during_a_player_session_are_kept(tmp_path: Path) -> None:
+    repo = repo_with(tmp_path, task("A"), task("B", "A"))
+    git(repo, "branch", "other")
+
+    def commit(_worktree: Path) -> None:
+        (repo / "notes.txt").write_text("my own work\n")
+        git(repo, "add", "notes.txt")
+        git(repo, *USER, "commit", "-qm", "my commit during the run")
+
+    agents = ScriptedAgents({("player", "A"): writes({"calc/a.py": "A = 1\n"}, effect=commit),
+                             ("player", "B"): writes({"calc/b.py": "B = 1\n"},
+                                                     effect=in_checkout(repo, "git", "checkout", "-q", "other")),
+                             "coach": approve()})
+    run = await Workflow(repo, agents).run()
+    assert run.status("A") == "approved-unverified" and run.status("B") == "approved-unverified"
+    assert git(repo, "log", "-1", "--format=%s", "main").strip() == "my commit during the run", "the commit stays"
+    assert git(repo, "symbolic-ref", "HEAD").strip() == "refs/heads/other", "the user's checkout stays"
+    assert git(repo, "show", "main:notes.txt") == "my own work\n"
+    assert not (repo / "notes.txt").exists(), "the tree is the user's `other`, not a mix of branches"
+    assert git(repo, "status", "--porcelain", "--untracked-files=no").strip() == "", "nothing half put back"
+    assert git(repo, "for-each-ref", "refs/heads/autobuild/rescued/").strip() == ""
+    noted = [e for e in run.events if e["event"] == "user_state_changed"]
+    assert any("refs/heads/main moved" in change for e in noted if e.get("task") == "A" for change in e["changes"])
+    assert any("HEAD changed refs/heads/main → refs/heads/other" in change
+               for e in noted if e.get("task") == "B" for change in e["changes"])
+    assert "repo_tampering" not in run.kinds()
+    report = (repo / ".autobuild/runs/FEAT-001/A/AUTO-RUN.md").read_text()
+    assert "refs/heads/main moved" in report and "not reverted" in report
+
+
+async def test_without_the_sandbox_a_change_around_a_session_fails_its_task_and_nothing_is_reverted(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    unsandboxed(tmp_path, monkeypatch)
+    assert not sandbox.available()
     repo = repo_with(tmp_path, task("A"), task("B"))
-    before = user_view(repo)
-    # `git branch -f main` is refused while main is checked out; update-ref is not.
     rogue = writes({"calc/a.py": "A = 1\n"}, effect=in_worktree(
         "sh", "-c", "git update-ref refs/heads/main $(git commit-tree 'HEAD^{tree}' -p HEAD -m rogue)"))
     agents = ScriptedAgents({("player", "A"): rogue, ("player", "B"): writes({"calc/b.py": "B = 1\n"}),
                              "coach": approve()})
     run = await Workflow(repo, agents).run()
-    assert run.status("A") == "failed" and "refs/heads/main moved" in run.results["A"]["reason"]
-    assert run.status("B") == "approved-unverified", "the sibling is unaffected"
-    assert user_view(repo) == before
-    rescued = git(repo, "for-each-ref", "--format=%(refname)", "refs/heads/autobuild/rescued/")
-    assert "heads/main" in rescued, "what the agent pointed main at is kept, under autobuild/"
+    assert run.status("A") == "failed"
+    assert "refs/heads/main moved" in run.results["A"]["reason"]
+    assert "nothing reverted" in run.results["A"]["reason"]
+    assert git(repo, "log", "-1", "--format=%s", "main").strip() == "rogue", "not put back: it might be the user's"
+    assert git(repo, "for-each-ref", "refs/heads/autobuild/rescued/").strip() == ""
     assert "repo_tampering" in run.kinds("A")
-
-
-async def test_an_agent_committing_in_the_users_checkout_is_undone(tmp_path: Path) -> None:
-    repo = repo_with(tmp_path, task("A"))
-    before = user_view(repo)
-    sneaky = writes({"calc/a.py": "A = 1\n"}, effect=in_worktree(
-        "git", "-C", str(repo), "-c", "user.name=x", "-c", "user.email=x@x", "commit", "--allow-empty", "-qm", "x"))
-    run = await Workflow(repo, ScriptedAgents({"player": sneaky, "coach": approve()})).run()
-    assert run.status("A") == "failed" and "changed your repository" in run.results["A"]["reason"]
-    assert user_view(repo) == before
+    unavailable = [event for event in run.events if event["event"] == "sandbox_unavailable"]
+    assert len(unavailable) == 1 and "bubblewrap can't start a sandbox here" in unavailable[0]["detail"]
 
 
 async def test_a_worktree_replaced_by_a_plain_folder_is_recreated_and_nothing_lands_on_main(tmp_path: Path) -> None:

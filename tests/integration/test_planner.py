@@ -111,7 +111,7 @@ def test_doctor_reports_without_leaking_the_key(tmp_path: Path, model_factory: C
     result = run_cli("doctor", "--repo", str(repo), "--db", str(tmp_path / "db.sqlite"), "--json", model=model)
     assert result.returncode == 0, result.stdout + result.stderr
     checks = {c["check"]: c for c in schemas.valid("doctor", result.stdout)}
-    assert set(checks) == {"claude CLI", "credentials", "git", "repo", "checkpoint DB", "model endpoint",
+    assert set(checks) == {"claude CLI", "credentials", "git", "repo", "checkpoint DB", "sandbox", "model endpoint",
                            "tracing", "model call"}
     assert all(c["ok"] for c in checks.values()), checks
     assert "the model answered" in checks["model call"]["detail"]

@@ -1,0 +1,56 @@
+"""Claude Code's own Bash sandbox for a session in a task's worktree: the settings that make it write only the
+worktree, its git admin folder, the object store and the run's own folders, and what it refused."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+
+def _git_dirs(cwd: Path) -> tuple[Path | None, Path | None]:
+    """The worktree's own git admin folder and the repository's common git dir (None outside a worktree)."""
+    dot_git = cwd / ".git"
+    try:
+        text = dot_git.read_text(errors="replace").strip() if dot_git.is_file() else ""
+    except OSError:
+        return None, None
+    if not text.startswith("gitdir:"):
+        return None, None
+    admin = (cwd / text.removeprefix("gitdir:").strip()).resolve()
+    common_file = admin / "commondir"
+    common = (admin / common_file.read_text().strip()).resolve() if common_file.is_file() else admin
+    return admin, common
+
+
+# What the user owns in the shared git dir, which Claude Code's sandbox leaves writable for a worktree session:
+# their branches and tags, HEAD, index and logs (refs are ours to move only through the orchestrator).
+_USER_GIT_FILES = ("refs", "packed-refs", "HEAD", "index", "logs", "ORIG_HEAD", "FETCH_HEAD", "MERGE_HEAD",
+                   "config", "hooks", "info")
+
+
+def settings(cwd: Path, writable: tuple[Path, ...]) -> dict[str, object]:
+    """Claude Code's Bash sandbox for a session in `cwd`: commands can't run outside it, and write only the
+    worktree, its git admin folder, the object store and `writable` (measured with the bundled CLI: it makes the
+    whole common git dir writable for a worktree, so the user's refs, HEAD and index are denied here; a path is
+    denied only when it exists, as a missing one would be made unreadable)."""
+    admin, common = _git_dirs(cwd)
+    allow = [str(path) for path in writable]
+    deny: list[str] = []
+    if admin is not None and common is not None:
+        allow += [str(admin), str(common / "objects")]
+        deny = [str(common / name) for name in _USER_GIT_FILES if (common / name).exists()]
+    return {"enabled": True, "failIfUnavailable": True, "allowUnsandboxedCommands": False,
+            "autoAllowBashIfSandboxed": True, "filesystem": {"allowWrite": allow, "denyWrite": deny}}
+
+
+SANDBOX_REFUSED = "Read-only file system"
+
+
+def refusals(tool: str | None, content: object) -> list[str]:
+    """What the Bash sandbox refused in one tool result (writes outside the worktree fail read-only)."""
+    if isinstance(content, list):
+        text = "\n".join(str(item.get("text", "")) for item in content if isinstance(item, dict))
+    else:
+        text = str(content or "")
+    lines = [line.strip() for line in text.splitlines() if SANDBOX_REFUSED in line]
+    name = (tool or "Bash").split(":", 1)[0]
+    return [f"{name}: sandbox refused a write: {line[:300]}" for line in lines[:5]]

@@ -1,0 +1,182 @@
+"""What the user owns beyond refs, watched around setup, sessions and gate runs: the shared `.git/config`, hooks,
+`info/` (beyond the exclude lines we own), the main checkout's venv and `node_modules`. Cheap: small files are
+hashed, a venv or node_modules is a digest of its (path, size, mtime) listing, bounded. A change is reported,
+never reverted: under the sandbox nothing of ours can write these, so a change is the user's (or, without the
+sandbox, unattributable)."""
+
+from __future__ import annotations
+
+import asyncio
+import difflib
+import hashlib
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from orchestrator.repo import guard
+from orchestrator.repo.git import EXCLUDE_LINES, GitRepo
+
+_VENV_NAMES = (".venv", "venv", "env")
+_MAX_ENTRIES = 100_000
+_SMALL = 1 << 20
+# Written by interpreters and tools as a side effect of reading (bytecode, tool caches): not the user's state.
+_SKIP_DIRS = frozenset({"__pycache__", ".cache", ".vite"})
+
+
+@dataclass(frozen=True)
+class Watched:
+    """One snapshot: a digest per watched thing, and the config's text to say what changed in it."""
+
+    digests: dict[str, str]
+    config: str = field(default="", compare=False)
+
+
+def common_git_dir(root: Path) -> Path | None:
+    """The repository's shared git dir (`.git` of the main checkout, or where a `.git` file points)."""
+    dot_git = root / ".git"
+    if dot_git.is_dir():
+        return dot_git
+    if dot_git.is_file():
+        text = dot_git.read_text(errors="replace").strip()
+        if text.startswith("gitdir:"):
+            admin = (root / text.removeprefix("gitdir:").strip()).resolve()
+            common = admin / "commondir"
+            return (admin / common.read_text().strip()).resolve() if common.is_file() else admin
+    return None
+
+
+def _file_digest(path: Path) -> str:
+    try:
+        stat = path.stat()
+        if stat.st_size <= _SMALL:
+            return hashlib.sha256(path.read_bytes()).hexdigest()
+        return f"{stat.st_size}:{stat.st_mtime_ns}"
+    except OSError:
+        return "absent"
+
+
+def _folder_digest(folder: Path, exclude_ours: bool = False) -> str:
+    """Every file of a small folder (hooks, info): names, modes and contents."""
+    if not folder.is_dir():
+        return "absent"
+    digest = hashlib.sha256()
+    for path in sorted(folder.rglob("*")):
+        if not path.is_file():
+            continue
+        data = path.read_bytes() if path.stat().st_size <= _SMALL else str(path.stat().st_mtime_ns).encode()
+        if exclude_ours and path.name == "exclude":
+            ours = set(EXCLUDE_LINES)
+            data = b"\n".join(line for line in data.splitlines() if line.decode(errors="replace") not in ours)
+        digest.update(f"{path.relative_to(folder)}\0{path.stat().st_mode:o}\0".encode() + data + b"\0")
+    return digest.hexdigest()
+
+
+def tree_digest(folder: Path, limit: int = _MAX_ENTRIES) -> str:
+    """A digest of a big tree's listing (path, size, mtime), bounded to `limit` entries."""
+    if not folder.is_dir():
+        return "absent"
+    digest = hashlib.sha256()
+    count = 0
+    for current, dirs, files in os.walk(folder):
+        dirs[:] = sorted(name for name in dirs if name not in _SKIP_DIRS)
+        for name in sorted(files):
+            path = os.path.join(current, name)
+            try:
+                stat = os.lstat(path)
+            except OSError:
+                continue
+            digest.update(f"{path}\0{stat.st_size}\0{stat.st_mtime_ns}\0".encode())
+            count += 1
+            if count >= limit:
+                return digest.hexdigest() + "+"
+    return digest.hexdigest()
+
+
+def snapshot(root: Path) -> Watched:
+    """The watched state of the repository at `root` (its main checkout). Blocking: call it in a thread."""
+    digests: dict[str, str] = {}
+    config = ""
+    common = common_git_dir(root)
+    if common is not None:
+        config_path = common / "config"
+        config = config_path.read_text(errors="replace") if config_path.is_file() else ""
+        digests[".git/config"] = _file_digest(config_path)
+        digests[".git/hooks"] = _folder_digest(common / "hooks")
+        digests[".git/info"] = _folder_digest(common / "info", exclude_ours=True)
+    for name in _VENV_NAMES:
+        if (root / name / "pyvenv.cfg").is_file():
+            digests[f"{name} (your virtualenv)"] = tree_digest(root / name)
+    if (root / "node_modules").is_dir():
+        digests["node_modules"] = tree_digest(root / "node_modules")
+    return Watched(digests, config)
+
+
+def differences(before: Watched, after: Watched) -> list[str]:
+    """One line per watched thing that changed (empty: nothing did)."""
+    changes: list[str] = []
+    for name in sorted(set(before.digests) | set(after.digests)):
+        old, new = before.digests.get(name, "absent"), after.digests.get(name, "absent")
+        if old == new:
+            continue
+        if name == ".git/config":
+            diff = [line for line in difflib.unified_diff(before.config.splitlines(), after.config.splitlines(),
+                                                          lineterm="", n=0)
+                    if line[:1] in "+-" and not line.startswith(("+++", "---"))]
+            shown = "; ".join(line[0] + line[1:].strip() for line in diff[:6])
+            changes.append(f"{name} changed: {shown or 'rewritten'}")
+        else:
+            changes.append(f"{name} changed")
+    return changes
+
+
+# Mount points Claude Code's Bash sandbox leaves in the shared git dir of a worktree session (measured with the
+# bundled CLI 2.1.33x): empty files and folders, deepest first. Ours to remove when they were absent before.
+CLI_STUBS = ("info/.claude-sandbox-noreplace", "objects/info/commit-graphs/.claude-sandbox-noreplace",
+             "objects/info/commit-graphs", "objects/info/.claude-sandbox-noreplace", "objects/info/alternates",
+             "NOTES_MERGE_WORKTREE", "config.worktree", "config.lock", "glab-cli", "remotes", "branches")
+# A leftover `config.lock` makes every `git config` of the user fail ("could not lock config file"). The sandbox's
+# is empty and read-only; git's own lock is written to at once and is writable: only the sandbox's is removed.
+
+
+def absent_stubs(root: Path) -> list[Path]:
+    """The stub paths that don't exist yet (taken before the first sandboxed session of a repo starts)."""
+    common = common_git_dir(root)
+    return [common / name for name in CLI_STUBS if not (common / name).exists()] if common is not None else []
+
+
+def remove_stubs(absent_before: list[Path]) -> list[str]:
+    """Remove what the sandbox left where nothing was: only empty files and empty folders (provably the
+    sandbox's mount points, not anything of the user's). Returns what was removed."""
+    removed = []
+    for path in absent_before:
+        try:
+            stat = path.lstat()
+            is_stub = path.is_file() and not path.is_symlink() and stat.st_size == 0
+            if is_stub and not (path.suffix == ".lock" and stat.st_mode & 0o200):
+                path.unlink()
+            elif path.is_dir() and not path.is_symlink() and not any(path.iterdir()):
+                path.rmdir()
+            else:
+                continue
+        except OSError:
+            continue
+        removed.append(str(path))
+    return removed
+
+
+@dataclass(frozen=True)
+class UserSide:
+    """Everything of the user's we watch: refs, HEAD and index (guard.py) and the files above."""
+
+    refs: guard.UserState
+    files: Watched
+
+
+async def take(repo: GitRepo) -> UserSide:
+    return UserSide(await guard.snapshot(repo), await asyncio.to_thread(snapshot, repo.root))
+
+
+async def since(repo: GitRepo, before: UserSide) -> list[str]:
+    """What of the user's changed since `before`, one line each; nothing is put back."""
+    after = await take(repo)
+    return guard.differences(before.refs, after.refs) + differences(before.files, after.files)

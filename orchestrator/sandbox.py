@@ -1,0 +1,185 @@
+"""The sandbox our own subprocesses (the gate, setup) run in: bubblewrap, everything read-only but what the run owns.
+
+A task's worktree, its git admin folder, the shared object store, the run's environment, the run's tool
+caches and a private tmp are writable; the user's checkout, refs, HEAD, index, `.git/config`, hooks, home and
+venv are not. Network is shared (a gate may talk to 127.0.0.1; setup may fetch packages). `available()` says
+once per process whether bwrap runs here (it needs user namespaces or root); without it commands run as before
+and the run says so.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import shutil
+import subprocess
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+SANDBOX_FOLDER = "_sandbox"
+"""Per feature, beside its worktrees: the private tmp and the tool caches of the run."""
+ENV_FOLDER = "_env"
+"""Per feature, beside its worktrees: the run's environment (its layered venv), written by setup and agents."""
+REFUSED = "Read-only file system"
+NOTE = "autobuild sandbox: refused writes outside the run's worktree: "
+"""How run_shell names the refusals at the end of a sandboxed command's output."""
+"""What a write outside the writable paths fails with, inside bwrap (and in Claude Code's own sandbox)."""
+
+
+@dataclass(frozen=True)
+class Sandbox:
+    """Where a sandboxed command may write; `tmp` is bound at /tmp; `env` adds the caches' variables; `readable`
+    are shown read-only again when they live under /tmp (a repo under /tmp stays visible above the private tmp)."""
+
+    writable: tuple[Path, ...]
+    tmp: Path
+    env: Mapping[str, str] = field(default_factory=dict)
+    readable: tuple[Path, ...] = ()
+
+    def with_writable(self, *paths: Path) -> Sandbox:
+        return Sandbox((*self.writable, *paths), self.tmp, self.env, self.readable)
+
+
+def bwrap() -> str | None:
+    """The bubblewrap binary on PATH when it can actually start a sandbox here (user namespaces, mounts)."""
+    binary = shutil.which("bwrap")
+    return binary if binary is not None and _works(binary) else None
+
+
+@functools.cache
+def _works(binary: str) -> bool:
+    """Probed once per binary and process."""
+    try:
+        probe = subprocess.run([binary, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "true"],
+                               capture_output=True, timeout=30, check=False)
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+    return probe.returncode == 0
+
+
+def available() -> bool:
+    return bwrap() is not None
+
+
+def why_unavailable() -> str:
+    """One line for `doctor` and the run's start."""
+    if shutil.which("bwrap") is None or shutil.which("socat") is None:
+        return ("bubblewrap (bwrap) or socat is not installed: the gate, setup and agents' commands can write what you"
+                " own; install them (Debian/Ubuntu: apt-get install bubblewrap socat)")
+    return ("bubblewrap can't start a sandbox here (no user namespaces?): the gate, setup and agents' commands"
+            " can write what you own")
+
+
+def _git_paths(worktree: Path) -> list[Path]:
+    """The worktree's own git admin folder and the shared object store (commits the gate or setup make)."""
+    dot_git = worktree / ".git"
+    if not dot_git.is_file():
+        return []
+    text = dot_git.read_text(errors="replace").strip()
+    if not text.startswith("gitdir:"):
+        return []
+    admin = (worktree / text.removeprefix("gitdir:").strip()).resolve()
+    common_file = admin / "commondir"
+    common = (admin / common_file.read_text().strip()).resolve() if common_file.is_file() else admin
+    return [admin, common / "objects"]
+
+
+def _caches(private: Path) -> dict[str, str]:
+    """Tool caches owned by the run: what would otherwise go to the user's home."""
+    cache = private / "cache"
+    cargo_home = private / "cargo"
+    return {
+        "XDG_CACHE_HOME": str(cache),
+        "PIP_CACHE_DIR": str(cache / "pip"),
+        "npm_config_cache": str(cache / "npm"),
+        "YARN_CACHE_FOLDER": str(cache / "yarn"),
+        "PNPM_HOME": str(cache / "pnpm"),
+        "GOCACHE": str(cache / "go-build"),
+        "GOMODCACHE": str(cache / "go-mod"),
+        "CARGO_HOME": str(cargo_home),
+        "TMPDIR": "/tmp",
+        # A `prepare` script such as husky's would write core.hooksPath into the shared .git/config.
+        "HUSKY": "0",
+    }
+
+
+# Measured: in the run's venv layered over the user's, `pip install -e .` first uninstalls the user's editable
+# install it sees through the layer (a write into the user's venv, refused by the sandbox); installing without
+# uninstalling puts the new one in the run's venv only, ahead of the user's.
+_LAYERED_PIP = {"PIP_IGNORE_INSTALLED": "1"}
+
+
+def agent_env(worktree: Path) -> dict[str, str]:
+    """The tool caches of an agent's sandboxed Bash (its home is read-only there: npm, pip and go would fail or
+    run uncached); a layered CARGO_HOME needs bind mounts, so cargo keeps the user's, read-only."""
+    private = worktree.parent / SANDBOX_FOLDER
+    env = {key: value for key, value in _caches(private).items() if key not in ("CARGO_HOME", "TMPDIR")}
+    # Go's module cache is read-only by default: `clean` could not remove the run's.
+    run_venv = worktree.parent / ENV_FOLDER / "venv"
+    if (run_venv / "pyvenv.cfg").is_file():  # an agent's bare `pip` installs into the run's venv, not the user's
+        env.update(_LAYERED_PIP, PIP_PREFIX=str(run_venv))
+    return env | {"GOFLAGS": f"{os.environ.get('GOFLAGS', '')} -modcacherw".strip()}
+
+
+def for_worktree(worktree: Path, extra: Sequence[Path] = ()) -> Sandbox:
+    """The sandbox of commands run in one of the run's worktrees (`.autobuild/worktrees/<FEATURE>/<NAME>`)."""
+    feature_dir = worktree.parent
+    private = feature_dir / SANDBOX_FOLDER
+    root = feature_dir.parent.parent.parent  # <root>/.autobuild/worktrees/<FEATURE>
+    run_env = feature_dir / ENV_FOLDER
+    env = _caches(private)
+    if not (run_env / "venv" / "pyvenv.cfg").is_file():
+        # No run venv layered over the user's: pip installs (setup's, a test's) go to the run's own folder,
+        # never into the user's read-only venv.
+        env["PIP_TARGET"] = str(run_env / "site-packages")
+    else:
+        # The layered venv has no pip of its own: a bare `pip` is the user's, which installs into the user's
+        # venv; the prefix sends it to the run's.
+        env.update(_LAYERED_PIP, PIP_PREFIX=str(run_env / "venv"))
+    return Sandbox((worktree, *_git_paths(worktree), run_env, private, *extra), private / "tmp", env, (root,))
+
+
+def _cargo_layers(cargo_home: Path) -> list[str]:
+    """The user's ~/.cargo registry, git checkouts and config, read-only inside the run's own CARGO_HOME."""
+    user = Path(os.environ.get("CARGO_HOME") or Path.home() / ".cargo")
+    binds: list[str] = []
+    for name in ("registry", "git", "config.toml", "config", "bin"):
+        source = user / name
+        if source.exists() and source.resolve() != (cargo_home / name).resolve():
+            target = cargo_home / name
+            if source.is_dir():
+                target.mkdir(parents=True, exist_ok=True)
+            elif not target.exists():
+                target.touch()
+            binds += ["--ro-bind", str(source), str(target)]
+    return binds
+
+
+def wrap(args: Sequence[str], cwd: Path, sandbox: Sandbox) -> list[str]:
+    """`args` run under bwrap in `cwd` (the caller checked `available()`): read-only root, the writable paths
+    bound onto themselves (created first), the private tmp at /tmp. Same process group, so killpg reaches it."""
+    binary = bwrap()
+    assert binary is not None, "wrap() needs available()"
+    sandbox.tmp.mkdir(parents=True, exist_ok=True)
+    command = [binary, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--bind", str(sandbox.tmp), "/tmp"]
+    for path in sandbox.readable:
+        if path.resolve().is_relative_to("/tmp"):
+            command += ["--ro-bind", str(path.resolve()), str(path.resolve())]
+    for path in dict.fromkeys(sandbox.writable):
+        path.mkdir(parents=True, exist_ok=True)
+        command += ["--bind", str(path.resolve()), str(path.resolve())]
+    if cargo := sandbox.env.get("CARGO_HOME"):
+        command += _cargo_layers(Path(cargo))
+    return [*command, "--die-with-parent", "--chdir", str(cwd), "--", *args]
+
+
+def refusals(output: str, limit: int = 5) -> list[str]:
+    """The lines of a command's output where the sandbox refused a write."""
+    return [line.strip() for line in output.splitlines()
+            if REFUSED in line and not line.startswith(NOTE)][:limit]
+
+
+def agents_available() -> bool:
+    """Claude Code's own Bash sandbox needs bubblewrap and socat (its network proxy) on Linux."""
+    return available() and shutil.which("socat") is not None

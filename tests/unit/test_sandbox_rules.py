@@ -1,0 +1,123 @@
+"""What the sandboxes allow, from the files alone: the agent sandbox's settings for a worktree, what the watch
+counts as the user's change (and what it doesn't), and the bwrap command line."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from agents.sandbox import refusals as sandbox_refusals
+from agents.sandbox import settings as sandbox_settings
+from orchestrator import sandbox
+from orchestrator.repo import watch
+from orchestrator.repo.git import EXCLUDE_LINES
+
+
+def fake_repo(tmp_path: Path) -> tuple[Path, Path]:
+    """A main checkout's .git and one linked worktree of ours, laid out as git does."""
+    root = tmp_path / "repo"
+    common = root / ".git"
+    for folder in ("refs/heads", "objects", "hooks", "info", "worktrees/A"):
+        (common / folder).mkdir(parents=True)
+    (common / "HEAD").write_text("ref: refs/heads/main\n")
+    (common / "config").write_text("[core]\n\tbare = false\n")
+    (common / "index").write_bytes(b"DIRC")
+    (common / "info" / "exclude").write_text("# mine\n")
+    worktree = root / ".autobuild/worktrees/FEAT-001/A"
+    worktree.mkdir(parents=True)
+    (worktree / ".git").write_text(f"gitdir: {common / 'worktrees/A'}\n")
+    (common / "worktrees/A/commondir").write_text("../..\n")
+    return root, worktree
+
+
+def test_the_agent_sandbox_writes_the_worktree_git_admin_and_objects_and_denies_the_users_refs(
+        tmp_path: Path) -> None:
+    root, worktree = fake_repo(tmp_path)
+    extra = worktree.parent / "_env"
+    settings = sandbox_settings(worktree, (extra,))
+    assert settings["enabled"] is True and settings["allowUnsandboxedCommands"] is False
+    assert settings["failIfUnavailable"] is True
+    filesystem = settings["filesystem"]
+    assert isinstance(filesystem, dict)
+    common = (root / ".git").resolve()
+    assert set(filesystem["allowWrite"]) == {str(extra), str(common / "worktrees/A"), str(common / "objects")}
+    denied = set(filesystem["denyWrite"])
+    assert {str(common / name) for name in ("refs", "HEAD", "index", "config", "hooks", "info")} <= denied
+    assert str(common / "packed-refs") not in denied, "a missing path is not denied (it would become unreadable)"
+    assert not any(path.startswith(str(common / "objects")) for path in denied)
+
+
+def test_outside_a_worktree_the_agent_sandbox_only_adds_what_it_is_given(tmp_path: Path) -> None:
+    settings = sandbox_settings(tmp_path, ())
+    assert settings["filesystem"] == {"allowWrite": [], "denyWrite": []}
+
+
+def test_sandbox_refusals_are_read_from_a_tool_result() -> None:
+    content = [{"type": "text", "text": "ok\n/bin/bash: line 1: ../../README.md: Read-only file system\nrc=1"}]
+    assert sandbox_refusals("Bash: printf x >> ../../README.md", content) == [
+        "Bash: sandbox refused a write: /bin/bash: line 1: ../../README.md: Read-only file system"]
+    assert sandbox_refusals("Bash: ls", "all fine") == []
+
+
+def test_the_watch_sees_the_users_config_and_hooks_but_not_our_exclude_lines(tmp_path: Path) -> None:
+    root, _ = fake_repo(tmp_path)
+    before = watch.snapshot(root)
+    with (root / ".git/info/exclude").open("a") as exclude:
+        exclude.write("\n".join(EXCLUDE_LINES) + "\n")
+    assert watch.differences(before, watch.snapshot(root)) == [], "the exclude lines we own are not a change"
+    (root / ".git/config").write_text("[core]\n\tbare = false\n\thooksPath = .husky/_\n")
+    (root / ".git/hooks/pre-commit").write_text("#!/bin/sh\n")
+    assert watch.differences(before, watch.snapshot(root)) == [
+        ".git/config changed: +hooksPath = .husky/_", ".git/hooks changed"]
+
+
+def test_the_watch_digests_a_venv_listing_and_skips_bytecode(tmp_path: Path) -> None:
+    root, _ = fake_repo(tmp_path)
+    site = root / ".venv/lib/python3.11/site-packages"
+    site.mkdir(parents=True)
+    (root / ".venv/pyvenv.cfg").write_text("home = /usr/bin\n")
+    (site / "__editable__.calc-1.0.pth").write_text(str(root) + "\n")
+    before = watch.snapshot(root)
+    (site / "__pycache__").mkdir()
+    (site / "__pycache__/x.cpython-311.pyc").write_bytes(b"\0")
+    assert watch.differences(before, watch.snapshot(root)) == []
+    (site / "__editable__.calc-1.0.pth").write_text("/somewhere/else/entirely\n")
+    assert watch.differences(before, watch.snapshot(root)) == [".venv (your virtualenv) changed"]
+
+
+def test_a_worktrees_bwrap_sandbox_binds_only_the_runs_paths_writable(tmp_path: Path) -> None:
+    root, worktree = fake_repo(tmp_path)
+    box = sandbox.for_worktree(worktree)
+    common = (root / ".git").resolve()
+    feature = worktree.parent
+    assert set(box.writable) == {worktree, common / "worktrees/A", common / "objects", feature / "_env",
+                                 feature / "_sandbox"}
+    assert box.tmp == feature / "_sandbox/tmp"
+    assert box.env["HUSKY"] == "0" and box.env["PIP_TARGET"] == str(feature / "_env/site-packages")
+    assert all(not value.startswith(str(Path.home())) for value in box.env.values()), "no cache in the user's home"
+    if sandbox.available():
+        argv = sandbox.wrap(["true"], worktree, box)
+        assert argv[:5] == [str(sandbox.bwrap()), "--ro-bind", "/", "/", "--dev"]
+        binds = {argv[i + 1] for i, arg in enumerate(argv) if arg == "--bind"}
+        assert binds == {str(box.tmp), *(str(path.resolve()) for path in box.writable)}
+        assert str(root / ".git/refs") not in binds
+
+
+def test_only_empty_stubs_the_sandbox_left_where_nothing_was_are_removed(tmp_path: Path) -> None:
+    root, _ = fake_repo(tmp_path)
+    common = root / ".git"
+    (common / "branches").mkdir()  # the user's own, from an older `git init`: never ours to remove
+    absent = watch.absent_stubs(root)
+    assert common / "branches" not in absent and common / "NOTES_MERGE_WORKTREE" in absent
+    for folder in ("NOTES_MERGE_WORKTREE", "info/.claude-sandbox-noreplace", "remotes"):
+        (common / folder).mkdir()
+    (common / "config.worktree").write_text("")
+    (common / "config.lock").write_text("")
+    (common / "config.lock").chmod(0o444)  # the sandbox's: empty and read-only (git's own lock is writable)
+    (common / "objects/info").mkdir()
+    (common / "objects/info/alternates").write_text("/elsewhere/objects\n")  # content: not a stub
+    (common / "remotes/origin").write_text("URL: x\n")  # not empty: not a stub
+    removed = watch.remove_stubs(absent)
+    assert sorted(Path(path).name for path in removed) == [
+        ".claude-sandbox-noreplace", "NOTES_MERGE_WORKTREE", "config.lock", "config.worktree"]
+    assert (common / "branches").is_dir() and (common / "remotes/origin").is_file()
+    assert (common / "objects/info/alternates").read_text() == "/elsewhere/objects\n"
