@@ -22,6 +22,7 @@ from orchestrator import sandbox
 from orchestrator.errors import InfrastructureError
 from orchestrator.gate import GateResult, GateSetup, gate_env, judged_run, no_gate, run_gate
 from orchestrator.gate.cache import GateCache, cache_key, env_digest, worktree_tree
+from orchestrator.gate.environment import session_env
 from orchestrator.gate.per_package import changed_since, gate_packages
 from orchestrator.gate.submodules import init_submodules
 from orchestrator.graph.events import EventLog
@@ -151,7 +152,9 @@ class RunContext:
             repo_hooks=self.options.repo_hooks,
             trace_metadata={"feature_id": self.feature_id},
             sandbox_writable=self.agent_writable(task_id) if sandbox.agents_available() else None,
-            env=sandbox.agent_env(self.worktree(task_id)) if sandbox.agents_available() else {},
+            # The agent's own test runs see what the gate sees (the run's venv, the worktree's sources first).
+            env={**session_env(self.repo.root, self.worktree(task_id)),
+                 **(sandbox.agent_env(self.worktree(task_id)) if sandbox.agents_available() else {})},
         )
 
     def agent_writable(self, task_id: str) -> tuple[Path, ...]:

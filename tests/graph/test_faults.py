@@ -158,6 +158,7 @@ def finished_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return root
 
 
+@pytest.mark.heavy
 @pytest.mark.parametrize("damage", ["UPDATE checkpoints SET checkpoint = X'c1ff00ee'",
                                     "UPDATE writes SET value = X'c1ff00ee'",
                                     "UPDATE checkpoints SET metadata = X'c1ff00ee'"], ids=["blobs", "writes", "meta"])

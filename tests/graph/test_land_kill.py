@@ -17,6 +17,8 @@ import pytest
 
 from tests.graph.test_landing import VERIFY, Repo, done, templates
 
+pytestmark = pytest.mark.heavy
+
 __all__ = ["done", "templates"]  # fixtures used here
 
 REAL_GIT = shutil.which("git") or "git"

@@ -25,7 +25,7 @@ from tests import schemas
 from tests.conftest import CliRun, approve_scenario, cli_env, git, one_task_plan
 from tests.postgres import postgres_server
 
-pytestmark = pytest.mark.cli
+pytestmark = [pytest.mark.cli, pytest.mark.heavy]
 
 DEMO_SCENARIO = Scenario.load(Path(str(resources.files("agents.testing") / "demo_scenario.yaml")))
 # The demo's TASK-001 → TASK-002 chain (TASK-002 takes two turns): every kill point, half the suite time.

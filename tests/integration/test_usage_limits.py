@@ -22,7 +22,7 @@ from orchestrator.cli.demo import make_sample_repo
 from orchestrator.store.pause import credential_key, quota_path
 from tests.conftest import CliRun, approve_scenario, cli_env, one_task_plan
 
-pytestmark = pytest.mark.cli
+pytestmark = [pytest.mark.cli, pytest.mark.heavy]
 
 WINDOW_S = 25.0
 
