@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from agents import reaper
+from orchestrator import sandbox
 from orchestrator.errors import InputError
 from orchestrator.facts import GateResult
 from orchestrator.gate import gate_env, judge, run_gate
@@ -183,7 +184,8 @@ class Attempt:
         """The run's setup, and the gate's run on the base unless the run's own still applies."""
         gate = self.gate
         if gate.setup:
-            done = await run_shell(leashed(gate.setup), worktree, self.verify_timeout, env)
+            done = await run_shell(leashed(gate.setup), worktree, self.verify_timeout, env,
+                                   sandbox.for_worktree(worktree))
             if not done.ok:
                 self.landing.fail("setup_failed", f"setup `{gate.setup}` failed (exit {done.returncode}):"
                                                   f" {done.tail(10)}")
@@ -204,9 +206,10 @@ class Attempt:
         return gate.base
 
     async def _gate(self, command: str, worktree: Path, env: dict[str, str]) -> GateResult:
-        """One run of the gate on the leash, recorded under the command the user knows."""
+        """One run of the gate on the leash and in the sandbox (as the run's gate runs), recorded under the
+        command the user knows."""
         wrapped = leashed(command)
-        result = await run_gate(wrapped, worktree, self.verify_timeout, env)
+        result = await run_gate(wrapped, worktree, self.verify_timeout, env, sandbox.for_worktree(worktree))
         result["summary"] = result["summary"].replace(f"`{wrapped}`", f"`{command}`")
         result["command"] = command
         return result

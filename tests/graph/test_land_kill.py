@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.graph.harness import unsandboxed
 from tests.graph.test_landing import VERIFY, Repo, done, templates
 
 pytestmark = pytest.mark.heavy
@@ -96,7 +97,9 @@ def _clean(repo: Repo, status: str) -> None:
 
 
 def test_a_killed_land_takes_its_gate_with_it_and_the_next_land_lands(done: Repo, tmp_path: Path,
-                                                                     capsys: pytest.CaptureFixture[str]) -> None:
+                                                                     capsys: pytest.CaptureFixture[str],
+                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    unsandboxed(tmp_path, monkeypatch)  # the gate writes its pid outside the run, for the test to find it
     old, status = done.sha("main"), done.git("status", "--porcelain", "--untracked-files=all")
     mark = tmp_path / "stalled.pid"
     gate = f"echo $$ > {mark}; exec python -c 'import time; time.sleep(600)'"

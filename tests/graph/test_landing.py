@@ -20,7 +20,7 @@ from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 from agents.testing.scripted_agents import ScriptedAgents, Turn, approve, writes
 from orchestrator.cli.demo import git, make_sample_repo
 from orchestrator.cli.main import main
-from tests.graph.harness import Workflow, plan, task
+from tests.graph.harness import Workflow, plan, task, unsandboxed
 from tests.graph.test_safety import lock_holder
 
 FILES = {
@@ -249,9 +249,11 @@ def test_land_refuses_a_conflict_naming_the_files(done: Repo, capsys: pytest.Cap
     assert done.sha("main") == moved and done.land_worktree_gone()
 
 
-def test_land_does_not_move_a_branch_that_moved_after_it_was_read(done: Repo,
-                                                                  capsys: pytest.CaptureFixture[str]) -> None:
-    # Another process commits on main while land verifies (the verify command is that other process).
+def test_land_does_not_move_a_branch_that_moved_after_it_was_read(
+        done: Repo, capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Another process commits on main while land verifies (the verify command plays that other process, so it
+    # runs unsandboxed: in the sandbox its commit on main would be refused, as it should be).
+    unsandboxed(tmp_path, monkeypatch)
     sneak = f"{VERIFY}; s=$?; git -C {done.root} commit -q --allow-empty -m concurrent; exit $s"
     code, out, _ = done.cli(capsys, "land", "FEAT-001", "--verify", sneak)
     assert code == 1 and "not landed (not moved): main moved while landing" in out

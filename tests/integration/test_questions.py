@@ -78,6 +78,7 @@ def test_question_answered_then_agent_sees_it(tmp_path: Path, model_factory: Cal
     assert events.index("question_asked") < events.index("question_answered") < events.index("finalize")
 
 
+@pytest.mark.heavy
 def test_pending_question_survives_sigkill(tmp_path: Path, model_factory: Callable[..., ScriptedModel],
                                            run_cli: Callable[..., CliRun]) -> None:
     repo = make_sample_repo(tmp_path / "repo", plan=plan("TASK-1", "TASK-2"))

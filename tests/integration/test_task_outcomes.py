@@ -35,6 +35,7 @@ def report_text(repo: Path, task: str | None = "TASK-001") -> str:
     return (repo / ".autobuild/runs/FEAT-001" / (task or "") / "AUTO-RUN.md").read_text()
 
 
+@pytest.mark.heavy
 def test_agent_max_turns_aborts_with_report(tmp_path: Path, model_factory: Callable[..., ScriptedModel],
                                             run_cli: Callable[..., CliRun]) -> None:
     make_sample_repo(tmp_path / "repo", plan=one_task_plan())
@@ -47,6 +48,7 @@ def test_agent_max_turns_aborts_with_report(tmp_path: Path, model_factory: Calla
     assert not any(r.role == "coach" for r in model.requests), "no coach session for a failed player"
 
 
+@pytest.mark.heavy
 def test_sigkill_of_orchestrator_leaves_no_process(tmp_path: Path,
                                                    model_factory: Callable[..., ScriptedModel]) -> None:
     repo = make_sample_repo(tmp_path / "repo", plan=one_task_plan())
@@ -84,6 +86,7 @@ def _cmdline(pid: int) -> bytes:
         return b""
 
 
+@pytest.mark.heavy
 def test_auth_failure_is_a_resumable_error_with_reason_and_retries_are_traced(
     tmp_path: Path, model_factory: Callable[..., ScriptedModel], run_cli: Callable[..., CliRun]
 ) -> None:
