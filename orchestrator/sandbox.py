@@ -163,15 +163,27 @@ def wrap(args: Sequence[str], cwd: Path, sandbox: Sandbox) -> list[str]:
     assert binary is not None, "wrap() needs available()"
     sandbox.tmp.mkdir(parents=True, exist_ok=True)
     command = [binary, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--bind", str(sandbox.tmp), "/tmp"]
-    for path in sandbox.readable:
-        if path.resolve().is_relative_to("/tmp"):
-            command += ["--ro-bind", str(path.resolve()), str(path.resolve())]
+    # What already lives in /tmp stays visible, read-only, above the private tmp: a repo, its venv, or AutoBuild's
+    # own checkout and venv there (a clone under /tmp ran its gate with no python otherwise).
+    shown = [Path("/tmp") / name for name in _tmp_entries()]
+    shown += [path.resolve() for path in sandbox.readable if path.resolve().is_relative_to("/tmp")]
+    for path in dict.fromkeys(shown):
+        command += ["--ro-bind-try", str(path), str(path)]
     for path in dict.fromkeys(sandbox.writable):
         path.mkdir(parents=True, exist_ok=True)
         command += ["--bind", str(path.resolve()), str(path.resolve())]
     if cargo := sandbox.env.get("CARGO_HOME"):
         command += _cargo_layers(Path(cargo))
     return [*command, "--die-with-parent", "--chdir", str(cwd), "--", *args]
+
+
+def _tmp_entries(limit: int = 1000) -> list[str]:
+    """The host's /tmp, top level (bounded: a /tmp with more entries shows the first `limit`)."""
+    try:
+        with os.scandir("/tmp") as entries:
+            return sorted(entry.name for entry in entries)[:limit]
+    except OSError:
+        return []
 
 
 def refusals(output: str, limit: int = 5) -> list[str]:
