@@ -20,7 +20,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
-from agents.testing.scenario import CWD_MARKER, SESSION_MARKER, Scenario, SessionKey, new_id, step_to_blocks
+from agents.testing.requests import last_tool_result, messages_tail, prompt_text, session_of
+from agents.testing.scenario import Scenario, SessionKey, new_id, step_to_blocks
 
 
 @dataclass
@@ -39,47 +40,6 @@ class RequestRecord:
     tools: list[str] = field(default_factory=list)
     """Names of the tools the request offered the model (first request of a session only)."""
     ended: float = 0.0
-
-
-def _text_of(content: Any) -> str:
-    if isinstance(content, str):
-        return content
-    parts: list[str] = []
-    for block in content or []:
-        if block.get("type") == "text":
-            parts.append(block.get("text", ""))
-        elif block.get("type") == "tool_result":
-            parts.append(_text_of(block.get("content")))
-    return "\n".join(parts)
-
-
-def _session_of(body: dict[str, Any]) -> tuple[SessionKey | None, str | None, str]:
-    system = body.get("system") or ""
-    system_text = system if isinstance(system, str) else "\n".join(b.get("text", "") for b in system)
-    messages = body.get("messages", [])
-    first_user = _text_of(messages[0]["content"]) if messages else ""
-    found = SESSION_MARKER.search(system_text) or SESSION_MARKER.search(first_user)
-    key = SessionKey(found.group(1), found.group(2), int(found.group(3))) if found else None
-    cwd_match = CWD_MARKER.search(first_user) or CWD_MARKER.search(system_text)
-    return key, (cwd_match.group(1) if cwd_match else None), system_text
-
-
-def _last_tool_result(messages: list[dict[str, Any]]) -> str:
-    for message in reversed(messages):
-        if message["role"] == "user" and isinstance(message["content"], list):
-            results = [b for b in message["content"] if b.get("type") == "tool_result"]
-            if results:
-                return "\n".join(_text_of(b.get("content")) for b in results)
-    return ""
-
-
-def _prompt_text(messages: list[dict[str, Any]]) -> str:
-    """The user's own prompt: the first user message's last non-reminder text block."""
-    if not messages or isinstance(messages[0]["content"], str):
-        return str(messages[0]["content"]) if messages else ""
-    texts = [b.get("text", "") for b in messages[0]["content"] if b.get("type") == "text"]
-    own = [t for t in texts if not t.lstrip().startswith("<system-reminder>")]
-    return own[-1] if own else ""
 
 
 class ScriptedModel:
@@ -232,7 +192,7 @@ class _Handler(BaseHTTPRequestHandler):
         if self._limited():
             return
         messages = body.get("messages", [])
-        key, cwd, system_text = _session_of(body)
+        key, cwd, system_text = session_of(body)
         step_index = sum(1 for m in messages if m["role"] == "assistant")
         script = self.model.scenario.script_for(key) if key else None
         step: dict[str, Any] = (
@@ -240,7 +200,7 @@ class _Handler(BaseHTTPRequestHandler):
         )
         if script is None:
             step = {"text": self.model.scenario.default_text}
-        last_result = _last_tool_result(messages)
+        last_result = last_tool_result(messages)
         step = _choose(step, last_result)
         record = RequestRecord(
             started=time.time(),
@@ -250,7 +210,7 @@ class _Handler(BaseHTTPRequestHandler):
             step=step_index,
             outcome="ok",
             system=system_text if step_index == 0 else "",
-            prompt=_prompt_text(messages) if step_index == 0 else "",
+            prompt=prompt_text(messages) if step_index == 0 else "",
             tool_results=[last_result] if last_result else [],
             tools=[str(t.get("name")) for t in body.get("tools") or [] if isinstance(t, dict) and step_index == 0],
         )
@@ -370,11 +330,6 @@ class _Handler(BaseHTTPRequestHandler):
     def _event(self, name: str, data: dict[str, Any]) -> None:
         self.wfile.write(f"event: {name}\ndata: {json.dumps(data)}\n\n".encode())
         self.wfile.flush()
-
-
-def messages_tail(body: dict[str, Any]) -> list[Any]:
-    """The part of the conversation that grows per step (for plausible input token counts)."""
-    return list(body.get("messages", []))[-4:]
 
 
 def _choose(step: dict[str, Any], last_result: str) -> dict[str, Any]:
