@@ -31,10 +31,11 @@ def choose_setup(root: Path, plan_setup: str | None, override: str | None, packa
 
 async def check_gate(repo: GitRepo, feature_id: str, base_sha: str, *, plan_verify: str | None,
                      plan_setup: str | None, verify: str | None, setup: str | None, timeout_s: float,
-                     judge_by_counts: bool = False) -> GateSetup:
-    """Decide the run's gate and run it once on `base_sha`; raise GateUnusableError when it can't gate."""
-    # Reading the repo's files (and asking its python for pytest) must not block the event loop.
-    choice = await asyncio.to_thread(choose_gate, repo.root, plan_verify, verify)
+                     judge_by_counts: bool = False, choice: GateChoice | None = None) -> GateSetup:
+    """Decide the run's gate (unless the caller already did: `choice`) and run it once on `base_sha`; raise
+    GateUnusableError when it can't gate."""
+    if choice is None:  # reading the repo's files (and asking its python for pytest) must not block the loop
+        choice = await asyncio.to_thread(choose_gate, repo.root, plan_verify, verify)
     setup_command = choose_setup(repo.root, plan_setup, setup, [p["path"] for p in choice.packages])
     decided = GateSetup(command=choice.command, source=choice.source, setup=setup_command, base=None)
     if choice.command is None:

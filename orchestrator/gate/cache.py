@@ -172,7 +172,8 @@ async def check_gate_cached(repo: GitRepo, cache: GateCache, feature_id: str, ba
     choice = await asyncio.to_thread(choose_gate, repo.root, plan_verify, verify)
     if choice.command is None or choice.packages:  # a monorepo's base runs are per package: not cached (yet)
         return await check_gate(repo, feature_id, base_sha, plan_verify=plan_verify, plan_setup=plan_setup,
-                                verify=verify, setup=setup, timeout_s=timeout_s, judge_by_counts=judge_by_counts)
+                                verify=verify, setup=setup, timeout_s=timeout_s, judge_by_counts=judge_by_counts,
+                                choice=choice)
     setup_command = choose_setup(repo.root, plan_setup, setup)
     worktree = repo.worktrees_dir / feature_id / "_baseline"
     environment = env_digest(repo.root, worktree, gate_env(repo.root, worktree))
@@ -184,7 +185,8 @@ async def check_gate_cached(repo: GitRepo, cache: GateCache, feature_id: str, ba
         base["summary"] = f"{found['summary']} (reused: this base tree was gated by an earlier run)"
         return GateSetup(command=choice.command, source=choice.source, setup=setup_command, base=base)
     decided = await check_gate(repo, feature_id, base_sha, plan_verify=plan_verify, plan_setup=plan_setup,
-                               verify=verify, setup=setup, timeout_s=timeout_s, judge_by_counts=judge_by_counts)
+                               verify=verify, setup=setup, timeout_s=timeout_s, judge_by_counts=judge_by_counts,
+                               choice=choice)
     if decided["base"] is not None:
         cache.runs += 1
         await cache.store(key, decided["base"])
