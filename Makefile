@@ -28,14 +28,16 @@ $(STAMP): pyproject.toml
 
 # Four workers on two cores: most of a real-CLI test's time is waiting (model latency, a pause running out, a
 # killed run's restart), so two workers left the CPUs idle (7:10 against 4:25 measured). Tests are
-# independent (own repos, DBs, ports) and assert no timings.
+# independent (own repos, DBs, ports) and assert no timings. worksteal: a worker that finishes early takes queued
+# tests from a busy one, so a slow real-CLI test at the end of a chunk doesn't leave three workers idle.
 test: install
-	$(BIN)/python -m pytest -q -p no:cacheprovider -n 4 -m "not heavy"
+	$(BIN)/python -m pytest -q -p no:cacheprovider -n 4 --dist worksteal -m "not heavy"
 
 # The resilience tests that kill, pause and damage on purpose (kill -9 mid-run and mid-land, usage-limit pauses,
-# damaged checkpoint stores): slow by nature, so `make test` stays under 5 minutes; CI runs both.
+# damaged checkpoint stores) and the longer end-to-end runs of the real CLI (conflict turns, the planner,
+# tracing, clean): slow by nature, so `make test` stays under 5 minutes; CI runs both.
 test-heavy: install
-	$(BIN)/python -m pytest -q -p no:cacheprovider -n 4 -m heavy
+	$(BIN)/python -m pytest -q -p no:cacheprovider -n 4 --dist worksteal -m heavy
 
 demo: install
 	$(BIN)/python -m orchestrator.cli.demo

@@ -15,7 +15,7 @@ from agents.testing.scripted_model import ScriptedModel
 from orchestrator.cli.demo import SAMPLE_FILES, make_sample_repo
 from tests.conftest import CliRun, coach_from_pytest, git
 
-pytestmark = pytest.mark.cli
+pytestmark = [pytest.mark.cli, pytest.mark.heavy]
 
 
 def player(task: str, turn: int, content: str, delay: float = 0.0) -> dict[str, Any]:

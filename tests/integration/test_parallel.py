@@ -55,6 +55,7 @@ def test_dry_run_reports_groups_estimate_and_scope_overlaps(tmp_path: Path, run_
     assert not db.exists() and "autobuild/" not in git(repo, "branch", "--list")
 
 
+@pytest.mark.heavy
 def test_clean_removes_leftovers_and_prunes_finished_threads(
     tmp_path: Path, model_factory: Callable[..., ScriptedModel], run_cli: Callable[..., CliRun]
 ) -> None:

@@ -15,7 +15,7 @@ from orchestrator.plan.model import load_plan
 from tests import schemas
 from tests.conftest import SECRET_KEY, CliRun
 
-pytestmark = pytest.mark.cli
+pytestmark = [pytest.mark.cli, pytest.mark.heavy]
 
 
 def submitted(*tasks: dict[str, Any], **extra: Any) -> dict[str, Any]:

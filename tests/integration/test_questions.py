@@ -53,6 +53,7 @@ def qid(result: CliRun, task: str) -> str:
     return line.split()[2].rstrip(":")
 
 
+@pytest.mark.heavy
 def test_question_answered_then_agent_sees_it(tmp_path: Path, model_factory: Callable[..., ScriptedModel],
                                               run_cli: Callable[..., CliRun]) -> None:
     repo = make_sample_repo(tmp_path / "repo", plan=plan("TASK-1"))

@@ -26,6 +26,7 @@ def metadata(run: dict[str, Any]) -> dict[str, Any]:
     return dict((run.get("extra") or {}).get("metadata") or {})
 
 
+@pytest.mark.heavy
 def test_graph_runs_sessions_and_tool_calls_arrive(tmp_path: Path, model_factory: Callable[..., ScriptedModel],
                                                    run_cli: Callable[..., CliRun]) -> None:
     repo = make_sample_repo(tmp_path / "repo", plan=one_task_plan())

@@ -110,6 +110,7 @@ def test_api_key_never_written_and_nothing_traced_unasked(tmp_path: Path,
             "merge", "feature_end"} <= {event["event"] for event in events}
 
 
+@pytest.mark.heavy
 def test_run_single_task_checks_dependencies(tmp_path: Path, model_factory: Callable[..., ScriptedModel],
                                              run_cli: Callable[..., CliRun]) -> None:
     plan = one_task_plan()
