@@ -133,3 +133,40 @@ def test_a_quota_window_over_max_utilization_stops_new_sessions_running_ones_fin
     assert coach and coach[0].started >= reset - 0.05, "no new session started before the window reset"
     assert "quota (five_hour quota at 95%, at or over --max-utilization 0.9)" in result.stdout
     assert not (repo / ".autobuild/runs/FEAT-001/usage-limit.json").exists() and not shared.exists()
+
+
+def test_kill_9_during_a_quota_pause_then_resume_starts_no_session_before_the_window_resets(
+        tmp_path: Path, model_factory: Callable[..., ScriptedModel]) -> None:
+    repo = make_sample_repo(tmp_path / "repo", plan=one_task_plan())
+    reset_in = 12.0
+    quota = {"anthropic-ratelimit-unified-status": "allowed", "anthropic-ratelimit-unified-reset": "{reset}",
+             "anthropic-ratelimit-unified-5h-reset": "{reset}"}
+    model = model_factory({**approve_scenario(), "rate_limit_headers": [
+        {"headers": {**quota, "anthropic-ratelimit-unified-5h-utilization": "0.5"}, "resets_in_s": 3600},
+        {"from_request": 2, "headers": {**quota, "anthropic-ratelimit-unified-5h-utilization": "0.95"},
+         "resets_in_s": reset_in}]})
+    token = f"sk-ant-oat01-test-{uuid.uuid4().hex}"
+    shared = quota_path(credential_key({"CLAUDE_CODE_OAUTH_TOKEN": token, "ANTHROPIC_BASE_URL": model.base_url}))
+    env = cli_env(model, tmp_path) | {"ANTHROPIC_API_KEY": "", "CLAUDE_CODE_OAUTH_TOKEN": token}
+    db = tmp_path / "db.sqlite"
+    first = subprocess.Popen([sys.executable, "-m", "orchestrator", "run", "FEAT-001", "--repo", str(repo), "--db",
+                              str(db), "--autonomous"], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                             text=True, stdin=subprocess.DEVNULL, start_new_session=True)
+    deadline = time.monotonic() + 90
+    # The quota is recorded and the player has finished its three requests: the run is waiting for the window.
+    while not (shared.is_file() and len(model.sessions("player")) >= 3) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    time.sleep(1.0)
+    assert shared.is_file() and not model.sessions("coach"), "the quota paused the run before the coach"
+    os.killpg(first.pid, signal.SIGKILL)
+    first.communicate()
+    reset = model.phase_started[1] + reset_in
+    resumed = subprocess.run([sys.executable, "-m", "orchestrator", "resume", "FEAT-001", "--repo", str(repo),
+                              "--db", str(db), "--autonomous"], env=env, capture_output=True, text=True,
+                             timeout=240, check=False)
+    assert resumed.returncode == 0, resumed.stdout + resumed.stderr
+    coach = model.sessions("coach")
+    assert coach and coach[0].started >= round(reset) - 0.05, "the resumed run honoured the recorded quota pause"
+    assert {tag for tag in tagged_pids().values() if tag.startswith(f"{first.pid}.")} == set()
+    assert not shared.exists(), "the pause is cleared once the window reset"
+
