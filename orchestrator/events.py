@@ -15,7 +15,7 @@ EventSink = Callable[[dict[str, Any]], None]
 
 EventKind = Literal[
     # the feature workflow
-    "feature_start", "resume", "task_ready", "feature_end", "task_error",
+    "feature_start", "resume", "task_ready", "feature_end", "task_error", "pull_request",
     # the task loop
     "initialize", "player_start", "player_report", "coach_validate", "coach_decision", "precheck", "gate",
     "feedback", "stall", "blocker", "contract_violation", "frozen_test_tampering", "question_asked",

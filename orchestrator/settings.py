@@ -4,9 +4,11 @@ defaults (layered by pydantic-settings); the run options are also the graph's co
 from __future__ import annotations
 
 import math
+import os
 from pathlib import Path
 from typing import Any, ClassVar, Literal
 
+import platformdirs
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator, model_validator
 from pydantic.fields import FieldInfo
@@ -68,6 +70,8 @@ class RunOptions(BaseModel):
     max_utilization: float = 0.9
     """A subscription quota window the CLI reports at or over this share stops new sessions until it resets
     (running ones finish); 1 switches it off. API keys report no utilization: nothing changes for them."""
+    pr: bool = False
+    """A run by URL opens a pull request from its feature branch when it ends (with `gh` on PATH): `--pr`."""
     agents: Any = Field(default=None, exclude=True)
     """An `agents.Agents` implementation; None = `ClaudeAgents()` (tests pass scripted agents)."""
 
@@ -117,12 +121,14 @@ class Settings(RunOptions, BaseSettings):
     FLAG_ONLY: ClassVar[frozenset[str]] = frozenset({"agents", "interactive", "target", "plan", "dry_run", "fresh",
                                                      "json_output", "resume_only", "checkout"})
     """Decided per command from flags and the terminal, never from a variable or the config file."""
-    NOT_FROM_REPO: ClassVar[frozenset[str]] = frozenset({"repo", "repo_hooks", "on_event", "cli_path"})
+    NOT_FROM_REPO: ClassVar[frozenset[str]] = frozenset({"repo", "repo_hooks", "on_event", "cli_path", "workspace"})
     """Never from `.autobuild/config.yaml`: that file is repo content (committed, cloned), and these would let a
     repo run its own hooks in sessions, a command on every event, or its own `claude` binary."""
 
     repo: Path = Path(".")
     """The target repo's main worktree top level (a `--repo` or the current folder, anywhere inside it)."""
+    workspace: Path | None = None
+    """`ORCHESTRATOR_WORKSPACE`: where a worker keeps its clones of repos run by URL (see `worker_workspace`)."""
     db: str | None = None
     """A SQLite path or a postgresql:// URL; None: the one the feature's run used, else one file per repo."""
     est_session_usd: float = 0.25
@@ -261,3 +267,12 @@ def load_settings(kind: type[Settings], repo: Path, /, **flags: Any) -> Any:
         name = str(problem["loc"][0]) if problem.get("loc") else "a setting"
         raise InputError(f"bad value for --{name.replace('_', '-')} (from the flag, {ENV_PREFIX}{name.upper()}"
                          f" or {CONFIG_FILE}): {problem['msg']}") from None
+
+
+def worker_workspace() -> Path:
+    """Where this worker keeps its clones of repos run by URL: `ORCHESTRATOR_WORKSPACE`, else a per-user data
+    folder. Read from the worker's own environment, never from a run's input or context (a client can't choose
+    paths on a worker)."""
+    if configured := os.environ.get(f"{ENV_PREFIX}WORKSPACE", "").strip():
+        return Path(configured).expanduser().resolve()
+    return Path(platformdirs.user_data_dir("autobuild", appauthor=False)) / "workspace"

@@ -77,6 +77,8 @@ class RunContext:
     """Approved tasks waiting to land, by id: the commit each would land (a landing may take them along)."""
     gate_cache: GateCache | None = None
     """Gate runs remembered by tree (None: every gate runs)."""
+    remote_url: str | None = None
+    """A run by URL: where every node-end commit is pushed (graph/by_url.py); None for a local repo."""
 
     @property
     def feature_id(self) -> str:

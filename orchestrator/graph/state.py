@@ -60,6 +60,15 @@ class FeatureInput(TypedDict, total=False):
     plan: str
     """A plan file where it lies (relative to the repo unless absolute): its feature runs, or `target`, which is
     then its id or one of its tasks. Without it: `.autobuild/features/<target>.yaml`."""
+    repo_url: str
+    """A run by URL (instead of `repo`): a git URL without credentials; the run happens on the worker's own clone
+    and pushes its `autobuild/` branches there (graph/by_url.py)."""
+    base: str
+    """With `repo_url`: the branch the feature starts from and the plan is read at (default `main`)."""
+    plan_yaml: str
+    """With `repo_url`: the plan itself (YAML text), when it is not in the repository at `base`."""
+    plan_files: dict[str, str]
+    """With `plan_yaml`: its task markdown files, text by path relative to the repository."""
     base_branch: str
     """The base when the plan names none: the branch checked out where the command ran (one of the user's linked
     worktrees, say); without it, the main worktree's branch."""

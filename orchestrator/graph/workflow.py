@@ -33,7 +33,7 @@ from orchestrator import sandbox
 from orchestrator.errors import InputError, PlanError
 from orchestrator.gate import GateChoice, GateSetup, choose_gate
 from orchestrator.gate.cache import CACHE_NAME, GateCache, check_gate_cached
-from orchestrator.graph import merge, replan, review_nodes, routing, task_nodes
+from orchestrator.graph import by_url, merge, replan, review_nodes, routing, task_nodes
 from orchestrator.graph.active import ACTIVE, ActiveRun
 from orchestrator.graph.context import RunContext, Spend
 from orchestrator.graph.events import EventLog
@@ -57,19 +57,19 @@ def _router(func: Callable[..., Any], **bound: Any) -> Callable[..., Any]:
 def build_task_graph(max_turns: int, precheck: bool) -> StateGraph[Any, Any, Any, Any]:
     """initialize → player → [precheck →] coach → (feedback → player)* → finalize_success → merge | finalize_failure."""
     graph: StateGraph[Any, Any, Any, Any] = StateGraph(TaskState, context_schema=RunContext, input_schema=TaskInput)
-    graph.add_node("initialize", task_nodes.initialize)
-    graph.add_node("player", task_nodes.player)
-    graph.add_node("coach", review_nodes.coach)
-    graph.add_node("feedback", task_nodes.feedback)
-    graph.add_node("ask_human", task_nodes.ask_human)
-    graph.add_node("finalize_success", task_nodes.finalize_success)
-    graph.add_node("finalize_failure", task_nodes.finalize_failure)
-    graph.add_node("merge", merge.merge)
+    graph.add_node("initialize", by_url.pushing(task_nodes.initialize))
+    graph.add_node("player", by_url.pushing(task_nodes.player))
+    graph.add_node("coach", by_url.pushing(review_nodes.coach))
+    graph.add_node("feedback", by_url.pushing(task_nodes.feedback))
+    graph.add_node("ask_human", by_url.pushing(task_nodes.ask_human))
+    graph.add_node("finalize_success", by_url.pushing(task_nodes.finalize_success))
+    graph.add_node("finalize_failure", by_url.pushing(task_nodes.finalize_failure))
+    graph.add_node("merge", by_url.pushing(merge.merge))
     graph.add_edge(START, "initialize")
     graph.add_conditional_edges("initialize", routing.after_initialize)
     after_player = ["coach", "feedback", "finalize_failure", "ask_human"]
     if precheck:
-        graph.add_node("precheck", review_nodes.precheck)
+        graph.add_node("precheck", by_url.pushing(review_nodes.precheck))
         graph.add_conditional_edges("precheck", _router(routing.after_precheck, max_turns=max_turns),
                                     ["coach", "feedback", "finalize_failure"])
         after_player.append("precheck")
@@ -190,6 +190,9 @@ def build_feature_workflow(checkpointer: BaseCheckpointSaver[Any] | None = None)
     @entrypoint(checkpointer=checkpointer, context_schema=RunOptions)
     async def autobuild(inputs: FeatureInput, runtime: Runtime[RunOptions]) -> FeatureOutput:
         options = runtime.context or RunOptions()
+        if inputs.get("repo_url"):  # the worker's own clone of the URL; every commit pushed there
+            return await by_url.run(inputs, options, lambda local, repo: _run_feature(local, options, repo, runtime),
+                                    lambda root, feature_id: EventLog(root, feature_id, runtime.stream_writer))
         repo = GitRepo(Path(inputs["repo"]).resolve())
         with repo_lock(repo.root, f"run {inputs.get('target') or inputs.get('plan', '')}"):
             return await _run_feature(inputs, options, repo, runtime)
@@ -217,6 +220,7 @@ async def _run_feature(inputs: FeatureInput, options: RunOptions, repo: GitRepo,
                          f" when it started; --verify {options.verify!r} does not apply to it: resume without"
                          " --verify, or `run --fresh` to start over with the new gate")
     setup = await prepare_feature(str(repo.root), plan.id, base_branch, digest)
+    await by_url.feature_started(inputs, repo, plan.id, setup["feature_sha"])
     if setup.get("plan_digest", digest) != digest:
         raise PlanError(f"the plan of {plan.id} changed since its run started: put it back, or start over on a"
                         " new thread")
@@ -224,7 +228,8 @@ async def _run_feature(inputs: FeatureInput, options: RunOptions, repo: GitRepo,
     ctx = RunContext(options=options, plan=plan, repo=repo, base_branch=setup["base_branch"],
                      agents=options.agents or ClaudeAgents(), gate=gate, spend=Spend(),
                      limit_gate=_limit_gate(options, pause_path(repo.root, plan.id), events),
-                     gate_cache=GateCache(trace.runs_dir(repo.root, plan.id) / CACHE_NAME))
+                     gate_cache=GateCache(trace.runs_dir(repo.root, plan.id) / CACHE_NAME),
+                     remote_url=inputs.get("repo_url"))
     order = [only_task] if only_task else plan.task_ids()
     events("feature_start", branch=ctx.feature_branch, sha=setup["feature_sha"], tasks=order,
            budget_usd=options.budget_usd,

@@ -322,6 +322,18 @@ class GitRepo:
                                    check=False)
         return moved.ok
 
+    async def push_branches(self, url: str, branches: Sequence[str], forced: Sequence[str] = ()) -> None:
+        """Push autobuild/ branches that exist here to the URL itself (never a remote name: no remote-tracking ref
+        moves); `forced` ones may move back (a task branch reset to its base). One git call."""
+        specs = []
+        for name in (*branches, *forced):
+            if not name.startswith("autobuild/"):
+                raise GitError(f"refusing to push {name}: only autobuild/ branches are ours")
+            if (await self.git("rev-parse", "--verify", "-q", f"refs/heads/{name}", check=False)).ok:
+                specs.append(f"{'+' if name in forced else ''}refs/heads/{name}:refs/heads/{name}")
+        if specs:
+            await self.git("push", "-q", "--no-verify", "--", url, *specs)
+
     async def merge_as_user(self, worktree: Path, rev: str, message: str, squash: bool,
                             leave_out: Sequence[str] = ()) -> MergeResult:
         """In a detached throwaway worktree (`land`): merge `rev` as a merge commit, or as one squashed commit,

@@ -1,0 +1,108 @@
+"""Runs by URL in the graph: the worker's clone as "the repo", pushes at every node's end, the pull request.
+
+Input `{"repo_url", "base", "target"}` (plus `plan_yaml`/`plan_files` for a plan sent along) runs exactly as a
+local run, on the worker's clone (repo/remote.py). Every task node's commits reach the URL before the node
+returns, so before the checkpoint that names them is written: another worker resuming the thread (with no clone,
+or a stale one) fetches them and finds each unfinished task's checkpointed commit. Worktree paths in the
+checkpoint are the first worker's: each node sees its task's worktree where this worker keeps it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import shutil
+from collections.abc import Awaitable, Callable
+from functools import update_wrapper
+from pathlib import Path
+from typing import Any, TypeVar, cast
+
+from langgraph.runtime import Runtime
+
+from orchestrator.graph.context import RunContext
+from orchestrator.graph.events import EventLog
+from orchestrator.graph.state import FeatureInput, FeatureOutput, TaskState
+from orchestrator.processes import run_async
+from orchestrator.repo import remote
+from orchestrator.repo.git import GitRepo, feature_branch
+from orchestrator.repo.lock import repo_lock
+from orchestrator.settings import RunOptions, worker_workspace
+from orchestrator.views import reports
+
+N = TypeVar("N", bound=Callable[..., Awaitable[Any]])
+Body = Callable[[FeatureInput, GitRepo], Awaitable[FeatureOutput]]
+DEFAULT_BASE = "main"
+
+
+def pushing(node: N) -> N:
+    """A task node that, in a run by URL, works in this worker's worktree of its task and pushes the task's branch
+    (and the feature branch, which only a merge moves) to the URL before it returns."""
+
+    async def wrapped(state: TaskState, runtime: Runtime[RunContext]) -> TaskState:
+        ctx = runtime.context
+        if ctx.remote_url is None:
+            local: TaskState = await node(state, runtime)
+            return local
+        if state.get("worktree"):  # checkpointed by whichever worker ran the task before: ours is here
+            state = TaskState(**{**state, "worktree": str(ctx.worktree(state["task_id"]))})
+        update: TaskState = await node(state, runtime)
+        await remote.push(ctx.repo, ctx.remote_url, ctx.base_branch, branches=(ctx.feature_branch,),
+                          moved_back=(ctx.task_branch(state["task_id"]),))
+        return update
+
+    return cast("N", update_wrapper(wrapped, node))
+
+
+async def run(inputs: FeatureInput, options: RunOptions, body: Body, events: Callable[[Path, str], EventLog]) -> (
+        FeatureOutput):
+    """A run by URL: refused up front when the URL can't be used; the clone fetched (or made) and locked; the
+    feature run on it; the pull request opened at the end when asked for."""
+    url = remote.check_url(inputs.get("repo_url", ""))
+    base = inputs.get("base") or DEFAULT_BASE
+    target = inputs.get("target", "")
+    repo = await remote.ensure_clone(worker_workspace(), url)
+    with repo_lock(repo.root, f"run {target} of {url}"):
+        await remote.refresh(repo, url, base)
+        local = FeatureInput(**{**inputs, "repo": str(repo.root), "repo_url": url, "base_branch": base})
+        if inputs.get("plan_yaml"):
+            local["plan"] = str(await remote.write_plan(repo, inputs["plan_yaml"], dict(inputs.get("plan_files")
+                                                                                         or {})))
+        output = await body(local, repo)
+        await remote.push(repo, url, base, branches=(feature_branch(output["feature_id"]),))
+        if options.pr:
+            await open_pull_request(repo, output, base, events(repo.root, output["feature_id"]))
+    return output
+
+
+async def feature_started(inputs: FeatureInput, repo: GitRepo, feature_id: str, sha: str) -> None:
+    """The feature branch, on the URL too: recreated here at its recorded start when a takeover's clone lacks it."""
+    if (url := inputs.get("repo_url")) is None:
+        return
+    await repo.ensure_branch(feature_branch(feature_id), sha)
+    await remote.push(repo, url, inputs.get("base_branch") or DEFAULT_BASE, branches=(feature_branch(feature_id),))
+
+
+async def open_pull_request(repo: GitRepo, output: FeatureOutput, base: str, events: EventLog) -> None:
+    """`gh pr create` from the feature branch into the base, title and body from the run's report; a failure (no
+    `gh`, no merged task, the PR already open) is an event, never the run's failure."""
+    feature_id = output["feature_id"]
+    branch = feature_branch(feature_id)
+    if not any(result.get("merged") for result in output["results"].values()):
+        events("pull_request", opened=False, reason="no task merged: nothing to propose")
+        return
+    if shutil.which("gh") is None:
+        events("pull_request", opened=False, reason="`gh` is not on PATH: open it by hand from " + branch)
+        return
+    report = repo.root / ".autobuild" / "runs" / feature_id / reports.REPORT_NAME
+    text = await asyncio.to_thread(_read, report)
+    first = next((line.lstrip("# ").strip() for line in text.splitlines() if line.strip()), "")
+    title = first or f"AutoBuild {feature_id}"
+    done = await run_async(["gh", "pr", "create", "--head", branch, "--base", base, "--title", title,
+                            "--body", text or title], repo.root, timeout=120)
+    if done.ok:
+        events("pull_request", opened=True, url=done.stdout.strip().splitlines()[-1] if done.stdout.strip() else "")
+    else:
+        events("pull_request", opened=False, reason=done.tail(3))
+
+
+def _read(path: Path) -> str:
+    return path.read_text(encoding="utf-8") if path.is_file() else ""

@@ -1,0 +1,139 @@
+"""Repos by URL: the URL checks (no credentials in it), the worker's clone cache, pushes to the URL itself.
+
+A worker keeps one clone per URL under its workspace (`ORCHESTRATOR_WORKSPACE`): cloned once, fetched on every
+run, never re-cloned. The clone is the worker's own: its main checkout is detached at the base (the plan is read
+there), its `autobuild/` branches are the run's, and every push names the URL, never a remote, so no
+remote-tracking ref of anyone's checkout moves. Credentials never appear in a URL we accept: git uses the
+worker's own (credential helpers, ssh keys), and nothing we store or print can carry them.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import re
+import shutil
+from pathlib import Path, PurePosixPath
+from urllib.parse import urlsplit
+
+from orchestrator.errors import GitError, InputError
+from orchestrator.repo.git import AUTOBUILD_REFS, GitRepo
+
+FETCHED = "refs/remotes/origin/autobuild/"
+"""Where the URL's autobuild/ branches are fetched to in the clone (then made local branches if missing)."""
+_SCP_LIKE = re.compile(r"^(?P<user>[^@/:]+(?::[^@/]*)?)@(?P<host>[^:/]+):")
+_CLONE_LOCKS: dict[tuple[Path, int], asyncio.Lock] = {}
+
+
+def check_url(url: str) -> str:
+    """The URL as given, or an InputError (one line, the credential never in it) when it can't be used."""
+    url = url.strip()
+    if not url:
+        raise InputError("repo_url is empty: pass the git URL of the repository (https://, ssh://, git@host:path,"
+                         " file://)")
+    if url.startswith("-") or any(ch.isspace() or ord(ch) < 32 for ch in url):
+        raise InputError(f"repo_url {redact(url)!r} is not a git URL")
+    if "::" in url.split("/", 1)[0]:
+        raise InputError(f"repo_url {redact(url)!r} names a git transport helper (`<helper>::`): not accepted")
+    if "://" in url:
+        parts = urlsplit(url)
+        if parts.password is not None or (parts.username and parts.scheme in ("http", "https")):
+            raise InputError(f"repo_url {redact(url)} carries a credential (user:token@): remove it; the worker"
+                             " uses its own git credentials (a credential helper, an ssh key)")
+    elif (scp := _SCP_LIKE.match(url)) and ":" in scp.group("user"):
+        raise InputError(f"repo_url {redact(url)} carries a credential (user:pass@): remove it; the worker uses"
+                         " its own git credentials (an ssh key)")
+    return url
+
+
+def redact(url: str) -> str:
+    """The URL with whatever sits before an `@` in its authority replaced: safe to print."""
+    if "://" in url:
+        scheme, _, rest = url.partition("://")
+        authority, slash, path = rest.partition("/")
+        if "@" in authority:
+            authority = "***@" + authority.rsplit("@", 1)[1]
+        return f"{scheme}://{authority}{slash}{path}"
+    if scp := _SCP_LIKE.match(url):
+        return "***@" + url[len(scp.group("user")) + 1:]
+    return url
+
+
+def clone_path(workspace: Path, url: str) -> Path:
+    """One clone per URL: a readable name plus a digest of the whole URL."""
+    stem = re.sub(r"[^A-Za-z0-9._-]+", "-", url.rstrip("/").rsplit("/", 1)[-1].removesuffix(".git"))[:40]
+    digest = hashlib.sha256(url.encode()).hexdigest()[:12]
+    return workspace / "clones" / f"{stem.strip('-.') or 'repo'}-{digest}"
+
+
+def thread_metadata(url: str, feature: str) -> dict[str, str]:
+    """What a thread run by URL carries as metadata, so a client finds it by repository and feature."""
+    return {"repo_url": check_url(url), "feature": feature}
+
+
+async def ensure_clone(workspace: Path, url: str) -> GitRepo:
+    """The worker's clone of `url` (cloned once, into a temporary folder then renamed: a half clone is never
+    used). No work tree is checked out yet: `refresh` detaches it at the base."""
+    path = clone_path(workspace, url)
+    lock = _CLONE_LOCKS.setdefault((path, id(asyncio.get_running_loop())), asyncio.Lock())
+    async with lock:
+        if not (path / ".git").is_dir():
+            path.parent.mkdir(parents=True, exist_ok=True)
+            partial = path.with_name(path.name + ".partial")
+            await asyncio.to_thread(shutil.rmtree, partial, True)
+            cloned = await GitRepo(path.parent).git("clone", "-q", "--no-checkout", "--", url, str(partial),
+                                                    cwd=path.parent, check=False)
+            if not cloned.ok:
+                raise InputError(f"can't clone {redact(url)}: {cloned.tail(2)}")
+            await asyncio.to_thread(partial.rename, path)
+    return GitRepo(path)
+
+
+async def refresh(repo: GitRepo, url: str, base: str) -> None:
+    """Fetch the base and every autobuild/ branch from the URL; the main checkout detached at the base (where
+    the plan is read); the URL's autobuild/ branches this clone lacks become local ones (a takeover: a run
+    resumed on this worker continues from what another pushed). Local branches that exist are this worker's
+    own, pushed as they moved, and stay."""
+    if base.startswith("autobuild/") or not base:
+        raise InputError(f"base {base!r} can't be the base: name the branch the feature starts from (e.g. main)")
+    await repo.git("checkout", "-q", "--detach", check=False)  # a fresh clone: HEAD off every branch we fetch into
+    fetched = await repo.git("fetch", "-q", "--prune", "--", url, f"+refs/heads/{base}:refs/heads/{base}",
+                             f"+{AUTOBUILD_REFS}*:{FETCHED}*", check=False)
+    if not fetched.ok:
+        raise InputError(f"can't fetch {base!r} from {redact(url)}: {fetched.tail(2)}")
+    await repo.git("checkout", "-q", "--detach", "-f", f"refs/heads/{base}")
+    listed = await repo.git("for-each-ref", "--format=%(refname)", FETCHED)
+    for ref in listed.stdout.split():
+        name = "autobuild/" + ref.removeprefix(FETCHED)
+        if not (await repo.git("rev-parse", "--verify", "-q", f"refs/heads/{name}", check=False)).ok:
+            await repo.ensure_branch(name, ref)
+
+
+async def write_plan(repo: GitRepo, plan_yaml: str, files: dict[str, str]) -> Path:
+    """A plan sent in the input, and its task markdown files (by path relative to the repo), written into the
+    clone's checkout; the plan file's path (named by its digest: runs of other plans never share it)."""
+    for relative in files:
+        pure = PurePosixPath(relative)
+        if pure.is_absolute() or ".." in pure.parts or not pure.parts or pure.parts[0] == ".git":
+            raise InputError(f"plan_files: {relative!r} must be a path inside the repository")
+    digest = hashlib.sha256(plan_yaml.encode()).hexdigest()[:12]
+    plan = repo.root / ".autobuild" / "submitted" / f"plan-{digest}.yaml"
+
+    def write() -> None:
+        for relative, text in {**files, str(plan.relative_to(repo.root)): plan_yaml}.items():
+            target = repo.root / relative
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_text(text, encoding="utf-8")
+
+    await asyncio.to_thread(write)
+    return plan
+
+
+async def push(repo: GitRepo, url: str, base: str, *, branches: tuple[str, ...] = (),
+               moved_back: tuple[str, ...] = ()) -> None:
+    """Push `branches` (fast-forward only) and `moved_back` (task branches, which may move back: forced) from the
+    clone to the URL, before the checkpoint that names their commits is written. Never the base."""
+    for name in (*branches, *moved_back):
+        if name == base or not name.startswith("autobuild/"):
+            raise GitError(f"refusing to push {name}: only autobuild/ branches are pushed, never the base {base}")
+    await repo.push_branches(url, branches, moved_back)
