@@ -23,6 +23,7 @@ FETCHED = "refs/remotes/origin/autobuild/"
 """Where the URL's autobuild/ branches are fetched to in the clone (then made local branches if missing)."""
 _SCP_LIKE = re.compile(r"^(?P<user>[^@/:]+(?::[^@/]*)?)@(?P<host>[^:/]+):")
 _CLONE_LOCKS: dict[tuple[Path, int], asyncio.Lock] = {}
+_PUSH_LOCKS: dict[tuple[Path, int], asyncio.Lock] = {}
 
 
 def check_url(url: str) -> str:
@@ -102,11 +103,15 @@ async def refresh(repo: GitRepo, url: str, base: str) -> None:
     if not fetched.ok:
         raise InputError(f"can't fetch {base!r} from {redact(url)}: {fetched.tail(2)}")
     await repo.git("checkout", "-q", "--detach", "-f", f"refs/heads/{base}")
-    listed = await repo.git("for-each-ref", "--format=%(refname)", FETCHED)
-    for ref in listed.stdout.split():
+    listed = await repo.git("for-each-ref", "--format=%(refname) %(objectname)", FETCHED)
+    for line in listed.stdout.splitlines():
+        ref, sha = line.split()
         name = "autobuild/" + ref.removeprefix(FETCHED)
-        if not (await repo.git("rev-parse", "--verify", "-q", f"refs/heads/{name}", check=False)).ok:
-            await repo.ensure_branch(name, ref)
+        local = await repo.git("rev-parse", "--verify", "-q", f"refs/heads/{name}", check=False)
+        if not local.ok:
+            await repo.ensure_branch(name, sha)
+        elif (old := local.stdout.strip()) != sha and await repo.is_ancestor(old, sha):
+            await repo.advance_branch(name, sha, old)  # a worker that came back: what others pushed since goes on
 
 
 async def write_plan(repo: GitRepo, plan_yaml: str, files: dict[str, str]) -> Path:
@@ -136,4 +141,6 @@ async def push(repo: GitRepo, url: str, base: str, *, branches: tuple[str, ...] 
     for name in (*branches, *moved_back):
         if name == base or not name.startswith("autobuild/"):
             raise GitError(f"refusing to push {name}: only autobuild/ branches are pushed, never the base {base}")
-    await repo.push_branches(url, branches, moved_back)
+    lock = _PUSH_LOCKS.setdefault((repo.root, id(asyncio.get_running_loop())), asyncio.Lock())
+    async with lock:  # one push at a time: a branch's pushes reach the URL in the order it moved here
+        await repo.push_branches(url, branches, moved_back)

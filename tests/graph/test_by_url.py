@@ -169,3 +169,20 @@ async def test_the_base_branch_is_never_pushed(tmp_path: Path) -> None:
         await remote.push(clone, url, "autobuild/x", moved_back=("autobuild/x",))
     again = await remote.ensure_clone(tmp_path / "worker", url)
     assert again.root == clone.root and len(list((tmp_path / "worker" / "clones").iterdir())) == 1
+
+
+async def test_parallel_tasks_by_url_all_land_on_the_remote(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    url = bare_remote(tmp_path, task("A"), task("B"), task("C"))
+    clone = remote.clone_path(workspace(monkeypatch, tmp_path / "worker"), url)
+    agents = ScriptedAgents({(("player", name)): writes({f"calc/{name.lower()}.py": f"{name} = 1\n"}, delay_s=0.05)
+                             for name in "ABC"} | {"coach": approve()})
+    run = await run_by_url(InMemorySaver(), agents, {"repo_url": url, "target": "FEAT-001"}, parallel=3)
+    assert [run.status(name) for name in "ABC"] == ["approved-unverified"] * 3
+    assert {"calc/a.py", "calc/b.py", "calc/c.py"} <= set(files_on(url, "autobuild/FEAT-001"))
+    refs = remote_refs(url)
+    assert refs["refs/heads/autobuild/FEAT-001"] == git(clone, "rev-parse", "autobuild/FEAT-001").strip()
+    origin = Path(url.removeprefix("file://"))
+    for name in "ABC":  # each task's branch as its last node left it (its report commit), and landed from there
+        git(origin, "merge-base", "--is-ancestor", f"autobuild/FEAT-001.{name}", "autobuild/FEAT-001")
+        git(origin, "merge-base", "--is-ancestor", run.results[name]["sha"], "autobuild/FEAT-001")
+        assert f".autobuild/runs/FEAT-001/{name}/AUTO-RUN.md" in files_on(url, f"autobuild/FEAT-001.{name}")
