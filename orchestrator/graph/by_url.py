@@ -59,7 +59,7 @@ async def run(inputs: FeatureInput, options: RunOptions, body: Body, events: Cal
     url = remote.check_url(inputs.get("repo_url", ""))
     base = inputs.get("base") or DEFAULT_BASE
     target = inputs.get("target", "")
-    repo = await remote.ensure_clone(worker_workspace(), url)
+    repo = await remote.ensure_clone(await asyncio.to_thread(worker_workspace), url)
     with repo_lock(repo.root, f"run {target} of {url}"):
         await remote.refresh(repo, url, base)
         local = FeatureInput(**{**inputs, "repo": str(repo.root), "repo_url": url, "base_branch": base})
@@ -89,7 +89,7 @@ async def open_pull_request(repo: GitRepo, output: FeatureOutput, base: str, eve
     if not any(result.get("merged") for result in output["results"].values()):
         events("pull_request", opened=False, reason="no task merged: nothing to propose")
         return
-    if shutil.which("gh") is None:
+    if await asyncio.to_thread(shutil.which, "gh") is None:
         events("pull_request", opened=False, reason="`gh` is not on PATH: open it by hand from " + branch)
         return
     report = repo.root / ".autobuild" / "runs" / feature_id / reports.REPORT_NAME

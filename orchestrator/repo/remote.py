@@ -78,8 +78,8 @@ async def ensure_clone(workspace: Path, url: str) -> GitRepo:
     path = clone_path(workspace, url)
     lock = _CLONE_LOCKS.setdefault((path, id(asyncio.get_running_loop())), asyncio.Lock())
     async with lock:
-        if not (path / ".git").is_dir():
-            path.parent.mkdir(parents=True, exist_ok=True)
+        if not await asyncio.to_thread((path / ".git").is_dir):
+            await asyncio.to_thread(path.parent.mkdir, parents=True, exist_ok=True)
             partial = path.with_name(path.name + ".partial")
             await asyncio.to_thread(shutil.rmtree, partial, True)
             cloned = await GitRepo(path.parent).git("clone", "-q", "--no-checkout", "--", url, str(partial),
