@@ -21,6 +21,7 @@ from langgraph.runtime import Runtime
 from orchestrator.graph.context import RunContext
 from orchestrator.graph.events import EventLog
 from orchestrator.graph.state import FeatureInput, FeatureOutput, TaskState
+from orchestrator.plan.model import load_target
 from orchestrator.processes import run_async
 from orchestrator.repo import remote
 from orchestrator.repo.git import GitRepo, feature_branch
@@ -66,6 +67,10 @@ async def run(inputs: FeatureInput, options: RunOptions, body: Body, events: Cal
         if inputs.get("plan_yaml"):
             local["plan"] = str(await remote.write_plan(repo, inputs["plan_yaml"], dict(inputs.get("plan_files")
                                                                                          or {})))
+        plan, _ = await asyncio.to_thread(load_target, repo.root, target, Path(local["plan"]) if local.get("plan")
+                                          else None)
+        if plan.base_branch and plan.base_branch != base:  # the plan names its own base, as in a local run
+            await remote.fetch_base(repo, url, plan.base_branch)
         output = await body(local, repo)
         await remote.push(repo, url, base, branches=(feature_branch(output["feature_id"]),))
         if options.pr:

@@ -95,13 +95,8 @@ async def refresh(repo: GitRepo, url: str, base: str) -> None:
     the plan is read); the URL's autobuild/ branches this clone lacks become local ones (a takeover: a run
     resumed on this worker continues from what another pushed). Local branches that exist are this worker's
     own, pushed as they moved, and stay."""
-    if base.startswith("autobuild/") or not base:
-        raise InputError(f"base {base!r} can't be the base: name the branch the feature starts from (e.g. main)")
     await repo.git("checkout", "-q", "--detach", check=False)  # a fresh clone: HEAD off every branch we fetch into
-    fetched = await repo.git("fetch", "-q", "--prune", "--", url, f"+refs/heads/{base}:refs/heads/{base}",
-                             f"+{AUTOBUILD_REFS}*:{FETCHED}*", check=False)
-    if not fetched.ok:
-        raise InputError(f"can't fetch {base!r} from {redact(url)}: {fetched.tail(2)}")
+    await fetch_base(repo, url, base, f"+{AUTOBUILD_REFS}*:{FETCHED}*")
     await repo.git("checkout", "-q", "--detach", "-f", f"refs/heads/{base}")
     listed = await repo.git("for-each-ref", "--format=%(refname) %(objectname)", FETCHED)
     for line in listed.stdout.splitlines():
@@ -112,6 +107,17 @@ async def refresh(repo: GitRepo, url: str, base: str) -> None:
             await repo.ensure_branch(name, sha)
         elif (old := local.stdout.strip()) != sha and await repo.is_ancestor(old, sha):
             await repo.advance_branch(name, sha, old)  # a worker that came back: what others pushed since goes on
+
+
+async def fetch_base(repo: GitRepo, url: str, base: str, *more: str) -> None:
+    """The URL's `base` as this clone's branch of that name (never checked out here: the main checkout stays
+    detached), and any `more` refspecs in the same fetch."""
+    if base.startswith("autobuild/") or not base or base.startswith("-"):
+        raise InputError(f"base {base!r} can't be the base: name the branch the feature starts from (e.g. main)")
+    fetched = await repo.git("fetch", "-q", "--prune", "--", url, f"+refs/heads/{base}:refs/heads/{base}", *more,
+                             check=False)
+    if not fetched.ok:
+        raise InputError(f"can't fetch branch {base!r} from {redact(url)}: {fetched.tail(2)}")
 
 
 async def write_plan(repo: GitRepo, plan_yaml: str, files: dict[str, str]) -> Path:

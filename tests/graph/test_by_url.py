@@ -167,8 +167,37 @@ async def test_the_base_branch_is_never_pushed(tmp_path: Path) -> None:
         await remote.push(clone, url, "main", branches=("main",))
     with pytest.raises(GitError, match="never the base"):
         await remote.push(clone, url, "autobuild/x", moved_back=("autobuild/x",))
+    (clone.root / ".git" / "kept").write_text("fetched, never cloned again\n")
     again = await remote.ensure_clone(tmp_path / "worker", url)
-    assert again.root == clone.root and len(list((tmp_path / "worker" / "clones").iterdir())) == 1
+    await remote.refresh(again, url, "main")
+    assert (again.root / ".git" / "kept").exists() and len(list((tmp_path / "worker" / "clones").iterdir())) == 1
+
+
+async def test_a_base_the_url_lacks_is_one_clear_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    url = bare_remote(tmp_path, task("A"))
+    workspace(monkeypatch, tmp_path / "worker")
+    with pytest.raises(InputError, match=r"can't fetch branch 'nope' from file://"):
+        await run_by_url(InMemorySaver(), ScriptedAgents({}), {"repo_url": url, "base": "nope", "target": "FEAT-001"})
+    assert "refs/heads/autobuild/FEAT-001" not in remote_refs(url)
+
+
+async def test_a_plan_naming_its_own_base_starts_from_it(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    url = bare_remote(tmp_path, task("A"), with_plan=False)
+    work = tmp_path / "work"
+    git(work, "checkout", "-q", "-b", "develop")
+    (work / "calc" / "dev.py").write_text("DEV = 1\n")
+    git(work, "add", "-A")
+    git(work, "-c", "user.name=Me", "-c", "user.email=me@localhost", "commit", "-qm", "develop work")
+    git(work, "push", "-q", url.removeprefix("file://"), "develop")
+    before = remote_refs(url)
+    workspace(monkeypatch, tmp_path / "worker")
+    sent = yaml.safe_dump(plan(task("A"), verify=None, base_branch="develop"))
+    agents = ScriptedAgents({"player": writes({"calc/a.py": "A = 1\n"}), "coach": approve()})
+    run = await run_by_url(InMemorySaver(), agents, {"repo_url": url, "target": "FEAT-001", "plan_yaml": sent})
+    assert run.status("A") == "approved-unverified"
+    assert {"calc/dev.py", "calc/a.py"} <= set(files_on(url, "autobuild/FEAT-001"))
+    after = remote_refs(url)
+    assert all(after[ref] == sha for ref, sha in before.items()), "neither main nor develop moved"
 
 
 async def test_parallel_tasks_by_url_all_land_on_the_remote(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
