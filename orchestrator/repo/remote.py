@@ -41,6 +41,9 @@ def check_url(url: str) -> str:
         if parts.password is not None or (parts.username and parts.scheme in ("http", "https")):
             raise InputError(f"repo_url {redact(url)} carries a credential (user:token@): remove it; the worker"
                              " uses its own git credentials (a credential helper, an ssh key)")
+        if parts.query or parts.fragment:
+            raise InputError(f"repo_url {redact(url).split('?')[0].split('#')[0]} has a query or fragment (where"
+                             " tokens hide): give the plain repository URL")
     elif (scp := _SCP_LIKE.match(url)) and ":" in scp.group("user"):
         raise InputError(f"repo_url {redact(url)} carries a credential (user:pass@): remove it; the worker uses"
                          " its own git credentials (an ssh key)")

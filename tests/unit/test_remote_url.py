@@ -26,10 +26,12 @@ def test_a_url_carrying_a_credential_is_refused_without_repeating_it(url: str) -
     assert "SECRET" not in str(refused.value) and "\n" not in str(refused.value)
 
 
-@pytest.mark.parametrize("url", ["", "--upload-pack=touch /tmp/x", "ext::sh -c touch% /tmp/x", "https://a b/c"])
+@pytest.mark.parametrize("url", ["", "--upload-pack=touch /tmp/x", "ext::sh -c touch% /tmp/x", "https://a b/c",
+                                 "https://host/r.git?access_token=SECRET"])
 def test_what_is_not_a_plain_git_url_is_refused(url: str) -> None:
-    with pytest.raises(InputError):
+    with pytest.raises(InputError) as refused:
         check_url(url)
+    assert "SECRET" not in str(refused.value)
 
 
 def test_redact_hides_what_precedes_the_host() -> None:
