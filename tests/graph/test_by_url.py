@@ -14,6 +14,7 @@ import pytest
 import yaml
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.checkpoint.memory import InMemorySaver
+from langgraph.types import Command
 
 from agents.testing.scripted_agents import ScriptedAgents, Turn, approve, feedback, writes
 from orchestrator.cli.demo import git, make_sample_repo
@@ -53,7 +54,7 @@ async def run_by_url(checkpointer: BaseCheckpointSaver[Any], agents: ScriptedAge
                      **options: Any) -> Run:
     graph = build_feature_workflow(checkpointer)
     config: Any = {"configurable": {"thread_id": "FEAT-001"}}
-    context = RunOptions(agents=agents, interactive=False, **options)
+    context = RunOptions(agents=agents, **{"interactive": False, **options})
     events: list[dict[str, Any]] = []
     output = None
     async for namespace, mode, chunk in graph.astream(graph_input, config, context=context, durability="sync",
@@ -215,3 +216,21 @@ async def test_parallel_tasks_by_url_all_land_on_the_remote(tmp_path: Path, monk
         git(origin, "merge-base", "--is-ancestor", f"autobuild/FEAT-001.{name}", "autobuild/FEAT-001")
         git(origin, "merge-base", "--is-ancestor", run.results[name]["sha"], "autobuild/FEAT-001")
         assert f".autobuild/runs/FEAT-001/{name}/AUTO-RUN.md" in files_on(url, f"autobuild/FEAT-001.{name}")
+
+
+async def test_a_question_asked_on_one_worker_is_answered_on_another(tmp_path: Path,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    url = bare_remote(tmp_path, task("A"))
+    agents = ScriptedAgents({("player", "A"): [Turn(question="Which database?"), writes({"calc/a.py": "A = 1\n"})],
+                             "coach": approve()})
+    saver = InMemorySaver()
+    first_space = workspace(monkeypatch, tmp_path / "worker-a")
+    asked = await run_by_url(saver, agents, {"repo_url": url, "target": "FEAT-001"}, interactive=True)
+    assert asked.output is None and [i.value["question"] for i in asked.interrupts] == ["Which database?"]
+    shutil.rmtree(first_space)
+    workspace(monkeypatch, tmp_path / "worker-b")
+    answered = await run_by_url(saver, agents, Command(resume="Postgres"), interactive=True)
+    assert answered.status("A") == "approved-unverified"
+    last = agents.prompts_of("player", "A")[-1]
+    assert last.answers == {"Which database?": "Postgres"} and str(last.worktree).startswith(str(tmp_path / "worker-b"))
+    assert show(url, "autobuild/FEAT-001:calc/a.py") == "A = 1\n"
