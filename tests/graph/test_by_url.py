@@ -234,3 +234,24 @@ async def test_a_question_asked_on_one_worker_is_answered_on_another(tmp_path: P
     last = agents.prompts_of("player", "A")[-1]
     assert last.answers == {"Which database?": "Postgres"} and str(last.worktree).startswith(str(tmp_path / "worker-b"))
     assert show(url, "autobuild/FEAT-001:calc/a.py") == "A = 1\n"
+
+
+async def test_a_worker_coming_back_to_its_stale_clone_goes_on_from_what_others_pushed(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    url = bare_remote(tmp_path, task("A"), task("B", "A"), task("C", "B"))
+    crash = Turn(raises=OSError("the worker died"))
+    agents = ScriptedAgents({("player", "A"): writes({"calc/a.py": "A = 1\n"}),
+                             ("player", "B"): [crash, writes({"calc/b.py": "B = 1\n"})],
+                             ("player", "C"): [crash, writes({"calc/c.py": "C = 1\n"})],
+                             "coach": approve()})
+    saver = InMemorySaver()
+    workspace(monkeypatch, tmp_path / "worker-a")
+    assert (await run_by_url(saver, agents, {"repo_url": url, "target": "FEAT-001"})).output is None  # B died
+    workspace(monkeypatch, tmp_path / "worker-b")
+    assert (await run_by_url(saver, agents, None)).output is None  # B landed there, then C died
+    done_before = len(agents.calls)
+    workspace(monkeypatch, tmp_path / "worker-a")  # back on the first worker: its clone knows only A's landing
+    last = await run_by_url(saver, agents, None)
+    assert [last.status(name) for name in "ABC"] == ["approved-unverified"] * 3
+    assert [(call.role, call.task) for call in agents.calls[done_before:]] == [("player", "C"), ("coach", "C")]
+    assert {"calc/a.py", "calc/b.py", "calc/c.py"} <= set(files_on(url, "autobuild/FEAT-001"))
