@@ -24,6 +24,7 @@ FETCHED = "refs/remotes/origin/autobuild/"
 _SCP_LIKE = re.compile(r"^(?P<user>[^@/:]+(?::[^@/]*)?)@(?P<host>[^:/]+):")
 _CLONE_LOCKS: dict[tuple[Path, int], asyncio.Lock] = {}
 _PUSH_LOCKS: dict[tuple[Path, int], asyncio.Lock] = {}
+_PUSHED: dict[tuple[Path, str, str], str] = {}
 
 
 def check_url(url: str) -> str:
@@ -152,4 +153,12 @@ async def push(repo: GitRepo, url: str, base: str, *, branches: tuple[str, ...] 
             raise GitError(f"refusing to push {name}: only autobuild/ branches are pushed, never the base {base}")
     lock = _PUSH_LOCKS.setdefault((repo.root, id(asyncio.get_running_loop())), asyncio.Lock())
     async with lock:  # one push at a time: a branch's pushes reach the URL in the order it moved here
-        await repo.push_branches(url, branches, moved_back)
+        listed = await repo.git("for-each-ref", "--format=%(refname:short) %(objectname)",
+                                *(f"refs/heads/{name}" for name in (*branches, *moved_back)))
+        heads = dict(line.split() for line in listed.stdout.splitlines())
+        # What this process already pushed, unmoved since, is not pushed again (most nodes move no branch).
+        moved = {name: sha for name, sha in heads.items() if _PUSHED.get((repo.root, url, name)) != sha}
+        if not moved:
+            return
+        await repo.push_branches(url, [b for b in branches if b in moved], [b for b in moved_back if b in moved])
+        _PUSHED.update({(repo.root, url, name): sha for name, sha in moved.items()})
