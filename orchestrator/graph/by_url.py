@@ -18,6 +18,7 @@ from typing import Any, TypeVar, cast
 
 from langgraph.runtime import Runtime
 
+from orchestrator.errors import InputError
 from orchestrator.graph.context import RunContext
 from orchestrator.graph.events import EventLog
 from orchestrator.graph.state import FeatureInput, FeatureOutput, TaskState
@@ -57,6 +58,8 @@ async def run(inputs: FeatureInput, options: RunOptions, body: Body, events: Cal
         FeatureOutput):
     """A run by URL: refused up front when the URL can't be used; the clone fetched (or made) and locked; the
     feature run on it; the pull request opened at the end when asked for."""
+    if inputs.get("repo"):
+        raise InputError("the input names both repo and repo_url: give one (a local path, or a git URL)")
     url = remote.check_url(inputs.get("repo_url", ""))
     base = inputs.get("base") or DEFAULT_BASE
     target = inputs.get("target", "")
@@ -64,11 +67,11 @@ async def run(inputs: FeatureInput, options: RunOptions, body: Body, events: Cal
     with repo_lock(repo.root, f"run {target} of {url}"):
         await remote.refresh(repo, url, base)
         local = FeatureInput(**{**inputs, "repo": str(repo.root), "repo_url": url, "base_branch": base})
-        if inputs.get("plan_yaml"):
-            local["plan"] = str(await remote.write_plan(repo, inputs["plan_yaml"], dict(inputs.get("plan_files")
-                                                                                         or {})))
-        plan, _ = await asyncio.to_thread(load_target, repo.root, target, Path(local["plan"]) if local.get("plan")
-                                          else None)
+        sent = await remote.write_plan(repo, inputs.get("plan_yaml"), dict(inputs.get("plan_files") or {}))
+        if sent is not None:
+            local["plan"] = str(sent)
+        given = Path(local["plan"]) if local.get("plan") else None  # sent, or a plan file in the repo at the base
+        plan, _ = await asyncio.to_thread(load_target, repo.root, target, given)
         if plan.base_branch and plan.base_branch != base:  # the plan names its own base, as in a local run
             await remote.fetch_base(repo, url, plan.base_branch)
         output = await body(local, repo)

@@ -124,18 +124,23 @@ async def fetch_base(repo: GitRepo, url: str, base: str, *more: str) -> None:
         raise InputError(f"can't fetch branch {base!r} from {redact(url)}: {fetched.tail(2)}")
 
 
-async def write_plan(repo: GitRepo, plan_yaml: str, files: dict[str, str]) -> Path:
-    """A plan sent in the input, and its task markdown files (by path relative to the repo), written into the
-    clone's checkout; the plan file's path (named by its digest: runs of other plans never share it)."""
-    for relative in files:
+async def write_plan(repo: GitRepo, plan_yaml: str | None, files: dict[str, str]) -> Path | None:
+    """A plan sent in the input, and task markdown files (by path relative to the repo), written into the clone's
+    checkout; the plan file's path (named by its digest: runs of other plans never share it), None without one."""
+    for relative, text in files.items():
         pure = PurePosixPath(relative)
         if pure.is_absolute() or ".." in pure.parts or not pure.parts or pure.parts[0] == ".git":
             raise InputError(f"plan_files: {relative!r} must be a path inside the repository")
-    digest = hashlib.sha256(plan_yaml.encode()).hexdigest()[:12]
-    plan = repo.root / ".autobuild" / "submitted" / f"plan-{digest}.yaml"
+        if not isinstance(text, str):
+            raise InputError(f"plan_files: {relative!r} must map to the file's text")
+    plan = None
+    if plan_yaml:
+        digest = hashlib.sha256(plan_yaml.encode()).hexdigest()[:12]
+        plan = repo.root / ".autobuild" / "submitted" / f"plan-{digest}.yaml"
+    written = {**files, **({str(plan.relative_to(repo.root)): plan_yaml} if plan and plan_yaml else {})}
 
     def write() -> None:
-        for relative, text in {**files, str(plan.relative_to(repo.root)): plan_yaml}.items():
+        for relative, text in written.items():
             target = repo.root / relative
             target.parent.mkdir(parents=True, exist_ok=True)
             target.write_text(text, encoding="utf-8")

@@ -174,6 +174,17 @@ async def test_the_base_branch_is_never_pushed(tmp_path: Path) -> None:
     assert (again.root / ".git" / "kept").exists() and len(list((tmp_path / "worker" / "clones").iterdir())) == 1
 
 
+async def test_an_input_naming_both_a_repo_and_a_url_is_refused(tmp_path: Path,
+                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    space = workspace(monkeypatch, tmp_path / "worker")
+    with pytest.raises(InputError, match="both repo and repo_url"):
+        await run_by_url(InMemorySaver(), ScriptedAgents({}), {"repo": str(tmp_path), "repo_url": "file:///x.git"})
+    with pytest.raises(InputError, match="must be a path inside the repository"):
+        await run_by_url(InMemorySaver(), ScriptedAgents({}), {"repo_url": bare_remote(tmp_path, task("A")),
+                                                                "plan_files": {"../escape.md": "x"}})
+    assert not (tmp_path / "escape.md").exists() and not (space / "escape.md").exists()
+
+
 async def test_a_base_the_url_lacks_is_one_clear_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     url = bare_remote(tmp_path, task("A"))
     workspace(monkeypatch, tmp_path / "worker")
