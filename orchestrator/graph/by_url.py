@@ -28,6 +28,7 @@ from orchestrator.repo import remote
 from orchestrator.repo.git import GitRepo, feature_branch
 from orchestrator.repo.lock import repo_lock
 from orchestrator.settings import RunOptions, worker_workspace
+from orchestrator.store import traces as trace
 from orchestrator.views import reports
 
 N = TypeVar("N", bound=Callable[..., Awaitable[Any]])
@@ -77,7 +78,7 @@ async def run(inputs: FeatureInput, options: RunOptions, body: Body, events: Cal
         output = await body(local, repo)
         await remote.push(repo, url, base, branches=(feature_branch(output["feature_id"]),))
         if options.pr:
-            await open_pull_request(repo, output, base, events(repo.root, output["feature_id"]))
+            await open_pull_request(repo, output, plan.base_branch or base, events(repo.root, output["feature_id"]))
     return output
 
 
@@ -100,10 +101,9 @@ async def open_pull_request(repo: GitRepo, output: FeatureOutput, base: str, eve
     if await asyncio.to_thread(shutil.which, "gh") is None:
         events("pull_request", opened=False, reason="`gh` is not on PATH: open it by hand from " + branch)
         return
-    report = repo.root / ".autobuild" / "runs" / feature_id / reports.REPORT_NAME
-    text = await asyncio.to_thread(_read, report)
+    text = await asyncio.to_thread(_read, trace.runs_dir(repo.root, feature_id) / reports.REPORT_NAME)
     first = next((line.lstrip("# ").strip() for line in text.splitlines() if line.strip()), "")
-    title = first or f"AutoBuild {feature_id}"
+    title = first.removeprefix("AUTO-RUN:").strip() or f"AutoBuild {feature_id}"
     done = await run_async(["gh", "pr", "create", "--head", branch, "--base", base, "--title", title,
                             "--body", text or title], repo.root, timeout=120)
     if done.ok:

@@ -144,7 +144,7 @@ async def test_a_plan_sent_in_the_input_runs_and_opens_a_pull_request(tmp_path: 
     argv = log.read_text().splitlines()
     assert argv[:6] == ["pr", "create", "--head", "autobuild/FEAT-001", "--base", "main"]
     title, body = argv[argv.index("--title") + 1], "\n".join(argv[argv.index("--body") + 1:])
-    assert "FEAT-001" in title and "A" in body
+    assert title == "FEAT-001 — Feature" and "# AUTO-RUN: FEAT-001" in body and "Tasks approved:** 1 of 1" in body
     opened = [e for e in run.events if e["event"] == "pull_request"]
     assert opened and opened[-1]["opened"] and opened[-1]["url"] == "https://example.invalid/pull/7"
 
@@ -203,9 +203,12 @@ async def test_a_plan_naming_its_own_base_starts_from_it(tmp_path: Path, monkeyp
     git(work, "push", "-q", url.removeprefix("file://"), "develop")
     before = remote_refs(url)
     workspace(monkeypatch, tmp_path / "worker")
+    log = fake_gh(tmp_path, monkeypatch)
     sent = yaml.safe_dump(plan(task("A"), verify=None, base_branch="develop"))
     agents = ScriptedAgents({"player": writes({"calc/a.py": "A = 1\n"}), "coach": approve()})
-    run = await run_by_url(InMemorySaver(), agents, {"repo_url": url, "target": "FEAT-001", "plan_yaml": sent})
+    run = await run_by_url(InMemorySaver(), agents, {"repo_url": url, "target": "FEAT-001", "plan_yaml": sent},
+                           pr=True)
+    assert log.read_text().splitlines()[2:6] == ["--head", "autobuild/FEAT-001", "--base", "develop"]
     assert run.status("A") == "approved-unverified"
     assert {"calc/dev.py", "calc/a.py"} <= set(files_on(url, "autobuild/FEAT-001"))
     after = remote_refs(url)
