@@ -133,6 +133,8 @@ async def write_plan(repo: GitRepo, plan_yaml: str | None, files: dict[str, str]
             raise InputError(f"plan_files: {relative!r} must be a path inside the repository")
         if not isinstance(text, str):
             raise InputError(f"plan_files: {relative!r} must map to the file's text")
+    if plan_yaml is not None and not isinstance(plan_yaml, str):
+        raise InputError("plan_yaml must be the plan's YAML text")
     plan = None
     if plan_yaml:
         digest = hashlib.sha256(plan_yaml.encode()).hexdigest()[:12]
