@@ -12,6 +12,7 @@ from langgraph_runtime_inmem.queue import _enable_blockbuster
 
 from agents.testing.scripted_agents import ScriptedAgents, approve, writes
 from orchestrator.cli.demo import make_sample_repo
+from orchestrator.store import traces as trace
 from tests.graph.harness import CALC_FILES, Run, Workflow, plan, task
 
 QUESTION = "Which database should sessions use?"
@@ -60,3 +61,9 @@ async def test_a_feature_with_a_question_a_gate_and_merges_runs_under_the_server
     assert "gate" in " ".join(final.kinds("A")), "the orchestrator's own gate ran"
     feature = repo / ".autobuild/runs/FEAT-001"
     assert (feature / "AUTO-RUN.md").is_file() and (feature / "B/AUTO-RUN.md").is_file()
+    # Trace lines are written by a thread: once the run returns, each trace holds its task's events, in the order
+    # the graph streamed them.
+    for task_id in "AB":
+        written = [e["event"] for e in trace.read(repo, "FEAT-001", task_id)]
+        streamed = [k for k in first.kinds(task_id) + final.kinds(task_id) if k in set(written)]
+        assert written == streamed and written[-1] == "merge", written
