@@ -233,7 +233,8 @@ async def _attempt(request: SessionRequest, previous: AgentResult | None = None,
                          files_modified=list(continued.files_modified) if continued else [])
     questions = QuestionGate(request)
     tracing.instrument()  # before the client exists: the integration adds its hooks to the options
-    client = ClaudeSDKClient(_options(request, recorder, policy, tag, questions))
+    # Finding the CLI and writing its wrapper is file work: off the event loop (a served graph never blocks it).
+    client = ClaudeSDKClient(await asyncio.to_thread(_options, request, recorder, policy, tag, questions))
     started = time.monotonic()
     emit(request, {"event": "session_start"})
     pump_task: asyncio.Task[None] | None = None
@@ -255,7 +256,8 @@ async def _attempt(request: SessionRequest, previous: AgentResult | None = None,
         collector.questions = questions
         collector.recorder = recorder
         collector.on_answer = answered
-        await _consume(request, queue, collector, Transcript(request.transcript_path), started)
+        transcript = await asyncio.to_thread(Transcript, request.transcript_path)  # makes its folder
+        await _consume(request, queue, collector, transcript, started)
     finally:
         await _shutdown(client, pump_task, tag)
         result.duration_s = round(time.monotonic() - started, 3)

@@ -114,7 +114,7 @@ async def run_shell(command: str, cwd: Path, timeout: float, env: Mapping[str, s
                     sandbox: Sandbox | None = None) -> Completed:
     """A user-supplied command line (a plan's `verify`, a `setup`), run by bash; under `sandbox` (when bwrap
     runs here) it can only write there, and what the sandbox refused is named at the end of its output."""
-    if sandbox is None or not sandboxing.available():
+    if sandbox is None or not await asyncio.to_thread(sandboxing.available):  # probes bwrap once: off the loop
         return await run_async(["bash", "-c", command], cwd, timeout, env)
     base = dict(os.environ) if env is None else dict(env)
     full = base | dict(sandbox.env)
@@ -122,7 +122,8 @@ async def run_shell(command: str, cwd: Path, timeout: float, env: Mapping[str, s
         full["GOFLAGS"] = f"{base.get('GOFLAGS', '')} -modcacherw".strip()
     if target := sandbox.env.get("PIP_TARGET"):  # what pip installed there is importable after the run's code
         full["PYTHONPATH"] = os.pathsep.join(filter(None, [full.get("PYTHONPATH", ""), target]))
-    done = await run_async(sandboxing.wrap(["bash", "-c", command], cwd, sandbox), cwd, timeout, full)
+    wrapped = await asyncio.to_thread(sandboxing.wrap, ["bash", "-c", command], cwd, sandbox)  # makes its folders
+    done = await run_async(wrapped, cwd, timeout, full)
     refused = sandboxing.refusals(done.stdout + "\n" + done.stderr)
     if not refused:
         return done

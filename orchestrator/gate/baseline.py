@@ -36,7 +36,8 @@ async def check_gate(repo: GitRepo, feature_id: str, base_sha: str, *, plan_veri
     GateUnusableError when it can't gate."""
     if choice is None:  # reading the repo's files (and asking its python for pytest) must not block the loop
         choice = await asyncio.to_thread(choose_gate, repo.root, plan_verify, verify)
-    setup_command = choose_setup(repo.root, plan_setup, setup, [p["path"] for p in choice.packages])
+    setup_command = await asyncio.to_thread(choose_setup, repo.root, plan_setup, setup,
+                                            [p["path"] for p in choice.packages])
     decided = GateSetup(command=choice.command, source=choice.source, setup=setup_command, base=None)
     if choice.command is None:
         return decided
@@ -44,7 +45,7 @@ async def check_gate(repo: GitRepo, feature_id: str, base_sha: str, *, plan_veri
     await repo.add_detached_worktree(worktree, base_sha)
     try:
         notes = await init_submodules(repo, worktree)  # named when the base can't run: a likely cause
-        env = gate_env(repo.root, worktree)
+        env = await asyncio.to_thread(gate_env, repo.root, worktree)
         if setup_command:
             done = await run_shell(setup_command, worktree, timeout_s, env, sandbox.for_worktree(worktree))
             if not done.ok:

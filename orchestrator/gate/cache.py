@@ -123,7 +123,7 @@ class GateCache:
         return None
 
     async def store(self, key: str, result: GateResult) -> None:
-        entries = self._load()
+        entries = await asyncio.to_thread(self._load)
         previous = entries.get(key)
         seen = 1
         earlier = previous.get("result") if isinstance(previous, dict) else None
@@ -144,7 +144,7 @@ class GateCache:
             self.runs += 1
             return await gate()
         async with self._locks.setdefault(key, asyncio.Lock()):
-            found = self.lookup(key)
+            found = await asyncio.to_thread(self.lookup, key)
             if found is not None:
                 self.reused += 1
                 return found
@@ -174,11 +174,11 @@ async def check_gate_cached(repo: GitRepo, cache: GateCache, feature_id: str, ba
         return await check_gate(repo, feature_id, base_sha, plan_verify=plan_verify, plan_setup=plan_setup,
                                 verify=verify, setup=setup, timeout_s=timeout_s, judge_by_counts=judge_by_counts,
                                 choice=choice)
-    setup_command = choose_setup(repo.root, plan_setup, setup)
+    setup_command = await asyncio.to_thread(choose_setup, repo.root, plan_setup, setup)
     worktree = repo.worktrees_dir / feature_id / "_baseline"
-    environment = env_digest(repo.root, worktree, gate_env(repo.root, worktree))
+    environment = await asyncio.to_thread(lambda: env_digest(repo.root, worktree, gate_env(repo.root, worktree)))
     key = cache_key(await gated_tree(repo, base_sha), choice.command, setup_command, environment)
-    found = cache.lookup(key)
+    found = await asyncio.to_thread(cache.lookup, key)
     if found is not None and unusable_base(found, detected=choice.detected, judge_by_counts=judge_by_counts) is None:
         cache.reused += 1
         base = found.copy()

@@ -6,6 +6,7 @@ real one on PATH that adds `--no-fail-fast`, so every test binary runs on the ba
 
 from __future__ import annotations
 
+import asyncio
 import os
 import re
 import shutil
@@ -49,7 +50,7 @@ _NODE_REPORTERS = 20  # node 20 accepts --test-reporter in NODE_OPTIONS (measure
 
 async def _node_major(env: dict[str, str], cwd: Path) -> int:
     """The major version of the `node` the command will find (0: none), asked once per node binary."""
-    node = shutil.which("node", path=env.get("PATH"))
+    node = await asyncio.to_thread(shutil.which, "node", path=env.get("PATH"))
     if node is None:
         return 0
     if node not in _NODE_MAJOR:
@@ -75,12 +76,16 @@ async def instrument(env: dict[str, str], scratch: Path, cwd: Path) -> tuple[dic
     env["AUTOBUILD_UNITTEST_REPORT"] = str(reports.unittest)
     env["PYTHONPATH"] = os.pathsep.join([str(SHIM), *(p for p in env["PYTHONPATH"].split(os.pathsep)
                                                       if p and p != str(SHIM))])
-    cargo = shutil.which("cargo", path=env.get("PATH"))
+    cargo = await asyncio.to_thread(shutil.which, "cargo", path=env.get("PATH"))
     if cargo is not None:
         bin_dir = scratch / "bin"
-        bin_dir.mkdir(exist_ok=True)
-        (bin_dir / "cargo").write_text(_CARGO, encoding="utf-8")
-        (bin_dir / "cargo").chmod(0o755)
+        await asyncio.to_thread(_write_cargo_shim, bin_dir)
         env["AUTOBUILD_REAL_CARGO"] = cargo
         env["PATH"] = os.pathsep.join([str(bin_dir), env.get("PATH", "")])
     return env, reports
+
+
+def _write_cargo_shim(bin_dir: Path) -> None:
+    bin_dir.mkdir(exist_ok=True)
+    (bin_dir / "cargo").write_text(_CARGO, encoding="utf-8")
+    (bin_dir / "cargo").chmod(0o755)

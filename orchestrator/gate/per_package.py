@@ -4,6 +4,7 @@ against that package's run on the base, combined into one GateResult whose test 
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 
 from orchestrator import sandbox
@@ -17,7 +18,7 @@ from orchestrator.repo.git import GitRepo
 
 async def run_package(package: PackageGate, root: Path, worktree: Path, timeout_s: float) -> GateResult:
     """One package's command in its folder of `worktree` (not yet judged)."""
-    env = gate_env(root, worktree, package=package["path"])
+    env = await asyncio.to_thread(gate_env, root, worktree, package=package["path"])  # reads the venvs' files
     return await run_gate(package["command"], worktree / package["path"], timeout_s, env,
                           sandbox.for_worktree(worktree))
 
@@ -80,7 +81,7 @@ async def gate_packages(gate: GateSetup, root: Path, worktree: Path, changed: li
     runs = []
     for package in packages:
         if package["path"] in touched:
-            env = gate_env(root, worktree, package=package["path"])
+            env = await asyncio.to_thread(gate_env, root, worktree, package=package["path"])
             runs.append((package["path"], await judged_run(package["command"], worktree / package["path"], timeout_s,
                                                            env, package["base"],
                                                            sandbox=sandbox.for_worktree(worktree))))

@@ -6,6 +6,7 @@ base in gate/judge.py."""
 
 from __future__ import annotations
 
+import asyncio
 import tempfile
 from pathlib import Path
 
@@ -51,13 +52,17 @@ async def run_gate(command: str, cwd: Path, timeout_s: float, env: dict[str, str
                    sandbox: Sandbox | None = None) -> GateResult:
     """Run the gate command once in `cwd` and record what it observed (not yet judged against the base:
     `passed` is exit 0, no failing test named, and, for a recognised runner, at least one test run)."""
-    with tempfile.TemporaryDirectory(prefix="autobuild-gate-") as tmp:
+    scratch = await asyncio.to_thread(tempfile.TemporaryDirectory, prefix="autobuild-gate-")  # made and removed
+    try:  # off the event loop
+        tmp = scratch.name
         run_env, reports = await instrument(env, Path(tmp), cwd)
         # One stream, in the order it was written: runners print a test's section header on one stream and its
         # results on the other (cargo: "Running tests/x.rs" on stderr, "test y ... FAILED" on stdout).
         completed = await run_shell(f"exec 2>&1\n{command}", cwd, timeout_s, run_env,
                                     sandbox.with_writable(Path(tmp)) if sandbox else None)
-        seen = observe(completed.stdout + "\n" + completed.stderr, reports)
+        seen = await asyncio.to_thread(observe, completed.stdout + "\n" + completed.stderr, reports)
+    finally:
+        await asyncio.to_thread(scratch.cleanup)
     ran_none = seen is not None and seen.total == 0
     failing = seen.failing if seen is not None else None
     passed = completed.ok and not ran_none and not failing

@@ -5,6 +5,7 @@ the start of the turn, so a resumed turn sees exactly the same conflict."""
 
 from __future__ import annotations
 
+import asyncio
 import re
 from pathlib import Path
 
@@ -74,7 +75,7 @@ async def conclude(ctx: RunContext, worktree: Path, task_id: str, turn: int, con
                    approved_sha: str) -> Stop | None:
     """After the player's conflict turn: commit the resolution as the merge it concludes, or, when markers are
     left, put the branch back at the approved work and stop the task as `conflict` (its branch kept)."""
-    left = markers_left(worktree, conflict["files"])
+    left = await asyncio.to_thread(markers_left, worktree, conflict["files"])
     if left:
         await ctx.repo.reset(worktree, approved_sha)
         return Stop(outcome="conflict", reason=f"merge conflict with {ctx.feature_branch} still unresolved after"

@@ -26,7 +26,7 @@ from orchestrator.plan.model import load_target
 from orchestrator.processes import run_async
 from orchestrator.repo import remote
 from orchestrator.repo.git import GitRepo, feature_branch
-from orchestrator.repo.lock import repo_lock
+from orchestrator.repo.lock import repo_lock_async
 from orchestrator.settings import RunOptions, worker_workspace
 from orchestrator.store import traces as trace
 from orchestrator.views import reports
@@ -65,7 +65,7 @@ async def run(inputs: FeatureInput, options: RunOptions, body: Body, events: Cal
     base = inputs.get("base") or DEFAULT_BASE
     target = inputs.get("target", "")
     repo = await remote.ensure_clone(await asyncio.to_thread(worker_workspace), url)
-    with repo_lock(repo.root, f"run {target} of {url}"):
+    async with repo_lock_async(repo.root, f"run {target} of {url}"):
         await remote.refresh(repo, url, base)
         local = FeatureInput(**{**inputs, "repo": str(repo.root), "repo_url": url, "base_branch": base})
         sent = await remote.write_plan(repo, inputs.get("plan_yaml"), dict(inputs.get("plan_files") or {}))

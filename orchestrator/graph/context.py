@@ -180,9 +180,9 @@ class RunContext:
         command = self.gate["setup"]
         if not command:
             return
+        env, box = await asyncio.to_thread(self._gate_env, worktree)
         done = await self._watched(f"setup `{command}`", worktree, run_shell(
-            command, worktree, self.options.verify_timeout, gate_env(self.repo.root, worktree),
-            sandbox.for_worktree(worktree)), lambda done: done.stdout + "\n" + done.stderr)
+            command, worktree, self.options.verify_timeout, env, box), lambda done: done.stdout + "\n" + done.stderr)
         if not done.ok:
             raise InfrastructureError(f"setup `{command}` failed in {worktree} (exit {done.returncode}):"
                                       f" {done.tail(10)}")
@@ -206,21 +206,25 @@ class RunContext:
         if self.gate.get("packages") and command == self.gate["command"]:  # a monorepo: the packages it touches
             changed = await changed_since(self.repo, worktree, self.feature_branch) if task_id else None
             return await gate_packages(self.gate, self.repo.root, worktree, changed, self.options.verify_timeout)
-        env = gate_env(self.repo.root, worktree)
+        env, box = await asyncio.to_thread(self._gate_env, worktree)
 
         async def gate() -> GateResult:  # sandboxed: it can write only what the run owns
-            return await run_gate(command, worktree, self.options.verify_timeout, env, sandbox.for_worktree(worktree))
+            return await run_gate(command, worktree, self.options.verify_timeout, env, box)
 
         if self.gate_cache is None:
             return await judged_run(command, worktree, self.options.verify_timeout, env, self.gate["base"], run=gate)
         tree = await worktree_tree(self.repo, worktree)
-        key = None if tree is None else cache_key(tree, command, self.gate["setup"],
-                                                   env_digest(self.repo.root, worktree, env))
+        digest = await asyncio.to_thread(env_digest, self.repo.root, worktree, env)
+        key = None if tree is None else cache_key(tree, command, self.gate["setup"], digest)
         cache = self.gate_cache
         # Through the cache: a pass is reused at once; a new failure runs again (judged_run's flaky re-run), and
         # the second sighting is what the cache may keep.
         return await judged_run(command, worktree, self.options.verify_timeout, env, self.gate["base"],
                                 run=lambda: cache.run(key, gate))
+
+    def _gate_env(self, worktree: Path) -> tuple[dict[str, str], sandbox.Sandbox]:
+        """The environment and sandbox of a command in `worktree` (blocking: read from the venvs' files)."""
+        return gate_env(self.repo.root, worktree), sandbox.for_worktree(worktree)
 
     async def _watched(self, what: str, worktree: Path, running: Awaitable[T], output: Callable[[T], str]) -> T:
         """A setup or gate run with what the user owns watched around it: a change is noted (event
@@ -236,6 +240,6 @@ class RunContext:
             task = worktree.name if worktree.name in self.plan.task_ids() else None
             if changes := await watch.since(self.repo, before):
                 events("user_state_changed", task, changes=changes, during=what, reverted=False,
-                       sandboxed=sandbox.available())
+                       sandboxed=await asyncio.to_thread(sandbox.available))
             if result is not None and (refused := sandbox.refusals(output(result))):
                 events("sandbox_refused", task, refused=refused, during=what)

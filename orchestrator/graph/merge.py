@@ -11,6 +11,7 @@ for the next turn; with no turn left the task ends as `conflict` (branch kept) o
 
 from __future__ import annotations
 
+import asyncio
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -69,7 +70,7 @@ async def merge(state: TaskState, runtime: Runtime[RunContext]) -> TaskState:
 async def _land(land: Landing, worktree: Path) -> TaskState:
     ctx, repo = land.ctx, land.ctx.repo
     for _ in range(MAX_ATTEMPTS):
-        head = repo.rev(ctx.feature_branch)
+        head = await asyncio.to_thread(repo.rev, ctx.feature_branch)
         if await repo.is_ancestor(land.sha, head):  # resumed after it landed
             return await _landed(land)
         if not await repo.is_ancestor(head, land.sha):

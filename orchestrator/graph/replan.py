@@ -10,6 +10,7 @@ replayed result rebuilds the plan and the schedule without running anything agai
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
@@ -63,7 +64,8 @@ async def propose_replacement(task_id: str, run_key: str, round_: int, failure: 
         transcript_path=ctx.runs_dir(task_id) / f"replan-{round_}.jsonl",
     )
     events("replan_start", task_id, round=round_, reason=str(failure["reason"]))
-    result = await ctx.agents.replan(data, ctx.session_settings("planner", task_id, spent, events))
+    settings = await asyncio.to_thread(ctx.session_settings, "planner", task_id, spent, events)
+    result = await ctx.agents.replan(data, settings)
     outcome["cost_usd"] = round(result.cost_usd, 6)
     if result.status != "success" or result.report is None:
         return outcome | {"error": f"the planner session ended without submit_plan ({result.status})"}
@@ -118,7 +120,7 @@ async def replace(task_id: str, result: TaskResult, final: Any, run_key: str, *,
         status="replaced", reason=f"replaced by {', '.join(new_ids)} ({result.get('reason')})", replaced_by=new_ids)
     await active.scheduler.finish(task_id, replaced)  # its dependents now wait for the new tasks
     if result.get("report"):
-        reports.note_replacement(Path(str(result["report"])), new_ids, cost)
+        await asyncio.to_thread(reports.note_replacement, Path(str(result["report"])), new_ids, cost)
     questions = await launch(new_ids)
     if questions:
         raise GraphInterrupt(tuple(questions))

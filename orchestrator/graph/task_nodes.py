@@ -7,6 +7,7 @@ Agent nodes start from the worktree SHA checkpointed by the previous node and en
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import json
 import time
@@ -45,7 +46,7 @@ async def initialize(state: TaskState, runtime: Runtime[RunContext]) -> TaskStat
     if state.get("skip_reason"):
         ctx.events(runtime)("skipped", task_id, reason=state["skip_reason"])
         return update | TaskState(stop=Stop(outcome="skipped", reason=str(state["skip_reason"])), turn=0)
-    start = ctx.repo.rev(ctx.feature_branch)
+    start = await asyncio.to_thread(ctx.repo.rev, ctx.feature_branch)
     worktree = ctx.worktree(task_id)
     sha = await ctx.repo.add_worktree(worktree, ctx.task_branch(task_id), start)
     await ctx.setup_worktree(worktree)
@@ -218,7 +219,8 @@ async def feedback(state: TaskState, runtime: Runtime[RunContext]) -> TaskState:
         update["review"] = review | Review(notes=[*review["notes"], warning])  # type: ignore[typeddict-item]
     handed = update.get("review") or review
     text = format_feedback([dict(i) for i in handed["items"]], list(handed["notes"]))
-    reports.write(ctx.runs_dir(task_id) / f"feedback-turn-{turn}.md", f"# Feedback, turn {turn}\n\n{text}\n")
+    await asyncio.to_thread(reports.write, ctx.runs_dir(task_id) / f"feedback-turn-{turn}.md",
+                            f"# Feedback, turn {turn}\n\n{text}\n")
     events("feedback", task_id, turn=turn, items=len(handed["items"]), notes=handed["notes"])
     return update
 
@@ -259,12 +261,12 @@ async def _finish(state: TaskState, runtime: Runtime[RunContext], status: Outcom
     ctx, task_id = runtime.context, state["task_id"]
     task = ctx.plan.task(task_id)
     text = reports.task_report(state, status, reason, artifacts, task.name)
-    report_path = reports.write(ctx.runs_dir(task_id) / reports.REPORT_NAME, text)
+    report_path = await asyncio.to_thread(reports.write, ctx.runs_dir(task_id) / reports.REPORT_NAME, text)
     sha = state.get("head_sha", "")
     if state.get("worktree"):
         worktree = Path(state["worktree"])
         relative = report_path.relative_to(ctx.repo.root)
-        reports.write(worktree / relative, text)
+        await asyncio.to_thread(reports.write, worktree / relative, text)
         sha = await ctx.repo.commit_all(worktree, f"autobuild({task_id}): {status} — AUTO-RUN.md", force=[relative])
     duration = time.time() - float(state.get("started") or time.time())
     result = TaskResult(status=status, reason=reason, turns=int(state.get("turn", 0)),

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+import threading
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -92,22 +94,34 @@ class TurnSessions:
 
 _SANDBOXED_SESSIONS: dict[Path, tuple[int, list[Path]]] = {}
 """Per repo: how many sandboxed sessions run now, and the sandbox's stub paths that were absent before the first."""
+_SANDBOXED_LOCK = threading.Lock()
+"""Held by the bookkeeping (a thread, off the event loop): sessions starting and ending can't interleave, also
+across the event loops of one server process."""
 
 
-async def _sandboxed(repo: Path, call: Awaitable[AgentResult]) -> AgentResult:
-    """A sandboxed session; when the last one of the repo ends, the empty mount points Claude Code's sandbox
-    left in the shared git dir are removed (only those absent before; never while another session uses them).
-    The bookkeeping has no await in it (a dozen stat calls): sessions starting and ending can't interleave."""
-    count, absent = _SANDBOXED_SESSIONS.get(repo, (0, []))
-    _SANDBOXED_SESSIONS[repo] = (count + 1, absent if count else watch.absent_stubs(repo))
-    try:
-        return await call
-    finally:
+def _session_starts(repo: Path) -> None:
+    with _SANDBOXED_LOCK:
+        count, absent = _SANDBOXED_SESSIONS.get(repo, (0, []))
+        _SANDBOXED_SESSIONS[repo] = (count + 1, absent if count else watch.absent_stubs(repo))
+
+
+def _session_ends(repo: Path) -> None:
+    with _SANDBOXED_LOCK:
         count, absent = _SANDBOXED_SESSIONS.pop(repo)
         if count > 1:
             _SANDBOXED_SESSIONS[repo] = (count - 1, absent)
         else:
             watch.remove_stubs(absent)
+
+
+async def _sandboxed(repo: Path, call: Awaitable[AgentResult]) -> AgentResult:
+    """A sandboxed session; when the last one of the repo ends, the empty mount points Claude Code's sandbox
+    left in the shared git dir are removed (only those absent before; never while another session uses them)."""
+    await asyncio.to_thread(_session_starts, repo)
+    try:
+        return await call
+    finally:
+        await asyncio.to_thread(_session_ends, repo)
 
 
 class AgentTurn:
@@ -152,7 +166,8 @@ class AgentTurn:
         repo = self.ctx.repo
         await self.ctx.ensure_worktree(self.worktree, self.state["branch"], self.state["head_sha"])
         await repo.reset(self.worktree, self.state["head_sha"])
-        settings = self.ctx.session_settings(self.role, self.task_id, self.spent, self.events)
+        settings = await asyncio.to_thread(self.ctx.session_settings, self.role, self.task_id, self.spent,
+                                           self.events)  # the session's environment: read from the venvs' files
         before = await watch.take(repo)
         try:
             sandboxed = settings.sandbox_writable is not None

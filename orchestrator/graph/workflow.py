@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import uuid
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from functools import partial, update_wrapper
 from pathlib import Path
 from typing import Any
@@ -40,9 +40,9 @@ from orchestrator.graph.events import EventLog
 from orchestrator.graph.scheduler import Held, Scheduler
 from orchestrator.graph.state import FeatureInput, FeatureOutput, TaskInput, TaskResult, TaskState
 from orchestrator.jsonout import iso_utc
-from orchestrator.plan.model import load_target, plan_digest, remember_plan_file
+from orchestrator.plan.model import FeaturePlan, load_target, plan_digest, remember_plan_file
 from orchestrator.repo.git import GitRepo
-from orchestrator.repo.lock import repo_lock
+from orchestrator.repo.lock import repo_lock_async
 from orchestrator.settings import RunOptions
 from orchestrator.store import traces as trace
 from orchestrator.store.pause import PauseRecords, describe, pause_path, quota_path, read_pause
@@ -54,22 +54,35 @@ def _router(func: Callable[..., Any], **bound: Any) -> Callable[..., Any]:
     return update_wrapper(partial(func, **bound), func)
 
 
+def _flushing(node: Callable[..., Awaitable[Any]]) -> Callable[..., Awaitable[Any]]:
+    """A node whose trace lines (written off the event loop, store/traces.py) are on disk when it ends, before
+    the checkpoint that follows it."""
+
+    async def flushing(state: Any, runtime: Runtime[RunContext]) -> Any:
+        try:
+            return await node(state, runtime)
+        finally:
+            await trace.flushed()
+
+    return update_wrapper(flushing, node)
+
+
 def build_task_graph(max_turns: int, precheck: bool) -> StateGraph[Any, Any, Any, Any]:
     """initialize → player → [precheck →] coach → (feedback → player)* → finalize_success → merge | finalize_failure."""
     graph: StateGraph[Any, Any, Any, Any] = StateGraph(TaskState, context_schema=RunContext, input_schema=TaskInput)
-    graph.add_node("initialize", by_url.pushing(task_nodes.initialize))
-    graph.add_node("player", by_url.pushing(task_nodes.player))
-    graph.add_node("coach", by_url.pushing(review_nodes.coach))
-    graph.add_node("feedback", by_url.pushing(task_nodes.feedback))
-    graph.add_node("ask_human", by_url.pushing(task_nodes.ask_human))
-    graph.add_node("finalize_success", by_url.pushing(task_nodes.finalize_success))
-    graph.add_node("finalize_failure", by_url.pushing(task_nodes.finalize_failure))
-    graph.add_node("merge", by_url.pushing(merge.merge))
+    graph.add_node("initialize", _flushing(by_url.pushing(task_nodes.initialize)))
+    graph.add_node("player", _flushing(by_url.pushing(task_nodes.player)))
+    graph.add_node("coach", _flushing(by_url.pushing(review_nodes.coach)))
+    graph.add_node("feedback", _flushing(by_url.pushing(task_nodes.feedback)))
+    graph.add_node("ask_human", _flushing(by_url.pushing(task_nodes.ask_human)))
+    graph.add_node("finalize_success", _flushing(by_url.pushing(task_nodes.finalize_success)))
+    graph.add_node("finalize_failure", _flushing(by_url.pushing(task_nodes.finalize_failure)))
+    graph.add_node("merge", _flushing(by_url.pushing(merge.merge)))
     graph.add_edge(START, "initialize")
     graph.add_conditional_edges("initialize", routing.after_initialize)
     after_player = ["coach", "feedback", "finalize_failure", "ask_human"]
     if precheck:
-        graph.add_node("precheck", by_url.pushing(review_nodes.precheck))
+        graph.add_node("precheck", _flushing(by_url.pushing(review_nodes.precheck)))
         graph.add_conditional_edges("precheck", _router(routing.after_precheck, max_turns=max_turns),
                                     ["coach", "feedback", "finalize_failure"])
         after_player.append("precheck")
@@ -104,7 +117,7 @@ async def prepare_feature(repo: str, feature_id: str, base_branch: str | None, d
     """The feature branch, where it started and the plan it started from; recorded once, so a resume never
     re-decides the base and notices a changed plan."""
     git = GitRepo(Path(repo))
-    base = base_branch or git.current_branch()
+    base: str = base_branch if base_branch else await asyncio.to_thread(git.current_branch)
     await git.ensure_excluded()
     head = await git.ensure_branch(f"autobuild/{feature_id}", base)
     return {"base_branch": base, "feature_sha": head, "plan_digest": digest}
@@ -117,7 +130,7 @@ async def gate_baseline(repo: str, feature_id: str, base_branch: str | None, *, 
     """The run's gate, decided and run once on the base before any agent session (kept in the checkpoint,
     so a resume neither re-runs it nor re-decides it)."""
     git = GitRepo(Path(repo))
-    base = git.rev(base_branch or git.current_branch())
+    base = await asyncio.to_thread(lambda: git.rev(base_branch or git.current_branch()))
     cache = GateCache(trace.runs_dir(git.root, feature_id) / CACHE_NAME)
     return await check_gate_cached(git, cache, feature_id, base, plan_verify=plan_verify, plan_setup=plan_setup,
                                    verify=verify, setup=setup, timeout_s=timeout_s, judge_by_counts=judge_by_counts)
@@ -162,6 +175,7 @@ async def run_task(task_id: str, run_key: str) -> TaskResult:
         result = await replan.replace(task_id, result, final, run_key, launch=lambda ids: _collect(
             {new_id: run_task(new_id, run_key) for new_id in ids}, scheduler, ctx.spend))
     await scheduler.finish(task_id, result)
+    await trace.flushed()
     return result
 
 
@@ -191,11 +205,18 @@ def build_feature_workflow(checkpointer: BaseCheckpointSaver[Any] | None = None)
     async def autobuild(inputs: FeatureInput, runtime: Runtime[RunOptions]) -> FeatureOutput:
         options = runtime.context or RunOptions()
         if inputs.get("repo_url"):  # the worker's own clone of the URL; every commit pushed there
-            return await by_url.run(inputs, options, lambda local, repo: _run_feature(local, options, repo, runtime),
-                                    lambda root, feature_id: EventLog(root, feature_id, runtime.stream_writer))
-        repo = GitRepo(Path(inputs["repo"]).resolve())
-        with repo_lock(repo.root, f"run {inputs.get('target') or inputs.get('plan', '')}"):
-            return await _run_feature(inputs, options, repo, runtime)
+            try:
+                return await by_url.run(inputs, options,
+                                        lambda local, repo: _run_feature(local, options, repo, runtime),
+                                        lambda root, feature_id: EventLog(root, feature_id, runtime.stream_writer))
+            finally:
+                await trace.flushed()
+        repo = GitRepo(await asyncio.to_thread(Path(inputs["repo"]).resolve))
+        try:
+            async with repo_lock_async(repo.root, f"run {inputs.get('target') or inputs.get('plan', '')}"):
+                return await _run_feature(inputs, options, repo, runtime)
+        finally:
+            await trace.flushed()
 
     autobuild.name = "autobuild"  # the root run's name in a trace (LangGraph's default is "LangGraph")
     return autobuild
@@ -205,16 +226,16 @@ async def _run_feature(inputs: FeatureInput, options: RunOptions, repo: GitRepo,
                        runtime: Runtime[RunOptions]) -> FeatureOutput:
     """The workflow's body, under the repository lock."""
     plan_file = Path(inputs["plan"]) if inputs.get("plan") else None
-    plan, only_task = load_target(repo.root, inputs.get("target", ""), plan_file)
-    if plan_file is not None:
-        remember_plan_file(repo.root, plan, plan_file)  # so `status`, `show` and `resume` find it by its id
+    plan, only_task = await asyncio.to_thread(_load_plan, repo.root, inputs.get("target", ""), plan_file)
     digest = plan_digest(plan)
     # Before the feature branch and any session: a gate that can't run stops the run having spent nothing.
     base_branch = plan.base_branch or inputs.get("base_branch")
     gate = await gate_baseline(str(repo.root), plan.id, base_branch, plan_verify=plan.verify,
                                plan_setup=plan.setup, verify=options.verify, setup=options.setup,
                                timeout_s=options.verify_timeout, judge_by_counts=options.judge_by_counts)
-    if options.verify is not None and choose_gate(repo.root, plan.verify, options.verify).command != gate["command"]:
+    chosen = None if options.verify is None else await asyncio.to_thread(choose_gate, repo.root, plan.verify,
+                                                                          options.verify)
+    if chosen is not None and chosen.command != gate["command"]:
         # The gate was decided and checked on the base when the run started; a resume can't swap it silently.
         raise InputError(f"this run's gate is {GateChoice(gate['command'], gate['source']).describe()}, decided"
                          f" when it started; --verify {options.verify!r} does not apply to it: resume without"
@@ -225,9 +246,10 @@ async def _run_feature(inputs: FeatureInput, options: RunOptions, repo: GitRepo,
         raise PlanError(f"the plan of {plan.id} changed since its run started: put it back, or start over on a"
                         " new thread")
     events = EventLog(repo.root, plan.id, runtime.stream_writer)
+    limit_gate = await asyncio.to_thread(_limit_gate, options, pause_path(repo.root, plan.id), events)
     ctx = RunContext(options=options, plan=plan, repo=repo, base_branch=setup["base_branch"],
                      agents=options.agents or ClaudeAgents(), gate=gate, spend=Spend(),
-                     limit_gate=_limit_gate(options, pause_path(repo.root, plan.id), events),
+                     limit_gate=limit_gate,
                      gate_cache=GateCache(trace.runs_dir(repo.root, plan.id) / CACHE_NAME),
                      remote_url=inputs.get("repo_url"))
     order = [only_task] if only_task else plan.task_ids()
@@ -236,8 +258,9 @@ async def _run_feature(inputs: FeatureInput, options: RunOptions, repo: GitRepo,
            gate=gate["command"], gate_source=gate["source"], setup=gate["setup"],
            gate_base=gate["base"]["summary"] if gate["base"] else None,
            base_failing=(gate["base"]["failing"] if gate["base"] else None) or [])
-    if not sandbox.agents_available():  # said once per run start; then a change around a session fails its task
-        events("sandbox_unavailable", detail=sandbox.why_unavailable())
+    if not await asyncio.to_thread(sandbox.agents_available):  # said once per run start; then a change around a
+        # session fails its task
+        events("sandbox_unavailable", detail=await asyncio.to_thread(sandbox.why_unavailable))
     ignore_deps = options.ignore_deps or only_task is not None
     scheduler = Scheduler(plan, order, options.parallel, options.schedule, ignore_deps)
     key = uuid.uuid4().hex
@@ -250,8 +273,10 @@ async def _run_feature(inputs: FeatureInput, options: RunOptions, repo: GitRepo,
     results = {task_id: scheduler.results[task_id] for task_id in order if task_id in scheduler.results}
     text = reports.feature_report(plan.id, plan.name, results, order, ctx.feature_branch, held=scheduler.held,
                                   gate=gate)
-    text += pictures.report_section(repo.root, plan, order, pictures.run_outcomes(results, scheduler.held, order))
-    report = reports.write(ctx.runs_dir() / reports.REPORT_NAME, text)
+    await trace.flushed()  # the pictures read the traces
+    outcomes = pictures.run_outcomes(results, scheduler.held, order)
+    text += await asyncio.to_thread(pictures.report_section, repo.root, plan, order, outcomes)
+    report = await asyncio.to_thread(reports.write, ctx.runs_dir() / reports.REPORT_NAME, text)
     events("feature_end", report=str(report), results=results, held=scheduler.held,
            usage_limit_exceeded=bool(ctx.limit_gate and ctx.limit_gate.exceeded),
            gate_cache=ctx.gate_cache.stats() if ctx.gate_cache else None)
@@ -262,13 +287,21 @@ async def _run_feature(inputs: FeatureInput, options: RunOptions, repo: GitRepo,
     return FeatureOutput(feature_id=plan.id, results=results)
 
 
+def _load_plan(root: Path, target: str, plan_file: Path | None) -> tuple[FeaturePlan, str | None]:
+    """The run's plan and single task, from the repo's files (blocking: the workflow runs it in a thread)."""
+    plan, only_task = load_target(root, target, plan_file)
+    if plan_file is not None:
+        remember_plan_file(root, plan, plan_file)  # so `status`, `show` and `resume` find it by its id
+    return plan, only_task
+
+
 def _limit_gate(options: RunOptions, path: Path, events: EventLog) -> UsageLimitGate:
     """The run's usage-limit pause, resumed from disk (a kill during a pause resumes into the same wait); a quota
-    pause is shared with every run of the same credential."""
+    pause is shared with every run of the same credential. Its records are written off the event loop, in order."""
     records = PauseRecords(path, quota_path())
 
     def changed(pause: Pause | None) -> None:
-        records.write(pause)
+        trace.in_order(records.write, pause)
         if pause is None:
             events("usage_limit_over")
         else:

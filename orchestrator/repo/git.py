@@ -36,6 +36,16 @@ def feature_branch(feature_id: str) -> str:
     return f"autobuild/{feature_id}"
 
 
+def _add_exclude_lines(exclude: Path) -> None:
+    """Our lines in `.git/info/exclude`, each once (blocking file work: callers run it in a thread)."""
+    exclude = exclude.resolve()
+    exclude.parent.mkdir(parents=True, exist_ok=True)
+    text = exclude.read_text() if exclude.exists() else ""
+    missing = [line for line in EXCLUDE_LINES if line not in text.splitlines()]
+    if missing:
+        exclude.write_text(text + ("" if text.endswith("\n") or not text else "\n") + "\n".join(missing) + "\n")
+
+
 def task_branch(feature_id: str, task_id: str) -> str:
     # Not autobuild/FEAT/TASK: a ref can't be both a branch and a folder of branches.
     return f"autobuild/{feature_id}.{task_id}"
@@ -123,21 +133,16 @@ class GitRepo:
     async def ensure_excluded(self) -> None:
         """Keep worktrees out of `git status` of the user's checkout (.git/info/exclude)."""
         common = (await self.git("rev-parse", "--git-common-dir")).stdout.strip()
-        exclude = (self.root / common / "info" / "exclude").resolve()
-        exclude.parent.mkdir(parents=True, exist_ok=True)
-        text = exclude.read_text() if exclude.exists() else ""
-        missing = [line for line in EXCLUDE_LINES if line not in text.splitlines()]
-        if missing:
-            exclude.write_text(text + ("" if text.endswith("\n") or not text else "\n") + "\n".join(missing) + "\n")
+        await asyncio.to_thread(_add_exclude_lines, self.root / common / "info" / "exclude")
 
     async def ensure_branch(self, name: str, start: str) -> str:
         """Create the branch at `start` unless it exists; returns its head."""
         if not name.startswith("autobuild/"):
             raise GitError(f"refusing to create {name}: only autobuild/ branches are ours")
         async with self.lock:
-            if not self.has_branch(name):
+            if not await asyncio.to_thread(self.has_branch, name):
                 await self.git("branch", name, start)
-        return self.rev(name)
+        return await asyncio.to_thread(self.rev, name)
 
     async def _recreate_worktree(self, path: Path, commitish: str, *options: str) -> None:
         """The one way a worktree is (re)made: only under our worktrees folder, whatever was at `path`
@@ -148,9 +153,9 @@ class GitRepo:
             if path.exists():
                 await self.git("worktree", "remove", "--force", str(path), check=False)
                 if path.exists():
-                    shutil.rmtree(path)
+                    await asyncio.to_thread(shutil.rmtree, path)
             await self.git("worktree", "prune")
-            path.parent.mkdir(parents=True, exist_ok=True)
+            await asyncio.to_thread(path.parent.mkdir, parents=True, exist_ok=True)
             await self.git("worktree", "add", "--force", *options, str(path), commitish)
 
     async def add_worktree(self, path: Path, branch: str, start: str) -> str:
@@ -177,7 +182,7 @@ class GitRepo:
             if path.exists():
                 await self.git("worktree", "remove", "--force", str(path), check=False)
             await self.git("worktree", "prune", check=False)
-            if branch and branch.startswith("autobuild/") and self.has_branch(branch):
+            if branch and branch.startswith("autobuild/") and await asyncio.to_thread(self.has_branch, branch):
                 await self.git("branch", "-D", branch, check=False)
 
     async def rename_branch(self, name: str, new_name: str) -> None:

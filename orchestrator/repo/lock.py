@@ -8,12 +8,14 @@ runs in one server process (separate contexts) exclude each other like two proce
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
+import contextvars
 import fcntl
 import json
 import os
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from contextvars import ContextVar
 from pathlib import Path
 
@@ -74,3 +76,20 @@ def repo_lock(root: Path, command: str, notice: Callable[[str], None] | None = N
             handle.truncate()
             handle.flush()
             fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+@contextlib.asynccontextmanager
+async def repo_lock_async(root: Path, command: str) -> AsyncIterator[None]:
+    """`repo_lock` for a coroutine: taken and released off the event loop (git names the path; the flock and the
+    holder's record are file work), both in one context (what a context holds is a context variable)."""
+    lock = repo_lock(root, command)
+    context = contextvars.copy_context()
+    loop = asyncio.get_running_loop()
+    await loop.run_in_executor(None, context.run, lock.__enter__)
+    try:
+        yield
+    except BaseException as exc:
+        if not await loop.run_in_executor(None, context.run, lock.__exit__, type(exc), exc, exc.__traceback__):
+            raise
+    else:
+        await loop.run_in_executor(None, context.run, lock.__exit__, None, None, None)

@@ -1,12 +1,26 @@
 """Traces: every event as a JSON line, a task's under `.autobuild/runs/FEAT/TASK/trace.jsonl`, the feature's own
-(start, end, usage-limit pauses) under `.autobuild/runs/FEAT/trace.jsonl`."""
+(start, end, usage-limit pauses) under `.autobuild/runs/FEAT/trace.jsonl`.
+
+Inside a running event loop (a graph run, served or not) appends go to one writer thread, in order, so a node
+never blocks the loop on a file write; `flushed()` waits until every line handed over so far is on disk (the graph
+awaits it at the end of every node, so each checkpoint finds its trace as complete as a synchronous write left it).
+"""
 
 from __future__ import annotations
 
+import asyncio
 import json
+import threading
 import time
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
+
+_WRITER = ThreadPoolExecutor(max_workers=1, thread_name_prefix="autobuild-trace")
+"""One thread: lines land in the order they were handed over, across every trace file."""
+_FAILED: list[BaseException] = []
+_FAILED_LOCK = threading.Lock()
 
 
 def runs_dir(repo: Path, feature_id: str, task_id: str | None = None) -> Path:
@@ -15,12 +29,48 @@ def runs_dir(repo: Path, feature_id: str, task_id: str | None = None) -> Path:
 
 
 def append(repo: Path, feature_id: str, task_id: str | None, event: dict[str, Any]) -> None:
-    """One event into the task's trace, or the feature's when `task_id` is None."""
+    """One event into the task's trace, or the feature's when `task_id` is None: written at once outside an event
+    loop, by the writer thread inside one (its time is taken now either way)."""
     folder = runs_dir(repo, feature_id, task_id)
+    text = json.dumps({"time": round(time.time(), 3), **({"task": task_id} if task_id else {}), **event},
+                      default=str) + "\n"
+    in_order(_write, folder, text)
+
+
+def in_order(write: Callable[..., object], *args: Any) -> None:
+    """`write(*args)` now outside an event loop; inside one, on the writer thread after every write handed over
+    before it (a failure raises at the next `flushed()`)."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        write(*args)
+        return
+    _WRITER.submit(_noting_failure, write, *args)
+
+
+def _write(folder: Path, text: str) -> None:
     folder.mkdir(parents=True, exist_ok=True)
-    line = {"time": round(time.time(), 3), **({"task": task_id} if task_id else {}), **event}
     with (folder / "trace.jsonl").open("a", encoding="utf-8") as out:
-        out.write(json.dumps(line, default=str) + "\n")
+        out.write(text)
+
+
+def _noting_failure(write: Callable[..., object], *args: Any) -> None:
+    try:
+        write(*args)
+    except OSError as exc:  # raised where the caller waits for it (`flushed`), as a synchronous write would have
+        with _FAILED_LOCK:
+            _FAILED.append(exc)
+
+
+async def flushed() -> None:
+    """Every line appended so far is written (the writer thread runs in order: a no-op behind them marks the
+    point); a write that failed meanwhile raises here."""
+    await asyncio.get_running_loop().run_in_executor(_WRITER, lambda: None)
+    with _FAILED_LOCK:
+        failed = _FAILED.pop(0) if _FAILED else None
+        _FAILED.clear()
+    if failed is not None:
+        raise failed
 
 
 def read(repo: Path, feature_id: str, task_id: str | None) -> list[dict[str, Any]]:

@@ -1,5 +1,6 @@
-"""The served graph: a langgraph-sdk client drives a real `langgraph dev` on 127.0.0.1, whose graph runs the
-real Claude Code CLI against the scripted model (the seam a LangGraph server or Studio uses)."""
+"""The served graph: a langgraph-sdk client drives a real `langgraph dev` on 127.0.0.1 (without `--allow-blocking`:
+its blocking-call detectors on), whose graph runs the real Claude Code CLI against the scripted model (the seam a
+LangGraph server or Studio uses)."""
 
 from __future__ import annotations
 
@@ -42,8 +43,8 @@ def serve(tmp_path: Path) -> Iterator[Callable[[ScriptedModel], str]]:
         env = cli_env(model, tmp_path) | {"LANGSMITH_TRACING": "false", "LANGGRAPH_CLI_NO_ANALYTICS": "1"}
         cli = Path(sys.executable).parent / "langgraph"
         log = (tmp_path / "langgraph-dev.log").open("wb")
-        # --allow-blocking: our nodes make short synchronous git and file calls (see README, "Serving").
-        command = [str(cli), "dev", "--no-browser", "--no-reload", "--allow-blocking", "--host", "127.0.0.1",
+        # No --allow-blocking: the server's blocking-call detectors are on, and the graph must never trip them.
+        command = [str(cli), "dev", "--no-browser", "--no-reload", "--host", "127.0.0.1",
                    "--port", str(port), "--config", str(PROJECT / "langgraph.json")]
         # cwd is the test's folder: `langgraph dev` keeps its in-memory state under `.langgraph_api/` there.
         proc = subprocess.Popen(command, cwd=tmp_path, env=env, stdout=log, stderr=subprocess.STDOUT,
@@ -102,3 +103,5 @@ async def test_served_graph_runs_a_feature_and_answers_a_question(
     assert git(repo, "show", "autobuild/FEAT-001:db.txt") == "Postgres\n"
     assert (repo / ".autobuild/runs/FEAT-001/AUTO-RUN.md").is_file(), "served runs write their reports too"
     assert (repo / ".autobuild/runs/FEAT-001/TASK-2/trace.jsonl").is_file()
+    log = (tmp_path / "langgraph-dev.log").read_text(errors="replace")
+    assert "BlockingError" not in log and "Blocking call" not in log, "the served graph blocked the event loop"
