@@ -8,12 +8,14 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from langgraph.checkpoint.memory import InMemorySaver
 from langgraph_runtime_inmem.queue import _enable_blockbuster
 
 from agents.testing.scripted_agents import ScriptedAgents, approve, writes
 from orchestrator.cli.demo import make_sample_repo
 from orchestrator.store import traces as trace
 from tests.graph.harness import CALC_FILES, Run, Workflow, plan, task
+from tests.graph.test_by_url import bare_remote, files_on, run_by_url, workspace
 
 QUESTION = "Which database should sessions use?"
 
@@ -67,3 +69,18 @@ async def test_a_feature_with_a_question_a_gate_and_merges_runs_under_the_server
         written = [e["event"] for e in trace.read(repo, "FEAT-001", task_id)]
         streamed = [k for k in first.kinds(task_id) + final.kinds(task_id) if k in set(written)]
         assert written == streamed and written[-1] == "merge", written
+
+
+async def test_a_run_by_url_clones_pushes_and_lands_under_the_servers_blocking_detectors(
+    tmp_path: Path, monkeypatch: Any,
+) -> None:
+    """By URL a run also clones (or fetches) the worker's copy and pushes after every node: none of it on the loop."""
+    url = bare_remote(tmp_path, task("A"), task("B", "A"))
+    workspace(monkeypatch, tmp_path / "worker")
+    agents = ScriptedAgents({("player", "A"): writes({"calc/a.py": "A = 1\n"}),
+                             ("player", "B"): writes({"calc/b.py": "B = 2\n"}), "coach": approve()})
+    with served_detectors():
+        run = await run_by_url(InMemorySaver(), agents, {"repo_url": url, "target": "FEAT-001"})
+    failures = {t: r.get("reason") for t, r in run.results.items() if not r.get("merged")}
+    assert run.results and not failures, f"a blocking call (or another failure) stopped a task: {failures}"
+    assert {"calc/a.py", "calc/b.py"} <= set(files_on(url, "autobuild/FEAT-001"))
