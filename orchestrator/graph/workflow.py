@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from langgraph.checkpoint.base import BaseCheckpointSaver
+from langgraph.config import get_config
 from langgraph.errors import GraphDrained, GraphInterrupt
 from langgraph.func import entrypoint, task
 from langgraph.graph import END, START, StateGraph
@@ -45,6 +46,7 @@ from orchestrator.repo.git import GitRepo
 from orchestrator.repo.lock import repo_lock
 from orchestrator.settings import RunOptions
 from orchestrator.store import traces as trace
+from orchestrator.store.feature_lock import feature_lock
 from orchestrator.store.pause import PauseRecords, describe, pause_path, quota_path, read_pause
 from orchestrator.views import pictures, reports
 
@@ -191,8 +193,12 @@ def build_feature_workflow(checkpointer: BaseCheckpointSaver[Any] | None = None)
     async def autobuild(inputs: FeatureInput, runtime: Runtime[RunOptions]) -> FeatureOutput:
         options = runtime.context or RunOptions()
         repo = GitRepo(Path(inputs["repo"]).resolve())
-        with repo_lock(repo.root, f"run {inputs.get('target') or inputs.get('plan', '')}"):
-            return await _run_feature(inputs, options, repo, runtime)
+        target = str(inputs.get("target") or inputs.get("plan", ""))
+        # Workers sharing a store: one run per (repo, feature) across machines (a no-op without one).
+        thread = str(get_config().get("configurable", {}).get("thread_id", ""))
+        async with feature_lock(str(dict(inputs).get("repo_url") or repo.root), target, thread):
+            with repo_lock(repo.root, f"run {target}"):
+                return await _run_feature(inputs, options, repo, runtime)
 
     autobuild.name = "autobuild"  # the root run's name in a trace (LangGraph's default is "LangGraph")
     return autobuild

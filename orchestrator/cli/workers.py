@@ -1,0 +1,73 @@
+"""`serve` (a worker), `submit` (queue a feature on the workers) and the `--server` forms of `status`/`answer`:
+parsers and thin commands over orchestrator.server."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+from typing import Any
+
+
+def add_worker_commands(commands: argparse._SubParsersAction[Any]) -> None:
+    serve = commands.add_parser("serve", help="run a worker: the `autobuild` graph on Aegra over DATABASE_URL"
+                                              " (Postgres) and REDIS_URL; GET /ok answers once ready")
+    serve.add_argument("--port", type=int, default=None, help="default: PORT, else 2026")
+    serve.add_argument("--host", default=None,
+                       help="default 127.0.0.1; another address needs ORCHESTRATOR_AUTH_TOKEN (clients send it)")
+    submit = commands.add_parser("submit", help="queue a feature run on the workers; prints its thread id")
+    submit.add_argument("feature")
+    submit.add_argument("--repo-url", required=True, help="the repository (a git URL, or a folder the workers see)")
+    submit.add_argument("--server", required=True, help="a worker's URL (any of them: they share the queue)")
+    submit.add_argument("--base", default=None, help="the base branch (default: the plan's, else the repo's HEAD)")
+    submit.add_argument("--json", action="store_true")
+
+
+def add_server_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--server", default=None, metavar="URL",
+                        help="read (or answer) the feature's thread on the workers instead of a local DB")
+    parser.add_argument("--repo-url", default=None,
+                        help="with --server: which repository's FEATURE (default: the newest thread of it)")
+
+
+def serve_command(args: argparse.Namespace, settings: Any) -> int:
+    from orchestrator.server.worker import serve
+
+    return serve(settings)
+
+
+def worker_settings(args: argparse.Namespace) -> Any:
+    from orchestrator.settings import WorkerSettings
+
+    flags = {name: value for name, value in (("port", args.port), ("host", args.host)) if value is not None}
+    return WorkerSettings(**flags).checked()
+
+
+def submit_command(args: argparse.Namespace, settings: Any) -> int:
+    from orchestrator.server.client import submit
+
+    thread = asyncio.run(submit(args.server, args.feature, args.repo_url, args.base))
+    print(json.dumps({"schema_version": 1, "thread_id": thread}) if args.json else thread)
+    return 0
+
+
+def remote_command(args: argparse.Namespace) -> int:
+    """`status`/`answer` with `--server`: the feature's thread on the workers."""
+    from orchestrator.server.client import answer, remote_status
+
+    if args.command == "answer":
+        thread = asyncio.run(answer(args.server, args.repo_url, args.target, args.question_id, args.text))
+        print(f"answered {args.question_id} on thread {thread}: the run continues on a worker")
+        return 0
+    found = asyncio.run(remote_status(args.server, args.repo_url, args.feature))
+    if args.json:
+        print(json.dumps({"schema_version": 1, **found.__dict__}))
+    else:
+        print(f"{args.feature}: thread {found.thread_id} ({found.status})")
+        for task, status in found.results.items():
+            print(f"  {task}: {status}")
+        for question in found.questions:
+            print(f"  question {question['question_id']}: {question['question']}")
+        if found.error:
+            print(f"  error: {found.error}")
+    return 3 if found.questions else 1 if found.error else 0

@@ -1,0 +1,21 @@
+"""Bearer-token authentication for a worker that listens beyond loopback: `ORCHESTRATOR_AUTH_TOKEN`, compared in
+constant time; Aegra loads it (`auth.path` of the generated config)."""
+
+from __future__ import annotations
+
+import hmac
+import os
+
+from langgraph_sdk import Auth
+
+auth = Auth()
+
+
+@auth.authenticate
+async def authenticate(authorization: str | None) -> str:
+    """The one identity of a token holder; anything else is 401."""
+    expected = os.environ.get("ORCHESTRATOR_AUTH_TOKEN", "")
+    scheme, _, token = (authorization or "").partition(" ")
+    if not expected or scheme.lower() != "bearer" or not hmac.compare_digest(token.strip(), expected):
+        raise Auth.exceptions.HTTPException(status_code=401, detail="send ORCHESTRATOR_AUTH_TOKEN as a bearer token")
+    return "autobuild"

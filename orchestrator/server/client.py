@@ -1,0 +1,130 @@
+"""A typed client of the workers (langgraph-sdk over HTTP): queue a feature run, find its thread by `{repo_url,
+feature}`, read its state, answer its questions. The CLI's `submit` and `--server` are thin over it."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from orchestrator.errors import InputError, RunLockedError
+from orchestrator.server.worker import GRAPH_ID
+
+
+@dataclass(frozen=True)
+class RemoteStatus:
+    """One feature's thread on the workers, as `status --server` shows it."""
+
+    thread_id: str
+    """The LangGraph thread (also what every `--server` command accepts instead of a feature id)."""
+    status: str
+    """The thread's status: idle (finished or not started), busy (a worker runs it), interrupted (a question
+    waits), error."""
+    results: dict[str, str] = field(default_factory=dict)
+    """Task id → result status, once the run returned."""
+    questions: list[dict[str, str]] = field(default_factory=list)
+    """Pending questions: `question_id`, `question`, and the engine's `interrupt_id`."""
+    error: str = ""
+    """The last run's error (a refused second run names the holder here)."""
+
+
+def _client(server: str) -> Any:
+    from langgraph_sdk import get_client  # noqa: PLC0415  # the `worker`/`serve` extras: only --server needs it
+
+    token = os.environ.get("ORCHESTRATOR_AUTH_TOKEN", "")
+    headers = {"Authorization": f"Bearer {token}"} if token else None
+    return get_client(url=server.rstrip("/"), headers=headers)
+
+
+def repo_identity(repo_url: str) -> str:
+    """A local path stands for itself resolved (the workers share this machine's folders); a URL is kept as given."""
+    if "://" in repo_url or "@" in repo_url.split("/", 1)[0]:
+        return repo_url
+    path = Path(repo_url).expanduser().resolve()
+    if not path.is_dir():
+        raise InputError(f"--repo-url {repo_url}: neither a URL nor an existing folder")
+    return str(path)
+
+
+def feature_input(repo_url: str, feature: str, base: str | None) -> dict[str, Any]:
+    """The served graph's input: a local path as `repo`, a URL as `repo_url` (the worker clones it)."""
+    identity = repo_identity(repo_url)
+    inputs: dict[str, Any] = {"target": feature}
+    inputs |= {"repo_url": identity} if "://" in identity or "@" in identity else {"repo": identity}
+    if base:
+        inputs |= {"base": base, "base_branch": base}
+    return inputs
+
+
+async def find_thread(server: str, repo_url: str | None, feature: str) -> dict[str, Any] | None:
+    """The newest thread of `feature` (by `{repo_url, feature}` metadata), or the thread whose id `feature` is."""
+    client = _client(server)
+    if repo_url is None:
+        threads = await client.threads.search(ids=[feature], limit=1) if _looks_like_id(feature) else []
+        threads = threads or await client.threads.search(metadata={"feature": feature}, limit=1,
+                                                         sort_by="created_at", sort_order="desc")
+    else:
+        threads = await client.threads.search(metadata={"repo_url": repo_identity(repo_url), "feature": feature},
+                                              limit=1, sort_by="created_at", sort_order="desc")
+    return dict(threads[0]) if threads else None
+
+
+def _looks_like_id(text: str) -> bool:
+    return len(text) == 36 and text.count("-") == 4
+
+
+async def submit(server: str, feature: str, repo_url: str, base: str | None = None,
+                 context: dict[str, Any] | None = None) -> str:
+    """Queue a run of `feature` on a new thread with `{repo_url, feature}` metadata; its thread id.
+
+    Raises RunLockedError when that feature's thread is running now (the workers' advisory lock refuses a second
+    run of one feature even when two submissions race past this check)."""
+    client = _client(server)
+    identity = repo_identity(repo_url)
+    existing = await find_thread(server, repo_url, feature)
+    if existing is not None and existing.get("status") == "busy":
+        raise RunLockedError(f"{feature} of {identity} is already running on thread {existing['thread_id']}")
+    thread = await client.threads.create(metadata={"repo_url": identity, "feature": feature}, graph_id=GRAPH_ID)
+    await client.runs.create(thread["thread_id"], GRAPH_ID, input=feature_input(repo_url, feature, base),
+                             context=context)
+    return str(thread["thread_id"])
+
+
+async def remote_status(server: str, repo_url: str | None, feature: str) -> RemoteStatus:
+    """The feature's thread, its task results and pending questions (InputError when there is none)."""
+    thread = await find_thread(server, repo_url, feature)
+    if thread is None:
+        raise InputError(f"no thread for {feature} on {server}: `autobuild submit {feature} --repo-url URL"
+                         f" --server {server}` queues one")
+    client = _client(server)
+    state: Any = await client.threads.get_state(thread["thread_id"], subgraphs=True)
+    values = state.get("values") or {}
+    results = {task: str(result.get("status", "")) for task, result in (values.get("results") or {}).items()}
+    pending = [i for t in state.get("tasks") or [] for i in t.get("interrupts") or []
+               if isinstance(i.get("value"), dict)]
+    questions = [{"question_id": str(i["value"].get("question_id", "")),
+                  "question": str(i["value"].get("question", "")), "interrupt_id": str(i.get("id", ""))}
+                 for i in pending]
+    runs = await client.runs.list(thread["thread_id"], limit=1)
+    error = ""
+    if runs and runs[0].get("status") == "error":
+        error = str((await client.runs.get(thread["thread_id"], runs[0]["run_id"])).get("error") or "") or _error(
+            state)
+    return RemoteStatus(str(thread["thread_id"]), str(thread.get("status", "")), results, questions, error)
+
+
+def _error(state: Any) -> str:
+    return next((str(t.get("error")) for t in state.get("tasks") or [] if t.get("error")), "")
+
+
+async def answer(server: str, repo_url: str | None, feature: str, question_id: str, text: str) -> str:
+    """Resume the feature's run with the answer to one pending question (on whichever worker takes it)."""
+    found = await remote_status(server, repo_url, feature)
+    match = [q for q in found.questions if q["question_id"] == question_id]
+    if not match:
+        pending = ", ".join(q["question_id"] for q in found.questions) or "none"
+        raise InputError(f"no pending question {question_id} on {feature} (pending: {pending})")
+    resume: Any = text if len(found.questions) == 1 else {match[0]["interrupt_id"]: text}
+    await _client(server).runs.create(found.thread_id, GRAPH_ID, command={"resume": resume})
+    return found.thread_id
