@@ -66,7 +66,9 @@ async def find_thread(server: str, repo_url: str | None, feature: str) -> dict[s
                                                          sort_by="created_at", sort_order="desc")
     else:
         threads = await client.threads.search(metadata={"repo_url": repo_identity(repo_url), "feature": feature},
-                                              limit=1, sort_by="created_at", sort_order="desc")
+                                              limit=20, sort_by="created_at", sort_order="desc")
+        # A run refused by the feature lock leaves an errored thread behind: the one that ran is the answer.
+        threads = sorted(threads, key=lambda thread: thread.get("status") == "error")
     return dict(threads[0]) if threads else None
 
 
@@ -97,8 +99,13 @@ async def remote_status(server: str, repo_url: str | None, feature: str) -> Remo
     if thread is None:
         raise InputError(f"no thread for {feature} on {server}: `autobuild submit {feature} --repo-url URL"
                          f" --server {server}` queues one")
+    from langgraph_sdk.errors import APIStatusError  # noqa: PLC0415  # as _client
+
     client = _client(server)
-    state: Any = await client.threads.get_state(thread["thread_id"], subgraphs=True)
+    try:
+        state: Any = await client.threads.get_state(thread["thread_id"], subgraphs=True)
+    except APIStatusError:  # Aegra 0.11 answers 500 for a thread whose only run failed before its first checkpoint
+        state = {}
     values = state.get("values") or {}
     results = {task: str(result.get("status", "")) for task, result in (values.get("results") or {}).items()}
     pending = [i for t in state.get("tasks") or [] for i in t.get("interrupts") or []
@@ -108,9 +115,8 @@ async def remote_status(server: str, repo_url: str | None, feature: str) -> Remo
                  for i in pending]
     runs = await client.runs.list(thread["thread_id"], limit=1)
     error = ""
-    if runs and runs[0].get("status") == "error":
-        error = str((await client.runs.get(thread["thread_id"], runs[0]["run_id"])).get("error") or "") or _error(
-            state)
+    if runs and runs[0].get("status") == "error":  # Aegra's run carries `error_message`
+        error = str(dict(runs[0]).get("error_message") or "") or _error(state)
     return RemoteStatus(str(thread["thread_id"]), str(thread.get("status", "")), results, questions, error)
 
 
