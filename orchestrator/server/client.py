@@ -104,8 +104,8 @@ async def remote_status(server: str, repo_url: str | None, feature: str) -> Remo
     client = _client(server)
     try:
         state: Any = await client.threads.get_state(thread["thread_id"], subgraphs=True)
-    except APIStatusError:  # Aegra 0.11 answers 500 for a thread whose only run failed before its first checkpoint
-        state = {}
+    except APIStatusError:  # Aegra 0.11 answers 500 while the feature has no return value yet (a question waits,
+        state = {}           # or a run failed before its first checkpoint): the worker's own route has the questions
     values = state.get("values") or {}
     results = {task: str(result.get("status", "")) for task, result in (values.get("results") or {}).items()}
     pending = [i for t in state.get("tasks") or [] for i in t.get("interrupts") or []
@@ -113,6 +113,8 @@ async def remote_status(server: str, repo_url: str | None, feature: str) -> Remo
     questions = [{"question_id": str(i["value"].get("question_id", "")),
                   "question": str(i["value"].get("question", "")), "interrupt_id": str(i.get("id", ""))}
                  for i in pending]
+    if not state and thread.get("status") == "interrupted":
+        questions = list((await client.http.get(f"/autobuild/threads/{thread['thread_id']}/questions"))["questions"])
     runs = await client.runs.list(thread["thread_id"], limit=1)
     error = ""
     if runs and runs[0].get("status") == "error":  # Aegra's run carries `error_message`

@@ -21,8 +21,6 @@ from agents.testing.scripted_model import ScriptedModel
 from tests.conftest import cli_env
 from tests.postgres import _free_port, postgres_server
 
-pytestmark = pytest.mark.workers
-
 
 @pytest.fixture
 def database_url() -> Iterator[str]:

@@ -5,16 +5,20 @@ from __future__ import annotations
 
 import asyncio
 import json
+from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import psutil
 import pytest
 from langgraph_sdk import get_client
 
+from agents.reaper import tagged_pids
 from agents.testing.scripted_model import ScriptedModel
 from orchestrator.cli.demo import make_sample_repo
 from tests.conftest import CliRun, coach_from_pytest, git
+from tests.integration.test_questions import asking_player
 from tests.workers.conftest import Worker
 
 pytestmark = [pytest.mark.workers, pytest.mark.cli]
@@ -87,3 +91,77 @@ async def test_a_feature_runs_on_the_workers_and_a_second_run_of_it_is_refused(
     assert json.loads(status.stdout)["results"] == {"TASK-1": "approved", "TASK-2": "approved"}
     assert git(repo, "show", "autobuild/FEAT-001:calc/two.py") == "TASK_2 = 1\n"
     assert git(repo, "show", "autobuild/FEAT-001:calc/one.py") == "TASK_1 = 1\n"
+
+
+def session_starts(model: ScriptedModel) -> Counter[tuple[str, str]]:
+    return Counter((str(r.role), str(r.task)) for r in model.requests if r.role and r.step == 0)
+
+
+def serving(workers: list[Worker]) -> Worker | None:
+    """The worker whose agent sessions are alive (their tag starts with its pid)."""
+    tags = tagged_pids().values()
+    return next((w for w in workers if any(tag.startswith(f"{w.proc.pid}.") for tag in tags)), None)
+
+
+async def test_kill_9_of_the_worker_mid_task_the_other_worker_finishes_without_redoing_the_first_task(
+    tmp_path: Path, model_factory: Callable[..., ScriptedModel], workers: Callable[[ScriptedModel], Worker],
+    run_cli: Callable[..., CliRun],
+) -> None:
+    repo = make_sample_repo(tmp_path / "repo", plan=PLAN)
+    model = model_factory({"sessions": [writer("TASK-1", "calc/one.py"), writer("TASK-2", "calc/two.py", delay=8.0),
+                                        coach_from_pytest()]})
+    both = [workers(model), workers(model)]
+    submitted = await asyncio.to_thread(run_cli, "submit", "FEAT-001", "--repo-url", str(repo), "--server",
+                                        both[0].url)
+    assert submitted.returncode == 0, submitted.stderr
+    thread = submitted.stdout.strip()
+    # The second task's player waits on its delayed response (8 s): the kill lands mid-session, mid-task.
+    await until(lambda: any((r.role, r.task, r.step) == ("player", "TASK-2", 1) for r in model.requests)
+                and serving(both) is not None)
+    victim = serving(both)
+    assert victim is not None
+    other = next(w for w in both if w is not victim)
+    doomed = {p.pid for p in psutil.Process(victim.proc.pid).children(recursive=True)} | {
+        pid for pid, tag in tagged_pids().items() if tag.startswith(f"{victim.proc.pid}.")}
+    before = session_starts(model)
+    victim.kill()
+
+    await until(lambda: not [pid for pid in doomed if psutil.pid_exists(pid) and
+                             psutil.Process(pid).status() != psutil.STATUS_ZOMBIE], timeout=30)
+    assert (await finished(other.url, thread, timeout=240))["status"] == "success"
+    after = session_starts(model)
+    assert after[("player", "TASK-1")] == before[("player", "TASK-1")] == 1, "the first task was not redone"
+    assert after[("player", "TASK-2")] == 2, "the second task's interrupted session ran again on the other worker"
+    status = await asyncio.to_thread(run_cli, "status", thread, "--server", other.url, "--json")
+    assert json.loads(status.stdout)["results"] == {"TASK-1": "approved", "TASK-2": "approved"}
+    assert git(repo, "show", "autobuild/FEAT-001:calc/two.py") == "TASK_2 = 1\n"
+
+
+async def test_a_question_asked_on_a_worker_is_answered_through_the_server_after_that_worker_died(
+    tmp_path: Path, model_factory: Callable[..., ScriptedModel], workers: Callable[[ScriptedModel], Worker],
+    run_cli: Callable[..., CliRun],
+) -> None:
+    repo = make_sample_repo(tmp_path / "repo", plan={**PLAN, "tasks": PLAN["tasks"][:1]})  # type: ignore[index]
+    model = model_factory({"sessions": [asking_player("TASK-1", "Which database?", "Postgres", "db.txt"),
+                                        coach_from_pytest()]})
+    asked_on = workers(model)
+    submitted = await asyncio.to_thread(run_cli, "submit", "FEAT-001", "--repo-url", str(repo), "--server",
+                                        asked_on.url)
+    assert submitted.returncode == 0, submitted.stderr
+    thread = submitted.stdout.strip()
+    await finished(asked_on.url, thread)  # the run stops at the question (its thread: interrupted)
+    asked = await asyncio.to_thread(run_cli, "status", "FEAT-001", "--repo-url", str(repo), "--server", asked_on.url,
+                                    "--json")
+    assert asked.returncode == 3, asked.stderr
+    [question] = json.loads(asked.stdout)["questions"]
+    assert question["question"] == "Which database?"
+    asked_on.kill()
+
+    other = workers(model)
+    answered = await asyncio.to_thread(run_cli, "answer", "FEAT-001", question["question_id"], "Postgres",
+                                       "--repo-url", str(repo), "--server", other.url)
+    assert answered.returncode == 0, answered.stderr
+    assert (await finished(other.url, thread))["status"] == "success"
+    final = await asyncio.to_thread(run_cli, "status", thread, "--server", other.url, "--json")
+    assert json.loads(final.stdout)["results"] == {"TASK-1": "approved"}
+    assert git(repo, "show", "autobuild/FEAT-001:db.txt") == "Postgres\n", "the agent received the answer"
