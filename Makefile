@@ -1,7 +1,8 @@
 # Every target installs what it needs first, so each works on a fresh machine.
 # Aegra (the worker engine, `autobuild serve`) needs Python >= 3.12: python3.12 from PATH (a pyenv shim counts),
 # else pyenv's newest 3.12; one environment for the CLI, the workers and the tests.
-PYTHON ?= $(shell command -v python3.12 2>/dev/null || ls -d $$HOME/.pyenv/versions/3.12*/bin/python3.12 2>/dev/null | tail -1 || echo python3)
+PYTHON ?= $(shell for c in python3.12 python3 $$HOME/.pyenv/versions/3.12*/bin/python3.12; do \
+	$$c -c 'import sys; assert sys.version_info >= (3, 12)' >/dev/null 2>&1 && { echo $$c; break; }; done)
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
@@ -26,6 +27,7 @@ $(STAMP): pyproject.toml
 	@# The workers' tests start a real Redis (Aegra's job queue) on 127.0.0.1: Debian's redis-server when it is missing.
 	@command -v redis-server >/dev/null 2>&1 || \
 		{ apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq redis-server >/dev/null; }
+	@test -n "$(PYTHON)" || { echo "error: Python >= 3.12 is needed (Aegra): install python3.12 or set PYTHON=" >&2; exit 2; }
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
 	$(BIN)/python -m pip install -q -e '.[dev]'
