@@ -59,6 +59,8 @@ def remote_command(args: argparse.Namespace) -> int:
         thread = asyncio.run(answer(args.server, args.repo_url, args.target, args.question_id, args.text))
         print(f"answered {args.question_id} on thread {thread}: the run continues on a worker")
         return 0
+    if args.command in ("history", "show", "stats"):
+        return _remote_read(args)
     found = asyncio.run(remote_status(args.server, args.repo_url, args.feature))
     if args.json:
         print(json.dumps({"schema_version": 1, **found.__dict__}))
@@ -71,3 +73,19 @@ def remote_command(args: argparse.Namespace) -> int:
         if found.error:
             print(f"  error: {found.error}")
     return 3 if found.questions else 1 if found.error else 0
+
+
+def _remote_read(args: argparse.Namespace) -> int:
+    """`history`, `show` and `stats` on the workers: what the LangGraph Server API holds (runs, the final results)."""
+    from orchestrator.server.client import remote_history, remote_results, remote_stats
+
+    document: Any
+    if args.command == "history":
+        document = asyncio.run(remote_history(args.server, args.repo_url, args.feature))
+    elif args.command == "show":
+        results = asyncio.run(remote_results(args.server, args.repo_url, args.feature))
+        document = results.get(args.task, {}) if args.task else results
+    else:
+        document = asyncio.run(remote_stats(args.server))
+    print(json.dumps({"schema_version": 1, args.command: document}, indent=None if args.json else 2, default=str))
+    return 0

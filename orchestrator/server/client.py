@@ -136,3 +136,43 @@ async def answer(server: str, repo_url: str | None, feature: str, question_id: s
     resume: Any = text if len(found.questions) == 1 else {match[0]["interrupt_id"]: text}
     await _client(server).runs.create(found.thread_id, GRAPH_ID, command={"resume": resume})
     return found.thread_id
+
+
+async def remote_history(server: str, repo_url: str | None, feature: str) -> list[dict[str, str]]:
+    """The feature thread's runs, oldest first (a takeover continues the same run; an answer starts the next)."""
+    thread = await find_thread(server, repo_url, feature)
+    if thread is None:
+        raise InputError(f"no thread for {feature} on {server}")
+    runs = await _client(server).runs.list(thread["thread_id"], limit=100)
+    return [{"run_id": str(r["run_id"]), "status": str(r["status"]), "created_at": str(r["created_at"]),
+             "error": str(dict(r).get("error_message") or "")} for r in reversed(runs)]
+
+
+async def remote_results(server: str, repo_url: str | None, feature: str) -> dict[str, Any]:
+    """Task id → the task's full result (what `show` prints), once the run returned."""
+    thread = await find_thread(server, repo_url, feature)
+    if thread is None:
+        raise InputError(f"no thread for {feature} on {server}")
+    from langgraph_sdk.errors import APIStatusError  # noqa: PLC0415  # as _client
+
+    try:
+        state: Any = await _client(server).threads.get_state(thread["thread_id"])
+    except APIStatusError:  # no return value yet (see remote_status)
+        return {}
+    return dict((state.get("values") or {}).get("results") or {})
+
+
+async def remote_stats(server: str) -> dict[str, Any]:
+    """Over every feature thread on the workers: threads by status and tasks by result status."""
+    client = _client(server)
+    threads = await client.threads.search(limit=1000)
+    by_status: dict[str, int] = {}
+    tasks: dict[str, int] = {}
+    for thread in threads:
+        if "feature" not in (thread.get("metadata") or {}):
+            continue
+        by_status[str(thread["status"])] = by_status.get(str(thread["status"]), 0) + 1
+        for result in (thread.get("values") or {}).get("results", {}).values() if isinstance(
+                thread.get("values"), dict) else ():
+            tasks[str(result.get("status"))] = tasks.get(str(result.get("status")), 0) + 1
+    return {"threads": by_status, "tasks": tasks}

@@ -91,6 +91,13 @@ async def test_a_feature_runs_on_the_workers_and_a_second_run_of_it_is_refused(
     assert json.loads(status.stdout)["results"] == {"TASK-1": "approved", "TASK-2": "approved"}
     assert git(repo, "show", "autobuild/FEAT-001:calc/two.py") == "TASK_2 = 1\n"
     assert git(repo, "show", "autobuild/FEAT-001:calc/one.py") == "TASK_1 = 1\n"
+    where = ("--repo-url", str(repo), "--server", first.url, "--json")
+    shown = await asyncio.to_thread(run_cli, "show", "FEAT-001", "TASK-2", *where)
+    assert json.loads(shown.stdout)["show"]["status"] == "approved", shown.stderr
+    history = json.loads((await asyncio.to_thread(run_cli, "history", "FEAT-001", *where)).stdout)["history"]
+    assert [run["status"] for run in history] == ["success"]
+    stats = await asyncio.to_thread(run_cli, "stats", "--server", first.url, "--json")
+    assert json.loads(stats.stdout)["stats"]["threads"] == {"idle": 1, "error": 1}, stats.stdout + stats.stderr
 
 
 def session_starts(model: ScriptedModel) -> Counter[tuple[str, str]]:
