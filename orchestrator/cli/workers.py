@@ -20,6 +20,8 @@ def add_worker_commands(commands: argparse._SubParsersAction[Any]) -> None:
     submit.add_argument("--repo-url", required=True, help="the repository (a git URL, or a folder the workers see)")
     submit.add_argument("--server", required=True, help="a worker's URL (any of them: they share the queue)")
     submit.add_argument("--base", default=None, help="the base branch (default: the plan's, else the repo's HEAD)")
+    submit.add_argument("--plan", default=None, metavar="FILE",
+                        help="a plan file where it lies (with a repository folder; a URL's plan comes from --base)")
     submit.add_argument("--json", action="store_true")
 
 
@@ -46,7 +48,7 @@ def worker_settings(args: argparse.Namespace) -> Any:
 def submit_command(args: argparse.Namespace, settings: Any) -> int:
     from orchestrator.server.client import submit
 
-    thread = asyncio.run(submit(args.server, args.feature, args.repo_url, args.base))
+    thread = asyncio.run(submit(args.server, args.feature, args.repo_url, args.base, plan=args.plan))
     print(json.dumps({"schema_version": 1, "thread_id": thread}) if args.json else thread)
     return 0
 

@@ -47,11 +47,19 @@ def repo_identity(repo_url: str) -> str:
     return str(path)
 
 
-def feature_input(repo_url: str, feature: str, base: str | None) -> dict[str, Any]:
+def feature_input(repo_url: str, feature: str, base: str | None, plan: str | None = None) -> dict[str, Any]:
     """The served graph's input: a local path as `repo`, a URL as `repo_url` (the worker clones it)."""
     identity = repo_identity(repo_url)
     inputs: dict[str, Any] = {"target": feature}
-    inputs |= {"repo_url": identity} if "://" in identity or "@" in identity else {"repo": identity}
+    remote = "://" in identity or "@" in identity
+    inputs |= {"repo_url": identity} if remote else {"repo": identity}
+    if plan is not None:
+        if remote:
+            raise InputError("--plan with a repository URL is not supported yet: the plan comes from the repo at"
+                             " --base")
+        if not Path(plan).expanduser().is_file():
+            raise InputError(f"--plan {plan}: no such file")
+        inputs["plan"] = str(Path(plan).expanduser().resolve())
     if base:
         inputs |= {"base": base, "base_branch": base}
     return inputs
@@ -76,19 +84,20 @@ def _looks_like_id(text: str) -> bool:
     return len(text) == 36 and text.count("-") == 4
 
 
-async def submit(server: str, feature: str, repo_url: str, base: str | None = None,
-                 context: dict[str, Any] | None = None) -> str:
+async def submit(server: str, feature: str, repo_url: str, base: str | None = None, *,
+                 context: dict[str, Any] | None = None, plan: str | None = None) -> str:
     """Queue a run of `feature` on a new thread with `{repo_url, feature}` metadata; its thread id.
 
     Raises RunLockedError when that feature's thread is running now (the workers' advisory lock refuses a second
     run of one feature even when two submissions race past this check)."""
     client = _client(server)
     identity = repo_identity(repo_url)
+    inputs = feature_input(repo_url, feature, base, plan)  # bad input: refused before anything is queued
     existing = await find_thread(server, repo_url, feature)
     if existing is not None and existing.get("status") == "busy":
         raise RunLockedError(f"{feature} of {identity} is already running on thread {existing['thread_id']}")
     thread = await client.threads.create(metadata={"repo_url": identity, "feature": feature}, graph_id=GRAPH_ID)
-    await client.runs.create(thread["thread_id"], GRAPH_ID, input=feature_input(repo_url, feature, base),
+    await client.runs.create(thread["thread_id"], GRAPH_ID, input=inputs,
                              context=context)
     return str(thread["thread_id"])
 

@@ -71,3 +71,16 @@ def test_lock_keys_are_per_repo_and_feature_and_holders_are_safe_text() -> None:
     assert len({lock_key("/r", "FEAT-1"), lock_key("/r", "FEAT-2"), lock_key("/s", "FEAT-1")}) == 3
     assert -(2**63) <= lock_key("/r", "FEAT-1") < 2**63
     assert "*/" not in holder_text("x*/; DROP TABLE t; --") and "thread=" in holder_text("t")
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (["--repo-url", "/no/such/folder"], "neither a URL nor an existing folder"),
+    (["--repo-url", "https://example.invalid/r.git", "--plan", "p.yaml"], "--plan with a repository URL"),
+    (["--repo-url", ".", "--plan", "/no/such/plan.yaml"], "no such file"),
+])
+def test_bad_submissions_are_one_line_and_exit_2_before_the_server_is_asked(
+    args: list[str], message: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["submit", "FEAT-001", "--server", "http://127.0.0.1:9", *args]) == 2
+    err = capsys.readouterr().err
+    assert message in err and len(err.strip().splitlines()) == 1, err
