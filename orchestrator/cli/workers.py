@@ -8,6 +8,22 @@ import asyncio
 import json
 from typing import Any
 
+from orchestrator.errors import InputError
+
+
+def _call(coroutine: Any) -> Any:
+    """Run a client call; the server refusing or missing is one line (InputError: exit 2), never a traceback."""
+    import httpx
+    from langgraph_sdk.errors import APIStatusError
+
+    try:
+        return asyncio.run(coroutine)
+    except APIStatusError as exc:
+        hint = ": set ORCHESTRATOR_AUTH_TOKEN (the worker's token)" if exc.status_code == 401 else ""
+        raise InputError(f"the server refused: HTTP {exc.status_code}{hint}") from None
+    except httpx.HTTPError as exc:
+        raise InputError(f"can't reach the server: {exc or type(exc).__name__}") from None
+
 
 def add_worker_commands(commands: argparse._SubParsersAction[Any]) -> None:
     serve = commands.add_parser("serve", help="run a worker: the `autobuild` graph on Aegra over DATABASE_URL"
@@ -48,7 +64,7 @@ def worker_settings(args: argparse.Namespace) -> Any:
 def submit_command(args: argparse.Namespace, settings: Any) -> int:
     from orchestrator.server.client import submit
 
-    thread = asyncio.run(submit(args.server, args.feature, args.repo_url, args.base, plan=args.plan))
+    thread = _call(submit(args.server, args.feature, args.repo_url, args.base, plan=args.plan))
     print(json.dumps({"schema_version": 1, "thread_id": thread}) if args.json else thread)
     return 0
 
@@ -58,12 +74,12 @@ def remote_command(args: argparse.Namespace) -> int:
     from orchestrator.server.client import answer, remote_status
 
     if args.command == "answer":
-        thread = asyncio.run(answer(args.server, args.repo_url, args.target, args.question_id, args.text))
+        thread = _call(answer(args.server, args.repo_url, args.target, args.question_id, args.text))
         print(f"answered {args.question_id} on thread {thread}: the run continues on a worker")
         return 0
     if args.command in ("history", "show", "stats"):
         return _remote_read(args)
-    found = asyncio.run(remote_status(args.server, args.repo_url, args.feature))
+    found = _call(remote_status(args.server, args.repo_url, args.feature))
     if args.json:
         print(json.dumps({"schema_version": 1, **found.__dict__}))
     else:
@@ -83,11 +99,11 @@ def _remote_read(args: argparse.Namespace) -> int:
 
     document: Any
     if args.command == "history":
-        document = asyncio.run(remote_history(args.server, args.repo_url, args.feature))
+        document = _call(remote_history(args.server, args.repo_url, args.feature))
     elif args.command == "show":
-        results = asyncio.run(remote_results(args.server, args.repo_url, args.feature))
+        results = _call(remote_results(args.server, args.repo_url, args.feature))
         document = results.get(args.task, {}) if args.task else results
     else:
-        document = asyncio.run(remote_stats(args.server))
+        document = _call(remote_stats(args.server))
     print(json.dumps({"schema_version": 1, args.command: document}, indent=None if args.json else 2, default=str))
     return 0

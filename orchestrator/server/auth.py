@@ -12,10 +12,12 @@ auth = Auth()
 
 
 @auth.authenticate
-async def authenticate(authorization: str | None) -> str:
-    """The one identity of a token holder; anything else is 401."""
+async def authenticate(headers: dict[str, str]) -> dict[str, object]:
+    """The one identity of a token holder; anything else is 401. (Aegra 0.11 passes the request's headers as one
+    dict, positionally, and wants a user dict with an `identity`.)"""
     expected = os.environ.get("ORCHESTRATOR_AUTH_TOKEN", "")
-    scheme, _, token = (authorization or "").partition(" ")
+    given = next((value for key, value in headers.items() if key.lower() == "authorization"), "")
+    scheme, _, token = given.partition(" ")
     if not expected or scheme.lower() != "bearer" or not hmac.compare_digest(token.strip(), expected):
         raise Auth.exceptions.HTTPException(status_code=401, detail="send ORCHESTRATOR_AUTH_TOKEN as a bearer token")
-    return "autobuild"
+    return {"identity": "autobuild", "is_authenticated": True}

@@ -59,16 +59,16 @@ class Worker:
 
 
 @pytest.fixture
-def workers(tmp_path: Path, database_url: str, redis_url: str) -> Iterator[Callable[[ScriptedModel], Worker]]:
+def workers(tmp_path: Path, database_url: str, redis_url: str) -> Iterator[Callable[..., Worker]]:
     started: list[Worker] = []
 
-    def start(model: ScriptedModel) -> Worker:
+    def start(model: ScriptedModel, **extra_env: str) -> Worker:
         port, n = _free_port(), len(started)
         env = cli_env(model, tmp_path) | {
             "DATABASE_URL": database_url, "REDIS_URL": redis_url, "PORT": str(port),
             "ORCHESTRATOR_LEASE_SECONDS": "6", "ORCHESTRATOR_WORKER_RUNS": "2",
             "ORCHESTRATOR_SERVE_DIR": str(tmp_path / f"serve-{n}"), "ORCHESTRATOR_WORKSPACE": str(tmp_path / "ws"),
-            "LANGSMITH_TRACING": "false"}
+            "LANGSMITH_TRACING": "false"} | extra_env
         log = tmp_path / f"worker-{n}.log"
         proc = subprocess.Popen([sys.executable, "-m", "orchestrator", "serve"], cwd=tmp_path, env=env,
                                 stdout=log.open("wb"), stderr=subprocess.STDOUT, start_new_session=True)
