@@ -31,7 +31,8 @@ PLAN = {"id": "FEAT-001", "name": "On workers", "verify": "python -m pytest -q",
 def writer(task: str, path: str, delay: float = 0.0) -> dict[str, Any]:
     return {"role": "player", "task": task, "steps": [
         {"write": {"path": path, "content": f"{task.replace('-', '_')} = 1\n"}, "delay": delay},
-        {"tool": {"name": "report_progress", "input": {"files_modified": [path], "implementation_notes": "x"}}},
+        {"tool": {"name": "report_progress", "input": {"files_modified": [path], "implementation_notes": "x"}},
+         "delay": delay},
         {"text": "done"}]}
 
 
@@ -115,16 +116,15 @@ async def test_kill_9_of_the_worker_mid_task_the_other_worker_finishes_without_r
     run_cli: Callable[..., CliRun],
 ) -> None:
     repo = make_sample_repo(tmp_path / "repo", plan=PLAN)
-    model = model_factory({"sessions": [writer("TASK-1", "calc/one.py"), writer("TASK-2", "calc/two.py", delay=8.0),
+    model = model_factory({"sessions": [writer("TASK-1", "calc/one.py"), writer("TASK-2", "calc/two.py", delay=6.0),
                                         coach_from_pytest()]})
     both = [workers(model), workers(model)]
     submitted = await asyncio.to_thread(run_cli, "submit", "FEAT-001", "--repo-url", str(repo), "--server",
                                         both[0].url)
     assert submitted.returncode == 0, submitted.stderr
     thread = submitted.stdout.strip()
-    # The second task's player waits on its delayed response (8 s): the kill lands mid-session, mid-task.
-    await until(lambda: any((r.role, r.task, r.step) == ("player", "TASK-2", 1) for r in model.requests)
-                and serving(both) is not None)
+    # The second task's player has started; its responses come 8 s apart: the kill lands mid-session, mid-task.
+    await until(lambda: session_starts(model)[("player", "TASK-2")] == 1 and serving(both) is not None)
     victim = serving(both)
     assert victim is not None
     other = next(w for w in both if w is not victim)
@@ -132,6 +132,8 @@ async def test_kill_9_of_the_worker_mid_task_the_other_worker_finishes_without_r
         pid for pid, tag in tagged_pids().items() if tag.startswith(f"{victim.proc.pid}.")}
     before = session_starts(model)
     victim.kill()
+    assert not [r for r in model.requests if (r.role, r.task) == ("player", "TASK-2") and r.step >= 2], \
+        "the kill came after the second task's player session had finished (test timing, not a takeover)"
 
     await until(lambda: not [pid for pid in doomed if psutil.pid_exists(pid) and
                              psutil.Process(pid).status() != psutil.STATUS_ZOMBIE], timeout=30)
