@@ -1,10 +1,13 @@
 # Every target installs what it needs first, so each works on a fresh machine.
-PYTHON ?= python3
+# Aegra (the worker engine, `autobuild serve`) needs Python >= 3.12: python3.12 from PATH (a pyenv shim counts),
+# else pyenv's newest 3.12; one environment for the CLI, the workers and the tests.
+PYTHON ?= $(shell for c in python3.12 python3 $$HOME/.pyenv/versions/3.12*/bin/python3.12; do \
+	$$c -c 'import sys; assert sys.version_info >= (3, 12)' >/dev/null 2>&1 && { echo $$c; break; }; done)
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: install test test-heavy demo check lint types bench clean
+.PHONY: install test test-heavy test-workers demo check lint types bench clean
 
 install: $(STAMP)
 
@@ -21,6 +24,10 @@ $(STAMP): pyproject.toml
 	@# The gate, setup and agents' Bash run sandboxed: bubblewrap, and socat for Claude Code's sandbox network proxy.
 	@command -v bwrap >/dev/null 2>&1 && command -v socat >/dev/null 2>&1 || \
 		{ apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq bubblewrap socat >/dev/null; }
+	@# The workers' tests start a real Redis (Aegra's job queue) on 127.0.0.1: Debian's redis-server when it is missing.
+	@command -v redis-server >/dev/null 2>&1 || \
+		{ apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq redis-server >/dev/null; }
+	@test -n "$(PYTHON)" || { echo "error: Python >= 3.12 is needed (Aegra): install python3.12 or set PYTHON=" >&2; exit 2; }
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
 	$(BIN)/python -m pip install -q -e '.[dev]'
@@ -31,13 +38,18 @@ $(STAMP): pyproject.toml
 # independent (own repos, DBs, ports) and assert no timings. worksteal: a worker that finishes early takes queued
 # tests from a busy one, so a slow real-CLI test at the end of a chunk doesn't leave three workers idle.
 test: install
-	$(BIN)/python -m pytest -q -p no:cacheprovider -n 4 --dist worksteal -m "not heavy"
+	$(BIN)/python -m pytest -q -p no:cacheprovider -n 4 --dist worksteal -m "not heavy and not workers"
 
 # The resilience tests that kill, pause and damage on purpose (kill -9 mid-run and mid-land, usage-limit pauses,
 # damaged checkpoint stores) and the longer end-to-end runs of the real CLI (conflict turns, the planner,
 # tracing, clean): slow by nature, so `make test` stays under 5 minutes; CI runs both.
 test-heavy: install
-	$(BIN)/python -m pytest -q -p no:cacheprovider -n 4 --dist worksteal -m heavy
+	$(BIN)/python -m pytest -q -p no:cacheprovider -n 4 --dist worksteal -m "heavy and not workers"
+
+# Workers (`autobuild serve`, Aegra): real Postgres, Redis and two worker processes per test, the real CLI against
+# the scripted model. Two pytest workers: each test already runs two servers.
+test-workers: install
+	$(BIN)/python -m pytest -q -p no:cacheprovider -n 2 -m workers tests/workers
 
 demo: install
 	$(BIN)/python -m orchestrator.cli.demo

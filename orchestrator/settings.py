@@ -276,3 +276,53 @@ def worker_workspace() -> Path:
     if configured := os.environ.get(f"{ENV_PREFIX}WORKSPACE", "").strip():
         return Path(configured).expanduser().resolve()
     return Path(platformdirs.user_data_dir("autobuild", appauthor=False)) / "workspace"
+
+
+class WorkerSettings(BaseSettings):
+    """`autobuild serve`: a worker of the engine (Aegra) on one store (`DATABASE_URL`) and one queue (`REDIS_URL`).
+
+    The engine's own names for what it shares with its deployment (`DATABASE_URL`, `REDIS_URL`, `PORT`); ours with
+    the `ORCHESTRATOR_` prefix. Flags win over variables."""
+
+    model_config = SettingsConfigDict(extra="ignore", populate_by_name=True)
+
+    database_url: str = Field(default="", validation_alias="DATABASE_URL")
+    """The one store: Aegra's runs, threads and leases, the checkpoints, the per-feature advisory locks."""
+    redis_url: str = Field(default="", validation_alias="REDIS_URL")
+    """The job queue every worker takes runs from."""
+    port: int = Field(default=2026, validation_alias="PORT")
+    host: str = Field(default="127.0.0.1", validation_alias="ORCHESTRATOR_HOST")
+    auth_token: str = Field(default="", validation_alias="ORCHESTRATOR_AUTH_TOKEN")
+    """Clients send it as `Authorization: Bearer …`; required to listen on anything but loopback."""
+    workspace: str = Field(default="", validation_alias="ORCHESTRATOR_WORKSPACE")
+    """Where the worker keeps its clones (empty: a per-user data dir); passed through to the graph."""
+    worker_runs: int = Field(default=2, validation_alias="ORCHESTRATOR_WORKER_RUNS")
+    """Feature runs one worker holds at once (each holds a few Claude Code processes, ~220 MB each)."""
+    run_timeout_hours: float = Field(default=24.0, validation_alias="ORCHESTRATOR_RUN_TIMEOUT_HOURS")
+    lease_seconds: int = Field(default=30, validation_alias="ORCHESTRATOR_LEASE_SECONDS")
+    """A dead worker's runs are taken over within about this (plus the reaper's interval, a third of it)."""
+    state_dir: str = Field(default="", validation_alias="ORCHESTRATOR_SERVE_DIR")
+    """Where `serve` writes the engine's generated config (empty: a per-user state dir)."""
+
+    def checked(self) -> WorkerSettings:
+        """One line naming the bad setting (InputError, exit 2) before anything is started or written."""
+        if not self.database_url:
+            raise InputError("DATABASE_URL is not set: `autobuild serve` needs a postgresql://… URL (its one store)")
+        if not self.database_url.startswith(("postgresql://", "postgres://")):
+            raise InputError(f"DATABASE_URL must be a postgresql://… URL, not {self.database_url.split('://')[0]}://…")
+        if not self.redis_url:
+            raise InputError("REDIS_URL is not set: `autobuild serve` needs a redis://… URL (the job queue)")
+        if not self.redis_url.startswith(("redis://", "rediss://")):
+            raise InputError(f"REDIS_URL must be a redis://… URL, not {self.redis_url.split('://')[0]}://…")
+        if not 0 < self.port < 65536:
+            raise InputError(f"--port (PORT) must be 1-65535, not {self.port}")
+        if self.host not in ("127.0.0.1", "localhost", "::1") and not self.auth_token:
+            raise InputError(f"--host {self.host} listens beyond this machine: set ORCHESTRATOR_AUTH_TOKEN (clients"
+                             " send it) or keep 127.0.0.1")
+        if self.worker_runs < 1:
+            raise InputError(f"ORCHESTRATOR_WORKER_RUNS must be at least 1, not {self.worker_runs}")
+        if not 0 < self.run_timeout_hours <= 24 * 14:
+            raise InputError(f"ORCHESTRATOR_RUN_TIMEOUT_HOURS must be between 0 and 336, not {self.run_timeout_hours}")
+        if not 3 <= self.lease_seconds <= 3600:
+            raise InputError(f"ORCHESTRATOR_LEASE_SECONDS must be between 3 and 3600, not {self.lease_seconds}")
+        return self

@@ -175,7 +175,16 @@ def build_parser() -> argparse.ArgumentParser:
     stats.add_argument("--since", default=None, metavar="DATE", help="only tasks started on or after DATE")
     _add_common(stats)
     _add_landing_commands(commands)
+    _add_worker_commands(commands, status, answer, history, show, stats)
     return parser
+
+
+def _add_worker_commands(commands: argparse._SubParsersAction[_Parser], *remote: argparse.ArgumentParser) -> None:
+    from orchestrator.cli.workers import add_server_option, add_worker_commands
+
+    add_worker_commands(commands)
+    for sub in remote:
+        add_server_option(sub)
 
 
 def _add_landing_commands(commands: argparse._SubParsersAction[_Parser]) -> None:
@@ -210,6 +219,8 @@ _COMMANDS: dict[str, str] = {
     "review": "orchestrator.cli.landing:review_command",
     "land": "orchestrator.cli.landing:land_command",
     "discard": "orchestrator.cli.landing:discard_command",
+    "serve": "orchestrator.cli.workers:serve_command",
+    "submit": "orchestrator.cli.workers:submit_command",
 }
 _RUN_COMMANDS = ("run", "resume", "answer")
 _FLAG_NAMES = {"json": "json_output"}
@@ -239,6 +250,13 @@ def _settings(args: argparse.Namespace) -> Any:
 
 def _dispatch(args: argparse.Namespace) -> int:
     module_name, _, function_name = _COMMANDS[args.command].partition(":")
+    if args.command in ("serve", "submit") or getattr(args, "server", None):  # the workers: no local repo or DB
+        from orchestrator.cli import workers
+
+        if getattr(args, "server", None) and args.command != "submit":
+            return workers.remote_command(args)
+        settings = workers.worker_settings(args) if args.command == "serve" else None
+        return int(getattr(workers, function_name)(args, settings))
     settings = _settings(args)
     command: Callable[[argparse.Namespace, Any], int] = getattr(importlib.import_module(module_name), function_name)
     if args.command not in _TRACED:

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from langgraph.checkpoint.base import BaseCheckpointSaver
+from langgraph.config import get_config
 from langgraph.errors import GraphDrained, GraphInterrupt
 from langgraph.func import entrypoint, task
 from langgraph.graph import END, START, StateGraph
@@ -45,6 +46,7 @@ from orchestrator.repo.git import GitRepo
 from orchestrator.repo.lock import repo_lock_async
 from orchestrator.settings import RunOptions
 from orchestrator.store import traces as trace
+from orchestrator.store.feature_lock import feature_lock
 from orchestrator.store.pause import PauseRecords, describe, pause_path, quota_path, read_pause
 from orchestrator.views import pictures, reports
 
@@ -224,9 +226,19 @@ def build_feature_workflow(checkpointer: BaseCheckpointSaver[Any] | None = None)
 
 async def _run_feature(inputs: FeatureInput, options: RunOptions, repo: GitRepo,
                        runtime: Runtime[RunOptions]) -> FeatureOutput:
-    """The workflow's body, under the repository lock."""
+    """The workflow's body, under the repository lock: the plan, then the rest under the feature's lock."""
     plan_file = Path(inputs["plan"]) if inputs.get("plan") else None
     plan, only_task = await asyncio.to_thread(_load_plan, repo.root, inputs.get("target", ""), plan_file)
+    # Workers sharing a store: one run per (repo, feature) across machines (a no-op without one). Keyed by the
+    # plan's id, so a run of one of its tasks and a run of the whole feature exclude each other too.
+    thread = str(get_config().get("configurable", {}).get("thread_id", ""))
+    async with feature_lock(str(inputs.get("repo_url") or repo.root), plan.id, thread):
+        return await _run_plan(inputs, options, repo, runtime, plan=plan, only_task=only_task)
+
+
+async def _run_plan(inputs: FeatureInput, options: RunOptions, repo: GitRepo, runtime: Runtime[RunOptions], *,
+                    plan: FeaturePlan, only_task: str | None) -> FeatureOutput:
+    """The loaded plan's run: the base's gate, the feature branch, every task, the report."""
     digest = plan_digest(plan)
     # Before the feature branch and any session: a gate that can't run stops the run having spent nothing.
     base_branch = plan.base_branch or inputs.get("base_branch")

@@ -113,8 +113,9 @@ PYPROJECT = ('[build-system]\nrequires = ["setuptools>=64"]\nbuild-backend = "se
 def editable_venv(repo: Path) -> Path:
     """The user's own `.venv` with the repo installed in it, editable (git-excluded, like a real one)."""
     venv = repo / ".venv"
+    # Python 3.12 venvs come without setuptools, which `--no-build-isolation` needs in the venv itself.
     subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
-    subprocess.run([str(venv / "bin/pip"), "install", "-q", "wheel"], check=True, capture_output=True)
+    subprocess.run([str(venv / "bin/pip"), "install", "-q", "setuptools", "wheel"], check=True, capture_output=True)
     subprocess.run([str(venv / "bin/pip"), "install", "-q", "--no-build-isolation", "--no-deps", "-e", "."],
                    cwd=repo, check=True, capture_output=True)
     with (repo / ".git/info/exclude").open("a") as exclude:

@@ -1,0 +1,109 @@
+"""`serve` (a worker), `submit` (queue a feature on the workers) and the `--server` forms of `status`/`answer`:
+parsers and thin commands over orchestrator.server."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+from typing import Any
+
+from orchestrator.errors import InputError
+
+
+def _call(coroutine: Any) -> Any:
+    """Run a client call; the server refusing or missing is one line (InputError: exit 2), never a traceback."""
+    import httpx
+    from langgraph_sdk.errors import APIStatusError
+
+    try:
+        return asyncio.run(coroutine)
+    except APIStatusError as exc:
+        hint = ": set ORCHESTRATOR_AUTH_TOKEN (the worker's token)" if exc.status_code == 401 else ""
+        raise InputError(f"the server refused: HTTP {exc.status_code}{hint}") from None
+    except httpx.HTTPError as exc:
+        raise InputError(f"can't reach the server: {exc or type(exc).__name__}") from None
+
+
+def add_worker_commands(commands: argparse._SubParsersAction[Any]) -> None:
+    serve = commands.add_parser("serve", help="run a worker: the `autobuild` graph on Aegra over DATABASE_URL"
+                                              " (Postgres) and REDIS_URL; GET /ok answers once ready")
+    serve.add_argument("--port", type=int, default=None, help="default: PORT, else 2026")
+    serve.add_argument("--host", default=None,
+                       help="default 127.0.0.1; another address needs ORCHESTRATOR_AUTH_TOKEN (clients send it)")
+    submit = commands.add_parser("submit", help="queue a feature run on the workers; prints its thread id")
+    submit.add_argument("feature")
+    submit.add_argument("--repo-url", required=True, help="the repository (a git URL, or a folder the workers see)")
+    submit.add_argument("--server", required=True, help="a worker's URL (any of them: they share the queue)")
+    submit.add_argument("--base", default=None, help="the base branch (default: the plan's, else the repo's HEAD)")
+    submit.add_argument("--plan", default=None, metavar="FILE",
+                        help="a plan file where it lies (with a repository folder; a URL's plan comes from --base)")
+    submit.add_argument("--json", action="store_true")
+
+
+def add_server_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--server", default=None, metavar="URL",
+                        help="read (or answer) the feature's thread on the workers instead of a local DB")
+    parser.add_argument("--repo-url", default=None,
+                        help="with --server: which repository's FEATURE (default: the newest thread of it)")
+
+
+def serve_command(args: argparse.Namespace, settings: Any) -> int:
+    from orchestrator.server.worker import serve
+
+    return serve(settings)
+
+
+def worker_settings(args: argparse.Namespace) -> Any:
+    from orchestrator.settings import WorkerSettings
+
+    flags = {name: value for name, value in (("port", args.port), ("host", args.host)) if value is not None}
+    return WorkerSettings(**flags).checked()
+
+
+def submit_command(args: argparse.Namespace, settings: Any) -> int:
+    from orchestrator.server.client import submit
+
+    thread = _call(submit(args.server, args.feature, args.repo_url, args.base, plan=args.plan))
+    print(json.dumps({"schema_version": 1, "thread_id": thread}) if args.json else thread)
+    return 0
+
+
+def remote_command(args: argparse.Namespace) -> int:
+    """`status`/`answer` with `--server`: the feature's thread on the workers."""
+    from orchestrator.server.client import answer, remote_status
+
+    if args.command == "answer":
+        thread = _call(answer(args.server, args.repo_url, args.target, args.question_id, args.text))
+        print(f"answered {args.question_id} on thread {thread}: the run continues on a worker")
+        return 0
+    if args.command in ("history", "show", "stats"):
+        return _remote_read(args)
+    found = _call(remote_status(args.server, args.repo_url, args.feature))
+    if args.json:
+        print(json.dumps({"schema_version": 1, **found.__dict__}))
+    else:
+        print(f"{args.feature}: thread {found.thread_id} ({found.status})")
+        for task, status in found.results.items():
+            print(f"  {task}: {status}")
+        for question in found.questions:
+            print(f"  question {question['question_id']}: {question['question']}")
+        if found.error:
+            print(f"  error: {found.error}")
+    return 3 if found.questions else 1 if found.error else 0
+
+
+def _remote_read(args: argparse.Namespace) -> int:
+    """`history`, `show` and `stats` on the workers: what the LangGraph Server API holds (runs, the final results)."""
+    from orchestrator.server.client import remote_history, remote_results, remote_stats
+
+    document: Any
+    if args.command == "history":
+        document = _call(remote_history(args.server, args.repo_url, args.feature))
+    elif args.command == "show":
+        results = _call(remote_results(args.server, args.repo_url, args.feature))
+        document = results.get(args.task, {}) if args.task else results
+    else:
+        document = _call(remote_stats(args.server))
+    print(json.dumps({"schema_version": 1, args.command: document}, indent=None if args.json else 2, default=str))
+    return 0

@@ -1,0 +1,39 @@
+"""The worker's own routes, mounted by Aegra beside the LangGraph Server API: `GET /ok` (200 once serving) and the
+pending questions of a thread (Aegra 0.11's thread state answers 500 while a functional-API graph is interrupted:
+its values are not yet a dict)."""
+
+from __future__ import annotations
+
+import hmac
+import os
+from typing import Any
+
+from fastapi import FastAPI, Header, HTTPException
+
+app = FastAPI()
+_workflow: list[Any] = []
+
+
+@app.get("/ok")
+async def ok() -> dict[str, bool]:
+    """Uvicorn accepts connections only after the engine's start-up (migrations, store, queue): ready."""
+    return {"ok": True}
+
+
+@app.get("/autobuild/threads/{thread_id}/questions")
+async def questions(thread_id: str, authorization: str | None = Header(default=None)) -> dict[str, Any]:
+    """The thread's pending interrupts (`question_id`, `question`, `interrupt_id`), read from the shared store."""
+    expected = os.environ.get("ORCHESTRATOR_AUTH_TOKEN", "")
+    if expected and not hmac.compare_digest((authorization or "").removeprefix("Bearer ").strip(), expected):
+        raise HTTPException(status_code=401, detail="send ORCHESTRATOR_AUTH_TOKEN as a bearer token")
+    if not _workflow:
+        from aegra_api.core.database import db_manager  # noqa: PLC0415  # only inside a running worker
+
+        from orchestrator.graph.workflow import build_feature_workflow  # noqa: PLC0415  # heavy: on first use
+
+        _workflow.append(build_feature_workflow(checkpointer=db_manager.get_checkpointer()))
+    snapshot = await _workflow[0].aget_state({"configurable": {"thread_id": thread_id}}, subgraphs=True)
+    pending = list(snapshot.interrupts) or [i for task in snapshot.tasks for i in task.interrupts]
+    return {"questions": [{"question_id": str(i.value.get("question_id", "")),
+                           "question": str(i.value.get("question", "")), "interrupt_id": str(i.id)}
+                          for i in pending if isinstance(i.value, dict)]}

@@ -1,0 +1,187 @@
+"""A typed client of the workers (langgraph-sdk over HTTP): queue a feature run, find its thread by `{repo_url,
+feature}`, read its state, answer its questions. The CLI's `submit` and `--server` are thin over it."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from orchestrator.errors import InputError, RunLockedError
+from orchestrator.server.worker import GRAPH_ID
+
+
+@dataclass(frozen=True)
+class RemoteStatus:
+    """One feature's thread on the workers, as `status --server` shows it."""
+
+    thread_id: str
+    """The LangGraph thread (also what every `--server` command accepts instead of a feature id)."""
+    status: str
+    """The thread's status: idle (finished or not started), busy (a worker runs it), interrupted (a question
+    waits), error."""
+    results: dict[str, str] = field(default_factory=dict)
+    """Task id → result status, once the run returned."""
+    questions: list[dict[str, str]] = field(default_factory=list)
+    """Pending questions: `question_id`, `question`, and the engine's `interrupt_id`."""
+    error: str = ""
+    """The last run's error (a refused second run names the holder here)."""
+
+
+def _client(server: str) -> Any:
+    from langgraph_sdk import get_client  # noqa: PLC0415  # the `worker`/`serve` extras: only --server needs it
+
+    token = os.environ.get("ORCHESTRATOR_AUTH_TOKEN", "")
+    headers = {"Authorization": f"Bearer {token}"} if token else None
+    return get_client(url=server.rstrip("/"), headers=headers)
+
+
+def repo_identity(repo_url: str) -> str:
+    """A local path stands for itself resolved (the workers share this machine's folders); a URL is kept as given."""
+    if "://" in repo_url or "@" in repo_url.split("/", 1)[0]:
+        return repo_url
+    path = Path(repo_url).expanduser().resolve()
+    if not path.is_dir():
+        raise InputError(f"--repo-url {repo_url}: neither a URL nor an existing folder")
+    return str(path)
+
+
+def feature_input(repo_url: str, feature: str, base: str | None, plan: str | None = None) -> dict[str, Any]:
+    """The served graph's input: a local path as `repo`, a URL as `repo_url` (the worker clones it)."""
+    identity = repo_identity(repo_url)
+    inputs: dict[str, Any] = {"target": feature}
+    remote = "://" in identity or "@" in identity
+    inputs |= {"repo_url": identity} if remote else {"repo": identity}
+    if plan is not None:
+        if remote:
+            raise InputError("--plan with a repository URL is not supported yet: the plan comes from the repo at"
+                             " --base")
+        if not Path(plan).expanduser().is_file():
+            raise InputError(f"--plan {plan}: no such file")
+        inputs["plan"] = str(Path(plan).expanduser().resolve())
+    if base:
+        inputs |= {"base": base, "base_branch": base}
+    return inputs
+
+
+async def find_thread(server: str, repo_url: str | None, feature: str) -> dict[str, Any] | None:
+    """The newest thread of `feature` (by `{repo_url, feature}` metadata), or the thread whose id `feature` is."""
+    client = _client(server)
+    if repo_url is None:
+        threads = await client.threads.search(ids=[feature], limit=1) if _looks_like_id(feature) else []
+        threads = threads or await client.threads.search(metadata={"feature": feature}, limit=1,
+                                                         sort_by="created_at", sort_order="desc")
+    else:
+        threads = await client.threads.search(metadata={"repo_url": repo_identity(repo_url), "feature": feature},
+                                              limit=20, sort_by="created_at", sort_order="desc")
+        # A run refused by the feature lock leaves an errored thread behind: the one that ran is the answer.
+        threads = sorted(threads, key=lambda thread: thread.get("status") == "error")
+    return dict(threads[0]) if threads else None
+
+
+def _looks_like_id(text: str) -> bool:
+    return len(text) == 36 and text.count("-") == 4
+
+
+async def submit(server: str, feature: str, repo_url: str, base: str | None = None, *,
+                 context: dict[str, Any] | None = None, plan: str | None = None) -> str:
+    """Queue a run of `feature` on a new thread with `{repo_url, feature}` metadata; its thread id.
+
+    Raises RunLockedError when that feature's thread is running now (the workers' advisory lock refuses a second
+    run of one feature even when two submissions race past this check)."""
+    client = _client(server)
+    identity = repo_identity(repo_url)
+    inputs = feature_input(repo_url, feature, base, plan)  # bad input: refused before anything is queued
+    existing = await find_thread(server, repo_url, feature)
+    if existing is not None and existing.get("status") == "busy":
+        raise RunLockedError(f"{feature} of {identity} is already running on thread {existing['thread_id']}")
+    thread = await client.threads.create(metadata={"repo_url": identity, "feature": feature}, graph_id=GRAPH_ID)
+    await client.runs.create(thread["thread_id"], GRAPH_ID, input=inputs,
+                             context=context)
+    return str(thread["thread_id"])
+
+
+async def remote_status(server: str, repo_url: str | None, feature: str) -> RemoteStatus:
+    """The feature's thread, its task results and pending questions (InputError when there is none)."""
+    thread = await find_thread(server, repo_url, feature)
+    if thread is None:
+        raise InputError(f"no thread for {feature} on {server}: `autobuild submit {feature} --repo-url URL"
+                         f" --server {server}` queues one")
+    from langgraph_sdk.errors import APIStatusError  # noqa: PLC0415  # as _client
+
+    client = _client(server)
+    try:
+        state: Any = await client.threads.get_state(thread["thread_id"], subgraphs=True)
+    except APIStatusError:  # Aegra 0.11 answers 500 while the feature has no return value yet (a question waits,
+        state = {}           # or a run failed before its first checkpoint): the worker's own route has the questions
+    values = state.get("values") or {}
+    results = {task: str(result.get("status", "")) for task, result in (values.get("results") or {}).items()}
+    pending = [i for t in state.get("tasks") or [] for i in t.get("interrupts") or []
+               if isinstance(i.get("value"), dict)]
+    questions = [{"question_id": str(i["value"].get("question_id", "")),
+                  "question": str(i["value"].get("question", "")), "interrupt_id": str(i.get("id", ""))}
+                 for i in pending]
+    if not state and thread.get("status") == "interrupted":
+        questions = list((await client.http.get(f"/autobuild/threads/{thread['thread_id']}/questions"))["questions"])
+    runs = await client.runs.list(thread["thread_id"], limit=1)
+    error = ""
+    if runs and runs[0].get("status") == "error":  # Aegra's run carries `error_message`
+        error = str(dict(runs[0]).get("error_message") or "") or _error(state)
+    return RemoteStatus(str(thread["thread_id"]), str(thread.get("status", "")), results, questions, error)
+
+
+def _error(state: Any) -> str:
+    return next((str(t.get("error")) for t in state.get("tasks") or [] if t.get("error")), "")
+
+
+async def answer(server: str, repo_url: str | None, feature: str, question_id: str, text: str) -> str:
+    """Resume the feature's run with the answer to one pending question (on whichever worker takes it)."""
+    found = await remote_status(server, repo_url, feature)
+    match = [q for q in found.questions if q["question_id"] == question_id]
+    if not match:
+        pending = ", ".join(q["question_id"] for q in found.questions) or "none"
+        raise InputError(f"no pending question {question_id} on {feature} (pending: {pending})")
+    resume: Any = text if len(found.questions) == 1 else {match[0]["interrupt_id"]: text}
+    await _client(server).runs.create(found.thread_id, GRAPH_ID, command={"resume": resume})
+    return found.thread_id
+
+
+async def remote_history(server: str, repo_url: str | None, feature: str) -> list[dict[str, str]]:
+    """The feature thread's runs, oldest first (a takeover continues the same run; an answer starts the next)."""
+    thread = await find_thread(server, repo_url, feature)
+    if thread is None:
+        raise InputError(f"no thread for {feature} on {server}")
+    runs = await _client(server).runs.list(thread["thread_id"], limit=100)
+    return [{"run_id": str(r["run_id"]), "status": str(r["status"]), "created_at": str(r["created_at"]),
+             "error": str(dict(r).get("error_message") or "")} for r in reversed(runs)]
+
+
+async def remote_results(server: str, repo_url: str | None, feature: str) -> dict[str, Any]:
+    """Task id → the task's full result (what `show` prints), once the run returned."""
+    thread = await find_thread(server, repo_url, feature)
+    if thread is None:
+        raise InputError(f"no thread for {feature} on {server}")
+    from langgraph_sdk.errors import APIStatusError  # noqa: PLC0415  # as _client
+
+    try:
+        state: Any = await _client(server).threads.get_state(thread["thread_id"])
+    except APIStatusError:  # no return value yet (see remote_status)
+        return {}
+    return dict((state.get("values") or {}).get("results") or {})
+
+
+async def remote_stats(server: str) -> dict[str, Any]:
+    """Over every feature thread on the workers: threads by status and tasks by result status."""
+    client = _client(server)
+    threads = await client.threads.search(limit=1000)
+    by_status: dict[str, int] = {}
+    tasks: dict[str, int] = {}
+    for thread in threads:
+        if "feature" not in (thread.get("metadata") or {}):
+            continue
+        by_status[str(thread["status"])] = by_status.get(str(thread["status"]), 0) + 1
+        for result in (thread.get("values") or {}).get("results", {}).values() if isinstance(
+                thread.get("values"), dict) else ():
+            tasks[str(result.get("status"))] = tasks.get(str(result.get("status")), 0) + 1
+    return {"threads": by_status, "tasks": tasks}

@@ -1,0 +1,86 @@
+"""`autobuild serve`'s settings and generated engine config: bad input is one line and exit 2, nothing started."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from orchestrator.cli.main import main
+from orchestrator.errors import InputError
+from orchestrator.server.worker import engine_env, write_config
+from orchestrator.settings import WorkerSettings
+from orchestrator.store.feature_lock import holder_text, lock_key
+
+GOOD = {"DATABASE_URL": "postgresql://u@127.0.0.1:1/db", "REDIS_URL": "redis://127.0.0.1:1/0"}
+
+
+@pytest.mark.parametrize(("env", "flags", "message"), [
+    ({}, [], "DATABASE_URL is not set"),
+    ({"DATABASE_URL": "mysql://x/y", "REDIS_URL": "redis://x"}, [], "must be a postgresql://"),
+    ({"DATABASE_URL": GOOD["DATABASE_URL"]}, [], "REDIS_URL is not set"),
+    ({**GOOD, "REDIS_URL": "http://x"}, [], "must be a redis://"),
+    (GOOD, ["--host", "0.0.0.0"], "ORCHESTRATOR_AUTH_TOKEN"),
+    (GOOD, ["--port", "0"], "--port"),
+    ({**GOOD, "ORCHESTRATOR_WORKER_RUNS": "0"}, [], "ORCHESTRATOR_WORKER_RUNS"),
+    ({**GOOD, "ORCHESTRATOR_RUN_TIMEOUT_HOURS": "0"}, [], "ORCHESTRATOR_RUN_TIMEOUT_HOURS"),
+    (GOOD, [], "DATABASE_URL: can't connect"),  # nothing listens on port 1
+])
+def test_bad_worker_settings_are_one_line_and_exit_2(
+    env: dict[str, str], flags: list[str], message: str, *, monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str], tmp_path: Path,
+) -> None:
+    for name in ("DATABASE_URL", "REDIS_URL", "PORT", "ORCHESTRATOR_AUTH_TOKEN"):
+        monkeypatch.delenv(name, raising=False)
+    for name, value in {**env, "ORCHESTRATOR_SERVE_DIR": str(tmp_path / "serve")}.items():
+        monkeypatch.setenv(name, value)
+    assert main(["serve", *flags]) == 2
+    err = capsys.readouterr().err
+    assert message in err and len(err.strip().splitlines()) == 1, err
+    assert not (tmp_path / "serve").exists(), "nothing written"
+
+
+def test_a_token_allows_another_address() -> None:
+    settings = WorkerSettings(DATABASE_URL=GOOD["DATABASE_URL"], REDIS_URL=GOOD["REDIS_URL"],
+                              ORCHESTRATOR_HOST="0.0.0.0", ORCHESTRATOR_AUTH_TOKEN="t")
+    assert settings.checked().host == "0.0.0.0"
+    with pytest.raises(InputError):
+        WorkerSettings(DATABASE_URL=GOOD["DATABASE_URL"], REDIS_URL=GOOD["REDIS_URL"],
+                       ORCHESTRATOR_HOST="0.0.0.0").checked()
+
+
+def test_the_generated_config_serves_the_autobuild_graph_with_hours_of_run_time(tmp_path: Path) -> None:
+    settings = WorkerSettings(DATABASE_URL=GOOD["DATABASE_URL"], REDIS_URL=GOOD["REDIS_URL"],
+                              ORCHESTRATOR_SERVE_DIR=str(tmp_path), ORCHESTRATOR_WORKER_RUNS=3,
+                              ORCHESTRATOR_RUN_TIMEOUT_HOURS=6, ORCHESTRATOR_AUTH_TOKEN="t").checked()
+    config = write_config(settings)
+    data = json.loads(config.read_text())
+    assert data["graphs"] == {"autobuild": "./autobuild_graph.py:graph"}
+    assert data["auth"] == {"path": "orchestrator.server.auth:auth"}
+    assert "orchestrator.graph.workflow import graph" in (config.parent / "autobuild_graph.py").read_text()
+    env = engine_env(settings, config)
+    assert env["N_JOBS_PER_WORKER"] == "3" and env["WORKER_COUNT"] == "1"
+    assert env["BG_JOB_TIMEOUT_SECS"] == str(6 * 3600)
+    assert int(env["LEASE_DURATION_SECONDS"]) > 2 * int(env["HEARTBEAT_INTERVAL_SECONDS"])  # Aegra's rule
+    assert env["ORCHESTRATOR_LOCK_DB"] == GOOD["DATABASE_URL"] and env["REDIS_BROKER_ENABLED"] == "true"
+
+
+def test_lock_keys_are_per_repo_and_feature_and_holders_are_safe_text() -> None:
+    assert lock_key("/r", "FEAT-1") == lock_key("/r", "FEAT-1")
+    assert len({lock_key("/r", "FEAT-1"), lock_key("/r", "FEAT-2"), lock_key("/s", "FEAT-1")}) == 3
+    assert -(2**63) <= lock_key("/r", "FEAT-1") < 2**63
+    assert "*/" not in holder_text("x*/; DROP TABLE t; --") and "thread=" in holder_text("t")
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (["--repo-url", "/no/such/folder"], "neither a URL nor an existing folder"),
+    (["--repo-url", "https://example.invalid/r.git", "--plan", "p.yaml"], "--plan with a repository URL"),
+    (["--repo-url", ".", "--plan", "/no/such/plan.yaml"], "no such file"),
+])
+def test_bad_submissions_are_one_line_and_exit_2_before_the_server_is_asked(
+    args: list[str], message: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["submit", "FEAT-001", "--server", "http://127.0.0.1:9", *args]) == 2
+    err = capsys.readouterr().err
+    assert message in err and len(err.strip().splitlines()) == 1, err
