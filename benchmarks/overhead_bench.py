@@ -9,11 +9,13 @@ from __future__ import annotations
 
 import json
 import os
+import resource
 import socket
 import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -73,6 +75,14 @@ class Run:
     sessions: list[Session] = field(default_factory=list)
     gate_seconds: float = 0.0
     gate_runs: int = 0
+    started: float = 0.0
+    """Epoch seconds when the `autobuild run` process was started, and when it had exited."""
+    ended: float = 0.0
+    cpu: float = 0.0
+    """CPU seconds of the run's whole process tree (the CLIs, git, the gate included)."""
+    own_cpu: float = 0.0
+    """CPU seconds of the orchestrator's own Python process, and its peak RSS in MiB."""
+    peak_rss: float = 0.0
 
 
 def _sessions(model: ScriptedModel) -> list[Session]:
@@ -113,6 +123,27 @@ class _GateLog:
                 found.append((float(start), float(end)))
 
 
+def _children_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def _watch(pid: int, done: Callable[[], bool]) -> tuple[float, float]:
+    """Poll a running process's own CPU seconds and peak RSS (MiB) from /proc until `done()`; the last reading."""
+    cpu = rss = 0.0
+    tick = os.sysconf("SC_CLK_TCK")
+    while not done():
+        try:
+            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+            status = Path(f"/proc/{pid}/status").read_text()
+        except (FileNotFoundError, ProcessLookupError):
+            break
+        cpu = (int(fields[11]) + int(fields[12])) / tick
+        rss = next((int(line.split()[1]) / 1024 for line in status.splitlines() if line.startswith("VmHWM:")), rss)
+        time.sleep(0.1)
+    return cpu, rss
+
+
 def run_autobuild(workdir: Path, parallel: int, *, gated: bool = False) -> Run:
     """The 8-task plan through `autobuild run` (a fresh process, start-up included), no gate unless `gated`."""
     workdir.mkdir(parents=True, exist_ok=True)
@@ -120,19 +151,24 @@ def run_autobuild(workdir: Path, parallel: int, *, gated: bool = False) -> Run:
     repo = make_sample_repo(workdir / "repo", files=FILES, plan=plan(gate.command if gated else None), venv=False)
     args = [] if gated else ["--verify", "none"]
     with ScriptedModel(scenario()) as model:
-        started = time.monotonic()
-        proc = subprocess.run(
+        started, epoch_started = time.monotonic(), time.time()
+        before = _children_cpu()
+        proc = subprocess.Popen(
             [sys.executable, "-m", "orchestrator", "run", "FEAT-001", "--repo", str(repo), "--db",
              str(workdir / "db.sqlite"), "--json", "--parallel", str(parallel), *args],
-            env=scripted_env(model.base_url, workdir), capture_output=True, text=True, check=False)
+            env=scripted_env(model.base_url, workdir), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        own_cpu, peak_rss = _watch(proc.pid, lambda: proc.poll() is not None)
+        stdout, stderr = proc.communicate()
         wall = time.monotonic() - started
+        cpu = _children_cpu() - before
     if proc.returncode != 0:
-        raise SystemExit(f"benchmark run failed (exit {proc.returncode}): {proc.stderr[-2000:]}{proc.stdout[-2000:]}")
+        raise SystemExit(f"benchmark run failed (exit {proc.returncode}): {stderr[-2000:]}{stdout[-2000:]}")
     gates = gate.runs()
-    return Run(wall, repo, _sessions(model), sum(end - start for start, end in gates), len(gates))
+    return Run(wall, repo, _sessions(model), sum(end - start for start, end in gates), len(gates),
+               epoch_started, epoch_started + wall, cpu, own_cpu, peak_rss)
 
 
-def run_bare(workdir: Path, parallel: int, sessions: list[Session]) -> float:
+def run_bare(workdir: Path, parallel: int, sessions: list[Session]) -> tuple[float, float]:
     """The same sessions by the bare CLI (`claude -p <the same prompt>`, the same session marker, so the
     scripted model plays the same steps), per task the player then the coach, `parallel` tasks at a time."""
     cli = str(bundled_cli())
@@ -154,15 +190,15 @@ def run_bare(workdir: Path, parallel: int, sessions: list[Session]) -> float:
                      f"AutoBuild session: role={s.role} task={s.task} turn={s.turn}"],
                     cwd=cwd, env=env, capture_output=True, check=True)
 
-        started = time.monotonic()
+        started, before = time.monotonic(), _children_cpu()
         with ThreadPoolExecutor(parallel) as pool:
             list(pool.map(one_task, sorted(by_task)))
-        wall = time.monotonic() - started
+        wall, cpu = time.monotonic() - started, _children_cpu() - before
     replayed = sum(1 for r in model.requests if r.role is not None)
     mine = sum(s.requests for s in sessions)
     if replayed != mine:
         raise SystemExit(f"the bare CLI replay made {replayed} model requests, AutoBuild's run {mine}: not comparable")
-    return wall
+    return wall, cpu
 
 
 def outside_sessions(run: Run) -> dict[str, float]:
@@ -190,10 +226,11 @@ def measure(parallels: tuple[int, ...] = (1, 8)) -> dict[str, Any]:
         for parallel in parallels:
             load = os.getloadavg()[0]
             mine = run_autobuild(base / f"ab-{parallel}", parallel)
-            bare = run_bare(base / f"bare-{parallel}", parallel, mine.sessions)
+            bare, bare_cpu = run_bare(base / f"bare-{parallel}", parallel, mine.sessions)
             spans = [s.last - s.first for s in mine.sessions]
             out["rows"].append({"parallel": parallel, "autobuild": mine.wall, "bare": bare, "ratio": mine.wall / bare,
-                                "sessions": len(mine.sessions), "load": load,
+                                "sessions": len(mine.sessions), "load": load, "cpu": mine.cpu,
+                                "own_cpu": mine.own_cpu, "peak_rss": mine.peak_rss, "bare_cpu": bare_cpu,
                                 "model_span_mean": sum(spans) / len(spans)})
             print(out["rows"][-1], flush=True)
         load = os.getloadavg()[0]
@@ -217,10 +254,12 @@ def report_lines(found: dict[str, Any]) -> list[str]:
         " checks the request counts match) as `claude -p`, per task the player then the coach, at the same"
         " concurrency. Load is the 1-minute load average when the row started (2 cores, shared).",
         "",
-        "| concurrency | AutoBuild | bare CLI | ratio | sessions | mean session span at the model | load |",
-        "|---|---|---|---|---|---|---|",
-        *[f"| {r['parallel']} | {r['autobuild']:.1f} s | {r['bare']:.1f} s | {r['ratio']:.2f} | {r['sessions']} |"
-          f" {r['model_span_mean']:.2f} s | {r['load']:.1f} |" for r in rows],
+        "| concurrency | AutoBuild | bare CLI | ratio | CPU-s AutoBuild (its own process) | CPU-s bare |"
+        " orchestrator peak RSS | mean session span at the model | load |",
+        "|---|---|---|---|---|---|---|---|---|",
+        *[f"| {r['parallel']} | {r['autobuild']:.1f} s | {r['bare']:.1f} s | {r['ratio']:.2f} | {r['cpu']:.1f}"
+          f" ({r['own_cpu']:.1f}) | {r['bare_cpu']:.1f} | {r['peak_rss']:.0f} MiB | {r['model_span_mean']:.2f} s |"
+          f" {r['load']:.1f} |" for r in rows],
         "",
         "## Work outside sessions and gate runs, per task (issue 24; goal ≤ 0.3 s)",
         "",
