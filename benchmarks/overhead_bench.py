@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from agents import sandbox as agent_sandbox
 from agents.session import bundled_cli
 from agents.testing.scripted_model import ScriptedModel
 from orchestrator.cli.demo import make_sample_repo, scripted_env
@@ -168,9 +169,10 @@ def run_autobuild(workdir: Path, parallel: int, *, gated: bool = False) -> Run:
                epoch_started, epoch_started + wall, cpu, own_cpu, peak_rss)
 
 
-def run_bare(workdir: Path, parallel: int, sessions: list[Session]) -> tuple[float, float]:
+def run_bare(workdir: Path, parallel: int, sessions: list[Session], *, sandboxed: bool = False) -> tuple[float, float]:
     """The same sessions by the bare CLI (`claude -p <the same prompt>`, the same session marker, so the
-    scripted model plays the same steps), per task the player then the coach, `parallel` tasks at a time."""
+    scripted model plays the same steps), per task the player then the coach, `parallel` tasks at a time;
+    `sandboxed`: with the Bash sandbox settings AutoBuild gives its sessions (agents/sandbox.py)."""
     cli = str(bundled_cli())
     cwd = workdir / "bare"
     cwd.mkdir(parents=True)
@@ -182,12 +184,14 @@ def run_bare(workdir: Path, parallel: int, sessions: list[Session]) -> tuple[flo
             "IS_SANDBOX": "1", "CLAUDE_CODE_MAX_RETRIES": "0", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
             "DISABLE_TELEMETRY": "1", "DISABLE_AUTOUPDATER": "1"}
 
+        extra = ["--settings", json.dumps({"sandbox": agent_sandbox.settings(cwd, ())})] if sandboxed else []
+
         def one_task(task: str) -> None:
             for s in by_task[task]:
                 subprocess.run(
                     [cli, "-p", s.prompt or "work", "--output-format", "json", "--permission-mode",
                      "bypassPermissions", "--model", "claude-sonnet-4-5", "--append-system-prompt",
-                     f"AutoBuild session: role={s.role} task={s.task} turn={s.turn}"],
+                     f"AutoBuild session: role={s.role} task={s.task} turn={s.turn}", *extra],
                     cwd=cwd, env=env, capture_output=True, check=True)
 
         started, before = time.monotonic(), _children_cpu()
@@ -227,9 +231,10 @@ def measure(parallels: tuple[int, ...] = (1, 8)) -> dict[str, Any]:
             load = os.getloadavg()[0]
             mine = run_autobuild(base / f"ab-{parallel}", parallel)
             bare, bare_cpu = run_bare(base / f"bare-{parallel}", parallel, mine.sessions)
+            boxed, _ = run_bare(base / f"boxed-{parallel}", parallel, mine.sessions, sandboxed=True)
             spans = [s.last - s.first for s in mine.sessions]
             out["rows"].append({"parallel": parallel, "autobuild": mine.wall, "bare": bare, "ratio": mine.wall / bare,
-                                "sessions": len(mine.sessions), "load": load, "cpu": mine.cpu,
+                                "sessions": len(mine.sessions), "load": load, "cpu": mine.cpu, "boxed": boxed,
                                 "own_cpu": mine.own_cpu, "peak_rss": mine.peak_rss, "bare_cpu": bare_cpu,
                                 "model_span_mean": sum(spans) / len(spans)})
             print(out["rows"][-1], flush=True)
@@ -255,11 +260,11 @@ def report_lines(found: dict[str, Any]) -> list[str]:
         " concurrency. Load is the 1-minute load average when the row started (2 cores, shared).",
         "",
         "| concurrency | AutoBuild | bare CLI | ratio | CPU-s AutoBuild (its own process) | CPU-s bare |"
-        " orchestrator peak RSS | mean session span at the model | load |",
-        "|---|---|---|---|---|---|---|---|---|",
+        " orchestrator peak RSS | mean session span at the model | bare CLI + our Bash sandbox (ratio) | load |",
+        "|---|---|---|---|---|---|---|---|---|---|",
         *[f"| {r['parallel']} | {r['autobuild']:.1f} s | {r['bare']:.1f} s | {r['ratio']:.2f} | {r['cpu']:.1f}"
           f" ({r['own_cpu']:.1f}) | {r['bare_cpu']:.1f} | {r['peak_rss']:.0f} MiB | {r['model_span_mean']:.2f} s |"
-          f" {r['load']:.1f} |" for r in rows],
+          f" {r['boxed']:.1f} s ({r['autobuild'] / r['boxed']:.2f}) | {r['load']:.1f} |" for r in rows],
         "",
         "## Work outside sessions and gate runs, per task (issue 24; goal ≤ 0.3 s)",
         "",
