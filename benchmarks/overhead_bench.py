@@ -174,8 +174,8 @@ def run_bare(workdir: Path, parallel: int, sessions: list[Session], *, sandboxed
     scripted model plays the same steps), per task the player then the coach, `parallel` tasks at a time;
     `sandboxed`: with the Bash sandbox settings AutoBuild gives its sessions (agents/sandbox.py)."""
     cli = str(bundled_cli())
-    cwd = workdir / "bare"
-    cwd.mkdir(parents=True)
+    # A git repo like AutoBuild's worktrees: the CLI reads git status, log and config for its context there.
+    cwd = make_sample_repo(workdir / "bare", files=FILES, plan=plan(None), venv=False)
     by_task: dict[str, list[Session]] = {}
     for session in sorted(sessions, key=lambda s: (s.task, s.turn, s.role != "player")):
         by_task.setdefault(session.task, []).append(session)
@@ -256,8 +256,9 @@ def report_lines(found: dict[str, Any]) -> list[str]:
         f" record_decision, a final text), every response {LATENCY_S:.1f} s. AutoBuild runs the plan with"
         " `--verify none`; the bare CLI then replays the very same sessions (the prompts AutoBuild's sessions sent,"
         " the same session marker, so the scripted model plays the same steps and the same tool calls; the run"
-        " checks the request counts match) as `claude -p`, per task the player then the coach, at the same"
-        " concurrency. Load is the 1-minute load average when the row started (2 cores, shared).",
+        " checks the request counts match) as `claude -p` in a copy of the same repository, per task the player"
+        " then the coach, at the same concurrency. Load is the 1-minute load average when the row started"
+        " (2 cores, shared).",
         "",
         "| concurrency | AutoBuild | bare CLI | ratio | CPU-s AutoBuild (its own process) | CPU-s bare |"
         " orchestrator peak RSS | mean session span at the model | bare CLI + our Bash sandbox (ratio) | load |",
