@@ -246,31 +246,8 @@ def measure(parallels: tuple[int, ...] = (1, 8)) -> dict[str, Any]:
     return out
 
 
-WHERE_THE_TIME_GOES = [
-    "### Where the time goes at concurrency 8 (profiled on 2026-11-24; load 7–17, so read the shares, not the"
-    " seconds)",
-    "",
-    "- The 2 cores are saturated: AutoBuild's process tree used 25.8 CPU-s for the 16 sessions where the bare CLI"
-    " used 13.0. The CLIs start-up dominates both (each also runs `npm root -g`, a node process, as it starts).",
-    "- Our Bash sandbox (Claude Code's `sandbox` settings: bwrap and its network proxies per session) costs ≈ 0.3"
-    " CPU-s per session: dropping `--settings` from our sessions through a wrapper CLI took the tree from 27.1"
-    " to 22.3 CPU-s. It is the agents' safety boundary (DESIGN §5) and stays; the last column compares with"
-    " the bare CLI under the same sandbox.",
-    "- The orchestrator's own Python: 3.5 CPU-s (0.44 per task). cProfile of a `--parallel 8` run: 543 process"
-    " spawns for 8 tasks, and `fork_exec` took 11.8 s of the run's 44.7 s *on the event loop* (22 ms a spawn"
-    " under that load, 2.5 ms median on a lighter one), holding the GIL, so no session's stream is read while"
-    " git forks. A logging `git` on PATH counts ≈ 70 of our git calls per task: the worktree guard's `rev-parse`"
-    " before each write (11), the user-state snapshot around each session and gate (`symbolic-ref`, `rev-parse"
-    " HEAD`, `rev-parse --git-dir`, `for-each-ref`: 4 each), `reset`/`clean` (4–5 each), `worktree prune` (3),"
-    " the conventions' `ls-files` (4), plus the CLI's own ≈ 9 per session (status, log, config for its"
-    " context; the bare replay makes those too). Fewer git calls per task (one guard check and one snapshot per"
-    " node instead of per write, `worktree prune` once per run) is the fix that would pay here; `repo/git.py`"
-    " and `repo/guard.py` were not changed by this bench's branch.",
-    "- At concurrency 1 nothing is saturated: the gap is the run's fixed cost (process start-up, the run's"
-    " set-up, the base check, reports: ≈ 0.7 s per task of the whole-run figure below) plus ≈ 0.3 s per task"
-    " inside the tasks.",
-    "",
-]
+WHERE_THE_TIME_GOES = Path(__file__).with_name("where_the_time_goes.md")
+"""The last profile's findings, written by hand (with its date and load): the report includes them as they are."""
 
 
 def report_lines(found: dict[str, Any]) -> list[str]:
@@ -294,7 +271,7 @@ def report_lines(found: dict[str, Any]) -> list[str]:
           f" ({r['own_cpu']:.1f}) | {r['bare_cpu']:.1f} | {r['peak_rss']:.0f} MiB | {r['model_span_mean']:.2f} s |"
           f" {r['boxed']:.1f} s ({r['autobuild'] / r['boxed']:.2f}) | {r['load']:.1f} |" for r in rows],
         "",
-        *WHERE_THE_TIME_GOES,
+        *WHERE_THE_TIME_GOES.read_text().splitlines(),
         "## Work outside sessions and gate runs, per task (issue 24; goal ≤ 0.3 s)",
         "",
         f"Read from the run's own timeline (`.autobuild/runs/FEAT-001/TASK-*/trace.jsonl`: the session bars of"
