@@ -71,11 +71,13 @@ class Session:
 
 @dataclass
 class Run:
+    """One `autobuild run` as the bench saw it."""
+
     wall: float
     repo: Path
     sessions: list[Session] = field(default_factory=list)
-    gate_seconds: float = 0.0
-    gate_runs: int = 0
+    gates: list[tuple[float, float]] = field(default_factory=list)
+    """Each gate run's start and end (epoch seconds), as the gate itself reported them."""
     started: float = 0.0
     """Epoch seconds when the `autobuild run` process was started, and when it had exited."""
     ended: float = 0.0
@@ -84,6 +86,10 @@ class Run:
     own_cpu: float = 0.0
     """CPU seconds of the orchestrator's own Python process, and its peak RSS in MiB."""
     peak_rss: float = 0.0
+
+    @property
+    def gate_seconds(self) -> float:
+        return sum(end - start for start, end in self.gates)
 
 
 def _sessions(model: ScriptedModel) -> list[Session]:
@@ -165,8 +171,7 @@ def run_autobuild(workdir: Path, parallel: int, *, gated: bool = False) -> Run:
     if proc.returncode != 0:
         raise SystemExit(f"benchmark run failed (exit {proc.returncode}): {stderr[-2000:]}{stdout[-2000:]}")
     gates = gate.runs()
-    return Run(wall, repo, _sessions(model), sum(end - start for start, end in gates), len(gates),
-               epoch_started, epoch_started + wall, cpu, own_cpu, peak_rss)
+    return Run(wall, repo, _sessions(model), gates, epoch_started, epoch_started + wall, cpu, own_cpu, peak_rss)
 
 
 def run_bare(workdir: Path, parallel: int, sessions: list[Session], *, sandboxed: bool = False) -> tuple[float, float]:
@@ -211,16 +216,18 @@ def outside_sessions(run: Run) -> dict[str, float]:
     per task (process start-up and the run's own set-up and reports included)."""
     in_tasks = 0.0
     session_total = 0.0
-    for task_dir in sorted((run.repo / ".autobuild" / "runs" / "FEAT-001").glob("TASK-*")):
+    task_dirs = sorted((run.repo / ".autobuild" / "runs" / "FEAT-001").glob("TASK-*"))
+    for task_dir in task_dirs:
         events = [json.loads(line) for line in (task_dir / "trace.jsonl").read_text().splitlines() if line.strip()]
         stamps = {e["event"]: at for at, e in timed(events)}
         bars = task_bars(events, now=time.time())
         sessions = sum(b.end - b.start for b in bars if b.kind in ("player", "coach"))
         session_total += sessions
-        in_tasks += stamps["merge"] - stamps["initialize"] - sessions
-    tasks = TASKS
-    return {"in_task": (in_tasks - run.gate_seconds) / tasks,
-            "whole_run": (run.wall - session_total - run.gate_seconds) / tasks}
+        start, end = stamps["initialize"], stamps["merge"]
+        gates = sum(min(b, end) - max(a, start) for a, b in run.gates if a < end and b > start)
+        in_tasks += end - start - sessions - gates
+    tasks = max(len(task_dirs), 1)
+    return {"in_task": in_tasks / tasks, "whole_run": (run.wall - session_total - run.gate_seconds) / tasks}
 
 
 def measure(parallels: tuple[int, ...] = (1, 8)) -> dict[str, Any]:
@@ -240,7 +247,7 @@ def measure(parallels: tuple[int, ...] = (1, 8)) -> dict[str, Any]:
             print(out["rows"][-1], flush=True)
         load = os.getloadavg()[0]
         gated = run_autobuild(base / "gated", 1, gated=True)
-        out["gated"] = {**outside_sessions(gated), "gate_runs": gated.gate_runs, "wall": gated.wall, "load": load}
+        out["gated"] = {**outside_sessions(gated), "gate_runs": len(gated.gates), "wall": gated.wall, "load": load}
         ungated = run_autobuild(base / "ungated", 1)
         out["ungated"] = outside_sessions(ungated)
     return out
