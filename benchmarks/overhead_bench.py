@@ -10,7 +10,6 @@ from __future__ import annotations
 import json
 import os
 import resource
-import socket
 import subprocess
 import sys
 import tempfile
@@ -24,6 +23,7 @@ from typing import Any
 from agents import sandbox as agent_sandbox
 from agents.session import bundled_cli
 from agents.testing.scripted_model import ScriptedModel
+from benchmarks.gate_log import GateLog
 from orchestrator.cli.demo import make_sample_repo, scripted_env
 from orchestrator.views.timeline import task_bars, timed
 
@@ -104,32 +104,6 @@ def _sessions(model: ScriptedModel) -> list[Session]:
     return list(found.values())
 
 
-class _GateLog:
-    """A passing gate that reports each run's start and end (epoch seconds) as a UDP datagram to 127.0.0.1: the
-    gate runs sandboxed (nothing outside its worktree is writable), but it shares the network."""
-
-    def __init__(self, workdir: Path) -> None:
-        self.socket = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-        self.socket.bind(("127.0.0.1", 0))
-        self.socket.setblocking(False)
-        port = self.socket.getsockname()[1]
-        script = workdir / "gate.py"
-        script.write_text("import socket, time\nstart = time.time()\nprint('1 passed')\n"
-                          "socket.socket(socket.AF_INET, socket.SOCK_DGRAM).sendto("
-                          f"f'{{start}} {{time.time()}}'.encode(), ('127.0.0.1', {port}))\n")
-        self.command = f"{sys.executable} {script}"
-
-    def runs(self) -> list[tuple[float, float]]:
-        found: list[tuple[float, float]] = []
-        with self.socket:
-            while True:
-                try:
-                    start, end = self.socket.recv(200).decode().split()
-                except BlockingIOError:
-                    return found
-                found.append((float(start), float(end)))
-
-
 def _children_cpu() -> float:
     usage = resource.getrusage(resource.RUSAGE_CHILDREN)
     return usage.ru_utime + usage.ru_stime
@@ -154,7 +128,7 @@ def _watch(pid: int, done: Callable[[], bool]) -> tuple[float, float]:
 def run_autobuild(workdir: Path, parallel: int, *, gated: bool = False) -> Run:
     """The 8-task plan through `autobuild run` (a fresh process, start-up included), no gate unless `gated`."""
     workdir.mkdir(parents=True, exist_ok=True)
-    gate = _GateLog(workdir)
+    gate = GateLog(workdir)
     repo = make_sample_repo(workdir / "repo", files=FILES, plan=plan(gate.command if gated else None), venv=False)
     args = [] if gated else ["--verify", "none"]
     with ScriptedModel(scenario()) as model:
