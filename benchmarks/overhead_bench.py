@@ -253,6 +253,7 @@ def report_lines(found: dict[str, Any]) -> list[str]:
           f" {r['boxed']:.1f} s ({r['autobuild'] / r['boxed']:.2f}) | {r['load']:.1f} |" for r in rows],
         "",
         *WHERE_THE_TIME_GOES.read_text().splitlines(),
+        "",
         "## Work outside sessions and gate runs, per task (issue 24; goal ≤ 0.3 s)",
         "",
         f"Read from the run's own timeline (`.autobuild/runs/FEAT-001/TASK-*/trace.jsonl`: the session bars of"
