@@ -46,7 +46,10 @@ def worker_env(base: dict[str, str], *, port: int, n: int, database_url: str, re
 
 
 def finished(status: dict[str, Any]) -> bool:
-    """Plug point 3: whether `status FEAT --server URL --repo-url URL --json` shows a finished run."""
+    """Plug point 3: whether `status FEAT --server URL --repo-url URL --json` shows a finished run (the local
+    `status --json` says so in `finished`; else no task may still be pending or running)."""
+    if isinstance(status.get("finished"), bool):
+        return bool(status["finished"])
     tasks = status.get("tasks") or []
     states = [str(t.get("status")) for t in tasks] if isinstance(tasks, list) else []
     return bool(states) and all(s not in ("pending", "running", "in_progress", "ready") for s in states)

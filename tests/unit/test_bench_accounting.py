@@ -53,3 +53,8 @@ def test_outside_sessions_subtracts_each_tasks_sessions_and_its_own_gate_runs(tm
 ])
 def test_workers_bench_waits_until_no_task_is_pending_or_running(statuses: list[str], done: bool) -> None:
     assert finished({"tasks": [{"id": f"T{i}", "status": s} for i, s in enumerate(statuses)]}) is done
+
+
+def test_workers_bench_takes_the_status_documents_own_finished_flag() -> None:
+    assert finished({"finished": False, "tasks": [{"status": "approved"}]}) is False
+    assert finished({"finished": True, "tasks": {"approved": 2}}) is True
