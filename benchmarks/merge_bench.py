@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import asyncio
 import subprocess
-import sys
 import tempfile
 import time
 from pathlib import Path
@@ -17,6 +16,7 @@ from typing import Any
 from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
 from agents.testing.scripted_agents import ScriptedAgents, approve, writes
+from benchmarks.gate_log import GateLog
 from orchestrator.cli.demo import git, make_sample_repo
 from orchestrator.graph.workflow import build_feature_workflow
 from orchestrator.settings import RunOptions
@@ -33,18 +33,6 @@ def _plan(tasks: list[dict[str, Any]], verify: str | None) -> dict[str, Any]:
 
 def _task(task_id: str, *deps: str) -> dict[str, Any]:
     return {"id": task_id, "name": task_id, "complexity": 1, "dependencies": list(deps)}
-
-
-def _counting_gate(workdir: Path) -> tuple[str, Path]:
-    """A gate that passes and appends one line per run to a file outside the repo."""
-    log = workdir / "gate-runs.log"
-    script = workdir / "gate.py"
-    script.write_text(f"with open({str(log)!r}, 'a') as f:\n    f.write('run\\n')\nprint('1 passed')\n")
-    return f"{sys.executable} {script}", log
-
-
-def _runs(log: Path) -> int:
-    return len(log.read_text().splitlines()) if log.exists() else 0
 
 
 async def _run(repo: Path, db: Path, agents: ScriptedAgents, parallel: int, thread: str = "FEAT-001") -> float:
@@ -72,16 +60,16 @@ def gate_runs(workdir: Path, count: int = 4) -> dict[str, float]:
     ):
         where = workdir / name
         where.mkdir(parents=True)
-        command, log = _counting_gate(where)
-        repo = make_sample_repo(where / "repo", files=FILES, plan=_plan(tasks, command))
+        gate = GateLog(where)
+        repo = make_sample_repo(where / "repo", files=FILES, plan=_plan(tasks, gate.command))
         ids = [t["id"] for t in tasks]
         asyncio.run(_run(repo, where / "db.sqlite", _agents(ids), parallel))
-        out[f"{name}_per_task"] = (_runs(log) - 1) / count  # the first run is the base's
+        out[f"{name}_per_task"] = (len(gate.runs()) - 1) / count  # the first run is the base's
         if name == "chain":
-            before = _runs(log)
+            before = len(gate.runs())
             git(repo, "branch", "-D", "autobuild/FEAT-001")
             asyncio.run(_run(repo, where / "db.sqlite", _agents(ids), parallel, thread="second"))
-            out["second_run_gate_runs"] = _runs(log) - before
+            out["second_run_gate_runs"] = len(gate.runs()) - before
     return out
 
 
@@ -92,14 +80,15 @@ def overhead(workdir: Path, count: int = 6) -> dict[str, float]:
     for name in ("ungated", "gated"):
         where = workdir / name
         where.mkdir(parents=True)
-        command, log = _counting_gate(where)
+        gate = GateLog(where)
         tasks = [_task("T0"), *[_task(f"T{i}", f"T{i - 1}") for i in range(1, count)]]
-        repo = make_sample_repo(where / "repo", files=FILES, plan=_plan(tasks, command if name == "gated" else None))
+        repo = make_sample_repo(where / "repo", files=FILES,
+                                plan=_plan(tasks, gate.command if name == "gated" else None))
         elapsed = asyncio.run(_run(repo, where / "db.sqlite", _agents([t["id"] for t in tasks]), 1))
-        runs = _runs(log)
+        runs = len(gate.runs())
         started = time.monotonic()
         for _ in range(3):
-            subprocess.run(command.split(), check=True, capture_output=True, cwd=repo)
+            subprocess.run(gate.command.split(), check=True, capture_output=True, cwd=repo)
         one_gate = (time.monotonic() - started) / 3
         out[f"{name}_per_task"] = (elapsed - runs * one_gate) / count
         out[f"{name}_gate_runs"] = runs
