@@ -37,7 +37,10 @@ def add_worker_commands(commands: argparse._SubParsersAction[Any]) -> None:
     submit.add_argument("--server", required=True, help="a worker's URL (any of them: they share the queue)")
     submit.add_argument("--base", default=None, help="the base branch (default: the plan's, else the repo's HEAD)")
     submit.add_argument("--plan", default=None, metavar="FILE",
-                        help="a plan file where it lies (with a repository folder; a URL's plan comes from --base)")
+                        help="a plan file where it lies (by URL it is sent with its task markdown; else the plan"
+                             " comes from the repo at --base)")
+    submit.add_argument("--pr", action="store_true",
+                        help="by URL, with `gh` on the worker: open a pull request from the feature branch at the end")
     submit.add_argument("--json", action="store_true")
 
 
@@ -64,7 +67,8 @@ def worker_settings(args: argparse.Namespace) -> Any:
 def submit_command(args: argparse.Namespace, settings: Any) -> int:
     from orchestrator.server.client import submit
 
-    thread = _call(submit(args.server, args.feature, args.repo_url, args.base, plan=args.plan))
+    context = {"pr": True} if args.pr else None
+    thread = _call(submit(args.server, args.feature, args.repo_url, args.base, plan=args.plan, context=context))
     print(json.dumps({"schema_version": 1, "thread_id": thread}) if args.json else thread)
     return 0
 

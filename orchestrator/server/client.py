@@ -9,6 +9,8 @@ from pathlib import Path
 from typing import Any
 
 from orchestrator.errors import InputError, RunLockedError
+from orchestrator.plan.model import load_plan_file
+from orchestrator.repo.remote import check_url
 from orchestrator.server.worker import GRAPH_ID
 
 
@@ -52,17 +54,31 @@ def feature_input(repo_url: str, feature: str, base: str | None, plan: str | Non
     identity = repo_identity(repo_url)
     inputs: dict[str, Any] = {"target": feature}
     remote = "://" in identity or "@" in identity
-    inputs |= {"repo_url": identity} if remote else {"repo": identity}
+    inputs |= {"repo_url": check_url(identity)} if remote else {"repo": identity}
     if plan is not None:
-        if remote:
-            raise InputError("--plan with a repository URL is not supported yet: the plan comes from the repo at"
-                             " --base")
         if not Path(plan).expanduser().is_file():
             raise InputError(f"--plan {plan}: no such file")
-        inputs["plan"] = str(Path(plan).expanduser().resolve())
+        if remote:  # the worker has no copy of this file: the plan and its task markdown travel in the input
+            inputs |= sent_plan(Path(plan).expanduser().resolve())
+        else:
+            inputs["plan"] = str(Path(plan).expanduser().resolve())
     if base:
         inputs |= {"base": base, "base_branch": base}
     return inputs
+
+
+def sent_plan(plan: Path) -> dict[str, Any]:
+    """A local plan file for a run by URL: its text (checked here first, so a bad plan is refused before anything
+    is queued) and the task markdown it names (`file_path`, `.autobuild/tasks/<ID>.md`), by path in the repo."""
+    root = next((folder for folder in plan.parents if (folder / ".git").exists()), Path.cwd())
+    parsed = load_plan_file(root, plan)
+    files: dict[str, str] = {}
+    for task in parsed.tasks:
+        for relative in [name for name in (task.file_path, f".autobuild/tasks/{task.id}.md") if name]:
+            path = root / relative
+            if path.is_file() and path.resolve().is_relative_to(root.resolve()):
+                files[relative] = path.read_text(encoding="utf-8", errors="replace")
+    return {"plan_yaml": plan.read_text(encoding="utf-8"), "plan_files": files}
 
 
 async def find_thread(server: str, repo_url: str | None, feature: str) -> dict[str, Any] | None:

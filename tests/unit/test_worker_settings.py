@@ -9,6 +9,7 @@ import pytest
 
 from orchestrator.cli.main import main
 from orchestrator.errors import InputError
+from orchestrator.server.client import feature_input
 from orchestrator.server.worker import engine_env, write_config
 from orchestrator.settings import WorkerSettings
 from orchestrator.store.feature_lock import holder_text, lock_key
@@ -37,7 +38,7 @@ def test_bad_worker_settings_are_one_line_and_exit_2(
         monkeypatch.setenv(name, value)
     assert main(["serve", *flags]) == 2
     err = capsys.readouterr().err
-    assert message in err and len(err.strip().splitlines()) == 1, err
+    assert message in err and len(err.strip().splitlines()) == 1 and "s3cret" not in err, err
     assert not (tmp_path / "serve").exists(), "nothing written"
 
 
@@ -75,7 +76,8 @@ def test_lock_keys_are_per_repo_and_feature_and_holders_are_safe_text() -> None:
 
 @pytest.mark.parametrize(("args", "message"), [
     (["--repo-url", "/no/such/folder"], "neither a URL nor an existing folder"),
-    (["--repo-url", "https://example.invalid/r.git", "--plan", "p.yaml"], "--plan with a repository URL"),
+    (["--repo-url", "https://me:s3cret@example.invalid/r.git"], "credential"),
+    (["--repo-url", "https://example.invalid/r.git", "--plan", "/no/such/plan.yaml"], "no such file"),
     (["--repo-url", ".", "--plan", "/no/such/plan.yaml"], "no such file"),
 ])
 def test_bad_submissions_are_one_line_and_exit_2_before_the_server_is_asked(
@@ -83,4 +85,28 @@ def test_bad_submissions_are_one_line_and_exit_2_before_the_server_is_asked(
 ) -> None:
     assert main(["submit", "FEAT-001", "--server", "http://127.0.0.1:9", *args]) == 2
     err = capsys.readouterr().err
-    assert message in err and len(err.strip().splitlines()) == 1, err
+    assert message in err and len(err.strip().splitlines()) == 1 and "s3cret" not in err, err
+
+
+def test_a_plan_submitted_by_url_travels_with_its_task_markdown_and_a_bad_one_is_refused_here(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    repo = tmp_path / "checkout"
+    (repo / ".git").mkdir(parents=True)
+    (repo / ".autobuild/tasks").mkdir(parents=True)
+    (repo / "docs").mkdir()
+    (repo / "docs/one.md").write_text("Do one thing.\n")
+    (repo / ".autobuild/tasks/TASK-2.md").write_text("Then another.\n")
+    plan = repo / "plan.yaml"
+    plan.write_text("id: FEAT-009\nname: Sent\ntasks:\n"
+                    "  - {id: TASK-1, name: one, complexity: 2, file_path: docs/one.md}\n"
+                    "  - {id: TASK-2, name: two, complexity: 2}\n")
+    sent = feature_input("file:///srv/app.git", "FEAT-009", None, str(plan))
+    assert sent["repo_url"] == "file:///srv/app.git" and "repo" not in sent and "plan" not in sent
+    assert sent["plan_yaml"] == plan.read_text()
+    assert sent["plan_files"] == {"docs/one.md": "Do one thing.\n", ".autobuild/tasks/TASK-2.md": "Then another.\n"}
+    plan.write_text("id: FEAT-009\ntasks: []\n")
+    assert main(["submit", "FEAT-009", "--server", "http://127.0.0.1:9", "--repo-url", "file:///srv/app.git",
+                 "--plan", str(plan)]) == 2
+    err = capsys.readouterr().err
+    assert len(err.strip().splitlines()) == 1 and "Traceback" not in err, err
