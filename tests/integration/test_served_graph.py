@@ -23,7 +23,7 @@ from orchestrator.cli.demo import make_sample_repo
 from tests.conftest import cli_env, coach_from_pytest, git
 from tests.integration.test_questions import asking_player
 
-pytestmark = pytest.mark.cli
+pytestmark = [pytest.mark.cli, pytest.mark.heavy]
 
 PROJECT = Path(__file__).resolve().parents[2]
 
