@@ -46,13 +46,16 @@ def worker_env(base: dict[str, str], *, port: int, n: int, database_url: str, re
 
 
 def finished(status: dict[str, Any]) -> bool:
-    """Plug point 3: whether `status FEAT --server URL --repo-url URL --json` shows a finished run (the local
-    `status --json` says so in `finished`; else no task may still be pending or running)."""
-    if isinstance(status.get("finished"), bool):
-        return bool(status["finished"])
-    tasks = status.get("tasks") or []
-    states = [str(t.get("status")) for t in tasks] if isinstance(tasks, list) else []
-    return bool(states) and all(s not in ("pending", "running", "in_progress", "ready") for s in states)
+    """Plug point 3: whether `status FEAT --server URL --repo-url URL --json` shows the feature's run over: its
+    thread idle with every task's result, or in error (a failed run is over too; measure() refuses to count it)."""
+    if status.get("status") == "error" or "exit" in status:
+        return True
+    return status.get("status") == "idle" and bool(status.get("results"))
+
+
+def succeeded(status: dict[str, Any]) -> bool:
+    return status.get("status") == "idle" and bool(status.get("results")) and all(
+        result == "approved" for result in status["results"].values())
 
 
 def plan(feature: str) -> dict[str, Any]:
@@ -175,7 +178,10 @@ def features_per_hour(workdir: Path, workers: int, database_url: str, redis_url:
                 if time.monotonic() - started > RUN_TIMEOUT_S:
                     raise SystemExit(f"runs not finished after {RUN_TIMEOUT_S:.0f} s: {sorted(waiting)}")
                 for feature, url in list(waiting.items()):
-                    if finished(_cli(env, "status", feature, "--server", urls[0], "--repo-url", url)):
+                    status = _cli(env, "status", feature, "--server", urls[0], "--repo-url", url)
+                    if finished(status):
+                        if not succeeded(status):
+                            raise SystemExit(f"{feature} did not finish approved: {status}")
                         del waiting[feature]
                 time.sleep(1.0)
             elapsed = time.monotonic() - started

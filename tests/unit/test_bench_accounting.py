@@ -46,15 +46,13 @@ def test_outside_sessions_subtracts_each_tasks_sessions_and_its_own_gate_runs(tm
     assert found["whole_run"] == pytest.approx(4.3)
 
 
-@pytest.mark.parametrize(("statuses", "done"), [
-    (["approved", "failed"], True),
-    (["approved", "running"], False),
-    ([], False),
+@pytest.mark.parametrize(("status", "done"), [
+    ({"status": "idle", "results": {"TASK-1": "approved", "TASK-2": "failed"}}, True),
+    ({"status": "busy", "results": {}}, False),
+    ({"status": "idle", "results": {}}, False),  # queued, not started
+    ({"status": "interrupted", "results": {}}, False),
+    ({"status": "error", "error": "boom"}, True),
+    ({"error": "no server", "exit": 2}, True),
 ])
-def test_workers_bench_waits_until_no_task_is_pending_or_running(statuses: list[str], done: bool) -> None:
-    assert finished({"tasks": [{"id": f"T{i}", "status": s} for i, s in enumerate(statuses)]}) is done
-
-
-def test_workers_bench_takes_the_status_documents_own_finished_flag() -> None:
-    assert finished({"finished": False, "tasks": [{"status": "approved"}]}) is False
-    assert finished({"finished": True, "tasks": {"approved": 2}}) is True
+def test_workers_bench_reads_status_server_json_for_a_finished_run(status: dict[str, object], done: bool) -> None:
+    assert finished(status) is done
