@@ -1,10 +1,12 @@
-"""A feature by repository URL on two workers, each with a workspace of its own (two machines): the remote (a bare
-repository, `file://`) ends with both tasks on `autobuild/FEAT-001` after the worker running the second task is
-killed -9 mid-session, and the first task is not redone."""
+"""A feature by repository URL on two workers, each with a workspace of its own (two machines): a second run of the
+feature is refused by the feature's lock, naming the holder; the remote (a bare repository, `file://`) ends with
+both tasks on `autobuild/FEAT-001` after the worker running the second task is killed -9 mid-session, and the
+first task is not redone."""
 
 from __future__ import annotations
 
 import asyncio
+import json
 import subprocess
 import sys
 from collections.abc import Callable
@@ -12,6 +14,7 @@ from pathlib import Path
 
 import psutil
 import pytest
+from langgraph_sdk import get_client
 
 from agents.reaper import tagged_pids
 from agents.testing.scripted_model import ScriptedModel
@@ -52,6 +55,17 @@ async def test_by_url_kill_9_of_the_worker_mid_task_the_other_worker_finishes_fr
     submitted = await asyncio.to_thread(run_cli, "submit", "FEAT-001", "--repo-url", url, "--server", both[0].url)
     assert submitted.returncode == 0, submitted.stderr
     thread = submitted.stdout.strip()
+    await until(lambda: bool(model.requests), timeout=120)  # a session runs: the run holds the feature's lock
+    # (d) by URL: a second run of the feature from a client of its own, past submit's check. On the other machine
+    # (its own clone) only the feature's advisory lock can refuse it; on the same one the clone's file lock does.
+    client = get_client(url=both[1].url)
+    racer = await client.threads.create(metadata={"repo_url": url, "feature": "FEAT-001"})
+    await client.runs.create(racer["thread_id"], "autobuild", input={"repo_url": url, "target": "FEAT-001"})
+    assert (await finished(both[1].url, racer["thread_id"]))["status"] == "error", "a second run of one feature ran"
+    shown = await asyncio.to_thread(run_cli, "status", racer["thread_id"], "--server", both[1].url, "--json")
+    error = json.loads(shown.stdout)["error"]
+    assert (f"thread={thread}" in error and "already running" in error) or "already being run by pid" in error, error
+
     await until(lambda: any((r.role, r.task, r.step) == ("player", "TASK-2", 0) for r in model.requests)
                 and serving(both) is not None, timeout=180)
     victim = serving(both)
