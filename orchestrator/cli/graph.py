@@ -6,7 +6,7 @@ import argparse
 import time
 
 from orchestrator.jsonout import iso_utc, print_document
-from orchestrator.plan.model import load_plan
+from orchestrator.plan.model import FeaturePlan, load_plan
 from orchestrator.settings import Settings
 from orchestrator.store.checkpoints import CheckpointStore
 from orchestrator.store.inspection import replanned
@@ -19,9 +19,14 @@ def graph_command(args: argparse.Namespace, settings: Settings) -> int:
     plan = load_plan(settings.repo, args.feature)
     store = CheckpointStore.for_repo(settings.repo, settings.db, plan.id)
     plan = replanned(store, plan)  # with the tasks replans added (the plan file is never edited)
-    outcomes = checkpoint_outcomes(store, plan)
+    return print_chart(plan, checkpoint_outcomes(store, plan), as_json=args.json)
+
+
+def print_chart(plan: FeaturePlan, outcomes: dict[str, str] | None, *, as_json: bool) -> int:
+    """The plan's flowchart, colored by `outcomes` (task id → status) when there are any: Mermaid, or the JSON
+    document with its nodes and edges."""
     chart = flowchart(plan, outcomes)
     return print_document({"feature": plan.id, "generated": iso_utc(time.time()), "colored": outcomes is not None,
                            "nodes": chart.nodes, "edges": chart.edges, "outcomes": outcomes or {},
                            "node_ids": chart.node_ids, "mermaid": chart.text},
-                          args.json, lambda document: document["mermaid"].rstrip("\n"))
+                          as_json, lambda document: document["mermaid"].rstrip("\n"))

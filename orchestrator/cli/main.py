@@ -175,7 +175,7 @@ def build_parser() -> argparse.ArgumentParser:
     stats.add_argument("--since", default=None, metavar="DATE", help="only tasks started on or after DATE")
     _add_common(stats)
     _add_landing_commands(commands)
-    _add_worker_commands(commands, status, answer, history, show, stats)
+    _add_worker_commands(commands, status, answer, history, show, stats, graph)
     return parser
 
 

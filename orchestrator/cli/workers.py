@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+from pathlib import Path
 from typing import Any
 
 from orchestrator.errors import InputError
@@ -83,6 +84,8 @@ def remote_command(args: argparse.Namespace) -> int:
         return 0
     if args.command in ("history", "show", "stats"):
         return _remote_read(args)
+    if args.command == "graph":
+        return _remote_graph(args)
     found = _call(remote_status(args.server, args.repo_url, args.feature))
     if args.json:
         print(json.dumps({"schema_version": 1, **found.__dict__}))
@@ -95,6 +98,18 @@ def remote_command(args: argparse.Namespace) -> int:
         if found.error:
             print(f"  error: {found.error}")
     return 3 if found.questions else 1 if found.error else 0
+
+
+def _remote_graph(args: argparse.Namespace) -> int:
+    """`graph FEAT --server`: the plan (from this checkout: the one submitted, or the repo's at its base) as a
+    Mermaid flowchart, colored by the results of the feature's thread on the workers."""
+    from orchestrator.cli.graph import print_chart
+    from orchestrator.plan.model import load_plan
+    from orchestrator.server.client import remote_status
+
+    plan = load_plan(Path(getattr(args, "repo", None) or ".").resolve(), args.feature)
+    found = _call(remote_status(args.server, args.repo_url, plan.id))
+    return print_chart(plan, found.results or None, as_json=args.json)
 
 
 def _remote_read(args: argparse.Namespace) -> int:

@@ -101,6 +101,10 @@ async def test_a_feature_runs_on_the_workers_and_a_second_run_of_it_is_refused(
     assert json.loads(shown.stdout)["show"]["status"] == "approved", shown.stderr
     history = json.loads((await asyncio.to_thread(run_cli, "history", "FEAT-001", *where)).stdout)["history"]
     assert [run["status"] for run in history] == ["success"]
+    chart = await asyncio.to_thread(run_cli, "graph", "FEAT-001", "--repo", str(repo), *where)
+    drawn = json.loads(chart.stdout)
+    assert drawn["colored"] and drawn["outcomes"] == {"TASK-1": "approved", "TASK-2": "approved"}, chart.stderr
+    assert "TASK-1" in drawn["mermaid"] and drawn["edges"], drawn
     stats = await asyncio.to_thread(run_cli, "stats", "--server", first.url, "--json")
     assert json.loads(stats.stdout)["stats"]["threads"] == {"idle": 1, "error": 1}, stats.stdout + stats.stderr
 
