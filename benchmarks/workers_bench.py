@@ -124,8 +124,7 @@ def _workers(count: int, env: dict[str, str], workdir: Path) -> Iterator[list[st
                                           env=worker_env(env, port=port, n=n, database_url=env["DATABASE_URL"],
                                                          redis_url=env["REDIS_URL"], workdir=workdir)))
             urls.append(f"http://127.0.0.1:{port}")
-        for url, proc in zip(urls, procs, strict=True):
-            _wait_ok(url, proc)
+            _wait_ok(urls[-1], procs[-1], workdir / f"worker-{n}.log")  # one at a time, as the tests start them
         yield urls
     finally:
         for proc in procs:
@@ -138,11 +137,12 @@ def _workers(count: int, env: dict[str, str], workdir: Path) -> Iterator[list[st
                     proc.wait()
 
 
-def _wait_ok(url: str, proc: subprocess.Popen[bytes], timeout: float = 120.0) -> None:
+def _wait_ok(url: str, proc: subprocess.Popen[bytes], log: Path, timeout: float = 120.0) -> None:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if proc.poll() is not None:
-            raise SystemExit(f"a worker exited ({proc.returncode}) before answering {url}/ok")
+            raise SystemExit(f"a worker exited ({proc.returncode}) before answering {url}/ok:\n"
+                             + log.read_text(errors="replace")[-2000:])
         try:
             with urllib.request.urlopen(f"{url}/ok", timeout=1) as response:
                 if response.status == 200:

@@ -47,7 +47,7 @@ from orchestrator.repo.lock import repo_lock_async
 from orchestrator.settings import RunOptions
 from orchestrator.store import traces as trace
 from orchestrator.store.feature_lock import feature_lock
-from orchestrator.store.pause import PauseRecords, describe, pause_path, quota_path, read_pause
+from orchestrator.store.pause import PauseRecords, describe, pause_path, quota_path, read_pause, shared_store
 from orchestrator.views import pictures, reports
 
 
@@ -310,7 +310,7 @@ def _load_plan(root: Path, target: str, plan_file: Path | None) -> tuple[Feature
 def _limit_gate(options: RunOptions, path: Path, events: EventLog) -> UsageLimitGate:
     """The run's usage-limit pause, resumed from disk (a kill during a pause resumes into the same wait); a quota
     pause is shared with every run of the same credential. Its records are written off the event loop, in order."""
-    records = PauseRecords(path, quota_path())
+    records = PauseRecords(path, quota_path(), store=shared_store())
 
     def changed(pause: Pause | None) -> None:
         trace.in_order(records.write, pause)

@@ -2,7 +2,8 @@
 and `status` shows it ("paused until 14:05, usage limit").
 
 A quota pause (`--max-utilization`) is also kept per credential, in the checkpoint folder under a hash of the
-credential (never the credential itself), so every run of the same subscription honours it."""
+credential (never the credential itself), so every run of the same subscription honours it; on workers sharing a
+Postgres store, in that store too, so every machine does."""
 
 from __future__ import annotations
 
@@ -16,7 +17,9 @@ from pathlib import Path
 
 from agents.limits import Pause
 from orchestrator.store import traces as trace
+from orchestrator.store.feature_lock import LOCK_DB_VARIABLE
 from orchestrator.store.locations import default_checkpoint_dir
+from orchestrator.store.quota_store import StoreQuota
 
 PAUSE_NAME = "usage-limit.json"
 QUOTA_DIR = "quota"
@@ -70,6 +73,8 @@ class PauseRecords:
 
     feature: Path
     shared: Path
+    store: StoreQuota | None = None
+    """Workers on a shared Postgres: the credential's record there too, so every machine honours it."""
 
     def write(self, pause: Pause | None) -> None:
         write_pause(self.feature, pause)
@@ -77,11 +82,23 @@ class PauseRecords:
         if pause is not None and pause.kind == "quota":
             if shared is None or shared.until < pause.until:
                 write_pause(self.shared, pause)
-        elif pause is None and shared is not None and shared.until <= time.time():
-            write_pause(self.shared, None)  # over for everyone (a later window another run found stays)
+            if self.store is not None:
+                self.store.write(pause)
+        elif pause is None:
+            if shared is not None and shared.until <= time.time():
+                write_pause(self.shared, None)  # over for everyone (a later window another run found stays)
+            if self.store is not None:
+                self.store.write(None)
 
     def read_shared(self) -> Pause | None:
-        return read_pause(self.shared)
+        found = [p for p in (read_pause(self.shared), self.store.read() if self.store else None) if p is not None]
+        return max(found, key=lambda pause: pause.until) if found else None
+
+
+def shared_store(key: str | None = None) -> StoreQuota | None:
+    """The workers' shared store for quota pauses (`autobuild serve` sets ORCHESTRATOR_LOCK_DB), else None."""
+    url = os.environ.get(LOCK_DB_VARIABLE, "")
+    return StoreQuota(url, key or credential_key()) if url else None
 
 
 def describe(pause: Pause | None, now: float | None = None) -> str | None:
