@@ -41,8 +41,9 @@ test: install
 	$(BIN)/python -m pytest -q -p no:cacheprovider -n 4 --dist worksteal -m "not heavy and not workers"
 
 # The resilience tests that kill, pause and damage on purpose (kill -9 mid-run and mid-land, usage-limit pauses,
-# damaged checkpoint stores) and the longer end-to-end runs of the real CLI (conflict turns, the planner,
-# tracing, clean): slow by nature, so `make test` stays under 5 minutes; CI runs both.
+# damaged checkpoint stores), the longer end-to-end runs of the real CLI (conflict turns, the planner, tracing,
+# clean, the served graph, a terminal question, the key never written) and the pip-installing or LFS-fetching
+# safety cases: slow by nature, so `make test` stays under 5 minutes; CI runs both.
 test-heavy: install
 	$(BIN)/python -m pytest -q -p no:cacheprovider -n 4 --dist worksteal -m "heavy and not workers"
 

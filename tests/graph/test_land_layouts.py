@@ -103,6 +103,7 @@ async def test_an_orphan_checkout_with_base_branch_set_runs_from_that_branch(tmp
 
 
 @pytest.mark.skipif(shutil.which("git-lfs") is None, reason="git-lfs is not installed (`make install` adds it)")
+@pytest.mark.heavy
 def test_missing_lfs_objects_are_exit_2_before_any_session_with_the_cause_and_the_hint(tmp_path: Path) -> None:
     origin = make_sample_repo(tmp_path / "origin", files=CALC_FILES, venv=False)
     git(origin, "lfs", "install", "--local")  # never the user's global config

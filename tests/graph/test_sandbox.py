@@ -129,6 +129,7 @@ def imported_from(venv: Path, cwd: Path) -> str:
     return done.stdout.strip()
 
 
+@pytest.mark.heavy
 async def test_the_users_venv_with_an_editable_install_is_byte_identical_after_a_setup_that_pip_installs(
         tmp_path: Path) -> None:
     setup = "pip install -q --no-build-isolation --no-deps -e ."

@@ -113,6 +113,7 @@ def test_pending_question_survives_sigkill(tmp_path: Path, model_factory: Callab
     assert git(repo, "show", "autobuild/FEAT-001:db.txt") == "Postgres\n"
 
 
+@pytest.mark.heavy
 def test_interactive_terminal_prompts_for_the_answer(tmp_path: Path,
                                                      model_factory: Callable[..., ScriptedModel]) -> None:
     """In a real terminal the run is interactive by default, shows the live table and asks at the prompt."""

@@ -88,6 +88,7 @@ def test_feedback_then_approval_with_real_pytest(tmp_path: Path, model_factory: 
     assert trace == expected
 
 
+@pytest.mark.heavy
 def test_api_key_never_written_and_nothing_traced_unasked(tmp_path: Path,
                                                           model_factory: Callable[..., ScriptedModel],
                                                           run_cli: Callable[..., CliRun]) -> None:
