@@ -194,6 +194,9 @@ def _options(
         reaper.SESSION_TAG_ENV: tag,
         # A `prepare` script (husky) an agent's install runs would write core.hooksPath into the shared config.
         "HUSKY": "0",
+        # The CLI's shells are login shells: a pyenv user's profile runs `pyenv rehash`, which waits up to 60 s for
+        # a lock that any SIGKILLed shell leaves behind, so a session would idle out before its first command.
+        "PYENV_REHASH_TIMEOUT": os.environ.get("PYENV_REHASH_TIMEOUT", "2"),
     }
     return ClaudeAgentOptions(
         cwd=str(request.cwd),

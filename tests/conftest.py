@@ -20,11 +20,6 @@ from orchestrator.cli.demo import DEMO_PLAN, make_sample_repo, scripted_env
 
 SECRET_KEY = "sk-ant-test-NEVER-WRITE-ME-7f3a9c"
 
-# Claude Code's Bash starts login shells; a pyenv user's profile runs `pyenv rehash`, which waits up to 60 s for
-# a lock file that a SIGKILLed shell leaves behind (Claude Code kills a cancelled command's tree with SIGKILL, as
-# our cancellation tests do). One stale lock made every later session of the suite hit its 60 s timeout.
-os.environ.setdefault("PYENV_REHASH_TIMEOUT", "1")
-
 
 @dataclass
 class CliRun:
