@@ -51,6 +51,7 @@ def run(tmp_path: Path, run_cli: Callable[..., CliRun], model: ScriptedModel, *a
                    model=model)
 
 
+@pytest.mark.heavy
 def test_coach_cannot_write_and_must_decide(tmp_path: Path, model_factory: Callable[..., ScriptedModel],
                                             run_cli: Callable[..., CliRun]) -> None:
     repo = repo_with_frozen_test(tmp_path)

@@ -55,6 +55,7 @@ def test_approved_on_turn_one(tmp_path: Path, model_factory: Callable[..., Scrip
     assert len([r for r in model.requests if r.step == 0]) == 2
 
 
+@pytest.mark.heavy
 def test_feedback_then_approval_with_real_pytest(tmp_path: Path, model_factory: Callable[..., ScriptedModel],
                                                  run_cli: Callable[..., CliRun]) -> None:
     repo = make_sample_repo(tmp_path / "repo", plan=one_task_plan(name="Add divide"))
