@@ -75,18 +75,23 @@ class Workflow:
             graph_input: Any = Command(resume=resume)
         else:
             graph_input = {"repo": str(self.repo), "target": target} if fresh_input else None
-        events: list[dict[str, Any]] = []
-        output = None
-        async for namespace, mode, chunk in graph.astream(
-            graph_input, config, context=context, durability="sync", stream_mode=["custom", "values"],
-            subgraphs=True, control=control,
-        ):
-            if mode == "custom":
-                events.append(chunk)
-            elif mode == "values" and not namespace and isinstance(chunk, dict) and "results" in chunk:
-                output = chunk
-        state = await graph.aget_state(config, subgraphs=True)
-        return Run(output, events, list(state.interrupts), state)
+        return await stream_run(graph, graph_input, config, context, control)
+
+
+async def stream_run(graph: Any, graph_input: Any, config: Any, context: Any, control: Any = None) -> Run:
+    """One invocation of the feature graph, streamed: its events, output, interrupts and final state."""
+    events: list[dict[str, Any]] = []
+    output = None
+    async for namespace, mode, chunk in graph.astream(
+        graph_input, config, context=context, durability="sync", stream_mode=["custom", "values"],
+        subgraphs=True, control=control,
+    ):
+        if mode == "custom":
+            events.append(chunk)
+        elif mode == "values" and not namespace and isinstance(chunk, dict) and "results" in chunk:
+            output = chunk
+    state = await graph.aget_state(config, subgraphs=True)
+    return Run(output, events, list(state.interrupts), state)
 
 
 def unsandboxed(tmp_path: Path, monkeypatch: Any) -> None:

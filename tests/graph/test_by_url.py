@@ -22,7 +22,7 @@ from orchestrator.errors import GitError, InputError
 from orchestrator.graph.workflow import build_feature_workflow
 from orchestrator.repo import remote
 from orchestrator.settings import RunOptions
-from tests.graph.harness import CALC_FILES, Run, plan, task
+from tests.graph.harness import CALC_FILES, Run, plan, stream_run, task
 
 
 def bare_remote(tmp_path: Path, *tasks: dict[str, Any], with_plan: bool = True) -> str:
@@ -55,16 +55,7 @@ async def run_by_url(checkpointer: BaseCheckpointSaver[Any], agents: ScriptedAge
     graph = build_feature_workflow(checkpointer)
     config: Any = {"configurable": {"thread_id": "FEAT-001"}}
     context = RunOptions(agents=agents, **{"interactive": False, **options})
-    events: list[dict[str, Any]] = []
-    output = None
-    async for namespace, mode, chunk in graph.astream(graph_input, config, context=context, durability="sync",
-                                                      stream_mode=["custom", "values"], subgraphs=True):
-        if mode == "custom":
-            events.append(chunk)
-        elif mode == "values" and not namespace and isinstance(chunk, dict) and "results" in chunk:
-            output = chunk
-    state = await graph.aget_state(config, subgraphs=True)
-    return Run(output, events, list(state.interrupts), state)
+    return await stream_run(graph, graph_input, config, context)
 
 
 def workspace(monkeypatch: pytest.MonkeyPatch, path: Path) -> Path:

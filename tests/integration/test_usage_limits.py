@@ -41,6 +41,17 @@ def limited_scenario(seconds: float) -> dict[str, Any]:
             "limit_window": {"seconds": seconds, "status": 429, "headers": {"retry-after": "120"}}}
 
 
+def quota_crossed_scenario(reset_in: float) -> dict[str, Any]:
+    """One approved task on a subscription whose five-hour window is at 50%, then, from the player's second request
+    on, at 95% and resetting `reset_in` seconds later."""
+    quota = {"anthropic-ratelimit-unified-status": "allowed", "anthropic-ratelimit-unified-reset": "{reset}",
+             "anthropic-ratelimit-unified-5h-reset": "{reset}"}
+    return {**approve_scenario(), "rate_limit_headers": [
+        {"headers": {**quota, "anthropic-ratelimit-unified-5h-utilization": "0.5"}, "resets_in_s": 3600},
+        {"from_request": 2, "headers": {**quota, "anthropic-ratelimit-unified-5h-utilization": "0.95"},
+         "resets_in_s": reset_in}]}
+
+
 def start_run(repo: Path, db: Path, env: dict[str, str], command: str = "run") -> subprocess.Popen[str]:
     return subprocess.Popen([sys.executable, "-m", "orchestrator", command, "FEAT-001", "--repo", str(repo), "--db",
                              str(db), "--parallel", "2", "--autonomous"], env=env, stdout=subprocess.PIPE,
@@ -113,13 +124,7 @@ def test_a_quota_window_over_max_utilization_stops_new_sessions_running_ones_fin
         tmp_path: Path, model_factory: Callable[..., ScriptedModel], run_cli: Callable[..., CliRun]) -> None:
     repo = make_sample_repo(tmp_path / "repo", plan=one_task_plan())
     reset_in = 6.0
-    quota = {"anthropic-ratelimit-unified-status": "allowed", "anthropic-ratelimit-unified-reset": "{reset}",
-             "anthropic-ratelimit-unified-5h-reset": "{reset}"}
-    model = model_factory({**approve_scenario(), "rate_limit_headers": [
-        {"headers": {**quota, "anthropic-ratelimit-unified-5h-utilization": "0.5"}, "resets_in_s": 3600},
-        # from the player's second request on, the five-hour window is at 95%, resetting a few seconds later
-        {"from_request": 2, "headers": {**quota, "anthropic-ratelimit-unified-5h-utilization": "0.95"},
-         "resets_in_s": reset_in}]})
+    model = model_factory(quota_crossed_scenario(reset_in))
     token = f"sk-ant-oat01-test-{uuid.uuid4().hex}"  # a subscription: only those report utilization
     shared = quota_path(credential_key({"CLAUDE_CODE_OAUTH_TOKEN": token, "ANTHROPIC_BASE_URL": model.base_url}))
     result = run_cli("run", "FEAT-001", "--repo", str(repo), "--db", str(tmp_path / "db.sqlite"), "--autonomous",
@@ -139,12 +144,7 @@ def test_kill_9_during_a_quota_pause_then_resume_starts_no_session_before_the_wi
         tmp_path: Path, model_factory: Callable[..., ScriptedModel]) -> None:
     repo = make_sample_repo(tmp_path / "repo", plan=one_task_plan())
     reset_in = 12.0
-    quota = {"anthropic-ratelimit-unified-status": "allowed", "anthropic-ratelimit-unified-reset": "{reset}",
-             "anthropic-ratelimit-unified-5h-reset": "{reset}"}
-    model = model_factory({**approve_scenario(), "rate_limit_headers": [
-        {"headers": {**quota, "anthropic-ratelimit-unified-5h-utilization": "0.5"}, "resets_in_s": 3600},
-        {"from_request": 2, "headers": {**quota, "anthropic-ratelimit-unified-5h-utilization": "0.95"},
-         "resets_in_s": reset_in}]})
+    model = model_factory(quota_crossed_scenario(reset_in))
     token = f"sk-ant-oat01-test-{uuid.uuid4().hex}"
     shared = quota_path(credential_key({"CLAUDE_CODE_OAUTH_TOKEN": token, "ANTHROPIC_BASE_URL": model.base_url}))
     env = cli_env(model, tmp_path) | {"ANTHROPIC_API_KEY": "", "CLAUDE_CODE_OAUTH_TOKEN": token}
