@@ -206,19 +206,16 @@ def build_feature_workflow(checkpointer: BaseCheckpointSaver[Any] | None = None)
     @entrypoint(checkpointer=checkpointer, context_schema=RunOptions)
     async def autobuild(inputs: FeatureInput, runtime: Runtime[RunOptions]) -> FeatureOutput:
         options = runtime.context or RunOptions()
-        if inputs.get("repo_url"):  # the worker's own clone of the URL; every commit pushed there
-            try:
+        try:
+            if inputs.get("repo_url"):  # the worker's own clone of the URL; every commit pushed there
                 return await by_url.run(inputs, options,
                                         lambda local, repo: _run_feature(local, options, repo, runtime),
                                         lambda root, feature_id: EventLog(root, feature_id, runtime.stream_writer))
-            finally:
-                await trace.flushed()
-        repo = GitRepo(await asyncio.to_thread(Path(inputs["repo"]).resolve))
-        try:
+            repo = GitRepo(await asyncio.to_thread(Path(inputs["repo"]).resolve))
             async with repo_lock_async(repo.root, f"run {inputs.get('target') or inputs.get('plan', '')}"):
                 return await _run_feature(inputs, options, repo, runtime)
         finally:
-            await trace.flushed()
+            await trace.flushed()  # whichever way the run ends, its trace lines are on disk
 
     autobuild.name = "autobuild"  # the root run's name in a trace (LangGraph's default is "LangGraph")
     return autobuild
