@@ -28,9 +28,9 @@ def _items(raw: Any) -> list[FeedbackItem]:
 
 
 async def _review_input(agent: AgentTurn) -> CoachInput:
-    """What a reviewer sees: the committed turn (worktree reset to it) and its diff from the task base."""
+    """What a reviewer sees: the committed turn and its diff from the task base (the session itself starts on the
+    worktree reset to that turn: AgentTurn.run)."""
     ctx, state = agent.ctx, agent.state
-    await ctx.repo.reset(agent.worktree, state["head_sha"])
     return CoachInput(
         brief=ctx.brief(agent.task_id), turn=state["turn"], worktree=agent.worktree,
         player_report=player["report"] if (player := state.get("player")) else None,

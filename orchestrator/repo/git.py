@@ -46,6 +46,32 @@ def _add_exclude_lines(exclude: Path) -> None:
         exclude.write_text(text + ("" if text.endswith("\n") or not text else "\n") + "\n".join(missing) + "\n")
 
 
+def _footing(path: Path, common_dir: Path) -> tuple[object, ...] | None:
+    """What git resolves a worktree from (blocking: callers run it in a thread): the folder, its `.git` file, the
+    admin folder's HEAD, commondir, gitdir and config.worktree, and the shared config; each by inode, size, and
+    modification and change times (a file rewritten or replaced, even with its mtime put back, changes its ctime).
+    None when `.git` is not a file."""
+    dot_git = path / ".git"
+    try:
+        if not dot_git.is_file():
+            return None
+        text = dot_git.read_text(encoding="utf-8", errors="replace").strip()
+    except OSError:
+        return None
+    admin = Path(text.removeprefix("gitdir:").strip())
+    admin = admin if admin.is_absolute() else path / admin
+    watched = [path, dot_git, admin / "HEAD", admin / "commondir", admin / "gitdir", admin / "config.worktree",
+               common_dir / "config"]
+    stamps: list[object] = [text]
+    for item in watched:
+        try:
+            found = item.lstat()
+            stamps.append((found.st_ino, found.st_size, found.st_mtime_ns, found.st_ctime_ns, found.st_mode))
+        except OSError:
+            stamps.append(None)
+    return tuple(stamps)
+
+
 def task_branch(feature_id: str, task_id: str) -> str:
     # Not autobuild/FEAT/TASK: a ref can't be both a branch and a folder of branches.
     return f"autobuild/{feature_id}.{task_id}"
@@ -71,6 +97,8 @@ class GitRepo:
         self.root = root
         self.worktrees_dir = root / ".autobuild" / "worktrees"
         self._common_dir: Path | None = None
+        self._git_dir: Path | None = None
+        self._proven: dict[tuple[Path, bool], tuple[object, ...]] = {}  # worktree_problem's answers, by footing
 
     @property
     def lock(self) -> asyncio.Lock:
@@ -132,8 +160,7 @@ class GitRepo:
 
     async def ensure_excluded(self) -> None:
         """Keep worktrees out of `git status` of the user's checkout (.git/info/exclude)."""
-        common = (await self.git("rev-parse", "--git-common-dir")).stdout.strip()
-        await asyncio.to_thread(_add_exclude_lines, self.root / common / "info" / "exclude")
+        await asyncio.to_thread(_add_exclude_lines, await self.common_dir() / "info" / "exclude")
 
     async def ensure_branch(self, name: str, start: str) -> str:
         """Create the branch at `start` unless it exists; returns its head."""
@@ -154,9 +181,12 @@ class GitRepo:
                 await self.git("worktree", "remove", "--force", str(path), check=False)
                 if path.exists():
                     await asyncio.to_thread(shutil.rmtree, path)
-            await self.git("worktree", "prune")
             await asyncio.to_thread(path.parent.mkdir, parents=True, exist_ok=True)
-            await self.git("worktree", "add", "--force", *options, str(path), commitish)
+            added = await self.git("worktree", "add", "--force", *options, str(path), commitish, check=False)
+            if not added.ok:  # a registration whose folder is gone (say, the branch's): pruned, then once more
+                await asyncio.to_thread(shutil.rmtree, path, ignore_errors=True)
+                await self.git("worktree", "prune")
+                await self.git("worktree", "add", "--force", *options, str(path), commitish)
 
     async def add_worktree(self, path: Path, branch: str, start: str) -> str:
         """(Re)create a worktree at `path` on `branch` reset to `start`; idempotent for resume."""
@@ -179,9 +209,11 @@ class GitRepo:
 
     async def remove_worktree(self, path: Path, branch: str | None = None) -> None:
         async with self.lock:
-            if path.exists():
+            if await asyncio.to_thread(path.exists):
                 await self.git("worktree", "remove", "--force", str(path), check=False)
-            await self.git("worktree", "prune", check=False)
+            else:  # its folder went some other way: only its registration is left
+                await self.git("worktree", "prune", check=False)
+            self._proven = {key: value for key, value in self._proven.items() if key[0] != path}
             if branch and branch.startswith("autobuild/") and await asyncio.to_thread(self.has_branch, branch):
                 await self.git("branch", "-D", branch, check=False)
 
@@ -199,19 +231,43 @@ class GitRepo:
 
     async def worktree_problem(self, path: Path, detached_ok: bool = False) -> str | None:
         """Why `path` is not a worktree of this repo on an autobuild branch (or, with `detached_ok`, on a
-        detached HEAD, which moves no branch), or None when it is."""
-        if not (path / ".git").is_file():
+        detached HEAD, which moves no branch), or None when it is. A worktree proven by git is remembered with
+        the files git resolved it from (`_footing`): while none of them changed, git would answer the same, so it
+        isn't asked again (this check guards every write: one git call each was ~15 per task)."""
+        footing = await asyncio.to_thread(_footing, path, await self.common_dir())
+        if footing is None:
             return f"{path} is not a git worktree (missing or replaced)"
+        if self._proven.get((path, detached_ok)) == footing:
+            return None
+        problem = await self._ask_git(path, detached_ok)
+        if problem is None:
+            self._proven[(path, detached_ok)] = footing
+        else:
+            self._proven.pop((path, detached_ok), None)
+        return problem
+
+    async def common_dir(self) -> Path:
+        """The repository's shared git folder (asked once)."""
+        if self._common_dir is None:
+            ours = (await self.git("rev-parse", "--git-common-dir")).stdout.strip()
+            self._common_dir = await asyncio.to_thread((self.root / ours).resolve)
+        return self._common_dir
+
+    async def git_dir(self) -> Path:
+        """The checkout's own git folder (its HEAD and index; a linked worktree's differs from `common_dir`)."""
+        if self._git_dir is None:
+            path = (await self.git("rev-parse", "--git-dir")).stdout.strip()
+            self._git_dir = await asyncio.to_thread((self.root / path).resolve)
+        return self._git_dir
+
+    async def _ask_git(self, path: Path, detached_ok: bool) -> str | None:
         # One git call per check (it guards every write): where it is, whose it is, which branch.
         found = await self.git("rev-parse", "--show-toplevel", "--git-common-dir", "--symbolic-full-name", "HEAD",
                                cwd=path, check=False)
         lines = found.stdout.splitlines()
         if not found.ok or len(lines) != 3 or Path(lines[0]).resolve() != path.resolve():
             return f"{path} does not resolve to its own worktree"
-        if self._common_dir is None:
-            ours = (await self.git("rev-parse", "--git-common-dir")).stdout.strip()
-            self._common_dir = (self.root / ours).resolve()
-        if (path / lines[1]).resolve() != self._common_dir:
+        if (path / lines[1]).resolve() != await self.common_dir():
             return f"{path} belongs to another repository"
         branch = "" if lines[2] == "HEAD" else lines[2]
         if detached_ok and not branch:

@@ -14,6 +14,7 @@ branch was read (never forced), and checked afterwards that nothing else moved.
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -32,19 +33,31 @@ class UserState:
     index_digest: str = field(default="", compare=False)
 
 
-async def _git_dir(repo: GitRepo) -> Path:
-    path = (await repo.git("rev-parse", "--git-dir")).stdout.strip()
-    return (repo.root / path).resolve()
+def _head_and_index(git_dir: Path) -> tuple[str | None, bytes | None]:
+    """HEAD as git stores it ("refs/heads/x" when symbolic, else the commit) and the index bytes, read from the
+    files (blocking: run in a thread); HEAD None when the file can't say (a reftable repository keeps
+    "refs/heads/.invalid" there)."""
+    try:
+        text = (git_dir / "HEAD").read_text(encoding="utf-8", errors="replace").strip()
+    except OSError:
+        text = ""
+    head = text.removeprefix("ref:").strip() if text.startswith("ref:") else text
+    if not head or head == "refs/heads/.invalid":
+        head = None
+    index_path = git_dir / "index"
+    index = index_path.read_bytes() if index_path.is_file() else None
+    return head, index
 
 
 async def snapshot(repo: GitRepo) -> UserState:
+    """The user's refs (one git call), HEAD and index (read from their files)."""
     listed = (await repo.git("for-each-ref", "--format=%(refname) %(objectname)")).stdout.splitlines()
     pairs = (line.split(" ", 1) for line in listed if line and not line.startswith(AUTOBUILD_REFS))
     refs = {name: sha for name, sha in pairs}
-    symbolic = await repo.git("symbolic-ref", "-q", "HEAD", check=False)
-    head = symbolic.stdout.strip() if symbolic.ok else (await repo.git("rev-parse", "HEAD")).stdout.strip()
-    index_path = await _git_dir(repo) / "index"
-    index = index_path.read_bytes() if index_path.is_file() else None
+    head, index = await asyncio.to_thread(_head_and_index, await repo.git_dir())
+    if head is None:
+        symbolic = await repo.git("symbolic-ref", "-q", "HEAD", check=False)
+        head = symbolic.stdout.strip() if symbolic.ok else (await repo.git("rev-parse", "HEAD")).stdout.strip()
     digest = hashlib.sha256(index).hexdigest() if index is not None else ""
     return UserState(head, refs, index, digest)
 

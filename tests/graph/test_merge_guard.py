@@ -1,10 +1,15 @@
-"""The worktree guard (one git call per check since issue 24) still refuses every place a write must not go: a
+"""The worktree guard (one git call per proof, remembered while what git resolves it from is unchanged) still refuses every place a write must not go: a
 plain folder, a worktree of another repository, a worktree on a branch that is not ours, a detached HEAD unless
 allowed. Real git repos under tmp_path."""
 
 from __future__ import annotations
 
+import os
+import shutil
+from collections.abc import Callable
 from pathlib import Path
+
+import pytest
 
 from orchestrator.cli.demo import git, make_sample_repo
 from orchestrator.repo.git import GitRepo
@@ -38,3 +43,58 @@ async def test_the_guard_accepts_our_worktrees_and_refuses_everything_else(tmp_p
     await repo.add_detached_worktree(detached, repo.rev("HEAD"))
     assert "a detached HEAD" in str(await repo.worktree_problem(detached))
     assert await repo.worktree_problem(detached, detached_ok=True) is None
+
+
+def _counting_git(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A `git` first on PATH that logs each call, then runs the real one."""
+    folder, log = tmp_path / "bin", tmp_path / "git-calls.log"
+    folder.mkdir()
+    (folder / "git").write_text(f'#!/bin/sh\necho "$*" >> {log}\nexec {shutil.which("git")} "$@"\n')
+    (folder / "git").chmod(0o755)
+    monkeypatch.setenv("PATH", f"{folder}{os.pathsep}{os.environ['PATH']}")
+    return log
+
+
+def _asked(log: Path) -> int:
+    return sum("--show-toplevel" in line for line in log.read_text().splitlines()) if log.exists() else 0
+
+
+def _keep_times(path: Path, write: Callable[[], None]) -> None:
+    """Rewrite a file and put its modification time back, as a careful attacker would."""
+    before = path.stat()
+    write()
+    os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns))
+
+
+async def test_a_proven_worktree_is_not_asked_again_until_what_git_resolves_it_from_changes(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    repo = _repo(tmp_path / "repo")
+    ours = repo.worktrees_dir / "F" / "T"
+    await repo.add_worktree(ours, "autobuild/F.T", "HEAD")
+    log = _counting_git(tmp_path, monkeypatch)
+    assert await repo.worktree_problem(ours) is None
+    assert await repo.worktree_problem(ours) is None
+    await repo.commit_all(ours, "nothing")  # our own writes don't disturb what the proof rests on
+    assert await repo.worktree_problem(ours) is None
+    assert _asked(log) == 1, "one git call proved it; the checks after it were answered from the proof"
+
+    admin = Path(git(ours, "rev-parse", "--absolute-git-dir").strip())
+    # The worktree's HEAD moved to a user branch, same size and mtime as before: its ctime still tells.
+    git(repo.root, "branch", "autobuild/F.U")
+    git(repo.root, "branch", "user/F.T-")  # a name as long as "autobuild/F.T"
+    _keep_times(admin / "HEAD", lambda: (admin / "HEAD").write_text("ref: refs/heads/user/F.T-\n"))
+    assert "not an autobuild/ branch" in str(await repo.worktree_problem(ours))
+    (admin / "HEAD").write_text("ref: refs/heads/autobuild/F.T\n")
+    assert await repo.worktree_problem(ours) is None
+
+    # The shared config changed (it can say where a worktree is): git is asked again.
+    asked = _asked(log)
+    git(repo.root, "config", "core.worktree", str(repo.root))
+    assert await repo.worktree_problem(ours) is None and _asked(log) == asked + 1
+
+    # The worktree's .git file swapped for one naming the user's own git folder.
+    dot_git = ours / ".git"
+    _keep_times(dot_git, lambda: dot_git.write_text(f"gitdir: {repo.root / '.git'}\n"))
+    assert "does not resolve to its own worktree" in str(await repo.worktree_problem(ours))
+    assert _asked(log) == 5, "every change was put to git"
+    assert await repo.worktree_problem(ours) is not None and _asked(log) == 6, "a refusal is never remembered"
