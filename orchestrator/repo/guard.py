@@ -41,7 +41,7 @@ def _head_and_index(git_dir: Path) -> tuple[str | None, bytes | None]:
         text = (git_dir / "HEAD").read_text(encoding="utf-8", errors="replace").strip()
     except OSError:
         text = ""
-    head = text.removeprefix("ref:").strip() if text.startswith("ref:") else text
+    head: str | None = text.removeprefix("ref:").strip() if text.startswith("ref:") else text
     if not head or head == "refs/heads/.invalid":
         head = None
     index_path = git_dir / "index"

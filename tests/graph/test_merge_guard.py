@@ -1,7 +1,6 @@
 """The worktree guard (one git call per proof, remembered while what git resolves it from is unchanged) still
-refuses every place a write must not go: a
-plain folder, a worktree of another repository, a worktree on a branch that is not ours, a detached HEAD unless
-allowed. Real git repos under tmp_path."""
+refuses every place a write must not go: a plain folder, a worktree of another repository, a worktree on a branch
+that is not ours, a detached HEAD unless allowed. Real git repos under tmp_path."""
 
 from __future__ import annotations
 
