@@ -80,14 +80,21 @@ async def _land(land: Landing, worktree: Path) -> TaskState:
                 return await _conflict(land, head, merged.conflicts or [])
             land.sha, land.base, land.brought_up = merged.sha, head, land.brought_up + 1
         own = land.sha
-        batch = await _take_along(land, worktree)
+        taken = await _take_along(land, worktree)
         gate = await _landing_gate(ctx, worktree, land.task_id, land.sha)
-        if batch and not gate["passed"]:  # split: this task alone; the others land (or fail) on their own
+        while taken and not gate["passed"]:
+            # Split: the first half of the batch (each merge is its own commit, so every prefix is a tree at
+            # hand), down to this task alone; the tasks left out land (or fail) on their own later, so a culprit
+            # is isolated in log2(batch) gate runs rather than one run per task behind it.
+            failed, taken = [other for other, _ in taken], taken[:len(taken) // 2]
+            land.sha = taken[-1][1] if taken else own
+            with_ = f"with {', '.join(other for other, _ in taken)}" if taken else "alone"
             land.events("landing", land.task_id,
-                        reason=f"the gate failed on the batch with {', '.join(batch)}: landing {land.task_id} alone")
-            await repo.reset(worktree, own)
-            land.sha, batch = own, []
+                        reason=f"the gate failed on the batch with {', '.join(failed)}: landing {land.task_id}"
+                               f" {with_}")
+            await repo.reset(worktree, land.sha)
             gate = await _landing_gate(ctx, worktree, land.task_id, land.sha)
+        batch = [other for other, _ in taken]
         if gate["command"]:
             land.events("integration_gate", land.task_id, brought_up=land.brought_up, batch=batch, **gate)
         if not gate["passed"]:
@@ -102,11 +109,12 @@ async def _land(land: Landing, worktree: Path) -> TaskState:
     return TaskState(result=land.result | TaskResult(status="failed", merged=False, reason=reason))
 
 
-async def _take_along(land: Landing, worktree: Path) -> list[str]:
-    """Approved tasks waiting to land with the same gate, merged into this landing (one gate run for all of them;
-    each then finds its work already on the feature branch). One that conflicts is left to land on its own."""
+async def _take_along(land: Landing, worktree: Path) -> list[tuple[str, str]]:
+    """Approved tasks waiting to land with the same gate, merged into this landing one commit each (one gate run
+    for all of them; each then finds its work already on the feature branch): (task, the landing's commit once
+    it was merged). One that conflicts is left to land on its own."""
     ctx, task_id = land.ctx, land.task_id
-    batch = []
+    batch: list[tuple[str, str]] = []
     for other, sha in list(ctx.landing_queue.items()):
         if other == task_id or ctx.gate_command(other) != ctx.gate_command(task_id):
             continue
@@ -115,7 +123,7 @@ async def _take_along(land: Landing, worktree: Path) -> list[str]:
         merged = await ctx.repo.merge(worktree, sha, f"autobuild({task_id}): land together with {other}")
         if merged.merged:
             land.sha = merged.sha
-            batch.append(other)
+            batch.append((other, merged.sha))
     return batch
 
 

@@ -61,6 +61,10 @@ if have in WAITS:
         wait(lambda: all(t.exists() and '"queued"' in t.read_text() for t in traces))
     elif kind == "feature":
         wait(lambda: on_feature(what))
+    elif kind == "ran":  # until the gate has started on that tree
+        wait(lambda: what in pathlib.Path(LOG).read_text().splitlines())
+    elif kind == "fail":  # a semantic conflict: this tree's tests fail
+        sys.exit(1)
     else:
         wait(lambda: (FLAGS / what).exists())
 '''
@@ -259,6 +263,30 @@ async def test_tasks_waiting_to_land_are_gated_as_one_batch(tmp_path: Path) -> N
     assert all(f"calc/{name}.py" in files for name in "zabc")
     tip = git(repo, "rev-parse", "autobuild/FEAT-001").strip()
     assert tip in {run.results[t]["sha"] for t in "ABC"}, "the batch landed as a fast-forward"
+
+
+async def test_a_failing_batch_is_split_in_half_so_the_tasks_that_pass_together_still_land_together(
+        tmp_path: Path) -> None:
+    # Z lands, then A (its landing gate holds until B, C and D wait behind it). The next lander (B or C) takes
+    # the other and D along: D breaks any tree it shares with B or C. The batch's gate fails; its first half (the
+    # lander with the other of B and C) passes and lands in one more run, never the lander alone; D lands last,
+    # on its own, and fails.
+    waits = {"a": ("feature", "z"), "b": ("ran", "az"), "c": ("ran", "az"), "d": ("queued", "B C"),
+             "az": ("queued", "B C D"), **{tree: ("fail", "") for tree in ("abcdz", "abdz", "acdz")}}
+    repo, log = counting_repo(tmp_path, task("Z"), task("A"), task("B"), task("C"), task("D"), waits=waits)
+    agents = ScriptedAgents({**{("player", t): one_file(t.lower()) for t in "ZABCD"}, "coach": approve()})
+    run = await Workflow(repo, agents).run(parallel=5, max_turns=1)
+    assert [run.status(t) for t in "ZABC"] == ["approved"] * 4 and run.status("D") == "failed"
+    runs = gate_runs(log)
+    assert "abcdz" in runs and "abcz" in runs and runs.index("abcdz") < runs.index("abcz")
+    assert "abz" not in runs and "acz" not in runs, "the split tried half the batch, not the lander alone"
+    lander = next(t for t in "BC" if any(e["batch"] for e in merges(run, t) if e["merged"]))
+    other = "C" if lander == "B" else "B"
+    assert [e["batch"] for e in merges(run, lander) if e["merged"]] == [[other]]
+    split = [e["reason"] for e in run.events if e["event"] == "landing" and "failed on the batch" in e.get("reason", "")]
+    assert split == [f"the gate failed on the batch with {other}, D: landing {lander} with {other}"]
+    files = git(repo, "ls-tree", "-r", "--name-only", "autobuild/FEAT-001")
+    assert all(f"calc/{name}.py" in files for name in "zabc") and "calc/d.py" not in files
 
 
 async def test_an_api_outage_in_a_conflict_turn_is_an_error_and_resume_recreates_the_conflict(tmp_path: Path) -> None:
