@@ -283,7 +283,8 @@ async def test_a_failing_batch_is_split_in_half_so_the_tasks_that_pass_together_
     lander = next(t for t in "BC" if any(e["batch"] for e in merges(run, t) if e["merged"]))
     other = "C" if lander == "B" else "B"
     assert [e["batch"] for e in merges(run, lander) if e["merged"]] == [[other]]
-    split = [e["reason"] for e in run.events if e["event"] == "landing" and "failed on the batch" in e.get("reason", "")]
+    split = [e["reason"] for e in run.events
+             if e["event"] == "landing" and "failed on the batch" in e.get("reason", "")]
     assert split == [f"the gate failed on the batch with {other}, D: landing {lander} with {other}"]
     files = git(repo, "ls-tree", "-r", "--name-only", "autobuild/FEAT-001")
     assert all(f"calc/{name}.py" in files for name in "zabc") and "calc/d.py" not in files
