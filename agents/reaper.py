@@ -22,16 +22,22 @@ def new_tag() -> str:
     return f"{os.getpid()}.{uuid.uuid4().hex[:12]}"
 
 
+_ENTRY = f"\0{SESSION_TAG_ENV}=".encode()
+
+
 def _tag_of(pid: int) -> str | None:
+    """The session tag in a process's environment, found by one search of its bytes (this scan runs over every
+    process on the machine after every session: splitting each environment into entries cost ~20x more)."""
     try:
-        environ = (_PROC / str(pid) / "environ").read_bytes()
+        environ = b"\0" + (_PROC / str(pid) / "environ").read_bytes()
     except OSError:
         return None
-    prefix = f"{SESSION_TAG_ENV}=".encode()
-    for entry in environ.split(b"\0"):
-        if entry.startswith(prefix):
-            return entry[len(prefix) :].decode(errors="replace")
-    return None
+    at = environ.find(_ENTRY)
+    if at < 0:
+        return None
+    start = at + len(_ENTRY)
+    end = environ.find(b"\0", start)
+    return environ[start:end if end >= 0 else None].decode(errors="replace")
 
 
 def tagged_pids(predicate: str | None = None) -> dict[int, str]:
