@@ -195,21 +195,24 @@ class RunContext:
     async def run_gate(self, worktree: Path, task_id: str | None = None, command: str | None = None) -> GateResult:
         """The gate in `worktree` (the task's command, or `command`, else the run's), judged against the base's
         run; `no_gate` when nothing can check the work. A tree already gated with the same command, setup and
-        environment is not gated again: its remembered run is judged instead."""
+        environment is not gated again: its remembered run is judged instead. What the user owns is watched
+        around each command that runs (a remembered run runs nothing)."""
         command = command or (self.gate_command(task_id) if task_id else self.gate["command"])
         if command is None:
             return no_gate(self.gate["source"])
-        return await self._watched(f"the gate `{command}`", worktree, self._gated(worktree, task_id, command),
-                                   lambda gate: gate["output"])
+        return await self._gated(worktree, task_id, command)
 
     async def _gated(self, worktree: Path, task_id: str | None, command: str) -> GateResult:
+        what = f"the gate `{command}`"
         if self.gate.get("packages") and command == self.gate["command"]:  # a monorepo: the packages it touches
             changed = await changed_since(self.repo, worktree, self.feature_branch) if task_id else None
-            return await gate_packages(self.gate, self.repo.root, worktree, changed, self.options.verify_timeout)
+            return await self._watched(what, worktree, gate_packages(
+                self.gate, self.repo.root, worktree, changed, self.options.verify_timeout), lambda run: run["output"])
         env, box = await asyncio.to_thread(self._gate_env, worktree)
 
         async def gate() -> GateResult:  # sandboxed: it can write only what the run owns
-            return await run_gate(command, worktree, self.options.verify_timeout, env, box)
+            return await self._watched(what, worktree, run_gate(command, worktree, self.options.verify_timeout, env,
+                                                                box), lambda run: run["output"])
 
         if self.gate_cache is None:
             return await judged_run(command, worktree, self.options.verify_timeout, env, self.gate["base"], run=gate)

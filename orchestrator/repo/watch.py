@@ -10,14 +10,17 @@ import asyncio
 import difflib
 import hashlib
 import os
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from orchestrator import sandbox
 from orchestrator.repo import guard
 from orchestrator.repo.git import EXCLUDE_LINES, GitRepo
 
 _VENV_NAMES = (".venv", "venv", "env")
 _MAX_ENTRIES = 100_000
+_SHALLOW_DEPTH = 3  # .venv/lib/pythonX.Y/site-packages, node_modules/@scope/package
 _SMALL = 1 << 20
 # Written by interpreters and tools as a side effect of reading (bytecode, tool caches): not the user's state.
 _SKIP_DIRS = frozenset({"__pycache__", ".cache", ".vite"})
@@ -71,14 +74,32 @@ def _folder_digest(folder: Path, exclude_ours: bool = False) -> str:
     return digest.hexdigest()
 
 
-def tree_digest(folder: Path, limit: int = _MAX_ENTRIES) -> str:
-    """A digest of a big tree's listing (path, size, mtime), bounded to `limit` entries."""
+def tree_digest(folder: Path, limit: int = _MAX_ENTRIES, deep: bool = True) -> str:
+    """A digest of a big tree's listing (path, size, mtime), bounded to `limit` entries. Not `deep`: its folders
+    down to `_SHALLOW_DEPTH` (each one's inode and mtime, which change with every entry added, removed or renamed in
+    it: an install, upgrade or uninstall always adds or removes a package's folder in `site-packages`, `bin` or
+    `node_modules/[@scope/]`) and the files at its top: a few system calls instead of one per file; a file
+    rewritten in place is not seen."""
     if not folder.is_dir():
         return "absent"
     digest = hashlib.sha256()
     count = 0
+    top = len(folder.parts)
     for current, dirs, files in os.walk(folder):
         dirs[:] = sorted(name for name in dirs if name not in _SKIP_DIRS)
+        if not deep:
+            if len(Path(current).parts) - top >= _SHALLOW_DEPTH:
+                dirs[:] = []
+            try:  # the top itself may be a link to the venv (its target's folder is what changes)
+                stat = os.stat(current) if current == str(folder) else os.lstat(current)
+            except OSError:
+                continue
+            digest.update(f"{current}\0{stat.st_ino}\0{stat.st_mtime_ns}\0".encode())
+            count += 1
+            if count >= limit:
+                return digest.hexdigest() + "+"
+            if current != str(folder):
+                continue
         for name in sorted(files):
             path = os.path.join(current, name)
             try:
@@ -92,8 +113,10 @@ def tree_digest(folder: Path, limit: int = _MAX_ENTRIES) -> str:
     return digest.hexdigest()
 
 
-def snapshot(root: Path) -> Watched:
-    """The watched state of the repository at `root` (its main checkout). Blocking: call it in a thread."""
+def snapshot(root: Path, deep: bool = True) -> Watched:
+    """The watched state of the repository at `root` (its main checkout). Blocking: call it in a thread. Not
+    `deep` (where the sandbox makes the venv and node_modules read-only to everything the run starts, so a change
+    can only be the user's, and is only noted): their folders' listing, not every file's."""
     digests: dict[str, str] = {}
     config = ""
     common = common_git_dir(root)
@@ -105,9 +128,9 @@ def snapshot(root: Path) -> Watched:
         digests[".git/info"] = _folder_digest(common / "info", exclude_ours=True)
     for name in _VENV_NAMES:
         if (root / name / "pyvenv.cfg").is_file():
-            digests[f"{name} (your virtualenv)"] = tree_digest(root / name)
+            digests[f"{name} (your virtualenv)"] = tree_digest(root / name, deep=deep)
     if (root / "node_modules").is_dir():
-        digests["node_modules"] = tree_digest(root / "node_modules")
+        digests["node_modules"] = tree_digest(root / "node_modules", deep=deep)
     return Watched(digests, config)
 
 
@@ -172,11 +195,35 @@ class UserSide:
     files: Watched
 
 
-async def take(repo: GitRepo) -> UserSide:
-    return UserSide(await guard.snapshot(repo), await asyncio.to_thread(snapshot, repo.root))
+REUSE_S = 2.0
+"""A watched operation may start from the last snapshot of the repo taken within this many seconds instead of a
+new one: the snapshot that ended the previous operation (of this task or a concurrent one) is the next one's start.
+A venv listing costs 50-100 ms and there were two per session and per gate run; this halves them, and at
+--parallel 8 most sessions start from one. The price: a change of the user's in those seconds before an operation
+is reported as seen during it (unsandboxed, where such a change fails the task, a change in the gap before a
+session was already indistinguishable from one at its very start)."""
+_latest: dict[Path, tuple[float, UserSide]] = {}
+
+
+def _files(root: Path) -> Watched:
+    """The files' side, deep unless both sandboxes (the agents' and the gate's) can run here."""
+    return snapshot(root, deep=not sandbox.agents_available())
+
+
+async def take(repo: GitRepo, fresh: bool = False) -> UserSide:
+    """The user's side now (`fresh`), or as the last snapshot of this repo found it within `REUSE_S`."""
+    last = _latest.get(repo.root)
+    if not fresh and last is not None and time.monotonic() - last[0] <= REUSE_S:
+        return last[1]
+    started = time.monotonic()
+    side = UserSide(await guard.snapshot(repo), await asyncio.to_thread(_files, repo.root))
+    current = _latest.get(repo.root)
+    if current is None or started >= current[0]:  # dated by when it started: never younger than what it saw
+        _latest[repo.root] = (started, side)
+    return side
 
 
 async def since(repo: GitRepo, before: UserSide) -> list[str]:
-    """What of the user's changed since `before`, one line each; nothing is put back."""
-    after = await take(repo)
+    """What of the user's changed since `before`, one line each (always a new snapshot); nothing is put back."""
+    after = await take(repo, fresh=True)
     return guard.differences(before.refs, after.refs) + differences(before.files, after.files)

@@ -6,12 +6,14 @@ from __future__ import annotations
 
 import os
 import shutil
+import time
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
 from orchestrator.cli.demo import git, make_sample_repo
+from orchestrator.repo import watch
 from orchestrator.repo.git import GitRepo
 
 
@@ -98,3 +100,16 @@ async def test_a_proven_worktree_is_not_asked_again_until_what_git_resolves_it_f
     assert "does not resolve to its own worktree" in str(await repo.worktree_problem(ours))
     assert _asked(log) == 5, "every change was put to git"
     assert await repo.worktree_problem(ours) is not None and _asked(log) == 6, "a refusal is never remembered"
+
+
+async def test_a_watched_operation_starts_from_the_last_snapshot_and_always_ends_on_a_new_one(tmp_path: Path) -> None:
+    repo = _repo(tmp_path / "repo")
+    first = await watch.take(repo)
+    assert await watch.take(repo) is first, "within REUSE_S the last snapshot is the start"
+    git(repo.root, "branch", "mine")  # the user, during the operation
+    assert await watch.since(repo, first) == [f"refs/heads/mine was created at {repo.rev('main')[:10]}"]
+    after = await watch.take(repo)
+    assert after is not first and "refs/heads/mine" in after.refs.refs, "the end of one is the start of the next"
+    assert await watch.since(repo, after) == []
+    watch._latest[repo.root] = (time.monotonic() - watch.REUSE_S - 1, after)
+    assert await watch.take(repo) is not after, "an older one is not reused"

@@ -3,6 +3,9 @@ counts as the user's change (and what it doesn't), and the bwrap command line.""
 
 from __future__ import annotations
 
+import shutil
+import time
+from collections.abc import Callable
 from pathlib import Path
 
 from agents.sandbox import refusals as sandbox_refusals
@@ -121,3 +124,32 @@ def test_only_empty_stubs_the_sandbox_left_where_nothing_was_are_removed(tmp_pat
         ".claude-sandbox-noreplace", "NOTES_MERGE_WORKTREE", "config.lock", "config.worktree"]
     assert (common / "branches").is_dir() and (common / "remotes/origin").is_file()
     assert (common / "objects/info/alternates").read_text() == "/elsewhere/objects\n"
+
+
+def test_the_shallow_watch_sees_installs_and_uninstalls_in_a_venv_and_node_modules(tmp_path: Path) -> None:
+    root, _ = fake_repo(tmp_path)
+    site = root / ".venv/lib/python3.12/site-packages"
+    (site / "attrs").mkdir(parents=True)
+    (site / "attrs/__init__.py").write_text("x = 1\n")
+    (root / ".venv/bin").mkdir()
+    (root / ".venv/pyvenv.cfg").write_text("home = /usr/bin\n")
+    (root / "node_modules/@scope/left-pad").mkdir(parents=True)
+
+    def changed(step: Callable[[], object]) -> list[str]:
+        before = watch.snapshot(root, deep=False)
+        time.sleep(0.01)  # a folder's mtime must be able to tell
+        step()
+        return watch.differences(before, watch.snapshot(root, deep=False))
+
+    assert changed((site / "attrs-24.2.dist-info").mkdir) == [".venv (your virtualenv) changed"]
+    assert changed(lambda: shutil.rmtree(site / "attrs")) == [".venv (your virtualenv) changed"]
+    assert changed(lambda: (root / ".venv/bin/attrs-cli").write_text("#!/bin/sh\n")) == [
+        ".venv (your virtualenv) changed"]
+    assert changed((root / "node_modules/@scope/right-pad").mkdir) == ["node_modules changed"]
+    assert changed((site / "attrs-24.2.dist-info/__pycache__").mkdir) == [], "bytecode is no change"
+    # What the shallow listing leaves out (the sandbox makes it unwritable to the run): a file rewritten in place.
+    (site / "six.py").write_text("a\n")
+    assert changed(lambda: (site / "six.py").write_text("b\n")) == []
+    before = watch.snapshot(root)
+    (site / "six.py").write_text("bb\n")
+    assert watch.differences(before, watch.snapshot(root)) == [".venv (your virtualenv) changed"], "deep sees it"
