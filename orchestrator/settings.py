@@ -24,6 +24,8 @@ _CONFIG_MAX_BYTES = 256 * 1024
 Schedule = Literal["dag", "groups"]
 YIELD_VARIABLE = f"{ENV_PREFIX}YIELD_PAUSE_SECONDS"
 """A worker's yield threshold (`autobuild serve` sets it in its own environment for the runs it serves)."""
+WAKE_VARIABLE = f"{ENV_PREFIX}WAKE_SECONDS"
+"""How often a worker's waker looks for paused runs to re-queue (orchestrator/server/waker.py)."""
 
 
 class RunOptions(BaseModel):
@@ -319,7 +321,7 @@ class WorkerSettings(BaseSettings):
     """A dead worker's runs are taken over within about this (plus the reaper's interval, a third of it)."""
     yield_pause_seconds: float = Field(default=300.0, validation_alias=YIELD_VARIABLE)
     """A run paused (usage limit, quota) for longer than this ends and frees its slot; 0 waits in the run."""
-    wake_seconds: float = Field(default=5.0, validation_alias="ORCHESTRATOR_WAKE_SECONDS")
+    wake_seconds: float = Field(default=5.0, validation_alias=WAKE_VARIABLE)
     """How often the worker's waker looks for paused runs whose pause is over, to re-queue them."""
     state_dir: str = Field(default="", validation_alias="ORCHESTRATOR_SERVE_DIR")
     """Where `serve` writes the engine's generated config (empty: a per-user state dir)."""
@@ -348,5 +350,5 @@ class WorkerSettings(BaseSettings):
         if not (math.isfinite(self.yield_pause_seconds) and self.yield_pause_seconds >= 0):
             raise InputError(f"{YIELD_VARIABLE} must be 0 or more seconds, not {self.yield_pause_seconds}")
         if not (math.isfinite(self.wake_seconds) and 0 < self.wake_seconds <= 3600):
-            raise InputError(f"ORCHESTRATOR_WAKE_SECONDS must be above 0 and at most 3600, not {self.wake_seconds}")
+            raise InputError(f"{WAKE_VARIABLE} must be above 0 and at most 3600, not {self.wake_seconds}")
         return self
