@@ -99,7 +99,8 @@ async def find_thread(server: str, repo_url: str | None, feature: str) -> dict[s
     """The newest thread of `feature` (by `{repo_url, feature}` metadata), or the thread whose id `feature` is."""
     client = api_client(server)
     if repo_url is None:
-        threads = await client.threads.search(ids=[feature], limit=1) if _looks_like_id(feature) else []
+        # By id with GET /threads/{id}: Aegra 0.11's search ignores `ids` (it answered the newest thread of all).
+        threads = [found] if _looks_like_id(feature) and (found := await _thread(client, feature)) else []
         threads = threads or await client.threads.search(metadata={"feature": feature}, limit=1,
                                                          sort_by="created_at", sort_order="desc")
     else:
@@ -108,6 +109,15 @@ async def find_thread(server: str, repo_url: str | None, feature: str) -> dict[s
         # A run refused by the feature lock leaves an errored thread behind: the one that ran is the answer.
         threads = sorted(threads, key=lambda thread: thread.get("status") == "error")
     return dict(threads[0]) if threads else None
+
+
+async def _thread(client: Any, thread_id: str) -> dict[str, Any] | None:
+    from langgraph_sdk.errors import NotFoundError  # noqa: PLC0415  # as api_client
+
+    try:
+        return dict(await client.threads.get(thread_id))
+    except NotFoundError:
+        return None
 
 
 def _looks_like_id(text: str) -> bool:

@@ -47,10 +47,11 @@ async def wake_due(paused: PausedThreads, client: Any, now: float | None = None)
         if not await asyncio.to_thread(paused.claim, thread_id, now):
             continue  # another worker's waker took it
         try:
-            # Input None: the run continues from the thread's checkpoint (held tasks at their node), with the
-            # options the paused run had.
-            await client.runs.create(thread_id, GRAPH_ID, input=None, context=last.get("context") or None,
-                                     multitask_strategy="reject")
+            # Input None continues from the thread's latest checkpoint (held tasks at their node), with the options
+            # the paused run had. Aegra 0.11 wants input, a command or a checkpoint: an empty checkpoint is
+            # "the latest" (a command would have to name each pending interrupt when a question waits too).
+            await client.runs.create(thread_id, GRAPH_ID, input=None, checkpoint={},
+                                     context=last.get("context") or None, multitask_strategy="reject")
         except Exception:
             # Not re-queued: put the thread back so the next look tries again.
             await asyncio.to_thread(paused.record, thread_id, Pause(until=now, reason="re-queue failed", since=now))
