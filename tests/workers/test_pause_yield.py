@@ -9,15 +9,18 @@ import json
 import time
 import uuid
 from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
 import pytest
 from langgraph_sdk import get_client
 
+from agents.limits import Pause
 from agents.testing.scripted_model import ScriptedModel
 from orchestrator.cli.demo import make_sample_repo
 from orchestrator.store.pause import credential_key, quota_path
+from orchestrator.store.paused_threads import PausedThreads
 from tests.conftest import CliRun, coach_from_pytest, git
 from tests.workers.conftest import Worker
 from tests.workers.test_workers import PLAN, finished, session_starts, writer
@@ -104,3 +107,17 @@ async def test_a_paused_run_frees_its_slot_and_the_waker_resumes_it_after_the_re
     # The other feature, paused too, was re-queued the same way and ends approved.
     others = await ended_runs(worker.url, meanwhile, 2)
     assert [run["status"] for run in others] == ["interrupted", "success"], others
+
+
+def test_racing_wakers_claim_a_due_thread_once_and_never_one_still_paused(database_url: str) -> None:
+    now = time.time()
+    first, second = PausedThreads(database_url), PausedThreads(database_url)
+    first.record("due", Pause(until=now - 1, reason="quota", since=now - 60, kind="quota"))
+    first.record("later", Pause(until=now + 3600, reason="quota", since=now, kind="quota"))
+    assert second.due(now) == ["due"]
+    with ThreadPoolExecutor(8) as pool:  # eight wakers on two "machines" at once
+        claims = list(pool.map(lambda store: store.claim("due", now), [first, second] * 4))
+    assert claims.count(True) == 1
+    assert not first.claim("later", now) and second.due(now) == []
+    first.forget("later")
+    assert first.due(now + 7200) == []
