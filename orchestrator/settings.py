@@ -210,8 +210,9 @@ class RunSettings(Settings):
             raise InputError("ORCHESTRATOR_ON_EVENT_TIMEOUT must be positive")
 
     def options(self) -> RunOptions:
-        """The graph's context: the options only (what a served run would receive)."""
-        return RunOptions(**{name: getattr(self, name) for name in RunOptions.model_fields})
+        """The graph's context: the options only (what a served run would receive). The CLI waits a pause out in
+        its own process whatever the environment says (no waker would re-queue it)."""
+        return RunOptions(**{name: getattr(self, name) for name in RunOptions.model_fields} | {"yield_pause": 0.0})
 
 
 class _Layered(PydanticBaseSettingsSource):

@@ -4,11 +4,13 @@ settings that carry the threshold to the run."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from agents.limits import Pause, UsageLimitExceeded, UsageLimitYield, Window
 from orchestrator.errors import InputError
-from orchestrator.settings import RunOptions, WorkerSettings
+from orchestrator.settings import RunOptions, RunSettings, WorkerSettings, load_settings
 from orchestrator.store.paused_threads import interrupt_value, is_pause
 from tests.unit.test_limits import FakeClock, gate_on
 
@@ -65,6 +67,14 @@ def test_the_threshold_comes_from_the_run_else_the_worker_else_none(monkeypatch:
     assert RunOptions(yield_pause=5).yield_after() == 5.0
     with pytest.raises(InputError, match="yield_pause"):
         RunOptions(yield_pause=-1).validate_options()
+
+
+def test_the_cli_waits_a_pause_out_whatever_its_environment_says(tmp_path: Path,
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("ORCHESTRATOR_YIELD_PAUSE_SECONDS", "300")
+    monkeypatch.setenv("ORCHESTRATOR_YIELD_PAUSE", "300")
+    settings = load_settings(RunSettings, tmp_path, target="FEAT-001")
+    assert settings.yield_pause is None and settings.options().yield_after() == 0.0
 
 
 def test_worker_settings_check_the_threshold_and_the_wakers_interval(monkeypatch: pytest.MonkeyPatch) -> None:
