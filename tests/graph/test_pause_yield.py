@@ -17,6 +17,7 @@ from agents.roles import SessionSettings
 from agents.testing.scripted_agents import AgentInput, Script, ScriptedAgents, approve, writes
 from orchestrator.cli.demo import make_sample_repo
 from orchestrator.store.pause import pause_path, quota_path, read_pause, write_pause
+from tests import schemas
 from tests.graph.harness import CALC_FILES, Workflow, plan, task
 
 
@@ -97,7 +98,8 @@ async def test_a_long_quota_pause_ends_the_served_run_held_then_resumes_after_it
     assert value["until"] == resets and value["until_iso"].endswith("Z") and "five_hour" in value["reason"]
     assert first.results == {}, "no task ended: both are held"
     assert "task_error" not in first.kinds() and "finalize" not in first.kinds()
-    assert "usage_pause_yield" in first.kinds()
+    yielded = schemas.valid("event", next(e for e in first.events if e["event"] == "usage_pause_yield"))
+    assert yielded["until"] == value["until_iso"] and "paused until" in yielded["status"]
     end = next(e for e in first.events if e["event"] == "feature_end")
     assert set(end["held"]) == {"A", "B"}
     assert sessions(agents, "player") == {"A": 1, "B": 1}, "both running sessions finished"
