@@ -19,6 +19,7 @@ from langgraph_sdk import get_client
 from agents.limits import Pause
 from agents.testing.scripted_model import ScriptedModel
 from orchestrator.cli.demo import make_sample_repo
+from orchestrator.server.waker import wake_due
 from orchestrator.store.pause import credential_key, quota_path
 from orchestrator.store.paused_threads import PausedThreads
 from tests.conftest import CliRun, coach_from_pytest, git
@@ -121,3 +122,48 @@ def test_racing_wakers_claim_a_due_thread_once_and_never_one_still_paused(databa
     assert not first.claim("later", now) and second.due(now) == []
     first.forget("later")
     assert first.due(now + 7200) == []
+
+
+class FakeRuns:
+    """The LangGraph Server API's runs, as the waker sees them (a fake at the HTTP boundary): each thread's last run,
+    and the runs the wakers create."""
+
+    def __init__(self, last: dict[str, dict[str, Any]]) -> None:
+        self.last = last
+        self.created: list[tuple[str, dict[str, Any]]] = []
+
+    async def list(self, thread_id: str, limit: int = 10) -> list[dict[str, Any]]:
+        return [self.last[thread_id]] if thread_id in self.last else []
+
+    async def create(self, thread_id: str, assistant_id: str, **fields: Any) -> dict[str, Any]:
+        await asyncio.sleep(0.05)  # a request's latency: racing wakers overlap
+        self.created.append((thread_id, fields))
+        self.last[thread_id] = {"status": "pending"}
+        return {"run_id": "r", "thread_id": thread_id}
+
+
+class FakeClient:
+    def __init__(self, runs: FakeRuns) -> None:
+        self.runs = runs
+
+
+async def test_the_waker_resumes_only_yielded_threads_whose_run_ended_once_each(database_url: str) -> None:
+    now = time.time()
+    paused = PausedThreads(database_url)
+    over = Pause(until=now - 1, reason="quota", since=now - 60, kind="quota")
+    for thread in ("yielded", "draining", "finished"):
+        paused.record(thread, over)
+    paused.record("not-yet", Pause(until=now + 3600, reason="quota", since=now, kind="quota"))
+    runs = FakeRuns({"yielded": {"status": "interrupted", "context": {"parallel": 2}},
+                     "draining": {"status": "running"}, "finished": {"status": "success"},
+                     "not-yet": {"status": "interrupted"}, "question": {"status": "interrupted"}})
+    two_workers = [wake_due(PausedThreads(database_url), FakeClient(runs), now) for _ in range(2)]
+    resumed = await asyncio.gather(*two_workers)
+    assert sorted(t for found in resumed for t in found) == ["yielded"], "one worker resumed it, the other didn't"
+    assert runs.created == [("yielded", {"input": None, "checkpoint": {}, "context": {"parallel": 2},
+                                         "multitask_strategy": "reject"})]
+    # The draining run is looked at again next time; the finished one is forgotten; a question is never touched.
+    assert paused.due(now) == ["draining"]
+    runs.last["draining"] = {"status": "interrupted"}
+    assert await wake_due(paused, FakeClient(runs), now) == ["draining"]
+    assert paused.due(now + 7200) == ["not-yet"] and "question" not in [t for t, _ in runs.created]
