@@ -7,6 +7,10 @@ Quota-aware (`max_utilization` < 1): a subscription's quota window the CLI repor
 pauses the start of new sessions until the window resets, while running sessions finish (a "quota" pause,
 also adopted from other runs of the same credential through `load_shared`).
 
+Served runs (`yield_after_s` > 0): a pause longer than that gives the run's worker slot back instead of waiting in
+it: `wait` raises `UsageLimitYield` (the session doesn't start; the graph holds its task at the node boundary and
+ends the run, to be re-queued when the pause is over).
+
 Pure asyncio with an injectable clock, so the run's policy is tested without waiting for real time.
 """
 
@@ -27,6 +31,16 @@ MAX_BACKOFF_S = 1800.0
 
 class UsageLimitExceeded(Exception):
     """The limit would keep the run waiting longer than its `max_wait`."""
+
+
+class UsageLimitYield(Exception):
+    """The pause outlasts the run's yield threshold (served runs): this session doesn't start, its task is held
+    and runs again when the run resumes after the pause. Not an outcome: nothing is recorded as failed."""
+
+    def __init__(self, pause: Pause) -> None:
+        super().__init__(f"paused until {time.strftime('%H:%M', time.localtime(pause.until))} ({pause.reason}):"
+                         " the run yields its slot and resumes after the pause")
+        self.pause = pause
 
 
 @dataclass(frozen=True)
@@ -84,8 +98,14 @@ class UsageLimitGate:
                  clock: Callable[[], float] = time.time,
                  sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
                  resume_from: Pause | None = None, max_utilization: float = 1.0,
-                 load_shared: Callable[[], Pause | None] | None = None) -> None:
+                 load_shared: Callable[[], Pause | None] | None = None, yield_after_s: float = 0.0,
+                 on_yield: Callable[[Pause], None] | None = None) -> None:
         self.max_wait_s = max_wait_s
+        self.yield_after_s = yield_after_s
+        """Served runs: a pause with more than this many seconds left ends the run instead (0: wait in it)."""
+        self.on_yield = on_yield
+        self.yielded: Pause | None = None
+        """The pause the run gave its slot back for (told to `on_yield` once)."""
         self.max_utilization = max_utilization
         self.load_shared = load_shared
         self.probe_interval_s = probe_interval_s
@@ -99,7 +119,7 @@ class UsageLimitGate:
 
     async def wait(self, owner: object) -> bool:
         """Return when `owner` (a session) may send requests, True when it is the one probing the limit;
-        raise UsageLimitExceeded past `max_wait`."""
+        raise UsageLimitExceeded past `max_wait`, UsageLimitYield when a served run gives its slot back."""
         self._adopt_shared()
         while self.pause is not None:
             now = self.clock()
@@ -109,6 +129,8 @@ class UsageLimitGate:
                     f"usage limit ({self.pause.reason}): the run would wait until"
                     f" {time.strftime('%H:%M', time.localtime(self.pause.until))}, past --max-wait"
                     f" {self.max_wait_s:.0f}s")
+            if self.yielded is not None or (0 < self.yield_after_s < self.pause.until - now):
+                self._yield(self.pause)
             if now < self.pause.until:
                 await self.sleep(min(self.pause.until - now, 5.0))
             elif self._probing is None or self._probing is owner:
@@ -117,6 +139,14 @@ class UsageLimitGate:
             else:
                 await self.sleep(1.0)
         return False
+
+    def _yield(self, pause: Pause) -> None:
+        """Give the run's slot back: said once (the run drains), then every session that would wait stops too."""
+        first = self.yielded is None
+        self.yielded = pause  # the latest reset: a window found later may extend the pause
+        if first and self.on_yield is not None:
+            self.on_yield(pause)
+        raise UsageLimitYield(pause)
 
     def hit(self, resets_at: float | None, reason: str, owner: object) -> None:
         """A session hit the limit: pause everything until `resets_at`, else back off exponentially (never

@@ -52,7 +52,8 @@ CONTINUE_PROMPT = ("Your previous request failed because of a transient API or c
 async def run_session(request: SessionRequest) -> AgentResult:
     """Run the session: wait while the run is paused by a usage limit, retry transient failures with one
     tenacity policy, and on a rate or usage limit pause the whole run and try again after it (bounded by the
-    run's max wait, not by attempts). Never raises for outcomes."""
+    run's max wait, not by attempts). Never raises for outcomes; a served run giving its slot back during a long
+    pause raises UsageLimitYield (from the gate, before a session starts): its task is held, not failed."""
     gate = request.limit_gate
     attempts = 0
     limited: AgentResult | None = None  # the session a limit stopped: the next try continues it

@@ -22,6 +22,10 @@ _CONFIG_MAX_BYTES = 256 * 1024
 
 
 Schedule = Literal["dag", "groups"]
+YIELD_VARIABLE = f"{ENV_PREFIX}YIELD_PAUSE_SECONDS"
+"""A worker's yield threshold (`autobuild serve` sets it in its own environment for the runs it serves)."""
+WAKE_VARIABLE = f"{ENV_PREFIX}WAKE_SECONDS"
+"""How often a worker's waker looks for paused runs to re-queue (orchestrator/server/waker.py)."""
 
 
 class RunOptions(BaseModel):
@@ -70,6 +74,10 @@ class RunOptions(BaseModel):
     max_utilization: float = 0.9
     """A subscription quota window the CLI reports at or over this share stops new sessions until it resets
     (running ones finish); 1 switches it off. API keys report no utilization: nothing changes for them."""
+    yield_pause: float | None = None
+    """Served runs: a usage-limit or quota pause with more than this many seconds left ends the run, its worker
+    slot freed, and the workers re-queue it when the pause is over. None: the worker's ORCHESTRATOR_YIELD_PAUSE_SECONDS
+    (`autobuild serve` sets it, 300 by default); unset (the CLI) or 0: the run waits the pause out in-process."""
     pr: bool = False
     """A run by URL opens a pull request from its feature branch when it ends (with `gh` on PATH): `--pr`."""
     agents: Any = Field(default=None, exclude=True)
@@ -106,10 +114,20 @@ class RunOptions(BaseModel):
             (0 <= self.replan <= 5, "--replan must be between 0 and 5"),
             (0 < self.max_utilization <= 1, "--max-utilization must be above 0 and at most 1 (1 switches it off)"),
             (self.setup is None or bool(self.setup.strip()), "--setup must be a command, or none"),
+            (self.yield_pause is None or self.yield_pause >= 0, "yield_pause must not be negative"),
         ]
         for ok, message in checks:
             if not ok:
                 raise InputError(message)
+
+    def yield_after(self) -> float:
+        """The yield threshold in force: this run's `yield_pause`, else the worker's, else 0 (wait in the run)."""
+        if self.yield_pause is not None:
+            return self.yield_pause
+        try:
+            return max(0.0, float(os.environ.get(YIELD_VARIABLE) or 0))
+        except ValueError:
+            return 0.0  # `serve` checked and wrote it; anything else set by hand means no yielding
 
 
 class Settings(RunOptions, BaseSettings):
@@ -119,7 +137,7 @@ class Settings(RunOptions, BaseSettings):
                                       validate_default=False)
 
     FLAG_ONLY: ClassVar[frozenset[str]] = frozenset({"agents", "interactive", "target", "plan", "dry_run", "fresh",
-                                                     "json_output", "resume_only", "checkout"})
+                                                     "json_output", "resume_only", "checkout", "yield_pause"})
     """Decided per command from flags and the terminal, never from a variable or the config file."""
     NOT_FROM_REPO: ClassVar[frozenset[str]] = frozenset({"repo", "repo_hooks", "on_event", "cli_path", "workspace"})
     """Never from `.autobuild/config.yaml`: that file is repo content (committed, cloned), and these would let a
@@ -192,8 +210,9 @@ class RunSettings(Settings):
             raise InputError("ORCHESTRATOR_ON_EVENT_TIMEOUT must be positive")
 
     def options(self) -> RunOptions:
-        """The graph's context: the options only (what a served run would receive)."""
-        return RunOptions(**{name: getattr(self, name) for name in RunOptions.model_fields})
+        """The graph's context: the options only (what a served run would receive). The CLI waits a pause out in
+        its own process whatever the environment says (no waker would re-queue it)."""
+        return RunOptions(**{name: getattr(self, name) for name in RunOptions.model_fields} | {"yield_pause": 0.0})
 
 
 class _Layered(PydanticBaseSettingsSource):
@@ -301,6 +320,10 @@ class WorkerSettings(BaseSettings):
     run_timeout_hours: float = Field(default=24.0, validation_alias="ORCHESTRATOR_RUN_TIMEOUT_HOURS")
     lease_seconds: int = Field(default=30, validation_alias="ORCHESTRATOR_LEASE_SECONDS")
     """A dead worker's runs are taken over within about this (plus the reaper's interval, a third of it)."""
+    yield_pause_seconds: float = Field(default=300.0, validation_alias=YIELD_VARIABLE)
+    """A run paused (usage limit, quota) for longer than this ends and frees its slot; 0 waits in the run."""
+    wake_seconds: float = Field(default=5.0, validation_alias=WAKE_VARIABLE)
+    """How often the worker's waker looks for paused runs whose pause is over, to re-queue them."""
     state_dir: str = Field(default="", validation_alias="ORCHESTRATOR_SERVE_DIR")
     """Where `serve` writes the engine's generated config (empty: a per-user state dir)."""
 
@@ -325,4 +348,8 @@ class WorkerSettings(BaseSettings):
             raise InputError(f"ORCHESTRATOR_RUN_TIMEOUT_HOURS must be between 0 and 336, not {self.run_timeout_hours}")
         if not 3 <= self.lease_seconds <= 3600:
             raise InputError(f"ORCHESTRATOR_LEASE_SECONDS must be between 3 and 3600, not {self.lease_seconds}")
+        if not (math.isfinite(self.yield_pause_seconds) and self.yield_pause_seconds >= 0):
+            raise InputError(f"{YIELD_VARIABLE} must be 0 or more seconds, not {self.yield_pause_seconds}")
+        if not (math.isfinite(self.wake_seconds) and 0 < self.wake_seconds <= 3600):
+            raise InputError(f"{WAKE_VARIABLE} must be above 0 and at most 3600, not {self.wake_seconds}")
         return self

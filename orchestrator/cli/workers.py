@@ -90,7 +90,7 @@ def remote_command(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps({"schema_version": 1, **found.__dict__}))
     else:
-        print(f"{args.feature}: thread {found.thread_id} ({found.status})")
+        print(f"{args.feature}: thread {found.thread_id} ({found.paused() or found.status})")
         for task, status in found.results.items():
             print(f"  {task}: {status}")
         for question in found.questions:

@@ -29,7 +29,7 @@ from langgraph.runtime import Runtime, get_runtime
 from langgraph.types import Interrupt
 
 from agents import ClaudeAgents
-from agents.limits import Pause, UsageLimitGate
+from agents.limits import Pause, UsageLimitGate, UsageLimitYield
 from orchestrator import sandbox
 from orchestrator.errors import InputError, PlanError
 from orchestrator.gate import GateChoice, GateSetup, choose_gate
@@ -48,6 +48,7 @@ from orchestrator.settings import RunOptions
 from orchestrator.store import traces as trace
 from orchestrator.store.feature_lock import feature_lock
 from orchestrator.store.pause import PauseRecords, describe, pause_path, quota_path, read_pause, shared_store
+from orchestrator.store.paused_threads import interrupt_value, shared_paused_threads
 from orchestrator.views import pictures, reports
 
 
@@ -167,6 +168,9 @@ async def run_task(task_id: str, run_key: str) -> TaskResult:
         except GraphDrained:
             await scheduler.hold(task_id, "interrupted")
             raise GraphInterrupt(()) from None
+        except UsageLimitYield as exc:  # a served run gives its slot back: held at this node, re-run on resume
+            await scheduler.hold(task_id, str(exc))
+            raise GraphInterrupt(()) from None
         except Exception as exc:  # noqa: BLE001 - the graph-wide error policy: this task errs, siblings go on
             reason = f"{type(exc).__name__}: {exc}"
             await scheduler.hold(task_id, f"error: {reason}")
@@ -196,6 +200,8 @@ async def _collect(futures: dict[str, Any], scheduler: Scheduler, spend: Spend) 
             except GraphInterrupt as exc:
                 questions.extend(exc.args[0] if exc.args else ())
                 await scheduler.hold(pending[future], "interrupted")
+            except UsageLimitYield as exc:  # a replanner's session in a served run's long pause
+                await scheduler.hold(pending[future], str(exc))
     return questions
 
 
@@ -228,7 +234,7 @@ async def _run_feature(inputs: FeatureInput, options: RunOptions, repo: GitRepo,
     plan, only_task = await asyncio.to_thread(_load_plan, repo.root, inputs.get("target", ""), plan_file)
     # Workers sharing a store: one run per (repo, feature) across machines (a no-op without one). Keyed by the
     # plan's id, so a run of one of its tasks and a run of the whole feature exclude each other too.
-    thread = str(get_config().get("configurable", {}).get("thread_id", ""))
+    thread = thread_of(get_config())
     async with feature_lock(str(inputs.get("repo_url") or repo.root), plan.id, thread):
         return await _run_plan(inputs, options, repo, runtime, plan=plan, only_task=only_task)
 
@@ -255,7 +261,8 @@ async def _run_plan(inputs: FeatureInput, options: RunOptions, repo: GitRepo, ru
         raise PlanError(f"the plan of {plan.id} changed since its run started: put it back, or start over on a"
                         " new thread")
     events = EventLog(repo.root, plan.id, runtime.stream_writer)
-    limit_gate = await asyncio.to_thread(_limit_gate, options, pause_path(repo.root, plan.id), events)
+    limit_gate = await asyncio.to_thread(_limit_gate, options, pause_path(repo.root, plan.id), events,
+                                         partial(_yielded, runtime, events, thread_of(get_config())))
     ctx = RunContext(options=options, plan=plan, repo=repo, base_branch=setup["base_branch"],
                      agents=options.agents or ClaudeAgents(), gate=gate, spend=Spend(),
                      limit_gate=limit_gate,
@@ -289,6 +296,8 @@ async def _run_plan(inputs: FeatureInput, options: RunOptions, repo: GitRepo, ru
     events("feature_end", report=str(report), results=results, held=scheduler.held,
            usage_limit_exceeded=bool(ctx.limit_gate and ctx.limit_gate.exceeded),
            gate_cache=ctx.gate_cache.stats() if ctx.gate_cache else None)
+    if limit_gate.yielded is not None:  # the run's last word: paused until then, the workers re-queue it
+        questions.append(Interrupt(interrupt_value(limit_gate.yielded), id=uuid.uuid4().hex))
     if questions or scheduler.held:
         raise GraphInterrupt(tuple(questions))
     if not options.keep_worktrees:
@@ -304,7 +313,8 @@ def _load_plan(root: Path, target: str, plan_file: Path | None) -> tuple[Feature
     return plan, only_task
 
 
-def _limit_gate(options: RunOptions, path: Path, events: EventLog) -> UsageLimitGate:
+def _limit_gate(options: RunOptions, path: Path, events: EventLog,
+                on_yield: Callable[[Pause], None] | None = None) -> UsageLimitGate:
     """The run's usage-limit pause, resumed from disk (a kill during a pause resumes into the same wait); a quota
     pause is shared with every run of the same credential. Its records are written off the event loop, in order."""
     records = PauseRecords(path, quota_path(), store=shared_store())
@@ -318,7 +328,21 @@ def _limit_gate(options: RunOptions, path: Path, events: EventLog) -> UsageLimit
 
     return UsageLimitGate(options.max_wait, probe_interval_s=options.limit_probe, on_change=changed,
                           resume_from=read_pause(path), max_utilization=options.max_utilization,
-                          load_shared=records.read_shared)
+                          load_shared=records.read_shared, yield_after_s=options.yield_after(), on_yield=on_yield)
+
+
+def thread_of(config: Any) -> str:
+    return str(config.get("configurable", {}).get("thread_id", ""))
+
+
+def _yielded(runtime: Runtime[RunOptions], events: EventLog, thread: str, pause: Pause) -> None:
+    """A served run gives its slot back for a long pause: no node starts any more (a drain, as on SIGTERM), and the
+    workers' store learns when to re-queue the thread."""
+    if runtime.control is not None:
+        runtime.control.request_drain("usage pause")
+    if thread and (paused := shared_paused_threads()) is not None:
+        trace.in_order(paused.record, thread, pause)
+    events("usage_pause_yield", until=iso_utc(pause.until), reason=pause.reason, status=describe(pause))
 
 
 graph = build_feature_workflow()

@@ -1,16 +1,32 @@
 """The worker's own routes, mounted by Aegra beside the LangGraph Server API: `GET /ok` (200 once serving) and the
 pending questions of a thread (Aegra 0.11's thread state answers 500 while a functional-API graph is interrupted:
-its values are not yet a dict)."""
+its values are not yet a dict); and its lifespan (run by Aegra inside its own), which starts the worker's waker."""
 
 from __future__ import annotations
 
 import hmac
 import os
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from typing import Any
 
 from fastapi import FastAPI, Header, HTTPException
 
-app = FastAPI()
+from orchestrator.server import waker
+from orchestrator.store.paused_threads import is_pause
+
+
+@asynccontextmanager
+async def _lifespan(_app: FastAPI) -> AsyncIterator[None]:
+    """Aegra runs this inside its own lifespan, after its store and queue are up: the waker re-queues paused runs."""
+    task = waker.start()
+    try:
+        yield
+    finally:
+        await waker.stop(task)
+
+
+app = FastAPI(lifespan=_lifespan)
 _workflow: list[Any] = []
 
 
@@ -22,7 +38,8 @@ async def ok() -> dict[str, bool]:
 
 @app.get("/autobuild/threads/{thread_id}/questions")
 async def questions(thread_id: str, authorization: str | None = Header(default=None)) -> dict[str, Any]:
-    """The thread's pending interrupts (`question_id`, `question`, `interrupt_id`), read from the shared store."""
+    """The thread's pending questions (`question_id`, `question`, `interrupt_id`) and the usage pause it yielded for
+    (`pause`: `until`, `until_iso`, `reason`, or None), read from the shared store."""
     expected = os.environ.get("ORCHESTRATOR_AUTH_TOKEN", "")
     if expected and not hmac.compare_digest((authorization or "").removeprefix("Bearer ").strip(), expected):
         raise HTTPException(status_code=401, detail="send ORCHESTRATOR_AUTH_TOKEN as a bearer token")
@@ -36,4 +53,5 @@ async def questions(thread_id: str, authorization: str | None = Header(default=N
     pending = list(snapshot.interrupts) or [i for task in snapshot.tasks for i in task.interrupts]
     return {"questions": [{"question_id": str(i.value.get("question_id", "")),
                            "question": str(i.value.get("question", "")), "interrupt_id": str(i.id)}
-                          for i in pending if isinstance(i.value, dict)]}
+                          for i in pending if isinstance(i.value, dict) and not is_pause(i.value)],
+            "pause": next((i.value for i in pending if is_pause(i.value)), None)}

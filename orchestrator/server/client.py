@@ -4,6 +4,7 @@ feature}`, read its state, answer its questions. The CLI's `submit` and `--serve
 from __future__ import annotations
 
 import os
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -12,6 +13,7 @@ from orchestrator.errors import InputError, RunLockedError
 from orchestrator.plan.model import load_plan_file
 from orchestrator.repo.remote import check_url
 from orchestrator.server.worker import GRAPH_ID
+from orchestrator.store.paused_threads import is_pause
 
 
 @dataclass(frozen=True)
@@ -29,9 +31,21 @@ class RemoteStatus:
     """Pending questions: `question_id`, `question`, and the engine's `interrupt_id`."""
     error: str = ""
     """The last run's error (a refused second run names the holder here)."""
+    paused_until: float | None = None
+    """The run gave its worker slot back for a usage-limit or quota pause until then (epoch seconds): the workers
+    re-queue it when the pause is over."""
+    pause_reason: str = ""
+
+    def paused(self) -> str:
+        """"paused until 14:05 (five_hour quota at 95%, …), re-queued automatically", or "" when not paused."""
+        if self.paused_until is None:
+            return ""
+        at = time.strftime("%H:%M", time.localtime(self.paused_until))
+        why = f" ({self.pause_reason})" if self.pause_reason else ""
+        return f"paused until {at}{why}, re-queued automatically"
 
 
-def _client(server: str) -> Any:
+def api_client(server: str) -> Any:
     from langgraph_sdk import get_client  # noqa: PLC0415  # the `worker`/`serve` extras: only --server needs it
 
     token = os.environ.get("ORCHESTRATOR_AUTH_TOKEN", "")
@@ -83,9 +97,10 @@ def sent_plan(plan: Path) -> dict[str, Any]:
 
 async def find_thread(server: str, repo_url: str | None, feature: str) -> dict[str, Any] | None:
     """The newest thread of `feature` (by `{repo_url, feature}` metadata), or the thread whose id `feature` is."""
-    client = _client(server)
+    client = api_client(server)
     if repo_url is None:
-        threads = await client.threads.search(ids=[feature], limit=1) if _looks_like_id(feature) else []
+        # By id with GET /threads/{id}: Aegra 0.11's search ignores `ids` (it answered the newest thread of all).
+        threads = [found] if _looks_like_id(feature) and (found := await _thread(client, feature)) else []
         threads = threads or await client.threads.search(metadata={"feature": feature}, limit=1,
                                                          sort_by="created_at", sort_order="desc")
     else:
@@ -94,6 +109,15 @@ async def find_thread(server: str, repo_url: str | None, feature: str) -> dict[s
         # A run refused by the feature lock leaves an errored thread behind: the one that ran is the answer.
         threads = sorted(threads, key=lambda thread: thread.get("status") == "error")
     return dict(threads[0]) if threads else None
+
+
+async def _thread(client: Any, thread_id: str) -> dict[str, Any] | None:
+    from langgraph_sdk.errors import NotFoundError  # noqa: PLC0415  # as api_client
+
+    try:
+        return dict(await client.threads.get(thread_id))
+    except NotFoundError:
+        return None
 
 
 def _looks_like_id(text: str) -> bool:
@@ -106,7 +130,7 @@ async def submit(server: str, feature: str, repo_url: str, base: str | None = No
 
     Raises RunLockedError when that feature's thread is running now (the workers' advisory lock refuses a second
     run of one feature even when two submissions race past this check)."""
-    client = _client(server)
+    client = api_client(server)
     identity = repo_identity(repo_url)
     inputs = feature_input(repo_url, feature, base, plan)  # bad input: refused before anything is queued
     existing = await find_thread(server, repo_url, feature)
@@ -126,7 +150,7 @@ async def remote_status(server: str, repo_url: str | None, feature: str) -> Remo
                          f" --server {server}` queues one")
     from langgraph_sdk.errors import APIStatusError  # noqa: PLC0415  # as _client
 
-    client = _client(server)
+    client = api_client(server)
     try:
         state: Any = await client.threads.get_state(thread["thread_id"], subgraphs=True)
     except APIStatusError:  # Aegra 0.11 answers 500 while the feature has no return value yet (a question waits,
@@ -137,14 +161,22 @@ async def remote_status(server: str, repo_url: str | None, feature: str) -> Remo
                if isinstance(i.get("value"), dict)]
     questions = [{"question_id": str(i["value"].get("question_id", "")),
                   "question": str(i["value"].get("question", "")), "interrupt_id": str(i.get("id", ""))}
-                 for i in pending]
+                 for i in pending if not is_pause(i["value"])]
+    pause = next((i["value"] for i in pending if is_pause(i["value"])), None)
     if not state and thread.get("status") == "interrupted":
-        questions = list((await client.http.get(f"/autobuild/threads/{thread['thread_id']}/questions"))["questions"])
+        found = await client.http.get(f"/autobuild/threads/{thread['thread_id']}/questions")
+        questions, pause = list(found["questions"]), found.get("pause")
     runs = await client.runs.list(thread["thread_id"], limit=1)
     error = ""
     if runs and runs[0].get("status") == "error":  # Aegra's run carries `error_message`
         error = str(dict(runs[0]).get("error_message") or "") or _error(state)
-    return RemoteStatus(str(thread["thread_id"]), str(thread.get("status", "")), results, questions, error)
+    return RemoteStatus(str(thread["thread_id"]), str(thread.get("status", "")), results, questions, error,
+                        *_pause_fields(pause))
+
+
+def _pause_fields(pause: Any) -> tuple[float | None, str]:
+    """The usage pause's end and reason from its interrupt value, (None, "") when the thread isn't paused."""
+    return (float(pause["until"]), str(pause.get("reason", ""))) if is_pause(pause) else (None, "")
 
 
 def _error(state: Any) -> str:
@@ -158,8 +190,10 @@ async def answer(server: str, repo_url: str | None, feature: str, question_id: s
     if not match:
         pending = ", ".join(q["question_id"] for q in found.questions) or "none"
         raise InputError(f"no pending question {question_id} on {feature} (pending: {pending})")
-    resume: Any = text if len(found.questions) == 1 else {match[0]["interrupt_id"]: text}
-    await _client(server).runs.create(found.thread_id, GRAPH_ID, command={"resume": resume})
+    # By id when anything else waits too (another question, the usage pause's own interrupt).
+    alone = len(found.questions) == 1 and found.paused_until is None
+    resume: Any = text if alone else {match[0]["interrupt_id"]: text}
+    await api_client(server).runs.create(found.thread_id, GRAPH_ID, command={"resume": resume})
     return found.thread_id
 
 
@@ -168,7 +202,7 @@ async def remote_history(server: str, repo_url: str | None, feature: str) -> lis
     thread = await find_thread(server, repo_url, feature)
     if thread is None:
         raise InputError(f"no thread for {feature} on {server}")
-    runs = await _client(server).runs.list(thread["thread_id"], limit=100)
+    runs = await api_client(server).runs.list(thread["thread_id"], limit=100)
     return [{"run_id": str(r["run_id"]), "status": str(r["status"]), "created_at": str(r["created_at"]),
              "error": str(dict(r).get("error_message") or "")} for r in reversed(runs)]
 
@@ -181,7 +215,7 @@ async def remote_results(server: str, repo_url: str | None, feature: str) -> dic
     from langgraph_sdk.errors import APIStatusError  # noqa: PLC0415  # as _client
 
     try:
-        state: Any = await _client(server).threads.get_state(thread["thread_id"])
+        state: Any = await api_client(server).threads.get_state(thread["thread_id"])
     except APIStatusError:  # no return value yet (see remote_status)
         return {}
     return dict((state.get("values") or {}).get("results") or {})
@@ -189,7 +223,7 @@ async def remote_results(server: str, repo_url: str | None, feature: str) -> dic
 
 async def remote_stats(server: str) -> dict[str, Any]:
     """Over every feature thread on the workers: threads by status and tasks by result status."""
-    client = _client(server)
+    client = api_client(server)
     threads = await client.threads.search(limit=1000)
     by_status: dict[str, int] = {}
     tasks: dict[str, int] = {}

@@ -98,6 +98,7 @@ _FORMATS: dict[str, Callable[[dict[str, Any]], str]] = {
     "coach_decision": _decision,
     "contract_violation": lambda e: f"{e['task']} contract violation: {e['detail']}",
     "usage_limit": lambda e: f"{e.get('status') or 'paused'}: no session starts until then",
+    "usage_pause_yield": lambda e: f"{e.get('status') or 'paused'}: the run ends here, re-queued after the pause",
     "usage_limit_over": lambda e: "usage limit over: sessions go on",
     "command_hung": lambda e: f"{e['task']} turn {e['turn']} {e['role']} stopped by the session timeout;"
     f" still running: {'; '.join(e['commands'])} (not retried; the next turn is told)",
