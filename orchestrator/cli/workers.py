@@ -26,9 +26,27 @@ def _call(coroutine: Any) -> Any:
         raise InputError(f"can't reach the server: {exc or type(exc).__name__}") from None
 
 
+# Written out, not read from WorkerSettings: `--help` stays free of pydantic (tests/unit/test_worker_settings.py
+# checks that every variable of WorkerSettings is here).
+SERVE_VARIABLES = """variables (flags win):
+  DATABASE_URL                     the Postgres every worker shares (runs, checkpoints, locks)
+  REDIS_URL                        the queue every worker takes runs from
+  PORT                             the port (default 2026)
+  ORCHESTRATOR_HOST                the address (default 127.0.0.1)
+  ORCHESTRATOR_AUTH_TOKEN          clients send it as a bearer token; needed off loopback
+  ORCHESTRATOR_WORKSPACE           where clones of runs by URL live (default: a per-user data dir)
+  ORCHESTRATOR_WORKER_RUNS         feature runs this worker holds at once (default 2)
+  ORCHESTRATOR_RUN_TIMEOUT_HOURS   a run is stopped after this long (default 24)
+  ORCHESTRATOR_LEASE_SECONDS       a dead worker's runs are taken over within about this (default 30)
+  ORCHESTRATOR_YIELD_PAUSE_SECONDS a run paused longer than this frees its slot, re-queued after (default 300)
+  ORCHESTRATOR_WAKE_SECONDS        how often paused runs are looked at for re-queueing (default 5)
+  ORCHESTRATOR_SERVE_DIR           where the engine's generated config goes (default: a per-user state dir)"""
+
+
 def add_worker_commands(commands: argparse._SubParsersAction[Any]) -> None:
     serve = commands.add_parser("serve", help="run a worker: the `autobuild` graph on Aegra over DATABASE_URL"
-                                              " (Postgres) and REDIS_URL; GET /ok answers once ready")
+                                              " (Postgres) and REDIS_URL; GET /ok answers once ready",
+                                epilog=SERVE_VARIABLES, formatter_class=argparse.RawDescriptionHelpFormatter)
     serve.add_argument("--port", type=int, default=None, help="default: PORT, else 2026")
     serve.add_argument("--host", default=None,
                        help="default 127.0.0.1; another address needs ORCHESTRATOR_AUTH_TOKEN (clients send it)")

@@ -110,3 +110,11 @@ def test_a_plan_submitted_by_url_travels_with_its_task_markdown_and_a_bad_one_is
                  "--plan", str(plan)]) == 2
     err = capsys.readouterr().err
     assert len(err.strip().splitlines()) == 1 and "Traceback" not in err, err
+
+
+def test_serve_help_names_every_variable_of_the_worker_settings(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit):
+        main(["serve", "--help"])
+    shown = capsys.readouterr().out
+    aliases = [str(field.validation_alias) for field in WorkerSettings.model_fields.values()]
+    assert len(aliases) >= 12 and all(f"\n  {alias} " in shown for alias in aliases), shown
