@@ -327,6 +327,18 @@ class WorkerSettings(BaseSettings):
     state_dir: str = Field(default="", validation_alias="ORCHESTRATOR_SERVE_DIR")
     """Where `serve` writes the engine's generated config (empty: a per-user state dir)."""
 
+    @classmethod
+    def load(cls, **flags: Any) -> WorkerSettings:
+        """From flags over the variables, checked: a bad value, even one that isn't a number, is one line naming the
+        variable (InputError, exit 2)."""
+        try:
+            found = cls(**flags)
+        except ValidationError as exc:
+            problem = exc.errors()[0]
+            name = str(problem["loc"][0]) if problem.get("loc") else "a worker variable"
+            raise InputError(f"bad value for {name}: {problem['msg']} (got {problem.get('input')!r})") from None
+        return found.checked()
+
     def checked(self) -> WorkerSettings:
         """One line naming the bad setting (InputError, exit 2) before anything is started or written."""
         if not self.database_url:

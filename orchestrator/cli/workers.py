@@ -80,7 +80,7 @@ def worker_settings(args: argparse.Namespace) -> Any:
     from orchestrator.settings import WorkerSettings
 
     flags = {name: value for name, value in (("port", args.port), ("host", args.host)) if value is not None}
-    return WorkerSettings(**flags).checked()
+    return WorkerSettings.load(**flags)
 
 
 def submit_command(args: argparse.Namespace, settings: Any) -> int:

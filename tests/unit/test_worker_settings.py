@@ -26,6 +26,9 @@ GOOD = {"DATABASE_URL": "postgresql://u@127.0.0.1:1/db", "REDIS_URL": "redis://1
     (GOOD, ["--port", "0"], "--port"),
     ({**GOOD, "ORCHESTRATOR_WORKER_RUNS": "0"}, [], "ORCHESTRATOR_WORKER_RUNS"),
     ({**GOOD, "ORCHESTRATOR_RUN_TIMEOUT_HOURS": "0"}, [], "ORCHESTRATOR_RUN_TIMEOUT_HOURS"),
+    ({**GOOD, "ORCHESTRATOR_WAKE_SECONDS": "soon"}, [], "bad value for ORCHESTRATOR_WAKE_SECONDS"),
+    ({**GOOD, "PORT": "http"}, [], "bad value for PORT"),
+    ({**GOOD, "ORCHESTRATOR_LEASE_SECONDS": "1.5"}, [], "bad value for ORCHESTRATOR_LEASE_SECONDS"),
     (GOOD, [], "DATABASE_URL: can't connect"),  # nothing listens on port 1
 ])
 def test_bad_worker_settings_are_one_line_and_exit_2(
