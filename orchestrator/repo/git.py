@@ -48,9 +48,10 @@ def _add_exclude_lines(exclude: Path) -> None:
 
 def _footing(path: Path, common_dir: Path) -> tuple[object, ...] | None:
     """What git resolves a worktree from (blocking: callers run it in a thread): the folder, its `.git` file, the
-    admin folder's HEAD, commondir, gitdir and config.worktree, and the shared config; each by inode, size, and
-    modification and change times (a file rewritten or replaced, even with its mtime put back, changes its ctime).
-    None when `.git` is not a file."""
+    admin folder's HEAD, commondir, gitdir and config.worktree, and the shared config; each by device, inode, size,
+    and modification and change times (a file rewritten or replaced, even with its mtime put back, changes its
+    ctime), both the entry and, when it is a link, what it points to (a HEAD made a link to a file elsewhere
+    changes with that file). None when `.git` is not a file."""
     dot_git = path / ".git"
     try:
         if not dot_git.is_file():
@@ -64,11 +65,13 @@ def _footing(path: Path, common_dir: Path) -> tuple[object, ...] | None:
                common_dir / "config"]
     stamps: list[object] = [text]
     for item in watched:
-        try:
-            found = item.lstat()
-            stamps.append((found.st_ino, found.st_size, found.st_mtime_ns, found.st_ctime_ns, found.st_mode))
-        except OSError:
-            stamps.append(None)
+        for read in (item.lstat, item.stat):  # the entry, and what it leads to when it is a link
+            try:
+                found = read()
+                stamps.append((found.st_dev, found.st_ino, found.st_size, found.st_mtime_ns, found.st_ctime_ns,
+                               found.st_mode))
+            except OSError:
+                stamps.append(None)
     return tuple(stamps)
 
 

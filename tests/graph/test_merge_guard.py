@@ -113,3 +113,21 @@ async def test_a_watched_operation_starts_from_the_last_snapshot_and_always_ends
     assert await watch.since(repo, after) == []
     watch._latest[repo.root] = (time.monotonic() - watch.REUSE_S - 1, after)
     assert await watch.take(repo) is not after, "an older one is not reused"
+
+
+async def test_a_worktree_file_made_a_link_is_checked_again_when_what_it_points_to_changes(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    repo = _repo(tmp_path / "repo")
+    ours = repo.worktrees_dir / "F" / "T"
+    await repo.add_worktree(ours, "autobuild/F.T", "HEAD")
+    admin = Path(git(ours, "rev-parse", "--absolute-git-dir").strip())
+    target = tmp_path / "elsewhere-commondir"
+    target.write_text((admin / "commondir").read_text())
+    (admin / "commondir").unlink()
+    (admin / "commondir").symlink_to(target)  # the link itself never changes again
+    assert await repo.worktree_problem(ours) is None, "git follows the link: still this repository"
+    log = _counting_git(tmp_path, monkeypatch)
+    theirs = _repo(tmp_path / "other")
+    target.write_text(f"{theirs.root / '.git'}\n")
+    assert await repo.worktree_problem(ours) is not None
+    assert _asked(log) == 1
