@@ -111,7 +111,10 @@ async def judged_run(command: str, cwd: Path, timeout_s: float, env: dict[str, s
     replaces the plain run of the command (the run's gate cache)."""
 
     async def once() -> GateResult:
-        return await (run() if run is not None else run_gate(command, cwd, timeout_s, env, sandbox))
+        known = (base["failing"] or []) if base else []
+        if run is not None:
+            return await run()
+        return await run_gate(command, cwd, timeout_s, env, sandbox, known_failing=known)
 
     first = judge(await once(), base)
     if first["passed"] or not _new(first, base):

@@ -8,9 +8,11 @@ from __future__ import annotations
 
 import asyncio
 import tempfile
+from collections.abc import Sequence
 from pathlib import Path
 
 from orchestrator.facts import GateResult
+from orchestrator.gate.excerpt import failure_excerpts
 from orchestrator.gate.instrument import Reports, instrument
 from orchestrator.gate.runners import Observed, combine
 from orchestrator.gate.runners.js import jest, mocha, vitest
@@ -49,9 +51,10 @@ def counts_text(passed: int | None, failed: int | None, skipped: int | None) -> 
 
 
 async def run_gate(command: str, cwd: Path, timeout_s: float, env: dict[str, str],
-                   sandbox: Sandbox | None = None) -> GateResult:
+                   sandbox: Sandbox | None = None, *, known_failing: Sequence[str] = ()) -> GateResult:
     """Run the gate command once in `cwd` and record what it observed (not yet judged against the base:
-    `passed` is exit 0, no failing test named, and, for a recognised runner, at least one test run)."""
+    `passed` is exit 0, no failing test named, and, for a recognised runner, at least one test run). Its output
+    is the lines around the failing tests (those not `known_failing` on the base first), then the last lines."""
     scratch = await asyncio.to_thread(tempfile.TemporaryDirectory, prefix="autobuild-gate-")  # made and removed
     try:  # off the event loop
         tmp = scratch.name
@@ -77,8 +80,12 @@ async def run_gate(command: str, cwd: Path, timeout_s: float, env: dict[str, str
         summary += f" ({counts_text(seen.passed, seen.failed, seen.skipped_count)}; {seen.runner})"
     else:
         summary += " (no test runner recognised: judged by exit status)"
+    output = completed.tail(30)
+    if failing and (excerpt := failure_excerpts(completed.stdout + "\n" + completed.stderr, failing,
+                                                known_failing)):
+        output = f"{excerpt}\n… (the end of the output:)\n{output}"
     return GateResult(
-        passed=passed, command=command, summary=summary, output=completed.tail(30),
+        passed=passed, command=command, summary=summary, output=output,
         exit_code=None if completed.timed_out else completed.returncode,
         tests_passed=seen.passed if seen else None, tests_failed=seen.failed if seen else None,
         failing=failing, new_failures=[], ran_classes=seen.ran if seen else None,

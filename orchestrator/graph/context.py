@@ -211,8 +211,9 @@ class RunContext:
         env, box = await asyncio.to_thread(self._gate_env, worktree)
 
         async def gate() -> GateResult:  # sandboxed: it can write only what the run owns
+            known = (base["failing"] or []) if (base := self.gate["base"]) else []
             return await self._watched(what, worktree, run_gate(command, worktree, self.options.verify_timeout, env,
-                                                                box), lambda run: run["output"])
+                                                                box, known_failing=known), lambda run: run["output"])
 
         if self.gate_cache is None:
             return await judged_run(command, worktree, self.options.verify_timeout, env, self.gate["base"], run=gate)

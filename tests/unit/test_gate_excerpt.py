@@ -1,0 +1,45 @@
+"""The gate's output leads with each failing test's own lines (gate/excerpt.py), on outputs captured from the real
+tools (tests/fixtures/gate/): node's TAP prints a failure where it happens and ends with totals only, so the last
+lines alone told a player nothing (found on commander.js: a test file that failed to load, its error 180 lines
+above the end)."""
+
+from __future__ import annotations
+
+import pytest
+
+from orchestrator.gate.excerpt import MOST_LINES, failure_excerpts
+from orchestrator.processes import Completed
+from tests.unit.test_gate_runners import FIXTURES, seen
+
+
+@pytest.mark.parametrize(("runner", "case"), [
+    ("pytest", "red"), ("unittest", "red-subtests"), ("node", "red-nested"), ("node", "npm-test-red"),
+    ("node", "esm-require-red"), ("jest", "red"), ("vitest", "red"), ("mocha", "red"), ("go", "red"),
+    ("cargo", "red-no-fail-fast"),
+])
+def test_every_runners_red_run_yields_the_lines_of_a_failing_test(runner: str, case: str) -> None:
+    _, failing, *_ = seen(runner, case)
+    assert failing, f"{runner}/{case}: the runner names its failures"
+    text = (FIXTURES / runner / case).with_suffix(".out").read_text()
+    excerpt = failure_excerpts(text, failing)
+    assert excerpt and len(excerpt.splitlines()) <= MOST_LINES
+    leaf = failing[0].replace("::", " > ").replace(" › ", " > ").split(" > ")[-1].rsplit(".", 1)[-1]
+    assert leaf in excerpt, (leaf, excerpt)
+
+
+def test_a_failure_far_from_the_end_is_in_the_gates_output_and_new_failures_come_first() -> None:
+    text = (FIXTURES / "node" / "esm-require-red.out").read_text()
+    tail = Completed(("node", "--test"), 1, text, "").tail(30)
+    assert "ReferenceError" not in tail, "the captured run's last lines are passing tests and the totals"
+    _, failing, *_ = seen("node", "esm-require-red")
+    assert "ReferenceError: require is not defined in ES module scope" in failure_excerpts(text, failing)
+
+
+def test_with_many_failures_the_new_ones_are_shown_before_those_red_on_the_base() -> None:
+    names = [f"test_old_{n}" for n in range(6)] + ["test_new"]
+    filler = "\n".join(["PASSED tests/test_x.py::test_fine"] * 40)  # the failures lie far apart
+    text = "\n".join(f"{filler}\nFAILED tests/test_x.py::{name} - assert {name}\n{filler}" for name in names)
+    ids = [f"tests/test_x.py::{name}" for name in names]
+    shown = failure_excerpts(text, ids, known=ids[:6])
+    assert shown.index("test_new - assert") < shown.index("FAILED tests/test_x.py::test_old_0"), "the new one first"
+    assert 1 < shown.count("FAILED") <= 5 and len(shown.splitlines()) <= MOST_LINES
