@@ -42,6 +42,7 @@ from orchestrator.graph.scheduler import Held, Scheduler
 from orchestrator.graph.state import FeatureInput, FeatureOutput, TaskInput, TaskResult, TaskState
 from orchestrator.jsonout import iso_utc
 from orchestrator.plan.model import FeaturePlan, load_target, plan_digest, remember_plan_file
+from orchestrator.repo import watch
 from orchestrator.repo.git import GitRepo
 from orchestrator.repo.lock import repo_lock_async
 from orchestrator.settings import RunOptions
@@ -261,6 +262,7 @@ async def _run_plan(inputs: FeatureInput, options: RunOptions, repo: GitRepo, ru
         raise PlanError(f"the plan of {plan.id} changed since its run started: put it back, or start over on a"
                         " new thread")
     events = EventLog(repo.root, plan.id, runtime.stream_writer)
+    watch.forget(repo.root)
     limit_gate = await asyncio.to_thread(_limit_gate, options, pause_path(repo.root, plan.id), events,
                                          partial(_yielded, runtime, events, thread_of(get_config())))
     ctx = RunContext(options=options, plan=plan, repo=repo, base_branch=setup["base_branch"],

@@ -210,6 +210,11 @@ def _files(root: Path) -> Watched:
     return snapshot(root, deep=not sandbox.agents_available())
 
 
+def forget(root: Path) -> None:
+    """A run starts from a snapshot of its own, never from one an earlier run in this process took."""
+    _latest.pop(root, None)
+
+
 async def take(repo: GitRepo, fresh: bool = False) -> UserSide:
     """The user's side now (`fresh`), or as the last snapshot of this repo found it within `REUSE_S`."""
     last = _latest.get(repo.root)

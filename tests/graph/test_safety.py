@@ -78,6 +78,24 @@ async def test_a_user_commit_and_a_user_checkout_during_a_player_session_are_kep
     assert "refs/heads/main moved" in report and "not reverted" in report
 
 
+
+async def test_a_run_never_starts_from_a_snapshot_of_an_earlier_run(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Unsandboxed, a change seen around a session fails its task. The user commits right after one run ends (well
+    # within the 2 s a watched operation may reuse the last snapshot): the next run must not count it as its own.
+    unsandboxed(tmp_path, monkeypatch)
+    repo = repo_with(tmp_path, task("A"))
+    script: dict[Any, Any] = {("player", "A"): writes({"calc/a.py": "A = 1\n"}), "coach": approve()}
+    first = await Workflow(repo, ScriptedAgents(script), thread="one").run()
+    assert first.status("A") == "approved-unverified"
+    (repo / "mine.txt").write_text("mine\n")
+    git(repo, "add", "mine.txt")
+    git(repo, "-c", "user.name=me", "-c", "user.email=me@x", "commit", "-qm", "my commit between runs")
+    git(repo, "branch", "-D", "autobuild/FEAT-001")
+    second = await Workflow(repo, ScriptedAgents(script), thread="two").run()
+    assert second.status("A") == "approved-unverified", second.results["A"].get("reason")
+    assert "repo_tampering" not in second.kinds()
+
 async def test_without_the_sandbox_a_change_around_a_session_fails_its_task_and_nothing_is_reverted(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     unsandboxed(tmp_path, monkeypatch)
