@@ -187,9 +187,10 @@ def _tmp_entries(limit: int = 1000) -> list[str]:
 
 
 def refusals(output: str, limit: int = 5) -> list[str]:
-    """The lines of a command's output where the sandbox refused a write."""
-    return [line.strip() for line in output.splitlines()
-            if REFUSED in line and not line.startswith(NOTE)][:limit]
+    """The lines of a command's output where the sandbox refused a write, each once (a gate's output may show a
+    line twice: among a failing test's lines and among the last ones)."""
+    return list(dict.fromkeys(line.strip() for line in output.splitlines()
+                              if REFUSED in line and not line.startswith(NOTE)))[:limit]
 
 
 def agents_available() -> bool:

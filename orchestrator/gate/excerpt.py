@@ -10,6 +10,7 @@ from collections.abc import Sequence
 _SEPARATORS = re.compile(r" > | › |::")
 _FAILURE = re.compile(r"not ok|FAIL|ERROR|Error|✗|✕|×|failed|panicked", re.IGNORECASE)
 BEFORE, AFTER, MOST_TESTS, MOST_LINES = 12, 20, 5, 120
+MAX_LINE, MAX_TEXT = 500, 4_000_000  # a minified bundle in a stack trace is one line; a run's output can be huge
 
 
 def _where(lines: list[str], test_id: str) -> int | None:
@@ -28,8 +29,9 @@ def _where(lines: list[str], test_id: str) -> int | None:
 def failure_excerpts(text: str, failing: Sequence[str], known: Sequence[str] = ()) -> str:
     """The lines around each failing test (new failures before those `known` to fail already, at most
     `MOST_TESTS`, at most `MOST_LINES` in all), joined where they overlap; "" when none is found."""
-    lines = text.splitlines()
-    ordered = [*(t for t in failing if t not in set(known)), *(t for t in failing if t in set(known))]
+    lines = [line if len(line) <= MAX_LINE else line[:MAX_LINE] + " …" for line in text[-MAX_TEXT:].splitlines()]
+    red_before = set(known)
+    ordered = [*(t for t in failing if t not in red_before), *(t for t in failing if t in red_before)]
     spans: list[tuple[int, int]] = []
     for test_id in ordered[:MOST_TESTS]:
         at = _where(lines, test_id)

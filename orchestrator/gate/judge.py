@@ -11,7 +11,7 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 from orchestrator.facts import GateResult
-from orchestrator.gate.result import BY_COUNTS, run_gate
+from orchestrator.gate.result import BY_COUNTS, last_lines, run_gate
 from orchestrator.sandbox import Sandbox
 
 _PYTEST_UNUSABLE = {3: "pytest hit an internal error", 4: "pytest usage error"}
@@ -36,7 +36,7 @@ def unusable(run: GateResult) -> str | None:
     if code in _PYTEST_UNUSABLE and (run.get("runner") == "pytest" or "pytest" in (run["command"] or "")) \
             and not run["tests_passed"] and not run["tests_failed"]:
         return f"`{run['command']}`: {_PYTEST_UNUSABLE[code]} (exit {code})"
-    if code != 0 and not run["tests_passed"] and not run["tests_failed"] and _USAGE.search(run["output"]):
+    if code != 0 and not run["tests_passed"] and not run["tests_failed"] and _USAGE.search(last_lines(run)):
         return f"`{run['command']}`: usage error (exit {code})"
     return None
 

@@ -24,6 +24,13 @@ from orchestrator.processes import run_shell
 from orchestrator.sandbox import Sandbox
 
 BY_IDS, BY_COUNTS, BY_EXIT = "test ids", "counts", "exit status"
+TAIL_MARK = "… (the end of the output:)"
+"""In a gate run's `output`, between the failing tests' own lines and the run's last lines."""
+
+
+def last_lines(run: GateResult) -> str:
+    """The run's last lines of output, without the failing tests' lines that lead it."""
+    return run["output"].rsplit(TAIL_MARK, 1)[-1]
 
 
 def no_gate(reason: str) -> GateResult:
@@ -81,9 +88,9 @@ async def run_gate(command: str, cwd: Path, timeout_s: float, env: dict[str, str
     else:
         summary += " (no test runner recognised: judged by exit status)"
     output = completed.tail(30)
-    if failing and (excerpt := failure_excerpts(completed.stdout + "\n" + completed.stderr, failing,
-                                                known_failing)):
-        output = f"{excerpt}\n… (the end of the output:)\n{output}"
+    if failing and (excerpt := await asyncio.to_thread(failure_excerpts, completed.stdout + "\n" + completed.stderr,
+                                                       failing, known_failing)):
+        output = f"{excerpt}\n{TAIL_MARK}\n{output}"
     return GateResult(
         passed=passed, command=command, summary=summary, output=output,
         exit_code=None if completed.timed_out else completed.returncode,

@@ -64,6 +64,13 @@ def _footing(path: Path, common_dir: Path) -> tuple[object, ...] | None:
     watched = [path, dot_git, admin / "HEAD", admin / "commondir", admin / "gitdir", admin / "config.worktree",
                common_dir / "config"]
     stamps: list[object] = [text]
+    try:
+        reftable = (admin / "HEAD").read_text(errors="replace").strip() == "ref: refs/heads/.invalid" \
+            or (common_dir / "reftable").is_dir()
+    except OSError:
+        reftable = False
+    if reftable:  # HEAD and refs live in reftable stacks these stamps don't cover: git is asked every time
+        stamps.append(object())
     for item in watched:
         for read in (item.lstat, item.stat):  # the entry, and what it leads to when it is a link
             try:

@@ -200,8 +200,8 @@ REUSE_S = 2.0
 new one: the snapshot that ended the previous operation (of this task or a concurrent one) is the next one's start.
 A venv listing costs 50-100 ms and there were two per session and per gate run; this halves them, and at
 --parallel 8 most sessions start from one. The price: a change of the user's in those seconds before an operation
-is reported as seen during it (unsandboxed, where such a change fails the task, a change in the gap before a
-session was already indistinguishable from one at its very start)."""
+is noted as seen during it. Only under both sandboxes, where such a change is only noted: without them a change
+seen around a session fails its task, so every operation starts from a snapshot of its own."""
 _latest: dict[Path, tuple[float, UserSide]] = {}
 
 
@@ -218,8 +218,9 @@ def forget(root: Path) -> None:
 async def take(repo: GitRepo, fresh: bool = False) -> UserSide:
     """The user's side now (`fresh`), or as the last snapshot of this repo found it within `REUSE_S`."""
     last = _latest.get(repo.root)
-    if not fresh and last is not None and time.monotonic() - last[0] <= REUSE_S:
-        return last[1]
+    if not fresh and last is not None and time.monotonic() - last[0] <= REUSE_S \
+            and await asyncio.to_thread(sandbox.agents_available):
+        return last[1]  # only under the sandboxes: there a change seen is only noted, never a task's failure
     started = time.monotonic()
     side = UserSide(await guard.snapshot(repo), await asyncio.to_thread(_files, repo.root))
     current = _latest.get(repo.root)

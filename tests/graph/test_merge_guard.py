@@ -14,7 +14,8 @@ import pytest
 
 from orchestrator.cli.demo import git, make_sample_repo
 from orchestrator.repo import watch
-from orchestrator.repo.git import GitRepo
+from orchestrator.repo.git import GitRepo, _footing
+from tests.graph.harness import unsandboxed
 
 
 def _repo(path: Path) -> GitRepo:
@@ -131,3 +132,23 @@ async def test_a_worktree_file_made_a_link_is_checked_again_when_what_it_points_
     target.write_text(f"{theirs.root / '.git'}\n")
     assert await repo.worktree_problem(ours) is not None
     assert _asked(log) == 1
+
+
+async def test_without_the_sandboxes_every_watched_operation_starts_from_a_snapshot_of_its_own(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    unsandboxed(tmp_path, monkeypatch)  # there a change seen around a session fails its task: never misattributed
+    repo = _repo(tmp_path / "repo")
+    first = await watch.take(repo)
+    assert await watch.take(repo) is not first
+
+
+def test_a_reftable_worktree_is_never_answered_from_a_remembered_proof(tmp_path: Path) -> None:
+    common, worktree = tmp_path / "repo/.git", tmp_path / "repo/.autobuild/worktrees/F/T"
+    admin = common / "worktrees/T"
+    admin.mkdir(parents=True)
+    worktree.mkdir(parents=True)
+    (worktree / ".git").write_text(f"gitdir: {admin}\n")
+    (admin / "HEAD").write_text("ref: refs/heads/autobuild/F.T\n")
+    assert _footing(worktree, common) == _footing(worktree, common), "files backend: the same footing"
+    (admin / "HEAD").write_text("ref: refs/heads/.invalid\n")  # reftable: HEAD lives in the worktree's stack
+    assert _footing(worktree, common) != _footing(worktree, common)

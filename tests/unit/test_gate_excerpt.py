@@ -7,7 +7,9 @@ from __future__ import annotations
 
 import pytest
 
-from orchestrator.gate.excerpt import MOST_LINES, failure_excerpts
+from orchestrator.gate.excerpt import MAX_LINE, MOST_LINES, failure_excerpts
+from orchestrator.gate.judge import unusable
+from orchestrator.gate.result import TAIL_MARK, no_gate
 from orchestrator.processes import Completed
 from tests.unit.test_gate_runners import FIXTURES, seen
 
@@ -32,7 +34,7 @@ def test_a_failure_far_from_the_end_is_in_the_gates_output_and_new_failures_come
     tail = Completed(("node", "--test"), 1, text, "").tail(30)
     assert "ReferenceError" not in tail, "the captured run's last lines are passing tests and the totals"
     _, failing, *_ = seen("node", "esm-require-red")
-    assert "ReferenceError: require is not defined in ES module scope" in failure_excerpts(text, failing)
+    assert "ReferenceError: require is not defined in ES module scope" in failure_excerpts(text, failing or [])
 
 
 def test_with_many_failures_the_new_ones_are_shown_before_those_red_on_the_base() -> None:
@@ -43,3 +45,12 @@ def test_with_many_failures_the_new_ones_are_shown_before_those_red_on_the_base(
     shown = failure_excerpts(text, ids, known=ids[:6])
     assert shown.index("test_new - assert") < shown.index("FAILED tests/test_x.py::test_old_0"), "the new one first"
     assert 1 < shown.count("FAILED") <= 5 and len(shown.splitlines()) <= MOST_LINES
+
+
+def test_a_huge_line_is_cut_and_a_usage_line_among_the_failures_is_no_usage_error() -> None:
+    text = "x" * 5_000_000 + " FAILED test_big\n" + "FAILED tests/test_x.py::test_big - boom"
+    shown = failure_excerpts(text, ["tests/test_x.py::test_big"])
+    assert "test_big - boom" in shown and len(shown) < 2 * MAX_LINE + 100
+    run = no_gate("x") | {"command": "npm test", "exit_code": 1, "tests_passed": None, "tests_failed": None,
+                          "output": f"Usage: prog [options]\n{TAIL_MARK}\nnpm ERR! Test failed."}
+    assert unusable(run) is None, "commander.js prints its usage in its own tests: only the last lines count"
