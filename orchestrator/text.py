@@ -1,8 +1,11 @@
-"""Text from plans, agents and tools made safe to show: control characters (terminal escapes) become visible."""
+"""Text from plans, agents and tools made safe to show: control characters (terminal escapes) become visible,
+credentials in a command's output are named, not shown."""
 
 from __future__ import annotations
 
+import re
 import unicodedata
+from collections.abc import Mapping
 
 
 def visible(text: str) -> str:
@@ -25,3 +28,16 @@ def plain_line(text: str, limit: int | None = None, control: str = "") -> str:
                    for ch in text)
     line = " ".join(kept.split())
     return line if limit is None or len(line) <= limit else line[: limit - 1].rstrip() + "…"
+
+
+_SECRET_NAME = re.compile(r"KEY|TOKEN|SECRET|PASSW|CREDENTIAL|AUTH|COOKIE|SESSION", re.IGNORECASE)
+_MIN_SECRET = 8  # shorter values ("1", "true") would mask ordinary words
+
+
+def without_secrets(text: str, env: Mapping[str, str]) -> str:
+    """`text` with the value of every credential-like variable of `env` (ANTHROPIC_API_KEY, GH_TOKEN, a
+    DATABASE_PASSWORD…) replaced by its name: a test that prints its environment can't put them in a report."""
+    for name, value in sorted(env.items(), key=lambda item: -len(item[1])):
+        if _SECRET_NAME.search(name) and len(value) >= _MIN_SECRET and value in text:
+            text = text.replace(value, f"${name}")
+    return text

@@ -22,6 +22,7 @@ from orchestrator.gate.runners.node import node_tap
 from orchestrator.gate.runners.python import pytest_summary, unittest_report, unittest_summary
 from orchestrator.processes import run_shell
 from orchestrator.sandbox import Sandbox
+from orchestrator.text import without_secrets
 
 BY_IDS, BY_COUNTS, BY_EXIT = "test ids", "counts", "exit status"
 TAIL_MARK = "… (the end of the output:)"
@@ -87,10 +88,10 @@ async def run_gate(command: str, cwd: Path, timeout_s: float, env: dict[str, str
         summary += f" ({counts_text(seen.passed, seen.failed, seen.skipped_count)}; {seen.runner})"
     else:
         summary += " (no test runner recognised: judged by exit status)"
-    output = completed.tail(30)
+    output = without_secrets(completed.tail(30), run_env)
     if failing and (excerpt := await asyncio.to_thread(failure_excerpts, completed.stdout + "\n" + completed.stderr,
                                                        failing, known_failing)):
-        output = f"{excerpt}\n{TAIL_MARK}\n{output}"
+        output = f"{without_secrets(excerpt, run_env)}\n{TAIL_MARK}\n{output}"
     return GateResult(
         passed=passed, command=command, summary=summary, output=output,
         exit_code=None if completed.timed_out else completed.returncode,

@@ -5,11 +5,15 @@ above the end)."""
 
 from __future__ import annotations
 
+import os
+import sys
+from pathlib import Path
+
 import pytest
 
 from orchestrator.gate.excerpt import MAX_LINE, MOST_LINES, failure_excerpts
 from orchestrator.gate.judge import unusable
-from orchestrator.gate.result import TAIL_MARK, no_gate
+from orchestrator.gate.result import TAIL_MARK, no_gate, run_gate
 from orchestrator.processes import Completed
 from tests.unit.test_gate_runners import FIXTURES, seen
 
@@ -54,3 +58,11 @@ def test_a_huge_line_is_cut_and_a_usage_line_among_the_failures_is_no_usage_erro
     run = no_gate("x") | {"command": "npm test", "exit_code": 1, "tests_passed": None, "tests_failed": None,
                           "output": f"Usage: prog [options]\n{TAIL_MARK}\nnpm ERR! Test failed."}
     assert unusable(run) is None, "commander.js prints its usage in its own tests: only the last lines count"
+
+
+async def test_credentials_a_gate_prints_are_named_not_shown(tmp_path: Path) -> None:
+    env = {**os.environ, "PYTHONPATH": "", "GH_TOKEN": "ghp_0123456789abcdef", "DEBUG": "1"}
+    script = "import os\nprint('token', os.environ['GH_TOKEN'], 'debug', os.environ['DEBUG'])\nraise SystemExit(1)\n"
+    (tmp_path / "leak.py").write_text(script)
+    run = await run_gate(f"{sys.executable} leak.py", tmp_path, 60, env)
+    assert "ghp_0123456789abcdef" not in run["output"] and "token $GH_TOKEN debug 1" in run["output"]
