@@ -12,6 +12,7 @@ its own `@task`, so those calls too are issued in the same order on replay (grap
 from __future__ import annotations
 
 import asyncio
+import time
 import uuid
 from collections.abc import Awaitable, Callable
 from functools import partial, update_wrapper
@@ -49,7 +50,7 @@ from orchestrator.settings import RunOptions
 from orchestrator.store import traces as trace
 from orchestrator.store.feature_lock import feature_lock
 from orchestrator.store.pause import PauseRecords, describe, pause_path, quota_path, read_pause, shared_store
-from orchestrator.store.paused_threads import interrupt_value, shared_paused_threads
+from orchestrator.store.paused_threads import PausedThreads, interrupt_value, shared_paused_threads
 from orchestrator.views import pictures, reports
 
 
@@ -263,8 +264,9 @@ async def _run_plan(inputs: FeatureInput, options: RunOptions, repo: GitRepo, ru
                         " new thread")
     events = EventLog(repo.root, plan.id, runtime.stream_writer)
     watch.forget(repo.root)
+    unrecorded: list[str] = []  # why the workers' store could not learn of a yield (then nothing re-queues it)
     limit_gate = await asyncio.to_thread(_limit_gate, options, pause_path(repo.root, plan.id), events,
-                                         partial(_yielded, runtime, events, thread_of(get_config())))
+                                         partial(_yielded, runtime, events, thread_of(get_config()), unrecorded))
     ctx = RunContext(options=options, plan=plan, repo=repo, base_branch=setup["base_branch"],
                      agents=options.agents or ClaudeAgents(), gate=gate, spend=Spend(),
                      limit_gate=limit_gate,
@@ -299,7 +301,10 @@ async def _run_plan(inputs: FeatureInput, options: RunOptions, repo: GitRepo, ru
            usage_limit_exceeded=bool(ctx.limit_gate and ctx.limit_gate.exceeded),
            gate_cache=ctx.gate_cache.stats() if ctx.gate_cache else None)
     if limit_gate.yielded is not None:  # the run's last word: paused until then, the workers re-queue it
-        questions.append(Interrupt(interrupt_value(limit_gate.yielded), id=uuid.uuid4().hex))
+        await trace.flushed()  # the yield's record in the workers' store was written (or failed) in order
+        value = interrupt_value(limit_gate.yielded) | ({"requeued": False, "unrecorded": unrecorded[-1]}
+                                                      if unrecorded else {})
+        questions.append(Interrupt(value, id=uuid.uuid4().hex))
     if questions or scheduler.held:
         raise GraphInterrupt(tuple(questions))
     if not options.keep_worktrees:
@@ -337,14 +342,27 @@ def thread_of(config: Any) -> str:
     return str(config.get("configurable", {}).get("thread_id", ""))
 
 
-def _yielded(runtime: Runtime[RunOptions], events: EventLog, thread: str, pause: Pause) -> None:
+def _yielded(runtime: Runtime[RunOptions], events: EventLog, thread: str, unrecorded: list[str], pause: Pause) -> None:
     """A served run gives its slot back for a long pause: no node starts any more (a drain, as on SIGTERM), and the
-    workers' store learns when to re-queue the thread."""
+    workers' store learns when to re-queue the thread (if it can't, the run's interrupt says so: `unrecorded`)."""
     if runtime.control is not None:
         runtime.control.request_drain("usage pause")
     if thread and (paused := shared_paused_threads()) is not None:
-        trace.in_order(paused.record, thread, pause)
+        trace.in_order(_record_yield, paused, thread, pause, unrecorded)
     events("usage_pause_yield", until=iso_utc(pause.until), reason=pause.reason, status=describe(pause))
+
+
+def _record_yield(paused: PausedThreads, thread: str, pause: Pause, unrecorded: list[str]) -> None:
+    """On the run's writer thread: the row the waker re-queues from, tried three times (a database hiccup)."""
+    for attempt in range(3):
+        try:
+            paused.record(thread, pause)
+            return
+        except Exception as exc:  # noqa: BLE001 - any store failure: said in the run's last interrupt
+            if attempt == 2:
+                unrecorded.append(f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"[:200])
+            else:
+                time.sleep(1.0 + attempt)
 
 
 graph = build_feature_workflow()

@@ -35,6 +35,8 @@ class RemoteStatus:
     """The run gave its worker slot back for a usage-limit or quota pause until then (epoch seconds): the workers
     re-queue it when the pause is over."""
     pause_reason: str = ""
+    pause_unrecorded: str = ""
+    """Why the workers' store could not record the pause ("" when it did): then nothing re-queues the thread."""
 
     def paused(self) -> str:
         """"paused until 14:05 (five_hour quota at 95%, …), re-queued automatically", or "" when not paused."""
@@ -42,6 +44,9 @@ class RemoteStatus:
             return ""
         at = time.strftime("%H:%M", time.localtime(self.paused_until))
         why = f" ({self.pause_reason})" if self.pause_reason else ""
+        if self.pause_unrecorded:
+            return (f"paused until {at}{why}; NOT re-queued (the workers' store could not record it:"
+                    f" {self.pause_unrecorded}): submit it again after {at}")
         return f"paused until {at}{why}, re-queued automatically"
 
 
@@ -136,6 +141,11 @@ async def submit(server: str, feature: str, repo_url: str, base: str | None = No
     existing = await find_thread(server, repo_url, feature)
     if existing is not None and existing.get("status") == "busy":
         raise RunLockedError(f"{feature} of {identity} is already running on thread {existing['thread_id']}")
+    if existing is not None and existing.get("status") == "interrupted":
+        found = await remote_status(server, repo_url, feature)
+        if found.paused_until is not None and not found.pause_unrecorded:  # a second thread would race it then
+            raise RunLockedError(f"{feature} of {identity} is {found.paused()} (thread {found.thread_id}):"
+                                 f" `autobuild status {feature} --server {server}` shows it")
     thread = await client.threads.create(metadata={"repo_url": identity, "feature": feature}, graph_id=GRAPH_ID)
     await client.runs.create(thread["thread_id"], GRAPH_ID, input=inputs,
                              context=context)
@@ -174,9 +184,12 @@ async def remote_status(server: str, repo_url: str | None, feature: str) -> Remo
                         *_pause_fields(pause))
 
 
-def _pause_fields(pause: Any) -> tuple[float | None, str]:
-    """The usage pause's end and reason from its interrupt value, (None, "") when the thread isn't paused."""
-    return (float(pause["until"]), str(pause.get("reason", ""))) if is_pause(pause) else (None, "")
+def _pause_fields(pause: Any) -> tuple[float | None, str, str]:
+    """The usage pause's end, reason and why it was not recorded from its interrupt value, (None, "", "") when the
+    thread isn't paused."""
+    if not is_pause(pause):
+        return None, "", ""
+    return float(pause["until"]), str(pause.get("reason", "")), str(pause.get("unrecorded") or "")
 
 
 def _error(state: Any) -> str:

@@ -4,14 +4,17 @@ settings that carry the threshold to the run."""
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 import pytest
 
 from agents.limits import Pause, UsageLimitExceeded, UsageLimitYield, Window
 from orchestrator.errors import InputError
+from orchestrator.graph.workflow import _record_yield
+from orchestrator.server.client import RemoteStatus
 from orchestrator.settings import RunOptions, RunSettings, WorkerSettings, load_settings
-from orchestrator.store.paused_threads import interrupt_value, is_pause
+from orchestrator.store.paused_threads import PausedThreads, interrupt_value, is_pause
 from tests.unit.test_limits import FakeClock, gate_on
 
 
@@ -87,3 +90,16 @@ def test_worker_settings_check_the_threshold_and_the_wakers_interval(monkeypatch
         monkeypatch.delenv(name)
     settings = WorkerSettings().checked()
     assert (settings.yield_pause_seconds, settings.wake_seconds) == (300.0, 5.0)
+
+
+def test_a_yield_the_workers_store_could_not_record_says_so_and_is_not_called_re_queued() -> None:
+    unreachable = PausedThreads("postgresql://u@127.0.0.1:1/nothing")  # nothing listens on port 1
+    now = time.time()
+    pause = Pause(until=now + 600, reason="five_hour quota at 95%", since=now, kind="quota")
+    unrecorded: list[str] = []
+    _record_yield(unreachable, "thread-1", pause, unrecorded)
+    assert len(unrecorded) == 1 and "OperationalError" in unrecorded[0], unrecorded
+    status = RemoteStatus("thread-1", "interrupted", paused_until=pause.until, pause_reason=pause.reason,
+                          pause_unrecorded=unrecorded[0])
+    assert "NOT re-queued" in status.paused() and "submit it again" in status.paused()
+    assert "re-queued automatically" in RemoteStatus("t", "interrupted", paused_until=pause.until).paused()

@@ -86,6 +86,8 @@ async def test_a_paused_run_frees_its_slot_and_the_waker_resumes_it_after_the_re
     assert abs(paused["paused_until"] - round(reset)) <= 1 and "five_hour" in paused["pause_reason"]
     text = await asyncio.to_thread(run_cli, "status", thread, "--server", worker.url)
     assert "re-queued automatically" in text.stdout and "paused until" in text.stdout, text.stdout
+    again = await asyncio.to_thread(run_cli, "submit", "FEAT-001", "--repo-url", str(repo), "--server", worker.url)
+    assert again.returncode == 2 and "paused until" in again.stderr, "no second thread to race the re-queued one"
 
     # Its one slot is free: another feature's run starts and ends (it too honours the credential's pause) meanwhile.
     queued = await asyncio.to_thread(run_cli, "submit", "FEAT-002", "--repo-url", str(other), "--server", worker.url)
