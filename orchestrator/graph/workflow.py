@@ -238,6 +238,8 @@ async def _run_feature(inputs: FeatureInput, options: RunOptions, repo: GitRepo,
     # plan's id, so a run of one of its tasks and a run of the whole feature exclude each other too.
     thread = thread_of(get_config())
     async with feature_lock(str(inputs.get("repo_url") or repo.root), plan.id, thread):
+        if thread and (paused := shared_paused_threads()) is not None:
+            trace.in_order(paused.forget, thread)  # this thread runs now: no waker resumes it again
         return await _run_plan(inputs, options, repo, runtime, plan=plan, only_task=only_task)
 
 

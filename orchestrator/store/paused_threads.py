@@ -28,6 +28,10 @@ def is_pause(value: object) -> bool:
     return isinstance(value, dict) and value.get("kind") == KIND and isinstance(value.get("until"), int | float)
 
 
+CLAIM_LEASE_S = 300.0
+"""How long a claimed thread waits for the run its waker starts before another waker may take it."""
+
+
 class PausedThreads:
     """The threads waiting out a pause off their workers, in the shared Postgres (blocking calls: the run hands them
     to its ordered writer thread, the waker to a thread)."""
@@ -50,10 +54,12 @@ class PausedThreads:
                          (now, limit), fetch=True)
         return [str(row[0]) for row in rows]
 
-    def claim(self, thread_id: str, now: float) -> bool:
-        """Take the thread to resume it: True for exactly one caller however many workers race (the row goes)."""
-        rows = self._run("DELETE FROM autobuild_paused_threads WHERE thread_id = %s AND until <= %s"
-                         " RETURNING thread_id", (thread_id, now), fetch=True)
+    def claim(self, thread_id: str, now: float, lease_s: float = CLAIM_LEASE_S) -> bool:
+        """Take the thread to resume it: True for exactly one caller however many workers race. The row stays, due
+        again only after `lease_s`: the resumed run forgets it as it starts, so a worker that dies between its claim
+        and the run it meant to start loses nothing (another waker takes the thread once the lease is over)."""
+        rows = self._run("UPDATE autobuild_paused_threads SET until = %s WHERE thread_id = %s AND until <= %s"
+                         " RETURNING thread_id", (now + lease_s, thread_id, now), fetch=True)
         return bool(rows)
 
     def _run(self, sql: str, params: tuple[Any, ...], *, fetch: bool = False) -> Any:

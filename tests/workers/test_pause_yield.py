@@ -21,7 +21,7 @@ from agents.testing.scripted_model import ScriptedModel
 from orchestrator.cli.demo import make_sample_repo
 from orchestrator.server.waker import wake_due
 from orchestrator.store.pause import credential_key, quota_path
-from orchestrator.store.paused_threads import PausedThreads
+from orchestrator.store.paused_threads import CLAIM_LEASE_S, PausedThreads
 from tests.conftest import CliRun, coach_from_pytest, git
 from tests.workers.conftest import Worker
 from tests.workers.test_workers import PLAN, finished, session_starts, writer
@@ -122,6 +122,9 @@ def test_racing_wakers_claim_a_due_thread_once_and_never_one_still_paused(databa
         claims = list(pool.map(lambda store: store.claim("due", now), [first, second] * 4))
     assert claims.count(True) == 1
     assert not first.claim("later", now) and second.due(now) == []
+    # The claim is a lease: a waker that died before starting its run leaves the thread due again after it.
+    assert second.due(now + CLAIM_LEASE_S + 1) == ["due"] and first.claim("due", now + CLAIM_LEASE_S + 1)
+    first.forget("due")  # what the resumed run does as it starts
     first.forget("later")
     assert first.due(now + 7200) == []
 
@@ -168,4 +171,9 @@ async def test_the_waker_resumes_only_yielded_threads_whose_run_ended_once_each(
     assert paused.due(now) == ["draining"]
     runs.last["draining"] = {"status": "interrupted"}
     assert await wake_due(paused, FakeClient(runs), now) == ["draining"]
-    assert paused.due(now + 7200) == ["not-yet"] and "question" not in [t for t, _ in runs.created]
+    assert "question" not in [t for t, _ in runs.created]
+    # Claimed rows stay (leased) until the resumed run forgets them as it starts: past the lease, a thread whose new
+    # run is still queued is not resumed twice.
+    assert sorted(paused.due(now + 7200)) == ["draining", "not-yet", "yielded"]
+    assert await wake_due(paused, FakeClient(runs), now + 7200) == ["not-yet"]
+    assert [t for t, _ in runs.created] == ["yielded", "draining", "not-yet"]
