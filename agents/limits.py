@@ -141,10 +141,11 @@ class UsageLimitGate:
         return False
 
     def _yield(self, pause: Pause) -> None:
-        """Give the run's slot back: said once (the run drains), then every session that would wait stops too."""
-        first = self.yielded is None
-        self.yielded = pause  # the latest reset: a window found later may extend the pause
-        if first and self.on_yield is not None:
+        """Give the run's slot back: said once (the run drains), then every session that would wait stops too; said
+        again when a window found later extends the pause (so the thread isn't re-queued before it ends)."""
+        said = self.yielded
+        self.yielded = pause
+        if self.on_yield is not None and (said is None or pause.until > said.until):
             self.on_yield(pause)
         raise UsageLimitYield(pause)
 

@@ -21,7 +21,7 @@ from tests.unit.test_limits import FakeClock, gate_on
 async def test_a_quota_pause_longer_than_the_threshold_yields_once_and_stops_every_later_session() -> None:
     clock = FakeClock()
     yielded: list[Pause] = []
-    gate = gate_on(clock, max_utilization=0.9, yield_after_s=300, on_yield=yielded.append)
+    gate = gate_on(clock, max_wait=3 * 3600, max_utilization=0.9, yield_after_s=300, on_yield=yielded.append)
     gate.observe([Window("five_hour", 0.95, clock.now + 3600)], "running")
     with pytest.raises(UsageLimitYield) as first:
         await gate.wait("next")
@@ -30,6 +30,12 @@ async def test_a_quota_pause_longer_than_the_threshold_yields_once_and_stops_eve
     assert [p.until for p in yielded] == [clock.now + 3600], "said once"
     assert first.value.pause.kind == "quota" and gate.yielded == yielded[0]
     assert clock.now == 1_000_000.0, "nothing waited"
+    # A running session reports the weekly window full too: the pause now ends later, and that is said again (the
+    # workers' store must not re-queue the thread at the first reset).
+    gate.observe([Window("seven_day", 0.97, clock.now + 7200)], "running")  # within --max-wait
+    with pytest.raises(UsageLimitYield):
+        await gate.wait("later")
+    assert [p.until for p in yielded] == [clock.now + 3600, clock.now + 7200]
 
 
 async def test_a_pause_within_the_threshold_is_waited_out_and_none_yields_without_one() -> None:
