@@ -19,6 +19,7 @@ from pathlib import Path
 
 from orchestrator.errors import GitError, InputError
 from orchestrator.processes import Completed, run, run_async
+from orchestrator.repo.footing import Proofs, footing
 
 # None of the user's hooks run for our own git commands (post-checkout on `worktree add`, pre-commit, commit-msg,
 # post-commit, post-merge, reference-transaction…): one failing hook would block every run, and they are code of
@@ -44,42 +45,6 @@ def _add_exclude_lines(exclude: Path) -> None:
     missing = [line for line in EXCLUDE_LINES if line not in text.splitlines()]
     if missing:
         exclude.write_text(text + ("" if text.endswith("\n") or not text else "\n") + "\n".join(missing) + "\n")
-
-
-def _footing(path: Path, common_dir: Path) -> tuple[object, ...] | None:
-    """What git resolves a worktree from (blocking: callers run it in a thread): the folder, its `.git` file, the
-    admin folder's HEAD, commondir, gitdir and config.worktree, and the shared config; each by device, inode, size,
-    and modification and change times (a file rewritten or replaced, even with its mtime put back, changes its
-    ctime), both the entry and, when it is a link, what it points to (a HEAD made a link to a file elsewhere
-    changes with that file). None when `.git` is not a file."""
-    dot_git = path / ".git"
-    try:
-        if not dot_git.is_file():
-            return None
-        text = dot_git.read_text(encoding="utf-8", errors="replace").strip()
-    except OSError:
-        return None
-    admin = Path(text.removeprefix("gitdir:").strip())
-    admin = admin if admin.is_absolute() else path / admin
-    watched = [path, dot_git, admin / "HEAD", admin / "commondir", admin / "gitdir", admin / "config.worktree",
-               common_dir / "config"]
-    stamps: list[object] = [text]
-    try:
-        reftable = (admin / "HEAD").read_text(errors="replace").strip() == "ref: refs/heads/.invalid" \
-            or (common_dir / "reftable").is_dir()
-    except OSError:
-        reftable = False
-    if reftable:  # HEAD and refs live in reftable stacks these stamps don't cover: git is asked every time
-        stamps.append(object())
-    for item in watched:
-        for read in (item.lstat, item.stat):  # the entry, and what it leads to when it is a link
-            try:
-                found = read()
-                stamps.append((found.st_dev, found.st_ino, found.st_size, found.st_mtime_ns, found.st_ctime_ns,
-                               found.st_mode))
-            except OSError:
-                stamps.append(None)
-    return tuple(stamps)
 
 
 def task_branch(feature_id: str, task_id: str) -> str:
@@ -108,7 +73,7 @@ class GitRepo:
         self.worktrees_dir = root / ".autobuild" / "worktrees"
         self._common_dir: Path | None = None
         self._git_dir: Path | None = None
-        self._proven: dict[tuple[Path, bool], tuple[object, ...]] = {}  # worktree_problem's answers, by footing
+        self._proofs = Proofs()  # worktree_problem's answers, by footing
 
     @property
     def lock(self) -> asyncio.Lock:
@@ -223,7 +188,7 @@ class GitRepo:
                 await self.git("worktree", "remove", "--force", str(path), check=False)
             else:  # its folder went some other way: only its registration is left
                 await self.git("worktree", "prune", check=False)
-            self._proven = {key: value for key, value in self._proven.items() if key[0] != path}
+            self._proofs.forget(path)
             if branch and branch.startswith("autobuild/") and await asyncio.to_thread(self.has_branch, branch):
                 await self.git("branch", "-D", branch, check=False)
 
@@ -242,18 +207,15 @@ class GitRepo:
     async def worktree_problem(self, path: Path, detached_ok: bool = False) -> str | None:
         """Why `path` is not a worktree of this repo on an autobuild branch (or, with `detached_ok`, on a
         detached HEAD, which moves no branch), or None when it is. A worktree proven by git is remembered with
-        the files git resolved it from (`_footing`): while none of them changed, git would answer the same, so it
+        the files git resolved it from (repo/footing.py): while none of them changed, git would answer the same, so it
         isn't asked again (this check guards every write: one git call each was ~15 per task)."""
-        footing = await asyncio.to_thread(_footing, path, await self.common_dir())
-        if footing is None:
+        found = await asyncio.to_thread(footing, path, await self.common_dir())
+        if found is None:
             return f"{path} is not a git worktree (missing or replaced)"
-        if self._proven.get((path, detached_ok)) == footing:
+        if self._proofs.holds(path, detached_ok, found):
             return None
         problem = await self._ask_git(path, detached_ok)
-        if problem is None:
-            self._proven[(path, detached_ok)] = footing
-        else:
-            self._proven.pop((path, detached_ok), None)
+        self._proofs.settle(path, detached_ok, found, problem)
         return problem
 
     async def common_dir(self) -> Path:

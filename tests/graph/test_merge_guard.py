@@ -14,7 +14,8 @@ import pytest
 
 from orchestrator.cli.demo import git, make_sample_repo
 from orchestrator.repo import watch
-from orchestrator.repo.git import GitRepo, _footing
+from orchestrator.repo.footing import footing
+from orchestrator.repo.git import GitRepo
 from tests.graph.harness import unsandboxed
 
 
@@ -149,6 +150,6 @@ def test_a_reftable_worktree_is_never_answered_from_a_remembered_proof(tmp_path:
     worktree.mkdir(parents=True)
     (worktree / ".git").write_text(f"gitdir: {admin}\n")
     (admin / "HEAD").write_text("ref: refs/heads/autobuild/F.T\n")
-    assert _footing(worktree, common) == _footing(worktree, common), "files backend: the same footing"
+    assert footing(worktree, common) == footing(worktree, common), "files backend: the same footing"
     (admin / "HEAD").write_text("ref: refs/heads/.invalid\n")  # reftable: HEAD lives in the worktree's stack
-    assert _footing(worktree, common) != _footing(worktree, common)
+    assert footing(worktree, common) != footing(worktree, common)
