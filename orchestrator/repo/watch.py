@@ -11,6 +11,7 @@ import difflib
 import hashlib
 import os
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -74,6 +75,32 @@ def _folder_digest(folder: Path, exclude_ours: bool = False) -> str:
     return digest.hexdigest()
 
 
+def _listing(folder: Path, deep: bool) -> Iterator[str]:
+    """One line per entry a tree's digest covers: every file (path, size, mtime), or, not `deep`, the folders down to
+    `_SHALLOW_DEPTH` (path, inode, mtime) and the files at the top."""
+    top = len(folder.parts)
+    for current, dirs, files in os.walk(folder):
+        dirs[:] = sorted(name for name in dirs if name not in _SKIP_DIRS)
+        at_top = current == str(folder)
+        if not deep:
+            if len(Path(current).parts) - top >= _SHALLOW_DEPTH:
+                dirs[:] = []
+            try:  # the top itself may be a link to the venv (its target's folder is what changes)
+                stat = os.stat(current) if at_top else os.lstat(current)
+            except OSError:
+                continue
+            yield f"{current}\0{stat.st_ino}\0{stat.st_mtime_ns}"
+            if not at_top:
+                continue
+        for name in sorted(files):
+            path = os.path.join(current, name)
+            try:
+                stat = os.lstat(path)
+            except OSError:
+                continue
+            yield f"{path}\0{stat.st_size}\0{stat.st_mtime_ns}"
+
+
 def tree_digest(folder: Path, limit: int = _MAX_ENTRIES, deep: bool = True) -> str:
     """A digest of a big tree's listing (path, size, mtime), bounded to `limit` entries. Not `deep`: its folders
     down to `_SHALLOW_DEPTH` (each one's inode and mtime, which change with every entry added, removed or renamed in
@@ -83,33 +110,10 @@ def tree_digest(folder: Path, limit: int = _MAX_ENTRIES, deep: bool = True) -> s
     if not folder.is_dir():
         return "absent"
     digest = hashlib.sha256()
-    count = 0
-    top = len(folder.parts)
-    for current, dirs, files in os.walk(folder):
-        dirs[:] = sorted(name for name in dirs if name not in _SKIP_DIRS)
-        if not deep:
-            if len(Path(current).parts) - top >= _SHALLOW_DEPTH:
-                dirs[:] = []
-            try:  # the top itself may be a link to the venv (its target's folder is what changes)
-                stat = os.stat(current) if current == str(folder) else os.lstat(current)
-            except OSError:
-                continue
-            digest.update(f"{current}\0{stat.st_ino}\0{stat.st_mtime_ns}\0".encode())
-            count += 1
-            if count >= limit:
-                return digest.hexdigest() + "+"
-            if current != str(folder):
-                continue
-        for name in sorted(files):
-            path = os.path.join(current, name)
-            try:
-                stat = os.lstat(path)
-            except OSError:
-                continue
-            digest.update(f"{path}\0{stat.st_size}\0{stat.st_mtime_ns}\0".encode())
-            count += 1
-            if count >= limit:
-                return digest.hexdigest() + "+"
+    for count, line in enumerate(_listing(folder, deep), start=1):
+        digest.update(line.encode() + b"\0")
+        if count >= limit:
+            return digest.hexdigest() + "+"
     return digest.hexdigest()
 
 
@@ -205,11 +209,6 @@ seen around a session fails its task, so every operation starts from a snapshot 
 _latest: dict[Path, tuple[float, UserSide]] = {}
 
 
-def _files(root: Path) -> Watched:
-    """The files' side, deep unless both sandboxes (the agents' and the gate's) can run here."""
-    return snapshot(root, deep=not sandbox.agents_available())
-
-
 def forget(root: Path) -> None:
     """A run starts from a snapshot of its own, never from one an earlier run in this process took."""
     _latest.pop(root, None)
@@ -217,12 +216,14 @@ def forget(root: Path) -> None:
 
 async def take(repo: GitRepo, fresh: bool = False) -> UserSide:
     """The user's side now (`fresh`), or as the last snapshot of this repo found it within `REUSE_S`."""
+    # Under both sandboxes (the agents' and the gate's) a change seen is only noted, never a task's failure: only
+    # there may a listing be shallow and a snapshot reused.
+    sandboxed = await asyncio.to_thread(sandbox.agents_available)
     last = _latest.get(repo.root)
-    if not fresh and last is not None and time.monotonic() - last[0] <= REUSE_S \
-            and await asyncio.to_thread(sandbox.agents_available):
-        return last[1]  # only under the sandboxes: there a change seen is only noted, never a task's failure
+    if not fresh and sandboxed and last is not None and time.monotonic() - last[0] <= REUSE_S:
+        return last[1]
     started = time.monotonic()
-    side = UserSide(await guard.snapshot(repo), await asyncio.to_thread(_files, repo.root))
+    side = UserSide(await guard.snapshot(repo), await asyncio.to_thread(snapshot, repo.root, not sandboxed))
     current = _latest.get(repo.root)
     if current is None or started >= current[0]:  # dated by when it started: never younger than what it saw
         _latest[repo.root] = (started, side)
