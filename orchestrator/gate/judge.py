@@ -11,7 +11,7 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 from orchestrator.facts import GateResult
-from orchestrator.gate.result import BY_COUNTS, last_lines, run_gate
+from orchestrator.gate.result import BY_COUNTS, failing_on, last_lines, run_gate
 from orchestrator.sandbox import Sandbox
 
 _PYTEST_UNUSABLE = {3: "pytest hit an internal error", 4: "pytest usage error"}
@@ -111,10 +111,9 @@ async def judged_run(command: str, cwd: Path, timeout_s: float, env: dict[str, s
     replaces the plain run of the command (the run's gate cache)."""
 
     async def once() -> GateResult:
-        known = (base["failing"] or []) if base else []
         if run is not None:
             return await run()
-        return await run_gate(command, cwd, timeout_s, env, sandbox, known_failing=known)
+        return await run_gate(command, cwd, timeout_s, env, sandbox, known_failing=failing_on(base))
 
     first = judge(await once(), base)
     if first["passed"] or not _new(first, base):

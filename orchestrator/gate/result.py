@@ -29,6 +29,11 @@ TAIL_MARK = "… (the end of the output:)"
 """In a gate run's `output`, between the failing tests' own lines and the run's last lines."""
 
 
+def failing_on(base: GateResult | None) -> list[str]:
+    """The tests already failing on the base's run (none without one)."""
+    return (base["failing"] or []) if base else []
+
+
 def last_lines(run: GateResult) -> str:
     """The run's last lines of output, without the failing tests' lines that lead it."""
     return run["output"].rsplit(TAIL_MARK, 1)[-1]

@@ -24,6 +24,7 @@ from orchestrator.gate import GateResult, GateSetup, gate_env, judged_run, no_ga
 from orchestrator.gate.cache import GateCache, cache_key, env_digest, worktree_tree
 from orchestrator.gate.environment import session_env
 from orchestrator.gate.per_package import changed_since, gate_packages
+from orchestrator.gate.result import failing_on
 from orchestrator.gate.submodules import init_submodules
 from orchestrator.graph.events import EventLog
 from orchestrator.plan.model import FeaturePlan
@@ -211,9 +212,9 @@ class RunContext:
         env, box = await asyncio.to_thread(self._gate_env, worktree)
 
         async def gate() -> GateResult:  # sandboxed: it can write only what the run owns
-            known = (base["failing"] or []) if (base := self.gate["base"]) else []
-            return await self._watched(what, worktree, run_gate(command, worktree, self.options.verify_timeout, env,
-                                                                box, known_failing=known), lambda run: run["output"])
+            return await self._watched(what, worktree, run_gate(
+                command, worktree, self.options.verify_timeout, env, box, known_failing=failing_on(self.gate["base"])),
+                lambda run: run["output"])
 
         if self.gate_cache is None:
             return await judged_run(command, worktree, self.options.verify_timeout, env, self.gate["base"], run=gate)
