@@ -51,6 +51,7 @@ from orchestrator.store import traces as trace
 from orchestrator.store.feature_lock import feature_lock
 from orchestrator.store.pause import PauseRecords, describe, pause_path, quota_path, read_pause, shared_store
 from orchestrator.store.paused_threads import PausedThreads, interrupt_value, shared_paused_threads
+from orchestrator.text import one_line
 from orchestrator.views import pictures, reports
 
 
@@ -240,11 +241,11 @@ async def _run_feature(inputs: FeatureInput, options: RunOptions, repo: GitRepo,
     async with feature_lock(str(inputs.get("repo_url") or repo.root), plan.id, thread):
         if thread and (paused := shared_paused_threads()) is not None:
             trace.in_order(paused.forget, thread)  # this thread runs now: no waker resumes it again
-        return await _run_plan(inputs, options, repo, runtime, plan=plan, only_task=only_task)
+        return await _run_plan(inputs, options, repo, runtime, plan=plan, only_task=only_task, thread=thread)
 
 
 async def _run_plan(inputs: FeatureInput, options: RunOptions, repo: GitRepo, runtime: Runtime[RunOptions], *,
-                    plan: FeaturePlan, only_task: str | None) -> FeatureOutput:
+                    plan: FeaturePlan, only_task: str | None, thread: str) -> FeatureOutput:
     """The loaded plan's run: the base's gate, the feature branch, every task, the report."""
     digest = plan_digest(plan)
     # Before the feature branch and any session: a gate that can't run stops the run having spent nothing.
@@ -268,7 +269,7 @@ async def _run_plan(inputs: FeatureInput, options: RunOptions, repo: GitRepo, ru
     watch.forget(repo.root)
     unrecorded: list[str] = []  # why the workers' store could not learn of a yield (then nothing re-queues it)
     limit_gate = await asyncio.to_thread(_limit_gate, options, pause_path(repo.root, plan.id), events,
-                                         partial(_yielded, runtime, events, thread_of(get_config()), unrecorded))
+                                         partial(_yielded, runtime, events, thread, unrecorded))
     ctx = RunContext(options=options, plan=plan, repo=repo, base_branch=setup["base_branch"],
                      agents=options.agents or ClaudeAgents(), gate=gate, spend=Spend(),
                      limit_gate=limit_gate,
@@ -362,7 +363,7 @@ def _record_yield(paused: PausedThreads, thread: str, pause: Pause, unrecorded: 
             return
         except Exception as exc:  # noqa: BLE001 - any store failure: said in the run's last interrupt
             if attempt == 2:
-                unrecorded.append(f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"[:200])
+                unrecorded.append(f"{type(exc).__name__}: {one_line(exc, 200)}")
             else:
                 time.sleep(1.0 + attempt)
 
