@@ -95,6 +95,7 @@ def critical_path(plan: dict[str, Any], durations: dict[str, float]) -> float:
 
 
 def main() -> None:
+    overhead_bench.with_bytecode()
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
         base = Path(tmp)

@@ -1,5 +1,5 @@
 """Entry point for `python -m orchestrator`."""
 
-from orchestrator.cli.main import main
+from orchestrator.cli.main import entry
 
-raise SystemExit(main())
+raise SystemExit(entry())
