@@ -25,11 +25,23 @@ def new_tag() -> str:
 _ENTRY = f"\0{SESSION_TAG_ENV}=".encode()
 
 
+def _environ(pid: int) -> bytes:
+    """A process's environment block; os-level reads: the scan's pathlib overhead cost 4x the reads themselves."""
+    fd = os.open(f"/proc/{pid}/environ", os.O_RDONLY | os.O_CLOEXEC)
+    try:
+        chunks = []
+        while chunk := os.read(fd, 1 << 16):
+            chunks.append(chunk)
+        return b"".join(chunks)
+    finally:
+        os.close(fd)
+
+
 def _tag_of(pid: int) -> str | None:
     """The session tag in a process's environment, found by one search of its bytes (this scan runs over every
     process on the machine after every session: splitting each environment into entries cost ~20x more)."""
     try:
-        environ = b"\0" + (_PROC / str(pid) / "environ").read_bytes()
+        environ = b"\0" + _environ(pid)
     except OSError:
         return None
     at = environ.find(_ENTRY)
@@ -44,12 +56,12 @@ def tagged_pids(predicate: str | None = None) -> dict[int, str]:
     """Live processes carrying a session tag (optionally exactly `predicate`), pid -> tag."""
     found: dict[int, str] = {}
     me = os.getpid()
-    for entry in _PROC.iterdir():
-        if not entry.name.isdigit() or int(entry.name) == me:
+    for name in os.listdir(_PROC):
+        if not name.isdigit() or int(name) == me:
             continue
-        tag = _tag_of(int(entry.name))
+        tag = _tag_of(int(name))
         if tag is not None and (predicate is None or tag == predicate):
-            found[int(entry.name)] = tag
+            found[int(name)] = tag
     return found
 
 
