@@ -56,3 +56,23 @@ def test_a_usage_error_still_leaves_the_collector_on(collector: list[str], monke
     assert cli_main.entry() == 2
     assert capsys.readouterr().err.startswith("error: ")
     assert gc.isenabled()
+
+
+class _Finalized:
+    """Garbage only the collector frees (it refers to itself), whose finalizer leaves a mark: as a stream's
+    finalizer closes it or a store's rolls back."""
+
+    def __init__(self, mark: Path) -> None:
+        self.me = self
+        self.mark = mark
+
+    def __del__(self) -> None:
+        self.mark.write_text("finalized", encoding="utf-8")
+
+
+def test_what_the_command_left_in_cycles_is_finalized_before_the_teardown_is_spared(
+        collector: list[str], tmp_path: Path) -> None:
+    gc.collect()
+    _Finalized(tmp_path / "mark.txt")
+    cli_main._spare_the_teardown()
+    assert (tmp_path / "mark.txt").read_text(encoding="utf-8") == "finalized"
