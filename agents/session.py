@@ -6,11 +6,13 @@ import asyncio
 import contextlib
 import dataclasses
 import functools
+import hashlib
 import json
 import os
 import shutil
 import tempfile
 import time
+import uuid
 import warnings
 from collections.abc import Callable
 from pathlib import Path
@@ -149,10 +151,12 @@ def _cli_wrapper(cli: str) -> str:
         return cli
     folder = Path(tempfile.gettempdir()) / f"autobuild-{os.getuid()}"
     folder.mkdir(mode=0o700, exist_ok=True)
-    wrapper = folder / f"claude-{abs(hash(cli)) % 10**10}.sh"
+    # Named by a digest of the CLI's path, the same in every process (hash() is salted per process, which left a
+    # wrapper behind for every run); sessions build their options on threads, so each writer has its own temp.
+    wrapper = folder / f"claude-{hashlib.sha256(cli.encode()).hexdigest()[:16]}.sh"
     text = f'#!/bin/sh\nexec {setpriv} --pdeathsig TERM -- "{cli}" "$@"\n'
     if not wrapper.is_file() or wrapper.read_text() != text:
-        temp = wrapper.with_suffix(f".{os.getpid()}.tmp")
+        temp = wrapper.with_name(f"{wrapper.name}.{os.getpid()}.{uuid.uuid4().hex[:8]}.tmp")
         temp.write_text(text)
         temp.chmod(0o700)
         temp.replace(wrapper)
