@@ -59,7 +59,7 @@ demo: install
 	$(BIN)/python -m orchestrator.cli.demo
 
 lint: install
-	$(BIN)/ruff check orchestrator agents prompts tests
+	$(BIN)/ruff check orchestrator agents prompts tests benchmarks
 
 types: install
 	$(BIN)/mypy

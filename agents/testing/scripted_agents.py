@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import itertools
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -49,10 +49,10 @@ class Turn:
     """Anything else the session does in its worktree (e.g. git commands an agent should never run)."""
 
 
-def writes(files: dict[str, str | None], notes: str = "done", **extra: Any) -> Turn:
+def writes(files: Mapping[str, str | None], notes: str = "done", **extra: Any) -> Turn:
     """A player turn that writes files and reports them."""
     report = {"files_modified": list(files), "tests_written": [], "implementation_notes": notes}
-    return Turn(files=files, report=report, **extra)
+    return Turn(files=dict(files), report=report, **extra)
 
 
 def approve(rationale: str = "requirements met, tests pass", tests_verified: dict[str, int] | None = None) -> Turn:
@@ -98,8 +98,8 @@ class ScriptedAgents:
     A session with nothing scripted ends without a report (an incomplete turn).
     """
 
-    def __init__(self, script: dict[Any, Script]) -> None:
-        self.script = script
+    def __init__(self, script: Mapping[Any, Script]) -> None:
+        self.script: dict[Any, Script] = dict(script)
         self.calls: list[Call] = []
         self._used: dict[Any, int] = {}
 

@@ -47,7 +47,8 @@ class Run:
 
     @property
     def results(self) -> dict[str, Any]:
-        return (self.output or {}).get("results", {})
+        results: dict[str, Any] = (self.output or {}).get("results", {})
+        return results
 
     def status(self, task_id: str) -> str:
         return str(self.results[task_id]["status"])
