@@ -110,6 +110,11 @@ async def _terminate(proc: asyncio.subprocess.Process) -> None:
         await proc.wait()
 
 
+_SANDBOX_ATTEMPTS = 3
+"""A sandbox whose set-up lost a race with a /tmp entry another process removed (the command never started) is
+set up again, at most this many times in all: the entries of concurrent agent sessions come and go."""
+
+
 async def run_shell(command: str, cwd: Path, timeout: float, env: Mapping[str, str] | None = None,
                     sandbox: Sandbox | None = None) -> Completed:
     """A user-supplied command line (a plan's `verify`, a `setup`), run by bash; under `sandbox` (when bwrap
@@ -122,8 +127,11 @@ async def run_shell(command: str, cwd: Path, timeout: float, env: Mapping[str, s
         full["GOFLAGS"] = f"{base.get('GOFLAGS', '')} -modcacherw".strip()
     if target := sandbox.env.get("PIP_TARGET"):  # what pip installed there is importable after the run's code
         full["PYTHONPATH"] = os.pathsep.join(filter(None, [full.get("PYTHONPATH", ""), target]))
-    wrapped = await asyncio.to_thread(sandboxing.wrap, ["bash", "-c", command], cwd, sandbox)  # makes its folders
-    done = await run_async(wrapped, cwd, timeout, full)
+    for _attempt in range(_SANDBOX_ATTEMPTS):
+        wrapped = await asyncio.to_thread(sandboxing.wrap, ["bash", "-c", command], cwd, sandbox)  # makes folders
+        done = await run_async(wrapped, cwd, timeout, full)
+        if not await asyncio.to_thread(sandboxing.lost_tmp_entry, done.returncode, done.stdout, done.stderr):
+            break
     refused = sandboxing.refusals(done.stdout + "\n" + done.stderr)
     if not refused:
         return done

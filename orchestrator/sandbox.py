@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import functools
 import os
+import re
 import shutil
 import subprocess
 from collections.abc import Mapping, Sequence
@@ -184,6 +185,19 @@ def _tmp_entries(limit: int = 1000) -> list[str]:
             return sorted(entry.name for entry in entries)[:limit]
     except OSError:
         return []
+
+
+_SETUP_FAILED_ON_TMP = re.compile(r"^bwrap: Can't .*?/(?:old|new)root(/tmp/[^/\s:]+)")
+
+
+def lost_tmp_entry(returncode: int, stdout: str, stderr: str) -> str | None:
+    """The top-level /tmp entry bwrap failed to bind before the command started, when it is gone since `wrap`
+    listed /tmp (another process's socket or folder removed meanwhile: bwrap checks a source, then mounts it, and
+    a removal in between fails the whole sandbox); wrapping again lists /tmp anew. None for anything else."""
+    if returncode != 1 or stdout.strip() or not stderr.startswith("bwrap: "):
+        return None
+    found = _SETUP_FAILED_ON_TMP.match(stderr)
+    return found.group(1) if found and not os.path.lexists(found.group(1)) else None
 
 
 def refusals(output: str, limit: int = 5) -> list[str]:
