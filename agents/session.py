@@ -9,7 +9,9 @@ import functools
 import hashlib
 import json
 import os
+import shlex
 import shutil
+import stat
 import tempfile
 import time
 import uuid
@@ -151,15 +153,25 @@ def _cli_wrapper(cli: str) -> str:
         return cli
     folder = Path(tempfile.gettempdir()) / f"autobuild-{os.getuid()}"
     folder.mkdir(mode=0o700, exist_ok=True)
+    # Sessions run the script kept here: in a shared /tmp the folder must be ours alone (another user could have
+    # made it first, or made it a link), or they could swap the script and run as us.
+    found = folder.lstat()
+    if not stat.S_ISDIR(found.st_mode) or found.st_uid != os.getuid() or found.st_mode & 0o077:
+        raise AgentSetupError(
+            f"{folder} is not a private folder of yours (a link, another user's, or open to others), and AutoBuild"
+            " keeps the script that starts the Claude Code CLI there: remove it, or set TMPDIR to a folder of yours")
     # Named by a digest of the CLI's path, the same in every process (hash() is salted per process, which left a
     # wrapper behind for every run); sessions build their options on threads, so each writer has its own temp.
     wrapper = folder / f"claude-{hashlib.sha256(cli.encode()).hexdigest()[:16]}.sh"
-    text = f'#!/bin/sh\nexec {setpriv} --pdeathsig TERM -- "{cli}" "$@"\n'
+    text = f"#!/bin/sh\nexec {shlex.quote(setpriv)} --pdeathsig TERM -- {shlex.quote(cli)} \"$@\"\n"
     if not wrapper.is_file() or wrapper.read_text() != text:
         temp = wrapper.with_name(f"{wrapper.name}.{os.getpid()}.{uuid.uuid4().hex[:8]}.tmp")
-        temp.write_text(text)
-        temp.chmod(0o700)
-        temp.replace(wrapper)
+        try:
+            temp.write_text(text)
+            temp.chmod(0o700)
+            temp.replace(wrapper)
+        finally:
+            temp.unlink(missing_ok=True)
     return str(wrapper)
 
 

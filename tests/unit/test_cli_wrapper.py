@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 import sys
@@ -12,6 +13,10 @@ from pathlib import Path
 import pytest
 
 from agents import session
+from agents.errors import AgentSetupError
+
+CHECKOUT = Path(__file__).resolve().parents[2]
+"""The child processes import `agents` from this checkout (their cwd), not from wherever the venv points."""
 
 pytestmark = pytest.mark.skipif(shutil.which("setpriv") is None, reason="the wrapper needs setpriv")
 
@@ -25,7 +30,7 @@ def test_sessions_starting_together_on_threads_all_get_the_wrapper(tmp_path: Pat
         with ThreadPoolExecutor(8) as pool:
             wrappers = set(pool.map(session._cli_wrapper, [f"/opt/claude-{attempt}"] * 8))
         assert len(wrappers) == 1
-        assert Path(wrappers.pop()).read_text().endswith(f'"/opt/claude-{attempt}" "$@"\n')
+        assert Path(wrappers.pop()).read_text().endswith(f' /opt/claude-{attempt} "$@"\n')
     assert not list(tmp_path.glob("autobuild-*/*.tmp"))
 
 
@@ -33,6 +38,23 @@ def test_every_process_uses_the_same_wrapper(tmp_path: Path) -> None:
     probe = "import sys; from agents import session; print(session._cli_wrapper('/opt/claude'))"
     env = {"TMPDIR": str(tmp_path), "PATH": "/usr/bin:/bin"}
     paths = {subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, env=env, check=True,
-                            timeout=60).stdout.strip() for _ in range(3)}
+                            timeout=60, cwd=CHECKOUT).stdout.strip() for _ in range(3)}
     assert len(paths) == 1
     assert len(list(tmp_path.glob("autobuild-*/claude-*.sh"))) == 1
+
+
+@pytest.mark.parametrize("made_by_someone_else", ["open to others", "a link"])
+def test_a_wrapper_folder_that_is_not_ours_alone_is_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                            made_by_someone_else: str) -> None:
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    folder = tmp_path / f"autobuild-{os.getuid()}"
+    if made_by_someone_else == "a link":
+        elsewhere = tmp_path / "theirs"
+        elsewhere.mkdir(mode=0o700)
+        folder.symlink_to(elsewhere)
+    else:
+        folder.mkdir()
+        folder.chmod(0o777)
+    with pytest.raises(AgentSetupError, match="not a private folder of yours"):
+        session._cli_wrapper("/opt/claude")
+    assert not list(folder.glob("claude-*"))
