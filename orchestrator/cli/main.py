@@ -258,6 +258,7 @@ def _dispatch(args: argparse.Namespace) -> int:
         from orchestrator.cli import workers
 
         if getattr(args, "server", None) and args.command != "submit":
+            _modules_loaded()
             return workers.remote_command(args)
         settings = workers.worker_settings(args) if args.command == "serve" else None
         _modules_loaded()
@@ -308,7 +309,9 @@ def entry() -> int:
     try:
         return main()
     finally:
-        _modules_loaded()
+        if _collector_held:  # it ended before its modules were in (a usage error): collect all, freeze nothing first
+            _collector_held = False
+            gc.enable()
         _spare_the_teardown()
 
 

@@ -15,13 +15,13 @@ from orchestrator.cli import main as cli_main
 
 @pytest.fixture
 def collector() -> Iterator[list[str]]:
-    """Every collection's start, with a threshold of 1 so that any work the command does collects; the
+    """Every automatic collection's start, with a threshold of 1 so that any work the command does collects; the
     interpreter's collector is restored as it was."""
     seen: list[str] = []
     threshold, enabled = gc.get_threshold(), gc.isenabled()
 
     def note(phase: str, info: dict[str, int]) -> None:
-        if phase == "start":
+        if phase == "start" and info["generation"] == 0:  # the collector's own passes, not an explicit gc.collect()
             seen.append(phase)
 
     gc.callbacks.append(note)
@@ -76,3 +76,23 @@ def test_what_the_command_left_in_cycles_is_finalized_before_the_teardown_is_spa
     _Finalized(tmp_path / "mark.txt")
     cli_main._spare_the_teardown()
     assert (tmp_path / "mark.txt").read_text(encoding="utf-8") == "finalized"
+
+
+def test_a_usage_error_still_finalizes_what_it_left_in_cycles(collector: list[str], monkeypatch: pytest.MonkeyPatch,
+                                                              tmp_path: Path) -> None:
+    gc.collect()
+
+    class _Exits(SystemExit):
+        """argparse's exit, after leaving garbage in a cycle."""
+
+    def parse_and_fail(*_args: object, **_kwargs: object) -> None:
+        _Finalized(tmp_path / "mark.txt")
+        raise _Exits(2)
+
+    # argparse is the standard library's (the boundary), not our code: it refuses the command line.
+    monkeypatch.setattr(sys, "argv", ["autobuild", "no-such-command"])
+    monkeypatch.setattr("argparse.ArgumentParser.parse_args", parse_and_fail)
+    with pytest.raises(_Exits):
+        cli_main.entry()
+    assert (tmp_path / "mark.txt").read_text(encoding="utf-8") == "finalized"
+    assert gc.isenabled()
