@@ -225,7 +225,7 @@ def with_bytecode() -> None:
     an editable checkout under PYTHONDONTWRITEBYTECODE (as here and on CI) compiles ~150 modules in every process
     (~0.1 s of start-up) that a user's install never does."""
     root = Path(__file__).resolve().parent.parent
-    for package in ("orchestrator", "agents", "prompts"):
+    for package in ("orchestrator", "agents", "prompts", "benchmarks"):
         compileall.compile_dir(root / package, quiet=1)
 
 

@@ -91,7 +91,7 @@ def critical_path(plan: dict[str, Any], durations: dict[str, float]) -> float:
     finish: dict[str, float] = {}
     for task in plan["tasks"]:  # plan order is a topological order for the demo plan
         start = max((finish[d] for d in task.get("dependencies", [])), default=0.0)
-        finish[task["id"]] = start + durations[task["id"]]
+        finish[task["id"]] = start + durations.get(task["id"], 0.0)
     return max(finish.values())
 
 
@@ -106,7 +106,8 @@ def landed_spans(repo: Path, feature: str = "FEAT-001") -> dict[str, float]:
             stamps.setdefault(event["event"], at)
             if event["event"] == "merge":
                 stamps["landed"] = at
-        spans[task_dir.name] = stamps.get("landed", stamps.get("finalize", 0.0)) - stamps["initialize"]
+        if "initialize" in stamps:  # a task that never started has no span
+            spans[task_dir.name] = stamps.get("landed", stamps.get("finalize", 0.0)) - stamps["initialize"]
     return spans
 
 

@@ -54,10 +54,11 @@ def _sandbox(tmp_path: Path) -> sandbox.Sandbox:
 
 def test_a_tmp_entry_removed_during_set_up_is_set_up_again(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     gone = f"srt-mux-{uuid.uuid4().hex[:8]}.sock"  # listed by the sandbox, removed before bwrap mounted it
-    monkeypatch.setenv("PATH", f"{_fake_bwrap(tmp_path, 2, gone)}:/usr/bin:/bin")
+    # One lost race, then the real bwrap: it has two tries left, should an entry of a concurrent test vanish too.
+    monkeypatch.setenv("PATH", f"{_fake_bwrap(tmp_path, 1, gone)}:/usr/bin:/bin")
     done = asyncio.run(run_shell("echo ran", tmp_path, 60, None, _sandbox(tmp_path)))
     assert (done.returncode, done.stdout.strip()) == (0, "ran")
-    assert (tmp_path / "count").read_text() == "xx"
+    assert (tmp_path / "count").read_text() == "x"
 
 
 def test_it_is_set_up_at_most_three_times(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
