@@ -111,7 +111,7 @@ def report_lines(found: dict[str, float]) -> list[str]:
         " a task that lands after another is brought up to the new head and its merged tree gated once more, and"
         " tasks waiting to land meanwhile are gated with it as one batch)",
         f"- A second run on the same base: {found['second_run_gate_runs']:.0f} gate runs (the base's run and the"
-        " same task trees reused from `.autobuild/runs/FEAT-001/gate-cache.json`)",
+        " same task trees reused from `.autobuild/runs/gate-cache.json`)",
         f"- Work outside sessions and gate runs, per task (a chain of 6, sessions of no duration): gated"
         f" {found['gated_per_task']:.2f} s, ungated {found['ungated_per_task']:.2f} s (goal < 0.3 s)",
         "",

@@ -5,6 +5,8 @@ from orchestrator.gate.detect import GateChoice, choose_gate, detect_test_comman
 from orchestrator.gate.environment import default_setup, gate_env
 from orchestrator.gate.judge import judge, judged_run, unusable
 from orchestrator.gate.result import describe_base, no_gate, run_gate
+from orchestrator.gate.service import GateRequest, GateRun, Gates
 
-__all__ = ["GateChoice", "GateResult", "GateSetup", "choose_gate", "default_setup", "describe_base",
-           "detect_test_command", "gate_env", "judge", "judged_run", "no_gate", "run_gate", "unusable"]
+__all__ = ["GateChoice", "GateRequest", "GateResult", "GateRun", "GateSetup", "Gates", "choose_gate",
+           "default_setup", "describe_base", "detect_test_command", "gate_env", "judge", "judged_run", "no_gate",
+           "run_gate", "unusable"]

@@ -1,13 +1,13 @@
 """Gate runs as a function of the tree: a run is remembered by (tree, command, setup, environment digest), so the
-same tree is never gated twice in a run and the base's run is reused by later runs, resumes and `land`.
+same tree is never gated twice and the base's run is reused by later runs, resumes, other features and `land`.
 
 The tree is the commit's tree without `.autobuild/` (AutoBuild's own reports, committed on task branches, are
 never what a gate tests). The environment digest covers the variables the gate sees (the worktree's own path
 normalised away, terminal and session noise left out), the main checkout's lockfiles and the mtime of its
 shared dependency folders (the repo's venv site-packages, node_modules), so a different command, setup,
 environment or lockfile is a different key. A passing run is reused at once; a failing one only once the same
-failure has repeated, so a flaky test is never frozen as "red on the base". Stored as JSON with the run's
-reports (`.autobuild/runs/<FEAT>/gate-cache.json`); only digests are kept, never a variable's value.
+failure has repeated, so a flaky test is never frozen as "red on the base". Stored as JSON, one file per
+repository (`.autobuild/runs/gate-cache.json`); only digests are kept, never a variable's value.
 """
 
 from __future__ import annotations
@@ -23,14 +23,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from orchestrator.facts import GateResult, GateSetup
-from orchestrator.gate.baseline import check_gate, choose_setup
-from orchestrator.gate.detect import choose_gate
-from orchestrator.gate.environment import gate_env, repo_venv
-from orchestrator.gate.judge import unusable_base
+from orchestrator.facts import GateResult
+from orchestrator.gate.environment import repo_venv, run_env_of
 from orchestrator.repo.git import GitRepo
 
 CACHE_NAME = "gate-cache.json"
+"""In the repository's `.autobuild/runs/` (excluded from git): every feature's runs share it (a second feature on
+the same base reuses the base's run)."""
 MAX_ENTRIES = 500
 LOCKFILES = ("uv.lock", "poetry.lock", "Pipfile.lock", "pdm.lock", "requirements.txt", "requirements-dev.txt",
              "package-lock.json", "npm-shrinkwrap.json", "yarn.lock", "pnpm-lock.yaml", "bun.lockb", "bun.lock",
@@ -42,17 +41,22 @@ _VOLATILE = frozenset({"PWD", "OLDPWD", "SHLVL", "_", "TERM", "COLORTERM", "COLU
 _VOLATILE_PREFIXES = ("SSH_", "TERM_", "ORCHESTRATOR_", "ANTHROPIC_", "CLAUDE", "LANGSMITH_", "LANGCHAIN_", "GPG_",
                       "DBUS_", "VSCODE_")
 _WORKTREE = "<worktree>"
+_RUN_ENV = "<run-env>"
 
 
 def env_digest(root: Path, worktree: Path, env: Mapping[str, str]) -> str:
     """What the gate's environment adds to a run's key: its variables (values only as a digest), the main
-    checkout's lockfiles, and when its shared dependency folders last changed."""
+    checkout's lockfiles, when its shared dependency folders last changed, and what the run's own venv holds.
+    The worktree's path and the run's environment folder are normalised away, so the same tree of another
+    feature, in the same environment, has the same key."""
     digest = hashlib.sha256()
-    place = str(worktree)
+    place, run_env = str(worktree), run_env_of(root, worktree)
     for name in sorted(env):
         if name in _VOLATILE or name.startswith(_VOLATILE_PREFIXES):
             continue
         value = env[name].replace(place, _WORKTREE)
+        if run_env is not None:
+            value = value.replace(str(run_env), _RUN_ENV)
         if name == "PYTHONPATH":  # the worktree's own folders: a function of the tree, not the environment
             value = os.pathsep.join(p for p in value.split(os.pathsep) if not p.startswith(_WORKTREE))
         digest.update(f"{name}={value}\0".encode())
@@ -65,6 +69,12 @@ def env_digest(root: Path, worktree: Path, env: Mapping[str, str]) -> str:
     for folder in folders:
         with contextlib.suppress(OSError):
             digest.update(f"{folder.name}@{folder.stat().st_mtime_ns}".encode())
+    # The run's venv, layered over the user's, is made anew per feature: what it holds (a setup's or an agent's
+    # installs), not when it was made.
+    sites = sorted(run_env.glob("venv*/lib/python*/site-packages")) if run_env is not None else []
+    for site in sites:
+        with contextlib.suppress(OSError):
+            digest.update(f"{site.parent.parent.parent.name}/{site.parent.name}:{sorted(os.listdir(site))}".encode())
     return digest.hexdigest()
 
 
@@ -94,7 +104,7 @@ def _same_failure(a: GateResult, b: GateResult) -> bool:
 
 @dataclass
 class GateCache:
-    """The remembered gate runs of one feature's runs, with what this process ran and reused."""
+    """The remembered gate runs of one repository, with what this process ran and reused."""
 
     path: Path
     runs: int = 0
@@ -102,6 +112,10 @@ class GateCache:
     _entries: dict[str, dict[str, Any]] | None = None
     _locks: dict[str, asyncio.Lock] = field(default_factory=dict)
     _writing: asyncio.Lock = field(default_factory=asyncio.Lock)
+
+    @classmethod
+    def for_repo(cls, root: Path) -> GateCache:
+        return cls(root / ".autobuild" / "runs" / CACHE_NAME)
 
     def _load(self) -> dict[str, dict[str, Any]]:
         if self._entries is None:
@@ -162,32 +176,3 @@ def _write_atomic(path: Path, text: str) -> None:
     tmp = path.with_name(f".{path.name}.{os.getpid()}.{uuid.uuid4().hex[:8]}.tmp")
     tmp.write_text(text, encoding="utf-8")
     os.replace(tmp, path)
-
-
-async def check_gate_cached(repo: GitRepo, cache: GateCache, feature_id: str, base_sha: str, *,
-                            plan_verify: str | None, plan_setup: str | None, verify: str | None, setup: str | None,
-                            timeout_s: float, judge_by_counts: bool = False) -> GateSetup:
-    """`check_gate`, with the base's run taken from the cache when this base tree was already gated with the same
-    command, setup and environment (its summary then says so); a fresh run is remembered for the next one."""
-    choice = await asyncio.to_thread(choose_gate, repo.root, plan_verify, verify)
-    if choice.command is None or choice.packages:  # a monorepo's base runs are per package: not cached (yet)
-        return await check_gate(repo, feature_id, base_sha, plan_verify=plan_verify, plan_setup=plan_setup,
-                                verify=verify, setup=setup, timeout_s=timeout_s, judge_by_counts=judge_by_counts,
-                                choice=choice)
-    setup_command = await asyncio.to_thread(choose_setup, repo.root, plan_setup, setup)
-    worktree = repo.worktrees_dir / feature_id / "_baseline"
-    environment = await asyncio.to_thread(lambda: env_digest(repo.root, worktree, gate_env(repo.root, worktree)))
-    key = cache_key(await gated_tree(repo, base_sha), choice.command, setup_command, environment)
-    found = await asyncio.to_thread(cache.lookup, key)
-    if found is not None and unusable_base(found, detected=choice.detected, judge_by_counts=judge_by_counts) is None:
-        cache.reused += 1
-        base = found.copy()
-        base["summary"] = f"{found['summary']} (reused: this base tree was gated by an earlier run)"
-        return GateSetup(command=choice.command, source=choice.source, setup=setup_command, base=base)
-    decided = await check_gate(repo, feature_id, base_sha, plan_verify=plan_verify, plan_setup=plan_setup,
-                               verify=verify, setup=setup, timeout_s=timeout_s, judge_by_counts=judge_by_counts,
-                               choice=choice)
-    if decided["base"] is not None:
-        cache.runs += 1
-        await cache.store(key, decided["base"])
-    return decided

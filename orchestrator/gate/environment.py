@@ -62,6 +62,12 @@ def _feature_of(root: Path, worktree: Path) -> str | None:
     return parts[0] if len(parts) == 2 else None
 
 
+def run_env_of(root: Path, worktree: Path) -> Path | None:
+    """The run's own environment of a run's worktree (None for the main checkout or another folder)."""
+    feature = _feature_of(root, worktree)
+    return run_env_dir(root, feature) if feature is not None else None
+
+
 def gate_env(root: Path, worktree: Path, feature_id: str | None = None, package: str = ".") -> dict[str, str]:
     """Environment for the gate, setup and agents' own test runs in `worktree` of the repo at `root`: the user's
     (minus AutoBuild's own Python), the repo's venv on PATH (a monorepo package's own, `<package>/.venv`, first),

@@ -20,15 +20,10 @@ from agents import Agents, SessionLimits, SessionSettings, TaskBrief
 from agents.limits import UsageLimitGate
 from orchestrator import sandbox
 from orchestrator.errors import InfrastructureError
-from orchestrator.gate import GateResult, GateSetup, gate_env, judged_run, no_gate, run_gate
-from orchestrator.gate.cache import GateCache, cache_key, env_digest, worktree_tree
+from orchestrator.gate import GateRequest, Gates, GateSetup
 from orchestrator.gate.environment import session_env
-from orchestrator.gate.per_package import changed_since, gate_packages
-from orchestrator.gate.result import failing_on
-from orchestrator.gate.submodules import init_submodules
 from orchestrator.graph.events import EventLog
 from orchestrator.plan.model import FeaturePlan
-from orchestrator.processes import run_shell
 from orchestrator.repo import watch
 from orchestrator.repo.git import GitRepo, feature_branch, task_branch
 from orchestrator.settings import RunOptions
@@ -76,10 +71,16 @@ class RunContext:
     merge_lock: asyncio.Lock = field(default_factory=asyncio.Lock)
     landing_queue: dict[str, str] = field(default_factory=dict)
     """Approved tasks waiting to land, by id: the commit each would land (a landing may take them along)."""
-    gate_cache: GateCache | None = None
-    """Gate runs remembered by tree (None: every gate runs)."""
     remote_url: str | None = None
     """A run by URL: where every node-end commit is pushed (graph/by_url.py); None for a local repo."""
+    gates: Gates = field(init=False)
+    """The run's gate (`gate`), run on trees: remembered by tree, sandboxed, what the user owns watched."""
+
+    def __post_init__(self) -> None:
+        request = GateRequest(plan_verify=self.plan.verify, plan_setup=self.plan.setup, verify=self.options.verify,
+                              setup=self.options.setup, timeout_s=self.options.verify_timeout,
+                              judge_by_counts=self.options.judge_by_counts)
+        self.gates = Gates(self.repo, request, decided=self.gate, watch=self._watched)
 
     @property
     def feature_id(self) -> str:
@@ -177,59 +178,15 @@ class RunContext:
     async def setup_worktree(self, worktree: Path) -> None:
         """Make a new worktree able to run the repo's tests (the run's `setup`); a failure stops the task as
         an infrastructure error, with the command's output."""
-        await init_submodules(self.repo, worktree)  # from the main checkout's copies, before any setup
-        command = self.gate["setup"]
-        if not command:
-            return
-        env, box = await asyncio.to_thread(self._gate_env, worktree)
-        done = await self._watched(f"setup `{command}`", worktree, run_shell(
-            command, worktree, self.options.verify_timeout, env, box), lambda done: done.stdout + "\n" + done.stderr)
-        if not done.ok:
-            raise InfrastructureError(f"setup `{command}` failed in {worktree} (exit {done.returncode}):"
+        done = await self.gates.set_up(worktree)
+        if done is not None and not done.ok:
+            raise InfrastructureError(f"setup `{self.gate['setup']}` failed in {worktree} (exit {done.returncode}):"
                                       f" {done.tail(10)}")
 
     async def ensure_worktree(self, worktree: Path, branch: str, sha: str) -> None:
         """The task's worktree at `sha`, recreated (and set up again) if it went missing."""
         if await self.repo.ensure_worktree(worktree, branch, sha):
             await self.setup_worktree(worktree)
-
-    async def run_gate(self, worktree: Path, task_id: str | None = None, command: str | None = None) -> GateResult:
-        """The gate in `worktree` (the task's command, or `command`, else the run's), judged against the base's
-        run; `no_gate` when nothing can check the work. A tree already gated with the same command, setup and
-        environment is not gated again: its remembered run is judged instead. What the user owns is watched
-        around each command that runs (a remembered run runs nothing)."""
-        command = command or (self.gate_command(task_id) if task_id else self.gate["command"])
-        if command is None:
-            return no_gate(self.gate["source"])
-        return await self._gated(worktree, task_id, command)
-
-    async def _gated(self, worktree: Path, task_id: str | None, command: str) -> GateResult:
-        what = f"the gate `{command}`"
-        if self.gate.get("packages") and command == self.gate["command"]:  # a monorepo: the packages it touches
-            changed = await changed_since(self.repo, worktree, self.feature_branch) if task_id else None
-            return await self._watched(what, worktree, gate_packages(
-                self.gate, self.repo.root, worktree, changed, self.options.verify_timeout), lambda run: run["output"])
-        env, box = await asyncio.to_thread(self._gate_env, worktree)
-
-        async def gate() -> GateResult:  # sandboxed: it can write only what the run owns
-            return await self._watched(what, worktree, run_gate(
-                command, worktree, self.options.verify_timeout, env, box, known_failing=failing_on(self.gate["base"])),
-                lambda run: run["output"])
-
-        if self.gate_cache is None:
-            return await judged_run(command, worktree, self.options.verify_timeout, env, self.gate["base"], run=gate)
-        tree = await worktree_tree(self.repo, worktree)
-        digest = await asyncio.to_thread(env_digest, self.repo.root, worktree, env)
-        key = None if tree is None else cache_key(tree, command, self.gate["setup"], digest)
-        cache = self.gate_cache
-        # Through the cache: a pass is reused at once; a new failure runs again (judged_run's flaky re-run), and
-        # the second sighting is what the cache may keep.
-        return await judged_run(command, worktree, self.options.verify_timeout, env, self.gate["base"],
-                                run=lambda: cache.run(key, gate))
-
-    def _gate_env(self, worktree: Path) -> tuple[dict[str, str], sandbox.Sandbox]:
-        """The environment and sandbox of a command in `worktree` (blocking: read from the venvs' files)."""
-        return gate_env(self.repo.root, worktree), sandbox.for_worktree(worktree)
 
     async def _watched(self, what: str, worktree: Path, running: Awaitable[T], output: Callable[[T], str]) -> T:
         """A setup or gate run with what the user owns watched around it: a change is noted (event

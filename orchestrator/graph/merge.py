@@ -132,10 +132,10 @@ async def _landing_gate(ctx: RunContext, worktree: Path, task_id: str, sha: str)
     turn already gated is not run again)."""
     gate = no_gate(ctx.gate["source"])
     for command in dict.fromkeys(c for c in (ctx.gate_command(task_id), ctx.gate["command"]) if c):
-        runs = ctx.gate_cache.runs if ctx.gate_cache else -1
-        gate = await ctx.run_gate(worktree, command=command)
-        if ctx.gate_cache is None or ctx.gate_cache.runs != runs:  # it ran: whatever it left behind goes
+        run = await ctx.gates.run(worktree, command)
+        if run.ran:  # whatever it left behind goes
             await ctx.repo.reset(worktree, sha)
+        gate = run.result
         if not gate["passed"]:
             break
     return gate

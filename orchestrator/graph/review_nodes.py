@@ -130,9 +130,9 @@ def contradicted_claims(claimed: Any, gate: GateResult) -> list[str]:
 async def _verify(state: TaskState, ctx: RunContext) -> GateResult:
     """The objective gate, run by us in the worktree (whatever it leaves behind is discarded)."""
     worktree = Path(state["worktree"])
-    gate = await ctx.run_gate(worktree, state["task_id"])
+    run = await ctx.gates.run(worktree, ctx.gate_command(state["task_id"]), changed_since=ctx.feature_branch)
     await ctx.repo.reset(worktree, state["head_sha"])
-    return gate
+    return run.result
 
 
 async def precheck(state: TaskState, runtime: Runtime[RunContext]) -> TaskState:

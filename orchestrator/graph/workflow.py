@@ -33,8 +33,7 @@ from agents import ClaudeAgents
 from agents.limits import Pause, UsageLimitGate, UsageLimitYield
 from orchestrator import sandbox
 from orchestrator.errors import InputError, PlanError
-from orchestrator.gate import GateChoice, GateSetup, choose_gate
-from orchestrator.gate.cache import CACHE_NAME, GateCache, check_gate_cached
+from orchestrator.gate import GateChoice, GateRequest, Gates, GateSetup, choose_gate
 from orchestrator.graph import by_url, merge, replan, review_nodes, routing, task_nodes
 from orchestrator.graph.active import ACTIVE, ActiveRun
 from orchestrator.graph.context import RunContext, Spend
@@ -137,9 +136,9 @@ async def gate_baseline(repo: str, feature_id: str, base_branch: str | None, *, 
     so a resume neither re-runs it nor re-decides it)."""
     git = GitRepo(Path(repo))
     base = await asyncio.to_thread(lambda: git.rev(base_branch or git.current_branch()))
-    cache = GateCache(trace.runs_dir(git.root, feature_id) / CACHE_NAME)
-    return await check_gate_cached(git, cache, feature_id, base, plan_verify=plan_verify, plan_setup=plan_setup,
-                                   verify=verify, setup=setup, timeout_s=timeout_s, judge_by_counts=judge_by_counts)
+    request = GateRequest(plan_verify=plan_verify, plan_setup=plan_setup, verify=verify, setup=setup,
+                          timeout_s=timeout_s, judge_by_counts=judge_by_counts)
+    return await Gates(git, request).check_base(feature_id, base)
 
 
 @task
@@ -272,9 +271,7 @@ async def _run_plan(inputs: FeatureInput, options: RunOptions, repo: GitRepo, ru
                                          partial(_yielded, runtime, events, thread, unrecorded))
     ctx = RunContext(options=options, plan=plan, repo=repo, base_branch=setup["base_branch"],
                      agents=options.agents or ClaudeAgents(), gate=gate, spend=Spend(),
-                     limit_gate=limit_gate,
-                     gate_cache=GateCache(trace.runs_dir(repo.root, plan.id) / CACHE_NAME),
-                     remote_url=inputs.get("repo_url"))
+                     limit_gate=limit_gate, remote_url=inputs.get("repo_url"))
     order = [only_task] if only_task else plan.task_ids()
     events("feature_start", branch=ctx.feature_branch, sha=setup["feature_sha"], tasks=order,
            budget_usd=options.budget_usd,
@@ -302,7 +299,7 @@ async def _run_plan(inputs: FeatureInput, options: RunOptions, repo: GitRepo, ru
     report = await asyncio.to_thread(reports.write, ctx.runs_dir() / reports.REPORT_NAME, text)
     events("feature_end", report=str(report), results=results, held=scheduler.held,
            usage_limit_exceeded=bool(ctx.limit_gate and ctx.limit_gate.exceeded),
-           gate_cache=ctx.gate_cache.stats() if ctx.gate_cache else None)
+           gate_cache=ctx.gates.cache.stats() if ctx.gates.cache else None)
     if limit_gate.yielded is not None:  # the run's last word: paused until then, the workers re-queue it
         await trace.flushed()  # the yield's record in the workers' store was written (or failed) in order
         value = interrupt_value(limit_gate.yielded) | ({"requeued": False, "unrecorded": unrecorded[-1]}

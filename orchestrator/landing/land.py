@@ -20,24 +20,20 @@ from pathlib import Path
 from typing import Any
 
 from agents import reaper
-from orchestrator import sandbox
 from orchestrator.errors import InputError
-from orchestrator.facts import GateResult
-from orchestrator.gate import gate_env, judge, run_gate
-from orchestrator.gate.cache import CACHE_NAME, GateCache, cache_key, env_digest, gated_tree
+from orchestrator.facts import GateResult, GateSetup
+from orchestrator.gate import GateRequest, Gates
 from orchestrator.gate.detect import NO_GATE
 from orchestrator.graph.runner import checked_unless_unborn
 from orchestrator.landing import hooks, journal
 from orchestrator.landing.record import RunRecord, Standing, predicted_conflicts, read_record, standing
 from orchestrator.plan.model import FeaturePlan, load_plan
-from orchestrator.processes import run_shell
 from orchestrator.repo.git import GitRepo
 from orchestrator.repo.guard import LandPermit, land_ref
 from orchestrator.repo.lock import repo_lock
 from orchestrator.settings import Settings
 from orchestrator.store.checkpoints import CheckpointStore
 from orchestrator.store.inspection import replanned
-from orchestrator.store.traces import runs_dir
 
 REPORTS = ".autobuild/runs"
 """The run's reports, committed on task branches, stay out of the user's branch: later runs rewrite them in the
@@ -153,6 +149,12 @@ class Attempt:
     def __post_init__(self) -> None:
         self.journal = journal.Journal(self.plan.id, f"refs/heads/{self.found.base_branch}", self.landing.old_sha,
                                        str(self.repo.worktrees_dir / self.plan.id / "_land"), reaper.new_tag())
+        # The run's gate as the run judged it; its setup and runs die with `land` (the leash) and carry the
+        # landing's tag, so the next command finds whatever escaped a kill -9.
+        decided = GateSetup(command=self.gate.command, source=self.gate.source, setup=self.gate.setup,
+                            base=self.gate.base)
+        self.gates = Gates(self.repo, GateRequest(timeout_s=self.verify_timeout), decided=decided,
+                           env_extra={reaper.SESSION_TAG_ENV: self.journal.tag}, launcher=leashed)
 
     async def run(self, squash: bool) -> Landing:
         worktree = Path(self.journal.worktree)
@@ -167,8 +169,7 @@ class Attempt:
     async def _steps(self, worktree: Path, squash: bool) -> Landing:
         await self.repo.add_detached_worktree(worktree, self.landing.old_sha)
         await hooks.bring_generated_hooks(self.repo, worktree)
-        env = {**gate_env(self.repo.root, worktree), reaper.SESSION_TAG_ENV: self.journal.tag}
-        base = await self._prepare(worktree, env)
+        base = await self._prepare(worktree)
         if self.landing.outcome != "landed":  # the setup failed
             return self.landing
         if not squash:  # a merge commit: the pre-commit framework would check only its conflicted files
@@ -176,43 +177,28 @@ class Attempt:
             if refused:
                 return self.landing.fail("commit_refused", refused)
         new = await self._merge(worktree, squash)
-        if new is None or not await self._verify(worktree, env, base):
+        if new is None or not await self._verify(worktree, base):
             return self.landing
         return await self._move(new)
 
-    async def _prepare(self, worktree: Path, env: dict[str, str]) -> GateResult | None:
+    async def _prepare(self, worktree: Path) -> GateResult | None:
         """The run's setup, and the gate's run on the base unless the run's own still applies."""
         gate = self.gate
-        if gate.setup:
-            done = await run_shell(leashed(gate.setup), worktree, self.verify_timeout, env,
-                                   sandbox.for_worktree(worktree))
-            if not done.ok:
-                self.landing.fail("setup_failed", f"setup `{gate.setup}` failed (exit {done.returncode}):"
-                                                  f" {done.tail(10)}")
-                return None
+        done = await self.gates.set_up(worktree, submodules=False)
+        if done is not None and not done.ok:
+            self.landing.fail("setup_failed", f"setup `{gate.setup}` failed (exit {done.returncode}):"
+                                              f" {done.tail(10)}")
+            return None
         if gate.command and gate.base is None:
             command = gate.command
-            # Remembered by tree with the run's gate runs: a base tree gated before (an earlier `land`) isn't again.
-            cache = GateCache(runs_dir(self.repo.root, self.plan.id) / CACHE_NAME)
-            key = cache_key(await gated_tree(self.repo, self.landing.old_sha), command, gate.setup,
-                            env_digest(self.repo.root, worktree, env))
 
-            async def on_base() -> GateResult:
+            def on_base() -> None:
                 self.say(f"running `{command}` on {self.found.base_branch} ({self.landing.old_sha[:10]}) to know"
                          " what is already red there")
-                return await self._gate(command, worktree, env)
 
-            return await cache.run(key, on_base)
+            # Remembered by tree with the run's gate runs: a base tree gated before (an earlier `land`) isn't again.
+            return (await self.gates.observe(worktree, command, before=on_base)).result
         return gate.base
-
-    async def _gate(self, command: str, worktree: Path, env: dict[str, str]) -> GateResult:
-        """One run of the gate on the leash and in the sandbox (as the run's gate runs), recorded under the
-        command the user knows."""
-        wrapped = leashed(command)
-        result = await run_gate(wrapped, worktree, self.verify_timeout, env, sandbox.for_worktree(worktree))
-        result["summary"] = result["summary"].replace(f"`{wrapped}`", f"`{command}`")
-        result["command"] = command
-        return result
 
     async def _merge(self, worktree: Path, squash: bool) -> str | None:
         found, landing = self.found, self.landing
@@ -231,12 +217,12 @@ class Attempt:
                                            f" {merged.detail}")
         return None
 
-    async def _verify(self, worktree: Path, env: dict[str, str], base: GateResult | None) -> bool:
+    async def _verify(self, worktree: Path, base: GateResult | None) -> bool:
         gate = self.gate
         if not gate.command:
             return True
         self.say(f"verifying the merged result with `{gate.command}` ({gate.source})")
-        result = judge(await self._gate(gate.command, worktree, env), base)
+        result = (await self.gates.run(worktree, gate.command, base=base)).result
         self.landing.gate = _gate_doc(gate, result)
         if not result["passed"]:
             failing = result["new_failures"] or result["failing"] or []

@@ -13,7 +13,7 @@ import yaml
 from agents import SessionLimits, SessionSettings, run_planner
 from orchestrator.errors import GateUnusableError, PlanError
 from orchestrator.events import EventSink, event_dict
-from orchestrator.gate.baseline import check_gate
+from orchestrator.gate import GateRequest, Gates
 from orchestrator.plan.model import FeaturePlan, parse_plan
 from orchestrator.plan.replacement import replace_task, replacement_ids
 from orchestrator.plan.rules import compute_groups
@@ -143,8 +143,8 @@ async def gate_problem(repo: Path, plan: FeaturePlan) -> str | None:
         return None
     git = GitRepo(repo)
     try:
-        await check_gate(git, plan.id, git.rev(plan.base_branch or "HEAD"), plan_verify=plan.verify,
-                         plan_setup=plan.setup, verify=None, setup=None, timeout_s=600)
+        request = GateRequest(plan_verify=plan.verify, plan_setup=plan.setup)
+        await Gates(git, request).check_base(plan.id, git.rev(plan.base_branch or "HEAD"))
     except GateUnusableError as exc:
         return f"the plan's verify `{plan.verify}` does not run on the base: {exc.reason}; propose one that does"
     return None

@@ -1,0 +1,229 @@
+"""The gate's one entry point: which command gates, its run on the base, and its runs on a tree.
+
+Every caller (the task graph's turns and merge queue, `land`, the planner's check) builds one `GateRequest` and
+asks a `Gates`: `check_base` decides the command and runs it on the base (raising GateUnusableError when it
+can't gate), `set_up` prepares a new worktree, `run` gates a tree and says whether anything actually ran.
+Runs are remembered by tree in the repository's cache (gate/cache.py), a new failure is run again once before
+it counts (flaky tests), every command runs sandboxed, and the caller's `watch` wraps each command that runs
+(the user-state watch).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Protocol, TypeVar
+
+from orchestrator import sandbox
+from orchestrator.facts import GateResult, GateSetup
+from orchestrator.gate.baseline import check_gate, choose_setup
+from orchestrator.gate.cache import GateCache, cache_key, env_digest, gated_tree, worktree_tree
+from orchestrator.gate.detect import GateChoice, choose_gate
+from orchestrator.gate.environment import gate_env
+from orchestrator.gate.judge import judged_run, unusable_base
+from orchestrator.gate.per_package import changed_since as changed_files
+from orchestrator.gate.per_package import gate_packages
+from orchestrator.gate.result import failing_on, no_gate, run_gate
+from orchestrator.gate.submodules import init_submodules
+from orchestrator.processes import Completed, run_shell
+from orchestrator.repo.git import GitRepo
+
+T = TypeVar("T")
+
+
+class Watch(Protocol):
+    """Wraps each command the gate runs: `running` is awaited inside, `output` reads what it printed."""
+
+    async def __call__(self, what: str, worktree: Path, running: Awaitable[T], output: Callable[[T], str]) -> T: ...
+
+
+@dataclass(frozen=True)
+class GateRequest:
+    """What decides a run's gate and how its runs go: the fields every caller shares."""
+
+    plan_verify: str | None = None
+    """The plan's `verify`."""
+    plan_setup: str | None = None
+    """The plan's `setup`."""
+    verify: str | None = None
+    """`--verify` (`none`: no gate)."""
+    setup: str | None = None
+    """`--setup` (`none`: no setup)."""
+    timeout_s: float = 600.0
+    """Seconds the setup and each gate run may take."""
+    judge_by_counts: bool = False
+    """`--judge-by-counts`: a red base whose failures are not named judges tasks by their number."""
+
+
+@dataclass(frozen=True)
+class GateRun:
+    """One gate verdict and whether a command ran for it (False: remembered from an earlier run of the tree)."""
+
+    result: GateResult
+    ran: bool
+
+
+@dataclass
+class Gates:
+    """The gate of one repository: decided once (`decided`, from `check_base` or a checkpoint), then run on trees."""
+
+    repo: GitRepo
+    request: GateRequest
+    decided: GateSetup | None = None
+    """The run's gate and its base run (None until `check_base`)."""
+    cache: GateCache | None = None
+    """Runs remembered by tree: the repository's cache unless given (None given: `no_cache`)."""
+    watch: Watch | None = None
+    env_extra: Mapping[str, str] = field(default_factory=dict)
+    """Variables added to every command's environment, outside the cache key (a process tag)."""
+    launcher: Callable[[str], str] | None = None
+    """Wraps each command line before it runs (land's leash); results name the command as given."""
+    no_cache: bool = False
+
+    def __post_init__(self) -> None:
+        if self.cache is None and not self.no_cache:
+            self.cache = GateCache.for_repo(self.repo.root)
+
+    @property
+    def setup(self) -> GateSetup:
+        if self.decided is None:
+            raise RuntimeError("the gate is not decided yet: call check_base first")
+        return self.decided
+
+    async def decide(self) -> GateChoice:
+        """The command that gates: `--verify`, else the plan's, else the repo's own (read off the loop)."""
+        request = self.request
+        return await asyncio.to_thread(choose_gate, self.repo.root, request.plan_verify, request.verify)
+
+    async def check_base(self, feature_id: str, base_sha: str) -> GateSetup:
+        """Decide the gate and run it once on `base_sha` (reused when this base tree was gated with the same
+        command, setup and environment, by any feature: its summary then says so); GateUnusableError when the
+        command can't gate."""
+        request, choice = self.request, await self.decide()
+        if choice.command is None or choice.packages or self.cache is None:  # a monorepo's base runs are per
+            self.decided = await self._check(feature_id, base_sha, choice)  # package: not cached (yet)
+            return self.decided
+        setup_command = await asyncio.to_thread(choose_setup, self.repo.root, request.plan_setup, request.setup)
+        worktree = self.repo.worktrees_dir / feature_id / "_baseline"
+        key = cache_key(await gated_tree(self.repo, base_sha), choice.command, setup_command,
+                        await self._env_digest(worktree))
+        found = await asyncio.to_thread(self.cache.lookup, key)
+        if found is not None and unusable_base(found, detected=choice.detected,
+                                               judge_by_counts=request.judge_by_counts) is None:
+            self.cache.reused += 1
+            base = found.copy()
+            base["summary"] = f"{found['summary']} (reused: this base tree was gated by an earlier run)"
+            self.decided = GateSetup(command=choice.command, source=choice.source, setup=setup_command, base=base)
+            return self.decided
+        self.decided = await self._check(feature_id, base_sha, choice)
+        if self.decided["base"] is not None:
+            self.cache.runs += 1
+            await self.cache.store(key, self.decided["base"])
+        return self.decided
+
+    async def _check(self, feature_id: str, base_sha: str, choice: GateChoice) -> GateSetup:
+        request = self.request
+        return await check_gate(self.repo, feature_id, base_sha, plan_verify=request.plan_verify,
+                                plan_setup=request.plan_setup, verify=request.verify, setup=request.setup,
+                                timeout_s=request.timeout_s, judge_by_counts=request.judge_by_counts, choice=choice)
+
+    async def set_up(self, worktree: Path, *, submodules: bool = True) -> Completed | None:
+        """Make a new worktree able to run the repo's tests: its submodules from the main checkout's copies, then
+        the run's setup command (watched); its run, None without one."""
+        if submodules:
+            await init_submodules(self.repo, worktree)
+        command = self.setup["setup"]
+        if not command:
+            return None
+        env, box = await asyncio.to_thread(self._environment, worktree)
+        return await self._watched(f"setup `{command}`", worktree, run_shell(
+            self._launch(command), worktree, self.request.timeout_s, env, box),
+            lambda done: done.stdout + "\n" + done.stderr)
+
+    async def run(self, worktree: Path, command: str | None = None, *, changed_since: str | None = None,
+                  base: GateResult | None = None) -> GateRun:
+        """The gate in `worktree` (`command`, else the run's), judged against the base's run of it (`base`, else
+        the run's); `no_gate` when nothing can check the work. A tree already gated with the same command,
+        setup and environment is not gated again. A monorepo's gate runs the packages the commits since
+        `changed_since` touched (all of them without it)."""
+        decided = self.setup
+        command = command or decided["command"]
+        if command is None:
+            return GateRun(no_gate(decided["source"]), ran=False)
+        what = f"the gate `{command}`"
+        if decided.get("packages") and command == decided["command"]:
+            changed = await changed_files(self.repo, worktree, changed_since) if changed_since else None
+            result = await self._watched(what, worktree, gate_packages(
+                decided, self.repo.root, worktree, changed, self.request.timeout_s), lambda run: run["output"])
+            return GateRun(result, ran=True)
+        base = base if base is not None else decided["base"]
+        ran = False
+
+        async def once() -> GateResult:
+            nonlocal ran
+            ran = True
+            return await self._run_once(command, worktree, known_failing=failing_on(base))
+
+        key = await self._key(worktree, command)
+        cache = self.cache
+        remembered = once if cache is None else lambda: cache.run(key, once)
+        # Through the cache: a pass is reused at once; a new failure runs again (judged_run's flaky re-run), and
+        # the second sighting is what the cache may keep.
+        result = await judged_run(command, worktree, self.request.timeout_s, {}, base, run=remembered)
+        return GateRun(result, ran=ran)
+
+    async def observe(self, worktree: Path, command: str, *, before: Callable[[], None] | None = None) -> GateRun:
+        """One run of `command` on the tree in `worktree`, not judged (a base's run), remembered by tree;
+        `before` is called when it actually runs."""
+        ran = False
+
+        async def once() -> GateResult:
+            nonlocal ran
+            ran = True
+            if before is not None:
+                before()
+            return await self._run_once(command, worktree)
+
+        key = await self._key(worktree, command)
+        result = await (once() if self.cache is None else self.cache.run(key, once))
+        return GateRun(result, ran=ran)
+
+    async def _run_once(self, command: str, worktree: Path, *, known_failing: list[str] | None = None) -> GateResult:
+        """One sandboxed, watched run of the command line (through the launcher), named as given."""
+        env, box = await asyncio.to_thread(self._environment, worktree)
+        launched = self._launch(command)
+        result = await self._watched(f"the gate `{command}`", worktree, run_gate(
+            launched, worktree, self.request.timeout_s, env, box, known_failing=known_failing or ()),
+            lambda run: run["output"])
+        if launched != command:
+            result["summary"] = result["summary"].replace(f"`{launched}`", f"`{command}`")
+            result["command"] = command
+        return result
+
+    async def _key(self, worktree: Path, command: str) -> str | None:
+        """The cache key of the worktree's tree (None: it holds uncommitted changes, or nothing is cached)."""
+        if self.cache is None:
+            return None
+        tree = await worktree_tree(self.repo, worktree)
+        if tree is None:
+            return None
+        setup = self.decided["setup"] if self.decided is not None else None
+        return cache_key(tree, command, setup, await self._env_digest(worktree))
+
+    async def _env_digest(self, worktree: Path) -> str:
+        root = self.repo.root
+        return await asyncio.to_thread(lambda: env_digest(root, worktree, gate_env(root, worktree)))
+
+    def _environment(self, worktree: Path) -> tuple[dict[str, str], sandbox.Sandbox]:
+        """The environment and sandbox of a command in `worktree` (blocking: read from the venvs' files)."""
+        return {**gate_env(self.repo.root, worktree), **self.env_extra}, sandbox.for_worktree(worktree)
+
+    def _launch(self, command: str) -> str:
+        return self.launcher(command) if self.launcher is not None else command
+
+    async def _watched(self, what: str, worktree: Path, running: Awaitable[T], output: Callable[[T], str]) -> T:
+        if self.watch is None:
+            return await running
+        return await self.watch(what, worktree, running, output)

@@ -1,0 +1,65 @@
+"""The gate service (gate/service.py) in-process on real git and a real pytest: one cache per repository, a run
+that says whether it ran, and the same entry for the task graph, the merge queue and `land`."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import yaml
+
+from agents.testing.scripted_agents import ScriptedAgents, approve, writes
+from orchestrator.cli.demo import git, make_sample_repo
+from orchestrator.gate import GateRequest, Gates
+from orchestrator.gate.cache import CACHE_NAME
+from orchestrator.repo.git import GitRepo
+from tests.graph.harness import Workflow, plan, task
+
+FILES = {
+    ".gitignore": "__pycache__/\n.pytest_cache/\n",
+    "calc/__init__.py": "",
+    "calc/mul.py": "def mul(a, b):\n    return a * b\n",
+    "tests/__init__.py": "",
+    "tests/test_mul.py": "from calc.mul import mul\n\n\ndef test_mul():\n    assert mul(2, 3) == 6\n",
+}
+VERIFY = "python -m pytest -q"
+
+
+def base_summary(events: list[dict[str, object]]) -> str:
+    return str(next(event for event in events if event["event"] == "feature_start")["gate_base"])
+
+
+async def test_a_second_feature_on_the_same_base_reuses_the_bases_run(tmp_path: Path) -> None:
+    repo = make_sample_repo(tmp_path / "repo", files=FILES, plan=plan(task("TASK-001"), verify=VERIFY))
+    second = plan(task("TASK-001"), verify=VERIFY) | {"id": "FEAT-002"}
+    (repo / ".autobuild" / "features" / "FEAT-002.yaml").write_text(yaml.safe_dump(second))
+    agents = ScriptedAgents({"player": writes({"calc/add.py": "def add(a, b):\n    return a + b\n"}),
+                             "coach": approve()})
+    first = await Workflow(repo, agents).run("FEAT-001")
+    assert first.status("TASK-001") == "approved"
+    assert "reused" not in base_summary(first.events)
+    again = await Workflow(repo, agents, thread="FEAT-002").run("FEAT-002")
+    assert again.status("TASK-001") == "approved"
+    assert "reused: this base tree was gated by an earlier run" in base_summary(again.events)
+    assert (repo / ".autobuild" / "runs" / CACHE_NAME).is_file(), "one cache for the repository"
+    assert not (repo / ".autobuild" / "runs" / "FEAT-001" / CACHE_NAME).exists()
+    assert CACHE_NAME not in git(repo, "status", "--porcelain", "--untracked-files=all"), "out of git status"
+
+
+async def test_a_run_says_whether_a_command_ran(tmp_path: Path) -> None:
+    repo = make_sample_repo(tmp_path / "repo", files=FILES)
+    gates = Gates(GitRepo(repo), GateRequest(plan_verify=VERIFY, timeout_s=120))
+    setup = await gates.check_base("FEAT-001", git(repo, "rev-parse", "HEAD").strip())
+    assert setup["base"] is not None and setup["base"]["passed"]
+    worktree = repo / ".autobuild" / "worktrees" / "FEAT-001" / "probe"
+    await GitRepo(repo).add_detached_worktree(worktree, "HEAD")
+    (worktree / "calc" / "add.py").write_text("def add(a, b):\n    return a + b\n")
+    git(worktree, "add", "-A")
+    git(worktree, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "add")
+    first = await gates.run(worktree)
+    assert first.ran and first.result["passed"]
+    remembered = await gates.run(worktree)
+    assert not remembered.ran and remembered.result["passed"], "the same tree is not gated twice"
+    (worktree / "calc" / "mul.py").write_text("def mul(a, b):\n    return a + b\n")
+    dirty = await gates.run(worktree)
+    assert dirty.ran and not dirty.result["passed"], "a tree with uncommitted changes is always run"
+    assert dirty.result["failing"] == ["tests.test_mul::test_mul"]
