@@ -13,13 +13,22 @@ _BLOCKER = re.compile(r"^<blocker>\s*\n(.*?)\n\s*</blocker>\s*$", re.DOTALL | re
 _TEMPLATE_VALUES = {"what blocks the work", "what a person must do", "how the work continues afterwards"}
 
 
+SPEC_TEST_CONFLICT = "spec-test-conflict"
+"""A blocker's `kind` when a requirement contradicts an existing test: the task stops at its first report."""
+_OPTIONAL = ("kind", "test", "requirement")
+
+
 @dataclass(frozen=True)
 class Blocker:
-    """A blocker an agent declared: what, what a person must do, how work resumes."""
+    """A blocker an agent declared: what, what a person must do, how work resumes; optionally its kind, and for
+    a spec-test conflict the test and the requirement that contradict each other."""
 
     description: str
     action: str
     resume: str
+    kind: str = ""
+    test: str = ""
+    requirement: str = ""
 
     @property
     def hash(self) -> str:
@@ -48,11 +57,12 @@ def parse_blocker(text: str) -> Blocker | None:
         fields: dict[str, str] = {}
         for line in match.group(1).splitlines():
             key, sep, value = line.partition(":")
-            if sep and key.strip().lower() in {"description", "action", "resume"}:
+            if sep and key.strip().lower() in {"description", "action", "resume", *_OPTIONAL}:
                 fields[key.strip().lower()] = value.strip()
-        if len(fields) != 3 or not all(fields.values()):
+        required = [fields.get(name, "") for name in ("description", "action", "resume")]
+        if not all(required):
             continue
-        if set(fields.values()) <= _TEMPLATE_VALUES:
+        if set(required) <= _TEMPLATE_VALUES:
             continue  # the prompt's template echoed back, not a real blocker
-        found = Blocker(fields["description"], fields["action"], fields["resume"])
+        found = Blocker(*required, **{name: fields.get(name, "") for name in _OPTIONAL})
     return found

@@ -81,6 +81,8 @@ class CoachInput:
     transcript_path: Path | None = None
     conflict: str = ""
     """Whether this turn resolved a merge conflict with the feature head, and where (empty: say nothing)."""
+    test_changes: str = ""
+    """The base's test files this task changed or deleted, with their diff (empty: none)."""
 
 
 def _bullets(items: list[str], empty: str) -> str:
@@ -136,7 +138,9 @@ async def run_coach(data: CoachInput, settings: SessionSettings) -> AgentResult:
     system = load_prompt("coach")
     report = json.dumps(data.player_report, indent=2) if data.player_report else "(the player sent no report)"
     variables = _common(data.brief, data.turn) | {"player_report": report, "diff": data.diff or "(empty diff)",
-                                                   "conflict": data.conflict or "No: an ordinary turn."}
+                                                   "conflict": data.conflict or "No: an ordinary turn.",
+                                                   "test_changes": data.test_changes or "None: no test file of the"
+                                                   " base was changed or deleted."}
     return await run_session(
         _request(
             "coach", task_id=data.brief.task_id, turn=data.turn, cwd=data.worktree, system=system,

@@ -60,6 +60,14 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                 "type": "object",
                 "properties": {"passed": {"type": "integer"}, "failed": {"type": "integer"}},
             },
+            "test_changes_accepted": {
+                "type": "array",
+                "items": {
+                    "type": "object",
+                    "properties": {"test": {"type": "string"}, "reason": {"type": "string"}},
+                    "required": ["test", "reason"],
+                },
+            },
         },
         "required": ["task_id", "decision", "rationale"],
     },
@@ -68,7 +76,10 @@ SCHEMAS: dict[str, dict[str, Any]] = {
 DESCRIPTIONS = {
     "start_implementation": "Announce that you start implementing the task and the approach you take.",
     "report_progress": "Report what you implemented: files modified, tests written, honest notes.",
-    "record_decision": "Record the coach's decision on the task: approve, or feedback with specific items.",
+    "record_decision": "Record the coach's decision on the task: approve, or feedback with specific items. Every"
+                       " base test the task removed, skipped or whose expectation it changed must be listed in"
+                       " test_changes_accepted (a test id or its file, and the requirement that demands the"
+                       " change), or the approval does not count.",
     "submit_plan": "Submit the feature plan (id, name, tasks with dependencies and complexity).",
 }
 

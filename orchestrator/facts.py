@@ -8,6 +8,27 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal, NotRequired, TypedDict
 
+TestFate = Literal["gone", "moved", "skipped", "xfailed", "failing", "changed expectation", "fewer passing",
+                   "weakened"]
+"""What became of a test that passed on the base (gate/accounting.py)."""
+
+
+class Acceptance(TypedDict):
+    """The coach's acceptance of a base test's change: the test id or its file, and the requirement it serves."""
+
+    test: str
+    reason: str
+
+
+class TestChange(TypedDict):
+    """A test that passed on the base and does not pass, as such, on the judged tree."""
+
+    test: str
+    fate: TestFate
+    detail: str
+    file: str | None  # the base file it lives in, where known
+    accepted: str | None  # the coach's reason (None: not accepted)
+
 
 class GateResult(TypedDict):
     """The orchestrator's own run of a gate command (a fact for state, traces and reports)."""
@@ -27,6 +48,11 @@ class GateResult(TypedDict):
     skipped: NotRequired[list[str] | None]  # skipped tests as "id (reason)" where the runner names them
     runner: NotRequired[str | None]  # the test runner(s) recognised ("pytest", "go test+cargo test"); None: none
     judged_by: NotRequired[str]  # "test ids" | "counts" (--judge-by-counts) | "exit status" (no runner)
+    passing: NotRequired[list[str] | None]  # passing test ids (None: counted only); kept for base runs
+    skipped_ids: NotRequired[list[str]]
+    xfailed: NotRequired[list[str]]
+    test_changes: NotRequired[list[TestChange]]  # base tests that don't pass here, and what became of them
+    unverified: NotRequired[list[str]]  # new tests the gate only skipped, or whose code the tamper screen flags
 
 
 class PackageGate(TypedDict):
@@ -50,6 +76,7 @@ class GateSetup(TypedDict):
     setup: str | None
     base: GateResult | None
     packages: NotRequired[list[PackageGate]]
+    base_sha: NotRequired[str]  # the commit `base` ran on
 
 Outcome = Literal[
     "approved",  # the coach approved and the verify gate passed (and the merge landed)
@@ -119,6 +146,7 @@ class Review(TypedDict):
     notes: list[str]
     gate: GateResult | None
     false_approval: bool
+    accepted_tests: NotRequired[list[Acceptance]]  # the coach's test_changes_accepted with this decision
 
 
 class Stop(TypedDict):
@@ -193,6 +221,8 @@ class TaskResult(TypedDict, total=False):
     replaced_by: list[str]  # a `replaced` task: the ids of the tasks that replaced it
     replacement: dict[str, Any]  # and, once they ended, `{"tasks": [their specs], "results": {id: result}}`
     conflict_turns: int  # player turns spent resolving a merge conflict with the feature head
+    test_changes_accepted: list[Acceptance]  # the approving coach's acceptances (they cover its landing too)
+    test_changes: list[TestChange]  # base tests the approved work changed, each accepted by the coach
 
 
 class ConflictTurn(TypedDict):

@@ -55,10 +55,14 @@ def writes(files: Mapping[str, str | None], notes: str = "done", **extra: Any) -
     return Turn(files=dict(files), report=report, **extra)
 
 
-def approve(rationale: str = "requirements met, tests pass", tests_verified: dict[str, int] | None = None) -> Turn:
+def approve(rationale: str = "requirements met, tests pass", tests_verified: dict[str, int] | None = None, *,
+            accepts: Mapping[str, str] | None = None) -> Turn:
+    """A coach approving; `accepts` maps a base test (id or file) whose change it accepts to the reason."""
     report: dict[str, Any] = {"decision": "approve", "rationale": rationale, "feedback_items": []}
     if tests_verified is not None:
         report["tests_verified"] = tests_verified
+    if accepts is not None:
+        report["test_changes_accepted"] = [{"test": test, "reason": reason} for test, reason in accepts.items()]
     return Turn(report=report)
 
 
@@ -72,9 +76,10 @@ def replacement(*tasks: dict[str, Any], cost_usd: float = 0.02) -> Turn:
     return Turn(report={"tasks": list(tasks)}, cost_usd=cost_usd)
 
 
-def blocked(description: str, action: str = "a human must decide", resume: str = "continue") -> Turn:
-    block = Blocker(description, action, resume)
-    fields = {"description": description, "action": action, "resume": resume}
+def blocked(description: str, action: str = "a human must decide", resume: str = "continue", **kinds: str) -> Turn:
+    """A player's blocker; `kinds` adds its optional lines (kind, test, requirement)."""
+    block = Blocker(description, action, resume, **kinds)
+    fields = {"description": description, "action": action, "resume": resume, **kinds}
     return Turn(blocker=fields | {"hash": block.hash}, text=f"<blocker>{description}</blocker>")
 
 

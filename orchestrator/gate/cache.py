@@ -55,7 +55,8 @@ def env_digest(root: Path, worktree: Path, env: Mapping[str, str]) -> str:
         if name in _VOLATILE or name.startswith(_VOLATILE_PREFIXES):
             continue
         value = env[name].replace(place, _WORKTREE)
-        if run_env is not None:
+        if run_env is not None:  # each worktree's own redirections, then the run's folder
+            value = value.replace(str(run_env / "overlay" / worktree.name), f"{_RUN_ENV}/overlay/{_WORKTREE}")
             value = value.replace(str(run_env), _RUN_ENV)
         if name == "PYTHONPATH":  # the worktree's own folders: a function of the tree, not the environment
             value = os.pathsep.join(p for p in value.split(os.pathsep) if not p.startswith(_WORKTREE))

@@ -16,6 +16,7 @@ from pathlib import Path
 from orchestrator.processes import run_async
 
 SHIM = Path(__file__).resolve().parent / "runners" / "shim"
+NODE_REPORTER = "autobuild_node_reporter.mjs"
 _CARGO = """#!/bin/sh
 # AutoBuild's gate: `cargo test` without fail-fast, so base and task runs see the same tests.
 real="$AUTOBUILD_REAL_CARGO"
@@ -38,6 +39,7 @@ class Reports:
     pytest_junit: Path
     node_junit: Path
     unittest: Path
+    node: Path
 
 
 def _add(env: dict[str, str], key: str, value: str, sep: str = " ") -> None:
@@ -65,12 +67,13 @@ async def _node_major(env: dict[str, str], cwd: Path) -> int:
 
 async def instrument(env: dict[str, str], scratch: Path, cwd: Path) -> tuple[dict[str, str], Reports]:
     """`env` with the gate's instrumentation; reports go under `scratch` (a directory of the run's own)."""
-    reports = Reports(scratch / "pytest.xml", scratch / "node.xml", scratch / "unittest.jsonl")
+    reports = Reports(scratch / "pytest.xml", scratch / "node.xml", scratch / "unittest.jsonl", scratch / "node.jsonl")
     env = dict(env)
     _add(env, "PYTEST_ADDOPTS", f"--junitxml={reports.pytest_junit} --continue-on-collection-errors")
     if await _node_major(env, cwd) >= _NODE_REPORTERS:
         _add(env, "NODE_OPTIONS", "--test-reporter=tap --test-reporter-destination=stdout"
-                                  f" --test-reporter=junit --test-reporter-destination={reports.node_junit}")
+                                  f" --test-reporter=junit --test-reporter-destination={reports.node_junit}"
+                                  f" --test-reporter={SHIM / NODE_REPORTER} --test-reporter-destination={reports.node}")
     if "-v" not in env.get("GOFLAGS", "").split():
         _add(env, "GOFLAGS", "-v")
     env["AUTOBUILD_UNITTEST_REPORT"] = str(reports.unittest)

@@ -18,7 +18,7 @@ from orchestrator.gate.runners import Observed, combine
 from orchestrator.gate.runners.js import jest, mocha, vitest
 from orchestrator.gate.runners.junit import node_junit, pytest_junit
 from orchestrator.gate.runners.native import cargo_test, go_test
-from orchestrator.gate.runners.node import node_tap
+from orchestrator.gate.runners.node import node_report, node_tap
 from orchestrator.gate.runners.python import pytest_summary, unittest_report, unittest_summary
 from orchestrator.processes import run_shell
 from orchestrator.sandbox import Sandbox
@@ -50,7 +50,7 @@ def observe(output: str, reports: Reports) -> Observed | None:
     found = [
         pytest_junit(reports.pytest_junit) or pytest_summary(output),
         unittest_report(reports.unittest) or unittest_summary(output),
-        node_tap(output) or node_junit(reports.node_junit),
+        node_report(reports.node) or node_tap(output) or node_junit(reports.node_junit),
         jest(output), vitest(output), mocha(output), go_test(output), cargo_test(output),
     ]
     return combine([one for one in found if one is not None])
@@ -103,7 +103,8 @@ async def run_gate(command: str, cwd: Path, timeout_s: float, env: dict[str, str
         tests_passed=seen.passed if seen else None, tests_failed=seen.failed if seen else None,
         failing=failing, new_failures=[], ran_classes=seen.ran if seen else None,
         tests_skipped=seen.skipped_count if seen else None, skipped=seen.skipped if seen else None,
-        runner=seen.runner if seen else None, judged_by=judged_by)
+        runner=seen.runner if seen else None, judged_by=judged_by, passing=seen.passing if seen else None,
+        skipped_ids=seen.skipped_ids if seen else [], xfailed=seen.xfailed if seen else [])
 
 
 def describe_base(base: GateResult) -> list[str]:

@@ -11,13 +11,14 @@ it counts (flaky tests), every command runs sandboxed, and the caller's `watch` 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol, TypeVar
 
 from orchestrator import sandbox
-from orchestrator.facts import GateResult, GateSetup
+from orchestrator.facts import Acceptance, GateResult, GateSetup, TestChange
+from orchestrator.gate import accounting, overlay, screen
 from orchestrator.gate.baseline import check_gate, choose_setup
 from orchestrator.gate.cache import GateCache, cache_key, env_digest, gated_tree, worktree_tree
 from orchestrator.gate.detect import GateChoice, choose_gate
@@ -125,9 +126,12 @@ class Gates:
 
     async def _check(self, feature_id: str, base_sha: str, choice: GateChoice) -> GateSetup:
         request = self.request
-        return await check_gate(self.repo, feature_id, base_sha, plan_verify=request.plan_verify,
-                                plan_setup=request.plan_setup, verify=request.verify, setup=request.setup,
-                                timeout_s=request.timeout_s, judge_by_counts=request.judge_by_counts, choice=choice)
+        decided = await check_gate(self.repo, feature_id, base_sha, plan_verify=request.plan_verify,
+                                   plan_setup=request.plan_setup, verify=request.verify, setup=request.setup,
+                                   timeout_s=request.timeout_s, judge_by_counts=request.judge_by_counts,
+                                   choice=choice)
+        decided["base_sha"] = base_sha
+        return decided
 
     async def set_up(self, worktree: Path, *, submodules: bool = True) -> Completed | None:
         """Make a new worktree able to run the repo's tests: its submodules from the main checkout's copies, then
@@ -143,11 +147,13 @@ class Gates:
             lambda done: done.stdout + "\n" + done.stderr)
 
     async def run(self, worktree: Path, command: str | None = None, *, changed_since: str | None = None,
-                  base: GateResult | None = None) -> GateRun:
+                  base: GateResult | None = None, against: str | None = None,
+                  accepted: Sequence[Acceptance] = ()) -> GateRun:
         """The gate in `worktree` (`command`, else the run's), judged against the base's run of it (`base`, else
         the run's); `no_gate` when nothing can check the work. A tree already gated with the same command,
         setup and environment is not gated again. A monorepo's gate runs the packages the commits since
-        `changed_since` touched (all of them without it)."""
+        `changed_since` touched (all of them without it). With `against` (a commit), every test that passed
+        on that commit's tree must pass here, or be a change the coach `accepted` (gate/accounting.py)."""
         decided = self.setup
         command = command or decided["command"]
         if command is None:
@@ -172,7 +178,87 @@ class Gates:
         # Through the cache: a pass is reused at once; a new failure runs again (judged_run's flaky re-run), and
         # the second sighting is what the cache may keep.
         result = await judged_run(command, worktree, self.request.timeout_s, {}, base, run=remembered)
+        if against is not None and result["exit_code"] is not None:
+            result = await self._accounted(worktree, command, result, against, accepted)
+        result = result.copy()
+        result.pop("passing", None)  # kept in the cache and in the base's run, not in every turn's state
         return GateRun(result, ran=ran)
+
+    async def _accounted(self, worktree: Path, command: str, result: GateResult, against: str,
+                         accepted: Sequence[Acceptance]) -> GateResult:
+        """`result` judged by what became of every test that passed on `against`'s tree."""
+        base = await self.tree_run(against, command, near=worktree)
+        if base is None:
+            return result
+        renamed, deleted, modified, added = accounting.parse_name_status(await self.repo.name_status(worktree, against))
+        base_files = await self.repo.files_at(against)
+        changed = sorted({*deleted, *modified, *renamed})
+        touched = sorted({*deleted, *modified, *added, *(new for new, _ in renamed.values())})
+        config = {path: accounting.first_changed_line(await self.repo.patch_of(worktree, against, path))
+                  for path in touched if accounting.is_runner_config(path)}
+        names = {path: (worktree / renamed.get(path, (path, 0))[0]).read_text(encoding="utf-8", errors="replace")
+                 for path in changed if path not in deleted and accounting.is_test_file(path)
+                 and (worktree / renamed.get(path, (path, 0))[0]).is_file()}
+        diff = accounting.TreeDiff(renamed=renamed, deleted=frozenset(deleted), modified=frozenset(modified),
+                                   added=frozenset(added), config_lines=config, names=names)
+        expectations: dict[str, str] = {}
+        if diff.test_files_changed:
+            expectations = await overlay.expectations(
+                self.repo, worktree, base, against, diff.test_files_changed, base_files=base_files,
+                run_in=lambda place, extra: self._run_once(command, place, extra=extra), set_up=self.set_up)
+        changes = accounting.account(base, result, diff, base_files, expectations)
+        screened, unverified = await self._screen(worktree, against, renamed, {*modified, *added})
+        unverified += accounting.new_only_skipped(base, result)
+        verdict = accounting.judged(result, accounting.accept([*changes, *screened], accepted,
+                                                              diff.test_files_changed))
+        verdict["unverified"] = unverified
+        return verdict
+
+    async def _screen(self, worktree: Path, against: str, renamed: Mapping[str, tuple[str, int]],
+                      changed: set[str]) -> tuple[list[TestChange], list[str]]:
+        """The tamper screen on the test files the task added or changed: a hit on a base test is a test change
+        (the coach must accept it), a hit on a test the task added leaves the approval unverified."""
+        old_of = {new: old for old, (new, _) in renamed.items()}
+        changes: list[TestChange] = []
+        unverified: list[str] = []
+        for path in sorted({*changed, *old_of}):
+            if not accounting.is_test_file(path) or not (worktree / path).is_file():
+                continue
+            base_path = old_of.get(path, path)
+            base_text = await self.repo.show_file(against, base_path)
+            text = await asyncio.to_thread((worktree / path).read_text, encoding="utf-8", errors="replace")
+            for hit in screen.screen(path, base_text, text):
+                on_base = base_text is not None and (hit.test is None or screen.defines(base_text, hit.test))
+                if on_base and hit.test is not None and "marker" in hit.what and path.endswith(".py"):
+                    continue  # a skip or xfail on a base test: the run itself shows it (skipped, xfailed)
+                if on_base:
+                    test = f"{base_path}::{hit.test}" if hit.test else base_path
+                    changes.append(TestChange(test=test, fate="weakened", detail=hit.describe(), file=base_path,
+                                              accepted=None))
+                else:
+                    unverified.append(f"a test the task added has {hit.describe()}")
+        return changes, unverified
+
+    async def tree_run(self, sha: str, command: str, *, near: Path) -> GateResult | None:
+        """`command`'s run on `sha`'s tree: the run's base when it is that commit, else remembered by tree, else
+        run now in a throwaway worktree beside `near` (None when that can't be set up)."""
+        decided = self.setup
+        if sha == decided.get("base_sha") and command == decided["command"] and decided["base"] is not None:
+            return decided["base"]
+        if self.cache is not None:
+            key = cache_key(await gated_tree(self.repo, sha), command, decided["setup"], await self._env_digest(near))
+            found = await asyncio.to_thread(self.cache.lookup, key)
+            if found is not None:
+                return found
+        place = near.parent / f"_base-{sha[:12]}"
+        await self.repo.add_detached_worktree(place, sha)
+        try:
+            done = await self.set_up(place)
+            if done is not None and not done.ok:
+                return None
+            return (await self.observe(place, command)).result
+        finally:
+            await self.repo.remove_worktree(place)
 
     async def observe(self, worktree: Path, command: str, *, before: Callable[[], None] | None = None) -> GateRun:
         """One run of `command` on the tree in `worktree`, not judged (a base's run), remembered by tree;
@@ -190,9 +276,13 @@ class Gates:
         result = await (once() if self.cache is None else self.cache.run(key, once))
         return GateRun(result, ran=ran)
 
-    async def _run_once(self, command: str, worktree: Path, *, known_failing: list[str] | None = None) -> GateResult:
-        """One sandboxed, watched run of the command line (through the launcher), named as given."""
+    async def _run_once(self, command: str, worktree: Path, *, known_failing: list[str] | None = None,
+                        extra: Mapping[str, str] | None = None) -> GateResult:
+        """One sandboxed, watched run of the command line (through the launcher), named as given; `extra`
+        variables are added to the environment's own (appended to a variable it has)."""
         env, box = await asyncio.to_thread(self._environment, worktree)
+        for name, value in (extra or {}).items():
+            env[name] = f"{env[name]} {value}" if env.get(name) else value
         launched = self._launch(command)
         result = await self._watched(f"the gate `{command}`", worktree, run_gate(
             launched, worktree, self.request.timeout_s, env, box, known_failing=known_failing or ()),

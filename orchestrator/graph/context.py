@@ -20,6 +20,7 @@ from agents import Agents, SessionLimits, SessionSettings, TaskBrief
 from agents.limits import UsageLimitGate
 from orchestrator import sandbox
 from orchestrator.errors import InfrastructureError
+from orchestrator.facts import Acceptance
 from orchestrator.gate import GateRequest, Gates, GateSetup
 from orchestrator.gate.environment import session_env
 from orchestrator.graph.events import EventLog
@@ -71,6 +72,8 @@ class RunContext:
     merge_lock: asyncio.Lock = field(default_factory=asyncio.Lock)
     landing_queue: dict[str, str] = field(default_factory=dict)
     """Approved tasks waiting to land, by id: the commit each would land (a landing may take them along)."""
+    accepted_tests: dict[str, list[Acceptance]] = field(default_factory=dict)
+    """The approving coach's test-change acceptances of each task waiting to land (they cover its landing)."""
     remote_url: str | None = None
     """A run by URL: where every node-end commit is pushed (graph/by_url.py); None for a local repo."""
     gates: Gates = field(init=False)

@@ -59,12 +59,14 @@ async def merge(state: TaskState, runtime: Runtime[RunContext]) -> TaskState:
     if await repo.head(worktree) != land.sha:
         await repo.reset(worktree, land.sha)  # resumed: redo the bring-up from the approved commit, deterministically
     ctx.landing_queue[land.task_id] = land.sha  # others landing meanwhile may take it along in their batch
+    ctx.accepted_tests[land.task_id] = list(result.get("test_changes_accepted") or [])
     land.events("landing", land.task_id, queued=True, reason="approved, waiting to land")
     try:
         async with ctx.merge_lock:  # one landing at a time: the head can't move under a landing gate in this run
             return await _land(land, worktree)
     finally:
         ctx.landing_queue.pop(land.task_id, None)
+        ctx.accepted_tests.pop(land.task_id, None)
 
 
 async def _land(land: Landing, worktree: Path) -> TaskState:
@@ -81,7 +83,7 @@ async def _land(land: Landing, worktree: Path) -> TaskState:
             land.sha, land.base, land.brought_up = merged.sha, head, land.brought_up + 1
         own = land.sha
         taken = await _take_along(land, worktree)
-        gate = await _landing_gate(ctx, worktree, land.task_id, land.sha)
+        gate = await _landing_gate(land, worktree, [other for other, _ in taken])
         while taken and not gate["passed"]:
             # Split: the first half of the batch (each merge is its own commit, so every prefix is a tree at
             # hand), down to this task alone; the tasks left out land (or fail) on their own later, so a culprit
@@ -93,7 +95,7 @@ async def _land(land: Landing, worktree: Path) -> TaskState:
                         reason=f"the gate failed on the batch with {', '.join(failed)}: landing {land.task_id}"
                                f" {with_}")
             await repo.reset(worktree, land.sha)
-            gate = await _landing_gate(ctx, worktree, land.task_id, land.sha)
+            gate = await _landing_gate(land, worktree, [other for other, _ in taken])
         batch = [other for other, _ in taken]
         if gate["command"]:
             land.events("integration_gate", land.task_id, brought_up=land.brought_up, batch=batch, **gate)
@@ -127,12 +129,15 @@ async def _take_along(land: Landing, worktree: Path) -> list[tuple[str, str]]:
     return batch
 
 
-async def _landing_gate(ctx: RunContext, worktree: Path, task_id: str, sha: str) -> GateResult:
+async def _landing_gate(land: Landing, worktree: Path, batch: list[str]) -> GateResult:
     """The task's gate and the feature's on the tree that lands (each remembered by tree: a tree the coach's
-    turn already gated is not run again)."""
+    turn already gated is not run again); every test that passed on the feature head it lands on must pass,
+    or be a change the approving coaches of the tasks in it accepted."""
+    ctx, task_id, sha = land.ctx, land.task_id, land.sha
+    accepted = [entry for task in (task_id, *batch) for entry in ctx.accepted_tests.get(task, [])]
     gate = no_gate(ctx.gate["source"])
     for command in dict.fromkeys(c for c in (ctx.gate_command(task_id), ctx.gate["command"]) if c):
-        run = await ctx.gates.run(worktree, command)
+        run = await ctx.gates.run(worktree, command, against=land.base, accepted=accepted)
         if run.ran:  # whatever it left behind goes
             await ctx.repo.reset(worktree, sha)
         gate = run.result

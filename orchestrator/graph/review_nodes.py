@@ -8,7 +8,8 @@ from typing import Any
 from langgraph.runtime import Runtime
 
 from agents import CoachInput
-from orchestrator.gate import GateResult
+from orchestrator.facts import Acceptance
+from orchestrator.gate import GateResult, accounting
 from orchestrator.gate.judge import tests_not_run, tests_only_skipped
 from orchestrator.graph import bring_up
 from orchestrator.graph.context import RunContext
@@ -35,8 +36,20 @@ async def _review_input(agent: AgentTurn) -> CoachInput:
         brief=ctx.brief(agent.task_id), turn=state["turn"], worktree=agent.worktree,
         player_report=player["report"] if (player := state.get("player")) else None,
         diff=await ctx.repo.diff(agent.worktree, state["base_sha"]), transcript_path=agent.transcript(),
-        conflict=bring_up.coach_note(state),
+        conflict=bring_up.coach_note(state), test_changes=await _test_changes(ctx, agent.worktree, state["base_sha"]),
     )
+
+
+async def _test_changes(ctx: RunContext, worktree: Path, base: str) -> str:
+    """The base's test files the turn changed or deleted (renames named), with their diff."""
+    renamed, deleted, modified, _ = accounting.parse_name_status(await ctx.repo.name_status(worktree, base))
+    files = sorted(path for path in {*deleted, *modified, *renamed} if accounting.is_test_file(path))
+    if not files:
+        return ""
+    lines = [f"- {path}: " + ("deleted" if path in deleted else f"renamed to {renamed[path][0]}"
+                              f" ({renamed[path][1]}% similar)" if path in renamed else "changed") for path in files]
+    patches = "".join([await ctx.repo.patch_of(worktree, base, path) for path in files])[:30_000]
+    return "\n".join(lines) + f"\n\n```diff\n{patches}```"
 
 
 async def coach(state: TaskState, runtime: Runtime[RunContext]) -> TaskState:
@@ -71,32 +84,8 @@ async def coach(state: TaskState, runtime: Runtime[RunContext]) -> TaskState:
                     rationale=str(decision.get("rationale") or "the coach ended without recording a decision"),
                     items=_items(decision.get("feedback_items")), notes=[], gate=None, false_approval=False)
     if approved:
-        gate = await _verify(state, ctx)
-        review["gate"] = gate
-        if gate["command"]:
-            agent.events("gate", task_id, turn=turn, **gate)
-        contradictions = contradicted_claims(decision.get("tests_verified"), gate)
-        player = state.get("player")
-        player_report = (player["report"] if player else None) or {}
-        written = [str(p) for p in player_report.get("tests_written") or []]
-        skipped = tests_only_skipped(written, gate)
-        unrun = [path for path in tests_not_run(written, gate) if not any(s.startswith(path + ":") for s in skipped)]
-        details = [f"player claims contradicted: reported tests the gate did not run: {', '.join(unrun)}"] * bool(unrun)
-        details += [f"player claims contradicted: reported tests the gate only skipped: {entry}" for entry in skipped]
-        for detail in details:
-            update["violations"] = [*update["violations"], detail]
-            agent.events("contract_violation", task_id, turn=turn, detail=detail)
-        if contradictions:
-            update["violations"] = [*update["violations"], *contradictions]
-            update["claims_contradicted"] = int(state.get("claims_contradicted", 0)) + len(contradictions)
-            for detail in contradictions:
-                agent.events("contract_violation", task_id, turn=turn, detail=detail)
-        if not gate["passed"]:
-            update["false_approvals"] = int(state.get("false_approvals", 0)) + 1
-            review |= Review(verdict="feedback", false_approval=True,  # type: ignore[typeddict-item]
-                             rationale=f"coach approved but verify failed: {gate['summary']}",
-                             items=[FeedbackItem(file="", line=None,
-                                                 issue=f"coach approved but verify failed:\n{gate['output']}")])
+        review, judged = await _judge_approval(agent, decision, review)
+        update |= judged | TaskState(violations=[*update["violations"], *judged["violations"]])
     if review["verdict"] == "feedback" and not review["items"]:
         review["notes"] = [review["rationale"]]
     agent.events("coach_decision", task_id, turn=turn, decision=review["verdict"], rationale=review["rationale"],
@@ -104,6 +93,41 @@ async def coach(state: TaskState, runtime: Runtime[RunContext]) -> TaskState:
                  false_approval=review["false_approval"])
     history = agent.sessions.history(review["verdict"], state["head_sha"], review["rationale"][:200])
     return update | TaskState(review=review, history=[history])
+
+
+async def _judge_approval(agent: AgentTurn, decision: dict[str, Any], review: Review) -> tuple[Review, TaskState]:
+    """An approval against our own gate: the coach's claims, the player's reported tests and the base tests the
+    task changed (each one the coach did not accept refuses it); a gate that fails sends the approval back."""
+    ctx, state, task_id, turn = agent.ctx, agent.state, agent.task_id, int(agent.state["turn"])
+    accepted = _acceptances(decision.get("test_changes_accepted"))
+    gate = await _verify(state, ctx, accepted)
+    review = review | Review(gate=gate, accepted_tests=accepted)  # type: ignore[typeddict-item]
+    if gate["command"]:
+        agent.events("gate", task_id, turn=turn, **gate)
+    contradictions = contradicted_claims(decision.get("tests_verified"), gate)
+    player = state.get("player")
+    written = [str(p) for p in ((player["report"] if player else None) or {}).get("tests_written") or []]
+    skipped = tests_only_skipped(written, gate)
+    unrun = [path for path in tests_not_run(written, gate) if not any(s.startswith(path + ":") for s in skipped)]
+    details = [f"player claims contradicted: reported tests the gate did not run: {', '.join(unrun)}"] * bool(unrun)
+    details += [f"player claims contradicted: reported tests the gate only skipped: {entry}" for entry in skipped]
+    open_changes = [change for change in accounting.unaccepted(gate.get("test_changes") or [])
+                    if change["fate"] != "failing"]
+    if open_changes:
+        details.append("coach approved with base tests changed and not accepted: "
+                       + "; ".join(accounting.describe(change) for change in open_changes[:5]))
+    update = TaskState(violations=[*details, *contradictions])
+    for detail in [*details, *contradictions]:
+        agent.events("contract_violation", task_id, turn=turn, detail=detail)
+    if contradictions:
+        update["claims_contradicted"] = int(state.get("claims_contradicted", 0)) + len(contradictions)
+    if not gate["passed"]:
+        update["false_approvals"] = int(state.get("false_approvals", 0)) + 1
+        review = review | Review(verdict="feedback", false_approval=True,  # type: ignore[typeddict-item]
+                                 rationale=f"coach approved but verify failed: {gate['summary']}",
+                                 items=[FeedbackItem(file="", line=None,
+                                                     issue=f"coach approved but verify failed:\n{gate['output']}")])
+    return review, update
 
 
 def contradicted_claims(claimed: Any, gate: GateResult) -> list[str]:
@@ -127,10 +151,17 @@ def contradicted_claims(claimed: Any, gate: GateResult) -> list[str]:
     return found
 
 
-async def _verify(state: TaskState, ctx: RunContext) -> GateResult:
-    """The objective gate, run by us in the worktree (whatever it leaves behind is discarded)."""
+def _acceptances(raw: Any) -> list[Acceptance]:
+    return [Acceptance(test=str(entry.get("test") or ""), reason=str(entry.get("reason") or ""))
+            for entry in raw or [] if isinstance(entry, dict) and entry.get("test")]
+
+
+async def _verify(state: TaskState, ctx: RunContext, accepted: list[Acceptance]) -> GateResult:
+    """The objective gate, run by us in the worktree (whatever it leaves behind is discarded): every test that
+    passed where the task started must pass, or be a change the coach accepted."""
     worktree = Path(state["worktree"])
-    run = await ctx.gates.run(worktree, ctx.gate_command(state["task_id"]), changed_since=ctx.feature_branch)
+    run = await ctx.gates.run(worktree, ctx.gate_command(state["task_id"]), changed_since=ctx.feature_branch,
+                              against=state["base_sha"], accepted=accepted)
     await ctx.repo.reset(worktree, state["head_sha"])
     return run.result
 

@@ -18,6 +18,7 @@ from langgraph.runtime import Runtime
 from langgraph.types import interrupt
 
 from agents import AgentResult, PlayerInput, SessionSettings, format_feedback
+from orchestrator.gate import accounting
 from orchestrator.gate.judge import tests_only_skipped
 from orchestrator.gate.submodules import refusal, submodule_changes, undo_submodule_changes
 from orchestrator.graph import bring_up
@@ -129,17 +130,7 @@ def judge_player(state: TaskState, events: EventLog, result: AgentResult, change
     elif stop := session_failure("player", result):
         return TaskState(stop=stop)
     if result.blocker:
-        blocker = result.blocker
-        previous = state.get("blocker_hashes", [])
-        events("blocker", task_id, turn=turn, **blocker)
-        hashes = [*previous, blocker["hash"]]
-        if previous and previous[-1] == blocker["hash"]:
-            reason = f"blocker {blocker['hash']} (reported twice in a row): {blocker['description']}"
-            return TaskState(stop=Stop(outcome="blocked", reason=f"{reason}; action: {blocker['action']}"),
-                             blocker_hashes=hashes)
-        note = (f"You reported a blocker ({blocker['description']}). If you can work around it, do so;"
-                " if it really blocks the task, report the same blocker again and the task stops for a human.")
-        return TaskState(review=_review(turn, "blocker", [note]), blocker_hashes=hashes)
+        return _blocked(state, events, result.blocker)
     if tampered or submodules:
         refused = [refusal(list(submodules))] if submodules else []
         if tampered:
@@ -159,6 +150,28 @@ def judge_player(state: TaskState, events: EventLog, result: AgentResult, change
     if notes:
         return TaskState(review=_review(turn, "incomplete", notes), blocker_hashes=[])
     return TaskState(blocker_hashes=[])
+
+
+def _blocked(state: TaskState, events: EventLog, blocker: dict[str, str]) -> TaskState:
+    """A blocker stops the task when reported twice in a row, or at once for a spec-test conflict (a person decides
+    which is right, never the player by bending either); else the player is asked to work around it once."""
+    task_id, turn = state["task_id"], state["turn"]
+    previous = state.get("blocker_hashes", [])
+    events("blocker", task_id, turn=turn, **{("blocker_kind" if key == "kind" else key): value
+                                             for key, value in blocker.items() if value})
+    hashes = [*previous, blocker["hash"]]
+    if blocker.get("kind") == "spec-test-conflict":
+        reason = (f"spec-test conflict: the requirement {blocker.get('requirement') or '(not named)'!r}"
+                  f" contradicts the test {blocker.get('test') or '(not named)'}: {blocker['description']}")
+        return TaskState(stop=Stop(outcome="blocked", reason=f"{reason}; action: {blocker['action']}"),
+                         blocker_hashes=hashes)
+    if previous and previous[-1] == blocker["hash"]:
+        reason = f"blocker {blocker['hash']} (reported twice in a row): {blocker['description']}"
+        return TaskState(stop=Stop(outcome="blocked", reason=f"{reason}; action: {blocker['action']}"),
+                         blocker_hashes=hashes)
+    note = (f"You reported a blocker ({blocker['description']}). If you can work around it, do so;"
+            " if it really blocks the task, report the same blocker again and the task stops for a human.")
+    return TaskState(review=_review(turn, "blocker", [note]), blocker_hashes=hashes)
 
 
 def _question(state: TaskState, interactive: bool, events: EventLog, result: AgentResult) -> TaskState:
@@ -226,6 +239,16 @@ async def feedback(state: TaskState, runtime: Runtime[RunContext]) -> TaskState:
 
 
 async def finalize_success(state: TaskState, runtime: Runtime[RunContext]) -> TaskState:
+    finished = await _approved(state, runtime)
+    review = state.get("review")
+    if review and (result := finished.get("result")) is not None:
+        # What the approval covers where it lands: the coach's acceptances and the base tests they accepted.
+        result["test_changes_accepted"] = list(review.get("accepted_tests") or [])
+        result["test_changes"] = list((review["gate"] or {}).get("test_changes") or []) if review["gate"] else []
+    return finished
+
+
+async def _approved(state: TaskState, runtime: Runtime[RunContext]) -> TaskState:
     ctx = runtime.context
     await ctx.ensure_worktree(Path(state["worktree"]), state["branch"], state["head_sha"])
     artifacts = await ctx.repo.changed_files(Path(state["worktree"]), state["base_sha"])
@@ -236,8 +259,14 @@ async def finalize_success(state: TaskState, runtime: Runtime[RunContext]) -> Ta
     if gate is not None and gate["command"] and (skipped := tests_only_skipped(written, gate)):
         return await _finish(state, runtime, "approved-unverified", "approved by the coach, but the gate only"
                              f" skipped the task's new tests: {'; '.join(skipped)}", artifacts=artifacts)
+    if gate is not None and gate["command"] and (unverified := gate.get("unverified")):
+        return await _finish(state, runtime, "approved-unverified", "approved by the coach, but the gate could"
+                             f" not verify all of it: {'; '.join(unverified[:10])}", artifacts=artifacts)
     if gate is not None and gate["command"]:
-        return await _finish(state, runtime, "approved", "approved by the coach and the verify gate",
+        changed = [change for change in gate.get("test_changes") or [] if change["accepted"]]
+        accepted = (f"; {len(changed)} base test(s) changed, accepted by the coach: "
+                    + "; ".join(accounting.describe(change) for change in changed[:20])) if changed else ""
+        return await _finish(state, runtime, "approved", f"approved by the coach and the verify gate{accepted}",
                              artifacts=artifacts)
     return await _finish(state, runtime, "approved-unverified",
                          "approved by the coach; no verify command could check it", artifacts=artifacts)

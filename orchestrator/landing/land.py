@@ -21,7 +21,7 @@ from typing import Any
 
 from agents import reaper
 from orchestrator.errors import InputError
-from orchestrator.facts import GateResult, GateSetup
+from orchestrator.facts import Acceptance, GateResult, GateSetup
 from orchestrator.gate import GateRequest, Gates
 from orchestrator.gate.detect import NO_GATE
 from orchestrator.graph.runner import checked_unless_unborn
@@ -145,6 +145,8 @@ class Attempt:
     say: Callable[[str], None]
     verify_timeout: float
     """Seconds the setup and the gate may each take (the `verify_timeout` setting)."""
+    accepted: list[Acceptance] = field(default_factory=list)
+    """Every approving coach's acceptances of base test changes (what the landed result may change)."""
 
     def __post_init__(self) -> None:
         self.journal = journal.Journal(self.plan.id, f"refs/heads/{self.found.base_branch}", self.landing.old_sha,
@@ -197,8 +199,11 @@ class Attempt:
                          " what is already red there")
 
             # Remembered by tree with the run's gate runs: a base tree gated before (an earlier `land`) isn't again.
-            return (await self.gates.observe(worktree, command, before=on_base)).result
-        return gate.base
+            base: GateResult | None = (await self.gates.observe(worktree, command, before=on_base)).result
+        else:
+            base = gate.base
+        self.gates.setup["base"], self.gates.setup["base_sha"] = base, self.landing.old_sha
+        return base
 
     async def _merge(self, worktree: Path, squash: bool) -> str | None:
         found, landing = self.found, self.landing
@@ -222,7 +227,10 @@ class Attempt:
         if not gate.command:
             return True
         self.say(f"verifying the merged result with `{gate.command}` ({gate.source})")
-        result = (await self.gates.run(worktree, gate.command, base=base)).result
+        # Every test that passed on the base must pass on the landed result, or be a change a task's approving
+        # coach accepted.
+        result = (await self.gates.run(worktree, gate.command, base=base, against=self.landing.old_sha,
+                                       accepted=self.accepted)).result
         self.landing.gate = _gate_doc(gate, result)
         if not result["passed"]:
             failing = result["new_failures"] or result["failing"] or []
@@ -274,5 +282,6 @@ def land(args: argparse.Namespace, settings: Settings, say: Callable[[str], None
         if found.behind:
             say(f"{found.base_branch} moved {found.behind} commit(s) since the run: merging them in and verifying"
                 " the result")
+        accepted = [entry for result in record.results.values() for entry in result.get("test_changes_accepted") or []]
         return asyncio.run(Attempt(repo, plan, found, found.feature_sha, gate, landing, say,
-                                   settings.verify_timeout).run(bool(args.squash)))
+                                   settings.verify_timeout, accepted).run(bool(args.squash)))

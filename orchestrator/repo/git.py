@@ -291,8 +291,26 @@ class GitRepo:
         return text if len(text) <= max_chars else text[:max_chars] + "\n… (diff truncated)"
 
     async def changed_files(self, worktree: Path, base: str) -> list[str]:
-        out = (await self.git("diff", "--name-only", f"{base}..HEAD", cwd=worktree)).stdout
+        # Both sides of a rename: a file the task moved away was changed too (the player reports it).
+        out = (await self.git("diff", "--name-only", "--no-renames", f"{base}..HEAD", cwd=worktree)).stdout
         return [line for line in out.splitlines() if line]
+
+    async def files_at(self, rev: str) -> list[str]:
+        """Every file path in `rev`'s tree."""
+        return (await self.git("ls-tree", "-r", "--name-only", "-z", rev)).stdout.split("\0")[:-1]
+
+    async def name_status(self, worktree: Path, base: str) -> str:
+        """`git diff --name-status -M` of the worktree's HEAD against `base` (renames found by similarity)."""
+        return (await self.git("diff", "--name-status", "-M", f"{base}..HEAD", cwd=worktree)).stdout
+
+    async def show_file(self, rev: str, path: str) -> str | None:
+        """The text of `path` at `rev` (None when it isn't there)."""
+        done = await self.git("show", f"{rev}:{path}", check=False)
+        return done.stdout if done.ok else None
+
+    async def patch_of(self, worktree: Path, base: str, path: str) -> str:
+        """The worktree HEAD's diff of one path against `base`, without context."""
+        return (await self.git("diff", "-U0", f"{base}..HEAD", "--", path, cwd=worktree)).stdout
 
     async def tree_of(self, sha: str) -> str:
         return (await self.git("rev-parse", f"{sha}^{{tree}}")).stdout.strip()
@@ -300,9 +318,10 @@ class GitRepo:
     async def parents(self, sha: str) -> list[str]:
         return (await self.git("rev-list", "--parents", "-n", "1", sha)).stdout.split()[1:]
 
-    async def restore_paths(self, worktree: Path, base: str, paths: Sequence[str]) -> None:
+    async def restore_paths(self, worktree: Path, base: str, paths: Sequence[str], *, detached_ok: bool = False
+                            ) -> None:
         """Put paths back exactly as they are at `base` (deleting those that did not exist there)."""
-        await self._guard(worktree)
+        await self._guard(worktree, detached_ok)
         for path in paths:
             if (await self.git("cat-file", "-e", f"{base}:{path}", cwd=worktree, check=False)).ok:
                 await self.git("checkout", base, "--", path, cwd=worktree)

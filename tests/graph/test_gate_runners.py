@@ -68,10 +68,10 @@ async def test_a_swap_on_a_red_base_is_not_merged_and_the_coachs_failed_0_is_cou
     agents = ScriptedAgents({("player", "SWAP"): writes({"calc.js": swap}),
                              "coach": approve(tests_verified={"passed": 4, "failed": 0})})
     run = await Workflow(repo, agents).run(max_turns=1)
-    assert start_of(run)["base_failing"] == ["calc.test.js > mul", "calc.test.js > sub"]
+    assert start_of(run)["base_failing"] == ["test/calc.test.js > mul", "test/calc.test.js > sub"]
     gate = gates(run, "SWAP")[0]
     assert (gate["exit_code"], gate["tests_failed"]) == (1, 2), "same exit status and count as the base"
-    assert not gate["passed"] and gate["new_failures"] == ["calc.test.js > add"]
+    assert not gate["passed"] and gate["new_failures"] == ["test/calc.test.js > add"]
     assert run.status("SWAP") == "failed" and not run.results["SWAP"].get("merged")
     assert run.results["SWAP"]["claims_contradicted"] == 2
     violations = [e["detail"] for e in run.events if e["event"] == "contract_violation"]

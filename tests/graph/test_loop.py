@@ -95,6 +95,19 @@ async def test_same_blocker_twice_stops_as_blocked(tmp_path: Path) -> None:
     assert len(agents.prompts_of("player", "TASK-001")) == 2
 
 
+async def test_a_spec_test_conflict_stops_the_task_at_its_first_report(tmp_path: Path) -> None:
+    repo = one_task_repo(tmp_path)
+    agents = ScriptedAgents({"player": blocked("test_sub expects 1 - 2 == -1, the requirement says absolute",
+                                               kind="spec-test-conflict", test="tests/test_sub.py::test_sub",
+                                               requirement="sub returns the absolute difference")})
+    run = await Workflow(repo, agents).run()
+    reason = run.results["TASK-001"]["reason"]
+    assert run.status("TASK-001") == "blocked"
+    assert "tests/test_sub.py::test_sub" in reason and "sub returns the absolute difference" in reason
+    assert len(agents.prompts_of("player", "TASK-001")) == 1, "stopped at the first report, not the second"
+    assert not [c for c in agents.calls if c.role == "coach"]
+
+
 async def test_stalled_loop_stops_after_three_stalls(tmp_path: Path) -> None:
     repo = one_task_repo(tmp_path)
     agents = ScriptedAgents({"player": writes(SUB), "coach": feedback(("calc/sub.py", 1, "rename it"))})

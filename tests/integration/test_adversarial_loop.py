@@ -76,3 +76,36 @@ def test_coach_cannot_write_and_must_decide(tmp_path: Path, model_factory: Calla
     assert "calc/subtract.py" in coach_prompt and "+    return a - b" in coach_prompt, "the coach sees the diff"
     assert '"implementation_notes": "done"' in coach_prompt, "and the player's report"
 
+
+
+MUL_TEST = "from calc.mul import mul\n\n\ndef test_mul():\n    assert mul(2, 3) == 6\n"
+
+
+@pytest.mark.heavy
+def test_a_player_that_deletes_the_failing_test_is_refused_then_fixes_the_code(
+        tmp_path: Path, model_factory: Callable[..., ScriptedModel], run_cli: Callable[..., CliRun]) -> None:
+    """The real CLI end to end: turn 1 breaks mul and deletes the test that catches it (with Bash); the gate
+    names the test, the coach's blind approval is refused; turn 2 fixes the code and puts the test back."""
+    files = {".gitignore": "__pycache__/\n.pytest_cache/\n", "calc/__init__.py": "",
+             "calc/mul.py": "def mul(a, b):\n    return a * b\n", "tests/__init__.py": "",
+             "tests/test_mul.py": MUL_TEST}
+    repo = make_sample_repo(tmp_path / "repo", files=files, plan=one_task_plan())
+    model = model_factory({"sessions": [
+        player(1, {"write": {"path": "calc/mul.py", "content": "def mul(a, b):\n    return a + b\n"}},
+               {"bash": "rm tests/test_mul.py"}, report("calc/mul.py", "tests/test_mul.py"), {"text": "done"}),
+        player(2, {"write": {"path": "calc/mul.py", "content": "def mul(a, b):\n    return a * b\n"}},
+               {"write": {"path": "tests/test_mul.py", "content": MUL_TEST}},
+               {"write": {"path": "calc/div.py", "content": "def div(a, b):\n    return a / b\n"}},
+               report("calc/mul.py", "calc/div.py"), {"text": "done"}),
+        {"role": "coach", "steps": [decide("approve"), {"text": "ok"}]},
+    ]})
+    result = run(tmp_path, run_cli, model)
+    assert result.returncode == 0, result.stdout + result.stderr
+    events = trace(repo)
+    gates = [e for e in events if e["event"] == "gate"]
+    assert not gates[0]["passed"]
+    assert "tests.test_mul::test_mul: gone: deleted (with its file tests/test_mul.py)" in gates[0]["summary"]
+    assert any(e["event"] == "contract_violation" and "not accepted" in e["detail"] for e in events)
+    assert gates[-1]["passed"]
+    assert git(repo, "show", "autobuild/FEAT-001:tests/test_mul.py") == MUL_TEST
+    assert "return a * b" in git(repo, "show", "autobuild/FEAT-001:calc/mul.py")

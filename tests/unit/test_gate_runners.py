@@ -19,7 +19,7 @@ def seen(runner: str, case: str) -> tuple[str, list[str] | None, int, int, int, 
     base = FIXTURES / runner / case
     reports = Reports(base.with_suffix(".xml") if runner == "pytest" else base.with_suffix(".none"),
                       base.with_suffix(".xml") if runner == "node" else base.with_suffix(".none"),
-                      base.with_suffix(".jsonl"))
+                      base.with_suffix(".jsonl"), base.with_suffix(".nodejsonl"))
     observed = observe(base.with_suffix(".out").read_text(), reports)
     assert observed is not None, f"{runner}/{case}: no runner recognised"
     return (observed.runner, observed.failing, observed.passed, observed.failed, observed.skipped_count,
@@ -43,9 +43,9 @@ def test_a_green_run_of_every_runner_is_read_as_passing_tests_and_no_failure(run
     ("pytest", "collection-error-continued", ["tests.test_broken"], 1, 0),
     ("unittest", "red-subtests", ["tests.test_broken", "tests.test_calc.Calc.test_error",
                                   "tests.test_calc.Calc.test_sub (i=2)", "tests.test_calc.Calc.test_sub (i=3)"], 1, 1),
-    ("node", "red-nested", ["a.test.js > breaks", "a.test.js > outer > inner bad",
-                            "b.test.js > suite > nested > fails deep"], 3, 2),
-    ("node", "npm-test-red", ["a.test.js > breaks", "a.test.js > outer > inner bad"], 2, 2),
+    ("node", "red-nested", ["test/a.test.js > breaks", "test/a.test.js > outer > inner bad",
+                            "test/b.test.js > suite > nested > fails deep"], 3, 2),
+    ("node", "npm-test-red", ["test/a.test.js > breaks", "test/a.test.js > outer > inner bad"], 2, 2),
     ("jest", "red", ["a.test.js > calc › breaks", "a.test.js > calc › nested › deep fail"], 3, 1),
     ("jest", "suite-error", ["a.test.js > calc › breaks", "a.test.js > calc › nested › deep fail",
                              "broken.test.js > Test suite failed to run"], 2, 1),
@@ -76,7 +76,7 @@ def test_skips_carry_their_reasons() -> None:
     assert seen("unittest", "red-subtests")[5] == ["tests.test_calc.Calc.test_db (no DATABASE_URL)"]
     assert seen("go", "red")[5] == ["example.com/m/calc.TestSkip (no DATABASE_URL)"]
     assert seen("cargo", "red-no-fail-fast")[5] == ["src/lib.rs::tests::unit_db (needs a database)"]
-    assert "needs a database (no DATABASE_URL)" in seen("node", "red-nested")[5]
+    assert "test/a.test.js > needs a database (no DATABASE_URL)" in seen("node", "red-nested")[5]
 
 
 def test_subtest_failures_outnumbering_tests_never_give_negative_counts() -> None:
@@ -84,7 +84,7 @@ def test_subtest_failures_outnumbering_tests_never_give_negative_counts() -> Non
     assert passed == 1 and failed == 6 and failing is not None and len(failing) == 6
     text = (FIXTURES / "unittest" / "subtests-outnumber-tests.out").read_text()
     assert "Ran 2 tests" in text and "failures=6" in text, "the shape that gave -4 passed by subtraction"
-    summary_only = observe(text, Reports(*(FIXTURES / "absent",) * 3))
+    summary_only = observe(text, Reports(*(FIXTURES / "absent",) * 4))
     assert summary_only is not None and summary_only.failing is None and summary_only.passed >= 0
 
 
@@ -108,7 +108,7 @@ def test_pytest_fail_fast_is_switched_off_by_the_shims_plugin() -> None:
 def test_node_tests_of_the_same_name_in_two_files_stay_apart() -> None:
     tap = (FIXTURES / "node" / "red-nested.out").read_text()
     twice = tap + "\n" + tap.replace("a.test.js", "c.test.js").replace("b.test.js", "d.test.js")
-    observed = observe(twice, Reports(*(FIXTURES / "absent",) * 3))
+    observed = observe(twice, Reports(*(FIXTURES / "absent",) * 4))
     assert observed is not None and observed.failing is not None
     assert "a.test.js > breaks" in observed.failing and "c.test.js > breaks" in observed.failing
     assert observed.failed == 6

@@ -37,3 +37,15 @@ def test_blocker_template_echo_and_code_do_not_count() -> None:
     assert parse_blocker(template) is None
     assert parse_blocker(f"```\n{BLOCKER}\n```") is None
     assert parse_blocker("<blocker>\ndescription: x\n</blocker>") is None
+
+
+def test_a_spec_test_conflict_blocker_names_the_test_and_the_requirement() -> None:
+    text = ("I can't do both.\n<blocker>\ndescription: the test expects the old rounding\naction: decide which is"
+            " right\nresume: run the task again\nkind: spec-test-conflict\ntest: tests/test_x.py::test_round\n"
+            "requirement: round half to even\n</blocker>")
+    found = parse_blocker(text)
+    assert found is not None
+    assert (found.kind, found.test, found.requirement) == ("spec-test-conflict", "tests/test_x.py::test_round",
+                                                            "round half to even")
+    plain = parse_blocker(text.replace("kind: spec-test-conflict\n", ""))
+    assert plain is not None and plain.kind == "" and plain.hash == found.hash

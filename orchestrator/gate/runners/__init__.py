@@ -23,6 +23,12 @@ class Observed:
     skipped_count: int = 0
     ran: list[str] = field(default_factory=list)
     """Ids (for pytest, JUnit classnames) of the tests that ran: passed or failed, not skipped."""
+    passing: list[str] | None = field(default_factory=list)
+    """Ids of the tests that passed; None: the runner only said how many (`passed`)."""
+    skipped_ids: list[str] = field(default_factory=list)
+    """Ids of the skipped tests (without reasons), expected failures included."""
+    xfailed: list[str] = field(default_factory=list)
+    """Ids of the tests that failed as expected (pytest's xfail, unittest's expectedFailure)."""
 
     @property
     def total(self) -> int:
@@ -34,13 +40,18 @@ class Observed:
             self.failed += 1
         self.ran.append(test_id)
 
-    def ok(self, test_id: str) -> None:
+    def ok(self, test_id: str, ran_as: str | None = None) -> None:
         self.passed += 1
-        self.ran.append(test_id)
+        self.ran.append(ran_as or test_id)
+        if self.passing is not None:
+            self.passing.append(test_id)
 
-    def skip(self, test_id: str, reason: str = "") -> None:
+    def skip(self, test_id: str, reason: str = "", *, xfail: bool = False) -> None:
         self.skipped.append(f"{test_id} ({reason})" if reason else test_id)
         self.skipped_count += 1
+        self.skipped_ids.append(test_id)
+        if xfail:
+            self.xfailed.append(test_id)
 
 
 def combine(observed: list[Observed]) -> Observed | None:
@@ -49,11 +60,16 @@ def combine(observed: list[Observed]) -> Observed | None:
     if not observed:
         return None
     ids: list[str] | None = []
+    passing: list[str] | None = []
     for one in observed:
         ids = None if ids is None or one.failing is None else [*ids, *one.failing]
+        passing = None if passing is None or one.passing is None else [*passing, *one.passing]
     return Observed(runner="+".join(dict.fromkeys(one.runner for one in observed)),
                     passed=sum(one.passed for one in observed), failing=sorted(set(ids)) if ids is not None else None,
                     failed=sum(one.failed for one in observed),
                     skipped=[entry for one in observed for entry in one.skipped],
                     skipped_count=sum(one.skipped_count for one in observed),
-                    ran=sorted({test for one in observed for test in one.ran}))
+                    ran=sorted({test for one in observed for test in one.ran}),
+                    passing=sorted(set(passing)) if passing is not None else None,
+                    skipped_ids=sorted({test for one in observed for test in one.skipped_ids}),
+                    xfailed=sorted({test for one in observed for test in one.xfailed}))

@@ -35,7 +35,7 @@ def jest(output: str) -> Observed | None:
         return None
     counts = _counts(totals[-1])
     observed = Observed("jest", passed=counts.get("passed", 0), skipped_count=counts.get("skipped", 0)
-                        + counts.get("todo", 0))
+                        + counts.get("todo", 0), passing=None)
     current = ""
     ids: set[str] = set()
     for line in output.splitlines():
@@ -65,7 +65,7 @@ def vitest(output: str) -> Observed | None:
     failed = counts.get("failed", 0)
     return Observed("vitest", passed=counts.get("passed", 0), failing=ids if ids or not failed else None,
                     failed=max(failed, len(ids)), skipped_count=counts.get("skipped", 0) + counts.get("todo", 0),
-                    ran=ids)
+                    ran=ids, passing=None)
 
 
 def mocha(output: str) -> Observed | None:
@@ -76,7 +76,7 @@ def mocha(output: str) -> Observed | None:
     pending = int((_MOCHA_PENDING.findall(output) or ["0"])[-1])
     ids = _mocha_failures(output)
     return Observed("mocha", passed=int(passing[-1]), failing=ids if len(ids) == failing_count else None,
-                    failed=failing_count, skipped_count=pending, ran=ids)
+                    failed=failing_count, skipped_count=pending, ran=ids, passing=None)
 
 
 def _mocha_failures(output: str) -> list[str]:

@@ -32,9 +32,9 @@ def _outcome(observed: Observed, case: ET.Element, test_id: str, ran_as: str) ->
         observed.fail(test_id)
         observed.ran[-1] = ran_as
     elif skipped is not None:
-        observed.skip(test_id, (skipped.get("message") or "").strip())
+        observed.skip(test_id, (skipped.get("message") or "").strip(), xfail=skipped.get("type") == "pytest.xfail")
     else:
-        observed.ok(ran_as)
+        observed.ok(test_id, ran_as)
 
 
 def pytest_junit(path: Path) -> Observed | None:

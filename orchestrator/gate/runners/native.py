@@ -15,6 +15,8 @@ _GO_LOG = re.compile(r"^\s+\S+\.go:\d+: (.*)$")
 _CARGO_TARGET = re.compile(r"^\s+(?:Running (?:unittests )?(\S+)|Doc-tests (\S+))")
 _CARGO_TEST = re.compile(r"^test (.+?) \.\.\. (ok|FAILED|ignored)(?:, (.*))?$")
 _CARGO_RUNNING = re.compile(r"^running \d+ tests?$", re.MULTILINE)
+_DOCTEST_LINE = re.compile(r" \(line \d+\)$")
+"""A doctest's name carries its line ("src/lib.rs - add (line 5)"): an edit above it moves it, not the test."""
 
 
 def go_test(output: str) -> Observed | None:
@@ -59,7 +61,8 @@ def cargo_test(output: str) -> Observed | None:
         if (section := _CARGO_TARGET.match(line)) is not None:
             target = section.group(1) or f"doc-tests {section.group(2)}"
         elif (test := _CARGO_TEST.match(line)) is not None:
-            test_id = f"{target}::{test.group(1)}" if target else test.group(1)
+            name = _DOCTEST_LINE.sub("", test.group(1)) if target.startswith("doc-tests ") else test.group(1)
+            test_id = f"{target}::{name}" if target else name
             if test.group(2) == "ok":
                 observed.ok(test_id)
             elif test.group(2) == "FAILED":

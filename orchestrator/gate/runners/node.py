@@ -1,4 +1,5 @@
-"""node's test runner in TAP (the gate adds `--test-reporter=tap` on stdout through NODE_OPTIONS; node 20's own
+"""node's test runner: the gate's own reporter's lines (every test by its file and suite path, passes included),
+else TAP (the gate adds `--test-reporter=tap` on stdout through NODE_OPTIONS; node 20's own
 default off a terminal): nested subtests by indentation, leaves by their path `suite > test`, SKIP/TODO
 directives as skips. A failing test's id starts with its file's name, from the `location:` of its YAML block
 (file names, not paths: the base's worktree and a task's lie in different folders), so tests of the same name
@@ -6,7 +7,9 @@ in two files stay apart."""
 
 from __future__ import annotations
 
+import json
 import re
+from pathlib import Path
 
 from orchestrator.gate.runners import Observed
 
@@ -58,4 +61,41 @@ def node_tap(output: str) -> Observed | None:
             located = False
     observed.failing = sorted(set(failing))
     observed.failed = len(observed.failing)
+    return observed
+
+
+def node_report(path: Path) -> Observed | None:
+    """The gate's reporter (shim/autobuild_node_reporter.mjs): ids `file > suite > test`; a test or suite with
+    subtests counts through its leaves, unless it failed with no failing subtest (a hook's failure)."""
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except OSError:
+        return None
+    events = []
+    for line in lines:
+        try:
+            event = json.loads(line)
+        except json.JSONDecodeError:
+            continue
+        if isinstance(event, dict) and isinstance(event.get("path"), list):
+            events.append(event)
+    if not events:
+        return None
+    observed = Observed("node --test")
+    failed_under: set[str] = set()
+    for event in events:  # children end before their parent
+        test_id = " > ".join([str(event.get("file") or ""), *map(str, event["path"])]).lstrip(" >")
+        outcome = event.get("outcome")
+        if event.get("parent") and not (outcome == "fail" and test_id not in failed_under):
+            continue
+        if outcome == "fail":
+            observed.fail(test_id)
+            parts = test_id.split(" > ")
+            failed_under.update(" > ".join(parts[:depth]) for depth in range(1, len(parts)))
+        elif outcome == "pass":
+            observed.ok(test_id)
+        else:
+            observed.skip(test_id, str(event.get("reason") or outcome))
+    if observed.failing is not None:
+        observed.failing.sort()
     return observed

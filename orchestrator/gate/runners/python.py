@@ -35,10 +35,13 @@ def unittest_report(path: Path) -> Observed | None:
             started = True
         elif outcome == "passed":
             observed.ok(test_id)
+        elif outcome == "subtest-passed" and observed.passing is not None:
+            observed.passing.append(test_id)
         elif outcome in ("failed", "error"):
             observed.fail(test_id)
         elif outcome in ("skipped", "xfail"):
-            observed.skip(test_id, str(event.get("reason") or ("expected failure" if outcome == "xfail" else "")))
+            observed.skip(test_id, str(event.get("reason") or ("expected failure" if outcome == "xfail" else "")),
+                          xfail=outcome == "xfail")
     if not started and not observed.total:
         return None
     if observed.failing is not None:
@@ -56,14 +59,14 @@ def unittest_summary(output: str) -> Observed | None:
     failed = int(parts.get("failures", 0)) + int(parts.get("errors", 0)) + int(parts.get("unexpected successes", 0))
     skipped = int(parts.get("skipped", 0)) + int(parts.get("expected failures", 0))
     return Observed("unittest", passed=max(int(ran[-1]) - failed - skipped, 0), failing=None, failed=failed,
-                    skipped_count=skipped)
+                    skipped_count=skipped, passing=None)
 
 
 def pytest_summary(output: str) -> Observed | None:
     """pytest's closing line ("2 failed, 3 passed, 1 skipped in 0.1s") and its FAILED/ERROR lines, for a pytest
     that wrote no JUnit (PYTEST_ADDOPTS dropped by a wrapper such as tox)."""
     if _PYTEST_NONE.search(output) and not _PYTEST_SUMMARY.search(output):
-        return Observed("pytest")
+        return Observed("pytest")  # ran no test: none passed, by id
     summaries = _PYTEST_SUMMARY.findall(output)
     if not summaries:
         return None
@@ -73,4 +76,4 @@ def pytest_summary(output: str) -> Observed | None:
     failed = counts.get("failed", 0) + counts.get("error", 0) + counts.get("xpassed", 0)
     ids = sorted(set(_PYTEST_FAILED.findall(output)))
     return Observed("pytest", passed=counts.get("passed", 0), failing=ids if len(ids) == failed else None,
-                    failed=failed, skipped_count=counts.get("skipped", 0) + counts.get("xfailed", 0))
+                    failed=failed, skipped_count=counts.get("skipped", 0) + counts.get("xfailed", 0), passing=None)

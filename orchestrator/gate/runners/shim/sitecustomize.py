@@ -38,7 +38,9 @@ def _record(report: str) -> None:
                 _write(report, outcome, "")
             elif name == "addSubTest":
                 test, sub, err = args
-                if err is not None:
+                if err is None:  # by its id, not counted as a test (unittest counts the test, not its subTests)
+                    _write(report, "subtest-passed", sub)
+                else:
                     failure = getattr(test, "failureException", AssertionError)
                     _write(report, "failed" if issubclass(err[0], failure) else "error", sub)
             else:

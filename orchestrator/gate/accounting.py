@@ -1,0 +1,268 @@
+"""Every test that passed on the base must pass on the judged tree: what became of each one that doesn't.
+
+A base test is *gone* (deleted with its file or alone, or deselected by an edit to the runner's config, named by
+file and line), *moved* (its file renamed, the same test passing in the new place), *skipped*, *xfailed*,
+*failing*, or of *changed expectation* (its base version fails on the task's code: gate/overlay.py). Each change
+fails the gate unless the coach accepted it (`test_changes_accepted`, by test id or by file); a move at 100%
+similarity needs no acceptance, and a failing test is never waved through (its fix is a changed test, which can
+be accepted). A runner that names no passing test is accounted by count: fewer passes than the base fails the
+gate, naming the runner.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import PurePosixPath
+
+from orchestrator.facts import Acceptance, GateResult, TestChange, TestFate
+
+_TEST_FILES = ("test_*.py", "*_test.py", "tests.py", "conftest.py", "*_test.go", "*.test.[cm]js", "*.test.js",
+               "*.test.ts", "*.test.jsx", "*.test.tsx", "*.test.mts", "*.test.cts", "*.spec.js", "*.spec.ts",
+               "*.spec.jsx", "*.spec.tsx", "*.spec.mjs", "*.spec.cjs", "*.snap", "*.golden")
+_TEST_FOLDERS = ("__tests__", "__snapshots__", "testdata", "snapshots", "fixtures")
+_RUNNER_CONFIG = ("pyproject.toml", "setup.cfg", "pytest.ini", "tox.ini", "noxfile.py", "conftest.py", "Makefile",
+                  "package.json", "jest.config.*", "vitest.config.*", "vite.config.*", ".mocharc*", "Cargo.toml",
+                  ".cargo/config.toml", "go.mod", "go.work")
+_CODE_SUFFIXES = (".py", ".js", ".mjs", ".cjs", ".ts", ".tsx", ".jsx", ".go", ".rs")
+UNACCEPTABLE = frozenset({"failing"})
+"""Fates no acceptance waves through: a test that fails in the tree is red whatever the coach says."""
+
+
+def is_test_file(path: str) -> bool:
+    """A file the runners collect as tests, or their expectation data (snapshots, golden files, fixtures)."""
+    posix = PurePosixPath(path)
+    if any(fnmatch.fnmatch(posix.name, pattern) for pattern in _TEST_FILES):
+        return True
+    parts = posix.parts[:-1]
+    if any(part in _TEST_FOLDERS for part in parts):
+        return True
+    # cargo's integration tests, and JS runners' test folders: code files under a top-level tests/ or test/.
+    return bool(parts) and parts[0] in ("tests", "test") and posix.suffix in _CODE_SUFFIXES
+
+
+def is_runner_config(path: str) -> bool:
+    name = PurePosixPath(path).name
+    return any(fnmatch.fnmatch(path, pattern) or fnmatch.fnmatch(name, pattern) for pattern in _RUNNER_CONFIG)
+
+
+@dataclass(frozen=True)
+class TreeDiff:
+    """How the judged tree differs from the base's, as git sees it (renames found by similarity)."""
+
+    renamed: Mapping[str, tuple[str, int]] = field(default_factory=dict)
+    """Base path -> (its path in the tree, similarity in percent)."""
+    deleted: frozenset[str] = frozenset()
+    modified: frozenset[str] = frozenset()
+    added: frozenset[str] = frozenset()
+    config_lines: Mapping[str, int] = field(default_factory=dict)
+    """Runner config files the tree changed -> the first changed line (in the tree's version)."""
+    names: Mapping[str, str] = field(default_factory=dict)
+    """Base test files the tree changed -> the tree's text of them (to tell a deleted test from a deselected one)."""
+
+    @property
+    def test_files_changed(self) -> list[str]:
+        """Base test files the tree deleted, modified or renamed with changes."""
+        renamed = [old for old, (_new, similarity) in self.renamed.items() if similarity < 100]
+        return sorted(path for path in {*self.deleted, *self.modified, *renamed} if is_test_file(path))
+
+
+def parse_name_status(text: str) -> tuple[dict[str, tuple[str, int]], set[str], set[str], set[str]]:
+    """`git diff --name-status -M` lines: renamed, deleted, modified and added paths."""
+    renamed: dict[str, tuple[str, int]] = {}
+    deleted: set[str] = set()
+    modified: set[str] = set()
+    added: set[str] = set()
+    for line in text.splitlines():
+        parts = line.split("\t")
+        status = parts[0]
+        if status.startswith("R") and len(parts) == 3:
+            renamed[parts[1]] = (parts[2], int(status[1:] or 0))
+        elif status == "D" and len(parts) == 2:
+            deleted.add(parts[1])
+        elif status in ("M", "T") and len(parts) == 2:
+            modified.add(parts[1])
+        elif status == "A" and len(parts) == 2:
+            added.add(parts[1])
+    return renamed, deleted, modified, added
+
+
+_HUNK = re.compile(r"^@@ -\d+(?:,\d+)? \+(\d+)", re.MULTILINE)
+
+
+def first_changed_line(patch: str) -> int:
+    found = _HUNK.search(patch)
+    return int(found.group(1)) if found else 1
+
+
+def file_of(test_id: str, base_files: Sequence[str]) -> str | None:
+    """The base file a test id lives in: node's `file > …`, cargo's `target::…`, a Python module's longest
+    prefix (pytest `a.b::C::t`, unittest `a.b.C.t`), a monorepo package's `pkg::…` prefix; None when unknown."""
+    if " > " in test_id:
+        head = test_id.split(" > ", 1)[0]
+        return head if head in base_files else None
+    package, _, rest = test_id.partition("::")
+    if rest and any(path.startswith(package.rstrip("/") + "/") for path in base_files) and "." not in package:
+        inner = file_of(rest, [p.removeprefix(package + "/") for p in base_files if p.startswith(package + "/")])
+        return f"{package}/{inner}" if inner else None
+    if rest and package in base_files:
+        return package
+    module = package if rest else test_id
+    parts = module.split(".")
+    modules = {path.removesuffix(".py").replace("/", "."): path for path in base_files if path.endswith(".py")}
+    for end in range(len(parts), 0, -1):
+        if (found := modules.get(".".join(parts[:end]))) is not None:
+            return found
+    return None
+
+
+def _leaf(test_id: str) -> str:
+    """The test's own name: its last part, parameters and subtests dropped."""
+    name = re.split(r" > |::|\.", test_id)[-1]
+    return re.split(r"[\[/( ]", name, maxsplit=1)[0]
+
+
+def _moved(test_id: str, file: str | None, diff: TreeDiff) -> tuple[str, int] | None:
+    """The test's id in its renamed file, with the rename's similarity."""
+    if file is None or file not in diff.renamed:
+        return None
+    new, similarity = diff.renamed[file]
+    if file.endswith(".py"):
+        old_module, new_module = file.removesuffix(".py").replace("/", "."), new.removesuffix(".py").replace("/", ".")
+        return (new_module + test_id[len(old_module):], similarity) if test_id.startswith(old_module) else None
+    return (new + test_id[len(file):], similarity) if test_id.startswith(file) else None
+
+
+def _gone_detail(test_id: str, file: str | None, diff: TreeDiff) -> str:
+    if file is not None and file in diff.deleted:
+        return f"deleted (with its file {file})"
+    if file is not None and file in diff.names and not re.search(rf"(?<![\w-]){re.escape(_leaf(test_id))}(?![\w-])",
+                                                                  diff.names[file]):
+        return f"deleted from {file}"
+    if diff.config_lines:
+        where = ", ".join(f"{path}:{line}" for path, line in sorted(diff.config_lines.items()))
+        return f"deselected by {where}"
+    if file is not None and file in diff.modified:
+        return f"no longer collected from {file} (the file changed)"
+    return "no longer run (its file and the runner's config are unchanged)"
+
+
+def account(base: GateResult, run: GateResult, diff: TreeDiff, base_files: Sequence[str],
+            expectations: Mapping[str, str] | None = None) -> list[TestChange]:
+    """What became of each test that passed on the base and does not pass, as such, in `run`; `expectations`
+    maps base tests whose base version fails on the tree's code to the failure (gate/overlay.py)."""
+    base_passing, passing = base.get("passing"), run.get("passing")
+    if base.get("command") != run.get("command") or run["exit_code"] is None:
+        return []
+    if base_passing is not None and run.get("runner") is None and base.get("runner") is not None:
+        passing = []  # the runner reports nothing any more (an early exit, a report switched off): none passed
+    if base_passing is None or passing is None:
+        return _by_count(base, run)
+    now_passing, failing = set(passing), set(run["failing"] or [])
+    skipped, xfailed = set(run.get("skipped_ids") or []), set(run.get("xfailed") or [])
+    expectations = expectations or {}
+    changes: list[TestChange] = []
+    for test in sorted(set(base_passing)):
+        file = file_of(test, base_files)
+        base_version = f"; the base's version fails on this code: {expectations[test]}" if test in expectations else ""
+        if test in now_passing:
+            if base_version:
+                changes.append(_change(test, "changed expectation", base_version.removeprefix("; "), file))
+        elif test in failing:
+            changes.append(_change(test, "failing", "fails", file))
+        elif test in xfailed:
+            changes.append(_change(test, "xfailed", "marked as an expected failure" + base_version, file))
+        elif test in skipped:
+            changes.append(_change(test, "skipped", "skipped" + base_version, file))
+        elif (moved := _moved(test, file, diff)) is not None and moved[0] in now_passing:
+            new_id, similarity = moved
+            change = _change(test, "moved", f"to {new_id} ({similarity}% similar), passing there", file)
+            if similarity == 100:
+                change["accepted"] = "moved unchanged"
+            changes.append(change)
+        else:
+            changes.append(_change(test, "gone", _gone_detail(test, file, diff) + base_version, file))
+    return changes
+
+
+def new_only_skipped(base: GateResult, run: GateResult) -> list[str]:
+    """Tests the base didn't have that the run only skipped or xfailed: work the gate did not verify."""
+    known = {*(base.get("passing") or []), *(base["failing"] or []), *(base.get("skipped_ids") or [])}
+    return [f"a test the task added was only skipped: {test}"
+            for test in sorted({*(run.get("skipped_ids") or []), *(run.get("xfailed") or [])} - known)]
+
+
+def _change(test: str, fate: TestFate, detail: str, file: str | None) -> TestChange:
+    return TestChange(test=test, fate=fate, detail=detail, file=file, accepted=None)
+
+
+def _by_count(base: GateResult, run: GateResult) -> list[TestChange]:
+    before, now = base.get("tests_passed"), run.get("tests_passed")
+    if before is None or now is None or now >= before:
+        return []
+    runner = run.get("runner") or base.get("runner") or "the runner"
+    return [_change(f"{runner}: {before - now} fewer passing", "fewer passing",
+                    f"{now} tests passed, {before} on the base ({runner} names no passing test: accounted by count)",
+                    None)]
+
+
+def _normal(test: str) -> str:
+    """A test id or file as the coach may write it, in the gate's form (`tests/test_x.py::t` -> `tests.test_x::t`)."""
+    head, sep, rest = test.strip().partition("::")
+    if head.endswith(".py"):
+        head = head.removesuffix(".py").replace("/", ".")
+    return head + sep + rest
+
+
+def accept(changes: Iterable[TestChange], accepted: Sequence[Acceptance], changed_files: Sequence[str] = ()
+           ) -> list[TestChange]:
+    """`changes` with the coach's reasons where an acceptance names the test, its file or a prefix of its id;
+    a count drop is accepted by naming a test file the tree changed."""
+    entries = [(_normal(str(entry.get("test") or "")), str(entry.get("reason") or "")) for entry in accepted]
+    entries = [(name, reason) for name, reason in entries if name]
+    result = []
+    for found in changes:
+        change = TestChange(**found)
+        if change["accepted"] is None and change["fate"] not in UNACCEPTABLE:
+            targets = [_normal(change["test"]), *([_normal(change["file"]), change["file"]] if change["file"] else [])]
+            for name, reason in entries:
+                covers = any(target == name or target.startswith((name + "::", name + ".", name + " > "))
+                             for target in targets)
+                if change["fate"] == "fewer passing":
+                    covers = covers or any(_normal(path) == name or path == name for path in changed_files)
+                if covers:
+                    change["accepted"] = reason or "accepted by the coach"
+                    break
+        result.append(change)
+    return result
+
+
+def unaccepted(changes: Iterable[TestChange]) -> list[TestChange]:
+    return [change for change in changes if change["accepted"] is None]
+
+
+def describe(change: TestChange) -> str:
+    """One line: `tests.test_mul::test_mul: gone: deleted from tests/test_mul.py`."""
+    line = f"{change['test']}: {change['fate']}: {change['detail']}"
+    return f"{line} (accepted: {change['accepted']})" if change["accepted"] else line
+
+
+def judged(run: GateResult, changes: list[TestChange]) -> GateResult:
+    """The run with its accounting: failed, naming them, when a base test's change is not accepted."""
+    verdict = run.copy()
+    verdict["test_changes"] = changes
+    verdict.pop("passing", None)  # kept in the cache and the base's run, not in every turn's state
+    open_changes = [change for change in unaccepted(changes) if change["fate"] != "failing"]
+    if open_changes:
+        verdict["passed"] = False
+        named = "; ".join(describe(change) for change in open_changes[:5])
+        more = f" (and {len(open_changes) - 5} more)" if len(open_changes) > 5 else ""
+        verdict["summary"] = (f"{run['summary']}; {len(open_changes)} test(s) that passed on the base don't pass here"
+                              f" and the coach did not accept it: {named}{more}")
+        listing = "\n".join(f"- {describe(change)}" for change in open_changes[:50])
+        verdict["output"] = (f"Tests that passed on the base and don't pass here (each must pass again, or the"
+                             f" coach must accept the change in test_changes_accepted, naming the requirement"
+                             f" it serves):\n{listing}\n\n{run['output']}")
+    return verdict

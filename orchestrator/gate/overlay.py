@@ -1,0 +1,65 @@
+"""The base's tests judge the task's code: every base test file the task changed or deleted is put back as the
+base has it, in a throwaway worktree at the task's commit (never the player's), and run against the task's code.
+A base test that passed on the base and fails there is a *changed expectation*; one that doesn't run there at
+all (an overlay that doesn't build against an API the task changed) is one too, named with the first lines of
+what the run printed. Tests inside code files (Rust `#[cfg(test)]`, doctests) can't be overlaid."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Awaitable, Callable, Sequence
+from pathlib import Path
+
+from orchestrator.facts import GateResult
+from orchestrator.gate.accounting import file_of
+from orchestrator.repo.git import GitRepo
+
+RunIn = Callable[[Path, dict[str, str]], Awaitable[GateResult]]
+"""Runs the gate's command in a worktree with extra environment variables (not remembered: a dirty tree)."""
+_ASSERTION = re.compile(r"^(?:E\s+(.+)|\s*(AssertionError.*)|\s*(assert .+)|.*\berror: (.+))$", re.MULTILINE)
+
+
+def _restriction(files: Sequence[str]) -> dict[str, str]:
+    """Where the runner allows it, only the overlaid files run (pytest's paths; others run the whole command)."""
+    python = [path for path in files if path.endswith(".py") and not path.endswith("conftest.py")]
+    if python and len(python) == len(files):
+        return {"PYTEST_ADDOPTS": " ".join(python)}  # added to the environment's own
+    return {}
+
+
+def _first_message(output: str, test: str) -> str:
+    """The first assertion or error line after the test's own lines in the run's output."""
+    leaf = re.split(r" > |::|\.", test)[-1]
+    start = output.find(leaf)
+    found = _ASSERTION.search(output, start if start >= 0 else 0) or _ASSERTION.search(output)
+    if found is None:
+        return "it fails"
+    return next(group for group in found.groups() if group).strip()[:300]
+
+
+async def expectations(repo: GitRepo, worktree: Path, base: GateResult, against: str, files: Sequence[str], *,
+                       base_files: Sequence[str], run_in: RunIn,
+                       set_up: Callable[[Path], Awaitable[object]]) -> dict[str, str]:
+    """Base tests (passing on the base, in `files`) whose base version fails on the worktree's code -> why."""
+    overlaid = [test for test in base.get("passing") or [] if file_of(test, base_files) in files]
+    if not overlaid:
+        return {}
+    place = worktree.parent / f"_overlay-{worktree.name}"
+    head = await repo.head(worktree)
+    await repo.add_detached_worktree(place, head)
+    try:
+        await set_up(place)
+        present = [path for path in files if path in base_files]
+        await repo.restore_paths(place, against, present, detached_ok=True)
+        run = await run_in(place, _restriction(present))
+    finally:
+        await repo.remove_worktree(place)
+    passing, failing = set(run.get("passing") or []), set(run["failing"] or [])
+    found = {}
+    for test in overlaid:
+        if test in failing or any(other.startswith((test + " ", test + "/")) for other in failing):  # or a subtest
+            found[test] = _first_message(run["output"], test)
+        elif test not in passing and run.get("passing") is not None:
+            lines = [line for line in run["output"].splitlines() if line.strip()][:3]
+            found[test] = "it does not run against this code: " + (" / ".join(lines)[:300] or run["summary"])
+    return found

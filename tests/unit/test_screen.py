@@ -1,0 +1,44 @@
+"""The tamper screen (gate/screen.py) on real snippets: only what the task's version adds counts, aliases and
+module-level marks included, and a marker inside a string or a comment never does."""
+
+from __future__ import annotations
+
+from orchestrator.gate.screen import screen
+
+BASE = "import pytest\n\n\ndef test_a():\n    assert 1 + 1 == 2\n"
+
+
+def whats(path: str, base: str | None, text: str) -> list[tuple[str | None, str]]:
+    return [(hit.test, hit.what) for hit in screen(path, base, text)]
+
+
+def test_python_markers_aliases_and_module_marks() -> None:
+    alias = BASE + "\n\nlater = pytest.mark.skip\n\n\n@later\ndef test_b():\n    assert True\n"
+    assert whats("tests/test_x.py", BASE, alias) == [("test_b", "a later marker"),
+                                                     ("test_b", "an assertion that can't fail")]
+    module = BASE.replace("import pytest\n", "import pytest\n\npytestmark = [pytest.mark.xfail]\n")
+    assert whats("tests/test_x.py", BASE, module) == [(None, "a module-level skip/xfail mark (pytestmark)")]
+    same = BASE.replace("assert 1 + 1 == 2", "x = 3\n    assert x == x")
+    assert whats("tests/test_x.py", BASE, same) == [("test_a", "an assertion that can't fail")]
+
+
+def test_python_early_exit_in_a_conftest() -> None:
+    assert whats("conftest.py", "", "import os\nos._exit(0)\n") == [(None, "an early exit (os._exit)")]
+    assert whats("conftest.py", "import sys\nsys.exit(0)\n", "import sys\nsys.exit(0)\n") == [], "already there"
+
+
+def test_js_markers_but_not_in_strings_or_comments() -> None:
+    base = "test('a', () => { expect(add(1, 2)).toBe(3); });\n"
+    text = base + "// test.skip('old')\nconst s = 'it.only(';\ntest.only('b', () => { expect(x).toBe(x); });\n"
+    assert whats("src/a.test.js", base, text) == [(None, "a .only marker"), (None, "an assertion that can't fail")]
+    assert whats("src/a.test.js", base, base + "xit('c', () => {});\n") == [(None, "an xit marker")]
+
+
+def test_go_and_rust_markers() -> None:
+    go = "package calc\n\nfunc TestA(t *testing.T) {\n\tif Mul(2, 3) != 6 {\n\t\tt.Fatal(\"x\")\n\t}\n}\n"
+    skipped = go.replace("\tif Mul", "\tt.Skip(\"later\")\n\tif Mul")
+    assert whats("mul_test.go", go, skipped) == [(None, "a t.Skip call")]
+    rust = "#[test]\nfn adds() { assert_eq!(add(1, 2), 3); }\n"
+    assert whats("tests/add.rs", rust, rust.replace("#[test]\n", "#[test]\n#[ignore]\n")) == [
+        (None, "an #[ignore] attribute")]
+    assert whats("tests/add.rs", rust, rust + "// #[ignore]\n") == []
