@@ -83,3 +83,23 @@ def test_the_site_builds_strictly_offline(tmp_path: Path) -> None:
                           capture_output=True, text=True, check=False, timeout=120)
     assert done.returncode == 0, done.stderr
     assert (tmp_path / "site" / "commands" / "index.html").is_file()
+
+
+def test_the_readme_is_short_and_its_links_reach_the_docs() -> None:
+    readme = (PROJECT / "README.md").read_text()
+    assert len(readme.splitlines()) <= 150, "the README is read in five minutes: the rest goes to docs/"
+    links = re.findall(r"\]\(((?!https?:)[^)#\s]+)(?:#([^)\s]+))?\)", readme)
+    assert links, "the README points at the docs"
+    for target, anchor in links:
+        path = PROJECT / target
+        assert path.is_file(), f"README links to {target}, which does not exist"
+        if anchor:
+            headings = re.findall(r"^#+ (.+)$", path.read_text(), flags=re.MULTILINE)
+            slugs = {re.sub(r"[\s]+", "-", re.sub(r"[^\w\s-]", "", h).strip().lower()) for h in headings}
+            assert anchor in slugs, f"README links to {target}#{anchor}: no such heading"
+
+
+def test_the_docs_tell_resume_of_a_finished_feature_reruns_what_did_not_succeed() -> None:
+    text = page("commands.md")
+    assert "already finished (use --fresh" in text, "the old reply is named, so a reader who saw it finds the change"
+    assert re.search(r"re-runs its `failed`, `skipped`, `conflict` and `error` tasks", text)
