@@ -8,6 +8,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+from langgraph.pregel import Pregel
+
 PROJECT = Path(__file__).resolve().parents[2]
 
 
@@ -17,7 +19,8 @@ def served() -> dict[str, Any]:
     loaded = {}
     for name, ref in graphs.items():
         module, _, attribute = ref.partition(":")
-        loaded[name] = getattr(importlib.import_module(module), attribute)
+        value = vars(importlib.import_module(module))[attribute]  # a graph, or a factory the server calls
+        loaded[name] = value() if callable(value) and not isinstance(value, Pregel) else value
     return loaded
 
 
