@@ -1,5 +1,6 @@
 """`autobuild completion bash|zsh`: the script comes from the argparse parser, so every command and flag completes;
-the bash one is sourced in a real bash and asked as bash's own completion would ask it."""
+the bash one is sourced in a real bash and asked as bash's own completion would ask it, the zsh one is asked by a
+real interactive zsh through a pseudo-terminal (skipped where zsh is not installed)."""
 
 from __future__ import annotations
 
@@ -66,12 +67,21 @@ def test_zsh_script_is_a_compdef_naming_every_command() -> None:
         assert name in done.stdout
 
 
+def complete_in_zsh(folder: Path, line: str) -> set[str]:
+    """What zsh's own completion offers after `line` and a Tab, in a real interactive zsh (a pseudo-terminal)."""
+    capture = PROJECT / "tests" / "fixtures" / "completion" / "capture.zsh"
+    done = subprocess.run(["zsh", "-f", str(capture), str(folder), line], capture_output=True, text=True,
+                          check=False, timeout=60)
+    return {word.strip() for word in done.stdout.splitlines() if word.strip()}
+
+
 @pytest.mark.skipif(shutil.which("zsh") is None, reason="zsh is not installed")
-def test_zsh_loads_the_script(tmp_path: Path) -> None:
+def test_zsh_completes_commands_flags_and_choices(tmp_path: Path) -> None:
     (tmp_path / "_autobuild").write_text(script("zsh").stdout)
-    probe = f"fpath=({tmp_path} $fpath); autoload -Uz compinit; compinit -u; autoload -Uz _autobuild; echo ok"
-    done = subprocess.run(["zsh", "-f", "-c", probe], capture_output=True, text=True, check=False, timeout=60)
-    assert done.returncode == 0 and done.stdout.strip().endswith("ok"), done.stderr
+    assert set(commands()) <= complete_in_zsh(tmp_path, "autobuild ")
+    assert complete_in_zsh(tmp_path, "autobuild la") == {"land"}
+    assert {"--squash", "--partial", "--verify"} <= complete_in_zsh(tmp_path, "autobuild land --")
+    assert complete_in_zsh(tmp_path, "autobuild run --schedule ") == {"dag", "groups"}
 
 
 def test_completion_needs_no_repo_and_refuses_other_shells_in_one_line(tmp_path: Path) -> None:
