@@ -26,7 +26,8 @@ def script(shell: str, cwd: Path | None = None) -> subprocess.CompletedProcess[s
 def complete_in_bash(tmp_path: Path, words: list[str]) -> list[str]:
     """What bash offers for `autobuild <words>` with the cursor after the last word (empty: a new word)."""
     completion = tmp_path / "autobuild.bash"
-    completion.write_text(script("bash").stdout)
+    if not completion.exists():  # generated once per test, by the real command
+        completion.write_text(script("bash").stdout)
     line = " ".join(["autobuild", *words])
     quoted = " ".join(shlex.quote(word) for word in words)
     probe = (f"source {completion}\n"
