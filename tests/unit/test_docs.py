@@ -103,3 +103,11 @@ def test_the_docs_tell_resume_of_a_finished_feature_reruns_what_did_not_succeed(
     text = page("commands.md")
     assert "already finished (use --fresh" in text, "the old reply is named, so a reader who saw it finds the change"
     assert re.search(r"re-runs its `failed`, `skipped`, `conflict` and `error` tasks", text)
+
+
+def test_every_orchestrator_variable_the_code_names_is_documented() -> None:
+    named = {match for folder in ("orchestrator", "agents") for path in (PROJECT / folder).rglob("*.py")
+             for match in re.findall(r"ORCHESTRATOR_[A-Z][A-Z_]*[A-Z]", path.read_text())}
+    docs = "\n".join(path.read_text() for path in DOCS.glob("*.md"))
+    missing = sorted(name for name in named if name not in docs)
+    assert not missing, f"variables no docs page names: {missing}"
