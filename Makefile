@@ -6,8 +6,9 @@ PYTHON ?= $(shell for c in python3.12 python3 $$HOME/.pyenv/versions/3.12*/bin/p
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
+DEMO_STAMP := $(VENV)/.installed-demo
 
-.PHONY: install test test-heavy test-workers demo check lint types bench clean
+.PHONY: install install-demo test test-heavy test-workers demo docs check lint types bench clean
 
 install: $(STAMP)
 
@@ -34,7 +35,23 @@ $(STAMP): pyproject.toml
 	@# Our own modules' bytecode, as a pip-installed AutoBuild carries it: an editable install has none, and
 	@# with PYTHONDONTWRITEBYTECODE set (as on CI) every `autobuild` process would compile ~150 modules again.
 	$(BIN)/python -m compileall -q orchestrator agents prompts benchmarks >/dev/null
-	touch $(STAMP)
+	touch $(STAMP) $(DEMO_STAMP)
+
+# What the demo runs and nothing more: AutoBuild (its wheel bundles the Claude Code CLI) and pytest, which the
+# sample repo's gate runs; bubblewrap and socat for the sandbox where apt can install them (without them the demo
+# still runs, and says the sandbox is off). No Postgres, Go, Redis or test stack: `make install` brings those.
+install-demo: $(DEMO_STAMP)
+
+$(DEMO_STAMP): pyproject.toml
+	@command -v bwrap >/dev/null 2>&1 && command -v socat >/dev/null 2>&1 || \
+		{ apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq bubblewrap socat >/dev/null; } || \
+		echo "note: bubblewrap/socat could not be installed: the demo runs without the sandbox" >&2
+	@test -n "$(PYTHON)" || { echo "error: Python >= 3.12 is needed: install python3.12 or set PYTHON=" >&2; exit 2; }
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install -q --upgrade pip
+	$(BIN)/python -m pip install -q -e '.[demo]'
+	$(BIN)/python -m compileall -q orchestrator agents prompts >/dev/null
+	touch $(DEMO_STAMP)
 
 # Four workers on two cores: most of a real-CLI test's time is waiting (model latency, a pause running out, a
 # killed run's restart), so two workers left the CPUs idle (7:10 against 4:25 measured). Tests are
@@ -55,8 +72,12 @@ test-heavy: install
 test-workers: install
 	$(BIN)/python -m pytest -q -p no:cacheprovider -n 2 -m workers tests/workers
 
-demo: install
+demo: install-demo
 	$(BIN)/python -m orchestrator.cli.demo
+
+# The docs site (docs/, mkdocs.yml) into site/, offline; strict: a broken link between pages fails the build.
+docs: install
+	$(BIN)/mkdocs build --strict --site-dir site
 
 lint: install
 	$(BIN)/ruff check orchestrator agents prompts tests benchmarks
@@ -70,4 +91,4 @@ bench: install
 	$(BIN)/python -m benchmarks.run
 
 clean:
-	rm -rf $(VENV) demo-workspace .pytest_cache .mypy_cache .ruff_cache *.egg-info
+	rm -rf $(VENV) demo-workspace site .pytest_cache .mypy_cache .ruff_cache *.egg-info

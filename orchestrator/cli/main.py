@@ -180,7 +180,13 @@ def build_parser() -> argparse.ArgumentParser:
     _add_common(stats)
     _add_landing_commands(commands)
     _add_worker_commands(commands, status, answer, history, show, stats, graph)
+    _add_completion_command(commands)
     return parser
+
+
+def _add_completion_command(commands: argparse._SubParsersAction[_Parser]) -> None:
+    completion = commands.add_parser("completion", help="print the shell completion script (bash or zsh)")
+    completion.add_argument("shell", choices=["bash", "zsh"])
 
 
 def _add_worker_commands(commands: argparse._SubParsersAction[_Parser], *remote: argparse.ArgumentParser) -> None:
@@ -253,6 +259,10 @@ def _settings(args: argparse.Namespace) -> Any:
 
 
 def _dispatch(args: argparse.Namespace) -> int:
+    if args.command == "completion":  # from any folder: no repo, no settings
+        from orchestrator.cli.completion import completion_command
+
+        return completion_command(args, build_parser())
     module_name, _, function_name = _COMMANDS[args.command].partition(":")
     if args.command in ("serve", "submit") or getattr(args, "server", None):  # the workers: no local repo or DB
         from orchestrator.cli import workers

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from typing import TypedDict
 
+from pydantic import ConfigDict, with_config
+
 from orchestrator.facts import (
     SUCCESS,
     ConflictTurn,
@@ -52,11 +54,14 @@ class TaskInput(TypedDict, total=False):
     plan_digest: str
 
 
+@with_config(ConfigDict(use_attribute_docstrings=True))  # the docstrings below are the input form's help (Studio)
 class FeatureInput(TypedDict, total=False):
     """The served graph's input: which repo, and which feature (or one task of it)."""
 
     repo: str
+    """The target git repository on the server's machine (an absolute path), or `repo_url` instead."""
     target: str
+    """The feature to run (`FEAT-001`: `.autobuild/features/FEAT-001.yaml`), or one of its tasks (`TASK-002`)."""
     plan: str
     """A plan file where it lies (relative to the repo unless absolute): its feature runs, or `target`, which is
     then its id or one of its tasks. Without it: `.autobuild/features/<target>.yaml`."""
@@ -74,8 +79,11 @@ class FeatureInput(TypedDict, total=False):
     worktrees, say); without it, the main worktree's branch."""
 
 
+@with_config(ConfigDict(use_attribute_docstrings=True))
 class FeatureOutput(TypedDict):
     """The workflow's final value: every task's result by id."""
 
     feature_id: str
+    """The feature that ran."""
     results: dict[str, TaskResult]
+    """Each task's result by its id; its `status` is the task's outcome."""

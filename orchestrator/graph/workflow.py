@@ -17,7 +17,7 @@ import uuid
 from collections.abc import Awaitable, Callable
 from functools import partial, update_wrapper
 from pathlib import Path
-from typing import Any
+from typing import Any, get_type_hints
 
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.config import get_config
@@ -211,7 +211,6 @@ def build_feature_workflow(checkpointer: BaseCheckpointSaver[Any] | None = None)
     """The feature workflow. Input `{"repo", "target", "plan"?}` (`FeatureInput`); context: `RunOptions`; output:
     every task's result."""
 
-    @entrypoint(checkpointer=checkpointer, context_schema=RunOptions)
     async def autobuild(inputs: FeatureInput, runtime: Runtime[RunOptions]) -> FeatureOutput:
         options = runtime.context or RunOptions()
         try:
@@ -225,8 +224,12 @@ def build_feature_workflow(checkpointer: BaseCheckpointSaver[Any] | None = None)
         finally:
             await trace.flushed()  # whichever way the run ends, its trace lines are on disk
 
-    autobuild.name = "autobuild"  # the root run's name in a trace (LangGraph's default is "LangGraph")
-    return autobuild
+    # `entrypoint` reads the signature's annotations for the input and output schemas (Studio's input form); this
+    # module's annotations are strings (`from __future__`), which pydantic can't resolve there: give it the types.
+    autobuild.__annotations__ = get_type_hints(autobuild)
+    workflow = entrypoint(checkpointer=checkpointer, context_schema=RunOptions)(autobuild)
+    workflow.name = "autobuild"  # the root run's name in a trace (LangGraph's default is "LangGraph")
+    return workflow
 
 
 async def _run_feature(inputs: FeatureInput, options: RunOptions, repo: GitRepo,
@@ -367,3 +370,11 @@ def _record_yield(paused: PausedThreads, thread: str, pause: Pause, unrecorded: 
 
 graph = build_feature_workflow()
 """The served graph (`langgraph.json`: `autobuild`)."""
+
+
+def task_loop() -> CompiledStateGraph[Any, Any, Any, Any]:
+    """The task loop on its own (`langgraph.json`: `task`, a graph factory), for Studio to draw initialize → player →
+    coach → (feedback → player)* → finalize → merge. Compiled when the server asks, not at import (a CLI run doesn't
+    pay for it). Its nodes need a feature run's context (the plan, the repo, the gate): a task runs inside the
+    `autobuild` graph (`target` a task id runs that task alone)."""
+    return task_graph(max_turns=10, precheck=False)

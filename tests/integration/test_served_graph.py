@@ -105,3 +105,22 @@ async def test_served_graph_runs_a_feature_and_answers_a_question(
     assert (repo / ".autobuild/runs/FEAT-001/TASK-2/trace.jsonl").is_file()
     log = (tmp_path / "langgraph-dev.log").read_text(errors="replace")
     assert "BlockingError" not in log and "Blocking call" not in log, "the served graph blocked the event loop"
+
+
+async def test_studio_sees_the_input_form_and_the_task_loop(
+    model_factory: Callable[..., ScriptedModel], serve: Callable[[ScriptedModel], str]
+) -> None:
+    """What Studio asks a real `langgraph dev` for: each graph's schemas (its input form) and drawing (its graph
+    view). The server logs a schema it can't compute and answers None for it."""
+    client = get_client(url=serve(model_factory({"sessions": []})))
+    assistants = {a["graph_id"]: a for a in await client.assistants.search(limit=20)}
+    assert {"autobuild", "task"} <= set(assistants)
+    schemas: Any = await client.assistants.get_schemas(assistants["autobuild"]["assistant_id"])
+    form = schemas["input_schema"]
+    fields = form["$defs"][form["$ref"].rsplit("/", 1)[-1]]["properties"] if "$ref" in form else form["properties"]
+    assert {"repo", "target", "plan"} <= set(fields)
+    assert schemas["output_schema"] is not None and "results" in str(schemas["output_schema"])
+    assert {"parallel", "max_turns"} <= set(schemas["context_schema"]["properties"])
+    drawing: Any = await client.assistants.get_graph(assistants["task"]["assistant_id"])
+    edges = {(edge["source"], edge["target"]) for edge in drawing["edges"]}
+    assert {("player", "coach"), ("coach", "feedback"), ("feedback", "player")} <= edges
