@@ -201,7 +201,12 @@ def _add_landing_commands(commands: argparse._SubParsersAction[_Parser]) -> None
     land.add_argument("--verify", default=None, metavar="CMD",
                       help="check the merged result with CMD instead of the run's gate; 'none' lands it unchecked")
     discard = commands.add_parser("discard", help="remove the feature's worktrees and branches (a backup ref is kept)")
-    for sub in (review, land, discard):
+    pull_request = commands.add_parser("pr", help="push the feature branch to the repo's remote and open a pull"
+                                                  " request with `gh` (else print where to open it); refused as"
+                                                  " `land` refuses (exit 2)")
+    pull_request.add_argument("--partial", action="store_true",
+                              help="propose the approved tasks even if others are not")
+    for sub in (review, land, discard, pull_request):
         sub.add_argument("feature")
         _add_common(sub, db=sub is not discard)
 
@@ -223,6 +228,7 @@ _COMMANDS: dict[str, str] = {
     "review": "orchestrator.cli.landing:review_command",
     "land": "orchestrator.cli.landing:land_command",
     "discard": "orchestrator.cli.landing:discard_command",
+    "pr": "orchestrator.cli.pr:pr_command",
     "serve": "orchestrator.cli.workers:serve_command",
     "submit": "orchestrator.cli.workers:submit_command",
 }
