@@ -173,14 +173,25 @@ def build_parser() -> argparse.ArgumentParser:
     clean.add_argument("--prune-db", dest="prune_db", action="store_true", help="same as --db without a PATH")
     _add_common(clean, db=False)
     graph = commands.add_parser("graph", help="the plan as a Mermaid flowchart (colored by outcome once it ran)")
-    graph.add_argument("feature")
-    _add_common(graph)
+    _add_graph_options(graph)
     stats = commands.add_parser("stats", help="the loop's scorecard over every feature in the checkpoint DB")
     stats.add_argument("--since", default=None, metavar="DATE", help="only tasks started on or after DATE")
     _add_common(stats)
     _add_landing_commands(commands)
     _add_worker_commands(commands, status, answer, history, show, stats, graph)
     return parser
+
+
+def _add_graph_options(graph: argparse.ArgumentParser) -> None:
+    graph.add_argument("feature")
+    graph.add_argument("--format", choices=("mermaid", "svg", "png", "html"), default="mermaid",
+                       help="mermaid: the text (default); svg, png: the flowchart drawn by a headless Chromium on"
+                            " PATH; html: the feature's report page (the plan, the timeline, the tasks, their turns"
+                            " and gate runs; self-contained, opens offline)")
+    graph.add_argument("--output", "-o", type=Path, default=None, metavar="PATH",
+                       help="where --format svg|png|html writes (default: .autobuild/runs/FEAT/graph.svg|png,"
+                            " report.html)")
+    _add_common(graph)
 
 
 def _add_worker_commands(commands: argparse._SubParsersAction[_Parser], *remote: argparse.ArgumentParser) -> None:
