@@ -193,7 +193,8 @@ async def publish_reports(repo: GitRepo, url: str, base: str, feature_id: str) -
     lock = _REPORT_LOCKS.setdefault((repo.root, id(asyncio.get_running_loop())), asyncio.Lock())
     async with lock:
         parent = (await repo.git("rev-parse", "--verify", "-q", f"refs/heads/{branch}", check=False)).stdout.strip()
-        with tempfile.TemporaryDirectory(prefix="autobuild-reports-") as scratch:
+        scratch = await asyncio.to_thread(tempfile.mkdtemp, prefix="autobuild-reports-")  # the loop never blocks
+        try:
             env = {**os.environ, "GIT_INDEX_FILE": str(Path(scratch) / "index"), **_AUTHOR}
 
             async def git(*args: str) -> str:
@@ -204,12 +205,18 @@ async def publish_reports(repo: GitRepo, url: str, base: str, feature_id: str) -
 
             if parent:
                 await git("read-tree", parent)
-            if await asyncio.to_thread((repo.root / str(folder)).is_dir):
+            if await asyncio.to_thread(_has_reports, repo.root / str(folder)):  # else git refuses the pathspec
                 await git("add", "-f", "--ignore-removal", "--", f":(glob){folder}/**/AUTO-RUN.md")  # keep the others'
             tree = await git("write-tree")
             if parent and tree == await git("rev-parse", f"{parent}^{{tree}}"):
                 return
             commit = await git("commit-tree", tree, *(("-p", parent) if parent else ()), "-m",
                                f"autobuild: the reports of {feature_id}")
+        finally:
+            await asyncio.to_thread(shutil.rmtree, scratch, True)
         await repo.git("update-ref", f"refs/heads/{branch}", commit, parent or "")
     await push(repo, url, base, branches=(branch,))
+
+
+def _has_reports(folder: Path) -> bool:
+    return folder.is_dir() and any(folder.rglob("AUTO-RUN.md"))
