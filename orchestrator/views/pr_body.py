@@ -14,6 +14,8 @@ from orchestrator.views.reports import REPORT_NAME
 TEST_CHANGES_FIELD = "test_changes_accepted"
 """The coach's `record_decision` field (DESIGN §5): `[{test, reason}]`, every base test a task removed, skipped or
 whose expectation it changed. Found wherever a task's result or its trace's events carry it."""
+MAX_BODY = 65_000
+"""GitHub refuses a pull request body over 65,536 characters: a longer report loses its timeline, then its tail."""
 BODY_NAME = "PULL-REQUEST.md"
 """The body as written beside the feature report (for `gh --body-file`, or to paste by hand)."""
 
@@ -61,8 +63,24 @@ def pull_request_body(report: str, proposed: Sequence[str], left_out: Mapping[st
                   for task, entries in test_changes.items() for test, reason in entries]
     else:
         lines.append("None: no approval recorded a change to a test that was already there.")
-    lines += ["", "---", "", report.strip() or "(the run wrote no feature report)", ""]
-    return "\n".join(lines)
+    head = "\n".join([*lines, "", "---", "", ""])
+    return head + _fitted(report.strip() or "(the run wrote no feature report)", MAX_BODY - len(head) - 1) + "\n"
+
+
+def _fitted(report: str, room: int) -> str:
+    """The report within `room` characters: whole when it fits, else without its timeline, else cut."""
+    if len(report) <= room:
+        return report
+    before, found, after = report.partition("\n## Timeline\n")
+    if found:
+        rest = after.partition("\n## ")
+        report = before + "\n\n(The timeline is left out: too long for a pull request.)\n" + (
+            f"\n## {rest[2]}" if rest[1] else "")
+    if len(report) <= room:
+        return report
+    note = "\n\n… (cut here: the whole report is AUTO-RUN.md in the run's folder)"
+    cut = report[:max(0, room - len(note) - 4)]
+    return cut + ("\n```" if cut.count("```") % 2 else "") + note  # an open ```mermaid block closed first
 
 
 def write_body(repo: Path, feature_id: str, proposed: Sequence[str], left_out: Mapping[str, str],
