@@ -52,8 +52,8 @@ def accepted_test_changes(repo: Path, feature_id: str, task_ids: Sequence[str],
 def pull_request_body(report: str, proposed: Sequence[str], left_out: Mapping[str, str],
                       test_changes: Mapping[str, Sequence[tuple[str, str]]]) -> str:
     """The body: what it holds, the base tests changed (or that none were), then the feature report as written."""
-    lines = [f"Built by AutoBuild: {len(proposed)} approved task(s) ({', '.join(proposed) or '-'}), each judged by"
-             " the repository's own tests."]
+    lines = [f"Built by AutoBuild: {len(proposed)} approved task(s) ({', '.join(proposed) or '-'}); how each was"
+             " checked is in the report below."]
     if left_out:
         lines += ["", "**Left out (not approved):**", *[f"- {task}: {status}" for task, status in left_out.items()]]
     lines += ["", "## Base tests changed, with the coach's reasons", ""]
