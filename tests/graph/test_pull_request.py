@@ -13,9 +13,14 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from langgraph.checkpoint.memory import InMemorySaver
 
+from agents.testing.scripted_agents import ScriptedAgents, Turn, approve, writes
+from orchestrator.cli.demo import git, make_sample_repo
 from tests.forge import FakeForge
 from tests.graph import test_landing as landing
+from tests.graph.harness import CALC_FILES, plan, task
+from tests.graph.test_by_url import run_by_url
 from tests.graph.test_landing import Repo, valid
 from tests.graph.test_safety import lock_holder
 
@@ -162,3 +167,32 @@ def test_land_puts_no_report_commit_on_the_users_branch(done: Repo, capsys: pyte
     touched = done.git("log", "--format=", "--name-only", "main").split()
     assert not [name for name in touched if name.startswith(".autobuild/runs/")]
     assert (done.root / ".autobuild/runs/FEAT-001/A/AUTO-RUN.md").is_file(), "the report stays in the run's folder"
+
+
+async def test_a_run_by_url_over_http_proposes_through_the_same_path(tmp_path: Path,
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    """The served `--pr`: the worker clones and pushes over HTTP, the reports go to their own branch, and `gh`
+    gets the same body `autobuild pr` writes (repo/forge.py, views/pr_body.py)."""
+    source = make_sample_repo(tmp_path / "work", files=CALC_FILES, plan=plan(task("A"), task("B"), verify=None),
+                              venv=False)
+    git(source, "add", ".autobuild")
+    git(source, "-c", "user.name=Me", "-c", "user.email=me@localhost", "commit", "-qm", "plan FEAT-001")
+    log = fake_gh(tmp_path, monkeypatch)
+    monkeypatch.setenv("ORCHESTRATOR_WORKSPACE", str(tmp_path / "worker"))
+    agents = ScriptedAgents({("player", "A"): writes({"calc/a.py": "A = 1\n"}), ("player", "B"): Turn(),
+                             "coach": approve()})
+    (tmp_path / "forge").mkdir()
+    with FakeForge(tmp_path / "forge") as forge:
+        url = forge.repository("calc", source, "main")
+        run = await run_by_url(InMemorySaver(), agents, {"repo_url": url, "target": "FEAT-001"}, pr=True,
+                               max_turns=1)
+        refs = forge.refs("calc")
+    assert run.status("A") == "approved-unverified" and run.status("B") == "failed"
+    assert set(refs) == {"refs/heads/main", "refs/heads/autobuild/FEAT-001", "refs/heads/autobuild/FEAT-001.A",
+                         "refs/heads/autobuild/FEAT-001.B", "refs/heads/autobuild/FEAT-001.AUTO-RUN.md"}
+    argv = log.read_text().splitlines()
+    assert argv[:6] == ["pr", "create", "--head", "autobuild/FEAT-001", "--base", "main"]
+    body = Path(argv[argv.index("--body-file") + 1]).read_text()
+    assert body.startswith("Built by AutoBuild: 1 approved task(s) (A)") and "- B: failed" in body
+    assert "# AUTO-RUN: FEAT-001" in body and "## Base tests changed, with the coach's reasons" in body
+    assert any(method == "POST" and path.endswith("/git-receive-pack") for method, path in forge.requests)
