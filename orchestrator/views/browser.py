@@ -24,6 +24,9 @@ from orchestrator.processes import run
 MERMAID_VERSION = "11.17.2"
 BROWSERS = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable", "chrome")
 """Chromium by its Debian/Ubuntu names, or Google Chrome (same engine, same flags)."""
+APPS = ("/Applications/Chromium.app/Contents/MacOS/Chromium",
+        "/Applications/Google Chrome.app/Contents/MacOS/Google Chrome")
+"""Where macOS keeps them when none is on PATH."""
 FLAGS = ("--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking",
          "--disable-component-update", "--disable-sync", "--hide-scrollbars", "--mute-audio")
 RENDER_TIMEOUT_S = 90.0
@@ -50,8 +53,9 @@ def script_text(source: str) -> str:
 
 
 def find_browser() -> str | None:
-    """The Chromium to draw with: the first of `BROWSERS` on PATH."""
-    return next((found for name in BROWSERS if (found := shutil.which(name))), None)
+    """The Chromium to draw with: the first of `BROWSERS` on PATH, else of `APPS` installed."""
+    on_path = next((found for name in BROWSERS if (found := shutil.which(name))), None)
+    return on_path or next((app for app in APPS if Path(app).is_file()), None)
 
 
 def _browser() -> str:
