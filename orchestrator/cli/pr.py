@@ -22,6 +22,8 @@ def pr_text(result: Proposal) -> str:
         lines.append(f"left out (not approved): {', '.join(f'{t} ({s})' for t, s in result.tasks_left_out.items())}")
     if result.opened:
         lines.append(f"pull request: {result.pull_request_url or '(gh printed no address)'}")
+    elif result.pull_request_url:
+        lines.append(f"pull request: {result.pull_request_url} ({result.detail}: it now shows the pushed commits)")
     else:
         where = f"open it at {result.compare_url}" if result.compare_url else (
             f"open a pull request from {result.branch} into {result.base} on your forge")

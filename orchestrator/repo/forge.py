@@ -26,6 +26,8 @@ _SCP = re.compile(r"^[\w.-]+@(?P<host>[\w.-]+):(?P<path>[^\\]+?)(?:\.git)?/?$")
 _URL = re.compile(r"^(?P<scheme>https?|ssh|git)://(?:[^@/]+@)?(?P<host>[\w.-]+)(?P<port>:\d+)?/(?P<path>.+?)"
                   r"(?:\.git)?/?$")
 
+_URL_IN_TEXT = re.compile(r"https?://\S+")
+
 
 @dataclass(frozen=True)
 class Remote:
@@ -41,7 +43,7 @@ class Opened:
 
     opened: bool
     url: str = ""
-    """The pull request's page (`gh` prints it last)."""
+    """The pull request's page (`gh` prints it last; for one already open, `gh` names it)."""
     reason: str = ""
     """Why it was not opened: no `gh`, or `gh`'s own words."""
 
@@ -101,6 +103,9 @@ async def open_pull_request(root: Path, branch: str, base: str, title: str, body
     done = await run_async(["gh", "pr", "create", "--head", branch, "--base", base, "--title", title,
                             "--body-file", str(body_file)], root, timeout=GH_TIMEOUT_S)
     if not done.ok:
+        said = f"{done.stdout}\n{done.stderr}"
+        if "already exists" in said and (open_one := _URL_IN_TEXT.search(said)):  # it now shows what was pushed
+            return Opened(False, url=open_one.group(0), reason="a pull request from this branch is already open")
         return Opened(False, reason=f"`gh pr create` failed: {done.tail(3) or f'exit {done.returncode}'}")
     lines = done.stdout.strip().splitlines()
     return Opened(True, url=lines[-1].strip() if lines else "")

@@ -122,6 +122,23 @@ def test_pr_without_gh_prints_the_page_to_open_and_writes_the_body(
         assert answer.status == 200 and b"autobuild/FEAT-001 into main" in answer.read()
 
 
+def test_pr_again_names_the_pull_request_already_open(done: Repo, forge: FakeForge, tmp_path: Path,
+                                                     monkeypatch: pytest.MonkeyPatch,
+                                                     capsys: pytest.CaptureFixture[str]) -> None:
+    with_origin(done, forge)
+    folder = tmp_path / "bin"
+    folder.mkdir()
+    (folder / "gh").write_text("#!/bin/sh\necho 'a pull request for branch \"autobuild/FEAT-001\" into branch"
+                               " \"main\" already exists:' >&2\necho https://forge.invalid/team/calc/pull/12 >&2\n"
+                               "exit 1\n")
+    (folder / "gh").chmod(0o755)
+    monkeypatch.setenv("PATH", f"{folder}{os.pathsep}{os.environ['PATH']}")
+    code, out, err = done.cli(capsys, "pr", "FEAT-001")
+    assert code == 0, err
+    assert ("pull request: https://forge.invalid/team/calc/pull/12 (a pull request from this branch is already"
+            " open: it now shows the pushed commits)") in out
+
+
 def test_pr_is_refused_as_land_is_and_pushes_nothing(partial: Repo, forge: FakeForge, tmp_path: Path,
                                                      monkeypatch: pytest.MonkeyPatch,
                                                      capsys: pytest.CaptureFixture[str]) -> None:
