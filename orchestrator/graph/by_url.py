@@ -109,5 +109,7 @@ async def open_pull_request(repo: GitRepo, output: FeatureOutput, base: str, eve
     opened = await forge.open_pull_request(repo.root, branch, base, forge.title_of(report, feature_id), body)
     if opened.opened:
         events("pull_request", opened=True, url=opened.url)
+    elif opened.url:  # already open from this branch: it shows what this run pushed
+        events("pull_request", opened=False, url=opened.url, reason=opened.reason)
     else:
         events("pull_request", opened=False, reason=f"{opened.reason}: open it by hand from {branch}")
