@@ -162,6 +162,13 @@ def test_pr_is_refused_as_land_is_and_pushes_nothing(partial: Repo, forge: FakeF
     assert set(forge.refs("calc")) == {"refs/heads/main"} and not log.exists(), "nothing pushed, nothing opened"
 
 
+def test_pr_without_a_remote_says_how_to_add_one(done: Repo, capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = done.cli(capsys, "pr", "FEAT-001", "--json")
+    error = valid(out, "error")
+    assert code == 2 and "has no remote to push to: add one (`git remote add origin URL`)" in error["error"]
+    assert not (done.root / ".autobuild/runs/FEAT-001/PULL-REQUEST.md").exists(), "nothing written"
+
+
 def test_pr_partial_proposes_the_approved_tasks_and_names_the_rest(
         partial: Repo, forge: FakeForge, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
         capsys: pytest.CaptureFixture[str]) -> None:
