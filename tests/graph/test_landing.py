@@ -138,6 +138,7 @@ def test_review_shows_each_task_the_diff_the_reports_and_what_land_would_do(part
     assert "A            approved" in out and "B            failed" in out
     assert "diff main...autobuild/FEAT-001: 2 file(s)" in out and "calc/sub.py" in out and "calc/neg.py" not in out
     assert str(partial.root / ".autobuild/runs/FEAT-001/A/AUTO-RUN.md") in out
+    assert f"{partial.root / '.autobuild/runs/FEAT-001/report.html'} (the pictures: open it in a browser)" in out
     assert "land refuses: not every task is approved (B failed)" in out
     assert "land --partial: would merge 1 of 2 task(s) (A) into main, after `python -m pytest -q` passes" in out
 
