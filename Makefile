@@ -28,6 +28,9 @@ $(STAMP): pyproject.toml
 	@# The workers' tests start a real Redis (Aegra's job queue) on 127.0.0.1: Debian's redis-server when it is missing.
 	@command -v redis-server >/dev/null 2>&1 || \
 		{ apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq redis-server >/dev/null; }
+	@# The pictures' tests open the HTML report and `graph --format svg|png` in a headless Chromium: Debian's chromium.
+	@command -v chromium >/dev/null 2>&1 || \
+		{ apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; }
 	@test -n "$(PYTHON)" || { echo "error: Python >= 3.12 is needed (Aegra): install python3.12 or set PYTHON=" >&2; exit 2; }
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip

@@ -54,8 +54,8 @@ async def _clean_repo(repo: GitRepo, feature: str | None) -> tuple[list[str], li
     kept: list[str] = []
     for branch in run(["git", "for-each-ref", "--format=%(refname:short)", pattern], repo.root).stdout.split():
         name = branch.removeprefix("autobuild/")
-        if "/" in name or ".before-" in name:
-            continue  # backups (`run --fresh`) and rescued refs are never cleaned
+        if "/" in name or ".before-" in name or name.endswith(".AUTO-RUN.md"):
+            continue  # backups (`run --fresh`), rescued refs and a run by URL's reports are never cleaned
         if await repo.is_ancestor(branch, f"autobuild/{name.split('.', 1)[0]}"):
             await repo.delete_branch(branch)
             removed.append(branch)

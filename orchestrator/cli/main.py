@@ -173,8 +173,7 @@ def build_parser() -> argparse.ArgumentParser:
     clean.add_argument("--prune-db", dest="prune_db", action="store_true", help="same as --db without a PATH")
     _add_common(clean, db=False)
     graph = commands.add_parser("graph", help="the plan as a Mermaid flowchart (colored by outcome once it ran)")
-    graph.add_argument("feature")
-    _add_common(graph)
+    _add_graph_options(graph)
     stats = commands.add_parser("stats", help="the loop's scorecard over every feature in the checkpoint DB")
     stats.add_argument("--since", default=None, metavar="DATE", help="only tasks started on or after DATE")
     _add_common(stats)
@@ -187,6 +186,18 @@ def build_parser() -> argparse.ArgumentParser:
 def _add_completion_command(commands: argparse._SubParsersAction[_Parser]) -> None:
     completion = commands.add_parser("completion", help="print the shell completion script (bash or zsh)")
     completion.add_argument("shell", choices=["bash", "zsh"])
+
+
+def _add_graph_options(graph: argparse.ArgumentParser) -> None:
+    graph.add_argument("feature")
+    graph.add_argument("--format", choices=("mermaid", "svg", "png", "html"), default="mermaid",
+                       help="mermaid: the text (default); svg, png: the flowchart drawn by a headless Chromium on"
+                            " PATH; html: the feature's report page (the plan, the timeline, the tasks, their turns"
+                            " and gate runs; self-contained, opens offline)")
+    graph.add_argument("--output", "-o", type=Path, default=None, metavar="PATH",
+                       help="where --format svg|png|html writes (default: .autobuild/runs/FEAT/graph.svg|png,"
+                            " report.html)")
+    _add_common(graph)
 
 
 def _add_worker_commands(commands: argparse._SubParsersAction[_Parser], *remote: argparse.ArgumentParser) -> None:
@@ -207,7 +218,12 @@ def _add_landing_commands(commands: argparse._SubParsersAction[_Parser]) -> None
     land.add_argument("--verify", default=None, metavar="CMD",
                       help="check the merged result with CMD instead of the run's gate; 'none' lands it unchecked")
     discard = commands.add_parser("discard", help="remove the feature's worktrees and branches (a backup ref is kept)")
-    for sub in (review, land, discard):
+    pull_request = commands.add_parser("pr", help="push the feature branch to the repo's remote and open a pull"
+                                                  " request with `gh` (else print where to open it); refused as"
+                                                  " `land` refuses (exit 2)")
+    pull_request.add_argument("--partial", action="store_true",
+                              help="propose the approved tasks even if others are not")
+    for sub in (review, land, discard, pull_request):
         sub.add_argument("feature")
         _add_common(sub, db=sub is not discard)
 
@@ -229,6 +245,7 @@ _COMMANDS: dict[str, str] = {
     "review": "orchestrator.cli.landing:review_command",
     "land": "orchestrator.cli.landing:land_command",
     "discard": "orchestrator.cli.landing:discard_command",
+    "pr": "orchestrator.cli.pr:pr_command",
     "serve": "orchestrator.cli.workers:serve_command",
     "submit": "orchestrator.cli.workers:submit_command",
 }

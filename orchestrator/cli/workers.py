@@ -127,7 +127,7 @@ def _remote_graph(args: argparse.Namespace) -> int:
 
     plan = load_plan(Path(getattr(args, "repo", None) or ".").resolve(), args.feature)
     found = _call(remote_status(args.server, args.repo_url, plan.id))
-    return print_chart(plan, found.results or None, as_json=args.json)
+    return print_chart(plan, found.results or None, as_json=args.json, picture=args.format, output=args.output)
 
 
 def _remote_read(args: argparse.Namespace) -> int:

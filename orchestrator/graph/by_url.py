@@ -1,5 +1,8 @@
 """Runs by URL in the graph: the worker's clone as "the repo", pushes at every node's end, the pull request.
 
+The reports (AUTO-RUN.md) reach the URL on a branch of their own (remote.py `reports_branch`), never on the task or
+feature branches, so the feature branch a pull request proposes holds the work alone.
+
 Input `{"repo_url", "base", "target"}` (plus `plan_yaml`/`plan_files` for a plan sent along) runs exactly as a
 local run, on the worker's clone (repo/remote.py). Every task node's commits reach the URL before the node
 returns, so before the checkpoint that names them is written: another worker resuming the thread (with no clone,
@@ -10,7 +13,6 @@ checkpoint are the first worker's: each node sees its task's worktree where this
 from __future__ import annotations
 
 import asyncio
-import shutil
 from collections.abc import Awaitable, Callable
 from functools import update_wrapper
 from pathlib import Path
@@ -23,13 +25,11 @@ from orchestrator.graph.context import RunContext
 from orchestrator.graph.events import EventLog
 from orchestrator.graph.state import FeatureInput, FeatureOutput, TaskState
 from orchestrator.plan.model import load_target
-from orchestrator.processes import run_async
-from orchestrator.repo import remote
+from orchestrator.repo import forge, remote
 from orchestrator.repo.git import GitRepo, feature_branch
 from orchestrator.repo.lock import repo_lock_async
 from orchestrator.settings import RunOptions, worker_workspace
-from orchestrator.store import traces as trace
-from orchestrator.views import reports
+from orchestrator.views.pr_body import write_body
 
 N = TypeVar("N", bound=Callable[..., Awaitable[Any]])
 Body = Callable[[FeatureInput, GitRepo], Awaitable[FeatureOutput]]
@@ -50,6 +50,8 @@ def pushing(node: N) -> N:
         update: TaskState = await node(state, runtime)
         await remote.push(ctx.repo, ctx.remote_url, ctx.base_branch, branches=(ctx.feature_branch,),
                           moved_back=(ctx.task_branch(state["task_id"]),))
+        if update.get("result"):  # the task's report is written: on the URL too, on the reports' own branch
+            await remote.publish_reports(ctx.repo, ctx.remote_url, ctx.base_branch, ctx.plan.id)
         return update
 
     return cast("N", update_wrapper(wrapped, node))
@@ -77,6 +79,7 @@ async def run(inputs: FeatureInput, options: RunOptions, body: Body, events: Cal
             await remote.fetch_base(repo, url, plan.base_branch)
         output = await body(local, repo)
         await remote.push(repo, url, base, branches=(feature_branch(output["feature_id"]),))
+        await remote.publish_reports(repo, url, base, output["feature_id"])
         if options.pr:
             await open_pull_request(repo, output, plan.base_branch or base, events(repo.root, output["feature_id"]))
     return output
@@ -91,26 +94,22 @@ async def feature_started(inputs: FeatureInput, repo: GitRepo, feature_id: str, 
 
 
 async def open_pull_request(repo: GitRepo, output: FeatureOutput, base: str, events: EventLog) -> None:
-    """`gh pr create` from the feature branch into the base, title and body from the run's report; a failure (no
-    `gh`, no merged task, the PR already open) is an event, never the run's failure."""
+    """The pull request from the feature branch into the base, as `autobuild pr` opens it (repo/forge.py), its body
+    the run's report with the tests changed; a failure (no `gh`, no merged task, the PR already open) is an event,
+    never the run's failure."""
     feature_id = output["feature_id"]
     branch = feature_branch(feature_id)
-    if not any(result.get("merged") for result in output["results"].values()):
+    results = output["results"]
+    merged = [task for task, result in results.items() if result.get("merged")]
+    if not merged:
         events("pull_request", opened=False, reason="no task merged: nothing to propose")
         return
-    if await asyncio.to_thread(shutil.which, "gh") is None:
-        events("pull_request", opened=False, reason="`gh` is not on PATH: open it by hand from " + branch)
-        return
-    text = await asyncio.to_thread(_read, trace.runs_dir(repo.root, feature_id) / reports.REPORT_NAME)
-    first = next((line.lstrip("# ").strip() for line in text.splitlines() if line.strip()), "")
-    title = first.removeprefix("AUTO-RUN:").strip() or f"AutoBuild {feature_id}"
-    done = await run_async(["gh", "pr", "create", "--head", branch, "--base", base, "--title", title,
-                            "--body", text or title], repo.root, timeout=120)
-    if done.ok:
-        events("pull_request", opened=True, url=done.stdout.strip().splitlines()[-1] if done.stdout.strip() else "")
+    left_out = {task: str(result.get("status", "")) for task, result in results.items() if not result.get("merged")}
+    body, report = await asyncio.to_thread(write_body, repo.root, feature_id, merged, left_out, results)
+    opened = await forge.open_pull_request(repo.root, branch, base, forge.title_of(report, feature_id), body)
+    if opened.opened:
+        events("pull_request", opened=True, url=opened.url)
+    elif opened.url:  # already open from this branch: it shows what this run pushed
+        events("pull_request", opened=False, url=opened.url, reason=opened.reason)
     else:
-        events("pull_request", opened=False, reason=done.tail(3))
-
-
-def _read(path: Path) -> str:
-    return path.read_text(encoding="utf-8") if path.is_file() else ""
+        events("pull_request", opened=False, reason=f"{opened.reason}: open it by hand from {branch}")

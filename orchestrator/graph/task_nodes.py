@@ -290,13 +290,10 @@ async def _finish(state: TaskState, runtime: Runtime[RunContext], status: Outcom
     ctx, task_id = runtime.context, state["task_id"]
     task = ctx.plan.task(task_id)
     text = reports.task_report(state, status, reason, artifacts, task.name)
+    # The report stays in the run's folder only: a commit of it on the task branch would reach the feature branch,
+    # the pushed branch and the pull request, and (as history) the user's branch on `land`.
     report_path = await asyncio.to_thread(reports.write, ctx.runs_dir(task_id) / reports.REPORT_NAME, text)
     sha = state.get("head_sha", "")
-    if state.get("worktree"):
-        worktree = Path(state["worktree"])
-        relative = report_path.relative_to(ctx.repo.root)
-        await asyncio.to_thread(reports.write, worktree / relative, text)
-        sha = await ctx.repo.commit_all(worktree, f"autobuild({task_id}): {status} — AUTO-RUN.md", force=[relative])
     duration = time.time() - float(state.get("started") or time.time())
     result = TaskResult(status=status, reason=reason, turns=int(state.get("turn", 0)),
                         cost_usd=round(float(state.get("cost_usd", 0.0)), 6), duration_s=round(duration, 2),

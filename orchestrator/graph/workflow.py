@@ -51,7 +51,7 @@ from orchestrator.store.feature_lock import feature_lock
 from orchestrator.store.pause import PauseRecords, describe, pause_path, quota_path, read_pause, shared_store
 from orchestrator.store.paused_threads import PausedThreads, interrupt_value, shared_paused_threads
 from orchestrator.text import one_line
-from orchestrator.views import pictures, reports
+from orchestrator.views import html_report, pictures, reports
 
 
 def _router(func: Callable[..., Any], **bound: Any) -> Callable[..., Any]:
@@ -300,6 +300,8 @@ async def _run_plan(inputs: FeatureInput, options: RunOptions, repo: GitRepo, ru
     outcomes = pictures.run_outcomes(results, scheduler.held, order)
     text += await asyncio.to_thread(pictures.report_section, repo.root, plan, order, outcomes)
     report = await asyncio.to_thread(reports.write, ctx.runs_dir() / reports.REPORT_NAME, text)
+    page = await asyncio.to_thread(html_report.feature_html, repo.root, plan, order, outcomes, results)
+    await asyncio.to_thread(html_report.write, ctx.runs_dir() / html_report.REPORT_HTML, page)  # the pictures drawn
     events("feature_end", report=str(report), results=results, held=scheduler.held,
            usage_limit_exceeded=bool(ctx.limit_gate and ctx.limit_gate.exceeded),
            gate_cache=ctx.gates.cache.stats() if ctx.gates.cache else None)

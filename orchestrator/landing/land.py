@@ -5,7 +5,7 @@ merge commit, or one squashed commit) with plain git, so the user's identity, ho
 run's gate on the result, judged like the run judged it (tests already red on the base don't block, new
 failures do; a base that moved since the run is merged in by that same merge and its own red tests are
 measured again); then move the base by compare-and-swap (repo/guard.py `land_ref`). Any failure moves nothing.
-The run's reports stay out of the landed result (they stay in `.autobuild/runs/` and on the feature branch).
+The run's reports stay out of the landed result (they stay in `.autobuild/runs/`, never committed since).
 """
 
 from __future__ import annotations
@@ -36,8 +36,8 @@ from orchestrator.store.checkpoints import CheckpointStore
 from orchestrator.store.inspection import replanned
 
 REPORTS = ".autobuild/runs"
-"""The run's reports, committed on task branches, stay out of the user's branch: later runs rewrite them in the
-user's checkout, where they must never be tracked files."""
+"""The run's reports stay out of the user's branch: later runs rewrite them in the user's checkout, where they must
+never be tracked files. Runs since `pr` commit none; feature branches of older runs still carry them."""
 
 
 @dataclass

@@ -100,8 +100,9 @@ class Standing:
     overwritten: list[str] = field(default_factory=list)
     """Untracked files in that checkout that landing would overwrite."""
 
-    def refusals(self, partial: bool) -> list[str]:
-        """Why `land` must refuse before trying (exit 2), each with what to do; empty: it may try."""
+    def refusals(self, partial: bool, *, checkout: bool = True) -> list[str]:
+        """Why `land` must refuse before trying (exit 2), each with what to do; empty: it may try. Without
+        `checkout`, the user's checkout of the base is left out (`pr` lands nothing on it)."""
         name, base = self.feature_branch, self.base_branch
         if self.feature_sha is None:
             return [f"{name} does not exist (discarded, or never created): nothing to land"]
@@ -120,6 +121,8 @@ class Standing:
             left = ", ".join(f"{task} {status}" for task, status in self.not_approved.items())
             found.append(f"not every task is approved ({left}): `resume` the run, or pass --partial to land the"
                          f" approved ones ({', '.join(self.approved)})")
+        if not checkout:
+            return found
         if self.dirty:
             found.append(f"your checkout {self.checkout} of {base} has uncommitted changes"
                          f" ({', '.join(line[3:] for line in self.dirty[:5])}): commit or stash them first")

@@ -20,6 +20,7 @@ from orchestrator.store import traces as trace
 from orchestrator.store.checkpoints import CheckpointStore
 from orchestrator.store.inspection import replanned
 from orchestrator.text import one_line
+from orchestrator.views.html_report import REPORT_HTML
 from orchestrator.views.reports import REPORT_NAME
 
 
@@ -29,7 +30,9 @@ def _reports(root: Path, feature_id: str, task_ids: list[str]) -> dict[str, Any]
     for task_id in task_ids:
         folder = trace.runs_dir(root, feature_id, task_id)
         per_task[task_id] = [str(folder / name) for name in (REPORT_NAME, "trace.jsonl") if (folder / name).is_file()]
-    return {"feature": str(feature) if feature.is_file() else None, "tasks": per_task}
+    page = trace.runs_dir(root, feature_id) / REPORT_HTML
+    return {"feature": str(feature) if feature.is_file() else None, "tasks": per_task,
+            "page": str(page) if page.is_file() else None}
 
 
 def _diff(root: Path, found: Standing) -> dict[str, Any]:
@@ -133,5 +136,6 @@ def review_text(data: dict[str, Any]) -> str:
     reports = data["reports"]
     lines.append("reports:")
     lines += [f"  {reports['feature']}"] if reports["feature"] else []
+    lines += [f"  {reports['page']} (the pictures: open it in a browser)"] if reports.get("page") else []
     lines += [f"  {path}" for paths in reports["tasks"].values() for path in paths]
     return "\n".join([*lines, "", *_would(data)])

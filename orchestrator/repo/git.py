@@ -28,8 +28,8 @@ NO_HOOKS = ("-c", "core.hooksPath=/dev/null")
 # Commits are made by the orchestrator, with its own identity, and without the repo's hooks.
 _IDENTITY = ["-c", "user.name=AutoBuild", "-c", "user.email=autobuild@localhost", "-c", "commit.gpgsign=false"]
 AUTOBUILD_REFS = "refs/heads/autobuild/"
-# Worktrees, and reports that are also committed on task branches (an ignored file never blocks a
-# checkout of the feature branch; an untracked one would).
+# Worktrees, and reports (never committed now; feature branches of older runs carry them, and an ignored file never
+# blocks a checkout of such a branch; an untracked one would).
 EXCLUDE_LINES = ("/.autobuild/worktrees/", "/.autobuild/runs/")
 
 

@@ -11,13 +11,16 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import os
 import re
 import shutil
+import tempfile
 from pathlib import Path, PurePosixPath
 from urllib.parse import urlsplit
 
 from orchestrator.errors import GitError, InputError
-from orchestrator.repo.git import AUTOBUILD_REFS, GitRepo
+from orchestrator.processes import run_async
+from orchestrator.repo.git import AUTOBUILD_REFS, NO_HOOKS, GitRepo
 
 FETCHED = "refs/remotes/origin/autobuild/"
 """Where the URL's autobuild/ branches are fetched to in the clone (then made local branches if missing)."""
@@ -169,3 +172,51 @@ async def push(repo: GitRepo, url: str, base: str, *, branches: tuple[str, ...] 
             return
         await repo.push_branches(url, [b for b in branches if b in moved], [b for b in moved_back if b in moved])
         _PUSHED.update({(repo.root, url, name): sha for name, sha in moved.items()})
+
+
+def reports_branch(feature_id: str) -> str:
+    """Where a run by URL keeps its AUTO-RUN.md reports on the URL: a branch of its own (task ids hold no `.`, so
+    no task branch is named so), never the feature branch, whose history is what a pull request proposes."""
+    return f"autobuild/{feature_id}.AUTO-RUN.md"
+
+
+_REPORT_LOCKS: dict[tuple[Path, int], asyncio.Lock] = {}
+_AUTHOR = {f"GIT_{who}_{what}": value for who in ("AUTHOR", "COMMITTER")
+           for what, value in (("NAME", "AutoBuild"), ("EMAIL", "autobuild@localhost"))}
+
+
+async def publish_reports(repo: GitRepo, url: str, base: str, feature_id: str) -> None:
+    """The feature's reports as they are now in the clone's run folder, committed on `reports_branch` over what it
+    held (a takeover's worker adds to what the first one published) and pushed (fast-forward) to the URL."""
+    branch = reports_branch(feature_id)
+    folder = PurePosixPath(".autobuild", "runs", feature_id)
+    lock = _REPORT_LOCKS.setdefault((repo.root, id(asyncio.get_running_loop())), asyncio.Lock())
+    async with lock:
+        parent = (await repo.git("rev-parse", "--verify", "-q", f"refs/heads/{branch}", check=False)).stdout.strip()
+        scratch = await asyncio.to_thread(tempfile.mkdtemp, prefix="autobuild-reports-")  # the loop never blocks
+        try:
+            env = {**os.environ, "GIT_INDEX_FILE": str(Path(scratch) / "index"), **_AUTHOR}
+
+            async def git(*args: str) -> str:
+                done = await run_async(["git", *NO_HOOKS, *args], repo.root, timeout=120, env=env)
+                if not done.ok:
+                    raise GitError(f"git {' '.join(args)} failed: {done.tail(5)}")
+                return done.stdout.strip()
+
+            if parent:
+                await git("read-tree", parent)
+            if await asyncio.to_thread(_has_reports, repo.root / str(folder)):  # else git refuses the pathspec
+                await git("add", "-f", "--ignore-removal", "--", f":(glob){folder}/**/AUTO-RUN.md")  # keep the others'
+            tree = await git("write-tree")
+            if parent and tree == await git("rev-parse", f"{parent}^{{tree}}"):
+                return
+            commit = await git("commit-tree", tree, *(("-p", parent) if parent else ()), "-m",
+                               f"autobuild: the reports of {feature_id}")
+        finally:
+            await asyncio.to_thread(shutil.rmtree, scratch, True)
+        await repo.git("update-ref", f"refs/heads/{branch}", commit, parent or "")
+    await push(repo, url, base, branches=(branch,))
+
+
+def _has_reports(folder: Path) -> bool:
+    return folder.is_dir() and any(folder.rglob("AUTO-RUN.md"))

@@ -97,10 +97,14 @@ async def test_a_run_taken_over_by_another_workspace_goes_on_from_the_pushed_bra
     refs = remote_refs(url)
     assert refs["refs/heads/main"] == main_before, "the base never moves"
     assert set(refs) == {"HEAD", "refs/heads/main", "refs/heads/autobuild/FEAT-001",
-                         "refs/heads/autobuild/FEAT-001.A", "refs/heads/autobuild/FEAT-001.B"}
+                         "refs/heads/autobuild/FEAT-001.A", "refs/heads/autobuild/FEAT-001.B",
+                         "refs/heads/autobuild/FEAT-001.AUTO-RUN.md"}
     on_feature = files_on(url, "autobuild/FEAT-001")
     assert {"calc/a.py", "calc/b.py", "calc/b2.py"} <= set(on_feature)
-    assert {".autobuild/runs/FEAT-001/A/AUTO-RUN.md", ".autobuild/runs/FEAT-001/B/AUTO-RUN.md"} <= set(on_feature)
+    assert not [name for name in on_feature if name.startswith(".autobuild/runs/")], "no report on the proposed branch"
+    reports = files_on(url, "autobuild/FEAT-001.AUTO-RUN.md")
+    assert {".autobuild/runs/FEAT-001/A/AUTO-RUN.md", ".autobuild/runs/FEAT-001/B/AUTO-RUN.md",
+            ".autobuild/runs/FEAT-001/AUTO-RUN.md"} <= set(reports), "A's (first worker) and B's (second) reports"
     assert second.results["B"]["sha"] == refs["refs/heads/autobuild/FEAT-001.B"]
 
 
@@ -134,7 +138,7 @@ async def test_a_plan_sent_in_the_input_runs_and_opens_a_pull_request(tmp_path: 
     assert remote_refs(url)["refs/heads/main"] == main_before
     argv = log.read_text().splitlines()
     assert argv[:6] == ["pr", "create", "--head", "autobuild/FEAT-001", "--base", "main"]
-    title, body = argv[argv.index("--title") + 1], "\n".join(argv[argv.index("--body") + 1:])
+    title, body = argv[argv.index("--title") + 1], Path(argv[argv.index("--body-file") + 1]).read_text()
     assert title == "FEAT-001 — Feature" and "# AUTO-RUN: FEAT-001" in body and "Tasks approved:** 1 of 1" in body
     opened = [e for e in run.events if e["event"] == "pull_request"]
     assert opened and opened[-1]["opened"] and opened[-1]["url"] == "https://example.invalid/pull/7"
@@ -217,10 +221,12 @@ async def test_parallel_tasks_by_url_all_land_on_the_remote(tmp_path: Path, monk
     refs = remote_refs(url)
     assert refs["refs/heads/autobuild/FEAT-001"] == git(clone, "rev-parse", "autobuild/FEAT-001").strip()
     origin = Path(url.removeprefix("file://"))
-    for name in "ABC":  # each task's branch as its last node left it (its report commit), and landed from there
+    reports = files_on(url, "autobuild/FEAT-001.AUTO-RUN.md")
+    for name in "ABC":  # each task's branch as its last node left it, and landed from there; its report beside
         git(origin, "merge-base", "--is-ancestor", f"autobuild/FEAT-001.{name}", "autobuild/FEAT-001")
         git(origin, "merge-base", "--is-ancestor", run.results[name]["sha"], "autobuild/FEAT-001")
-        assert f".autobuild/runs/FEAT-001/{name}/AUTO-RUN.md" in files_on(url, f"autobuild/FEAT-001.{name}")
+        assert f".autobuild/runs/FEAT-001/{name}/AUTO-RUN.md" in reports
+        assert f".autobuild/runs/FEAT-001/{name}/AUTO-RUN.md" not in files_on(url, f"autobuild/FEAT-001.{name}")
 
 
 async def test_a_question_asked_on_one_worker_is_answered_on_another(tmp_path: Path,
