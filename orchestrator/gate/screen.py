@@ -126,7 +126,7 @@ def screen(path: str, base_text: str | None, text: str) -> list[Hit]:
     line that merely moved is no hit)."""
     before = Counter((test, what) for test, what, _ in _markers(path, base_text or ""))
     hits = []
-    for test, what, line in sorted(_markers(path, text), key=lambda found: found[2]):
+    for test, what, line in sorted(_markers(path, text), key=lambda found: (found[2], found[1])):
         if before[(test, what)] > 0:
             before[(test, what)] -= 1
         else:

@@ -18,8 +18,10 @@ from langgraph.runtime import Runtime
 from langgraph.types import interrupt
 
 from agents import AgentResult, PlayerInput, SessionSettings, format_feedback
+from orchestrator.facts import GateResult
 from orchestrator.gate import accounting
 from orchestrator.gate.judge import tests_only_skipped
+from orchestrator.gate.result import BY_EXIT
 from orchestrator.gate.submodules import refusal, submodule_changes, undo_submodule_changes
 from orchestrator.graph import bring_up
 from orchestrator.graph.context import RunContext
@@ -259,6 +261,9 @@ async def _approved(state: TaskState, runtime: Runtime[RunContext]) -> TaskState
     if gate is not None and gate["command"] and (skipped := tests_only_skipped(written, gate)):
         return await _finish(state, runtime, "approved-unverified", "approved by the coach, but the gate only"
                              f" skipped the task's new tests: {'; '.join(skipped)}", artifacts=artifacts)
+    if gate is not None and gate["command"] and (why := _unread(ctx, state["task_id"], gate)):
+        return await _finish(state, runtime, "approved-unverified", f"approved by the coach, but {why}",
+                             artifacts=artifacts)
     if gate is not None and gate["command"] and (unverified := gate.get("unverified")):
         return await _finish(state, runtime, "approved-unverified", "approved by the coach, but the gate could"
                              f" not verify all of it: {'; '.join(unverified[:10])}", artifacts=artifacts)
@@ -270,6 +275,18 @@ async def _approved(state: TaskState, runtime: Runtime[RunContext]) -> TaskState
                              artifacts=artifacts)
     return await _finish(state, runtime, "approved-unverified",
                          "approved by the coach; no verify command could check it", artifacts=artifacts)
+
+
+def _unread(ctx: RunContext, task_id: str, gate: GateResult) -> str | None:
+    """Why a run of the repo's own (detected) test command verified nothing: no test runner we read ran in it (a
+    build-only target, a test program that prints its failures and exits 0). A command the user named stays
+    judged by its exit status."""
+    named = ctx.options.verify is not None or ctx.plan.verify or ctx.plan.task(task_id).verify
+    if named or gate.get("runner") is not None or gate.get("judged_by") != BY_EXIT:
+        return None
+    return (f"the repo's test command `{gate['command']}` ({ctx.gate['source']}) ran no test runner AutoBuild reads"
+            " (pytest, unittest, node --test, jest, vitest, mocha, go test, cargo test): only its exit status was"
+            " judged")
 
 
 async def finalize_failure(state: TaskState, runtime: Runtime[RunContext]) -> TaskState:

@@ -267,3 +267,28 @@ async def test_node_a_new_test_the_gate_only_skipped_is_unverified(tmp_path: Pat
     reason = run.results["TASK-001"]["reason"]
     assert "a test the task added was only skipped: test/div.test.js > div" in reason
     assert "test/div.test.js:5: a .skip marker" in reason
+
+
+@pytest.mark.skipif(shutil.which("node") is None, reason="node is installed by make install")
+async def test_node_a_narrowed_test_script_deselects_the_base_test_named_by_its_line(tmp_path: Path) -> None:
+    files = {**NODE_FILES, "test/zero.test.js": "const test = require('node:test');\n"
+                                                "const assert = require('node:assert');\ntest('ok', () => {});\n"}
+    repo = make_sample_repo(tmp_path / "repo", files=files, plan=plan(task("TASK-001"), verify="npm test"),
+                            venv=False)
+    narrowed = NODE_FILES["package.json"].replace('"node --test"', '"node --test test/zero.test.js"')
+    run = await cheat(repo, {"mul.js": "exports.mul = (a, b) => (a === 2 && b === 3 ? 7 : a * b);\n",
+                             "package.json": narrowed},
+                      {**NODE_FILES, "div.js": "exports.x = 1;\n"})
+    assert "test/mul.test.js > mul: gone: deselected by package.json:1" in first_gate(run)["summary"]
+    assert run.status("TASK-001") == "approved"
+
+
+async def test_a_detected_command_that_runs_no_runner_we_read_is_unverified(tmp_path: Path) -> None:
+    """A test program that prints its failures and exits 0 is no gate: its approvals are unverified, named."""
+    files = {"Makefile": "test:\n\tsh tests/run.sh\n", "tests/run.sh": "echo 'Tests failed: 45'\nexit 0\n",
+             "lib.c": "int x;\n"}
+    repo = make_sample_repo(tmp_path / "repo", files=files, plan=plan(task("TASK-001"), verify=None), venv=False)
+    agents = ScriptedAgents({"player": writes({"lib.c": "int y;\n"}), "coach": approve()})
+    run = await Workflow(repo, agents).run(max_turns=1)
+    assert run.status("TASK-001") == "approved-unverified", run.results["TASK-001"]["reason"]
+    assert "ran no test runner AutoBuild reads" in run.results["TASK-001"]["reason"]
