@@ -27,7 +27,7 @@ from orchestrator.processes import run
 from orchestrator.repo import lfs
 from orchestrator.repo.git import GitRepo, feature_branch, task_branch
 from orchestrator.settings import RunSettings
-from orchestrator.store import inspection
+from orchestrator.store import inspection, outcomes
 from orchestrator.store import traces as trace
 from orchestrator.store.checkpoints import CheckpointStore
 
@@ -180,10 +180,9 @@ def _check_agreement(run_plan: RunPlan, known: bool) -> None:
 
 
 def approved_tasks(run_plan: RunPlan) -> set[str]:
-    """Tasks approved and merged in the feature's checkpoint (read-only; no DB is created)."""
-    if not run_plan.store.exists():
-        return set()
-    results = inspection.task_results(run_plan.store, run_plan.plan.id)
+    """Tasks whose latest finished attempt (whichever run made it) was approved and merged (read-only; no DB is
+    created)."""
+    results = outcomes.truth(run_plan.store, run_plan.plan.id).outcomes()
     return {tid for tid, r in results.items() if r.get("status") in SUCCESS and r.get("merged")}
 
 

@@ -18,7 +18,7 @@ from orchestrator.facts import SUCCESS, GateSetup, TaskResult
 from orchestrator.plan.model import FeaturePlan
 from orchestrator.processes import run
 from orchestrator.repo.git import GitRepo, feature_branch
-from orchestrator.store import inspection
+from orchestrator.store import inspection, outcomes
 from orchestrator.store.checkpoints import CheckpointStore
 
 _RETURN = "__return__"  # the channel under which LangGraph keeps a functional-API @task's return value
@@ -54,16 +54,8 @@ def read_record(store: CheckpointStore, plan: FeaturePlan) -> RunRecord:
     returns = _task_returns(store, plan.id)
     started = next((v for v in reversed(returns) if {"base_branch", "feature_sha"} <= v.keys()), None)
     gate = next((v for v in reversed(returns) if {"command", "source", "setup", "base"} <= v.keys()), None)
-    results = dict(inspection.task_results(store, plan.id))
+    results = outcomes.truth(store, plan.id).outcomes()  # the latest attempt, `run TASK` threads included
     table = inspection.feature_status(store, plan)
-    for row in table["tasks"]:  # a task run on its own (`run TASK`) merged into the same feature branch
-        single = f"{plan.id}:{row['task']}"
-        if results.get(row["task"], {}).get("status") not in SUCCESS and single in threads:
-            result = inspection.task_results(store, single).get(row["task"])
-            if result:
-                results[row["task"]] = result
-                row.update(status=result.get("status", row["status"]), turn=int(result.get("turns", 0)),
-                           cost_usd=float(result.get("cost_usd", 0.0)), reason=result.get("reason", ""))
     base = str(started["base_branch"]) if started else plan.base_branch
     if not base:
         raise InputError(f"the run of {plan.id} recorded no base branch: set base_branch in the plan")

@@ -1,0 +1,129 @@
+"""One truth about a task, and a way on (issue 33, item 1): every view reads a task's outcome from the latest
+finished attempt, whichever run produced it, and `resume` of a finished feature re-runs what can be re-run."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from agents.testing.scripted_agents import ScriptedAgents, approve, blocked, feedback, writes
+from orchestrator.cli.demo import make_sample_repo
+from orchestrator.cli.main import main
+from orchestrator.errors import InputError
+from orchestrator.graph import runner
+from orchestrator.landing.record import read_record, standing
+from orchestrator.plan.model import load_plan
+from orchestrator.repo.git import GitRepo
+from orchestrator.settings import RunSettings
+from orchestrator.store import inspection
+from orchestrator.store.checkpoints import CheckpointStore
+from orchestrator.views import pictures
+from tests.graph.harness import CALC_FILES, plan, task
+
+SUB = {"calc/sub.py": "def sub(a, b):\n    return a - b\n"}
+MUL = {"calc/mul.py": "def mul(a, b):\n    return a * b\n"}
+DIV = {"calc/div.py": "def div(a, b):\n    return a / b\n"}
+
+
+def three_tasks(tmp_path: Path) -> Path:
+    """TASK-001 ← TASK-002 ← TASK-004: the second one fails at max turns in the first run."""
+    return make_sample_repo(tmp_path / "repo", files=CALC_FILES, plan=plan(
+        task("TASK-001"), task("TASK-002", "TASK-001"), task("TASK-004", "TASK-002")))
+
+
+def failing_second() -> ScriptedAgents:
+    return ScriptedAgents({
+        ("player", "TASK-001"): writes(SUB), ("coach", "TASK-001"): approve(),
+        ("player", "TASK-002"): writes({"calc/other.py": "X = 1\n"}),
+        ("coach", "TASK-002"): feedback(("calc/mul.py", None, "missing")),
+    })
+
+
+def approving() -> ScriptedAgents:
+    return ScriptedAgents({("player", "TASK-002"): writes(MUL), ("player", "TASK-004"): writes(DIV),
+                           "coach": approve()})
+
+
+async def run(repo: Path, db: Path, target: str, agents: ScriptedAgents, events: list[dict[str, Any]] | None = None,
+              **options: Any) -> runner.RunSummary:
+    settings = RunSettings(repo=repo, target=target, db=str(db), agents=agents, interactive=False, replan=0,
+                           **{"max_turns": 2, **options})
+    sink = events.append if events is not None else (lambda event: None)
+    return await runner.execute(runner.prepare(settings), sink)
+
+
+def statuses(table: dict[str, Any]) -> dict[str, str]:
+    return {row["task"]: row["status"] for row in table["tasks"]}
+
+
+async def test_after_a_one_task_run_every_view_tells_the_same_outcome(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    repo, db = three_tasks(tmp_path), tmp_path / "db.sqlite"
+    first = await run(repo, db, "FEAT-001", failing_second())
+    assert first.results["TASK-002"]["status"] == "failed" and first.results["TASK-004"]["status"] == "skipped"
+
+    single = await run(repo, db, "TASK-002", approving(), max_turns=3)
+    assert single.results["TASK-002"]["status"] == "approved" and single.results["TASK-002"]["merged"]
+
+    store, feature = CheckpointStore(str(db)), load_plan(repo, "FEAT-001")
+    table = inspection.feature_status(store, feature)
+    assert statuses(table) == {"TASK-001": "approved", "TASK-002": "approved", "TASK-004": "skipped"}
+    assert table["cost_usd"] == pytest.approx(sum(row["cost_usd"] for row in table["tasks"]))
+    assert main(["status", "FEAT-001", "--repo", str(repo), "--db", str(db), "--json"]) == 0
+    shown = json.loads(capsys.readouterr().out)
+    assert {row["task"]: row["status"] for row in shown["tasks"]}["TASK-002"] == "approved"
+    assert pictures.checkpoint_outcomes(store, feature) == statuses(table)
+    record = read_record(store, feature)
+    assert record.results["TASK-002"]["status"] == "approved"
+    found = standing(GitRepo(repo), feature, record)
+    assert found.approved == ["TASK-001", "TASK-002"] and list(found.not_approved) == ["TASK-004"]
+    assert any("`resume FEAT-001`" in why or "resume" in why for why in found.refusals(partial=False))
+
+    # `run TASK-004` now finds its dependency approved, and runs
+    fourth = await run(repo, db, "TASK-004", approving())
+    assert fourth.results["TASK-004"]["status"] == "approved"
+    assert statuses(inspection.feature_status(store, feature)) == {
+        "TASK-001": "approved", "TASK-002": "approved", "TASK-004": "approved"}
+    report = (repo / ".autobuild/runs/FEAT-001/AUTO-RUN.md").read_text()
+    for task_id in ("TASK-001", "TASK-002", "TASK-004"):
+        assert f"| {task_id} | approved |" in report, report
+
+
+async def test_resume_of_a_finished_feature_reruns_its_failed_and_skipped_tasks(tmp_path: Path) -> None:
+    repo, db = three_tasks(tmp_path), tmp_path / "db.sqlite"
+    await run(repo, db, "FEAT-001", failing_second())
+    events: list[dict[str, Any]] = []
+    again = approving()
+    summary = await run(repo, db, "FEAT-001", again, events, resume_only=True)
+    assert {task: r["status"] for task, r in summary.results.items()} == {
+        "TASK-001": "approved", "TASK-002": "approved", "TASK-004": "approved"}
+    assert summary.exit_code == 0
+    assert {call.task for call in again.calls} == {"TASK-002", "TASK-004"}, "approved work is not redone"
+    store, feature = CheckpointStore(str(db)), load_plan(repo, "FEAT-001")
+    assert set(statuses(inspection.feature_status(store, feature)).values()) == {"approved"}
+    report = (repo / ".autobuild/runs/FEAT-001/AUTO-RUN.md").read_text()
+    assert "| TASK-001 | approved |" in report and "| TASK-004 | approved |" in report
+
+
+async def test_blocked_tasks_are_rerun_only_when_named(tmp_path: Path) -> None:
+    repo = make_sample_repo(tmp_path / "repo", files=CALC_FILES, plan=plan(task("TASK-001"), task("TASK-002")))
+    db = tmp_path / "db.sqlite"
+    stuck = ScriptedAgents({("player", "TASK-001"): writes(SUB), "coach": approve(),
+                            ("player", "TASK-002"): blocked("which database?")})
+    first = await run(repo, db, "FEAT-001", stuck)
+    assert first.results["TASK-002"]["status"] == "blocked"
+    plan_of = runner.prepare(RunSettings(repo=repo, target="FEAT-001", db=str(db), interactive=False,
+                                         resume_only=True))
+    assert runner.rerun_plan(plan_of) == {}, "a blocked task needs a person: not re-run unnamed"
+    unnamed = await run(repo, db, "FEAT-001", approving(), resume_only=True)
+    assert unnamed.already_finished and unnamed.results["TASK-002"]["status"] == "blocked"
+    named = ScriptedAgents({("player", "TASK-002"): writes(MUL), "coach": approve()})
+    summary = await run(repo, db, "FEAT-001", named, resume_only=True, rerun=["TASK-002"])
+    assert summary.results["TASK-002"]["status"] == "approved"
+    assert {call.task for call in named.calls} == {"TASK-002"}
+    with pytest.raises(InputError, match="no task TASK-009"):
+        runner.prepare(RunSettings(repo=repo, target="FEAT-001", db=str(db), interactive=False, resume_only=True,
+                                   rerun=["TASK-009"]))
