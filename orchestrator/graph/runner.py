@@ -20,6 +20,7 @@ from orchestrator.errors import InputError, StoreError
 from orchestrator.events import EventSink, event_dict
 from orchestrator.facts import run_order, settled
 from orchestrator.gate import GateChoice, choose_gate
+from orchestrator.graph import rerun
 from orchestrator.graph.state import SUCCESS, TaskResult
 from orchestrator.graph.workflow import build_feature_workflow
 from orchestrator.plan.model import FeaturePlan, load_target, plan_digest
@@ -69,6 +70,8 @@ class RunSummary:
     store_lost: bool = False
     usage_limited: bool = False
     """A usage-limit pause outlasted --max-wait and stopped the run (exit 75)."""
+    rerun: dict[str, str] = field(default_factory=dict)
+    """What this run runs again of a finished thread, or (already finished) what `resume` would (`rerun_plan`)."""
 
     @property
     def exit_code(self) -> int:
@@ -112,6 +115,7 @@ def prepare(settings: RunSettings) -> RunPlan:
     if settings.resume_only and not known:
         raise InputError(f"nothing to resume: {thread_id} has no checkpoint in {store}; use `run`")
     _check_agreement(run_plan, known)
+    rerun.check_named(run_plan, known)
     if only_task and not settings.ignore_deps:
         missing = [dep for dep in plan.task(only_task).dependencies if dep not in approved_tasks(run_plan)]
         if missing:
@@ -232,19 +236,9 @@ async def execute(
             # An answer must match a waiting question, even on a finished thread:
             # saying "finished" with exit 0 would hide a mistyped question id.
             answer_input = _answer_command(snapshot, answer) if answer else None
-            if snapshot.values and not snapshot.next:
-                summary.results = dict(snapshot.values.get("results", {}))
-                summary.already_finished = True
+            if not _starting(run_plan, snapshot, summary, emit):
                 return summary
-            if snapshot.next:
-                emit(event_dict("resume", feature=run_plan.plan.id, thread=run_plan.thread_id, next=list(snapshot.next),
-                      spent_usd=inspection.spent(run_plan.store, run_plan.thread_id)))
-                graph_input = answer_input
-            else:
-                graph_input = {"repo": str(settings.repo), "target": settings.target,
-                               "base_branch": run_plan.base_branch}
-                if settings.plan is not None:
-                    graph_input["plan"] = str(settings.plan)
+            graph_input = answer_input if snapshot.next else _new_input(run_plan, summary.rerun)
             end: dict[str, Any] = {}
             control = control or RunControl()
             watcher = asyncio.create_task(_watch_store(run_plan.store, control, summary))
@@ -269,6 +263,46 @@ async def execute(
             summary.interrupted = summary.interrupted or control.drain_requested
             _conclude(summary, await graph.aget_state(config, subgraphs=True), end)
     return summary
+
+
+def _starting(run_plan: RunPlan, snapshot: StateSnapshot, summary: RunSummary, emit: EventSink) -> bool:
+    """Whether the thread runs now, said with a `resume` event (what status counted so far: the live footer's
+    start). A finished thread runs again only for `resume` or `run TASK`, and only when `rerun_plan` finds work;
+    else the summary says it finished, with each task's latest result and what `resume` would run."""
+    finished = bool(snapshot.values) and not snapshot.next
+    summary.rerun = rerun.rerun_plan(run_plan) if finished else {}
+    feature, thread = run_plan.plan.id, run_plan.thread_id
+    if finished and not (summary.rerun and (run_plan.settings.resume_only or run_plan.only_task)):
+        truth = outcomes.truth(run_plan.store, feature).outcomes()
+        summary.order = run_order(summary.order, truth)
+        summary.results = {t: truth[t] for t in summary.order if t in truth}
+        summary.already_finished = True
+        return False
+    if snapshot.next:
+        emit(event_dict("resume", feature=feature, thread=thread, next=list(snapshot.next),
+                        spent_usd=rerun.spent_before(run_plan, set())))
+        return True
+    afresh = set(summary.rerun) if finished else set(summary.order)
+    if (before := rerun.spent_before(run_plan, afresh)) or summary.rerun:
+        emit(event_dict("resume", feature=feature, thread=thread, next=[], rerun=summary.rerun, spent_usd=before))
+    return True
+
+
+def _new_input(run_plan: RunPlan, rerun: dict[str, str]) -> dict[str, Any]:
+    """A new run of the thread: the whole feature, the tasks `rerun_plan` chose, or one task; with the latest
+    results of the plan's other tasks (`earlier`: for skips and for the feature report)."""
+    settings = run_plan.settings
+    graph_input: dict[str, Any] = {"repo": str(settings.repo), "target": settings.target,
+                                   "base_branch": run_plan.base_branch}
+    if settings.plan is not None:
+        graph_input["plan"] = str(settings.plan)
+    if rerun:
+        graph_input["rerun"] = list(rerun)
+    if rerun or run_plan.only_task:
+        running = set(rerun) | {run_plan.only_task}
+        truth = outcomes.truth(run_plan.store, run_plan.plan.id).outcomes()
+        graph_input["earlier"] = {t: r for t, r in truth.items() if t not in running}
+    return graph_input
 
 
 def _conclude(summary: RunSummary, final: StateSnapshot, end: dict[str, Any]) -> None:

@@ -33,6 +33,7 @@ from agents import ClaudeAgents
 from agents.limits import Pause, UsageLimitGate, UsageLimitYield
 from orchestrator import sandbox
 from orchestrator.errors import InputError, PlanError
+from orchestrator.facts import run_order
 from orchestrator.gate import GateChoice, GateSetup, choose_gate
 from orchestrator.gate.cache import CACHE_NAME, GateCache, check_gate_cached
 from orchestrator.graph import by_url, merge, replan, review_nodes, routing, task_nodes
@@ -275,7 +276,9 @@ async def _run_plan(inputs: FeatureInput, options: RunOptions, repo: GitRepo, ru
                      limit_gate=limit_gate,
                      gate_cache=GateCache(trace.runs_dir(repo.root, plan.id) / CACHE_NAME),
                      remote_url=inputs.get("repo_url"))
-    order = [only_task] if only_task else plan.task_ids()
+    earlier = dict(inputs.get("earlier") or {})
+    rerun = set(inputs.get("rerun") or ())
+    order = [only_task] if only_task else [t for t in plan.task_ids() if not rerun or t in rerun]
     events("feature_start", branch=ctx.feature_branch, sha=setup["feature_sha"], tasks=order,
            budget_usd=options.budget_usd,
            gate=gate["command"], gate_source=gate["source"], setup=gate["setup"],
@@ -285,7 +288,7 @@ async def _run_plan(inputs: FeatureInput, options: RunOptions, repo: GitRepo, ru
         # session fails its task
         events("sandbox_unavailable", detail=await asyncio.to_thread(sandbox.why_unavailable))
     ignore_deps = options.ignore_deps or only_task is not None
-    scheduler = Scheduler(plan, order, options.parallel, options.schedule, ignore_deps)
+    scheduler = Scheduler(plan, order, options.parallel, options.schedule, ignore_deps, earlier=earlier)
     key = uuid.uuid4().hex
     _ACTIVE[key] = ActiveRun(ctx, scheduler, digest)
     try:
@@ -294,11 +297,14 @@ async def _run_plan(inputs: FeatureInput, options: RunOptions, repo: GitRepo, ru
     finally:
         del _ACTIVE[key]
     results = {task_id: scheduler.results[task_id] for task_id in order if task_id in scheduler.results}
-    text = reports.feature_report(plan.id, plan.name, results, order, ctx.feature_branch, held=scheduler.held,
+    # The feature's report covers all its tasks, whichever run finished them last: never one run's share.
+    everything = {**{k: v for k, v in earlier.items() if k not in order}, **results}
+    shown = run_order([*plan.task_ids(), *[t for t in order if t not in plan.task_ids()]], everything)
+    text = reports.feature_report(plan.id, plan.name, everything, shown, ctx.feature_branch, held=scheduler.held,
                                   gate=gate)
     await trace.flushed()  # the pictures read the traces
-    outcomes = pictures.run_outcomes(results, scheduler.held, order)
-    text += await asyncio.to_thread(pictures.report_section, repo.root, plan, order, outcomes)
+    outcomes = pictures.run_outcomes(everything, scheduler.held, shown)
+    text += await asyncio.to_thread(pictures.report_section, repo.root, plan, shown, outcomes)
     report = await asyncio.to_thread(reports.write, ctx.runs_dir() / reports.REPORT_NAME, text)
     events("feature_end", report=str(report), results=results, held=scheduler.held,
            usage_limit_exceeded=bool(ctx.limit_gate and ctx.limit_gate.exceeded),
@@ -312,7 +318,7 @@ async def _run_plan(inputs: FeatureInput, options: RunOptions, repo: GitRepo, ru
         raise GraphInterrupt(tuple(questions))
     if not options.keep_worktrees:
         await repo.remove_worktree(ctx.integration_worktree)
-    return FeatureOutput(feature_id=plan.id, results=results)
+    return FeatureOutput(feature_id=plan.id, results=results if only_task else everything)
 
 
 def _load_plan(root: Path, target: str, plan_file: Path | None) -> tuple[FeaturePlan, str | None]:

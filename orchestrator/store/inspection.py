@@ -102,16 +102,16 @@ def feature_status(store: CheckpointStore, plan: FeaturePlan, thread_id: str | N
     plan = with_replacements(plan, found) if found else plan
     replaced_by = {str(r[MARK]): [str(t["id"]) for t in r["tasks"]] for r in found}
     output = _output(latest.checkpoint.get("channel_values", {})) if latest else None
-    tasks = []
+    tasks: list[dict[str, Any]] = []
     for group_number, group in enumerate(plan.groups(), 1):
         for task_id in group:
             live = truth.live.get(task_id)
-            result = None if live else truth.result_of(task_id)
+            result: dict[str, Any] | None = None if live else dict(truth.result_of(task_id) or {}) or None
             snap = truth.snapshots.get(task_id, {})
             review = snap.get("review") or {}
             if task_id in replaced_by and (result or {}).get("status") != "replaced":
                 # replaced while its own task still runs its replacements: say so already
-                result = dict(result or {}) | {"status": "replaced",  # type: ignore[assignment]
+                result = dict(result or {}) | {"status": "replaced",
                                                "reason": f"replaced by {', '.join(replaced_by[task_id])}"}
             if result:
                 status = result.get("status", "?")

@@ -22,9 +22,11 @@ def next_nodes(values: dict[str, Any]) -> list[str]:
 
 
 def output_of(values: dict[str, Any]) -> dict[str, Any] | None:
-    """The workflow's return value once it finished (the functional API keeps it in `__end__`)."""
+    """The workflow's return value once it finished (the functional API keeps it in `__end__`). A new run of a
+    finished thread (`resume` running failed tasks again) keeps the old value there until it ends: pending input
+    (`__start__`) says the thread runs, or waits, again."""
     end = values.get("__end__")
-    return end if isinstance(end, dict) else None
+    return end if isinstance(end, dict) and "__start__" not in values else None
 
 
 def task_snapshots(reader: Reader, thread_id: str) -> dict[str, dict[str, Any]]:
@@ -52,7 +54,7 @@ def feature_threads(reader: Reader, feature_id: str) -> list[str]:
 
 def finished(snapshot: dict[str, Any]) -> bool:
     """Did this attempt end (its result recorded and, for an approved task, the merge done)?"""
-    result = snapshot.get("result")
+    result = snapshot.get("result") or {}
     return bool(result) and (bool(result.get("merged")) or not snapshot["_next"])
 
 
@@ -126,3 +128,12 @@ def truth(store: CheckpointStore, feature_id: str) -> FeatureTruth:
         return FeatureTruth({}, {}, [], {})
     with store.reader() as reader:
         return read_truth(reader, feature_id)
+
+
+def thread_finished(store: CheckpointStore, thread_id: str) -> bool:
+    """Did the thread's last run end (not running, nor waiting, nor interrupted)? False when it has none."""
+    if not store.exists():
+        return False
+    with store.reader() as reader:
+        latest = reader.latest(thread_id)
+    return latest is not None and output_of(dict(latest.checkpoint.get("channel_values", {}))) is not None

@@ -13,7 +13,7 @@ from agents.testing.scripted_agents import ScriptedAgents, approve, blocked, fee
 from orchestrator.cli.demo import make_sample_repo
 from orchestrator.cli.main import main
 from orchestrator.errors import InputError
-from orchestrator.graph import runner
+from orchestrator.graph import rerun, runner
 from orchestrator.landing.record import read_record, standing
 from orchestrator.plan.model import load_plan
 from orchestrator.repo.git import GitRepo
@@ -117,7 +117,7 @@ async def test_blocked_tasks_are_rerun_only_when_named(tmp_path: Path) -> None:
     assert first.results["TASK-002"]["status"] == "blocked"
     plan_of = runner.prepare(RunSettings(repo=repo, target="FEAT-001", db=str(db), interactive=False,
                                          resume_only=True))
-    assert runner.rerun_plan(plan_of) == {}, "a blocked task needs a person: not re-run unnamed"
+    assert rerun.rerun_plan(plan_of) == {}, "a blocked task needs a person: not re-run unnamed"
     unnamed = await run(repo, db, "FEAT-001", approving(), resume_only=True)
     assert unnamed.already_finished and unnamed.results["TASK-002"]["status"] == "blocked"
     named = ScriptedAgents({("player", "TASK-002"): writes(MUL), "coach": approve()})

@@ -1,0 +1,96 @@
+"""A finished feature's way on: which of its tasks `resume` runs again (and `run TASK` for one task), what the
+named ones may be, and what the feature's status counted before a run starts (the live footer's start)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from orchestrator.errors import InputError
+from orchestrator.facts import SUCCESS, TaskResult
+from orchestrator.store import inspection, outcomes
+
+if TYPE_CHECKING:
+    from orchestrator.graph.runner import RunPlan
+
+
+RERUN: frozenset[str] = frozenset({"failed", "skipped", "conflict", "error"})
+"""Outcomes `resume` of a finished feature runs again by itself. Blocked and aborted tasks wait for a person (a
+blocker to lift, a budget to raise) and run again only when named: `resume FEAT-001 TASK-004`."""
+
+
+def _done(result: TaskResult | None) -> bool:
+    return result is not None and result.get("status") in SUCCESS and bool(result.get("merged"))
+
+
+def rerun_plan(run_plan: RunPlan) -> dict[str, str]:
+    """What a new run of a finished thread runs, each task with why, in plan order: for a feature, its failed,
+    skipped, conflicted and errored tasks and the ones named, with their dependents; a task whose dependency
+    stays unsettled is left out (it would only be skipped again). For `run TASK`, the task unless it is done.
+    Empty: nothing to run (read-only)."""
+    plan = run_plan.plan
+    results = outcomes.truth(run_plan.store, plan.id).outcomes()
+
+    def why(task_id: str) -> str:
+        return str((results.get(task_id) or {}).get("status") or "not run")
+
+    if run_plan.only_task:
+        return {} if _done(results.get(run_plan.only_task)) else {run_plan.only_task: why(run_plan.only_task)}
+    named = set(run_plan.settings.rerun)
+    chosen = {t: why(t) for t in plan.task_ids()
+              if not _done(results.get(t)) and why(t) != "replaced" and (t in named or why(t) in RERUN | {"not run"})}
+    changed = True
+    while changed:  # dependents follow; what depends on work that stays unsettled stays as it is
+        changed = False
+        for task_id in plan.task_ids():
+            deps = plan.task(task_id).dependencies
+            if task_id not in chosen and not _done(results.get(task_id)) and why(task_id) != "replaced" and any(
+                    dep in chosen for dep in deps):
+                chosen[task_id], changed = f"{why(task_id)}, after {next(d for d in deps if d in chosen)}", True
+            elif task_id in chosen and any(dep not in chosen and not _done(results.get(dep)) for dep in deps):
+                del chosen[task_id]
+                changed = True
+    return {t: chosen[t] for t in plan.task_ids() if t in chosen}
+
+
+def planned_rerun(run_plan: RunPlan) -> dict[str, str] | None:
+    """What this command will run again, when its thread finished earlier (None: it did not, or there is no
+    earlier run): `rerun_plan`, for `resume` and `run TASK` (`run FEAT` only reports a finished feature)."""
+    if run_plan.settings.fresh or not run_plan.store.exists():
+        return None
+    if not outcomes.thread_finished(run_plan.store, run_plan.thread_id):
+        return None
+    return rerun_plan(run_plan) if run_plan.settings.resume_only or run_plan.only_task else {}
+
+
+def check_named(run_plan: RunPlan, known: bool) -> None:
+    """`resume FEAT-001 TASK-004`: tasks of this plan that a finished run has not done yet."""
+    named = run_plan.settings.rerun
+    if not named:
+        return
+    plan = run_plan.plan
+    if run_plan.only_task:
+        raise InputError(f"name the tasks to run again after the feature (`resume {plan.id} {' '.join(named)}`)")
+    unknown = [t for t in named if t not in plan.task_ids()]
+    if unknown:
+        raise InputError(f"{plan.id} has no task {', '.join(unknown)}: tasks are {', '.join(plan.task_ids())}")
+    if known and not outcomes.thread_finished(run_plan.store, run_plan.thread_id):
+        raise InputError(f"{plan.id}'s run has not finished: `resume {plan.id}` continues it first; name tasks to"
+                         " run again once it has")
+    results = outcomes.truth(run_plan.store, plan.id).outcomes()
+    done = [t for t in named if _done(results.get(t))]
+    if done:
+        raise InputError(f"{', '.join(done)} already approved and merged: nothing to run again (`review {plan.id}`"
+                         f" shows the work, `land {plan.id}` lands it)")
+
+
+def spent_before(run_plan: RunPlan, afresh: set[str]) -> float:
+    """What `status` counts for the feature before this run's new sessions: every task's latest attempt, except
+    the tasks in `afresh`, which start a new attempt that status counts from zero (the live footer adds the new
+    sessions to this, so it shows what status shows)."""
+    if not run_plan.store.exists():
+        return 0.0
+    try:
+        table = inspection.feature_status(run_plan.store, run_plan.plan)
+    except InputError:
+        return 0.0
+    return round(sum(float(row["cost_usd"]) for row in table["tasks"] if row["task"] not in afresh), 6)
