@@ -21,6 +21,7 @@ from orchestrator.settings import RunSettings
 from orchestrator.store import inspection
 from orchestrator.store.checkpoints import CheckpointStore
 from orchestrator.views import pictures
+from orchestrator.views.live_view import TaskBoard
 from tests.graph.harness import CALC_FILES, plan, task
 
 SUB = {"calc/sub.py": "def sub(a, b):\n    return a - b\n"}
@@ -127,3 +128,56 @@ async def test_blocked_tasks_are_rerun_only_when_named(tmp_path: Path) -> None:
     with pytest.raises(InputError, match="no task TASK-009"):
         runner.prepare(RunSettings(repo=repo, target="FEAT-001", db=str(db), interactive=False, resume_only=True,
                                    rerun=["TASK-009"]))
+
+
+class Metered(ScriptedAgents):
+    """Scripted sessions that end as real ones do: with a `session_end` event carrying their cost (the live
+    view's source), through the session settings' event sink."""
+
+    async def _play(self, role: str, data: Any) -> Any:
+        result, turn = await super()._play(role, data)
+        self.sink({"role": role, "task": data.brief.task_id, "turn": getattr(data, "turn", 0),
+                   "event": "session_end", "status": result.status, "cost_usd": result.cost_usd})
+        return result, turn
+
+    async def player(self, data: Any, settings: Any) -> Any:
+        self.sink = settings.on_event
+        return await super().player(data, settings)
+
+    async def coach(self, data: Any, settings: Any) -> Any:
+        self.sink = settings.on_event
+        return await super().coach(data, settings)
+
+
+async def test_the_live_footer_shows_what_status_counts_after_an_answered_question(tmp_path: Path) -> None:
+    repo = make_sample_repo(tmp_path / "repo", files=CALC_FILES,
+                            plan=plan(task("TASK-001"), task("TASK-002", "TASK-001")))
+    db = tmp_path / "db.sqlite"
+    asking = Metered({("player", "TASK-001"): writes(SUB, question="Tabs or spaces?", cost_usd=0.03),
+                      ("player", "TASK-002"): writes(MUL, cost_usd=0.02), "coach": approve()})
+    board, events = TaskBoard(), []
+    settings = RunSettings(repo=repo, target="FEAT-001", db=str(db), agents=asking, interactive=True, replan=0)
+    run_plan = runner.prepare(settings)
+    paused = await runner.execute(run_plan, events.append)
+    assert paused.pending_questions
+    answered = await runner.execute(run_plan, events.append, answer=(paused.pending_questions[0]["question_id"],
+                                                                      "spaces"))
+    assert answered.exit_code == 0, answered.results
+    for event in events:
+        board.update(event, 0.0)
+    status = inspection.feature_status(CheckpointStore(str(db)), load_plan(repo, "FEAT-001"))
+    assert status["cost_usd"] == pytest.approx(0.03 + 0.03 + 0.01 + 0.02 + 0.01)
+    assert f"spent ${status['cost_usd']:.4f}" in board.footer()
+
+
+async def test_the_live_footer_of_a_rerun_starts_from_what_status_counted(tmp_path: Path) -> None:
+    repo, db = three_tasks(tmp_path), tmp_path / "db.sqlite"
+    await run(repo, db, "FEAT-001", failing_second())
+    board, events = TaskBoard(), []
+    again = Metered({("player", "TASK-002"): writes(MUL, cost_usd=0.04), ("player", "TASK-004"): writes(DIV),
+                     "coach": approve()})
+    await run(repo, db, "FEAT-001", again, events, resume_only=True)
+    for event in events:
+        board.update(event, 0.0)
+    status = inspection.feature_status(CheckpointStore(str(db)), load_plan(repo, "FEAT-001"))
+    assert f"spent ${status['cost_usd']:.4f}" in board.footer()
