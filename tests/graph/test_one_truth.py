@@ -8,8 +8,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from langgraph.runtime import RunControl
 
-from agents.testing.scripted_agents import ScriptedAgents, approve, blocked, feedback, writes
+from agents.testing.scripted_agents import ScriptedAgents, Turn, approve, blocked, feedback, writes
 from orchestrator.cli.demo import make_sample_repo
 from orchestrator.cli.main import main
 from orchestrator.errors import InputError
@@ -181,3 +182,32 @@ async def test_the_live_footer_of_a_rerun_starts_from_what_status_counted(tmp_pa
         board.update(event, 0.0)
     status = inspection.feature_status(CheckpointStore(str(db)), load_plan(repo, "FEAT-001"))
     assert f"spent ${status['cost_usd']:.4f}" in board.footer()
+
+
+async def test_a_person_s_interrupt_is_not_the_agent_s_fault_nor_costs_a_turn(tmp_path: Path) -> None:
+    """Ctrl+C reaches the agent's CLI too (the terminal signals its whole process group): the session ends at once,
+    without its report. That is the person's doing: no contract violation, no incomplete turn; the turn runs again
+    on resume."""
+    repo = make_sample_repo(tmp_path / "repo", files=CALC_FILES, plan=plan(task("TASK-001")))
+    db = tmp_path / "db.sqlite"
+    control, events = RunControl(), []
+
+    def ctrl_c(data: Any) -> Turn:  # the person presses Ctrl+C while the player works
+        control.request_drain("signal")
+        return Turn(report=None, text="[Request interrupted by user]", delay_s=0.2)
+
+    cut = ScriptedAgents({"player": ctrl_c, "coach": approve()})
+    settings = RunSettings(repo=repo, target="FEAT-001", db=str(db), agents=cut, interactive=False, replan=0)
+    stopped = await runner.execute(runner.prepare(settings), events.append, control)
+    assert stopped.interrupted
+    assert [e for e in events if e["event"] == "contract_violation"] == []
+    assert not any(e["event"] == "player_report" for e in events), "the cut session is not judged"
+    events.clear()
+    after = ScriptedAgents({"player": writes(SUB), "coach": approve()})
+    settings = RunSettings(repo=repo, target="FEAT-001", db=str(db), agents=after, interactive=False, replan=0,
+                           resume_only=True)
+    summary = await runner.execute(runner.prepare(settings), events.append)
+    assert summary.results["TASK-001"]["status"] == "approved"
+    assert summary.results["TASK-001"]["turns"] == 1, "the interrupted turn ran again: it cost no turn"
+    assert [(c.role, c.turn) for c in after.calls] == [("player", 1), ("coach", 1)]
+    assert [e for e in events if e["event"] == "contract_violation"] == []
