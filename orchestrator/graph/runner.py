@@ -120,7 +120,8 @@ def prepare(settings: RunSettings) -> RunPlan:
         missing = [dep for dep in plan.task(only_task).dependencies if dep not in approved_tasks(run_plan)]
         if missing:
             raise InputError(
-                f"{only_task} depends on {', '.join(missing)}, not approved yet: run them first or pass --ignore-deps"
+                f"{only_task} depends on {', '.join(missing)}, not approved yet: `autobuild run {missing[0]}` (or"
+                f" `autobuild resume {plan.id}`) first, or pass --ignore-deps"
             )
     return run_plan
 
@@ -230,7 +231,8 @@ async def execute(
             snapshot = await graph.aget_state(config, subgraphs=True)
             graph_input: dict[str, Any] | Command[Any] | None
             if settings.fresh:  # from the base, whichever DB knew the feature: an old branch is set aside
-                await saver.adelete_thread(run_plan.thread_id)
+                for thread in _fresh_threads(run_plan):
+                    await saver.adelete_thread(thread)
                 await _set_aside_feature_branch(run_plan, emit)
                 snapshot = await graph.aget_state(config)
             # An answer must match a waiting question, even on a finished thread:
@@ -263,6 +265,16 @@ async def execute(
             summary.interrupted = summary.interrupted or control.drain_requested
             _conclude(summary, await graph.aget_state(config, subgraphs=True), end)
     return summary
+
+
+def _fresh_threads(run_plan: RunPlan) -> list[str]:
+    """What `--fresh` forgets: the thread; for the whole feature also its `run TASK` threads, whose work is on the
+    branch it sets aside (left in the store, their results would still count as the tasks' latest)."""
+    if run_plan.only_task or not run_plan.store.exists():
+        return [run_plan.thread_id]
+    with run_plan.store.reader() as reader:
+        return [run_plan.thread_id, *(t for t in outcomes.feature_threads(reader, run_plan.plan.id)
+                                      if t != run_plan.thread_id)]
 
 
 def _starting(run_plan: RunPlan, snapshot: StateSnapshot, summary: RunSummary, emit: EventSink) -> bool:

@@ -3,6 +3,7 @@ finished attempt, whichever run produced it, and `resume` of a finished feature 
 
 from __future__ import annotations
 
+import asyncio
 import json
 from pathlib import Path
 from typing import Any
@@ -19,7 +20,7 @@ from orchestrator.landing.record import read_record, standing
 from orchestrator.plan.model import load_plan
 from orchestrator.repo.git import GitRepo
 from orchestrator.settings import RunSettings
-from orchestrator.store import inspection
+from orchestrator.store import inspection, outcomes
 from orchestrator.store.checkpoints import CheckpointStore
 from orchestrator.views import pictures
 from orchestrator.views.live_view import TaskBoard
@@ -82,7 +83,8 @@ async def test_after_a_one_task_run_every_view_tells_the_same_outcome(
     assert record.results["TASK-002"]["status"] == "approved"
     found = standing(GitRepo(repo), feature, record)
     assert found.approved == ["TASK-001", "TASK-002"] and list(found.not_approved) == ["TASK-004"]
-    assert any("`resume FEAT-001`" in why or "resume" in why for why in found.refusals(partial=False))
+    assert any("`autobuild resume FEAT-001` runs the failed and skipped ones again" in why
+               for why in found.refusals(partial=False))
 
     # `run TASK-004` now finds its dependency approved, and runs
     fourth = await run(repo, db, "TASK-004", approving())
@@ -92,6 +94,14 @@ async def test_after_a_one_task_run_every_view_tells_the_same_outcome(
     report = (repo / ".autobuild/runs/FEAT-001/AUTO-RUN.md").read_text()
     for task_id in ("TASK-001", "TASK-002", "TASK-004"):
         assert f"| {task_id} | approved |" in report, report
+
+    # `run FEAT-001 --fresh` sets the branch aside, and with it what the one-task runs did on it
+    fresh = ScriptedAgents({("player", "TASK-001"): writes(SUB), ("player", "TASK-002"): writes(MUL),
+                            ("player", "TASK-004"): writes({"calc/other.py": "X = 1\n"}),
+                            ("coach", "TASK-004"): feedback(("calc/div.py", None, "missing")), "coach": approve()})
+    await run(repo, db, "FEAT-001", fresh, fresh=True)
+    assert outcomes.truth(store, "FEAT-001").threads == ["FEAT-001"]
+    assert statuses(inspection.feature_status(store, feature))["TASK-004"] == "failed"
 
 
 async def test_resume_of_a_finished_feature_reruns_its_failed_and_skipped_tasks(tmp_path: Path) -> None:
@@ -110,20 +120,29 @@ async def test_resume_of_a_finished_feature_reruns_its_failed_and_skipped_tasks(
     assert "| TASK-001 | approved |" in report and "| TASK-004 | approved |" in report
 
 
-async def test_blocked_tasks_are_rerun_only_when_named(tmp_path: Path) -> None:
+def test_blocked_tasks_are_rerun_only_when_named(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     repo = make_sample_repo(tmp_path / "repo", files=CALC_FILES, plan=plan(task("TASK-001"), task("TASK-002")))
     db = tmp_path / "db.sqlite"
     stuck = ScriptedAgents({("player", "TASK-001"): writes(SUB), "coach": approve(),
                             ("player", "TASK-002"): blocked("which database?")})
-    first = await run(repo, db, "FEAT-001", stuck)
+    first = asyncio.run(run(repo, db, "FEAT-001", stuck))
     assert first.results["TASK-002"]["status"] == "blocked"
     plan_of = runner.prepare(RunSettings(repo=repo, target="FEAT-001", db=str(db), interactive=False,
                                          resume_only=True))
     assert rerun.rerun_plan(plan_of) == {}, "a blocked task needs a person: not re-run unnamed"
-    unnamed = await run(repo, db, "FEAT-001", approving(), resume_only=True)
+    unnamed = asyncio.run(run(repo, db, "FEAT-001", approving(), resume_only=True))
     assert unnamed.already_finished and unnamed.results["TASK-002"]["status"] == "blocked"
+    capsys.readouterr()
+    where = ["--repo", str(repo), "--db", str(db)]
+    assert main(["resume", "FEAT-001", *where]) == 1
+    said = capsys.readouterr().out
+    assert "TASK-002 (blocked) wait(s) for a person" in said and "`autobuild resume FEAT-001 TASK-002" in said
+    assert main(["resume", "FEAT-001", "TASK-009", *where]) == 2
+    assert "FEAT-001 has no task TASK-009" in capsys.readouterr().err
+    assert main(["resume", "FEAT-001", "TASK-001", *where]) == 2
+    assert "TASK-001 already approved and merged" in capsys.readouterr().err
     named = ScriptedAgents({("player", "TASK-002"): writes(MUL), "coach": approve()})
-    summary = await run(repo, db, "FEAT-001", named, resume_only=True, rerun=["TASK-002"])
+    summary = asyncio.run(run(repo, db, "FEAT-001", named, resume_only=True, rerun=["TASK-002"]))
     assert summary.results["TASK-002"]["status"] == "approved"
     assert {call.task for call in named.calls} == {"TASK-002"}
     with pytest.raises(InputError, match="no task TASK-009"):
