@@ -140,7 +140,7 @@ def run_command(args: argparse.Namespace, settings: RunSettings) -> int:
         return _dry_run(run_plan, settings.json_output)
     again = rerun.planned_rerun(run_plan)
     if again and not settings.json_output:  # said before anything runs (`--json`: the `resume` event says it)
-        print(f"{run_plan.thread_id} finished earlier; running again: {_listed(again)}", flush=True)
+        print(f"{run_plan.thread_id}: running {_listed(again)}; the other tasks keep their latest results", flush=True)
     try:
         summary = _run_locked(run_plan, command, answer)
     except (KeyboardInterrupt, asyncio.CancelledError):

@@ -18,7 +18,7 @@ RERUN: frozenset[str] = frozenset({"failed", "skipped", "conflict", "error"})
 blocker to lift, a budget to raise) and run again only when named: `resume FEAT-001 TASK-004`."""
 
 
-def _done(result: TaskResult | None) -> bool:
+def done(result: TaskResult | None) -> bool:
     return result is not None and result.get("status") in SUCCESS and bool(result.get("merged"))
 
 
@@ -34,31 +34,43 @@ def rerun_plan(run_plan: RunPlan) -> dict[str, str]:
         return str((results.get(task_id) or {}).get("status") or "not run")
 
     if run_plan.only_task:
-        return {} if _done(results.get(run_plan.only_task)) else {run_plan.only_task: why(run_plan.only_task)}
+        return {} if done(results.get(run_plan.only_task)) else {run_plan.only_task: why(run_plan.only_task)}
     named = set(run_plan.settings.rerun)
     chosen = {t: why(t) for t in plan.task_ids()
-              if not _done(results.get(t)) and why(t) != "replaced" and (t in named or why(t) in RERUN | {"not run"})}
+              if not done(results.get(t)) and why(t) != "replaced" and (t in named or why(t) in RERUN | {"not run"})}
     changed = True
     while changed:  # dependents follow; what depends on work that stays unsettled stays as it is
         changed = False
         for task_id in plan.task_ids():
             deps = plan.task(task_id).dependencies
-            if task_id not in chosen and not _done(results.get(task_id)) and why(task_id) != "replaced" and any(
+            if task_id not in chosen and not done(results.get(task_id)) and why(task_id) != "replaced" and any(
                     dep in chosen for dep in deps):
                 chosen[task_id], changed = f"{why(task_id)}, after {next(d for d in deps if d in chosen)}", True
-            elif task_id in chosen and any(dep not in chosen and not _done(results.get(dep)) for dep in deps):
+            elif task_id in chosen and any(dep not in chosen and not done(results.get(dep)) for dep in deps):
                 del chosen[task_id]
                 changed = True
     return {t: chosen[t] for t in plan.task_ids() if t in chosen}
 
 
+def not_done(results: dict[str, TaskResult], order: list[str]) -> dict[str, str] | None:
+    """A feature's first run after `run TASK` ones: its tasks not done yet, with what they came to (None: no
+    task is done, the whole feature runs)."""
+    if not any(done(results.get(t)) for t in order):
+        return None
+    return {t: str((results.get(t) or {}).get("status") or "not run") for t in order if not done(results.get(t))}
+
+
 def planned_rerun(run_plan: RunPlan) -> dict[str, str] | None:
-    """What this command will run again, when its thread finished earlier (None: it did not, or there is no
-    earlier run): `rerun_plan`, for `resume` and `run TASK` (`run FEAT` only reports a finished feature)."""
+    """What this command will run of a thread that finished earlier, or of a feature whose tasks `run TASK` runs
+    did in part (None: a plain run or resume): `rerun_plan` for `resume` and `run TASK` (`run FEAT` only reports
+    a finished feature), `not_done` for the feature's first run."""
     if run_plan.settings.fresh or not run_plan.store.exists():
         return None
     if not outcomes.thread_finished(run_plan.store, run_plan.thread_id):
-        return None
+        known = outcomes.truth(run_plan.store, run_plan.plan.id)
+        if run_plan.only_task or run_plan.thread_id in known.threads:
+            return None
+        return not_done(known.outcomes(), run_plan.plan.task_ids())
     return rerun_plan(run_plan) if run_plan.settings.resume_only or run_plan.only_task else {}
 
 
@@ -77,9 +89,9 @@ def check_named(run_plan: RunPlan, known: bool) -> None:
         raise InputError(f"{plan.id}'s run has not finished: `resume {plan.id}` continues it first; name tasks to"
                          " run again once it has")
     results = outcomes.truth(run_plan.store, plan.id).outcomes()
-    done = [t for t in named if _done(results.get(t))]
-    if done:
-        raise InputError(f"{', '.join(done)} already approved and merged: nothing to run again (`review {plan.id}`"
+    finished = [t for t in named if done(results.get(t))]
+    if finished:
+        raise InputError(f"{', '.join(finished)} already approved and merged: nothing to run again (`review {plan.id}`"
                          f" shows the work, `land {plan.id}` lands it)")
 
 

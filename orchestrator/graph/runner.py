@@ -165,7 +165,8 @@ def _check_agreement(run_plan: RunPlan, known: bool) -> None:
         if fact is not None and not fact.get("result"):
             raise InputError(f"{run_plan.only_task} is unfinished in {plan.id}'s run (waiting for an answer, or"
                              f" interrupted): `resume {plan.id}` or `answer` it there instead")
-    if not known and not run_plan.only_task and repo.has_branch(branch):
+    if not known and not run_plan.only_task and repo.has_branch(branch) and not outcomes.truth(
+            run_plan.store, plan.id).threads:  # `run TASK` runs made it: the feature builds on their work
         raise InputError(f"{branch} already exists but {run_plan.store} has no run of {plan.id}: {choices}")
     if not known or not run_plan.store.exists():
         return
@@ -280,21 +281,27 @@ def _fresh_threads(run_plan: RunPlan) -> list[str]:
 def _starting(run_plan: RunPlan, snapshot: StateSnapshot, summary: RunSummary, emit: EventSink) -> bool:
     """Whether the thread runs now, said with a `resume` event (what status counted so far: the live footer's
     start). A finished thread runs again only for `resume` or `run TASK`, and only when `rerun_plan` finds work;
-    else the summary says it finished, with each task's latest result and what `resume` would run."""
+    a feature's first run after `run TASK` ones runs only what they did not get done. Else the summary says it
+    finished, with each task's latest result and what `resume` would run."""
     finished = bool(snapshot.values) and not snapshot.next
-    summary.rerun = rerun.rerun_plan(run_plan) if finished else {}
     feature, thread = run_plan.plan.id, run_plan.thread_id
-    if finished and not (summary.rerun and (run_plan.settings.resume_only or run_plan.only_task)):
-        truth = outcomes.truth(run_plan.store, feature).outcomes()
-        summary.order = run_order(summary.order, truth)
-        summary.results = {t: truth[t] for t in summary.order if t in truth}
-        summary.already_finished = True
-        return False
     if snapshot.next:
         emit(event_dict("resume", feature=feature, thread=thread, next=list(snapshot.next),
                         spent_usd=rerun.spent_before(run_plan, set())))
         return True
-    afresh = set(summary.rerun) if finished else set(summary.order)
+    truth = outcomes.truth(run_plan.store, feature).outcomes()
+    if finished:
+        summary.rerun = rerun.rerun_plan(run_plan)
+        runs = bool(summary.rerun) and (run_plan.settings.resume_only or bool(run_plan.only_task))
+    else:
+        left = None if run_plan.only_task else rerun.not_done(truth, summary.order)
+        summary.rerun, runs = left or {}, left != {}
+    if not runs:
+        summary.order = run_order(summary.order, truth)
+        summary.results = {t: truth[t] for t in summary.order if t in truth}
+        summary.already_finished = True
+        return False
+    afresh = set(summary.rerun) if summary.rerun else set(summary.order)
     if (before := rerun.spent_before(run_plan, afresh)) or summary.rerun:
         emit(event_dict("resume", feature=feature, thread=thread, next=[], rerun=summary.rerun, spent_usd=before))
     return True

@@ -150,6 +150,19 @@ def test_blocked_tasks_are_rerun_only_when_named(tmp_path: Path, capsys: pytest.
                                    rerun=["TASK-009"]))
 
 
+async def test_a_feature_run_after_one_task_runs_builds_on_their_work(tmp_path: Path) -> None:
+    repo, db = three_tasks(tmp_path), tmp_path / "db.sqlite"
+    first = await run(repo, db, "TASK-001", ScriptedAgents({"player": writes(SUB), "coach": approve()}))
+    assert first.results["TASK-001"]["status"] == "approved"
+    rest = approving()
+    summary = await run(repo, db, "FEAT-001", rest)
+    assert summary.exit_code == 0 and {call.task for call in rest.calls} == {"TASK-002", "TASK-004"}
+    assert set(statuses(inspection.feature_status(CheckpointStore(str(db)), load_plan(repo, "FEAT-001"))).values()) \
+        == {"approved"}
+    again = await run(repo, db, "FEAT-001", approving())
+    assert again.already_finished and again.exit_code == 0
+
+
 class Metered(ScriptedAgents):
     """Scripted sessions that end as real ones do: with a `session_end` event carrying their cost (the live
     view's source), through the session settings' event sink."""
