@@ -191,6 +191,10 @@ def show_task(repo: Path, plan: FeaturePlan, task_id: str) -> dict[str, Any]:
     """Requirements, per-turn reports, feedback, gate results, violations and report paths of one task."""
     task = plan.task(task_id)
     events = trace.read(repo, plan.id, task_id)
+    # Each run of the task (the feature's, `run TASK`, a `resume` running it again) starts an attempt: shown is the
+    # latest, the one every other view reads its outcome from.
+    starts = [i for i, e in enumerate(events) if e.get("event") in ("initialize", "skipped")]
+    events = events[starts[-1]:] if starts else events
     turns: dict[int, dict[str, Any]] = {}
     for event in events:
         turn = event.get("turn")
@@ -215,6 +219,7 @@ def show_task(repo: Path, plan: FeaturePlan, task_id: str) -> dict[str, Any]:
         "name": task.name,
         "requirements": [*task.requirements, *([task.description] if task.description else [])],
         "acceptance_criteria": task.acceptance_criteria,
+        "attempts": max(1, len(starts)),
         "turns": [turns[number] for number in sorted(turns)],
         "final": next((e for e in reversed(events) if e.get("event") == "finalize"), None),
         "replaced_by": next((list(e.get("tasks") or []) for e in reversed(events) if e.get("event") == "replan"), []),

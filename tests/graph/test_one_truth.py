@@ -24,6 +24,7 @@ from orchestrator.store import inspection, outcomes
 from orchestrator.store.checkpoints import CheckpointStore
 from orchestrator.views import pictures
 from orchestrator.views.live_view import TaskBoard
+from tests import schemas
 from tests.graph.harness import CALC_FILES, plan, task
 
 SUB = {"calc/sub.py": "def sub(a, b):\n    return a - b\n"}
@@ -79,6 +80,9 @@ async def test_after_a_one_task_run_every_view_tells_the_same_outcome(
     shown = json.loads(capsys.readouterr().out)
     assert {row["task"]: row["status"] for row in shown["tasks"]}["TASK-002"] == "approved"
     assert pictures.checkpoint_outcomes(store, feature) == statuses(table)
+    shown = schemas.valid("show-task", {"schema_version": 1, **inspection.show_task(repo, feature, "TASK-002")})
+    assert shown["attempts"] == 2 and [t["turn"] for t in shown["turns"]] == [1]
+    assert shown["final"]["status"] == "approved"
     record = read_record(store, feature)
     assert record.results["TASK-002"]["status"] == "approved"
     found = standing(GitRepo(repo), feature, record)
