@@ -56,14 +56,6 @@ def task_facts(store: CheckpointStore, thread_id: str) -> dict[str, dict[str, An
         return _task_snapshots(reader, thread_id)
 
 
-def spent(store: CheckpointStore, thread_id: str) -> float:
-    """What the thread has spent per its checkpoints: every task subgraph's checkpointed cost, including the
-    finished turns of tasks that were still running when the run stopped."""
-    with store.reader() as reader:
-        snapshots = _task_snapshots(reader, thread_id)
-    return sum(float(snap.get("cost_usd") or 0.0) for snap in snapshots.values())
-
-
 def list_features(store: CheckpointStore) -> list[dict[str, Any]]:
     """Every feature thread in the store with a one-line summary."""
     rows = []
