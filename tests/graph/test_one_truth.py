@@ -165,6 +165,9 @@ async def test_a_feature_run_after_one_task_runs_builds_on_their_work(tmp_path: 
         == {"approved"}
     again = await run(repo, db, "FEAT-001", approving())
     assert again.already_finished and again.exit_code == 0
+    once_more = approving()
+    single = await run(repo, db, "TASK-002", once_more)
+    assert single.already_finished and single.exit_code == 0 and once_more.calls == [], "done work is not redone"
 
 
 class Metered(ScriptedAgents):
