@@ -282,7 +282,8 @@ def _starting(run_plan: RunPlan, snapshot: StateSnapshot, summary: RunSummary, e
     """Whether the thread runs now, said with a `resume` event (what status counted so far: the live footer's
     start). A finished thread runs again only for `resume` or `run TASK`, and only when `rerun_plan` finds work;
     a feature's first run after `run TASK` ones runs only what they did not get done, and `run TASK` of a task
-    another run got done runs nothing. Else the summary says it finished, with each task's latest result and what `resume` would run."""
+    another run got done runs nothing. Else the summary says it finished, with each task's latest result and
+    what `resume` would run."""
     finished = bool(snapshot.values) and not snapshot.next
     feature, thread = run_plan.plan.id, run_plan.thread_id
     if snapshot.next:
@@ -294,6 +295,7 @@ def _starting(run_plan: RunPlan, snapshot: StateSnapshot, summary: RunSummary, e
         summary.rerun = rerun.rerun_plan(run_plan)
         runs = bool(summary.rerun) and (run_plan.settings.resume_only or bool(run_plan.only_task))
     else:
+        left: dict[str, str] | None
         if run_plan.only_task:  # `run TASK` of a task another run got done: nothing to do again
             left = {} if rerun.done(truth.get(run_plan.only_task)) else None
         else:
