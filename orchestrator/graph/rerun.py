@@ -3,14 +3,24 @@ named ones may be, and what the feature's status counted before a run starts (th
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from orchestrator.errors import InputError
 from orchestrator.facts import SUCCESS, TaskResult
+from orchestrator.plan.model import FeaturePlan
+from orchestrator.settings import RunSettings
 from orchestrator.store import inspection, outcomes
+from orchestrator.store.checkpoints import CheckpointStore
 
-if TYPE_CHECKING:
-    from orchestrator.graph.runner import RunPlan
+
+class RunPlan(Protocol):
+    """What is read here of the runner's `RunPlan` (which imports this module)."""
+
+    settings: RunSettings
+    plan: FeaturePlan
+    store: CheckpointStore
+    thread_id: str
+    only_task: str | None
 
 
 RERUN: frozenset[str] = frozenset({"failed", "skipped", "conflict", "error"})
