@@ -48,10 +48,10 @@ def read_record(store: CheckpointStore, plan: FeaturePlan) -> RunRecord:
     if not store.exists():
         raise InputError(f"no checkpoint DB at {store}: {plan.id} has not run here (or pass the --db it ran with)")
     with store.reader() as reader:
-        threads = set(reader.threads())
-    if plan.id not in threads:
+        threads = outcomes.feature_threads(reader, plan.id)  # the feature's own run first, then `run TASK` ones
+    if not threads:
         raise InputError(f"{plan.id} has no run in {store}: run it first, or pass the --db it ran with")
-    returns = _task_returns(store, plan.id)
+    returns = [value for thread in reversed(threads) for value in _task_returns(store, thread)]
     started = next((v for v in reversed(returns) if {"base_branch", "feature_sha"} <= v.keys()), None)
     gate = next((v for v in reversed(returns) if {"command", "source", "setup", "base"} <= v.keys()), None)
     results = outcomes.truth(store, plan.id).outcomes()  # the latest attempt, `run TASK` threads included

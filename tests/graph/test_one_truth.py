@@ -158,6 +158,9 @@ async def test_a_feature_run_after_one_task_runs_builds_on_their_work(tmp_path: 
     repo, db = three_tasks(tmp_path), tmp_path / "db.sqlite"
     first = await run(repo, db, "TASK-001", ScriptedAgents({"player": writes(SUB), "coach": approve()}))
     assert first.results["TASK-001"]["status"] == "approved"
+    store, feature = CheckpointStore(str(db)), load_plan(repo, "FEAT-001")
+    found = standing(GitRepo(repo), feature, read_record(store, feature))  # review and land know it already
+    assert found.approved == ["TASK-001"] and not found.unapproved_commits
     rest = approving()
     summary = await run(repo, db, "FEAT-001", rest)
     assert summary.exit_code == 0 and {call.task for call in rest.calls} == {"TASK-002", "TASK-004"}
