@@ -1,9 +1,10 @@
 """A finished feature's way on: which of its tasks `resume` runs again (and `run TASK` for one task), what the
-named ones may be, and what the feature's status counted before a run starts (the live footer's start)."""
+named ones may be, the input of such a run, and what the feature's status counted before a run starts (the
+live footer's start)."""
 
 from __future__ import annotations
 
-from typing import Protocol
+from typing import Any, Protocol
 
 from orchestrator.errors import InputError
 from orchestrator.facts import SUCCESS, TaskResult
@@ -21,6 +22,7 @@ class RunPlan(Protocol):
     store: CheckpointStore
     thread_id: str
     only_task: str | None
+    base_branch: str
 
 
 RERUN: frozenset[str] = frozenset({"failed", "skipped", "conflict", "error"})
@@ -116,3 +118,30 @@ def spent_before(run_plan: RunPlan, afresh: set[str]) -> float:
     except InputError:
         return 0.0
     return round(sum(float(row["cost_usd"]) for row in table["tasks"] if row["task"] not in afresh), 6)
+
+
+def new_input(run_plan: RunPlan, rerun: dict[str, str]) -> dict[str, Any]:
+    """A new run of the thread: the whole feature, the tasks `rerun_plan` chose, or one task; with the latest
+    results of the plan's other tasks (`earlier`: for skips and for the feature report)."""
+    settings = run_plan.settings
+    graph_input: dict[str, Any] = {"repo": str(settings.repo), "target": settings.target,
+                                   "base_branch": run_plan.base_branch}
+    if settings.plan is not None:
+        graph_input["plan"] = str(settings.plan)
+    if rerun:
+        graph_input["rerun"] = list(rerun)
+    if rerun or run_plan.only_task:
+        running = set(rerun) | {run_plan.only_task}
+        truth = outcomes.truth(run_plan.store, run_plan.plan.id).outcomes()
+        graph_input["earlier"] = {t: r for t, r in truth.items() if t not in running}
+    return graph_input
+
+
+def fresh_threads(run_plan: RunPlan) -> list[str]:
+    """What `--fresh` forgets: the thread; for the whole feature also its `run TASK` threads, whose work is on the
+    branch it sets aside (left in the store, their results would still count as the tasks' latest)."""
+    if run_plan.only_task or not run_plan.store.exists():
+        return [run_plan.thread_id]
+    with run_plan.store.reader() as reader:
+        return [run_plan.thread_id, *(t for t in outcomes.feature_threads(reader, run_plan.plan.id)
+                                      if t != run_plan.thread_id)]

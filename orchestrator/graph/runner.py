@@ -232,7 +232,7 @@ async def execute(
             snapshot = await graph.aget_state(config, subgraphs=True)
             graph_input: dict[str, Any] | Command[Any] | None
             if settings.fresh:  # from the base, whichever DB knew the feature: an old branch is set aside
-                for thread in _fresh_threads(run_plan):
+                for thread in rerun.fresh_threads(run_plan):
                     await saver.adelete_thread(thread)
                 await _set_aside_feature_branch(run_plan, emit)
                 snapshot = await graph.aget_state(config)
@@ -241,7 +241,7 @@ async def execute(
             answer_input = _answer_command(snapshot, answer) if answer else None
             if not _starting(run_plan, snapshot, summary, emit):
                 return summary
-            graph_input = answer_input if snapshot.next else _new_input(run_plan, summary.rerun)
+            graph_input = answer_input if snapshot.next else rerun.new_input(run_plan, summary.rerun)
             end: dict[str, Any] = {}
             control = control or RunControl()
             watcher = asyncio.create_task(_watch_store(run_plan.store, control, summary))
@@ -266,16 +266,6 @@ async def execute(
             summary.interrupted = summary.interrupted or control.drain_requested
             _conclude(summary, await graph.aget_state(config, subgraphs=True), end)
     return summary
-
-
-def _fresh_threads(run_plan: RunPlan) -> list[str]:
-    """What `--fresh` forgets: the thread; for the whole feature also its `run TASK` threads, whose work is on the
-    branch it sets aside (left in the store, their results would still count as the tasks' latest)."""
-    if run_plan.only_task or not run_plan.store.exists():
-        return [run_plan.thread_id]
-    with run_plan.store.reader() as reader:
-        return [run_plan.thread_id, *(t for t in outcomes.feature_threads(reader, run_plan.plan.id)
-                                      if t != run_plan.thread_id)]
 
 
 def _starting(run_plan: RunPlan, snapshot: StateSnapshot, summary: RunSummary, emit: EventSink) -> bool:
@@ -310,23 +300,6 @@ def _starting(run_plan: RunPlan, snapshot: StateSnapshot, summary: RunSummary, e
     if (before := rerun.spent_before(run_plan, afresh)) or summary.rerun:
         emit(event_dict("resume", feature=feature, thread=thread, next=[], rerun=summary.rerun, spent_usd=before))
     return True
-
-
-def _new_input(run_plan: RunPlan, rerun: dict[str, str]) -> dict[str, Any]:
-    """A new run of the thread: the whole feature, the tasks `rerun_plan` chose, or one task; with the latest
-    results of the plan's other tasks (`earlier`: for skips and for the feature report)."""
-    settings = run_plan.settings
-    graph_input: dict[str, Any] = {"repo": str(settings.repo), "target": settings.target,
-                                   "base_branch": run_plan.base_branch}
-    if settings.plan is not None:
-        graph_input["plan"] = str(settings.plan)
-    if rerun:
-        graph_input["rerun"] = list(rerun)
-    if rerun or run_plan.only_task:
-        running = set(rerun) | {run_plan.only_task}
-        truth = outcomes.truth(run_plan.store, run_plan.plan.id).outcomes()
-        graph_input["earlier"] = {t: r for t, r in truth.items() if t not in running}
-    return graph_input
 
 
 def _conclude(summary: RunSummary, final: StateSnapshot, end: dict[str, Any]) -> None:
