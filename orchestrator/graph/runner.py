@@ -286,7 +286,9 @@ def _starting(run_plan: RunPlan, snapshot: StateSnapshot, summary: RunSummary, e
         runs = bool(summary.rerun) and (run_plan.settings.resume_only or bool(run_plan.only_task))
     else:
         left: dict[str, str] | None
-        if run_plan.only_task:  # `run TASK` of a task another run got done: nothing to do again
+        if run_plan.settings.fresh:  # starts over, whatever other runs did
+            left = None
+        elif run_plan.only_task:  # `run TASK` of a task another run got done: nothing to do again
             left = {} if rerun.done(truth.get(run_plan.only_task)) else None
         else:
             left = rerun.not_done(truth, summary.order)

@@ -171,6 +171,9 @@ async def test_a_feature_run_after_one_task_runs_builds_on_their_work(tmp_path: 
     once_more = approving()
     single = await run(repo, db, "TASK-002", once_more)
     assert single.already_finished and single.exit_code == 0 and once_more.calls == [], "done work is not redone"
+    forced = approving()
+    await run(repo, db, "TASK-002", forced, fresh=True)
+    assert forced.calls, "--fresh starts the task over whatever other runs did"
 
 
 class Metered(ScriptedAgents):
