@@ -31,9 +31,8 @@ from langgraph.types import Interrupt
 
 from agents import ClaudeAgents
 from agents.limits import Pause, UsageLimitGate, UsageLimitYield
-from orchestrator import sandbox
+from orchestrator import facts, sandbox
 from orchestrator.errors import InputError, PlanError
-from orchestrator.facts import run_order
 from orchestrator.gate import GateChoice, GateSetup, choose_gate
 from orchestrator.gate.cache import CACHE_NAME, GateCache, check_gate_cached
 from orchestrator.graph import by_url, merge, replan, review_nodes, routing, task_nodes
@@ -276,9 +275,9 @@ async def _run_plan(inputs: FeatureInput, options: RunOptions, repo: GitRepo, ru
                      limit_gate=limit_gate,
                      gate_cache=GateCache(trace.runs_dir(repo.root, plan.id) / CACHE_NAME),
                      remote_url=inputs.get("repo_url"))
-    earlier = dict(inputs.get("earlier") or {})
-    rerun = set(inputs.get("rerun") or ())
-    order = [only_task] if only_task else [t for t in plan.task_ids() if not rerun or t in rerun]
+    order = [only_task] if only_task else plan.task_ids()
+    earlier = dict(inputs.get("earlier") or {})  # a run again of some tasks: the others' latest results
+    order = [t for t in order if t in inputs.get("rerun", order)]
     events("feature_start", branch=ctx.feature_branch, sha=setup["feature_sha"], tasks=order,
            budget_usd=options.budget_usd,
            gate=gate["command"], gate_source=gate["source"], setup=gate["setup"],
@@ -299,7 +298,7 @@ async def _run_plan(inputs: FeatureInput, options: RunOptions, repo: GitRepo, ru
     results = {task_id: scheduler.results[task_id] for task_id in order if task_id in scheduler.results}
     # The feature's report covers all its tasks, whichever run finished them last: never one run's share.
     everything = {**{k: v for k, v in earlier.items() if k not in order}, **results}
-    shown = run_order([*plan.task_ids(), *[t for t in order if t not in plan.task_ids()]], everything)
+    shown = facts.run_order([*plan.task_ids(), *[t for t in order if t not in plan.task_ids()]], everything)
     text = reports.feature_report(plan.id, plan.name, everything, shown, ctx.feature_branch, held=scheduler.held,
                                   gate=gate)
     await trace.flushed()  # the pictures read the traces
