@@ -92,17 +92,6 @@ class Standing:
     overwritten: list[str] = field(default_factory=list)
     """Untracked files in that checkout that landing would overwrite."""
 
-    def way_on(self) -> str:
-        """The command that takes the tasks not approved yet further, from where they stand."""
-        feature = self.feature_branch.removeprefix("autobuild/")
-        person = [task for task, status in self.not_approved.items() if status.split()[0] in ("blocked", "aborted")]
-        if person and len(person) == len(self.not_approved):
-            return (f"once a person has acted (`autobuild show {feature} {person[0]}` says what blocks it),"
-                    f" `autobuild resume {feature} {' '.join(person)}` runs them again")
-        return f"`autobuild resume {feature}` runs the failed and skipped ones again" + (
-            f" (name the blocked or aborted ones to run them too: `resume {feature} {' '.join(person)}`)"
-            if person else "")
-
     def refusals(self, partial: bool) -> list[str]:
         """Why `land` must refuse before trying (exit 2), each with what to do; empty: it may try."""
         name, base = self.feature_branch, self.base_branch
@@ -131,6 +120,17 @@ class Standing:
                          f" ({', '.join(self.overwritten[:5])}): move them away first")
         return found
 
+
+    def way_on(self) -> str:
+        """The command that takes the tasks not approved yet further, from where they stand."""
+        feature = self.feature_branch.removeprefix("autobuild/")
+        person = [task for task, status in self.not_approved.items() if status.split()[0] in ("blocked", "aborted")]
+        if person and len(person) == len(self.not_approved):
+            return (f"once a person has acted (`autobuild show {feature} {person[0]}` says what blocks it),"
+                    f" `autobuild resume {feature} {' '.join(person)}` runs them again")
+        return f"`autobuild resume {feature}` runs the failed and skipped ones again" + (
+            f" (name the blocked or aborted ones to run them too: `resume {feature} {' '.join(person)}`)"
+            if person else "")
 
 def standing(repo: GitRepo, plan: FeaturePlan, record: RunRecord) -> Standing:
     """Where the feature branch and the base stand now (git only; writes nothing)."""
