@@ -120,7 +120,6 @@ class Standing:
                          f" ({', '.join(self.overwritten[:5])}): move them away first")
         return found
 
-
     def way_on(self) -> str:
         """The command that takes the tasks not approved yet further, from where they stand."""
         feature = self.feature_branch.removeprefix("autobuild/")
@@ -131,6 +130,7 @@ class Standing:
         return f"`autobuild resume {feature}` runs the failed and skipped ones again" + (
             f" (name the blocked or aborted ones to run them too: `resume {feature} {' '.join(person)}`)"
             if person else "")
+
 
 def standing(repo: GitRepo, plan: FeaturePlan, record: RunRecord) -> Standing:
     """Where the feature branch and the base stand now (git only; writes nothing)."""
