@@ -190,10 +190,14 @@ def _finished_hint(summary: runner.RunSummary, run_plan: runner.RunPlan) -> str:
         done = run_plan.only_task or "every task"
         return (f"{summary.thread_id} already finished: {done} approved and merged. Next: `autobuild review {feature}"
                 f"{where}`, then `autobuild land {feature}{where}`")
-    first = next(iter(waiting))
+    planned = [t for t in waiting if t in run_plan.plan.task_ids()]
+    if not planned:  # only tasks a replan added: resume can't run them again (their specs are the replan's)
+        return (f"{summary.thread_id} already finished; {_listed(waiting)}, added by a replan, can't run again:"
+                f" see `autobuild show {feature} {next(iter(waiting))}{where}`; `autobuild run {feature} --fresh"
+                f"{where}` starts the feature over (the old branch is kept)")
     return (f"{summary.thread_id} already finished; {_listed(waiting)} wait(s) for a person: see `autobuild show"
-            f" {feature} {first}{where}`, then `autobuild resume {feature} {' '.join(waiting)}{where}` runs them"
-            f" again (`run {feature} --fresh` starts the whole feature over)")
+            f" {feature} {planned[0]}{where}`, then `autobuild resume {feature} {' '.join(planned)}{where}` runs"
+            f" {'them' if len(planned) > 1 else 'it'} again (`run {feature} --fresh` starts the whole feature over)")
 
 
 def _run_locked(run_plan: runner.RunPlan, command: str, answer: tuple[str, str] | None) -> runner.RunSummary:

@@ -140,7 +140,7 @@ def test_blocked_tasks_are_rerun_only_when_named(tmp_path: Path, capsys: pytest.
     where = ["--repo", str(repo), "--db", str(db)]
     assert main(["resume", "FEAT-001", *where]) == 1
     said = capsys.readouterr().out
-    assert "TASK-002 (blocked) wait(s) for a person" in said and "`autobuild resume FEAT-001 TASK-002" in said
+    assert "TASK-002 (blocked) wait(s) for a person" in said and "`autobuild resume FEAT-001 TASK-002 --repo" in said
     assert main(["resume", "FEAT-001", "TASK-009", *where]) == 2
     assert "FEAT-001 has no task TASK-009" in capsys.readouterr().err
     assert main(["resume", "FEAT-001", "TASK-001", *where]) == 2
