@@ -190,14 +190,18 @@ def _finished_hint(summary: runner.RunSummary, run_plan: runner.RunPlan) -> str:
         done = run_plan.only_task or "every task"
         return (f"{summary.thread_id} already finished: {done} approved and merged. Next: `autobuild review {feature}"
                 f"{where}`, then `autobuild land {feature}{where}`")
-    planned = [t for t in waiting if t in run_plan.plan.task_ids()]
-    if not planned:  # only tasks a replan added: resume can't run them again (their specs are the replan's)
+    person = [t for t in waiting if t in run_plan.plan.task_ids() and waiting[t] in ("blocked", "aborted")]
+    if not person:  # only tasks a replan added: resume can't run them again (their specs are the replan's)
         return (f"{summary.thread_id} already finished; {_listed(waiting)}, added by a replan, can't run again:"
                 f" see `autobuild show {feature} {next(iter(waiting))}{where}`; `autobuild run {feature} --fresh"
                 f"{where}` starts the feature over (the old branch is kept)")
-    return (f"{summary.thread_id} already finished; {_listed(waiting)} wait(s) for a person: see `autobuild show"
-            f" {feature} {planned[0]}{where}`, then `autobuild resume {feature} {' '.join(planned)}{where}` runs"
-            f" {'them' if len(planned) > 1 else 'it'} again (`run {feature} --fresh` starts the whole feature over)")
+    after = [t for t in waiting if t not in person]
+    return (f"{summary.thread_id} already finished; {_listed({t: waiting[t] for t in person})}"
+            f" {'wait' if len(person) > 1 else 'waits'} for a person"
+            f"{f' ({_listed({t: waiting[t] for t in after})} after it)' if after else ''}: see `autobuild"
+            f" show {feature} {person[0]}{where}`, then `autobuild resume {feature} {' '.join(person)}{where}` runs"
+            f" {'them' if len(person) > 1 else 'it'} again, dependents too (`run {feature} --fresh` starts the whole"
+            " feature over)")
 
 
 def _run_locked(run_plan: runner.RunPlan, command: str, answer: tuple[str, str] | None) -> runner.RunSummary:

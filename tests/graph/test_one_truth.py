@@ -125,7 +125,8 @@ async def test_resume_of_a_finished_feature_reruns_its_failed_and_skipped_tasks(
 
 
 def test_blocked_tasks_are_rerun_only_when_named(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    repo = make_sample_repo(tmp_path / "repo", files=CALC_FILES, plan=plan(task("TASK-001"), task("TASK-002")))
+    repo = make_sample_repo(tmp_path / "repo", files=CALC_FILES,
+                            plan=plan(task("TASK-001"), task("TASK-002"), task("TASK-003", "TASK-002")))
     db = tmp_path / "db.sqlite"
     stuck = ScriptedAgents({("player", "TASK-001"): writes(SUB), "coach": approve(),
                             ("player", "TASK-002"): blocked("which database?")})
@@ -133,22 +134,25 @@ def test_blocked_tasks_are_rerun_only_when_named(tmp_path: Path, capsys: pytest.
     assert first.results["TASK-002"]["status"] == "blocked"
     plan_of = runner.prepare(RunSettings(repo=repo, target="FEAT-001", db=str(db), interactive=False,
                                          resume_only=True))
-    assert rerun.rerun_plan(plan_of) == {}, "a blocked task needs a person: not re-run unnamed"
+    assert rerun.rerun_plan(plan_of) == {}, "a blocked task needs a person; its dependent would only skip again"
     unnamed = asyncio.run(run(repo, db, "FEAT-001", approving(), resume_only=True))
     assert unnamed.already_finished and unnamed.results["TASK-002"]["status"] == "blocked"
     capsys.readouterr()
     where = ["--repo", str(repo), "--db", str(db)]
     assert main(["resume", "FEAT-001", *where]) == 1
     said = capsys.readouterr().out
-    assert "TASK-002 (blocked) wait(s) for a person" in said and "`autobuild resume FEAT-001 TASK-002 --repo" in said
+    assert "TASK-002 (blocked) waits for a person (TASK-003 (skipped) after it)" in said
+    assert "`autobuild resume FEAT-001 TASK-002 --repo" in said
     assert main(["resume", "FEAT-001", "TASK-009", *where]) == 2
     assert "FEAT-001 has no task TASK-009" in capsys.readouterr().err
     assert main(["resume", "FEAT-001", "TASK-001", *where]) == 2
     assert "TASK-001 already approved and merged" in capsys.readouterr().err
-    named = ScriptedAgents({("player", "TASK-002"): writes(MUL), "coach": approve()})
+    named = ScriptedAgents({("player", "TASK-002"): writes(MUL), ("player", "TASK-003"): writes(DIV),
+                            "coach": approve()})
     summary = asyncio.run(run(repo, db, "FEAT-001", named, resume_only=True, rerun=["TASK-002"]))
     assert summary.results["TASK-002"]["status"] == "approved"
-    assert {call.task for call in named.calls} == {"TASK-002"}
+    assert summary.results["TASK-003"]["status"] == "approved", "its dependent follows"
+    assert {call.task for call in named.calls} == {"TASK-002", "TASK-003"}
     with pytest.raises(InputError, match="no task TASK-009"):
         runner.prepare(RunSettings(repo=repo, target="FEAT-001", db=str(db), interactive=False, resume_only=True,
                                    rerun=["TASK-009"]))
