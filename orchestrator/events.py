@@ -21,7 +21,8 @@ EventKind = Literal[
     "feedback", "stall", "blocker", "contract_violation", "frozen_test_tampering", "question_asked",
     "question_answered", "question_aborted", "finalize", "skipped", "merge", "landing", "integration_gate",
     "repo_tampering", "user_state_changed", "sandbox_refused", "sandbox_unavailable",
-    "command_hung", "usage_limit", "usage_limit_over", "usage_pause_yield", "replan_start", "replan", "replan_refused",
+    "command_hung", "session_interrupted", "usage_limit", "usage_limit_over", "usage_pause_yield", "replan_start",
+    "replan", "replan_refused",
     # agent sessions (agents/ emits these as plain dicts)
     "session_start", "session_end", "tool", "retry", "question_answered_in_session",
     # the CLI and the planner

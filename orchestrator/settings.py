@@ -137,7 +137,8 @@ class Settings(RunOptions, BaseSettings):
                                       validate_default=False)
 
     FLAG_ONLY: ClassVar[frozenset[str]] = frozenset({"agents", "interactive", "target", "plan", "dry_run", "fresh",
-                                                     "json_output", "resume_only", "checkout", "yield_pause"})
+                                                     "json_output", "resume_only", "checkout", "yield_pause",
+                                                     "rerun"})
     """Decided per command from flags and the terminal, never from a variable or the config file."""
     NOT_FROM_REPO: ClassVar[frozenset[str]] = frozenset({"repo", "repo_hooks", "on_event", "cli_path", "workspace"})
     """Never from `.autobuild/config.yaml`: that file is repo content (committed, cloned), and these would let a
@@ -191,6 +192,9 @@ class RunSettings(Settings):
     fresh: bool = False
     json_output: bool = False
     resume_only: bool = False
+    rerun: list[str] = []
+    """`resume FEAT-001 TASK-004`: tasks of a finished feature to run again whatever they came to (a blocked or
+    aborted one, too), with their dependents."""
     checkout: Path | None = None
     """Where the command ran (`--repo` or the current folder): in one of the user's linked worktrees, its branch
     is the base when the plan names none (`repo` is always the main worktree)."""

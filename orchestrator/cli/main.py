@@ -132,8 +132,11 @@ def build_parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
     run = commands.add_parser("run", help="run a feature (FEAT-001) or one task of it (TASK-002)")
     run.add_argument("target", nargs="?", default="")
-    resume = commands.add_parser("resume", help="resume an interrupted feature run")
+    resume = commands.add_parser("resume", help="resume an interrupted feature run; a finished one runs its failed,"
+                                                " skipped, conflicted and errored tasks again (and the TASKs named)")
     resume.add_argument("target", nargs="?", default="")
+    resume.add_argument("rerun", nargs="*", default=[], metavar="TASK",
+                        help="tasks of a finished feature to run again whatever they came to (blocked, aborted)")
     answer = commands.add_parser("answer", help="answer an agent's pending question and continue the run")
     answer.add_argument("target")
     answer.add_argument("question_id")

@@ -71,7 +71,10 @@ def show(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def _task_text(data: dict[str, Any]) -> str:
-    lines = [f"{data['task']}: {data['name']}", "requirements:", *[f"  - {r}" for r in data["requirements"]]]
+    attempt = f" (attempt {data['attempts']}: its turns below; every attempt is in its trace)" if data.get(
+        "attempts", 1) > 1 else ""
+    lines = [f"{data['task']}: {data['name']}{attempt}", "requirements:",
+             *[f"  - {r}" for r in data["requirements"]]]
     for turn in data["turns"]:
         player, coach, gate = turn["player"] or {}, turn["coach"] or {}, turn["gate"]
         notes = (player.get("report") or {}).get("implementation_notes", "")

@@ -21,8 +21,9 @@ from orchestrator.cli.as_found import AsFound
 from orchestrator.cli.messages import notice, warn
 from orchestrator.errors import EXIT_INTERRUPTED, EXIT_OK, EXIT_QUESTION, EXIT_USAGE_LIMIT, InputError, RunLockedError
 from orchestrator.events import EventSink, event_dict
+from orchestrator.facts import settled
 from orchestrator.gate.report import gate_document, gate_lines
-from orchestrator.graph import runner
+from orchestrator.graph import rerun, runner
 from orchestrator.landing import journal
 from orchestrator.plan.model import scope_overlaps
 from orchestrator.repo.git import GitRepo
@@ -84,6 +85,9 @@ def _previous_run(run_plan: runner.RunPlan) -> str | None:
         if row["thread"] == run_plan.thread_id:
             done = ", ".join(f"{count} {status}" for status, count in sorted(row["tasks"].items())) or "no task done"
             if row["finished"]:
+                again = rerun.rerun_plan(run_plan)
+                if again:
+                    return f"{run_plan.thread_id} already finished ({done}); `resume` runs again: {_listed(again)}"
                 return f"{run_plan.thread_id} already finished ({done}); `run` reports it, --fresh starts over"
             return f"{run_plan.thread_id} has an unfinished run ({done}); `run` resumes it"
     return None
@@ -134,6 +138,9 @@ def run_command(args: argparse.Namespace, settings: RunSettings) -> int:
     run_plan = runner.prepare(settings)
     if settings.dry_run:
         return _dry_run(run_plan, settings.json_output)
+    again = rerun.planned_rerun(run_plan)
+    if again and not settings.json_output:  # said before anything runs (`--json`: the `resume` event says it)
+        print(f"{run_plan.thread_id}: running {_listed(again)}; the other tasks keep their latest results", flush=True)
     try:
         summary = _run_locked(run_plan, command, answer)
     except (KeyboardInterrupt, asyncio.CancelledError):
@@ -153,18 +160,48 @@ def run_command(args: argparse.Namespace, settings: RunSettings) -> int:
         return _paused(summary, run_plan)
     for task_id, why in summary.held.items():
         print(f"{task_id} did not finish: {visible(why)}", file=sys.stderr)
-    if summary.already_finished:
-        print(f"{summary.thread_id} already finished (use --fresh to run it again).")
     render_table(summary.results, summary.order)
     print(f"branch:      {summary.branch}")
     print(f"checkpoints: {summary.store} (thread {summary.thread_id})")
     print(f"reports:     {summary.report}")
+    if summary.already_finished:
+        print(_finished_hint(summary, run_plan))
     if summary.held:
         if summary.usage_limited:
             print(f"stopped: a usage limit outlasted --max-wait {settings.max_wait:.0f}s; finished work is kept",
                   file=sys.stderr)
         print(f"resume with: {_resume_command(run_plan)}")
     return exit_code
+
+
+def _listed(tasks: dict[str, str]) -> str:
+    return ", ".join(f"{task_id} ({why})" for task_id, why in tasks.items())
+
+
+def _finished_hint(summary: runner.RunSummary, run_plan: runner.RunPlan) -> str:
+    """A finished thread with nothing for this command to run: what it came to, and a command that works now."""
+    feature, where = run_plan.plan.id, f" --repo {run_plan.settings.repo}"
+    if summary.rerun:  # `run FEAT` on a finished feature: `resume` runs what it can again
+        return (f"{summary.thread_id} already finished; `autobuild resume {feature}{where}` runs again:"
+                f" {_listed(summary.rerun)}")
+    waiting = {t: str(r.get("status")) for t, r in summary.results.items()
+               if not settled(dict(summary.results), t) and r.get("status") != "replaced"}
+    if not waiting:
+        done = run_plan.only_task or "every task"
+        return (f"{summary.thread_id} already finished: {done} approved and merged. Next: `autobuild review {feature}"
+                f"{where}`, then `autobuild land {feature}{where}`")
+    person = [t for t in waiting if t in run_plan.plan.task_ids() and waiting[t] in ("blocked", "aborted")]
+    if not person:  # only tasks a replan added: resume can't run them again (their specs are the replan's)
+        return (f"{summary.thread_id} already finished; {_listed(waiting)}, added by a replan, can't run again:"
+                f" see `autobuild show {feature} {next(iter(waiting))}{where}`; `autobuild run {feature} --fresh"
+                f"{where}` starts the feature over (the old branch is kept)")
+    after = [t for t in waiting if t not in person]
+    return (f"{summary.thread_id} already finished; {_listed({t: waiting[t] for t in person})}"
+            f" {'wait' if len(person) > 1 else 'waits'} for a person"
+            f"{f' ({_listed({t: waiting[t] for t in after})} after it)' if after else ''}: see `autobuild"
+            f" show {feature} {person[0]}{where}`, then `autobuild resume {feature} {' '.join(person)}{where}` runs"
+            f" {'them' if len(person) > 1 else 'it'} again, dependents too (`run {feature} --fresh` starts the whole"
+            " feature over)")
 
 
 def _run_locked(run_plan: runner.RunPlan, command: str, answer: tuple[str, str] | None) -> runner.RunSummary:

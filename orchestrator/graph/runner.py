@@ -20,6 +20,7 @@ from orchestrator.errors import InputError, StoreError
 from orchestrator.events import EventSink, event_dict
 from orchestrator.facts import run_order, settled
 from orchestrator.gate import GateChoice, choose_gate
+from orchestrator.graph import rerun
 from orchestrator.graph.state import SUCCESS, TaskResult
 from orchestrator.graph.workflow import build_feature_workflow
 from orchestrator.plan.model import FeaturePlan, load_target, plan_digest
@@ -27,7 +28,7 @@ from orchestrator.processes import run
 from orchestrator.repo import lfs
 from orchestrator.repo.git import GitRepo, feature_branch, task_branch
 from orchestrator.settings import RunSettings
-from orchestrator.store import inspection
+from orchestrator.store import inspection, outcomes
 from orchestrator.store import traces as trace
 from orchestrator.store.checkpoints import CheckpointStore
 
@@ -69,6 +70,8 @@ class RunSummary:
     store_lost: bool = False
     usage_limited: bool = False
     """A usage-limit pause outlasted --max-wait and stopped the run (exit 75)."""
+    rerun: dict[str, str] = field(default_factory=dict)
+    """What this run runs again of a finished thread, or (already finished) what `resume` would (`rerun_plan`)."""
 
     @property
     def exit_code(self) -> int:
@@ -112,11 +115,13 @@ def prepare(settings: RunSettings) -> RunPlan:
     if settings.resume_only and not known:
         raise InputError(f"nothing to resume: {thread_id} has no checkpoint in {store}; use `run`")
     _check_agreement(run_plan, known)
+    rerun.check_named(run_plan, known)
     if only_task and not settings.ignore_deps:
         missing = [dep for dep in plan.task(only_task).dependencies if dep not in approved_tasks(run_plan)]
         if missing:
             raise InputError(
-                f"{only_task} depends on {', '.join(missing)}, not approved yet: run them first or pass --ignore-deps"
+                f"{only_task} depends on {', '.join(missing)}, not approved yet: `autobuild run {missing[0]}` (or"
+                f" `autobuild resume {plan.id}`) first, or pass --ignore-deps"
             )
     return run_plan
 
@@ -160,7 +165,8 @@ def _check_agreement(run_plan: RunPlan, known: bool) -> None:
         if fact is not None and not fact.get("result"):
             raise InputError(f"{run_plan.only_task} is unfinished in {plan.id}'s run (waiting for an answer, or"
                              f" interrupted): `resume {plan.id}` or `answer` it there instead")
-    if not known and not run_plan.only_task and repo.has_branch(branch):
+    if not known and not run_plan.only_task and repo.has_branch(branch) and not outcomes.truth(
+            run_plan.store, plan.id).threads:  # `run TASK` runs made it: the feature builds on their work
         raise InputError(f"{branch} already exists but {run_plan.store} has no run of {plan.id}: {choices}")
     if not known or not run_plan.store.exists():
         return
@@ -180,10 +186,9 @@ def _check_agreement(run_plan: RunPlan, known: bool) -> None:
 
 
 def approved_tasks(run_plan: RunPlan) -> set[str]:
-    """Tasks approved and merged in the feature's checkpoint (read-only; no DB is created)."""
-    if not run_plan.store.exists():
-        return set()
-    results = inspection.task_results(run_plan.store, run_plan.plan.id)
+    """Tasks whose latest finished attempt (whichever run made it) was approved and merged (read-only; no DB is
+    created)."""
+    results = outcomes.truth(run_plan.store, run_plan.plan.id).outcomes()
     return {tid for tid, r in results.items() if r.get("status") in SUCCESS and r.get("merged")}
 
 
@@ -227,25 +232,16 @@ async def execute(
             snapshot = await graph.aget_state(config, subgraphs=True)
             graph_input: dict[str, Any] | Command[Any] | None
             if settings.fresh:  # from the base, whichever DB knew the feature: an old branch is set aside
-                await saver.adelete_thread(run_plan.thread_id)
+                for thread in rerun.fresh_threads(run_plan):
+                    await saver.adelete_thread(thread)
                 await _set_aside_feature_branch(run_plan, emit)
                 snapshot = await graph.aget_state(config)
             # An answer must match a waiting question, even on a finished thread:
             # saying "finished" with exit 0 would hide a mistyped question id.
             answer_input = _answer_command(snapshot, answer) if answer else None
-            if snapshot.values and not snapshot.next:
-                summary.results = dict(snapshot.values.get("results", {}))
-                summary.already_finished = True
+            if not _starting(run_plan, snapshot, summary, emit):
                 return summary
-            if snapshot.next:
-                emit(event_dict("resume", feature=run_plan.plan.id, thread=run_plan.thread_id, next=list(snapshot.next),
-                      spent_usd=inspection.spent(run_plan.store, run_plan.thread_id)))
-                graph_input = answer_input
-            else:
-                graph_input = {"repo": str(settings.repo), "target": settings.target,
-                               "base_branch": run_plan.base_branch}
-                if settings.plan is not None:
-                    graph_input["plan"] = str(settings.plan)
+            graph_input = answer_input if snapshot.next else rerun.new_input(run_plan, summary.rerun)
             end: dict[str, Any] = {}
             control = control or RunControl()
             watcher = asyncio.create_task(_watch_store(run_plan.store, control, summary))
@@ -270,6 +266,42 @@ async def execute(
             summary.interrupted = summary.interrupted or control.drain_requested
             _conclude(summary, await graph.aget_state(config, subgraphs=True), end)
     return summary
+
+
+def _starting(run_plan: RunPlan, snapshot: StateSnapshot, summary: RunSummary, emit: EventSink) -> bool:
+    """Whether the thread runs now, said with a `resume` event (what status counted so far: the live footer's
+    start). A finished thread runs again only for `resume` or `run TASK`, and only when `rerun_plan` finds work;
+    a feature's first run after `run TASK` ones runs only what they did not get done, and `run TASK` of a task
+    another run got done runs nothing. Else the summary says it finished, with each task's latest result and
+    what `resume` would run."""
+    finished = bool(snapshot.values) and not snapshot.next
+    feature, thread = run_plan.plan.id, run_plan.thread_id
+    if snapshot.next:
+        emit(event_dict("resume", feature=feature, thread=thread, next=list(snapshot.next),
+                        spent_usd=rerun.spent_before(run_plan, set())))
+        return True
+    truth = outcomes.truth(run_plan.store, feature).outcomes()
+    if finished:
+        summary.rerun = rerun.rerun_plan(run_plan)
+        runs = bool(summary.rerun) and (run_plan.settings.resume_only or bool(run_plan.only_task))
+    else:
+        left: dict[str, str] | None
+        if run_plan.settings.fresh:  # starts over, whatever other runs did
+            left = None
+        elif run_plan.only_task:  # `run TASK` of a task another run got done: nothing to do again
+            left = {} if rerun.done(truth.get(run_plan.only_task)) else None
+        else:
+            left = rerun.not_done(truth, summary.order)
+        summary.rerun, runs = left or {}, left != {}
+    if not runs:
+        summary.order = run_order(summary.order, truth)
+        summary.results = {t: truth[t] for t in summary.order if t in truth}
+        summary.already_finished = True
+        return False
+    afresh = set(summary.rerun) if summary.rerun else set(summary.order)
+    if (before := rerun.spent_before(run_plan, afresh)) or summary.rerun:
+        emit(event_dict("resume", feature=feature, thread=thread, next=[], rerun=summary.rerun, spent_usd=before))
+    return True
 
 
 def _conclude(summary: RunSummary, final: StateSnapshot, end: dict[str, Any]) -> None:

@@ -26,12 +26,13 @@ class Scheduler:
     POLL_S = 0.5  # how often a waiting task looks at the drain flag
 
     def __init__(self, plan: FeaturePlan, order: list[str], parallel: int, schedule: Schedule,
-                 ignore_deps: bool = False) -> None:
+                 ignore_deps: bool = False, *, earlier: dict[str, TaskResult] | None = None) -> None:
         self.plan = plan
         self.order = order
         self.schedule = schedule
         self.ignore_deps = ignore_deps
-        self.results: dict[str, TaskResult] = {}
+        self.results: dict[str, TaskResult] = {k: v for k, v in (earlier or {}).items() if k not in order}
+        """This run's results, and the earlier ones of tasks that do not run now (they decide skips too)."""
         self.held: dict[str, str] = {}
         self.slots = asyncio.Semaphore(parallel)
         self._changed = asyncio.Condition()

@@ -77,6 +77,11 @@ class FeatureInput(TypedDict, total=False):
     base_branch: str
     """The base when the plan names none: the branch checked out where the command ran (one of the user's linked
     worktrees, say); without it, the main worktree's branch."""
+    rerun: list[str]
+    """A finished feature run again (`resume`): only these of its tasks run; the others keep their results."""
+    earlier: dict[str, TaskResult]
+    """The latest results of the plan's tasks that do not run now (from earlier runs, `run TASK` ones included):
+    they settle dependencies and complete the feature report, which never shrinks to the tasks of one run."""
 
 
 @with_config(ConfigDict(use_attribute_docstrings=True))

@@ -8,6 +8,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from langgraph.errors import GraphDrained
 from langgraph.runtime import Runtime
 
 from agents import AgentResult, SessionSettings
@@ -124,12 +125,20 @@ async def _sandboxed(repo: Path, call: Awaitable[AgentResult]) -> AgentResult:
         await asyncio.to_thread(_session_ends, repo)
 
 
+def cut_short(result: AgentResult) -> bool:
+    """A session that ended without its work: no report, question or blocker, or not normally."""
+    if result.status not in ("success", "question"):
+        return True
+    return result.report is None and result.question is None and not result.blocker
+
+
 class AgentTurn:
     """Runs a role's sessions for one turn of one task, with every guard the graph owes each session."""
 
     def __init__(self, state: TaskState, runtime: Runtime[RunContext], role: str) -> None:
         self.state = state
         self.ctx = runtime.context
+        self.runtime = runtime
         self.events: EventLog = self.ctx.events(runtime)
         self.role = role
         self.task_id = state["task_id"]
@@ -184,6 +193,12 @@ class AgentTurn:
             self.events("repo_tampering", self.task_id, turn=turn, role=self.role, changes=changes, reverted=False)
         if refused := [denial for denial in result.permission_denials if "sandbox refused" in denial]:
             self.events("sandbox_refused", self.task_id, turn=turn, role=self.role, refused=refused)
+        if self.runtime.drain_requested and cut_short(result):
+            # A person stopped the run (Ctrl+C reaches the agent's CLI too: the terminal signals its whole process
+            # group): the session's end is theirs, not the agent's. Nothing of it is judged or counted as a turn;
+            # the node runs again on resume, from the commit it started on.
+            self.events("session_interrupted", self.task_id, turn=turn, role=self.role, cost_usd=result.cost_usd)
+            raise GraphDrained("interrupted by a person while a session ran")
         self.sessions.results.append(result)
         self.ctx.spend.record(self.task_id, self.spent)
         return result

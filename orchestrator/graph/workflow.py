@@ -31,7 +31,7 @@ from langgraph.types import Interrupt
 
 from agents import ClaudeAgents
 from agents.limits import Pause, UsageLimitGate, UsageLimitYield
-from orchestrator import sandbox
+from orchestrator import facts, sandbox
 from orchestrator.errors import InputError, PlanError
 from orchestrator.gate import GateChoice, GateRequest, Gates, GateSetup, choose_gate
 from orchestrator.graph import by_url, merge, replan, review_nodes, routing, task_nodes
@@ -276,6 +276,8 @@ async def _run_plan(inputs: FeatureInput, options: RunOptions, repo: GitRepo, ru
                      agents=options.agents or ClaudeAgents(), gate=gate, spend=Spend(),
                      limit_gate=limit_gate, remote_url=inputs.get("repo_url"))
     order = [only_task] if only_task else plan.task_ids()
+    earlier = dict(inputs.get("earlier") or {})  # a run again of some tasks: the others' latest results
+    order = [t for t in order if t in inputs.get("rerun", order)]
     events("feature_start", branch=ctx.feature_branch, sha=setup["feature_sha"], tasks=order,
            budget_usd=options.budget_usd,
            gate=gate["command"], gate_source=gate["source"], setup=gate["setup"],
@@ -285,7 +287,7 @@ async def _run_plan(inputs: FeatureInput, options: RunOptions, repo: GitRepo, ru
         # session fails its task
         events("sandbox_unavailable", detail=await asyncio.to_thread(sandbox.why_unavailable))
     ignore_deps = options.ignore_deps or only_task is not None
-    scheduler = Scheduler(plan, order, options.parallel, options.schedule, ignore_deps)
+    scheduler = Scheduler(plan, order, options.parallel, options.schedule, ignore_deps, earlier=earlier)
     key = uuid.uuid4().hex
     _ACTIVE[key] = ActiveRun(ctx, scheduler, digest)
     try:
@@ -294,11 +296,14 @@ async def _run_plan(inputs: FeatureInput, options: RunOptions, repo: GitRepo, ru
     finally:
         del _ACTIVE[key]
     results = {task_id: scheduler.results[task_id] for task_id in order if task_id in scheduler.results}
-    text = reports.feature_report(plan.id, plan.name, results, order, ctx.feature_branch, held=scheduler.held,
+    # The feature's report covers all its tasks, whichever run finished them last: never one run's share.
+    everything = {**{k: v for k, v in earlier.items() if k not in order}, **results}
+    shown = facts.run_order([*plan.task_ids(), *[t for t in order if t not in plan.task_ids()]], everything)
+    text = reports.feature_report(plan.id, plan.name, everything, shown, ctx.feature_branch, held=scheduler.held,
                                   gate=gate)
     await trace.flushed()  # the pictures read the traces
-    outcomes = pictures.run_outcomes(results, scheduler.held, order)
-    text += await asyncio.to_thread(pictures.report_section, repo.root, plan, order, outcomes)
+    outcomes = pictures.run_outcomes(everything, scheduler.held, shown)
+    text += await asyncio.to_thread(pictures.report_section, repo.root, plan, shown, outcomes)
     report = await asyncio.to_thread(reports.write, ctx.runs_dir() / reports.REPORT_NAME, text)
     page = await asyncio.to_thread(html_report.feature_html, repo.root, plan, order, outcomes, results)
     await asyncio.to_thread(html_report.write, ctx.runs_dir() / html_report.REPORT_HTML, page)  # the pictures drawn
@@ -314,7 +319,7 @@ async def _run_plan(inputs: FeatureInput, options: RunOptions, repo: GitRepo, ru
         raise GraphInterrupt(tuple(questions))
     if not options.keep_worktrees:
         await repo.remove_worktree(ctx.integration_worktree)
-    return FeatureOutput(feature_id=plan.id, results=results)
+    return FeatureOutput(feature_id=plan.id, results=results if only_task else everything)
 
 
 def _load_plan(root: Path, target: str, plan_file: Path | None) -> tuple[FeaturePlan, str | None]:

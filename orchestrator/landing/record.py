@@ -18,7 +18,7 @@ from orchestrator.facts import SUCCESS, GateSetup, TaskResult
 from orchestrator.plan.model import FeaturePlan
 from orchestrator.processes import run
 from orchestrator.repo.git import GitRepo, feature_branch
-from orchestrator.store import inspection
+from orchestrator.store import inspection, outcomes
 from orchestrator.store.checkpoints import CheckpointStore
 
 _RETURN = "__return__"  # the channel under which LangGraph keeps a functional-API @task's return value
@@ -48,22 +48,14 @@ def read_record(store: CheckpointStore, plan: FeaturePlan) -> RunRecord:
     if not store.exists():
         raise InputError(f"no checkpoint DB at {store}: {plan.id} has not run here (or pass the --db it ran with)")
     with store.reader() as reader:
-        threads = set(reader.threads())
-    if plan.id not in threads:
+        threads = outcomes.feature_threads(reader, plan.id)  # the feature's own run first, then `run TASK` ones
+    if not threads:
         raise InputError(f"{plan.id} has no run in {store}: run it first, or pass the --db it ran with")
-    returns = _task_returns(store, plan.id)
+    returns = [value for thread in reversed(threads) for value in _task_returns(store, thread)]
     started = next((v for v in reversed(returns) if {"base_branch", "feature_sha"} <= v.keys()), None)
     gate = next((v for v in reversed(returns) if {"command", "source", "setup", "base"} <= v.keys()), None)
-    results = dict(inspection.task_results(store, plan.id))
+    results = outcomes.truth(store, plan.id).outcomes()  # the latest attempt, `run TASK` threads included
     table = inspection.feature_status(store, plan)
-    for row in table["tasks"]:  # a task run on its own (`run TASK`) merged into the same feature branch
-        single = f"{plan.id}:{row['task']}"
-        if results.get(row["task"], {}).get("status") not in SUCCESS and single in threads:
-            result = inspection.task_results(store, single).get(row["task"])
-            if result:
-                results[row["task"]] = result
-                row.update(status=result.get("status", row["status"]), turn=int(result.get("turns", 0)),
-                           cost_usd=float(result.get("cost_usd", 0.0)), reason=result.get("reason", ""))
     base = str(started["base_branch"]) if started else plan.base_branch
     if not base:
         raise InputError(f"the run of {plan.id} recorded no base branch: set base_branch in the plan")
@@ -119,7 +111,7 @@ class Standing:
             found.append("no task is approved and merged yet: nothing to land")
         elif self.not_approved and not partial:
             left = ", ".join(f"{task} {status}" for task, status in self.not_approved.items())
-            found.append(f"not every task is approved ({left}): `resume` the run, or pass --partial to land the"
+            found.append(f"not every task is approved ({left}): {self.way_on()}, or pass --partial to land the"
                          f" approved ones ({', '.join(self.approved)})")
         if not checkout:
             return found
@@ -130,6 +122,17 @@ class Standing:
             found.append(f"untracked files in {self.checkout} would be overwritten by landing"
                          f" ({', '.join(self.overwritten[:5])}): move them away first")
         return found
+
+    def way_on(self) -> str:
+        """The command that takes the tasks not approved yet further, from where they stand."""
+        feature = self.feature_branch.removeprefix("autobuild/")
+        person = [task for task, status in self.not_approved.items() if status.split()[0] in ("blocked", "aborted")]
+        if person and len(person) == len(self.not_approved):
+            return (f"once a person has acted (`autobuild show {feature} {person[0]}` says what blocks it),"
+                    f" `autobuild resume {feature} {' '.join(person)}` runs them again")
+        return f"`autobuild resume {feature}` runs the failed and skipped ones again" + (
+            f" (name the blocked or aborted ones to run them too: `resume {feature} {' '.join(person)}`)"
+            if person else "")
 
 
 def standing(repo: GitRepo, plan: FeaturePlan, record: RunRecord) -> Standing:

@@ -11,39 +11,14 @@ from orchestrator.facts import TaskResult
 from orchestrator.jsonout import iso_utc, usd
 from orchestrator.plan.model import FeaturePlan
 from orchestrator.plan.replacement import MARK, recorded, with_replacements
-from orchestrator.store import receipts
+from orchestrator.store import outcomes, receipts
 from orchestrator.store import traces as trace
 from orchestrator.store.checkpoints import CheckpointStore, Reader
 
-TASK_NS_MARK = "run_task:"
 RETURN = "__return__"
 """The channel under which LangGraph keeps a functional-API @task's return value."""
 
-
-def _next_nodes(values: dict[str, Any]) -> list[str]:
-    return sorted(key.removeprefix("branch:to:") for key in values if key.startswith("branch:to:"))
-
-
-def _output(values: dict[str, Any]) -> dict[str, Any] | None:
-    """The workflow's return value once it finished (the functional API keeps it in `__end__`)."""
-    end = values.get("__end__")
-    return end if isinstance(end, dict) else None
-
-
-def _task_snapshots(reader: Reader, thread_id: str) -> dict[str, dict[str, Any]]:
-    """Latest state of every task subgraph of the thread (including tasks still running)."""
-    snapshots: dict[str, dict[str, Any]] = {}
-    for namespace in reader.namespaces(thread_id, TASK_NS_MARK):
-        latest = reader.latest(thread_id, namespace)
-        if latest is None:
-            continue
-        values = dict(latest.checkpoint.get("channel_values", {}))
-        task_id = values.get("task_id")
-        if task_id and (task_id not in snapshots or latest.checkpoint["ts"] > snapshots[task_id]["_ts"]):
-            errors = [str(value) for _, channel, value in latest.pending_writes or [] if channel == "__error__"]
-            snapshots[task_id] = values | {"_ts": latest.checkpoint["ts"], "_next": _next_nodes(values),
-                                           "_error": errors[-1] if errors else None}
-    return snapshots
+_next_nodes, _output, _task_snapshots = outcomes.next_nodes, outcomes.output_of, outcomes.task_snapshots
 
 
 def replans(store: CheckpointStore, thread_id: str) -> list[Mapping[str, Any]]:
@@ -81,14 +56,6 @@ def task_facts(store: CheckpointStore, thread_id: str) -> dict[str, dict[str, An
         return _task_snapshots(reader, thread_id)
 
 
-def spent(store: CheckpointStore, thread_id: str) -> float:
-    """What the thread has spent per its checkpoints: every task subgraph's checkpointed cost, including the
-    finished turns of tasks that were still running when the run stopped."""
-    with store.reader() as reader:
-        snapshots = _task_snapshots(reader, thread_id)
-    return sum(float(snap.get("cost_usd") or 0.0) for snap in snapshots.values())
-
-
 def list_features(store: CheckpointStore) -> list[dict[str, Any]]:
     """Every feature thread in the store with a one-line summary."""
     rows = []
@@ -113,24 +80,26 @@ def list_features(store: CheckpointStore) -> list[dict[str, Any]]:
 
 
 def feature_status(store: CheckpointStore, plan: FeaturePlan, thread_id: str | None = None) -> dict[str, Any]:
-    """The task table of one feature: status, turn, last decision, cost, duration (also mid-run)."""
+    """The task table of one feature: status, turn, last decision, cost, duration (also mid-run). Each task's
+    row is its latest finished attempt, whichever of the feature's runs made it (`store/outcomes.py`), or the
+    attempt running now."""
     thread_id = thread_id or plan.id
     with store.reader() as reader:
         latest = reader.latest(thread_id)
-        if latest is None:
+        truth = outcomes.read_truth(reader, plan.id)
+        if latest is None and not truth.threads:
             raise InputError(f"{thread_id} has no checkpoint in {store}: run it first")
+        updated = max((str(tip.checkpoint["ts"]) for tip in map(reader.latest, truth.threads) if tip), default=None)
     found = replans(store, thread_id)
     plan = with_replacements(plan, found) if found else plan
     replaced_by = {str(r[MARK]): [str(t["id"]) for t in r["tasks"]] for r in found}
-    with store.reader() as reader:
-        snapshots = _task_snapshots(reader, thread_id)
-    output = _output(latest.checkpoint.get("channel_values", {}))
-    results: dict[str, Any] = dict((output or {}).get("results", {}))
-    tasks = []
+    output = _output(latest.checkpoint.get("channel_values", {})) if latest else None
+    tasks: list[dict[str, Any]] = []
     for group_number, group in enumerate(plan.groups(), 1):
         for task_id in group:
-            snap = snapshots.get(task_id, {})
-            result = results.get(task_id) or (snap.get("result") if not snap.get("_next") else None)
+            live = truth.live.get(task_id)
+            result: dict[str, Any] | None = None if live else dict(truth.result_of(task_id) or {}) or None
+            snap = truth.snapshots.get(task_id, {})
             review = snap.get("review") or {}
             if task_id in replaced_by and (result or {}).get("status") != "replaced":
                 # replaced while its own task still runs its replacements: say so already
@@ -142,7 +111,7 @@ def feature_status(store: CheckpointStore, plan: FeaturePlan, thread_id: str | N
                 status = "error (resumable)"
             elif snap.get("question"):
                 status = "waiting for an answer"
-            elif snap:
+            elif live:
                 status = f"running ({', '.join(snap['_next']) or 'finishing'})"
             else:
                 status = "pending"
@@ -163,8 +132,8 @@ def feature_status(store: CheckpointStore, plan: FeaturePlan, thread_id: str | N
     return {
         "feature": plan.id,
         "thread": thread_id,
-        "finished": output is not None,
-        "updated": iso_utc(latest.checkpoint.get("ts")),
+        "finished": output is not None and not truth.live,
+        "updated": iso_utc(updated),
         "cost_usd": usd(sum(row["cost_usd"] for row in tasks)),
         "claims_contradicted": sum(row["claims_contradicted"] for row in tasks),
         "unverified": sum(1 for row in tasks if row["status"] == "approved-unverified"),
@@ -203,7 +172,7 @@ def history(store: CheckpointStore, thread_id: str, task_id: str | None = None) 
 
 def _task_namespaces(reader: Reader, thread_id: str) -> list[tuple[str, Any]]:
     found = []
-    for namespace in reader.namespaces(thread_id, TASK_NS_MARK):
+    for namespace in reader.namespaces(thread_id, outcomes.TASK_NS_MARK):
         latest = reader.latest(thread_id, namespace)
         if latest is not None:
             found.append((namespace, latest.checkpoint.get("channel_values", {}).get("task_id")))
@@ -214,6 +183,10 @@ def show_task(repo: Path, plan: FeaturePlan, task_id: str) -> dict[str, Any]:
     """Requirements, per-turn reports, feedback, gate results, violations and report paths of one task."""
     task = plan.task(task_id)
     events = trace.read(repo, plan.id, task_id)
+    # Each run of the task (the feature's, `run TASK`, a `resume` running it again) starts an attempt: shown is the
+    # latest, the one every other view reads its outcome from.
+    starts = [i for i, e in enumerate(events) if e.get("event") in ("initialize", "skipped")]
+    events = events[starts[-1]:] if starts else events
     turns: dict[int, dict[str, Any]] = {}
     for event in events:
         turn = event.get("turn")
@@ -238,6 +211,7 @@ def show_task(repo: Path, plan: FeaturePlan, task_id: str) -> dict[str, Any]:
         "name": task.name,
         "requirements": [*task.requirements, *([task.description] if task.description else [])],
         "acceptance_criteria": task.acceptance_criteria,
+        "attempts": max(1, len(starts)),
         "turns": [turns[number] for number in sorted(turns)],
         "final": next((e for e in reversed(events) if e.get("event") == "finalize"), None),
         "replaced_by": next((list(e.get("tasks") or []) for e in reversed(events) if e.get("event") == "replan"), []),

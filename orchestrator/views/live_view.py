@@ -45,7 +45,7 @@ class TaskBoard:
         self.paused = ""
         self.budget_usd: float | None = None
         self.spent_before = 0.0
-        """What the thread had spent before this process resumed it."""
+        """What status counted before the sessions this view saw (the `resume` event's `spent_usd`, less those)."""
 
     def update(self, event: dict[str, Any], now: float) -> None:
         kind = str(event.get("event"))
@@ -54,8 +54,8 @@ class TaskBoard:
                 self.rows.setdefault(str(task_id), TaskRow())
             self.gate = gate_line(event)
             self.budget_usd = event.get("budget_usd")
-        elif kind == "resume":
-            self.spent_before = float(event.get("spent_usd") or 0.0)
+        elif kind == "resume":  # what status counted so far, of which the rows already hold this view's sessions
+            self.spent_before = float(event.get("spent_usd") or 0.0) - sum(row.cost_usd for row in self.rows.values())
         elif kind == "usage_limit":
             self.paused = one_line(event.get("status") or "paused, usage limit", 100)
         elif kind == "usage_limit_over":

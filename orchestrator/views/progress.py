@@ -80,10 +80,20 @@ def _decision(e: dict[str, Any]) -> str:
     return text
 
 
+def _resumed(e: dict[str, Any]) -> str:
+    """A run that continues (at its next nodes), runs tasks again, or starts beside earlier runs of the feature."""
+    if e.get("rerun"):
+        what = "running again " + ", ".join(f"{task} ({why})" for task, why in e["rerun"].items())
+    elif e.get("next"):
+        what = f"resuming {e['thread']} at {', '.join(e['next'])}"
+    else:
+        what = f"starting {e['thread']}"
+    return f"{what} (${float(e.get('spent_usd') or 0):.4f} spent so far on {e.get('feature') or 'the feature'})"
+
+
 _FORMATS: dict[str, Callable[[dict[str, Any]], str]] = {
     "feature_start": lambda e: f"feature branch {e['branch']} at {str(e['sha'])[:10]}; {gate_line(e)}",
-    "resume": lambda e: f"resuming {e['thread']} at {', '.join(e['next']) or 'start'}"
-    f" (${float(e.get('spent_usd') or 0):.4f} spent so far)",
+    "resume": _resumed,
     "task_ready": lambda e: f"{e['task']} ready: its dependencies are merged",
     "task_error": lambda e: f"{e['task']} ERROR (resumable): {e['reason']}",
     "initialize": lambda e: f"{e['task']} worktree ready at {e['worktree']}",

@@ -1,0 +1,139 @@
+"""The one truth about a feature's tasks: each task's latest finished attempt, whichever run made it.
+
+A feature's tasks run in its own thread (`FEAT-001`) and in one-task threads (`run TASK-002` → `FEAT-001:TASK-002`),
+all merging into the same feature branch. `status`, `show`, `graph`, `review`, `land`, `run TASK`, `resume` and the
+feature report read a task's outcome here, so they tell the same story: the attempt that finished last wins, and
+an attempt still running (or waiting, or stopped by an error) shows as such while it is newer than that.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from orchestrator.facts import TaskResult
+from orchestrator.store.checkpoints import CheckpointStore, Reader
+
+TASK_NS_MARK = "run_task:"
+
+
+def next_nodes(values: dict[str, Any]) -> list[str]:
+    return sorted(key.removeprefix("branch:to:") for key in values if key.startswith("branch:to:"))
+
+
+def output_of(values: dict[str, Any]) -> dict[str, Any] | None:
+    """The workflow's return value once it finished (the functional API keeps it in `__end__`). A new run of a
+    finished thread (`resume` running failed tasks again) keeps the old value there until it ends: pending input
+    (`__start__`) says the thread runs, or waits, again."""
+    end = values.get("__end__")
+    return end if isinstance(end, dict) and "__start__" not in values else None
+
+
+def task_snapshots(reader: Reader, thread_id: str) -> dict[str, dict[str, Any]]:
+    """Latest state of every task subgraph of the thread (including tasks still running), with `_ts` (when it was
+    checkpointed), `_next` (the nodes still to run) and `_error` (what stopped it, if something raised)."""
+    snapshots: dict[str, dict[str, Any]] = {}
+    for namespace in reader.namespaces(thread_id, TASK_NS_MARK):
+        latest = reader.latest(thread_id, namespace)
+        if latest is None:
+            continue
+        values = dict(latest.checkpoint.get("channel_values", {}))
+        task_id = values.get("task_id")
+        if task_id and (task_id not in snapshots or latest.checkpoint["ts"] > snapshots[task_id]["_ts"]):
+            errors = [str(value) for _, channel, value in latest.pending_writes or [] if channel == "__error__"]
+            snapshots[task_id] = values | {"_ts": latest.checkpoint["ts"], "_next": next_nodes(values),
+                                           "_error": errors[-1] if errors else None, "_thread": thread_id}
+    return snapshots
+
+
+def feature_threads(reader: Reader, feature_id: str) -> list[str]:
+    """The feature's own thread and its one-task threads that have checkpoints, the feature's first."""
+    threads = reader.threads()
+    return [t for t in threads if t == feature_id] + sorted(t for t in threads if t.startswith(f"{feature_id}:"))
+
+
+def finished(snapshot: dict[str, Any]) -> bool:
+    """Did this attempt end (its result recorded and, for an approved task, the merge done)?"""
+    result = snapshot.get("result") or {}
+    return bool(result) and (bool(result.get("merged")) or not snapshot["_next"])
+
+
+@dataclass
+class Attempt:
+    """A task's result in one thread, and when it was recorded (ISO time, comparable as text)."""
+
+    result: TaskResult
+    ts: str
+    thread: str
+
+
+@dataclass
+class FeatureTruth:
+    """What a feature's threads say about its tasks."""
+
+    results: dict[str, Attempt]
+    """Each task's latest finished attempt."""
+    live: dict[str, dict[str, Any]]
+    """Each task's latest snapshot when it is newer than that attempt and not finished: running, waiting for an
+    answer, or stopped by an error (resumable)."""
+    threads: list[str]
+    snapshots: dict[str, dict[str, Any]]
+    """Each task's latest snapshot in any of the threads (its last review, turn and cost so far)."""
+
+    def result_of(self, task_id: str) -> TaskResult | None:
+        attempt = self.results.get(task_id)
+        return attempt.result if attempt else None
+
+    def outcomes(self) -> dict[str, TaskResult]:
+        return {task_id: attempt.result for task_id, attempt in self.results.items()}
+
+
+def _thread_attempts(reader: Reader, thread_id: str) -> tuple[dict[str, Attempt], dict[str, dict[str, Any]]]:
+    latest = reader.latest(thread_id)
+    values = dict(latest.checkpoint.get("channel_values", {})) if latest else {}
+    snapshots = task_snapshots(reader, thread_id)
+    output = output_of(values)
+    attempts: dict[str, Attempt] = {}
+    if output is not None:  # results the run carried over from earlier attempts keep their own time
+        for task_id, result in dict(output.get("results") or {}).items():
+            when = snapshots.get(task_id, {}).get("_ts") or (latest.checkpoint["ts"] if latest else "")
+            attempts[task_id] = Attempt(result, str(when), thread_id)
+    for task_id, snap in snapshots.items():
+        if finished(snap) and (task_id not in attempts or snap["_ts"] > attempts[task_id].ts):
+            attempts[task_id] = Attempt(snap["result"], str(snap["_ts"]), thread_id)
+    return attempts, snapshots
+
+
+def read_truth(reader: Reader, feature_id: str) -> FeatureTruth:
+    """Every task's latest finished attempt across the feature's threads, and what runs now beside it."""
+    results: dict[str, Attempt] = {}
+    latest_snaps: dict[str, dict[str, Any]] = {}
+    threads = feature_threads(reader, feature_id)
+    for thread_id in threads:
+        attempts, snapshots = _thread_attempts(reader, thread_id)
+        for task_id, attempt in attempts.items():
+            if task_id not in results or attempt.ts >= results[task_id].ts:
+                results[task_id] = attempt
+        for task_id, snap in snapshots.items():
+            if task_id not in latest_snaps or snap["_ts"] > latest_snaps[task_id]["_ts"]:
+                latest_snaps[task_id] = snap
+    live = {task_id: snap for task_id, snap in latest_snaps.items()
+            if not finished(snap) and (task_id not in results or snap["_ts"] > results[task_id].ts)}
+    return FeatureTruth(results, live, threads, latest_snaps)
+
+
+def truth(store: CheckpointStore, feature_id: str) -> FeatureTruth:
+    """`read_truth` through a read-only connection (an empty truth when the store does not exist yet)."""
+    if not store.exists():
+        return FeatureTruth({}, {}, [], {})
+    with store.reader() as reader:
+        return read_truth(reader, feature_id)
+
+
+def thread_finished(store: CheckpointStore, thread_id: str) -> bool:
+    """Did the thread's last run end (not running, nor waiting, nor interrupted)? False when it has none."""
+    if not store.exists():
+        return False
+    with store.reader() as reader:
+        latest = reader.latest(thread_id)
+    return latest is not None and output_of(dict(latest.checkpoint.get("channel_values", {}))) is not None
