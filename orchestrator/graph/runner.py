@@ -23,9 +23,8 @@ from orchestrator.gate import GateChoice, choose_gate
 from orchestrator.graph.state import SUCCESS, TaskResult
 from orchestrator.graph.workflow import build_feature_workflow
 from orchestrator.plan.model import FeaturePlan, load_target, plan_digest
-from orchestrator.processes import run
 from orchestrator.repo import lfs
-from orchestrator.repo.git import GitRepo, feature_branch, task_branch
+from orchestrator.repo.git import GitRepo, feature_branch, git_sync, task_branch
 from orchestrator.settings import RunSettings
 from orchestrator.store import inspection
 from orchestrator.store import traces as trace
@@ -127,8 +126,7 @@ def checked_unless_unborn(repo: GitRepo) -> bool:
     try:
         repo.check()
     except InputError:
-        if run(["git", "rev-parse", "--verify", "-q", "HEAD"], repo.root).ok or not run(
-                ["git", "symbolic-ref", "-q", "HEAD"], repo.root).ok:
+        if repo.read("rev-parse", "--verify", "-q", "HEAD").ok or not repo.read("symbolic-ref", "-q", "HEAD").ok:
             raise
         return True
     return False
@@ -139,7 +137,7 @@ def _checkout(settings: RunSettings) -> Path:
     the user's linked worktrees, else the main worktree (also from a subfolder, or from one of our worktrees)."""
     if settings.checkout is None:
         return settings.repo
-    top = run(["git", "rev-parse", "--show-toplevel"], settings.checkout)
+    top = git_sync(settings.checkout, "rev-parse", "--show-toplevel")
     where = Path(top.stdout.strip()).resolve() if top.ok and top.stdout.strip() else settings.repo
     ours = GitRepo(settings.repo).worktrees_dir.resolve()
     return settings.repo if where.is_relative_to(ours) else where
@@ -174,7 +172,7 @@ def _check_agreement(run_plan: RunPlan, known: bool) -> None:
         raise InputError(f"{branch} is gone but {run_plan.thread_id} merged work into it: restore the branch,"
                          f" or `run {again} --fresh`")
     for sha in merged:
-        if not run(["git", "merge-base", "--is-ancestor", sha, branch], settings.repo).ok:
+        if not repo.read("merge-base", "--is-ancestor", sha, f"refs/heads/{branch}").ok:
             raise InputError(f"{branch} was moved: it no longer holds work {run_plan.thread_id} merged ({sha[:10]}):"
                              f" restore it, or `run {again} --fresh`")
 

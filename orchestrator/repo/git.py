@@ -23,14 +23,22 @@ from orchestrator.repo.footing import Proofs, footing
 
 # None of the user's hooks run for our own git commands (post-checkout on `worktree add`, pre-commit, commit-msg,
 # post-commit, post-merge, reference-transaction…): one failing hook would block every run, and they are code of
-# the user's we never asked to run. `land`, the one commit made as the user, runs them (merge_as_user).
-NO_HOOKS = ("-c", "core.hooksPath=/dev/null")
+# the user's we never asked to run. `land`, the one commit made as the user, runs them (merge_as_user). Nor does
+# an fsmonitor hook the user's config names (`git status` and `diff` would start it).
+NO_HOOKS = ("-c", "core.hooksPath=/dev/null", "-c", "core.fsmonitor=false")
 # Commits are made by the orchestrator, with its own identity, and without the repo's hooks.
 _IDENTITY = ["-c", "user.name=AutoBuild", "-c", "user.email=autobuild@localhost", "-c", "commit.gpgsign=false"]
 AUTOBUILD_REFS = "refs/heads/autobuild/"
 # Worktrees, and reports that are also committed on task branches (an ignored file never blocks a
 # checkout of the feature branch; an untracked one would).
 EXCLUDE_LINES = ("/.autobuild/worktrees/", "/.autobuild/runs/")
+
+
+def git_sync(where: Path, *args: str, stdin: str | None = None, timeout: float = 120.0,
+             env: dict[str, str] | None = None) -> Completed:
+    """A git command of ours, blocking (the CLI's checks, `land`'s recovery, reports): none of the user's hooks
+    run. The one sync way to start git; `GitRepo.git` is the async one."""
+    return run(["git", *NO_HOOKS, *args], where, timeout=timeout, env=env, stdin_text=stdin)
 
 
 def feature_branch(feature_id: str) -> str:
@@ -80,29 +88,36 @@ class GitRepo:
         return self._locks.setdefault((self.root, id(asyncio.get_running_loop())), asyncio.Lock())
 
     # ---- checks before anything is written (sync, used by the CLI) ----
+    def read(self, *args: str, cwd: Path | None = None, stdin: str | None = None,
+             timeout: float = 120.0) -> Completed:
+        """A blocking git command of ours in the repo (or `cwd`): a query, or `land`'s recovery in the user's
+        checkout; never the user's hooks, and never a repository git found above a worktree folder."""
+        where = cwd or self.root
+        return git_sync(where, *args, stdin=stdin, timeout=timeout, env=self._env(where))
+
     def check(self) -> None:
         """Fail with an InputError unless this is a git repo with at least one commit."""
         if not self.root.is_dir():
             raise InputError(f"repo {self.root} does not exist: pass --repo PATH of a git repository")
-        top = run(["git", "rev-parse", "--show-toplevel"], self.root)
+        top = self.read("rev-parse", "--show-toplevel")
         if not top.ok:
             raise InputError(f"{self.root} is not a git repository: run `git init` or pass --repo")
-        if not run(["git", "rev-parse", "--verify", "-q", "HEAD"], self.root).ok:
+        if not self.read("rev-parse", "--verify", "-q", "HEAD").ok:
             raise InputError(f"{self.root} has no commits yet: commit something first")
 
     def current_branch(self) -> str:
-        result = run(["git", "symbolic-ref", "--short", "-q", "HEAD"], self.root)
+        result = self.read("symbolic-ref", "--short", "-q", "HEAD")
         if not result.ok:
             raise InputError("HEAD is detached: check out a branch or set base_branch in the plan")
         return result.stdout.strip()
 
     def has_branch(self, name: str) -> bool:
-        return run(["git", "rev-parse", "--verify", "-q", f"refs/heads/{name}"], self.root).ok
+        return self.read("rev-parse", "--verify", "-q", f"refs/heads/{name}").ok
 
     def worktree_list(self) -> list[dict[str, str]]:
         """Every registered worktree: `path`, `head` and `branch` (a full ref, "" when detached)."""
         rows: list[dict[str, str]] = []
-        for line in run(["git", "worktree", "list", "--porcelain"], self.root).stdout.splitlines():
+        for line in self.read("worktree", "list", "--porcelain").stdout.splitlines():
             key, _, value = line.partition(" ")
             if key == "worktree":
                 rows.append({"path": value, "head": "", "branch": ""})
@@ -111,7 +126,7 @@ class GitRepo:
         return rows
 
     def rev(self, ref: str) -> str:
-        result = run(["git", "rev-parse", "--verify", "-q", f"{ref}^{{commit}}"], self.root)
+        result = self.read("rev-parse", "--verify", "-q", f"{ref}^{{commit}}")
         if not result.ok:
             raise GitError(f"unknown revision {ref}")
         return result.stdout.strip()
