@@ -23,7 +23,7 @@ from orchestrator.gate import GateChoice, choose_gate
 from orchestrator.graph.state import SUCCESS, TaskResult
 from orchestrator.graph.workflow import build_feature_workflow
 from orchestrator.plan.model import FeaturePlan, load_target, plan_digest
-from orchestrator.repo import lfs
+from orchestrator.repo import confined, lfs
 from orchestrator.repo.git import GitRepo, feature_branch, git_sync, task_branch
 from orchestrator.settings import RunSettings
 from orchestrator.store import inspection
@@ -83,6 +83,7 @@ def prepare(settings: RunSettings) -> RunPlan:
         settings.plan = settings.plan.expanduser().resolve()  # as given on the command line: from the cwd
     repo = GitRepo(settings.repo)
     unborn = checked_unless_unborn(repo)
+    confined.check_own_folders(settings.repo)
     plan, only_task = load_target(settings.repo, settings.target, settings.plan)
     settings.target = settings.target or plan.id
     if unborn and not plan.base_branch:

@@ -30,6 +30,7 @@ from orchestrator.plan.files import (
     task_markdown,
 )
 from orchestrator.plan.rules import check_consistency, compute_groups
+from orchestrator.repo import confined
 
 ID_PATTERN = r"^[A-Za-z0-9_-]+$"
 _ID_RE = re.compile(ID_PATTERN)
@@ -219,6 +220,11 @@ def load_plan_file(repo: Path, path: Path, expect_id: str | None = None) -> Feat
     """Load and validate the plan in this file; each task's markdown (`file_path`, then
     `.autobuild/tasks/<ID>.md`) becomes its description, which joins its brief."""
     label = shown(repo, path)
+    if path.is_relative_to(repo):  # in the repo: a link in it may not lead the read out (a clone's plan by id)
+        try:
+            confined.resolve_under(repo, path.relative_to(repo).as_posix(), "plan", git_dir_ok=True)
+        except InputError as exc:
+            raise PlanError(str(exc)) from None
     plan = parse_plan(read_plan_data(path, label), label)
     if expect_id is not None and plan.id != expect_id:
         raise PlanError(f"{label}: id is {plan.id!r} but the file is named for {expect_id!r}: make them match")
