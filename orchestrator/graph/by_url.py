@@ -22,10 +22,10 @@ from orchestrator.errors import InputError
 from orchestrator.graph.context import RunContext
 from orchestrator.graph.events import EventLog
 from orchestrator.graph.state import FeatureInput, FeatureOutput, TaskState
-from orchestrator.plan.model import load_target
+from orchestrator.plan.model import check_id, load_target
 from orchestrator.processes import run_async
-from orchestrator.repo import remote
-from orchestrator.repo.git import GitRepo, feature_branch
+from orchestrator.repo import confined, remote
+from orchestrator.repo.git import GitRepo, check_branch_name, feature_branch
 from orchestrator.repo.lock import repo_lock_async
 from orchestrator.settings import RunOptions, worker_workspace
 from orchestrator.store import traces as trace
@@ -64,13 +64,17 @@ async def run(inputs: FeatureInput, options: RunOptions, body: Body, events: Cal
     url = remote.check_url(inputs.get("repo_url", ""))
     base = inputs.get("base") or DEFAULT_BASE
     target = inputs.get("target", "")
+    await asyncio.to_thread(check_input, inputs, base)  # as `submit` checked it, before anything is written
     repo = await remote.ensure_clone(await asyncio.to_thread(worker_workspace), url)
     async with repo_lock_async(repo.root, f"run {target} of {url}"):
         await remote.refresh(repo, url, base)
         local = FeatureInput(**{**inputs, "repo": str(repo.root), "repo_url": url, "base_branch": base})
-        sent = await remote.write_plan(repo, inputs.get("plan_yaml"), dict(inputs.get("plan_files") or {}))
+        await asyncio.to_thread(confined.check_own_folders, repo.root)  # the clone's `.autobuild` may be a link
+        sent = await remote.write_plan(repo, inputs.get("plan_yaml"), inputs.get("plan_files") or {})
         if sent is not None:
             local["plan"] = str(sent)
+        elif local.get("plan"):  # a plan file in the clone: it may not lead out of it
+            local["plan"] = str(await asyncio.to_thread(confined.resolve_under, repo.root, local["plan"], "plan"))
         given = Path(local["plan"]) if local.get("plan") else None  # sent, or a plan file in the repo at the base
         plan, _ = await asyncio.to_thread(load_target, repo.root, target, given)
         if plan.base_branch and plan.base_branch != base:  # the plan names its own base, as in a local run
@@ -80,6 +84,16 @@ async def run(inputs: FeatureInput, options: RunOptions, body: Body, events: Cal
         if options.pr:
             await open_pull_request(repo, output, plan.base_branch or base, events(repo.root, output["feature_id"]))
     return output
+
+
+def check_input(inputs: FeatureInput, base: str) -> None:
+    """What `submit` checks, again (the API can be called without it): the target an id, the base a plain branch,
+    a sent plan text and its files text (their paths are checked as they are written)."""
+    if not isinstance(inputs.get("target", ""), str) or not isinstance(base, str):
+        raise InputError("target and base must be strings: the feature (FEAT-001) and its base branch (main)")
+    if target := inputs.get("target"):
+        check_id("target", target)
+    check_branch_name(base)
 
 
 async def feature_started(inputs: FeatureInput, repo: GitRepo, feature_id: str, sha: str) -> None:

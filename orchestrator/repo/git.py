@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import os
 import shutil
+import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -39,6 +40,21 @@ def git_sync(where: Path, *args: str, stdin: str | None = None, timeout: float =
     """A git command of ours, blocking (the CLI's checks, `land`'s recovery, reports): none of the user's hooks
     run. The one sync way to start git; `GitRepo.git` is the async one."""
     return run(["git", *NO_HOOKS, *args], where, timeout=timeout, env=env, stdin_text=stdin)
+
+
+def check_branch_name(name: str, what: str = "base") -> str:
+    """A branch name by git's own rules (`git check-ref-format --branch`), short (never `refs/…`), never a pattern
+    or one of ours (`autobuild`, `autobuild/…`); InputError (one line) otherwise. Refspecs and fetches built from
+    it can then only name that one branch."""
+    ours = name == "autobuild" or name.startswith("autobuild/")
+    if not name or name.startswith(("-", "refs/")) or "@{" in name or ours:
+        why = "an autobuild/ branch is a run's, never a base" if ours else "not a plain branch name"
+        raise InputError(f"{what} {name!r}: {why}: name the branch the feature starts from (e.g. main)")
+    done = git_sync(Path(tempfile.gettempdir()), "check-ref-format", "--branch", name)
+    if not done.ok or done.stdout.strip() != name:
+        raise InputError(f"{what} {name!r} is not a valid branch name (git check-ref-format --branch): name the"
+                         " branch the feature starts from (e.g. main)")
+    return name
 
 
 def feature_branch(feature_id: str) -> str:

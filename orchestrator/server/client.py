@@ -10,7 +10,8 @@ from pathlib import Path
 from typing import Any
 
 from orchestrator.errors import InputError, RunLockedError
-from orchestrator.plan.model import load_plan_file
+from orchestrator.plan.model import check_id, load_plan_file, load_target
+from orchestrator.repo.git import GitRepo, check_branch_name
 from orchestrator.repo.remote import check_url
 from orchestrator.server.worker import GRAPH_ID
 from orchestrator.store.paused_threads import is_pause
@@ -60,6 +61,8 @@ def api_client(server: str) -> Any:
 
 def repo_identity(repo_url: str) -> str:
     """A local path stands for itself resolved (the workers share this machine's folders); a URL is kept as given."""
+    if not repo_url.strip():
+        raise InputError("--repo-url is empty: pass the repository's git URL (or a folder the workers see)")
     if "://" in repo_url or "@" in repo_url.split("/", 1)[0]:
         return repo_url
     path = Path(repo_url).expanduser().resolve()
@@ -69,11 +72,19 @@ def repo_identity(repo_url: str) -> str:
 
 
 def feature_input(repo_url: str, feature: str, base: str | None, plan: str | None = None) -> dict[str, Any]:
-    """The served graph's input: a local path as `repo`, a URL as `repo_url` (the worker clones it)."""
+    """The served graph's input: a local path as `repo`, a URL as `repo_url` (the worker clones it). Checked as
+    `run` checks its own (InputError, one line) before anything is queued: the feature id, the base, the URL, and
+    for a folder the workers share with us, the plan there."""
+    check_id("feature", feature)
+    if base is not None:
+        check_branch_name(base, "--base")
     identity = repo_identity(repo_url)
     inputs: dict[str, Any] = {"target": feature}
     remote = "://" in identity or "@" in identity
     inputs |= {"repo_url": check_url(identity)} if remote else {"repo": identity}
+    if plan is None and not remote:  # the workers read it where we can see it: a missing or bad plan fails here
+        GitRepo(Path(identity)).check()
+        load_target(Path(identity), feature)
     if plan is not None:
         if not Path(plan).expanduser().is_file():
             raise InputError(f"--plan {plan}: no such file")

@@ -1,0 +1,77 @@
+"""`submit` refuses what `run` refuses, before anything reaches the server: a fake worker API on 127.0.0.1 counts
+the requests (threads, runs) each refusal made: none. One line, exit 2."""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+import pytest
+
+from orchestrator.cli.main import main
+
+
+class _Worker(BaseHTTPRequestHandler):
+    requests: list[str] = []  # noqa: RUF012 - one list per test (reset by the fixture)
+
+    def do_POST(self) -> None:
+        self.rfile.read(int(self.headers.get("Content-Length") or 0))
+        self.requests.append(f"POST {self.path}")
+        body: object = [] if self.path.endswith("/search") else {"thread_id": "t" * 8, "run_id": "r"}
+        data = json.dumps(body).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def log_message(self, *args: object) -> None:
+        """Quiet."""
+
+
+@pytest.fixture
+def server() -> Iterator[str]:
+    _Worker.requests = []
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), _Worker)
+    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{httpd.server_address[1]}"
+    finally:
+        httpd.shutdown()
+        httpd.server_close()
+        thread.join()
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (["FEAT-001", "--base", "*"], "not a valid branch name"),
+    (["FEAT-001", "--base", "autobuild/FEAT-001"], "an autobuild/ branch is a run's"),
+    (["FEAT-001", "--base", "refs/heads/main"], "not a plain branch name"),
+    (["FEAT-001", "--base=-x"], "not a plain branch name"),
+    (["../../etc"], "invalid feature id"),
+    (["FEAT-404"], "feature plan not found"),
+])
+def test_submit_refuses_bad_input_before_any_request(args: list[str], message: str, sample_repo: Path,
+                                                     server: str, capsys: pytest.CaptureFixture[str]) -> None:
+    code = main(["submit", *args, "--repo-url", str(sample_repo), "--server", server])
+    err = capsys.readouterr().err
+    assert (code, err.count("\n"), _Worker.requests) == (2, 1, []), err
+    assert message in err
+
+
+def test_an_empty_repo_url_is_an_error_never_the_current_folder(sample_repo: Path, server: str,
+                                                                capsys: pytest.CaptureFixture[str],
+                                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(sample_repo)  # inside a git repo: it must not be sent
+    code = main(["submit", "FEAT-001", "--repo-url", " ", "--server", server])
+    err = capsys.readouterr().err
+    assert (code, _Worker.requests) == (2, []) and "--repo-url is empty" in err
+
+
+def test_a_good_submission_reaches_the_server(sample_repo: Path, server: str,
+                                              capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["submit", "FEAT-001", "--repo-url", str(sample_repo), "--server", server, "--base", "main"]) == 0
+    assert "POST /threads" in _Worker.requests and any(r.endswith("/runs") for r in _Worker.requests)
