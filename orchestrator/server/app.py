@@ -40,7 +40,7 @@ async def ok() -> dict[str, bool]:
 async def questions(thread_id: str, authorization: str | None = Header(default=None)) -> dict[str, Any]:
     """The thread's pending questions (`question_id`, `question`, `interrupt_id`) and the usage pause it yielded for
     (`pause`: `until`, `until_iso`, `reason`, or None), read from the shared store."""
-    expected = os.environ.get("ORCHESTRATOR_AUTH_TOKEN", "")
+    expected = os.environ.get("ORCHESTRATOR_AUTH_TOKEN", "").strip()
     if expected and not hmac.compare_digest((authorization or "").removeprefix("Bearer ").strip(), expected):
         raise HTTPException(status_code=401, detail="send ORCHESTRATOR_AUTH_TOKEN as a bearer token")
     if not _workflow:
