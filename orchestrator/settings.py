@@ -29,6 +29,10 @@ WAKE_VARIABLE = f"{ENV_PREFIX}WAKE_SECONDS"
 """How often a worker's waker looks for paused runs to re-queue (orchestrator/server/waker.py)."""
 
 
+MAX_PARALLEL = 64
+"""Tasks at once: each holds a few Claude Code processes (~220 MB each)."""
+
+
 class RunOptions(BaseModel):
     """How a feature runs, by the CLI's option names: the feature graph's LangGraph context (`context_schema`).
 
@@ -100,7 +104,7 @@ class RunOptions(BaseModel):
             if not math.isfinite(value):
                 raise InputError(f"--{name.replace('_', '-')} must be a finite number, not {value}")
         checks = [
-            (self.parallel >= 1, "--parallel must be at least 1"),
+            (1 <= self.parallel <= MAX_PARALLEL, f"--parallel must be between 1 and {MAX_PARALLEL}"),
             (1 <= self.max_turns <= 100, "--max-turns must be between 1 and 100"),
             (self.session_timeout > 0, "--session-timeout must be positive"),
             (self.idle_timeout > 0, "--idle-timeout must be positive"),

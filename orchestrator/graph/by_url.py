@@ -96,6 +96,60 @@ def check_input(inputs: FeatureInput, base: str) -> None:
     check_branch_name(base)
 
 
+_TEXT_KEYS = ("repo", "target", "plan", "repo_url", "base", "plan_yaml", "base_branch")
+
+
+def check_served(inputs: Any, options: RunOptions) -> None:
+    """A served run's input and context, checked as the CLI checks its own (blocking: run in a thread): keys and
+    types, the options' ranges, a local `repo` that is a repository's top folder, a plan file inside it."""
+    if not isinstance(inputs, dict):
+        raise InputError("the input must be an object: {\"repo_url\": URL, \"target\": \"FEAT-001\"}")
+    unknown = sorted(set(inputs) - set(FeatureInput.__annotations__))
+    if unknown:
+        raise InputError(f"unknown input key(s) {', '.join(map(repr, unknown[:5]))[:200]}: the input takes"
+                         f" {', '.join(FeatureInput.__annotations__)}")
+    for key in _TEXT_KEYS:
+        if key in inputs and not isinstance(inputs[key], str):
+            raise InputError(f"{key} must be a string, not {type(inputs[key]).__name__}")
+    files = inputs.get("plan_files")
+    if files is not None and not (isinstance(files, dict) and all(
+            isinstance(k, str) and isinstance(v, str) for k, v in files.items())):
+        raise InputError("plan_files must map paths (strings) to the files' text (strings)")
+    options.validate_options()
+    if not inputs.get("repo_url"):  # by URL, `run` checks the rest before it clones
+        _check_local_repo(inputs)
+
+
+def _check_local_repo(inputs: dict[str, Any]) -> None:
+    """A served run on a folder of the worker's: the repository's top folder, our folders in it no links, the
+    plan file inside it."""
+    if not inputs.get("repo"):
+        raise InputError("the input names no repository: give repo (a folder on the worker) or repo_url")
+    if target := inputs.get("target"):
+        check_id("target", target)
+    root = Path(inputs["repo"])
+    if not root.is_absolute():
+        raise InputError(f"repo {inputs['repo']!r} must be an absolute path (the worker's folders)")
+    repo = GitRepo(root.resolve())
+    try:
+        repo.check()
+    except InputError:  # an unborn branch is a base only the plan's base_branch can name, as for `run`
+        if repo.read("rev-parse", "--verify", "-q", "HEAD").ok or not repo.read("symbolic-ref", "-q", "HEAD").ok:
+            raise
+    top = repo.read("rev-parse", "--show-toplevel").stdout.strip()
+    if Path(top).resolve() != repo.root:
+        raise InputError(f"repo {inputs['repo']} is not a repository's top folder ({top} is): give that")
+    confined.check_own_folders(repo.root)
+    if inputs.get("plan"):  # an API caller's plan path may not lead the read out of the repo
+        confined.resolve_under(repo.root, inputs["plan"], "plan")
+
+
+def refused(inputs: Any, error: InputError) -> FeatureOutput:
+    """A served run's final value when it refused its input: the thread's state says why."""
+    target = inputs.get("target") if isinstance(inputs, dict) else None
+    return FeatureOutput(feature_id=target if isinstance(target, str) else "", results={}, refused=str(error))
+
+
 async def feature_started(inputs: FeatureInput, repo: GitRepo, feature_id: str, sha: str) -> None:
     """The feature branch, on the URL too: recreated here at its recorded start when a takeover's clone lacks it."""
     if (url := inputs.get("repo_url")) is None:

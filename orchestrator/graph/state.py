@@ -3,7 +3,7 @@ reviews, the task state's fields) live in orchestrator/facts.py, which views and
 
 from __future__ import annotations
 
-from typing import TypedDict
+from typing import NotRequired, TypedDict
 
 from orchestrator.facts import (
     SUCCESS,
@@ -79,3 +79,5 @@ class FeatureOutput(TypedDict):
 
     feature_id: str
     results: dict[str, TaskResult]
+    refused: NotRequired[str]
+    """A served run that refused its input (one line: what is wrong and what to do); nothing ran."""

@@ -11,6 +11,7 @@ from typing import Any
 
 from orchestrator.errors import InputError, RunLockedError
 from orchestrator.plan.model import check_id, load_plan_file, load_target
+from orchestrator.repo import confined
 from orchestrator.repo.git import GitRepo, check_branch_name
 from orchestrator.repo.remote import check_url
 from orchestrator.server.worker import GRAPH_ID
@@ -90,8 +91,9 @@ def feature_input(repo_url: str, feature: str, base: str | None, plan: str | Non
             raise InputError(f"--plan {plan}: no such file")
         if remote:  # the worker has no copy of this file: the plan and its task markdown travel in the input
             inputs |= sent_plan(Path(plan).expanduser().resolve())
-        else:
-            inputs["plan"] = str(Path(plan).expanduser().resolve())
+        else:  # the worker refuses a plan path that leads out of the repository: refused here first
+            inputs["plan"] = str(confined.resolve_under(Path(identity), str(Path(plan).expanduser().resolve()),
+                                                        "--plan"))
     if base:
         inputs |= {"base": base, "base_branch": base}
     return inputs
@@ -176,7 +178,7 @@ async def remote_status(server: str, repo_url: str | None, feature: str) -> Remo
         state: Any = await client.threads.get_state(thread["thread_id"], subgraphs=True)
     except APIStatusError:  # Aegra 0.11 answers 500 while the feature has no return value yet (a question waits,
         state = {}           # or a run failed before its first checkpoint): the worker's own route has the questions
-    values = state.get("values") or {}
+    values = state.get("values") if isinstance(state.get("values"), dict) else {}
     results = {task: str(result.get("status", "")) for task, result in (values.get("results") or {}).items()}
     pending = [i for t in state.get("tasks") or [] for i in t.get("interrupts") or []
                if isinstance(i.get("value"), dict)]
@@ -191,6 +193,8 @@ async def remote_status(server: str, repo_url: str | None, feature: str) -> Remo
     error = ""
     if runs and runs[0].get("status") == "error":  # Aegra's run carries `error_message`
         error = str(dict(runs[0]).get("error_message") or "") or _error(state)
+    if values.get("refused"):  # the served graph refused its input: its final value says why
+        error = f"refused: {values['refused']}"
     return RemoteStatus(str(thread["thread_id"]), str(thread.get("status", "")), results, questions, error,
                         *_pause_fields(pause))
 

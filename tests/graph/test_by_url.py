@@ -25,10 +25,15 @@ from orchestrator.settings import RunOptions
 from tests.graph.harness import CALC_FILES, Run, plan, stream_run, task
 
 
-def bare_remote(tmp_path: Path, *tasks: dict[str, Any], with_plan: bool = True) -> str:
-    """A project pushed to a bare repository (the plan committed on main, or not); its file:// URL."""
+def bare_remote(tmp_path: Path, *tasks: dict[str, Any], with_plan: bool = True,
+                links: dict[str, str] | None = None) -> str:
+    """A project pushed to a bare repository (the plan committed on main, or not; with `links`, symlinks committed
+    too: path -> target); its file:// URL."""
     work = make_sample_repo(tmp_path / "work", files=CALC_FILES, plan=plan(*tasks, verify=None) if with_plan else None,
                             venv=False)
+    for name, target in (links or {}).items():
+        (work / name).symlink_to(target)
+        git(work, "add", name)
     if with_plan:
         git(work, "add", ".autobuild")
         git(work, "-c", "user.name=Me", "-c", "user.email=me@localhost", "commit", "-qm", "plan FEAT-001")

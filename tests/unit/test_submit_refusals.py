@@ -75,3 +75,46 @@ def test_a_good_submission_reaches_the_server(sample_repo: Path, server: str,
                                               capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["submit", "FEAT-001", "--repo-url", str(sample_repo), "--server", server, "--base", "main"]) == 0
     assert "POST /threads" in _Worker.requests and any(r.endswith("/runs") for r in _Worker.requests)
+
+
+class _RefusedThread(_Worker):
+    """A worker whose one thread's run refused its input (the served graph's final value carries `refused`)."""
+
+    def do_GET(self) -> None:
+        self.requests.append(f"GET {self.path}")
+        if "/state" in self.path:
+            body: object = {"values": {"feature_id": "FEAT-001", "results": {}, "refused": REFUSAL}, "tasks": [],
+                            "next": []}
+        else:
+            body = [{"run_id": "r", "status": "success", "created_at": "2026-01-01T00:00:00Z"}]
+        self._answer(body)
+
+    def do_POST(self) -> None:
+        self.rfile.read(int(self.headers.get("Content-Length") or 0))
+        self._answer([{"thread_id": "0" * 8 + "-0000-0000-0000-" + "0" * 12, "status": "idle",
+                       "metadata": {"feature": "FEAT-001"}}])
+
+    def _answer(self, body: object) -> None:
+        data = json.dumps(body).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+
+REFUSAL = "plan_files: docs/pwned.md resolves outside the repository (/home/x): name a file inside it"
+
+
+def test_status_server_says_why_a_run_was_refused(capsys: pytest.CaptureFixture[str]) -> None:
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), _RefusedThread)
+    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread.start()
+    try:
+        code = main(["status", "FEAT-001", "--server", f"http://127.0.0.1:{httpd.server_address[1]}"])
+    finally:
+        httpd.shutdown()
+        httpd.server_close()
+        thread.join()
+    out = capsys.readouterr().out
+    assert code == 1 and f"error: refused: {REFUSAL}" in out, out
