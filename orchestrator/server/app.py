@@ -26,7 +26,11 @@ async def _lifespan(_app: FastAPI) -> AsyncIterator[None]:
         await waker.stop(task)
 
 
-app = FastAPI(lifespan=_lifespan)
+# With a token, the API's description is a token holder's too: the engine leaves /docs and /openapi.json public on
+# the app it is given (ours), so that app has none (`serve` sets the token before the engine imports this).
+_PUBLIC_DOCS = not os.environ.get("ORCHESTRATOR_AUTH_TOKEN", "").strip()
+app = FastAPI(lifespan=_lifespan, docs_url="/docs" if _PUBLIC_DOCS else None,
+              redoc_url="/redoc" if _PUBLIC_DOCS else None, openapi_url="/openapi.json" if _PUBLIC_DOCS else None)
 _workflow: list[Any] = []
 
 
