@@ -25,8 +25,9 @@ from orchestrator.repo.footing import Proofs, footing
 # None of the user's hooks run for our own git commands (post-checkout on `worktree add`, pre-commit, commit-msg,
 # post-commit, post-merge, reference-transaction…): one failing hook would block every run, and they are code of
 # the user's we never asked to run. `land`, the one commit made as the user, runs them (merge_as_user). Nor does
-# an fsmonitor hook the user's config names (`git status` and `diff` would start it).
-NO_HOOKS = ("-c", "core.hooksPath=/dev/null", "-c", "core.fsmonitor=false")
+# an fsmonitor daemon the user's config names (`git status` and `diff` would start it), not even for `land`.
+NO_FSMONITOR = ("-c", "core.fsmonitor=false")
+NO_HOOKS = ("-c", "core.hooksPath=/dev/null", *NO_FSMONITOR)
 # Commits are made by the orchestrator, with its own identity, and without the repo's hooks.
 _IDENTITY = ["-c", "user.name=AutoBuild", "-c", "user.email=autobuild@localhost", "-c", "commit.gpgsign=false"]
 AUTOBUILD_REFS = "refs/heads/autobuild/"
@@ -158,7 +159,7 @@ class GitRepo:
     async def git(self, *args: str, cwd: Path | None = None, check: bool = True, user_hooks: bool = False) -> Completed:
         """A git command of ours: no hooks of the user's run, unless `user_hooks` (land's commit as the user)."""
         where = cwd or self.root
-        hooks = () if user_hooks else NO_HOOKS
+        hooks = NO_FSMONITOR if user_hooks else NO_HOOKS
         result = await run_async(["git", *hooks, *args], where, timeout=300, env=self._env(where))
         if check and not result.ok:
             raise GitError(f"git {' '.join(args)} failed: {result.tail(5)}")
