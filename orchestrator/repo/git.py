@@ -118,9 +118,15 @@ class GitRepo:
             raise InputError(f"repo {self.root} does not exist: pass --repo PATH of a git repository")
         top = self.read("rev-parse", "--show-toplevel")
         if not top.ok:
+            if self.read("rev-parse", "--is-bare-repository").stdout.strip() == "true":
+                raise InputError(f"{self.root} is a bare repository (no checkout to build in): pass --repo of a"
+                                 " clone of it")
             raise InputError(f"{self.root} is not a git repository: run `git init` or pass --repo")
         if not self.read("rev-parse", "--verify", "-q", "HEAD").ok:
             raise InputError(f"{self.root} has no commits yet: commit something first")
+        if self.read("rev-parse", "--verify", "-q", "refs/heads/autobuild").ok:
+            raise InputError(f"{self.root} has a branch named `autobuild`: git can't also hold the run's"
+                             " autobuild/… branches; rename it first (git branch -m autobuild <new-name>)")
 
     def current_branch(self) -> str:
         result = self.read("symbolic-ref", "--short", "-q", "HEAD")

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from orchestrator.cli.demo import git
+from orchestrator.cli.demo import git, make_sample_repo
 from orchestrator.errors import InputError, PlanError
 from orchestrator.plan.model import load_plan
 from orchestrator.repo import confined, remote
@@ -95,3 +95,14 @@ def test_autobuild_as_a_file_or_a_link_out_is_refused_before_a_run(clone: Path, 
         (clone / ".autobuild").write_text("not a folder")
     with pytest.raises(InputError, match="symlink" if kind == "link" else "is a file"):
         confined.check_own_folders(clone)
+
+
+def test_a_bare_repository_and_a_branch_named_autobuild_are_refused_in_one_line(tmp_path: Path) -> None:
+    repo = make_sample_repo(tmp_path / "repo", venv=False)
+    git(tmp_path, "clone", "-q", "--bare", str(repo), str(tmp_path / "bare.git"))
+    with pytest.raises(InputError, match="is a bare repository"):
+        GitRepo(tmp_path / "bare.git").check()
+    git(repo, "branch", "autobuild")
+    with pytest.raises(InputError, match="a branch named `autobuild`") as refused:
+        GitRepo(repo).check()
+    assert "\n" not in str(refused.value)
