@@ -140,3 +140,9 @@ def check_own_folders(root: Path) -> None:
         if path.exists() and not path.is_dir():
             raise InputError(f"{path} is a file, not a folder: AutoBuild keeps its plans and runs there; move it"
                              " away first")
+    runs = root / ".autobuild" / "runs"
+    for folder, names, files in os.walk(runs):  # a committed `runs/FEAT-001 -> ~/.ssh` would take the reports
+        for name in (*names, *files):
+            if (Path(folder) / name).is_symlink():
+                raise InputError(f"{Path(folder) / name} is a symlink: AutoBuild writes its reports there; remove"
+                                 " the link (and commit the removal) first")

@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from orchestrator.cli.demo import git, make_sample_repo
+from orchestrator.cli.demo import DEMO_PLAN, git, make_sample_repo
+from orchestrator.cli.main import main
 from orchestrator.errors import InputError, PlanError
 from orchestrator.plan.model import load_plan
 from orchestrator.repo import confined, remote
@@ -106,3 +107,17 @@ def test_a_bare_repository_and_a_branch_named_autobuild_are_refused_in_one_line(
     with pytest.raises(InputError, match="a branch named `autobuild`") as refused:
         GitRepo(repo).check()
     assert "\n" not in str(refused.value)
+
+
+def test_a_run_refuses_a_runs_folder_linked_out_and_writes_nothing(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("ANTHROPIC_BASE_URL", "http://127.0.0.1:9")  # should a session start, it reaches nothing
+    repo = make_sample_repo(tmp_path / "repo", plan=DEMO_PLAN)
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (repo / ".autobuild" / "runs").mkdir()
+    (repo / ".autobuild" / "runs" / "FEAT-001").symlink_to(outside, target_is_directory=True)
+    code = main(["run", "FEAT-001", "--repo", str(repo), "--db", str(tmp_path / "db.sqlite")])
+    err = capsys.readouterr().err
+    assert (code, err.count("\n")) == (2, 1) and "is a symlink" in err, err
+    assert list(outside.iterdir()) == [] and not (tmp_path / "db.sqlite").exists()
