@@ -12,7 +12,7 @@ from typing import Any
 from orchestrator.errors import InputError, RunLockedError
 from orchestrator.plan.model import check_id, load_plan_file, load_target
 from orchestrator.repo import confined
-from orchestrator.repo.git import GitRepo, check_branch_name
+from orchestrator.repo.git import GitRepo, check_branch_name, git_sync
 from orchestrator.repo.remote import check_url
 from orchestrator.server.worker import GRAPH_ID
 from orchestrator.store.paused_threads import is_pause
@@ -86,6 +86,8 @@ def feature_input(repo_url: str, feature: str, base: str | None, plan: str | Non
     if plan is None and not remote:  # the workers read it where we can see it: a missing or bad plan fails here
         GitRepo(Path(identity)).check()
         load_target(Path(identity), feature)
+    if plan is None and remote and identity.startswith("file://"):
+        _check_plan_at_base(Path(identity.removeprefix("file://")), feature, base or "main")
     if plan is not None:
         if not Path(plan).expanduser().is_file():
             raise InputError(f"--plan {plan}: no such file")
@@ -97,6 +99,22 @@ def feature_input(repo_url: str, feature: str, base: str | None, plan: str | Non
     if base:
         inputs |= {"base": base, "base_branch": base}
     return inputs
+
+
+def _check_plan_at_base(repository: Path, feature: str, base: str) -> None:
+    """A `file://` repository this machine sees: its base branch, and the feature's plan on it (or a plan naming
+    `feature` as one of its tasks), or InputError before anything is queued."""
+    if not repository.is_dir():
+        return  # the workers may see a folder we don't: they say
+    if not git_sync(repository, "rev-parse", "--verify", "-q", f"refs/heads/{base}^{{commit}}").ok:
+        raise InputError(f"{repository} has no branch {base!r}: pass --base, the branch the feature starts from")
+    if git_sync(repository, "cat-file", "-e", f"refs/heads/{base}:.autobuild/features/{feature}.yaml").ok:
+        return
+    listed = git_sync(repository, "grep", "-q", "-E", f"id: *['\"]?{feature}['\"]?$", f"refs/heads/{base}", "--",
+                      ".autobuild/features/")
+    if not listed.ok:
+        raise InputError(f"no plan of {feature} on {base} of {repository} (.autobuild/features/{feature}.yaml):"
+                         " commit it there, or pass --plan FILE to send one")
 
 
 def sent_plan(plan: Path) -> dict[str, Any]:

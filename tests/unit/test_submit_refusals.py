@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from orchestrator.cli.demo import git
 from orchestrator.cli.main import main
 
 
@@ -118,3 +119,14 @@ def test_status_server_says_why_a_run_was_refused(capsys: pytest.CaptureFixture[
         thread.join()
     out = capsys.readouterr().out
     assert code == 1 and f"error: refused: {REFUSAL}" in out, out
+
+
+def test_a_file_url_without_the_plan_at_its_base_is_refused(sample_repo: Path, server: str, tmp_path: Path,
+                                                            capsys: pytest.CaptureFixture[str]) -> None:
+    bare = tmp_path / "origin.git"
+    git(tmp_path, "clone", "-q", "--bare", str(sample_repo), str(bare))  # the plan is not committed in it
+    code = main(["submit", "FEAT-001", "--repo-url", f"file://{bare}", "--server", server])
+    err = capsys.readouterr().err
+    assert (code, _Worker.requests) == (2, []) and "no plan of FEAT-001 on main" in err, err
+    code = main(["submit", "FEAT-001", "--repo-url", f"file://{bare}", "--server", server, "--base", "nope"])
+    assert (code, _Worker.requests) == (2, []) and "has no branch 'nope'" in capsys.readouterr().err
