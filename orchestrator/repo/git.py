@@ -20,6 +20,7 @@ from pathlib import Path
 
 from orchestrator.errors import GitError, InputError
 from orchestrator.processes import Completed, run, run_async
+from orchestrator.repo import filters
 from orchestrator.repo.footing import Proofs, footing
 
 # None of the user's hooks run for our own git commands (post-checkout on `worktree add`, pre-commit, commit-msg,
@@ -99,6 +100,7 @@ class GitRepo:
         self._common_dir: Path | None = None
         self._git_dir: Path | None = None
         self._proofs = Proofs()  # worktree_problem's answers, by footing
+        self._filters: tuple[str, ...] | None = None  # the user's filter drivers, switched off (repo/filters.py)
 
     @property
     def lock(self) -> asyncio.Lock:
@@ -110,7 +112,12 @@ class GitRepo:
         """A blocking git command of ours in the repo (or `cwd`): a query, or `land`'s recovery in the user's
         checkout; never the user's hooks, and never a repository git found above a worktree folder."""
         where = cwd or self.root
-        return git_sync(where, *args, stdin=stdin, timeout=timeout, env=self._env(where))
+        return git_sync(where, *self._no_filters(), *args, stdin=stdin, timeout=timeout, env=self._env(where))
+
+    def _no_filters(self) -> tuple[str, ...]:
+        if self._filters is None:
+            self._filters = filters.switched_off(self.root) if self.root.is_dir() else ()
+        return self._filters
 
     def check(self) -> None:
         """Fail with an InputError unless this is a git repo with at least one commit."""
@@ -162,11 +169,17 @@ class GitRepo:
             return {**os.environ, "GIT_CEILING_DIRECTORIES": str(cwd.parent)}
         return None
 
-    async def git(self, *args: str, cwd: Path | None = None, check: bool = True, user_hooks: bool = False) -> Completed:
-        """A git command of ours: no hooks of the user's run, unless `user_hooks` (land's commit as the user)."""
+    async def git(self, *args: str, cwd: Path | None = None, check: bool = True, user_hooks: bool = False,
+                  user_filters: bool = False) -> Completed:
+        """A git command of ours: no hooks or filter drivers of the user's run, unless `user_hooks` (land's merge and
+        commit as the user, which run both) or `user_filters` (land writing the user's checkout as their git
+        would)."""
         where = cwd or self.root
         hooks = NO_FSMONITOR if user_hooks else NO_HOOKS
-        result = await run_async(["git", *hooks, *args], where, timeout=300, env=self._env(where))
+        if self._filters is None:
+            await asyncio.to_thread(self._no_filters)
+        off = () if user_hooks or user_filters else self._no_filters()
+        result = await run_async(["git", *hooks, *off, *args], where, timeout=300, env=self._env(where))
         if check and not result.ok:
             raise GitError(f"git {' '.join(args)} failed: {result.tail(5)}")
         return result
