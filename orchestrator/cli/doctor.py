@@ -18,7 +18,7 @@ from orchestrator import jsonout, sandbox
 from orchestrator.cli.tracing import tracing_check, tracing_endpoint
 from orchestrator.errors import InputError
 from orchestrator.processes import run
-from orchestrator.repo.git import git_sync
+from orchestrator.repo.commands import git_sync
 from orchestrator.settings import Settings
 from orchestrator.store.checkpoints import CheckpointStore
 

@@ -25,7 +25,8 @@ from orchestrator.graph.state import FeatureInput, FeatureOutput, TaskState
 from orchestrator.plan.model import check_id, load_target
 from orchestrator.processes import run_async
 from orchestrator.repo import confined, remote
-from orchestrator.repo.git import GitRepo, check_branch_name, feature_branch
+from orchestrator.repo.commands import check_branch_name
+from orchestrator.repo.git import GitRepo, feature_branch
 from orchestrator.repo.lock import repo_lock_async
 from orchestrator.settings import RunOptions, worker_workspace
 from orchestrator.store import traces as trace

@@ -24,7 +24,8 @@ from orchestrator.graph.state import SUCCESS, TaskResult
 from orchestrator.graph.workflow import build_feature_workflow
 from orchestrator.plan.model import FeaturePlan, load_target, plan_digest
 from orchestrator.repo import confined, lfs
-from orchestrator.repo.git import GitRepo, feature_branch, git_sync, task_branch
+from orchestrator.repo.commands import git_sync
+from orchestrator.repo.git import GitRepo, feature_branch, task_branch
 from orchestrator.settings import RunSettings
 from orchestrator.store import inspection
 from orchestrator.store import traces as trace

@@ -31,7 +31,8 @@ from typing import Any
 
 from agents import reaper
 from orchestrator.errors import RunLockedError
-from orchestrator.repo.git import GitRepo, git_sync
+from orchestrator.repo.commands import git_sync
+from orchestrator.repo.git import GitRepo
 from orchestrator.repo.lock import repo_lock
 
 NAME = "autobuild-land.json"

@@ -13,7 +13,8 @@ from orchestrator.landing import journal
 from orchestrator.landing.land import REPORTS
 from orchestrator.landing.record import Standing, predicted_conflicts, read_record, standing
 from orchestrator.plan.model import load_plan
-from orchestrator.repo.git import GitRepo, git_sync
+from orchestrator.repo.commands import git_sync
+from orchestrator.repo.git import GitRepo
 from orchestrator.settings import Settings
 from orchestrator.store import traces as trace
 from orchestrator.store.checkpoints import CheckpointStore

@@ -13,50 +13,21 @@ from __future__ import annotations
 import asyncio
 import os
 import shutil
-import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from orchestrator.errors import GitError, InputError
-from orchestrator.processes import Completed, run, run_async
-from orchestrator.repo import filters
+from orchestrator.processes import Completed, run_async
+from orchestrator.repo.commands import NO_FSMONITOR, NO_HOOKS, filters_off, git_sync
 from orchestrator.repo.footing import Proofs, footing
 
-# None of the user's hooks run for our own git commands (post-checkout on `worktree add`, pre-commit, commit-msg,
-# post-commit, post-merge, reference-transaction…): one failing hook would block every run, and they are code of
-# the user's we never asked to run. `land`, the one commit made as the user, runs them (merge_as_user). Nor does
-# an fsmonitor daemon the user's config names (`git status` and `diff` would start it), not even for `land`.
-NO_FSMONITOR = ("-c", "core.fsmonitor=false")
-NO_HOOKS = ("-c", "core.hooksPath=/dev/null", *NO_FSMONITOR)
 # Commits are made by the orchestrator, with its own identity, and without the repo's hooks.
 _IDENTITY = ["-c", "user.name=AutoBuild", "-c", "user.email=autobuild@localhost", "-c", "commit.gpgsign=false"]
 AUTOBUILD_REFS = "refs/heads/autobuild/"
 # Worktrees, and reports that are also committed on task branches (an ignored file never blocks a
 # checkout of the feature branch; an untracked one would).
 EXCLUDE_LINES = ("/.autobuild/worktrees/", "/.autobuild/runs/")
-
-
-def git_sync(where: Path, *args: str, stdin: str | None = None, timeout: float = 120.0,
-             env: dict[str, str] | None = None) -> Completed:
-    """A git command of ours, blocking (the CLI's checks, `land`'s recovery, reports): none of the user's hooks
-    run. The one sync way to start git; `GitRepo.git` is the async one."""
-    return run(["git", *NO_HOOKS, *args], where, timeout=timeout, env=env, stdin_text=stdin)
-
-
-def check_branch_name(name: str, what: str = "base") -> str:
-    """A branch name by git's own rules (`git check-ref-format --branch`), short (never `refs/…`), never a pattern
-    or one of ours (`autobuild`, `autobuild/…`); InputError (one line) otherwise. Refspecs and fetches built from
-    it can then only name that one branch."""
-    ours = name == "autobuild" or name.startswith("autobuild/")
-    if not name or name.startswith(("-", "refs/")) or "@{" in name or ours:
-        why = "an autobuild/ branch is a run's, never a base" if ours else "not a plain branch name"
-        raise InputError(f"{what} {name!r}: {why}: name the branch the feature starts from (e.g. main)")
-    done = git_sync(Path(tempfile.gettempdir()), "check-ref-format", "--branch", name)
-    if not done.ok or done.stdout.strip() != name:
-        raise InputError(f"{what} {name!r} is not a valid branch name (git check-ref-format --branch): name the"
-                         " branch the feature starts from (e.g. main)")
-    return name
 
 
 def feature_branch(feature_id: str) -> str:
@@ -100,7 +71,7 @@ class GitRepo:
         self._common_dir: Path | None = None
         self._git_dir: Path | None = None
         self._proofs = Proofs()  # worktree_problem's answers, by footing
-        self._filters: tuple[str, ...] | None = None  # the user's filter drivers, switched off (repo/filters.py)
+        self._filters: tuple[str, ...] | None = None  # the user's filter drivers, switched off (repo/commands.py)
 
     @property
     def lock(self) -> asyncio.Lock:
@@ -116,7 +87,7 @@ class GitRepo:
 
     def _no_filters(self) -> tuple[str, ...]:
         if self._filters is None:
-            self._filters = filters.switched_off(self.root) if self.root.is_dir() else ()
+            self._filters = filters_off(self.root) if self.root.is_dir() else ()
         return self._filters
 
     def check(self) -> None:

@@ -8,7 +8,7 @@ import re
 import shutil
 from pathlib import Path
 
-from orchestrator.repo.git import git_sync
+from orchestrator.repo.commands import git_sync
 
 _OID = re.compile(r"^([0-9a-f]{64}) [*-] (.+)$")
 

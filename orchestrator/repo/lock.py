@@ -22,7 +22,7 @@ from pathlib import Path
 import psutil
 
 from orchestrator.errors import RunLockedError
-from orchestrator.repo.git import git_sync
+from orchestrator.repo.commands import git_sync
 
 _HELD: ContextVar[frozenset[Path]] = ContextVar("autobuild_repo_locks", default=frozenset())
 

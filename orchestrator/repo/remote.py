@@ -18,7 +18,8 @@ from urllib.parse import urlsplit
 
 from orchestrator.errors import GitError, InputError
 from orchestrator.repo import confined
-from orchestrator.repo.git import AUTOBUILD_REFS, GitRepo, check_branch_name
+from orchestrator.repo.commands import check_branch_name
+from orchestrator.repo.git import AUTOBUILD_REFS, GitRepo
 
 FETCHED = "refs/remotes/origin/autobuild/"
 """Where the URL's autobuild/ branches are fetched to in the clone (then made local branches if missing)."""

@@ -12,7 +12,8 @@ from typing import Any
 from orchestrator.errors import InputError, RunLockedError
 from orchestrator.plan.model import check_id, load_plan_file, load_target
 from orchestrator.repo import confined
-from orchestrator.repo.git import GitRepo, check_branch_name, git_sync
+from orchestrator.repo.commands import check_branch_name, git_sync
+from orchestrator.repo.git import GitRepo
 from orchestrator.repo.remote import check_url
 from orchestrator.server.worker import GRAPH_ID
 from orchestrator.store.paused_threads import is_pause

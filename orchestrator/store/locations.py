@@ -12,7 +12,7 @@ from urllib.parse import parse_qsl, urlencode, urlsplit
 import platformdirs
 
 from orchestrator.errors import InputError
-from orchestrator.repo.git import git_sync
+from orchestrator.repo.commands import git_sync
 
 POSTGRES_SCHEMES = ("postgres://", "postgresql://")
 REMEMBERED_DB = Path(".autobuild") / "db.json"

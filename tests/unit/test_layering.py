@@ -148,7 +148,7 @@ def _git_starts(path: Path) -> list[int]:
 
 def test_git_is_started_only_by_orchestrator_repo() -> None:
     """One guarded path runs git (no user hooks, no fsmonitor, the worktree ceiling): GitRepo.git, GitRepo.read
-    and repo.git.git_sync; an argv or shell string starting with git anywhere else is a bypass."""
+    and repo.commands.git_sync; an argv or shell string starting with git anywhere else is a bypass."""
     offenders = [f"{module}:{line}" for module, path in MODULES.items()
                  if not module.startswith(("orchestrator.repo", "agents.testing")) and module not in GIT_HELPERS
                  for line in _git_starts(path)]
