@@ -99,6 +99,9 @@ class Orchestration(BaseModel):
     parallel_groups: list[list[Identifier]] | None = None
 
 
+_NOT_IN_BRANCH = frozenset("~^:?*[\\")
+
+
 class FeaturePlan(BaseModel):
     """A feature: its tasks, their dependencies and the order groups run in."""
 
@@ -119,6 +122,20 @@ class FeaturePlan(BaseModel):
 
     _verify_not_blank = field_validator("verify", "setup")(_not_blank)
     _notes: list[str] = PrivateAttr(default_factory=list)
+
+    @field_validator("base_branch")
+    @classmethod
+    def _plain_branch(cls, name: str | None) -> str | None:
+        """A branch name git would take (its rules, checked without git: plans are parsed everywhere), never a
+        pattern, a full ref or one of ours: refspecs and commands built from it name that one branch."""
+        if name is None:
+            return None
+        bad = (not name or name.startswith(("-", "/", "refs/", "autobuild/")) or name == "autobuild"
+               or name.endswith(("/", ".", ".lock")) or ".." in name or "@{" in name or "//" in name
+               or any(ch in _NOT_IN_BRANCH or ord(ch) < 33 or ord(ch) == 127 for ch in name))
+        if bad:
+            raise ValueError("not a plain branch name (e.g. main): never a pattern, refs/… or autobuild/…")
+        return name
 
     @property
     def notes(self) -> list[str]:
