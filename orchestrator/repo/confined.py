@@ -103,6 +103,25 @@ def write_under(root: Path, given: str | PurePosixPath, data: str | bytes, what:
     return resolved
 
 
+def append_under(root: Path, relative: PurePosixPath, text: str, what: str) -> None:
+    """Append `text` to a file of ours below `root` (a trace): every folder from `root` down opened with
+    O_NOFOLLOW, missing ones made, the file never a symlink, so a link swapped in is refused, never followed."""
+    parts = relative.parts
+    folder = _open_folder(root.resolve(), parts[:-1], what, make=True)
+    try:
+        try:
+            fd = os.open(parts[-1], os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644,
+                         dir_fd=folder)
+        except OSError as exc:
+            if exc.errno == errno.ELOOP:
+                raise InputError(f"{what}: {root / relative} is a symlink: refused (nothing written)") from None
+            raise
+        with os.fdopen(fd, "a", encoding="utf-8") as out:
+            out.write(text)
+    finally:
+        os.close(folder)
+
+
 def read_under(root: Path, given: str | PurePosixPath, what: str, *, limit: int) -> bytes:
     """The first `limit` + 1 bytes of a regular file under `root` (symlinks inside it followed, none swapped in)."""
     top = root.resolve()

@@ -15,6 +15,7 @@ from orchestrator.errors import InputError, PlanError
 from orchestrator.plan.model import load_plan
 from orchestrator.repo import confined, remote
 from orchestrator.repo.git import GitRepo
+from orchestrator.store import traces
 
 
 @pytest.fixture
@@ -121,3 +122,12 @@ def test_a_run_refuses_a_runs_folder_linked_out_and_writes_nothing(tmp_path: Pat
     err = capsys.readouterr().err
     assert (code, err.count("\n")) == (2, 1) and "is a symlink" in err, err
     assert list(outside.iterdir()) == [] and not (tmp_path / "db.sqlite").exists()
+
+
+def test_a_trace_follows_no_link_put_in_the_runs_folder_mid_run(clone: Path, tmp_path: Path) -> None:
+    traces.append(clone, "FEAT-001", "TASK-001", {"event": "start"})
+    assert traces.read(clone, "FEAT-001", "TASK-001")[0]["event"] == "start"
+    (clone / ".autobuild" / "runs" / "FEAT-002").symlink_to(tmp_path / "outside", target_is_directory=True)
+    with pytest.raises(InputError, match="symlink"):
+        traces.append(clone, "FEAT-002", "TASK-001", {"event": "start"})
+    assert list((tmp_path / "outside").iterdir()) == []
