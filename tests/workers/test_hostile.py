@@ -59,6 +59,14 @@ async def test_hostile_runs_end_readable_and_write_nothing_outside_the_clone(
     url = linked_remote(tmp_path, outside)
     worker = workers(model_factory({"sessions": []}))
     client = get_client(url=worker.url)
+    before = len(await client.threads.search(limit=1000))
+    for args in (["--base", "*"], ["--base", "autobuild/FEAT-001"], ["--repo-url", ""], ["--base=-x"]):
+        refused = await asyncio.to_thread(run_cli, "submit", "FEAT-001", "--repo-url", url, "--server", worker.url,
+                                          *args)
+        assert refused.returncode == 2 and len(refused.stderr.strip().splitlines()) == 1, refused.stderr
+    refused = await asyncio.to_thread(run_cli, "submit", "../../etc", "--repo-url", url, "--server", worker.url)
+    assert refused.returncode == 2, refused.stderr
+    assert len(await client.threads.search(limit=1000)) == before, "a refused submit left a thread"
     hostile: list[tuple[dict[str, Any], str]] = [
         ({"repo_url": url, "target": "FEAT-001", "plan_files": {"docs/pwned.md": "pwned"}}, "resolves outside"),
         ({"repo_url": url, "target": "FEAT-001", "plan_files": {".git/hooks/post-checkout": "#!/bin/sh\n"}},
