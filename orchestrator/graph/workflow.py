@@ -219,11 +219,8 @@ def build_feature_workflow(checkpointer: BaseCheckpointSaver[Any] | None = None,
     async def autobuild(inputs: FeatureInput, runtime: Runtime[RunOptions]) -> FeatureOutput:
         options = runtime.context or RunOptions()
         try:
-            if served:
-                try:
-                    await asyncio.to_thread(by_url.check_served, inputs, options)
-                except InputError as exc:
-                    return by_url.refused(inputs, exc)
+            if served:  # an API caller's input: checked as the CLI checks its own (a refusal is returned below)
+                await asyncio.to_thread(by_url.check_served, inputs, options)
             if inputs.get("repo_url"):  # the worker's own clone of the URL; every commit pushed there
                 return await by_url.run(inputs, options,
                                         lambda local, repo: _run_feature(local, options, repo, runtime),
