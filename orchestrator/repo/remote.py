@@ -150,8 +150,9 @@ async def write_plan(repo: GitRepo, plan_yaml: str | None, files: dict[str, str]
         if not isinstance(relative, str) or not isinstance(text, str):
             raise InputError(f"plan_files: {relative!r} must map a path to the file's text")
         if len(text.encode("utf-8", errors="replace")) > MAX_SENT_FILE_BYTES:
-            raise InputError(f"plan_files: {relative!r} is over the {MAX_SENT_FILE_BYTES}-byte limit: send the"
-                             " plan and its task markdown only")
+            what = "plan_yaml" if plan and relative == str(plan.relative_to(repo.root)) else f"plan_files: {relative!r}"
+            raise InputError(f"{what} is over the {MAX_SENT_FILE_BYTES}-byte limit: send the plan and its task"
+                             " markdown only")
         resolved = await asyncio.to_thread(confined.resolve_under, repo.root, relative, "plan_files",
                                            named="the repository")
         targets.append((resolved, text))

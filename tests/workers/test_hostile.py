@@ -67,19 +67,20 @@ async def test_hostile_runs_end_readable_and_write_nothing_outside_the_clone(
     refused = await asyncio.to_thread(run_cli, "submit", "../../etc", "--repo-url", url, "--server", worker.url)
     assert refused.returncode == 2, refused.stderr
     assert len(await client.threads.search(limit=1000)) == before, "a refused submit left a thread"
-    hostile: list[tuple[dict[str, Any], str]] = [
-        ({"repo_url": url, "target": "FEAT-001", "plan_files": {"docs/pwned.md": "pwned"}}, "resolves outside"),
+    hostile: list[tuple[dict[str, Any], str, dict[str, Any] | None]] = [
+        ({"repo_url": url, "target": "FEAT-001", "plan_files": {"docs/pwned.md": "pwned"}}, "resolves outside", None),
+        ({"repo_url": url, "target": "FEAT-001"}, "--parallel must be between 1 and 64", {"parallel": 100000}),
         ({"repo_url": url, "target": "FEAT-001", "plan_files": {".git/hooks/post-checkout": "#!/bin/sh\n"}},
-         "inside the repository's .git"),
-        ({"repo_url": 5, "target": "FEAT-001"}, "repo_url must be a string"),
-        ({"repo_url": url, "repo": "/", "target": "FEAT-001"}, "both repo and repo_url"),
-        ({"repo": "/", "target": "FEAT-001"}, "not a git repository"),
-        ({"repo_url": url, "target": "../x"}, "invalid target id"),
-        ({"repo_url": url, "plan_yaml": "x" * 5_000_000}, "byte limit"),
+         "inside the repository's .git", None),
+        ({"repo_url": 5, "target": "FEAT-001"}, "repo_url must be a string", None),
+        ({"repo_url": url, "repo": "/", "target": "FEAT-001"}, "both repo and repo_url", None),
+        ({"repo": "/", "target": "FEAT-001"}, "not a git repository", None),
+        ({"repo_url": url, "target": "../x"}, "invalid target id", None),
+        ({"repo_url": url, "plan_yaml": "x" * 5_000_000}, "byte limit", None),
     ]
-    for graph_input, reason in hostile:
+    for graph_input, reason, context in hostile:
         thread = await client.threads.create(metadata={"feature": "FEAT-001", "repo_url": str(url)})
-        await client.runs.create(thread["thread_id"], "autobuild", input=graph_input)
+        await client.runs.create(thread["thread_id"], "autobuild", input=graph_input, context=context)
         await finished(worker.url, thread["thread_id"])
         code, state = await _state(worker.url, thread["thread_id"])
         assert code == 200, (graph_input.keys(), state)
