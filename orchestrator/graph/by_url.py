@@ -132,11 +132,7 @@ def _check_local_repo(inputs: dict[str, Any]) -> None:
     if not root.is_absolute():
         raise InputError(f"repo {inputs['repo']!r} must be an absolute path (the worker's folders)")
     repo = GitRepo(root.resolve())
-    try:
-        repo.check()
-    except InputError:  # an unborn branch is a base only the plan's base_branch can name, as for `run`
-        if repo.read("rev-parse", "--verify", "-q", "HEAD").ok or not repo.read("symbolic-ref", "-q", "HEAD").ok:
-            raise
+    repo.check(allow_unborn=True)  # an unborn branch: only the plan's base_branch can name the base, as for `run`
     top = repo.read("rev-parse", "--show-toplevel").stdout.strip()
     if Path(top).resolve() != repo.root:
         raise InputError(f"repo {inputs['repo']} is not a repository's top folder ({top} is): give that")

@@ -125,13 +125,7 @@ def prepare(settings: RunSettings) -> RunPlan:
 def checked_unless_unborn(repo: GitRepo) -> bool:
     """`repo.check()`, except that a checkout on a branch with no commit yet (an orphan or unborn branch) is
     allowed: True then, and only a plan's `base_branch` can say what to build on."""
-    try:
-        repo.check()
-    except InputError:
-        if repo.read("rev-parse", "--verify", "-q", "HEAD").ok or not repo.read("symbolic-ref", "-q", "HEAD").ok:
-            raise
-        return True
-    return False
+    return repo.check(allow_unborn=True)
 
 
 def _checkout(settings: RunSettings) -> Path:

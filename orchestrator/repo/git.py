@@ -90,8 +90,21 @@ class GitRepo:
             self._filters = filters_off(self.root) if self.root.is_dir() else ()
         return self._filters
 
-    def check(self) -> None:
-        """Fail with an InputError unless this is a git repo with at least one commit."""
+    def check(self, allow_unborn: bool = False) -> bool:
+        """Fail with an InputError unless this is a git repo with at least one commit; with `allow_unborn`, a
+        checkout on a branch with no commit yet passes too (True then: only a plan's `base_branch` can say what
+        to build on)."""
+        try:
+            self._check()
+        except InputError:
+            if not (allow_unborn and self.root.is_dir()):
+                raise
+            if self.read("rev-parse", "--verify", "-q", "HEAD").ok or not self.read("symbolic-ref", "-q", "HEAD").ok:
+                raise
+            return True
+        return False
+
+    def _check(self) -> None:
         if not self.root.is_dir():
             raise InputError(f"repo {self.root} does not exist: pass --repo PATH of a git repository")
         top = self.read("rev-parse", "--show-toplevel")
