@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from orchestrator.errors import InputError, RunLockedError
+from orchestrator.plan.files import MAX_TASK_MARKDOWN_BYTES
 from orchestrator.plan.model import check_id, load_plan_file, load_target
 from orchestrator.repo import confined
 from orchestrator.repo.commands import check_branch_name, git_sync
@@ -126,9 +127,11 @@ def sent_plan(plan: Path) -> dict[str, Any]:
     files: dict[str, str] = {}
     for task in parsed.tasks:
         for relative in [name for name in (task.file_path, f".autobuild/tasks/{task.id}.md") if name]:
-            path = root / relative
-            if path.is_file() and path.resolve().is_relative_to(root.resolve()):
-                files[relative] = path.read_text(encoding="utf-8", errors="replace")
+            try:  # through the resolver: a file the plan names is read only from inside the repo
+                data = confined.read_under(root, relative, "task markdown", limit=MAX_TASK_MARKDOWN_BYTES)
+            except (InputError, OSError):
+                continue  # missing (GuardKit moves finished tasks' files), or refused above by load_plan_file
+            files[relative] = data.decode("utf-8", errors="replace")
     return {"plan_yaml": plan.read_text(encoding="utf-8"), "plan_files": files}
 
 

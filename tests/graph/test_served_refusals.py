@@ -12,6 +12,7 @@ import pytest
 from langgraph.checkpoint.memory import InMemorySaver
 
 from agents.testing.scripted_agents import ScriptedAgents
+from orchestrator.cli.demo import make_sample_repo
 from orchestrator.graph.workflow import build_feature_workflow
 from orchestrator.settings import RunOptions
 from tests.graph.harness import stream_run, task
@@ -72,3 +73,14 @@ async def test_a_symlink_in_the_repository_cannot_carry_plan_files_out(tmp_path:
     values = await _served({"repo_url": url, "target": "FEAT-001", "plan_files": {"docs/pwned.md": "pwned"}})
     assert "resolves outside the repository" in values["refused"]
     assert list(outside.iterdir()) == []
+
+
+@pytest.mark.parametrize(("plan_path", "message"), [("/etc/passwd", "resolves outside the repo"),
+                                                    ("link.yaml", "resolves outside the repo")])
+async def test_a_served_plan_path_may_not_lead_out_of_the_repo(plan_path: str, message: str, tmp_path: Path) -> None:
+    """A plan path symlinked to a secret must not be read into a thread's state."""
+    repo = make_sample_repo(tmp_path / "repo", venv=False)
+    (tmp_path / "secret").write_text("id: SECRET\n")
+    (repo / "link.yaml").symlink_to(tmp_path / "secret")
+    values = await _served({"repo": str(repo), "plan": plan_path})
+    assert message in values["refused"] and "SECRET" not in str(values)
