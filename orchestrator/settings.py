@@ -3,6 +3,7 @@ defaults (layered by pydantic-settings); the run options are also the graph's co
 
 from __future__ import annotations
 
+import ipaddress
 import math
 import os
 from pathlib import Path
@@ -26,6 +27,10 @@ YIELD_VARIABLE = f"{ENV_PREFIX}YIELD_PAUSE_SECONDS"
 """A worker's yield threshold (`autobuild serve` sets it in its own environment for the runs it serves)."""
 WAKE_VARIABLE = f"{ENV_PREFIX}WAKE_SECONDS"
 """How often a worker's waker looks for paused runs to re-queue (orchestrator/server/waker.py)."""
+
+
+MAX_PARALLEL = 64
+"""Tasks at once: each holds a few Claude Code processes (~220 MB each)."""
 
 
 class RunOptions(BaseModel):
@@ -99,7 +104,7 @@ class RunOptions(BaseModel):
             if not math.isfinite(value):
                 raise InputError(f"--{name.replace('_', '-')} must be a finite number, not {value}")
         checks = [
-            (self.parallel >= 1, "--parallel must be at least 1"),
+            (1 <= self.parallel <= MAX_PARALLEL, f"--parallel must be between 1 and {MAX_PARALLEL}"),
             (1 <= self.max_turns <= 100, "--max-turns must be between 1 and 100"),
             (self.session_timeout > 0, "--session-timeout must be positive"),
             (self.idle_timeout > 0, "--idle-timeout must be positive"),
@@ -301,6 +306,30 @@ def worker_workspace() -> Path:
     return Path(platformdirs.user_data_dir("autobuild", appauthor=False)) / "workspace"
 
 
+MIN_TOKEN_CHARS = 16
+"""A worker listening beyond loopback needs a bearer token at least this long (after stripping)."""
+
+
+def _loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False  # a name (or nothing): it may resolve anywhere
+
+
+def _unusable_folder(folder: Path) -> str | None:
+    """Why `folder` can't hold what the worker writes (None: it can; a missing one is made under a writable
+    parent)."""
+    existing = next((path for path in (folder, *folder.parents) if path.exists()), None)
+    if existing is None or not existing.is_dir():
+        return "is a file, not a folder" if existing == folder else f"{existing} is not a folder"
+    if not os.access(existing, os.W_OK | os.X_OK):
+        return f"{existing} is not writable"
+    return None
+
+
 class WorkerSettings(BaseSettings):
     """`autobuild serve`: a worker of the engine (Aegra) on one store (`DATABASE_URL`) and one queue (`REDIS_URL`).
 
@@ -355,9 +384,7 @@ class WorkerSettings(BaseSettings):
             raise InputError(f"REDIS_URL must be a redis://… URL, not {self.redis_url.split('://')[0]}://…")
         if not 0 < self.port < 65536:
             raise InputError(f"--port (PORT) must be 1-65535, not {self.port}")
-        if self.host not in ("127.0.0.1", "localhost", "::1") and not self.auth_token:
-            raise InputError(f"--host {self.host} listens beyond this machine: set ORCHESTRATOR_AUTH_TOKEN (clients"
-                             " send it) or keep 127.0.0.1")
+        self._check_access()
         if self.worker_runs < 1:
             raise InputError(f"ORCHESTRATOR_WORKER_RUNS must be at least 1, not {self.worker_runs}")
         if not 0 < self.run_timeout_hours <= 24 * 14:
@@ -369,3 +396,16 @@ class WorkerSettings(BaseSettings):
         if not (math.isfinite(self.wake_seconds) and 0 < self.wake_seconds <= 3600):
             raise InputError(f"{WAKE_VARIABLE} must be above 0 and at most 3600, not {self.wake_seconds}")
         return self
+
+    def _check_access(self) -> None:
+        """Who may call the worker (a token off loopback) and where it writes (its folders)."""
+        self.auth_token = self.auth_token.strip()  # what clients send is compared stripped; spaces are no token
+        if not _loopback(self.host) and not self.auth_token:
+            raise InputError(f"--host {self.host} listens beyond this machine: set ORCHESTRATOR_AUTH_TOKEN (clients"
+                             " send it) or keep 127.0.0.1")
+        if not _loopback(self.host) and len(self.auth_token) < MIN_TOKEN_CHARS:
+            raise InputError(f"ORCHESTRATOR_AUTH_TOKEN has {len(self.auth_token)} characters: a worker on {self.host}"
+                             f" needs at least {MIN_TOKEN_CHARS} (say, `openssl rand -hex 32`)")
+        for name, folder in (("ORCHESTRATOR_SERVE_DIR", self.state_dir), ("ORCHESTRATOR_WORKSPACE", self.workspace)):
+            if folder and (problem := _unusable_folder(Path(folder).expanduser())):
+                raise InputError(f"{name} {folder}: {problem}: name a folder this user can write")

@@ -16,7 +16,6 @@ import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from orchestrator.processes import run
 from orchestrator.repo.git import GitRepo, feature_branch
 from orchestrator.repo.lock import lock_path
 from orchestrator.store import traces
@@ -66,7 +65,7 @@ class AsFound:
 
     def _branches(self) -> set[str]:
         prefix = f"refs/heads/{feature_branch(self.feature)}"
-        listed = run(["git", "for-each-ref", "--format=%(refname:short)", prefix, f"{prefix}.*"], self.repo.root)
+        listed = self.repo.read("for-each-ref", "--format=%(refname:short)", prefix, f"{prefix}.*")
         return set(listed.stdout.split())
 
     def _worktrees(self) -> set[str]:

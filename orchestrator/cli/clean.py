@@ -11,7 +11,6 @@ from pathlib import Path
 from orchestrator import jsonout
 from orchestrator.cli.read import repo_and_db
 from orchestrator.plan.model import check_id
-from orchestrator.processes import run
 from orchestrator.repo.git import GitRepo
 from orchestrator.repo.lock import repo_lock
 from orchestrator.settings import Settings
@@ -52,7 +51,7 @@ async def _clean_repo(repo: GitRepo, feature: str | None) -> tuple[list[str], li
         shutil.rmtree(base)
     pattern = f"refs/heads/autobuild/{feature}.*" if feature else "refs/heads/autobuild/*.*"
     kept: list[str] = []
-    for branch in run(["git", "for-each-ref", "--format=%(refname:short)", pattern], repo.root).stdout.split():
+    for branch in repo.read("for-each-ref", "--format=%(refname:short)", pattern).stdout.split():
         name = branch.removeprefix("autobuild/")
         if "/" in name or ".before-" in name or name.endswith(".AUTO-RUN.md"):
             continue  # backups (`run --fresh`), rescued refs and a run by URL's reports are never cleaned

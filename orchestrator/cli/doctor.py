@@ -18,6 +18,7 @@ from orchestrator import jsonout, sandbox
 from orchestrator.cli.tracing import tracing_check, tracing_endpoint
 from orchestrator.errors import InputError
 from orchestrator.processes import run
+from orchestrator.repo.commands import git_sync
 from orchestrator.settings import Settings
 from orchestrator.store.checkpoints import CheckpointStore
 
@@ -35,9 +36,9 @@ def checks(repo: Path, db: str | None, cli_path: str | None = None, live: bool =
     except AgentError as exc:
         results.append(_check("claude CLI", False, str(exc)))
     results.append(_credentials())
-    git = run(["git", "--version"], repo, timeout=30)
+    git = git_sync(repo if repo.is_dir() else Path("."), "--version", timeout=30)
     results.append(_check("git", git.ok, git.stdout.strip() or git.tail(2)))
-    inside = run(["git", "rev-parse", "--show-toplevel"], repo, timeout=30)
+    inside = git_sync(repo, "rev-parse", "--show-toplevel", timeout=30)
     results.append(_check("repo", inside.ok, inside.stdout.strip() if inside.ok else f"{repo} is not a git repo"))
     store = CheckpointStore.for_repo(repo, db)
     try:

@@ -24,8 +24,9 @@ from orchestrator.errors import InputError
 from orchestrator.graph.context import RunContext
 from orchestrator.graph.events import EventLog
 from orchestrator.graph.state import FeatureInput, FeatureOutput, TaskState
-from orchestrator.plan.model import load_target
-from orchestrator.repo import forge, remote
+from orchestrator.plan.model import check_id, load_target
+from orchestrator.repo import confined, forge, remote
+from orchestrator.repo.commands import check_branch_name
 from orchestrator.repo.git import GitRepo, feature_branch
 from orchestrator.repo.lock import repo_lock_async
 from orchestrator.settings import RunOptions, worker_workspace
@@ -66,13 +67,17 @@ async def run(inputs: FeatureInput, options: RunOptions, body: Body, events: Cal
     url = remote.check_url(inputs.get("repo_url", ""))
     base = inputs.get("base") or DEFAULT_BASE
     target = inputs.get("target", "")
+    await asyncio.to_thread(check_input, inputs, base)  # as `submit` checked it, before anything is written
     repo = await remote.ensure_clone(await asyncio.to_thread(worker_workspace), url)
     async with repo_lock_async(repo.root, f"run {target} of {url}"):
         await remote.refresh(repo, url, base)
         local = FeatureInput(**{**inputs, "repo": str(repo.root), "repo_url": url, "base_branch": base})
-        sent = await remote.write_plan(repo, inputs.get("plan_yaml"), dict(inputs.get("plan_files") or {}))
+        await asyncio.to_thread(confined.check_own_folders, repo.root)  # the clone's `.autobuild` may be a link
+        sent = await remote.write_plan(repo, inputs.get("plan_yaml"), inputs.get("plan_files") or {})
         if sent is not None:
             local["plan"] = str(sent)
+        elif local.get("plan"):  # a plan file in the clone: it may not lead out of it
+            local["plan"] = str(await asyncio.to_thread(confined.resolve_under, repo.root, local["plan"], "plan"))
         given = Path(local["plan"]) if local.get("plan") else None  # sent, or a plan file in the repo at the base
         plan, _ = await asyncio.to_thread(load_target, repo.root, target, given)
         if plan.base_branch and plan.base_branch != base:  # the plan names its own base, as in a local run
@@ -83,6 +88,66 @@ async def run(inputs: FeatureInput, options: RunOptions, body: Body, events: Cal
         if options.pr:
             await open_pull_request(repo, output, plan.base_branch or base, events(repo.root, output["feature_id"]))
     return output
+
+
+def check_input(inputs: FeatureInput, base: str) -> None:
+    """What `submit` checks, again (the API can be called without it): the target an id, the base a plain branch,
+    a sent plan text and its files text (their paths are checked as they are written)."""
+    if not isinstance(inputs.get("target", ""), str) or not isinstance(base, str):
+        raise InputError("target and base must be strings: the feature (FEAT-001) and its base branch (main)")
+    if target := inputs.get("target"):
+        check_id("target", target)
+    check_branch_name(base)
+
+
+_TEXT_KEYS = ("repo", "target", "plan", "repo_url", "base", "plan_yaml", "base_branch")
+
+
+def check_served(inputs: Any, options: RunOptions) -> None:
+    """A served run's input and context, checked as the CLI checks its own (blocking: run in a thread): keys and
+    types, the options' ranges, a local `repo` that is a repository's top folder, a plan file inside it."""
+    if not isinstance(inputs, dict):
+        raise InputError("the input must be an object: {\"repo_url\": URL, \"target\": \"FEAT-001\"}")
+    unknown = sorted(set(inputs) - set(FeatureInput.__annotations__))
+    if unknown:
+        raise InputError(f"unknown input key(s) {', '.join(map(repr, unknown[:5]))[:200]}: the input takes"
+                         f" {', '.join(FeatureInput.__annotations__)}")
+    for key in _TEXT_KEYS:
+        if key in inputs and not isinstance(inputs[key], str):
+            raise InputError(f"{key} must be a string, not {type(inputs[key]).__name__}")
+    files = inputs.get("plan_files")
+    if files is not None and not (isinstance(files, dict) and all(
+            isinstance(k, str) and isinstance(v, str) for k, v in files.items())):
+        raise InputError("plan_files must map paths (strings) to the files' text (strings)")
+    options.validate_options()
+    if not inputs.get("repo_url"):  # by URL, `run` checks the rest before it clones
+        _check_local_repo(inputs)
+
+
+def _check_local_repo(inputs: dict[str, Any]) -> None:
+    """A served run on a folder of the worker's: the repository's top folder, our folders in it no links, the
+    plan file inside it."""
+    if not inputs.get("repo"):
+        raise InputError("the input names no repository: give repo (a folder on the worker) or repo_url")
+    if target := inputs.get("target"):
+        check_id("target", target)
+    root = Path(inputs["repo"])
+    if not root.is_absolute():
+        raise InputError(f"repo {inputs['repo']!r} must be an absolute path (the worker's folders)")
+    repo = GitRepo(root.resolve())
+    repo.check(allow_unborn=True)  # an unborn branch: only the plan's base_branch can name the base, as for `run`
+    top = repo.read("rev-parse", "--show-toplevel").stdout.strip()
+    if Path(top).resolve() != repo.root:
+        raise InputError(f"repo {inputs['repo']} is not a repository's top folder ({top} is): give that")
+    confined.check_own_folders(repo.root)
+    if inputs.get("plan"):  # an API caller's plan path may not lead the read out of the repo
+        confined.resolve_under(repo.root, inputs["plan"], "plan")
+
+
+def refused(inputs: Any, error: InputError) -> FeatureOutput:
+    """A served run's final value when it refused its input: the thread's state says why."""
+    target = inputs.get("target") if isinstance(inputs, dict) else None
+    return FeatureOutput(feature_id=target if isinstance(target, str) else "", results={}, refused=str(error))
 
 
 async def feature_started(inputs: FeatureInput, repo: GitRepo, feature_id: str, sha: str) -> None:

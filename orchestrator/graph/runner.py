@@ -24,8 +24,8 @@ from orchestrator.graph import rerun
 from orchestrator.graph.state import SUCCESS, TaskResult
 from orchestrator.graph.workflow import build_feature_workflow
 from orchestrator.plan.model import FeaturePlan, load_target, plan_digest
-from orchestrator.processes import run
-from orchestrator.repo import lfs
+from orchestrator.repo import confined, lfs
+from orchestrator.repo.commands import git_sync
 from orchestrator.repo.git import GitRepo, feature_branch, task_branch
 from orchestrator.settings import RunSettings
 from orchestrator.store import inspection, outcomes
@@ -87,6 +87,7 @@ def prepare(settings: RunSettings) -> RunPlan:
         settings.plan = settings.plan.expanduser().resolve()  # as given on the command line: from the cwd
     repo = GitRepo(settings.repo)
     unborn = checked_unless_unborn(repo)
+    confined.check_own_folders(settings.repo)
     plan, only_task = load_target(settings.repo, settings.target, settings.plan)
     settings.target = settings.target or plan.id
     if unborn and not plan.base_branch:
@@ -129,14 +130,7 @@ def prepare(settings: RunSettings) -> RunPlan:
 def checked_unless_unborn(repo: GitRepo) -> bool:
     """`repo.check()`, except that a checkout on a branch with no commit yet (an orphan or unborn branch) is
     allowed: True then, and only a plan's `base_branch` can say what to build on."""
-    try:
-        repo.check()
-    except InputError:
-        if run(["git", "rev-parse", "--verify", "-q", "HEAD"], repo.root).ok or not run(
-                ["git", "symbolic-ref", "-q", "HEAD"], repo.root).ok:
-            raise
-        return True
-    return False
+    return repo.check(allow_unborn=True)
 
 
 def _checkout(settings: RunSettings) -> Path:
@@ -144,7 +138,7 @@ def _checkout(settings: RunSettings) -> Path:
     the user's linked worktrees, else the main worktree (also from a subfolder, or from one of our worktrees)."""
     if settings.checkout is None:
         return settings.repo
-    top = run(["git", "rev-parse", "--show-toplevel"], settings.checkout)
+    top = git_sync(settings.checkout, "rev-parse", "--show-toplevel")
     where = Path(top.stdout.strip()).resolve() if top.ok and top.stdout.strip() else settings.repo
     ours = GitRepo(settings.repo).worktrees_dir.resolve()
     return settings.repo if where.is_relative_to(ours) else where
@@ -180,7 +174,7 @@ def _check_agreement(run_plan: RunPlan, known: bool) -> None:
         raise InputError(f"{branch} is gone but {run_plan.thread_id} merged work into it: restore the branch,"
                          f" or `run {again} --fresh`")
     for sha in merged:
-        if not run(["git", "merge-base", "--is-ancestor", sha, branch], settings.repo).ok:
+        if not repo.read("merge-base", "--is-ancestor", sha, f"refs/heads/{branch}").ok:
             raise InputError(f"{branch} was moved: it no longer holds work {run_plan.thread_id} merged ({sha[:10]}):"
                              f" restore it, or `run {again} --fresh`")
 

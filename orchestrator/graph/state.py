@@ -3,7 +3,7 @@ reviews, the task state's fields) live in orchestrator/facts.py, which views and
 
 from __future__ import annotations
 
-from typing import TypedDict
+from typing import NotRequired, TypedDict
 
 from pydantic import ConfigDict, with_config
 
@@ -92,3 +92,5 @@ class FeatureOutput(TypedDict):
     """The feature that ran."""
     results: dict[str, TaskResult]
     """Each task's result by its id; its `status` is the task's outcome."""
+    refused: NotRequired[str]
+    """A served run that refused its input (one line: what is wrong and what to do); nothing ran."""

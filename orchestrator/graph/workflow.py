@@ -32,7 +32,7 @@ from langgraph.types import Interrupt
 from agents import ClaudeAgents
 from agents.limits import Pause, UsageLimitGate, UsageLimitYield
 from orchestrator import facts, sandbox
-from orchestrator.errors import InputError, PlanError
+from orchestrator.errors import InputError, PlanError, RunLockedError
 from orchestrator.gate import GateChoice, GateRequest, Gates, GateSetup, choose_gate
 from orchestrator.graph import by_url, merge, replan, review_nodes, routing, task_nodes
 from orchestrator.graph.active import ACTIVE, ActiveRun
@@ -207,13 +207,18 @@ async def _collect(futures: dict[str, Any], scheduler: Scheduler, spend: Spend) 
     return questions
 
 
-def build_feature_workflow(checkpointer: BaseCheckpointSaver[Any] | None = None) -> Pregel[Any, Any, Any, Any]:
+def build_feature_workflow(checkpointer: BaseCheckpointSaver[Any] | None = None, *,
+                           served: bool = False) -> Pregel[Any, Any, Any, Any]:
     """The feature workflow. Input `{"repo", "target", "plan"?}` (`FeatureInput`); context: `RunOptions`; output:
-    every task's result."""
+    every task's result. `served`: the input comes from an API caller, checked as the CLI checks its own, and a
+    refusal is the run's final value (`refused`), so the thread's state says why (an InputError raised would
+    leave the thread without a value, which the engine answers with HTTP 500)."""
 
     async def autobuild(inputs: FeatureInput, runtime: Runtime[RunOptions]) -> FeatureOutput:
         options = runtime.context or RunOptions()
         try:
+            if served:  # an API caller's input: checked as the CLI checks its own (a refusal is returned below)
+                await asyncio.to_thread(by_url.check_served, inputs, options)
             if inputs.get("repo_url"):  # the worker's own clone of the URL; every commit pushed there
                 return await by_url.run(inputs, options,
                                         lambda local, repo: _run_feature(local, options, repo, runtime),
@@ -221,6 +226,10 @@ def build_feature_workflow(checkpointer: BaseCheckpointSaver[Any] | None = None)
             repo = GitRepo(await asyncio.to_thread(Path(inputs["repo"]).resolve))
             async with repo_lock_async(repo.root, f"run {inputs.get('target') or inputs.get('plan', '')}"):
                 return await _run_feature(inputs, options, repo, runtime)
+        except InputError as exc:
+            if not served or isinstance(exc, RunLockedError):  # a second run of a feature errs: the first is the one
+                raise
+            return by_url.refused(inputs, exc)
         finally:
             await trace.flushed()  # whichever way the run ends, its trace lines are on disk
 
@@ -375,7 +384,7 @@ def _record_yield(paused: PausedThreads, thread: str, pause: Pause, unrecorded: 
                 time.sleep(1.0 + attempt)
 
 
-graph = build_feature_workflow()
+graph = build_feature_workflow(served=True)
 """The served graph (`langgraph.json`: `autobuild`)."""
 
 

@@ -16,7 +16,6 @@ from orchestrator.errors import InputError
 from orchestrator.graph.runner import checked_unless_unborn
 from orchestrator.landing import journal
 from orchestrator.plan.model import check_id
-from orchestrator.processes import run
 from orchestrator.repo.git import AUTOBUILD_REFS, GitRepo, feature_branch
 from orchestrator.repo.lock import repo_lock
 from orchestrator.settings import Settings
@@ -34,8 +33,8 @@ def _free_name(repo: GitRepo, wanted: str) -> str:
 
 async def _discard(repo: GitRepo, feature_id: str) -> dict[str, Any]:
     branch = feature_branch(feature_id)
-    listed = run(["git", "for-each-ref", "--format=%(refname) %(objectname)", f"{AUTOBUILD_REFS}{feature_id}",
-                  f"{AUTOBUILD_REFS}{feature_id}.*"], repo.root).stdout.splitlines()
+    listed = repo.read("for-each-ref", "--format=%(refname) %(objectname)", f"{AUTOBUILD_REFS}{feature_id}",
+                       f"{AUTOBUILD_REFS}{feature_id}.*").stdout.splitlines()
     branches = {ref.removeprefix("refs/heads/"): sha for ref, sha in (line.split(" ", 1) for line in listed)}
     branches = {name: sha for name, sha in branches.items() if ".before-" not in name}
     folder = repo.worktrees_dir / feature_id

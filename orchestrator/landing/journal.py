@@ -31,7 +31,7 @@ from typing import Any
 
 from agents import reaper
 from orchestrator.errors import RunLockedError
-from orchestrator.processes import run
+from orchestrator.repo.commands import git_sync
 from orchestrator.repo.git import GitRepo
 from orchestrator.repo.lock import repo_lock
 
@@ -60,7 +60,7 @@ class Journal:
 
 
 def path(repo: GitRepo) -> Path:
-    common = run(["git", "rev-parse", "--git-common-dir"], repo.root).stdout.strip()
+    common = repo.read("rev-parse", "--git-common-dir").stdout.strip()
     return (repo.root / common).resolve() / NAME
 
 
@@ -95,7 +95,9 @@ def read(repo: GitRepo) -> Journal | None:
 
 
 def _git(where: Path, *args: str, stdin: str | None = None) -> tuple[bool, str]:
-    done = run(["git", *args], where, timeout=600, stdin_text=stdin)
+    """Ours, in the repo or the user's checkout: none of the user's hooks run (the undo's checkout fires
+    post-checkout otherwise)."""
+    done = git_sync(where, *args, timeout=600, stdin=stdin)
     return done.ok, done.stdout if done.ok else done.tail(5)
 
 
@@ -158,7 +160,7 @@ def _undo_checkout(repo: GitRepo, journal: Journal) -> list[str]:
     assert journal.checkout is not None and journal.new is not None
     checkout = Path(journal.checkout)
     said: list[str] = []
-    git_dir = Path(run(["git", "rev-parse", "--absolute-git-dir"], checkout).stdout.strip() or checkout / ".git")
+    git_dir = Path(git_sync(checkout, "rev-parse", "--absolute-git-dir").stdout.strip() or checkout / ".git")
     stale = git_dir / "index.lock"
     if stale.exists() and stale.stat().st_mtime >= journal.since - 1:
         stale.unlink()
@@ -200,11 +202,11 @@ def recover(repo: GitRepo) -> list[str]:
         said.append(f"stopped {killed} process(es) of its setup or gate")
     worktree = Path(journal.worktree)
     if worktree.is_relative_to(repo.worktrees_dir):
-        run(["git", "worktree", "remove", "--force", str(worktree)], repo.root)
+        repo.read("worktree", "remove", "--force", "--", str(worktree))
         if worktree.exists():
             shutil.rmtree(worktree, ignore_errors=True)
-        run(["git", "worktree", "prune"], repo.root)
-    current = run(["git", "rev-parse", "--verify", "-q", journal.ref], repo.root).stdout.strip()
+        repo.read("worktree", "prune")
+    current = repo.read("rev-parse", "--verify", "-q", journal.ref).stdout.strip()
     if journal.step == "moving" and journal.new and current == journal.new:
         said.append(f"{name} had moved to {journal.new[:10]}: the landing finished")
     elif journal.step == "moving" and journal.checkout and current == journal.old:

@@ -16,7 +16,6 @@ from typing import Any
 from orchestrator.errors import InputError
 from orchestrator.facts import SUCCESS, GateSetup, TaskResult
 from orchestrator.plan.model import FeaturePlan
-from orchestrator.processes import run
 from orchestrator.repo.git import GitRepo, feature_branch
 from orchestrator.store import inspection, outcomes
 from orchestrator.store.checkpoints import CheckpointStore
@@ -63,10 +62,6 @@ def read_record(store: CheckpointStore, plan: FeaturePlan) -> RunRecord:
                         base=gate["base"]) if gate else None
     return RunRecord(base_branch=base, start_sha=str(started["feature_sha"]) if started else None, gate=decided,
                      results=results, table=table)
-
-
-def _git(root: Path, *args: str) -> str:
-    return run(["git", *args], root).stdout
 
 
 @dataclass
@@ -143,15 +138,14 @@ def standing(repo: GitRepo, plan: FeaturePlan, record: RunRecord) -> Standing:
     found = Standing(branch, tip, record.base_branch, base)
     if tip is None or base is None:
         return found
-    root = repo.root
-    found.behind = int(_git(root, "rev-list", "--count", f"{tip}..{base}").strip() or 0)
-    found.landed = run(["git", "merge-base", "--is-ancestor", tip, base], root).ok
+    found.behind = int(repo.read("rev-list", "--count", f"{tip}..{base}").stdout.strip() or 0)
+    found.landed = repo.read("merge-base", "--is-ancestor", tip, base).ok
     for row in record.table["tasks"]:
         result = record.results.get(row["task"], {})
         if result.get("status") == "replaced":
             continue  # the tasks that replaced it have rows of their own, and decide
         if result.get("status") in SUCCESS and result.get("merged"):
-            if run(["git", "merge-base", "--is-ancestor", str(result.get("sha")), tip], root).ok:
+            if repo.read("merge-base", "--is-ancestor", str(result.get("sha")), tip).ok:
                 found.approved.append(row["task"])
             else:
                 found.lost.append(row["task"])
@@ -161,18 +155,18 @@ def standing(repo: GitRepo, plan: FeaturePlan, record: RunRecord) -> Standing:
     planned = {row["task"] for row in record.table["tasks"]}
     for task_id, result in record.results.items():  # the run merged it, but the plan no longer names it
         if task_id not in planned and result.get("status") in SUCCESS and result.get("merged"):
-            ancestor = run(["git", "merge-base", "--is-ancestor", str(result.get("sha")), tip], root).ok
+            ancestor = repo.read("merge-base", "--is-ancestor", str(result.get("sha")), tip).ok
             (found.approved if ancestor else found.lost).append(task_id)
     covered = {str(r.get("sha")) for r in record.results.values() if r.get("status") in SUCCESS and r.get("merged")}
     # An approved task lands as a fast-forward: its own commits (and its bring-ups) are covered by its approval.
-    landed = set(_git(root, "rev-list", *sorted(covered), f"^{base}").split()) if covered else set()
-    for line in _git(root, "rev-list", "--first-parent", "--parents", tip, f"^{base}").splitlines():
+    landed = set(repo.read("rev-list", *sorted(covered), f"^{base}").stdout.split()) if covered else set()
+    for line in repo.read("rev-list", "--first-parent", "--parents", tip, f"^{base}").stdout.splitlines():
         sha, *parents = line.split()
         # A merge of an approved task, or of the base (yours, resolving a conflict: land verifies the result).
         merges_approved = sha in landed or (len(parents) == 2 and (
-            parents[1] in covered or run(["git", "merge-base", "--is-ancestor", parents[1], base], root).ok))
+            parents[1] in covered or repo.read("merge-base", "--is-ancestor", parents[1], base).ok))
         if not merges_approved:
-            found.unapproved_commits.append(f"{sha[:10]} {_git(root, 'log', '-1', '--format=%s', sha).strip()}")
+            found.unapproved_commits.append(f"{sha[:10]} {repo.read('log', '-1', '--format=%s', sha).stdout.strip()}")
     _check_checkout(repo, found, f"{base}...{tip}")
     return found
 
@@ -186,15 +180,16 @@ def _check_checkout(repo: GitRepo, found: Standing, changes: str) -> None:
     if found.checkout is None:
         return
     where = Path(found.checkout)
-    found.dirty = [line for line in _git(where, "status", "--porcelain", "--untracked-files=no").splitlines() if line]
-    added = set(_git(repo.root, "diff", "--name-only", "-z", "--diff-filter=A", changes).split("\0")) - {""}
-    untracked = set(_git(where, "ls-files", "--others", "--exclude-standard", "-z").split("\0"))
+    status = repo.read("status", "--porcelain", "--untracked-files=no", cwd=where).stdout
+    found.dirty = [line for line in status.splitlines() if line]
+    added = set(repo.read("diff", "--name-only", "-z", "--diff-filter=A", changes).stdout.split("\0")) - {""}
+    untracked = set(repo.read("ls-files", "--others", "--exclude-standard", "-z", cwd=where).stdout.split("\0"))
     found.overwritten = sorted(added & untracked)
 
 
 def predicted_conflicts(repo: GitRepo, base: str, tip: str) -> list[str] | None:
     """Files a merge of `tip` into `base` would conflict in (git merge-tree, no worktree); None: unknown."""
-    done = run(["git", "merge-tree", "--write-tree", "--name-only", "--no-messages", base, tip], repo.root)
+    done = repo.read("merge-tree", "--write-tree", "--name-only", "--no-messages", base, tip)
     if done.returncode not in (0, 1):
         return None  # git older than 2.38, or another failure: no prediction
     return [line for line in done.stdout.splitlines()[1:] if line.strip()] if done.returncode == 1 else []

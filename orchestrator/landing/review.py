@@ -13,7 +13,7 @@ from orchestrator.landing import journal
 from orchestrator.landing.land import REPORTS
 from orchestrator.landing.record import Standing, predicted_conflicts, read_record, standing
 from orchestrator.plan.model import load_plan
-from orchestrator.processes import run
+from orchestrator.repo.commands import git_sync
 from orchestrator.repo.git import GitRepo
 from orchestrator.settings import Settings
 from orchestrator.store import traces as trace
@@ -40,10 +40,10 @@ def _diff(root: Path, found: Standing) -> dict[str, Any]:
     if not (found.feature_sha and found.base_sha):
         return {"range": None, "stat": "", "files_changed": 0, "insertions": 0, "deletions": 0}
     changes = [f"{found.base_sha}...{found.feature_sha}", "--", ".", f":(exclude){REPORTS}"]
-    numbers = run(["git", "diff", "--numstat", *changes], root).stdout.splitlines()
+    numbers = git_sync(root, "diff", "--numstat", *changes).stdout.splitlines()
     counted = [line.split("\t", 2) for line in numbers if line.count("\t") >= 2]
     return {"range": f"{found.base_branch}...{found.feature_branch}",
-            "stat": run(["git", "diff", "--stat=100", *changes], root).stdout,
+            "stat": git_sync(root, "diff", "--stat=100", *changes).stdout,
             "files_changed": len(counted),
             "insertions": sum(int(a) for a, _, _ in counted if a.isdigit()),
             "deletions": sum(int(d) for _, d, _ in counted if d.isdigit())}

@@ -9,7 +9,8 @@ from typing import Any
 
 import yaml
 
-from orchestrator.errors import PlanError
+from orchestrator.errors import InputError, PlanError
+from orchestrator.repo import confined
 from orchestrator.text import visible
 
 MAX_PLAN_BYTES = 1_000_000
@@ -99,22 +100,18 @@ def task_markdown(repo: Path, relative: str, label: str) -> str | None:
     """The body of a task's markdown file (relative to the repo; absolute only if inside it), front-matter dropped
     and control characters shown as text, or None when the file does not exist. A path that resolves outside the
     repo (`..`, elsewhere, a symlink), that is not a regular file or that is over the size limit is a PlanError:
-    a plan may only hand the agents the repo's own files."""
-    root = repo.resolve()
+    a plan may only hand the agents the repo's own files (repo/confined.py resolves and reads it)."""
     try:
-        target = (root / check_no_parent(relative)).resolve()
+        target = confined.resolve_under(repo, check_no_parent(relative), label, git_dir_ok=True)
+        if not os.path.lexists(target):
+            return None
+        data = confined.read_under(repo, relative, label, limit=MAX_TASK_MARKDOWN_BYTES)
     except ValueError as exc:
         raise PlanError(f"{label}: {exc}") from None
-    except (OSError, RuntimeError):
-        raise PlanError(f"{label}: {relative} cannot be resolved (a symlink loop?): fix the path") from None
-    if not target.is_relative_to(root):
-        raise PlanError(f"{label}: {relative} resolves outside the repo ({target}): point it at a file in the repo")
-    if not os.path.lexists(target):
-        return None
-    if not target.is_file():
-        raise PlanError(f"{label}: {relative} is not a regular file: point it at the task's markdown")
-    with target.open("rb") as handle:
-        data = handle.read(MAX_TASK_MARKDOWN_BYTES + 1)
+    except InputError as exc:
+        raise PlanError(str(exc)) from None
+    except OSError as exc:
+        raise PlanError(f"{label}: {relative} can't be read ({exc.strerror}): fix the path") from None
     if len(data) > MAX_TASK_MARKDOWN_BYTES:
         raise PlanError(f"{label}: {relative} is over the {MAX_TASK_MARKDOWN_BYTES}-byte limit for a task's"
                         " markdown: shorten it (the agents read it on every turn)")
@@ -133,8 +130,7 @@ def record_plan_source(repo: Path, feature_id: str, plan_file: Path) -> None:
     text = (str(target.relative_to(root)) if target.is_relative_to(root) else str(target)) + "\n"
     record = plan_source_path(repo, feature_id)
     if not record.is_file() or record.read_text(encoding="utf-8") != text:
-        record.parent.mkdir(parents=True, exist_ok=True)
-        record.write_text(text, encoding="utf-8")
+        confined.write_under(repo, record.relative_to(repo).as_posix(), text, "the run's plan-source record")
 
 
 def recorded_plan_source(repo: Path, feature_id: str) -> Path | None:

@@ -30,6 +30,7 @@ from orchestrator.plan.files import (
     task_markdown,
 )
 from orchestrator.plan.rules import check_consistency, compute_groups
+from orchestrator.repo import confined
 
 ID_PATTERN = r"^[A-Za-z0-9_-]+$"
 _ID_RE = re.compile(ID_PATTERN)
@@ -98,6 +99,9 @@ class Orchestration(BaseModel):
     parallel_groups: list[list[Identifier]] | None = None
 
 
+_NOT_IN_BRANCH = frozenset("~^:?*[\\")
+
+
 class FeaturePlan(BaseModel):
     """A feature: its tasks, their dependencies and the order groups run in."""
 
@@ -118,6 +122,20 @@ class FeaturePlan(BaseModel):
 
     _verify_not_blank = field_validator("verify", "setup")(_not_blank)
     _notes: list[str] = PrivateAttr(default_factory=list)
+
+    @field_validator("base_branch")
+    @classmethod
+    def _plain_branch(cls, name: str | None) -> str | None:
+        """A branch name git would take (its rules, checked without git: plans are parsed everywhere), never a
+        pattern, a full ref or one of ours: refspecs and commands built from it name that one branch."""
+        if name is None:
+            return None
+        bad = (not name or name.startswith(("-", "/", "refs/", "autobuild/")) or name == "autobuild"
+               or name.endswith(("/", ".", ".lock")) or ".." in name or "@{" in name or "//" in name
+               or any(ch in _NOT_IN_BRANCH or ord(ch) < 33 or ord(ch) == 127 for ch in name))
+        if bad:
+            raise ValueError("not a plain branch name (e.g. main): never a pattern, refs/… or autobuild/…")
+        return name
 
     @property
     def notes(self) -> list[str]:
@@ -219,6 +237,11 @@ def load_plan_file(repo: Path, path: Path, expect_id: str | None = None) -> Feat
     """Load and validate the plan in this file; each task's markdown (`file_path`, then
     `.autobuild/tasks/<ID>.md`) becomes its description, which joins its brief."""
     label = shown(repo, path)
+    if path.is_relative_to(repo):  # in the repo: a link in it may not lead the read out (a clone's plan by id)
+        try:
+            confined.resolve_under(repo, path.relative_to(repo).as_posix(), "plan", git_dir_ok=True)
+        except InputError as exc:
+            raise PlanError(str(exc)) from None
     plan = parse_plan(read_plan_data(path, label), label)
     if expect_id is not None and plan.id != expect_id:
         raise PlanError(f"{label}: id is {plan.id!r} but the file is named for {expect_id!r}: make them match")

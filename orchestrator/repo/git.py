@@ -18,13 +18,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from orchestrator.errors import GitError, InputError
-from orchestrator.processes import Completed, run, run_async
+from orchestrator.processes import Completed, run_async
+from orchestrator.repo.commands import NO_FSMONITOR, NO_HOOKS, filters_off, git_sync
 from orchestrator.repo.footing import Proofs, footing
 
-# None of the user's hooks run for our own git commands (post-checkout on `worktree add`, pre-commit, commit-msg,
-# post-commit, post-merge, reference-transaction…): one failing hook would block every run, and they are code of
-# the user's we never asked to run. `land`, the one commit made as the user, runs them (merge_as_user).
-NO_HOOKS = ("-c", "core.hooksPath=/dev/null")
 # Commits are made by the orchestrator, with its own identity, and without the repo's hooks.
 _IDENTITY = ["-c", "user.name=AutoBuild", "-c", "user.email=autobuild@localhost", "-c", "commit.gpgsign=false"]
 AUTOBUILD_REFS = "refs/heads/autobuild/"
@@ -74,35 +71,67 @@ class GitRepo:
         self._common_dir: Path | None = None
         self._git_dir: Path | None = None
         self._proofs = Proofs()  # worktree_problem's answers, by footing
+        self._filters: tuple[str, ...] | None = None  # the user's filter drivers, switched off (repo/commands.py)
 
     @property
     def lock(self) -> asyncio.Lock:
         return self._locks.setdefault((self.root, id(asyncio.get_running_loop())), asyncio.Lock())
 
     # ---- checks before anything is written (sync, used by the CLI) ----
-    def check(self) -> None:
-        """Fail with an InputError unless this is a git repo with at least one commit."""
+    def read(self, *args: str, cwd: Path | None = None, stdin: str | None = None,
+             timeout: float = 120.0) -> Completed:
+        """A blocking git command of ours in the repo (or `cwd`): a query, or `land`'s recovery in the user's
+        checkout; never the user's hooks, and never a repository git found above a worktree folder."""
+        where = cwd or self.root
+        return git_sync(where, *self._no_filters(), *args, stdin=stdin, timeout=timeout, env=self._env(where))
+
+    def _no_filters(self) -> tuple[str, ...]:
+        if self._filters is None:
+            self._filters = filters_off(self.root) if self.root.is_dir() else ()
+        return self._filters
+
+    def check(self, allow_unborn: bool = False) -> bool:
+        """Fail with an InputError unless this is a git repo with at least one commit; with `allow_unborn`, a
+        checkout on a branch with no commit yet passes too (True then: only a plan's `base_branch` can say what
+        to build on)."""
+        try:
+            self._check()
+        except InputError:
+            if not (allow_unborn and self.root.is_dir()):
+                raise
+            if self.read("rev-parse", "--verify", "-q", "HEAD").ok or not self.read("symbolic-ref", "-q", "HEAD").ok:
+                raise
+            return True
+        return False
+
+    def _check(self) -> None:
         if not self.root.is_dir():
             raise InputError(f"repo {self.root} does not exist: pass --repo PATH of a git repository")
-        top = run(["git", "rev-parse", "--show-toplevel"], self.root)
+        top = self.read("rev-parse", "--show-toplevel")
         if not top.ok:
+            if self.read("rev-parse", "--is-bare-repository").stdout.strip() == "true":
+                raise InputError(f"{self.root} is a bare repository (no checkout to build in): pass --repo of a"
+                                 " clone of it")
             raise InputError(f"{self.root} is not a git repository: run `git init` or pass --repo")
-        if not run(["git", "rev-parse", "--verify", "-q", "HEAD"], self.root).ok:
+        if not self.read("rev-parse", "--verify", "-q", "HEAD").ok:
             raise InputError(f"{self.root} has no commits yet: commit something first")
+        if self.read("rev-parse", "--verify", "-q", "refs/heads/autobuild").ok:
+            raise InputError(f"{self.root} has a branch named `autobuild`: git can't also hold the run's"
+                             " autobuild/… branches; rename it first (git branch -m autobuild <new-name>)")
 
     def current_branch(self) -> str:
-        result = run(["git", "symbolic-ref", "--short", "-q", "HEAD"], self.root)
+        result = self.read("symbolic-ref", "--short", "-q", "HEAD")
         if not result.ok:
             raise InputError("HEAD is detached: check out a branch or set base_branch in the plan")
         return result.stdout.strip()
 
     def has_branch(self, name: str) -> bool:
-        return run(["git", "rev-parse", "--verify", "-q", f"refs/heads/{name}"], self.root).ok
+        return self.read("rev-parse", "--verify", "-q", f"refs/heads/{name}").ok
 
     def worktree_list(self) -> list[dict[str, str]]:
         """Every registered worktree: `path`, `head` and `branch` (a full ref, "" when detached)."""
         rows: list[dict[str, str]] = []
-        for line in run(["git", "worktree", "list", "--porcelain"], self.root).stdout.splitlines():
+        for line in self.read("worktree", "list", "--porcelain").stdout.splitlines():
             key, _, value = line.partition(" ")
             if key == "worktree":
                 rows.append({"path": value, "head": "", "branch": ""})
@@ -111,7 +140,7 @@ class GitRepo:
         return rows
 
     def rev(self, ref: str) -> str:
-        result = run(["git", "rev-parse", "--verify", "-q", f"{ref}^{{commit}}"], self.root)
+        result = self.read("rev-parse", "--verify", "-q", f"{ref}^{{commit}}")
         if not result.ok:
             raise GitError(f"unknown revision {ref}")
         return result.stdout.strip()
@@ -124,11 +153,17 @@ class GitRepo:
             return {**os.environ, "GIT_CEILING_DIRECTORIES": str(cwd.parent)}
         return None
 
-    async def git(self, *args: str, cwd: Path | None = None, check: bool = True, user_hooks: bool = False) -> Completed:
-        """A git command of ours: no hooks of the user's run, unless `user_hooks` (land's commit as the user)."""
+    async def git(self, *args: str, cwd: Path | None = None, check: bool = True, user_hooks: bool = False,
+                  user_filters: bool = False) -> Completed:
+        """A git command of ours: no hooks or filter drivers of the user's run, unless `user_hooks` (land's merge and
+        commit as the user, which run both) or `user_filters` (land writing the user's checkout as their git
+        would)."""
         where = cwd or self.root
-        hooks = () if user_hooks else NO_HOOKS
-        result = await run_async(["git", *hooks, *args], where, timeout=300, env=self._env(where))
+        hooks = NO_FSMONITOR if user_hooks else NO_HOOKS
+        if self._filters is None:
+            await asyncio.to_thread(self._no_filters)
+        off = () if user_hooks or user_filters else self._no_filters()
+        result = await run_async(["git", *hooks, *off, *args], where, timeout=300, env=self._env(where))
         if check and not result.ok:
             raise GitError(f"git {' '.join(args)} failed: {result.tail(5)}")
         return result

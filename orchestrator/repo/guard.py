@@ -132,7 +132,8 @@ async def land_ref(repo: GitRepo, permit: LandPermit, new: str) -> LandMove:
         status = await repo.git("status", "--porcelain", "--untracked-files=no", cwd=Path(checkout))
         if status.stdout.strip():
             return LandMove(False, f"{checkout} has uncommitted changes now: commit or stash them", checkout)
-        done = await repo.git("merge", "--ff-only", "-q", new, cwd=Path(checkout), check=False)
+        done = await repo.git("merge", "--ff-only", "-q", new, cwd=Path(checkout), check=False,
+                              user_filters=True)  # the user's checkout, written as their own git would
     else:
         done = await repo.git("update-ref", "-m", f"autobuild land {permit.feature_id}", permit.ref, new,
                               permit.old, check=False)

@@ -8,7 +8,7 @@ import re
 import shutil
 from pathlib import Path
 
-from orchestrator.processes import run
+from orchestrator.repo.commands import git_sync
 
 _OID = re.compile(r"^([0-9a-f]{64}) [*-] (.+)$")
 
@@ -18,16 +18,16 @@ def missing_objects(root: Path, rev: str) -> list[str]:
     empty when the repo doesn't use LFS, git-lfs isn't installed, or its filter isn't set up to smudge."""
     if os.environ.get("GIT_LFS_SKIP_SMUDGE") == "1" or shutil.which("git-lfs") is None:
         return []
-    uses = run(["git", "grep", "-q", "-e", "filter=lfs", rev, "--", ".gitattributes", "**/.gitattributes"], root)
+    uses = git_sync(root, "grep", "-q", "-e", "filter=lfs", rev, "--", ".gitattributes", "**/.gitattributes")
     if not uses.ok:  # no LFS attributes in that commit (and git-lfs itself would write .git/lfs/ to say so)
         return []
-    smudges = run(["git", "config", "--get-regexp", r"^filter\.lfs\.(process|smudge)$"], root)
+    smudges = git_sync(root, "config", "--get-regexp", r"^filter\.lfs\.(process|smudge)$")
     if not smudges.ok or not smudges.stdout.strip():
         return []
-    listed = run(["git", "lfs", "ls-files", "--long", rev], root)
+    listed = git_sync(root, "lfs", "ls-files", "--long", rev)
     if not listed.ok:
         return []
-    env = run(["git", "lfs", "env"], root).stdout
+    env = git_sync(root, "lfs", "env").stdout
     media = next((line.split("=", 1)[1] for line in env.splitlines() if line.startswith("LocalMediaDir=")), "")
     store = Path(media) if media else None
     missing = []

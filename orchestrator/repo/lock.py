@@ -22,13 +22,13 @@ from pathlib import Path
 import psutil
 
 from orchestrator.errors import RunLockedError
-from orchestrator.processes import run
+from orchestrator.repo.commands import git_sync
 
 _HELD: ContextVar[frozenset[Path]] = ContextVar("autobuild_repo_locks", default=frozenset())
 
 
 def lock_path(root: Path) -> Path:
-    common = run(["git", "rev-parse", "--git-common-dir"], root)
+    common = git_sync(root, "rev-parse", "--git-common-dir")
     if not common.ok:
         raise RunLockedError(f"{root} is not a git repository: pass --repo PATH of a git repository")
     return (root / common.stdout.strip()).resolve() / "autobuild.lock"

@@ -20,7 +20,9 @@ from urllib.parse import urlsplit
 
 from orchestrator.errors import GitError, InputError
 from orchestrator.processes import run_async
-from orchestrator.repo.git import AUTOBUILD_REFS, NO_HOOKS, GitRepo
+from orchestrator.repo import confined
+from orchestrator.repo.commands import NO_HOOKS, check_branch_name
+from orchestrator.repo.git import AUTOBUILD_REFS, GitRepo
 
 FETCHED = "refs/remotes/origin/autobuild/"
 """Where the URL's autobuild/ branches are fetched to in the clone (then made local branches if missing)."""
@@ -119,36 +121,48 @@ async def refresh(repo: GitRepo, url: str, base: str) -> None:
 async def fetch_base(repo: GitRepo, url: str, base: str, *more: str) -> None:
     """The URL's `base` as this clone's branch of that name (never checked out here: the main checkout stays
     detached), and any `more` refspecs in the same fetch."""
-    if base.startswith("autobuild/") or not base or base.startswith("-"):
-        raise InputError(f"base {base!r} can't be the base: name the branch the feature starts from (e.g. main)")
+    await asyncio.to_thread(check_branch_name, base)  # the API needs no client of ours: a pattern fetches all
     fetched = await repo.git("fetch", "-q", "--prune", "--", url, f"+refs/heads/{base}:refs/heads/{base}", *more,
                              check=False)
     if not fetched.ok:
         raise InputError(f"can't fetch branch {base!r} from {redact(url)}: {fetched.tail(2)}")
 
 
+MAX_SENT_FILE_BYTES = 1_000_000
+"""A plan, or one file of `plan_files`, sent in a run's input (a plan's own limit; task markdown is checked again,
+smaller, when the plan is loaded)."""
+MAX_SENT_FILES = 1_000
+
+
 async def write_plan(repo: GitRepo, plan_yaml: str | None, files: dict[str, str]) -> Path | None:
     """A plan sent in the input, and task markdown files (by path relative to the repo), written into the clone's
-    checkout; the plan file's path (named by its digest: runs of other plans never share it), None without one."""
-    for relative, text in files.items():
-        pure = PurePosixPath(relative)
-        if pure.is_absolute() or ".." in pure.parts or not pure.parts or pure.parts[0] == ".git":
-            raise InputError(f"plan_files: {relative!r} must be a path inside the repository")
-        if not isinstance(text, str):
-            raise InputError(f"plan_files: {relative!r} must map to the file's text")
+    checkout (each kept inside it: repo/confined.py); the plan file's path (named by its digest: runs of other
+    plans never share it), None without one. Everything is checked before anything is written."""
+    if not isinstance(files, dict) or len(files) > MAX_SENT_FILES:
+        raise InputError(f"plan_files must map at most {MAX_SENT_FILES} paths to the files' text")
     if plan_yaml is not None and not isinstance(plan_yaml, str):
         raise InputError("plan_yaml must be the plan's YAML text")
+    written: dict[str, str] = dict(files)
     plan = None
     if plan_yaml:
         digest = hashlib.sha256(plan_yaml.encode()).hexdigest()[:12]
         plan = repo.root / ".autobuild" / "submitted" / f"plan-{digest}.yaml"
-    written = {**files, **({str(plan.relative_to(repo.root)): plan_yaml} if plan and plan_yaml else {})}
+        written[str(plan.relative_to(repo.root))] = plan_yaml
+    targets: list[tuple[Path, str]] = []
+    for relative, text in written.items():
+        if not isinstance(relative, str) or not isinstance(text, str):
+            raise InputError(f"plan_files: {relative!r} must map a path to the file's text")
+        if len(text.encode("utf-8", errors="replace")) > MAX_SENT_FILE_BYTES:
+            what = "plan_yaml" if plan and relative == str(plan.relative_to(repo.root)) else f"plan_files: {relative!r}"
+            raise InputError(f"{what} is over the {MAX_SENT_FILE_BYTES}-byte limit: send the plan and its task"
+                             " markdown only")
+        resolved = await asyncio.to_thread(confined.resolve_under, repo.root, relative, "plan_files",
+                                           named="the repository")
+        targets.append((resolved, text))
 
     def write() -> None:
-        for relative, text in written.items():
-            target = repo.root / relative
-            target.parent.mkdir(parents=True, exist_ok=True)
-            target.write_text(text, encoding="utf-8")
+        for resolved, text in targets:
+            confined.write_resolved(repo.root, resolved, text, "plan_files")
 
     await asyncio.to_thread(write)
     return plan

@@ -26,7 +26,11 @@ async def _lifespan(_app: FastAPI) -> AsyncIterator[None]:
         await waker.stop(task)
 
 
-app = FastAPI(lifespan=_lifespan)
+# With a token, the API's description is a token holder's too: the engine leaves /docs and /openapi.json public on
+# the app it is given (ours), so that app has none (`serve` sets the token before the engine imports this).
+_PUBLIC_DOCS = not os.environ.get("ORCHESTRATOR_AUTH_TOKEN", "").strip()
+app = FastAPI(lifespan=_lifespan, docs_url="/docs" if _PUBLIC_DOCS else None,
+              redoc_url="/redoc" if _PUBLIC_DOCS else None, openapi_url="/openapi.json" if _PUBLIC_DOCS else None)
 _workflow: list[Any] = []
 
 
@@ -40,7 +44,7 @@ async def ok() -> dict[str, bool]:
 async def questions(thread_id: str, authorization: str | None = Header(default=None)) -> dict[str, Any]:
     """The thread's pending questions (`question_id`, `question`, `interrupt_id`) and the usage pause it yielded for
     (`pause`: `until`, `until_iso`, `reason`, or None), read from the shared store."""
-    expected = os.environ.get("ORCHESTRATOR_AUTH_TOKEN", "")
+    expected = os.environ.get("ORCHESTRATOR_AUTH_TOKEN", "").strip()
     if expected and not hmac.compare_digest((authorization or "").removeprefix("Bearer ").strip(), expected):
         raise HTTPException(status_code=401, detail="send ORCHESTRATOR_AUTH_TOKEN as a bearer token")
     if not _workflow:

@@ -10,7 +10,11 @@ from pathlib import Path
 from typing import Any
 
 from orchestrator.errors import InputError, RunLockedError
-from orchestrator.plan.model import load_plan_file
+from orchestrator.plan.files import MAX_TASK_MARKDOWN_BYTES
+from orchestrator.plan.model import check_id, load_plan_file, load_target
+from orchestrator.repo import confined
+from orchestrator.repo.commands import check_branch_name, git_sync
+from orchestrator.repo.git import GitRepo
 from orchestrator.repo.remote import check_url
 from orchestrator.server.worker import GRAPH_ID
 from orchestrator.store.paused_threads import is_pause
@@ -60,6 +64,8 @@ def api_client(server: str) -> Any:
 
 def repo_identity(repo_url: str) -> str:
     """A local path stands for itself resolved (the workers share this machine's folders); a URL is kept as given."""
+    if not repo_url.strip():
+        raise InputError("--repo-url is empty: pass the repository's git URL (or a folder the workers see)")
     if "://" in repo_url or "@" in repo_url.split("/", 1)[0]:
         return repo_url
     path = Path(repo_url).expanduser().resolve()
@@ -69,21 +75,48 @@ def repo_identity(repo_url: str) -> str:
 
 
 def feature_input(repo_url: str, feature: str, base: str | None, plan: str | None = None) -> dict[str, Any]:
-    """The served graph's input: a local path as `repo`, a URL as `repo_url` (the worker clones it)."""
+    """The served graph's input: a local path as `repo`, a URL as `repo_url` (the worker clones it). Checked as
+    `run` checks its own (InputError, one line) before anything is queued: the feature id, the base, the URL, and
+    for a folder the workers share with us, the plan there."""
+    check_id("feature", feature)
+    if base is not None:
+        check_branch_name(base, "--base")
     identity = repo_identity(repo_url)
     inputs: dict[str, Any] = {"target": feature}
     remote = "://" in identity or "@" in identity
     inputs |= {"repo_url": check_url(identity)} if remote else {"repo": identity}
+    if plan is None and not remote:  # the workers read it where we can see it: a missing or bad plan fails here
+        GitRepo(Path(identity)).check()
+        load_target(Path(identity), feature)
+    if plan is None and remote and identity.startswith("file://"):
+        _check_plan_at_base(Path(identity.removeprefix("file://")), feature, base or "main")
     if plan is not None:
         if not Path(plan).expanduser().is_file():
             raise InputError(f"--plan {plan}: no such file")
         if remote:  # the worker has no copy of this file: the plan and its task markdown travel in the input
             inputs |= sent_plan(Path(plan).expanduser().resolve())
-        else:
-            inputs["plan"] = str(Path(plan).expanduser().resolve())
+        else:  # the worker refuses a plan path that leads out of the repository: refused here first
+            inputs["plan"] = str(confined.resolve_under(Path(identity), str(Path(plan).expanduser().resolve()),
+                                                        "--plan"))
     if base:
         inputs |= {"base": base, "base_branch": base}
     return inputs
+
+
+def _check_plan_at_base(repository: Path, feature: str, base: str) -> None:
+    """A `file://` repository this machine sees: its base branch, and the feature's plan on it (or a plan naming
+    `feature` as one of its tasks), or InputError before anything is queued."""
+    if not repository.is_dir():
+        return  # the workers may see a folder we don't: they say
+    if not git_sync(repository, "rev-parse", "--verify", "-q", f"refs/heads/{base}^{{commit}}").ok:
+        raise InputError(f"{repository} has no branch {base!r}: pass --base, the branch the feature starts from")
+    if git_sync(repository, "cat-file", "-e", f"refs/heads/{base}:.autobuild/features/{feature}.yaml").ok:
+        return
+    listed = git_sync(repository, "grep", "-q", "-E", f"id: *['\"]?{feature}['\"]?$", f"refs/heads/{base}", "--",
+                      ".autobuild/features/")
+    if not listed.ok:
+        raise InputError(f"no plan of {feature} on {base} of {repository} (.autobuild/features/{feature}.yaml):"
+                         " commit it there, or pass --plan FILE to send one")
 
 
 def sent_plan(plan: Path) -> dict[str, Any]:
@@ -94,9 +127,11 @@ def sent_plan(plan: Path) -> dict[str, Any]:
     files: dict[str, str] = {}
     for task in parsed.tasks:
         for relative in [name for name in (task.file_path, f".autobuild/tasks/{task.id}.md") if name]:
-            path = root / relative
-            if path.is_file() and path.resolve().is_relative_to(root.resolve()):
-                files[relative] = path.read_text(encoding="utf-8", errors="replace")
+            try:  # through the resolver: a file the plan names is read only from inside the repo
+                data = confined.read_under(root, relative, "task markdown", limit=MAX_TASK_MARKDOWN_BYTES)
+            except (InputError, OSError):
+                continue  # missing (GuardKit moves finished tasks' files), or refused above by load_plan_file
+            files[relative] = data.decode("utf-8", errors="replace")
     return {"plan_yaml": plan.read_text(encoding="utf-8"), "plan_files": files}
 
 
@@ -165,7 +200,7 @@ async def remote_status(server: str, repo_url: str | None, feature: str) -> Remo
         state: Any = await client.threads.get_state(thread["thread_id"], subgraphs=True)
     except APIStatusError:  # Aegra 0.11 answers 500 while the feature has no return value yet (a question waits,
         state = {}           # or a run failed before its first checkpoint): the worker's own route has the questions
-    values = state.get("values") or {}
+    values = state.get("values") if isinstance(state.get("values"), dict) else {}
     results = {task: str(result.get("status", "")) for task, result in (values.get("results") or {}).items()}
     pending = [i for t in state.get("tasks") or [] for i in t.get("interrupts") or []
                if isinstance(i.get("value"), dict)]
@@ -180,6 +215,8 @@ async def remote_status(server: str, repo_url: str | None, feature: str) -> Remo
     error = ""
     if runs and runs[0].get("status") == "error":  # Aegra's run carries `error_message`
         error = str(dict(runs[0]).get("error_message") or "") or _error(state)
+    if values.get("refused"):  # the served graph refused its input: its final value says why
+        error = f"refused: {values['refused']}"
     return RemoteStatus(str(thread["thread_id"]), str(thread.get("status", "")), results, questions, error,
                         *_pause_fields(pause))
 

@@ -59,6 +59,8 @@ def engine_env(settings: WorkerSettings, config: Path) -> dict[str, str]:
     }
     if settings.workspace:
         env["ORCHESTRATOR_WORKSPACE"] = settings.workspace
+    if settings.auth_token:  # stripped: what auth.py compares a client's token with
+        env["ORCHESTRATOR_AUTH_TOKEN"] = settings.auth_token
     return env
 
 
@@ -84,7 +86,12 @@ def serve(settings: WorkerSettings) -> int:
     """Serve until SIGTERM/SIGINT (uvicorn drains; Aegra hands unfinished runs back through its lease)."""
     settings.checked()
     check_reachable(settings)
-    os.environ.update(engine_env(settings, write_config(settings)))
+    try:
+        config = write_config(settings)
+    except OSError as exc:
+        raise InputError(f"ORCHESTRATOR_SERVE_DIR: can't write the engine's config in {state_dir(settings)}:"
+                         f" {exc.strerror or exc}") from None
+    os.environ.update(engine_env(settings, config))
     import uvicorn  # noqa: PLC0415  # after the environment: Aegra reads its settings when imported
 
     uvicorn.run("aegra_api.main:app", host=settings.host, port=settings.port, log_level="warning")

@@ -12,7 +12,7 @@ from urllib.parse import parse_qsl, urlencode, urlsplit
 import platformdirs
 
 from orchestrator.errors import InputError
-from orchestrator.processes import run
+from orchestrator.repo.commands import git_sync
 
 POSTGRES_SCHEMES = ("postgres://", "postgresql://")
 REMEMBERED_DB = Path(".autobuild") / "db.json"
@@ -25,7 +25,7 @@ def find_repo(start: Path) -> Path:
     start = start.expanduser()
     if not start.exists():
         raise InputError(f"--repo {start} does not exist: pass the folder of your git repository")
-    listed = run(["git", "-C", str(start), "worktree", "list", "--porcelain"], start if start.is_dir() else Path("."))
+    listed = git_sync(start if start.is_dir() else Path("."), "-C", str(start), "worktree", "list", "--porcelain")
     first = next((line for line in listed.stdout.splitlines() if line.startswith("worktree ")), None)
     if not listed.ok or first is None or "\nbare" in listed.stdout.split("\n\n", 1)[0]:
         return start.resolve()

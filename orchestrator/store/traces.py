@@ -14,8 +14,11 @@ import threading
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Any
+
+from orchestrator.errors import InputError
+from orchestrator.repo import confined
 
 _WRITER = ThreadPoolExecutor(max_workers=1, thread_name_prefix="autobuild-trace")
 """One thread: lines land in the order they were handed over, across every trace file."""
@@ -31,10 +34,10 @@ def runs_dir(repo: Path, feature_id: str, task_id: str | None = None) -> Path:
 def append(repo: Path, feature_id: str, task_id: str | None, event: dict[str, Any]) -> None:
     """One event into the task's trace, or the feature's when `task_id` is None: written at once outside an event
     loop, by the writer thread inside one (its time is taken now either way)."""
-    folder = runs_dir(repo, feature_id, task_id)
+    relative = PurePosixPath(runs_dir(Path(), feature_id, task_id).as_posix()) / "trace.jsonl"
     text = json.dumps({"time": round(time.time(), 3), **({"task": task_id} if task_id else {}), **event},
                       default=str) + "\n"
-    in_order(_write, folder, text)
+    in_order(_write, repo, relative, text)
 
 
 def in_order(write: Callable[..., object], *args: Any) -> None:
@@ -48,16 +51,15 @@ def in_order(write: Callable[..., object], *args: Any) -> None:
     _WRITER.submit(_noting_failure, write, *args)
 
 
-def _write(folder: Path, text: str) -> None:
-    folder.mkdir(parents=True, exist_ok=True)
-    with (folder / "trace.jsonl").open("a", encoding="utf-8") as out:
-        out.write(text)
+def _write(repo: Path, relative: PurePosixPath, text: str) -> None:
+    """Under the repo, no symlink followed (repo/confined.py): a link put in `.autobuild/runs` can't take it."""
+    confined.append_under(repo, relative, text, "trace")
 
 
 def _noting_failure(write: Callable[..., object], *args: Any) -> None:
     try:
         write(*args)
-    except OSError as exc:  # raised where the caller waits for it (`flushed`), as a synchronous write would have
+    except (OSError, InputError) as exc:  # raised where the caller waits (`flushed`), as a synchronous write would
         with _FAILED_LOCK:
             _FAILED.append(exc)
 

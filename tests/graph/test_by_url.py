@@ -25,10 +25,15 @@ from orchestrator.settings import RunOptions
 from tests.graph.harness import CALC_FILES, Run, plan, stream_run, task
 
 
-def bare_remote(tmp_path: Path, *tasks: dict[str, Any], with_plan: bool = True) -> str:
-    """A project pushed to a bare repository (the plan committed on main, or not); its file:// URL."""
+def bare_remote(tmp_path: Path, *tasks: dict[str, Any], with_plan: bool = True,
+                links: dict[str, str] | None = None) -> str:
+    """A project pushed to a bare repository (the plan committed on main, or not; with `links`, symlinks committed
+    too: path -> target); its file:// URL."""
     work = make_sample_repo(tmp_path / "work", files=CALC_FILES, plan=plan(*tasks, verify=None) if with_plan else None,
                             venv=False)
+    for name, target in (links or {}).items():
+        (work / name).symlink_to(target)
+        git(work, "add", name)
     if with_plan:
         git(work, "add", ".autobuild")
         git(work, "-c", "user.name=Me", "-c", "user.email=me@localhost", "commit", "-qm", "plan FEAT-001")
@@ -266,3 +271,23 @@ async def test_a_worker_coming_back_to_its_stale_clone_goes_on_from_what_others_
     assert [last.status(name) for name in "ABC"] == ["approved-unverified"] * 3
     assert [(call.role, call.task) for call in agents.calls[done_before:]] == [("player", "C"), ("coach", "C")]
     assert {"calc/a.py", "calc/b.py", "calc/c.py"} <= set(files_on(url, "autobuild/FEAT-001"))
+
+
+@pytest.mark.parametrize(("graph_input", "message"), [
+    ({"base": "*", "target": "FEAT-001"}, "not a valid branch name"),
+    ({"base": "autobuild/FEAT-001", "target": "FEAT-001"}, "an autobuild/ branch is a run's"),
+    ({"target": "../../etc"}, "invalid target id"),
+    ({"target": "FEAT-001", "plan_files": ["x"]}, "plan_files must map"),
+])
+async def test_the_worker_checks_the_input_again_before_it_clones(graph_input: dict[str, Any], message: str,
+                                                                  tmp_path: Path,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """The API needs no client of ours: what `submit` refuses, the worker refuses too (a base `*` was the refspec
+    `+refs/heads/*:refs/heads/*`, force-updating every branch of the clone)."""
+    url = bare_remote(tmp_path, task("A"))
+    space = workspace(monkeypatch, tmp_path / "worker")
+    with pytest.raises(InputError, match=message):
+        await run_by_url(InMemorySaver(), ScriptedAgents({}), {"repo_url": url, **graph_input})
+    assert "refs/heads/autobuild/FEAT-001" not in remote_refs(url)
+    if "plan_files" not in graph_input:
+        assert not (space / "clones").exists()

@@ -114,3 +114,50 @@ def test_no_import_circles(package: str) -> None:
         graphlib.TopologicalSorter(edges).prepare()
     except graphlib.CycleError as exc:
         pytest.fail(f"import circle: {' -> '.join(exc.args[1])}")
+
+
+# Where git may be started from outside orchestrator/repo/: helpers that build throwaway repos for tests and demos.
+GIT_HELPERS = {"orchestrator.cli.demo"}
+_STARTERS = {"run", "run_async", "run_shell", "Popen", "check_output", "check_call", "call", "system",
+             "create_subprocess_exec", "create_subprocess_shell"}
+
+
+def _starts_git(node: ast.AST) -> bool:
+    """An argv whose first element is "git", or a shell string that starts with `git `."""
+    if isinstance(node, (ast.List, ast.Tuple)) and node.elts:
+        first = node.elts[0]
+        return isinstance(first, ast.Constant) and first.value == "git"
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return node.value.lstrip().startswith("git ")
+    if isinstance(node, ast.JoinedStr) and node.values:
+        return _starts_git(node.values[0])
+    return False
+
+
+def _git_starts(path: Path) -> list[int]:
+    found = []
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, (ast.List, ast.Tuple)) and _starts_git(node):
+            found.append(node.lineno)
+        elif isinstance(node, ast.Call) and node.args:
+            name = node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", "")
+            if name in _STARTERS and _starts_git(node.args[0]):
+                found.append(node.lineno)
+    return sorted(set(found))
+
+
+def test_git_is_started_only_by_orchestrator_repo() -> None:
+    """One guarded path runs git (no user hooks, no fsmonitor, the worktree ceiling): GitRepo.git, GitRepo.read
+    and repo.commands.git_sync; an argv or shell string starting with git anywhere else is a bypass."""
+    offenders = [f"{module}:{line}" for module, path in MODULES.items()
+                 if not module.startswith(("orchestrator.repo", "agents.testing")) and module not in GIT_HELPERS
+                 for line in _git_starts(path)]
+    assert offenders == []
+
+
+def test_the_git_rule_sees_an_argv_and_a_shell_string() -> None:
+    code = 'run(["git", "status"], here)\nrun_shell("git checkout x", here, 1)\nrun_shell(f"git {x}", here, 1)\n'
+    tree = ast.parse(code)
+    calls = [node for node in ast.walk(tree) if isinstance(node, ast.Call)]
+    assert all(_starts_git(call.args[0]) for call in calls)
+    assert not _starts_git(ast.parse('"github"').body[0].value)  # type: ignore[attr-defined]

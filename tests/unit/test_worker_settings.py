@@ -47,7 +47,7 @@ def test_bad_worker_settings_are_one_line_and_exit_2(
 
 def test_a_token_allows_another_address() -> None:
     settings = WorkerSettings(DATABASE_URL=GOOD["DATABASE_URL"], REDIS_URL=GOOD["REDIS_URL"],
-                              ORCHESTRATOR_HOST="0.0.0.0", ORCHESTRATOR_AUTH_TOKEN="t")
+                              ORCHESTRATOR_HOST="0.0.0.0", ORCHESTRATOR_AUTH_TOKEN=" " + "t" * 16 + "\n")
     assert settings.checked().host == "0.0.0.0"
     with pytest.raises(InputError):
         WorkerSettings(DATABASE_URL=GOOD["DATABASE_URL"], REDIS_URL=GOOD["REDIS_URL"],
@@ -121,3 +121,36 @@ def test_serve_help_names_every_variable_of_the_worker_settings(capsys: pytest.C
     shown = capsys.readouterr().out
     aliases = [str(field.validation_alias) for field in WorkerSettings.model_fields.values()]
     assert len(aliases) >= 12 and all(f"\n  {alias} " in shown for alias in aliases), shown
+
+
+@pytest.mark.parametrize(("env", "flags", "message"), [
+    ({"ORCHESTRATOR_AUTH_TOKEN": "   "}, ["--host", "0.0.0.0"], "set ORCHESTRATOR_AUTH_TOKEN"),
+    ({"ORCHESTRATOR_AUTH_TOKEN": "s3cret"}, ["--host", "0.0.0.0"], "needs at least 16"),
+    ({"ORCHESTRATOR_AUTH_TOKEN": "s3cret"}, ["--host", "worker.example"], "needs at least 16"),
+    ({"ORCHESTRATOR_SERVE_DIR": "{file}"}, [], "ORCHESTRATOR_SERVE_DIR {file}: is a file"),
+    ({"ORCHESTRATOR_SERVE_DIR": "{file}/serve"}, [], "is not a folder"),
+    ({"ORCHESTRATOR_WORKSPACE": "{file}"}, [], "ORCHESTRATOR_WORKSPACE {file}: is a file"),
+])
+def test_the_worker_config_is_checked_before_it_listens(
+    env: dict[str, str], flags: list[str], message: str, *, monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str], tmp_path: Path,
+) -> None:
+    """A serve dir naming a file was a 26-line traceback; a whitespace token opened a public listener nobody could
+    authenticate to. Each is one line, exit 2, before anything is started or written."""
+    file = tmp_path / "a-file"
+    file.write_text("x")
+    for name in ("PORT", "ORCHESTRATOR_AUTH_TOKEN", "ORCHESTRATOR_WORKSPACE"):
+        monkeypatch.delenv(name, raising=False)
+    for name, value in {**GOOD, "ORCHESTRATOR_SERVE_DIR": str(tmp_path / "serve"), **env}.items():
+        monkeypatch.setenv(name, value.format(file=file))
+    assert main(["serve", *flags]) == 2
+    err = capsys.readouterr().err
+    assert message.format(file=file) in err and len(err.strip().splitlines()) == 1 and "s3cret" not in err, err
+    assert not (tmp_path / "serve").exists() and file.read_text() == "x"
+
+
+def test_a_loopback_worker_ignores_a_blank_token(tmp_path: Path) -> None:
+    settings = WorkerSettings(DATABASE_URL=GOOD["DATABASE_URL"], REDIS_URL=GOOD["REDIS_URL"],
+                              ORCHESTRATOR_SERVE_DIR=str(tmp_path), ORCHESTRATOR_AUTH_TOKEN="  \n").checked()
+    assert settings.auth_token == ""
+    assert "auth" not in json.loads(write_config(settings).read_text())

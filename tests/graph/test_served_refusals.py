@@ -1,0 +1,86 @@
+"""A served run that refuses its input is readable: its final value (and so the thread's state) carries
+`refused`, one line saying why, where an InputError raised left the thread without a value (the engine's HTTP
+500). Hostile inputs from the issue's list, in process; nothing is written outside the worker's clone."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+import pytest
+from langgraph.checkpoint.memory import InMemorySaver
+
+from agents.testing.scripted_agents import ScriptedAgents
+from orchestrator.cli.demo import make_sample_repo
+from orchestrator.graph.workflow import build_feature_workflow
+from orchestrator.settings import RunOptions
+from tests.graph.harness import stream_run, task
+from tests.graph.test_by_url import bare_remote, workspace
+
+BOMB = "a: &a [x, x, x, x, x, x, x, x, x]\n" + "".join(
+    f"{chr(98 + i)}: &{chr(98 + i)} [*{chr(97 + i)}, *{chr(97 + i)}, *{chr(97 + i)}, *{chr(97 + i)}]\n"
+    for i in range(20))
+
+
+async def _served(graph_input: Any, **options: Any) -> dict[str, Any]:
+    graph = build_feature_workflow(InMemorySaver(), served=True)
+    config: Any = {"configurable": {"thread_id": "hostile"}}
+    context = RunOptions(agents=ScriptedAgents({}), **{"interactive": False, **options})
+    run = await stream_run(graph, graph_input, config, context)
+    values = run.state.values
+    assert isinstance(values, dict), "the thread has a value to read"
+    return values
+
+
+@pytest.mark.parametrize(("graph_input", "options", "message"), [
+    ({"repo": "/", "target": "FEAT-001"}, {}, "not a git repository"),
+    ({"repo": "relative/path", "target": "FEAT-001"}, {}, "must be an absolute path"),
+    ({"repo_url": 5, "target": "FEAT-001"}, {}, "repo_url must be a string"),
+    ({"repo_url": "{url}", "repo": "/tmp", "target": "FEAT-001"}, {}, "both repo and repo_url"),
+    ({"repo_url": "{url}", "target": "FEAT-001", "extra": 1}, {}, "unknown input key"),
+    ({"repo_url": "{url}", "target": "FEAT-001"}, {"parallel": 100000}, "--parallel must be between 1 and 64"),
+    ({"repo_url": "{url}", "target": "FEAT-001", "plan_files": {".git/hooks/post-checkout": "#!/bin/sh\n"}}, {},
+     "inside the repository's .git"),
+    ({"repo_url": "{url}", "target": "FEAT-001", "plan_files": {"big.md": "x" * 6_000_000}}, {}, "byte limit"),
+    ({"repo_url": "{url}", "plan_yaml": BOMB}, {}, "too large to be a plan"),
+    ({"repo_url": "{url}", "plan_yaml": "x" * 5_000_000}, {}, "byte limit"),
+    ({"repo_url": "{url}", "target": "../../etc"}, {}, "invalid target id"),
+    ({"repo_url": "{url}", "base": "*", "target": "FEAT-001"}, {}, "not a valid branch name"),
+])
+async def test_a_refused_served_run_says_why_in_its_state(graph_input: dict[str, Any], options: dict[str, Any],
+                                                          message: str, tmp_path: Path,
+                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    url = bare_remote(tmp_path, task("A"))
+    workspace(monkeypatch, tmp_path / "worker")
+    hostile = {key: value.replace("{url}", url) if isinstance(value, str) else value
+               for key, value in graph_input.items()}
+    values = await _served(hostile, **options)
+    assert values["results"] == {} and message in values["refused"], values
+    assert "\n" not in values["refused"]
+    for clone in (tmp_path / "worker" / "clones").glob("*"):
+        assert sorted(os.listdir(clone / ".git" / "hooks")) == sorted(
+            name for name in os.listdir(clone / ".git" / "hooks") if name.endswith(".sample"))
+
+
+async def test_a_symlink_in_the_repository_cannot_carry_plan_files_out(tmp_path: Path,
+                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    """The issue's finding: a repository committing `docs -> <folder>` and plan_files `docs/pwned.md`."""
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    url = bare_remote(tmp_path, task("A"), links={"docs": str(outside)})
+    workspace(monkeypatch, tmp_path / "worker")
+    values = await _served({"repo_url": url, "target": "FEAT-001", "plan_files": {"docs/pwned.md": "pwned"}})
+    assert "resolves outside the repository" in values["refused"]
+    assert list(outside.iterdir()) == []
+
+
+@pytest.mark.parametrize(("plan_path", "message"), [("/etc/passwd", "resolves outside the repo"),
+                                                    ("link.yaml", "resolves outside the repo")])
+async def test_a_served_plan_path_may_not_lead_out_of_the_repo(plan_path: str, message: str, tmp_path: Path) -> None:
+    """A plan path symlinked to a secret must not be read into a thread's state."""
+    repo = make_sample_repo(tmp_path / "repo", venv=False)
+    (tmp_path / "secret").write_text("id: SECRET\n")
+    (repo / "link.yaml").symlink_to(tmp_path / "secret")
+    values = await _served({"repo": str(repo), "plan": plan_path})
+    assert message in values["refused"] and "SECRET" not in str(values)

@@ -1,0 +1,59 @@
+"""Beside test_layering: the modules that take paths from outside (a plan, a served run's input) write files only
+through the resolver (orchestrator/repo/confined.py), asserted by an AST walk."""
+
+from __future__ import annotations
+
+import ast
+
+from tests.unit.test_layering import MODULES
+
+# Modules whose paths come from outside, and the functions in them that write only where we chose (not input).
+TAKE_OUTSIDE_PATHS: dict[str, set[str]] = {
+    "orchestrator.repo.remote": {"ensure_clone"},  # the worker's workspace; the folder named by a digest
+    "orchestrator.graph.by_url": set(),
+    "orchestrator.plan.files": set(),
+    "orchestrator.plan.model": set(),
+    "orchestrator.server.client": set(),
+    "orchestrator.server.app": set(),
+}
+_WRITES = {"write_text", "write_bytes", "mkdir", "makedirs", "touch", "symlink_to", "hardlink_to", "replace",
+           "rename", "copy", "copy2", "copyfile", "copytree", "move", "extractall", "extract", "unpack_archive"}
+
+
+def _write_mode(call: ast.Call) -> bool:
+    mode = call.args[1] if len(call.args) > 1 else next((k.value for k in call.keywords if k.arg == "mode"), None)
+    return isinstance(mode, ast.Constant) and isinstance(mode.value, str) and bool(set(mode.value) & set("wax+"))
+
+
+def _writes(tree: ast.AST, allowed: set[str]) -> list[str]:
+    found = []
+    for function in ast.walk(tree):
+        if not isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)) or function.name in allowed:
+            continue
+        for node in ast.walk(function):
+            if not isinstance(node, ast.Call):
+                continue
+            name = node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", "")
+            if name in ("replace", "rename") and len(node.args) == 2 and not (
+                    isinstance(node.func, ast.Attribute) and getattr(node.func.value, "id", "") == "os"):
+                continue  # str.replace(old, new); Path.replace(target) and os.replace(a, b) are moves
+            if name in _WRITES or (name == "open" and _write_mode(node)):
+                found.append(f"{function.name}:{node.lineno} {name}")
+            # a write handed to a thread: asyncio.to_thread(path.mkdir, …)
+            if name == "to_thread" and node.args and isinstance(node.args[0], ast.Attribute) and (
+                    node.args[0].attr in _WRITES):
+                found.append(f"{function.name}:{node.lineno} {node.args[0].attr}")
+    return found
+
+
+def test_outside_paths_are_written_only_through_the_resolver() -> None:
+    offenders = {module: found for module, allowed in TAKE_OUTSIDE_PATHS.items()
+                 if (found := _writes(ast.parse(MODULES[module].read_text()), allowed))}
+    assert offenders == {}
+
+
+def test_the_rule_sees_each_kind_of_write() -> None:
+    code = ("def f(p, q):\n p.write_text('x')\n open(p, 'a')\n shutil.copy(p, q)\n os.replace(p, q)\n"
+            " p.mkdir()\n tar.extractall(q)\n open(p)\n")
+    assert [entry.split()[1] for entry in _writes(ast.parse(code), set())] == [
+        "write_text", "open", "copy", "replace", "mkdir", "extractall"]
