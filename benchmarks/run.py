@@ -15,7 +15,7 @@ from typing import Any
 
 from agents.testing.scenario import Scenario
 from agents.testing.scripted_model import ScriptedModel
-from benchmarks import graph_bench, merge_bench, overhead_bench, scaling_bench, workers_bench
+from benchmarks import cheat_corpus, graph_bench, merge_bench, overhead_bench, scaling_bench, workers_bench
 from orchestrator.cli.demo import DEMO_PLAN, make_sample_repo, scripted_env
 from orchestrator.views.timeline import timed
 
@@ -179,6 +179,7 @@ def main() -> None:
         overhead = overhead_bench.measure()
         scaling = scaling_bench.measure()
         workers = workers_bench.measure()
+    cheats = cheat_corpus.measure()
     lines = [
         "# Benchmarks",
         "",
@@ -218,6 +219,7 @@ def main() -> None:
         " checkpoints), a fixed cost per task that real sessions of minutes make negligible",
         "",
         *merge_bench.report_lines(landing),
+        *cheat_corpus.report_lines(cheats),
         *scaling_lines(scaling),
         *workers_bench.report_lines(workers),
         "## Checkpoint size",

@@ -48,6 +48,8 @@ def _text(card: dict[str, Any]) -> str:
         f"false approvals caught:       {card['false_approvals_caught']} (coach approvals the gate overturned)",
         f"unverified approvals:         {card['unverified_approvals']} (no gate could check them)"
         f" {_met(card, 'false_approvals')}",
+        f"with accepted test changes:   {card['approvals_with_accepted_test_changes']} (base tests the coach let"
+        " change: where a false approval could hide, with unverified ones)",
         f"coach claims contradicted:    {card['claims_contradicted']}",
         f"contract violations:          {card['contract_violations']}",
         f"replans:                      {card['replans']}",

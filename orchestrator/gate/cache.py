@@ -127,13 +127,14 @@ class GateCache:
             self._entries = data.get("entries", {}) if isinstance(data, dict) else {}
         return self._entries
 
-    def lookup(self, key: str) -> GateResult | None:
-        """A run to reuse: a pass, or a failure seen at least twice in a row."""
+    def lookup(self, key: str, *, any_run: bool = False) -> GateResult | None:
+        """A run to reuse: a pass, or a failure seen at least twice in a row (`any_run`: whatever was seen, for
+        what passed in it: a test failing once there is simply not held against a task)."""
         entry = self._load().get(key)
         if not isinstance(entry, dict) or not isinstance(entry.get("result"), dict):
             return None
         result: GateResult = entry["result"]
-        if result.get("passed") or int(entry.get("seen", 1)) >= 2:
+        if result.get("passed") or any_run or int(entry.get("seen", 1)) >= 2:
             return result
         return None
 

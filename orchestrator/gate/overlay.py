@@ -19,11 +19,16 @@ RunIn = Callable[[Path, dict[str, str]], Awaitable[GateResult]]
 _ASSERTION = re.compile(r"^(?:E\s+(.+)|\s*(AssertionError.*)|\s*(assert .+)|.*\berror: (.+))$", re.MULTILINE)
 
 
-def _restriction(files: Sequence[str]) -> dict[str, str]:
-    """Where the runner allows it, only the overlaid files run (pytest's paths; others run the whole command)."""
+def _restriction(files: Sequence[str], tests: Sequence[str]) -> dict[str, str]:
+    """Where the runner allows it, only the overlaid tests run: pytest's paths, go's `-run` with the top-level
+    names of the base tests in those files; other runners run the whole command. Added to the environment's own."""
     python = [path for path in files if path.endswith(".py") and not path.endswith("conftest.py")]
     if python and len(python) == len(files):
-        return {"PYTEST_ADDOPTS": " ".join(python)}  # added to the environment's own
+        return {"PYTEST_ADDOPTS": " ".join(python)}
+    if all(path.endswith("_test.go") for path in files):
+        names = sorted({test.rsplit(".", 1)[-1].split("/")[0] for test in tests})
+        if names and all(re.fullmatch(r"\w+", name) for name in names):
+            return {"GOFLAGS": f"-run=^({'|'.join(names)})$"}
     return {}
 
 
@@ -51,7 +56,7 @@ async def expectations(repo: GitRepo, worktree: Path, base: GateResult, against:
         await set_up(place)
         present = [path for path in files if path in base_files]
         await repo.restore_paths(place, against, present, detached_ok=True)
-        run = await run_in(place, _restriction(present))
+        run = await run_in(place, _restriction(present, overlaid))
     finally:
         await repo.remove_worktree(place)
     passing, failing = set(run.get("passing") or []), set(run["failing"] or [])

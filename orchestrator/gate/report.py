@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from orchestrator.gate.baseline import choose_setup
-from orchestrator.gate.candidates import GateChoice
+from orchestrator.gate.candidates import GateChoice, package_json
 from orchestrator.gate.environment import gate_env
 from orchestrator.gate.submodules import submodules, uninitialised
 
@@ -22,15 +22,25 @@ _BY_EXIT = "by exit status, and failure counts where the output has them"
 _SHELL_WORDS = {"cd", "exit", "rc=0", "set", "export", "(cd", "true", "false", "test", "["}
 
 
-def judged_by(command: str | None) -> str:
-    """How runs of `command` are told apart from the base's: by test id where the runner reports them."""
+_BY_COUNT = "; passing tests accounted by count ({0} names no passing test: fewer passes than the base fails the gate)"
+_COUNTED = re.compile(r"\b(jest|vitest|mocha)\b")
+
+
+def judged_by(command: str | None, root: Path | None = None) -> str:
+    """How runs of `command` are told apart from the base's: by test id where the runner reports them; a runner
+    that names no passing test (jest, vitest, mocha, also behind a package.json script) accounts passes by count."""
     if command is None:
         return "not judged: no gate"
+    script = command
+    if root is not None and tools(command)[:1] in (["npm"], ["pnpm"], ["yarn"], ["bun"]):
+        scripts = package_json(root).get("scripts")
+        script += " " + str(scripts.get("test", "") if isinstance(scripts, dict) else "")
+    counted = f"{_BY_COUNT.format(found.group(1))}" if (found := _COUNTED.search(script)) else ""
     if re.search(r"\bpytest\b", command):
-        return _BY_ID
+        return _BY_ID + counted
     if tools(command)[:1] in (["make"], ["npm"], ["pnpm"], ["yarn"], ["bun"], ["tox"], ["nox"]):
-        return _BY_WRAPPED
-    return _BY_EXIT
+        return _BY_WRAPPED + counted
+    return _BY_EXIT + counted
 
 
 def tools(command: str | None) -> list[str]:
@@ -59,11 +69,11 @@ def gate_document(root: Path, choice: GateChoice, plan_setup: str | None, setup_
     packages = [p["path"] for p in choice.packages]
     setup = choose_setup(root, plan_setup, setup_override, packages) if choice.command else None
     rows = [{"path": p["path"], "command": p["command"], "source": p["source"], "depends_on": p["depends_on"],
-             "judged_by": judged_by(p["command"]), "missing_tools": missing_tools(root, p["command"])}
+             "judged_by": judged_by(p["command"], root / p["path"]), "missing_tools": missing_tools(root, p["command"])}
             for p in choice.packages]
     commands: list[str | None] = [p["command"] for p in choice.packages] or [choice.command]
     return {"command": choice.command, "source": choice.source, "detected": choice.detected,
-            "judged_by": judged_by(choice.command) if not rows else "per package", "packages": rows,
+            "judged_by": judged_by(choice.command, root) if not rows else "per package", "packages": rows,
             "also_found": list(choice.also), "setup": setup, "missing_tools": missing_tools(root, *commands, setup),
             "submodules": sorted(submodules(root)), "submodules_missing": uninitialised(root)}
 

@@ -11,6 +11,7 @@ import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
+from orchestrator.errors import InfrastructureError
 from orchestrator.facts import GateResult
 from orchestrator.gate.excerpt import failure_excerpts
 from orchestrator.gate.instrument import Reports, instrument
@@ -20,13 +21,33 @@ from orchestrator.gate.runners.junit import node_junit, pytest_junit
 from orchestrator.gate.runners.native import cargo_test, go_test
 from orchestrator.gate.runners.node import node_report, node_tap
 from orchestrator.gate.runners.python import pytest_summary, unittest_report, unittest_summary
-from orchestrator.processes import run_shell
+from orchestrator.processes import Completed, run_shell
 from orchestrator.sandbox import Sandbox
 from orchestrator.text import without_secrets
 
 BY_IDS, BY_COUNTS, BY_EXIT = "test ids", "counts", "exit status"
 TAIL_MARK = "… (the end of the output:)"
 """In a gate run's `output`, between the failing tests' own lines and the run's last lines."""
+
+
+KILLED_TRIES = 3
+"""Runs of the gate killed by a signal (not our timeout) before one counts as the machine's failure."""
+
+
+def killed_by(completed: Completed) -> int | None:
+    """The signal that killed a run (not our own timeout): the shell's child (exit 128+N) or the shell itself."""
+    if completed.timed_out:
+        return None
+    if completed.returncode < 0:
+        return -completed.returncode
+    if completed.returncode in (128 + 9, 128 + 15):  # SIGKILL, SIGTERM through bash (a crash of the code is a verdict)
+        return completed.returncode - 128
+    return None
+
+
+def _clear(reports: Reports) -> None:
+    for path in (reports.pytest_junit, reports.node_junit, reports.unittest, reports.node):
+        path.unlink(missing_ok=True)
 
 
 def failing_on(base: GateResult | None) -> list[str]:
@@ -74,8 +95,17 @@ async def run_gate(command: str, cwd: Path, timeout_s: float, env: dict[str, str
         run_env, reports = await instrument(env, Path(tmp), cwd)
         # One stream, in the order it was written: runners print a test's section header on one stream and its
         # results on the other (cargo: "Running tests/x.rs" on stderr, "test y ... FAILED" on stdout).
-        completed = await run_shell(f"exec 2>&1\n{command}", cwd, timeout_s, run_env,
-                                    sandbox.with_writable(Path(tmp)) if sandbox else None)
+        for attempt in range(1, KILLED_TRIES + 1):
+            await asyncio.to_thread(_clear, reports)
+            completed = await run_shell(f"exec 2>&1\n{command}", cwd, timeout_s, run_env,
+                                        sandbox.with_writable(Path(tmp)) if sandbox else None)
+            if (signal := killed_by(completed)) is None:
+                break
+            if attempt == KILLED_TRIES:  # never a verdict, never a baseline: what it printed is cut short
+                raise InfrastructureError(f"the gate `{command}` was killed by signal {signal} {KILLED_TRIES} times"
+                                          f" in a row (not a timeout: something on this machine killed it, such as"
+                                          f" the kernel's out-of-memory killer); its results don't count. Last"
+                                          f" output: {completed.tail(5)}")
         seen = await asyncio.to_thread(observe, completed.stdout + "\n" + completed.stderr, reports)
     finally:
         await asyncio.to_thread(scratch.cleanup)

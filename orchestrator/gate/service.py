@@ -247,7 +247,7 @@ class Gates:
             return decided["base"]
         if self.cache is not None:
             key = cache_key(await gated_tree(self.repo, sha), command, decided["setup"], await self._env_digest(near))
-            found = await asyncio.to_thread(self.cache.lookup, key)
+            found = await asyncio.to_thread(lambda: self.cache.lookup(key, any_run=True) if self.cache else None)
             if found is not None:
                 return found
         place = near.parent / f"_base-{sha[:12]}"

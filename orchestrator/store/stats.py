@@ -40,6 +40,8 @@ class TaskFacts:
     claims_contradicted: int = 0
     violations: int = 0
     replans: int = 0
+    accepted_test_changes: int = 0
+    """Base tests the approving coach accepted changing."""
     receipt: Receipt | None = None
     """None: computed from status, turns and cost (everything as `unjudged`)."""
 
@@ -75,7 +77,7 @@ def task_facts(store: CheckpointStore) -> list[TaskFacts]:
                 claims_contradicted=int(result.get("claims_contradicted", 0) or 0),
                 violations=len(state.get("violations") or []),
                 replans=max(int(receipt["replans"]), 1 if result.get("status") == "replaced" else 0),
-                receipt=receipt,
+                accepted_test_changes=len(result.get("test_changes") or []), receipt=receipt,
             ))
     return found
 
@@ -111,6 +113,7 @@ def scorecard(facts: Iterable[TaskFacts], since: float | None = None) -> dict[st
         "first_turn_approval_pct": _ratio(100.0 * first_turn, len(approved)),
         "false_approvals_caught": sum(f.false_approvals for f in chosen),
         "unverified_approvals": unverified,
+        "approvals_with_accepted_test_changes": sum(1 for f in approved if f.accepted_test_changes),
         "claims_contradicted": sum(f.claims_contradicted for f in chosen),
         "contract_violations": sum(f.violations for f in chosen),
         "replans": sum(f.replans for f in chosen),

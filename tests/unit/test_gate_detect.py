@@ -17,6 +17,7 @@ from orchestrator.gate.environment import default_setup
 from orchestrator.gate.maintainers import is_runner, normalize
 from orchestrator.gate.monorepo import affected, find_packages
 from orchestrator.gate.pyenv import editables
+from orchestrator.gate.report import judged_by
 from tests import schemas
 from tests.conftest import cli_env
 
@@ -262,3 +263,10 @@ def test_editable_installs_of_every_style_are_found_in_a_venvs_files(tmp_path: P
     found = {(e.kind, str(e.relative(root)), e.module) for e in editables(root, root / ".venv")}
     assert found == {("path", "pkg/src", None), ("path", "legacy", None), ("finder", "weird/lib/mathx", "mathx"),
                      ("finder", "hx/src/hx", "hx")}
+
+
+def test_validate_says_a_runner_naming_no_passing_test_is_accounted_by_count(tmp_path: Path) -> None:
+    (tmp_path / "package.json").write_text('{"scripts": {"test": "jest --ci"}}')
+    assert "passing tests accounted by count (jest names no passing test" in judged_by("npm test", tmp_path)
+    assert "accounted by count" not in judged_by("python -m pytest -q", tmp_path)
+    assert "accounted by count (vitest" in judged_by("npx vitest run")

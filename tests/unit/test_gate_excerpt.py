@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from orchestrator.errors import InfrastructureError
 from orchestrator.gate.excerpt import MAX_LINE, MOST_LINES, failure_excerpts
 from orchestrator.gate.judge import unusable
 from orchestrator.gate.result import TAIL_MARK, no_gate, run_gate
@@ -66,3 +67,15 @@ async def test_credentials_a_gate_prints_are_named_not_shown(tmp_path: Path) -> 
     (tmp_path / "leak.py").write_text(script)
     run = await run_gate(f"{sys.executable} leak.py", tmp_path, 60, env)
     assert "ghp_0123456789abcdef" not in run["output"] and "token $GH_TOKEN debug 1" in run["output"]
+
+
+async def test_a_run_killed_by_a_signal_is_run_again_and_never_a_verdict(tmp_path: Path) -> None:
+    """SIGKILL from outside (not our timeout): run again; killed every time, it is the machine's failure."""
+    env = {"PATH": os.environ["PATH"], "PYTHONPATH": ""}
+    once = (f"{sys.executable} -c \"import os, pathlib, signal; p = pathlib.Path('killed'); done = p.exists();"
+            " p.touch(); done or os.kill(os.getpid(), signal.SIGKILL); print('1 passed, 0 failed')\"")
+    result = await run_gate(once, tmp_path, 60, env)
+    assert result["exit_code"] == 0, "the second run counts"
+    always = f"{sys.executable} -c \"import os, signal; os.kill(os.getpid(), signal.SIGKILL)\""
+    with pytest.raises(InfrastructureError, match="killed by signal 9 3 times"):
+        await run_gate(always, tmp_path, 60, env)

@@ -80,3 +80,11 @@ def test_the_run_order_puts_replacements_right_after_the_task_they_replace() -> 
     results = {"A": {"status": "replaced", "replaced_by": ["A-R1-1", "A-R1-2"]},
                "A-R1-2": {"status": "replaced", "replaced_by": ["A-R1-2-R2-1"]}}
     assert run_order(["A", "B"], results) == ["A", "A-R1-1", "A-R1-2", "A-R1-2-R2-1", "B"]
+
+
+def test_approvals_with_accepted_test_changes_are_counted_beside_unverified_ones() -> None:
+    facts = [TaskFacts("F", "A", "approved", 1, 0.1, accepted_test_changes=2),
+             TaskFacts("F", "B", "approved", 1, 0.1),
+             TaskFacts("F", "C", "approved-unverified", 1, 0.1)]
+    card = scorecard(facts)
+    assert (card["approvals_with_accepted_test_changes"], card["unverified_approvals"]) == (1, 1)
