@@ -8,6 +8,7 @@ import sys
 
 from orchestrator import jsonout
 from orchestrator.cli.messages import notice, warn
+from orchestrator.cli.preflight import require_credentials
 from orchestrator.errors import EXIT_FAILED, EXIT_OK, InputError
 from orchestrator.gate.detect import choose_gate
 from orchestrator.gate.report import gate_document, gate_lines
@@ -49,6 +50,7 @@ def plan(args: argparse.Namespace, settings: Settings) -> int:
 
     progress = Progress(json_mode=args.json)
     with repo_lock(repo.root, "plan", notice=notice):
+        require_credentials()  # before the planner's session: no key or login is one line, not six retries
         outcome = asyncio.run(planning.make_plan(repo.root, args.description, feature_id=args.feature_id,
                                                  model=settings.model, cli_path=settings.cli_path, emit=progress))
     if outcome.plan is None:

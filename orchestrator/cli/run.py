@@ -19,6 +19,7 @@ from langgraph.runtime import RunControl
 from orchestrator import jsonout
 from orchestrator.cli.as_found import AsFound
 from orchestrator.cli.messages import notice, warn
+from orchestrator.cli.preflight import require_credentials
 from orchestrator.errors import EXIT_INTERRUPTED, EXIT_OK, EXIT_QUESTION, EXIT_USAGE_LIMIT, InputError, RunLockedError
 from orchestrator.events import EventSink, event_dict
 from orchestrator.gate.report import gate_document, gate_lines
@@ -176,6 +177,8 @@ def _run_locked(run_plan: runner.RunPlan, command: str, answer: tuple[str, str] 
     found = AsFound(GitRepo(settings.repo), run_plan.plan.id, run_plan.thread_id, run_plan.store).note()
     try:
         with repo_lock(settings.repo, f"{command} {settings.target}", notice=notice), progress, notifier:
+            if settings.agents is None:  # Claude sessions: their credentials before any branch, worktree or session
+                require_credentials()
             journal.finish_interrupted(GitRepo(settings.repo))  # a landing a kill -9 cut short
             remember_db(settings.repo, run_plan.plan.id, run_plan.store.location)
             if not settings.json_output:
