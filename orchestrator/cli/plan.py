@@ -8,6 +8,7 @@ import sys
 
 from orchestrator import jsonout
 from orchestrator.cli.messages import notice, warn
+from orchestrator.cli.next_steps import after_plan
 from orchestrator.cli.preflight import require_credentials
 from orchestrator.errors import EXIT_FAILED, EXIT_OK, InputError
 from orchestrator.gate.detect import choose_gate
@@ -67,4 +68,5 @@ def plan(args: argparse.Namespace, settings: Settings) -> int:
         return EXIT_OK
     print(f"wrote {outcome.path} (${outcome.cost_usd:.4f}, {outcome.attempts} attempt(s))")
     print(outcome.path.read_text() if outcome.path else "")
+    print("\n".join(after_plan(outcome.plan.id, repo.root)))
     return EXIT_OK

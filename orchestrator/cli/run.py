@@ -17,6 +17,7 @@ from typing import Any
 from langgraph.runtime import RunControl
 
 from orchestrator import jsonout
+from orchestrator.cli import next_steps
 from orchestrator.cli.as_found import AsFound
 from orchestrator.cli.messages import notice, warn
 from orchestrator.cli.preflight import require_credentials
@@ -165,6 +166,8 @@ def run_command(args: argparse.Namespace, settings: RunSettings) -> int:
             print(f"stopped: a usage limit outlasted --max-wait {settings.max_wait:.0f}s; finished work is kept",
                   file=sys.stderr)
         print(f"resume with: {_resume_command(run_plan)}")
+    else:
+        print("\n".join(next_steps.after_run(run_plan.plan.id, summary.results, summary.order, settings.repo)))
     return exit_code
 
 
