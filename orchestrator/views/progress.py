@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import os
 import sys
 import time
 from collections.abc import Callable
 from typing import Any, TextIO
 
+from rich import box
 from rich.console import Console
 from rich.live import Live
 from rich.table import Table
@@ -15,6 +17,7 @@ from rich.text import Text
 from orchestrator import jsonout
 from orchestrator.facts import TaskResult
 from orchestrator.text import one_line, visible
+from orchestrator.views.live_layout import cut_middle, elapsed_text, state_cell
 from orchestrator.views.live_view import MARK, TaskBoard, gate_line
 
 
@@ -29,8 +32,9 @@ class Progress:
         self.board = TaskBoard()
         self._live: Live | None = None
         if live and not json_mode:
-            self._live = Live(self.board.render(0.0), console=Console(file=self.stream), refresh_per_second=4,
-                              get_renderable=lambda: self.board.render(time.monotonic()))
+            console = Console(file=self.stream)  # its width follows the terminal's; NO_COLOR turns colour off
+            self._live = Live(self.board.render(0.0, console.width), console=console, refresh_per_second=8,
+                              get_renderable=lambda: self.board.render(time.monotonic(), console.width))
 
     def __enter__(self) -> Progress:
         if self._live is not None:
@@ -130,19 +134,26 @@ _FORMATS: dict[str, Callable[[dict[str, Any]], str]] = {
 }
 
 
-def render_table(results: dict[str, TaskResult], order: list[str], stream: TextIO | None = None) -> None:
-    """The final table: task, status, turns, cost, duration."""
-    table = Table(title="AutoBuild result", show_lines=False)
-    for column in ("Task", "Status", "Turns", "Cost", "Duration", "Reason"):
-        table.add_column(column, overflow="fold")
+def render_table(results: dict[str, TaskResult], order: list[str], stream: TextIO | None = None, *,
+                 width: int | None = None, colour: bool | None = None) -> None:
+    """The final table: task, status, turns, cost, duration, reason; as wide as the terminal (a pipe or a file
+    gets COLUMNS, else 120), the reason wrapped inside its column. `colour` forces colour (NO_COLOR still wins)."""
+    console = Console(file=stream or sys.stdout, highlight=False, width=width, force_terminal=colour)
+    if width is None and not console.is_terminal:
+        console.width = int(os.environ.get("COLUMNS") or 0) or 120
+    table = Table(title="AutoBuild result", box=box.SIMPLE_HEAD, pad_edge=False, show_edge=False)
+    for column in ("Task", "Status", "Turns", "Cost", "Duration"):
+        table.add_column(column, no_wrap=True, justify="right" if column in ("Turns", "Cost", "Duration") else "left")
+    table.add_column("Reason", overflow="fold", min_width=12)
     total = 0.0
     for task_id in order:
         result = results.get(task_id, {})
         status = str(result.get("status", "not run"))
         cost = float(result.get("cost_usd", 0.0))
         total += cost
-        cells = (task_id, f"{MARK.get(status, '•')} {status}", str(result.get("turns", 0)), f"${cost:.4f}",
-                 f"{float(result.get('duration_s', 0.0)):.1f}s", one_line(result.get("reason", ""), 80))
-        table.add_row(*(Text(visible(cell)) for cell in cells))  # reasons hold agent text: never markup
+        # Reasons hold agent text: shown visibly, never as markup.
+        table.add_row(Text(cut_middle(visible(task_id), 16)), state_cell(status, "", 0.0), str(result.get("turns", 0)),
+                      f"${cost:.4f}", elapsed_text(float(result.get("duration_s", 0.0))),
+                      Text(one_line(result.get("reason", ""), 160)), end_section=task_id == order[-1])
     table.add_row("total", "", "", f"${total:.4f}", "", "")
-    Console(file=stream or sys.stdout, width=120, highlight=False).print(table)
+    console.print(table)
