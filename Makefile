@@ -27,6 +27,9 @@ $(STAMP): pyproject.toml
 	@# The workers' tests start a real Redis (Aegra's job queue) on 127.0.0.1: Debian's redis-server when it is missing.
 	@command -v redis-server >/dev/null 2>&1 || \
 		{ apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq redis-server >/dev/null; }
+	@# The live view's heavy tests run the CLI in a real terminal at 80 and 120 columns: Debian's tmux when missing.
+	@command -v tmux >/dev/null 2>&1 || \
+		{ apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq tmux >/dev/null; }
 	@test -n "$(PYTHON)" || { echo "error: Python >= 3.12 is needed (Aegra): install python3.12 or set PYTHON=" >&2; exit 2; }
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip

@@ -38,8 +38,8 @@ def after_run(feature: str, results: Mapping[str, Mapping[str, Any]], order: lis
     if not missed:
         return ["next steps:", "  # read what was built, task by task, with the coach's reasons",
                 f"  {command('review', feature, repo=repo)}",
-                f"  # then put it on your branch (or open a pull request: {command('pr', feature, repo=repo)})",
-                f"  {command('land', feature, repo=repo)}"]
+                "  # then put it on your branch", f"  {command('land', feature, repo=repo)}",
+                "  # or open a pull request instead", f"  {command('pr', feature, repo=repo)}"]
     shown = missed[:_SHOWN]
     what = ", ".join(f"{task} {statuses[task]}" for task in shown)
     lines = ["next steps:", f"  # {what}: the reports, the coach's feedback and the gate's output"]

@@ -156,4 +156,5 @@ def render_table(results: dict[str, TaskResult], order: list[str], stream: TextI
                       f"${cost:.4f}", elapsed_text(float(result.get("duration_s", 0.0))),
                       Text(one_line(result.get("reason", ""), 160)), end_section=task_id == order[-1])
     table.add_row("total", "", "", f"${total:.4f}", "", "")
+    console.print()
     console.print(table)
