@@ -19,6 +19,7 @@ from langgraph.runtime import RunControl
 from orchestrator import jsonout
 from orchestrator.cli import next_steps
 from orchestrator.cli.as_found import AsFound
+from orchestrator.cli.ask import NO_ANSWER, QuestionDesk
 from orchestrator.cli.messages import notice, warn
 from orchestrator.cli.preflight import require_credentials
 from orchestrator.errors import EXIT_INTERRUPTED, EXIT_OK, EXIT_QUESTION, EXIT_USAGE_LIMIT, InputError, RunLockedError
@@ -92,7 +93,8 @@ def _previous_run(run_plan: runner.RunPlan) -> str | None:
 
 
 async def _run_with_signals(
-    run_plan: runner.RunPlan, progress: EventSink, answer: tuple[str, str] | None = None
+    run_plan: runner.RunPlan, progress: EventSink, answer: tuple[str, str] | None = None,
+    desk: QuestionDesk | None = None,
 ) -> runner.RunSummary:
     """Run the graph. The first SIGINT/SIGTERM drains at the next step boundary and, after the grace period,
     cancels what still runs (sessions kill their process trees); a second signal cancels at once."""
@@ -115,10 +117,13 @@ async def _run_with_signals(
         loop.add_signal_handler(sig, on_signal)
     try:
         summary = await runner.execute(run_plan, progress, control, answer)
-        # Interactive and at a terminal: ask here, one question at a time, and go on in-process.
-        while summary.pending_questions and not summary.interrupted and _can_prompt(run_plan):
+        # Interactive and at a terminal: the desk asked each question as it came (or asks now) and the run goes
+        # on in-process with the answers; an input that ended leaves the rest to `autobuild answer`.
+        while summary.pending_questions and not summary.interrupted and desk is not None and desk.enabled:
             question = summary.pending_questions[0]
-            text = await asyncio.to_thread(_prompt, question)
+            text = await asyncio.to_thread(desk.answer_for, question)
+            if text == NO_ANSWER:
+                break
             summary = await runner.execute(run_plan, progress, RunControl(), (question["question_id"], text))
         return summary
     finally:
@@ -177,6 +182,7 @@ def _run_locked(run_plan: runner.RunPlan, command: str, answer: tuple[str, str] 
     settings = run_plan.settings
     progress = Progress(json_mode=settings.json_output, live=sys.stdout.isatty())
     notifier = Notifier.from_settings(settings, progress)  # --notify / --on-event; drained on the way out
+    desk = QuestionDesk(notifier, progress, enabled=_can_prompt(run_plan))  # asks each question as it comes
     found = AsFound(GitRepo(settings.repo), run_plan.plan.id, run_plan.thread_id, run_plan.store).note()
     try:
         with repo_lock(settings.repo, f"{command} {settings.target}", notice=notice), progress, notifier:
@@ -186,7 +192,7 @@ def _run_locked(run_plan: runner.RunPlan, command: str, answer: tuple[str, str] 
             remember_db(settings.repo, run_plan.plan.id, run_plan.store.location)
             if not settings.json_output:
                 print(f"AutoBuild {run_plan.thread_id}: checkpoints in {run_plan.store}", flush=True)
-            return asyncio.run(_run_with_signals(run_plan, notifier, answer))
+            return asyncio.run(_run_with_signals(run_plan, desk, answer, desk))
     except RunLockedError:  # another live run holds the repo or the thread: what changed is its, not ours
         raise
     except InputError:
@@ -196,14 +202,6 @@ def _run_locked(run_plan: runner.RunPlan, command: str, answer: tuple[str, str] 
 
 def _can_prompt(run_plan: runner.RunPlan) -> bool:
     return run_plan.settings.interactive and sys.stdin.isatty() and not run_plan.settings.json_output
-
-
-def _prompt(question: dict[str, Any]) -> str:
-    options = question.get("options") or []
-    print(f"\n{question['task']} asks ({question['question_id']}): {visible(question['question'])}", flush=True)
-    if options:
-        print("  options: " + " | ".join(options), flush=True)
-    return input("  your answer: ").strip()
 
 
 def _paused(summary: runner.RunSummary, run_plan: runner.RunPlan) -> int:

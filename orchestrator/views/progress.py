@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import sys
+import threading
 import time
 from collections.abc import Callable
 from typing import Any, TextIO
@@ -31,6 +32,9 @@ class Progress:
         self.started = time.monotonic()
         self.board = TaskBoard()
         self._live: Live | None = None
+        self._lock = threading.Lock()
+        self._held: list[str] | None = None
+        """While a person answers a question: the lines that wait to be shown (None: not held)."""
         if live and not json_mode:
             console = Console(file=self.stream)  # its width follows the terminal's; NO_COLOR turns colour off
             self._live = Live(self.board.render(0.0, console.width), console=console, refresh_per_second=8,
@@ -42,8 +46,26 @@ class Progress:
         return self
 
     def __exit__(self, *exc: object) -> None:
-        if self._live is not None:
-            self._live.stop()
+        with self._lock:
+            if self._live is not None and self._held is None:
+                self._live.stop()
+
+    def hold(self) -> None:
+        """Stop drawing (a person is typing an answer below the table): lines wait until release()."""
+        with self._lock:
+            if self._held is None:
+                self._held = []
+                if self._live is not None:
+                    self._live.stop()
+
+    def release(self) -> None:
+        """Show the lines that waited, and draw the table again."""
+        with self._lock:
+            waiting, self._held = self._held or [], None
+            for text in waiting:
+                self._show(text)
+            if self._live is not None:
+                self._live.start()
 
     def __call__(self, event: dict[str, Any]) -> None:
         if self.json_mode:
@@ -55,9 +77,17 @@ class Progress:
             return
         # Agent text and tool arguments may carry terminal escapes: shown visibly, never interpreted.
         text = f"{time.monotonic() - self.started:7.1f}s  {visible(line)}"
+        if self._live is not None and event.get("event") == "tool":
+            return  # the table shows activity; keep the log above it readable
+        with self._lock:
+            if self._held is not None:
+                self._held.append(text)
+            else:
+                self._show(text)
+
+    def _show(self, text: str) -> None:
         if self._live is not None:
-            if event.get("event") != "tool":  # the table shows activity; keep the log above it readable
-                self._live.console.print(text, highlight=False, markup=False)
+            self._live.console.print(text, highlight=False, markup=False)
         else:
             print(text, file=self.stream, flush=True)
 
