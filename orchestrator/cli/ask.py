@@ -9,19 +9,11 @@ from collections.abc import Callable
 from typing import Any
 
 from orchestrator.events import EventSink
-from orchestrator.text import visible
+from orchestrator.text import chosen_option, visible
 from orchestrator.views.progress import Progress
 
 NO_ANSWER = ""
 """What the desk gives back when the terminal has no more input (Ctrl+D): answer later with `autobuild answer`."""
-
-
-def chosen(text: str, options: list[str]) -> str:
-    """The answer typed: an option's number stands for that option, anything else for itself."""
-    text = text.strip()
-    if text.isdigit() and 1 <= int(text) <= len(options):
-        return options[int(text) - 1]
-    return text
 
 
 class QuestionDesk:
@@ -89,7 +81,7 @@ class QuestionDesk:
                     self._write("  no answer: the question waits for `autobuild answer` (see below)")
                     return NO_ANSWER
                 if text.strip():
-                    answer = chosen(text, options)
+                    answer = chosen_option(text, options)
                     self._write(f"  answered: {visible(answer)}; {question.get('task')} resumes with it when the"
                                 " tasks running now are done")
                     return answer

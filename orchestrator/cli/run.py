@@ -207,10 +207,11 @@ def _can_prompt(run_plan: runner.RunPlan) -> bool:
 def _paused(summary: runner.RunSummary, run_plan: runner.RunPlan) -> int:
     settings = run_plan.settings
     for question in summary.pending_questions:
-        options = f" [{' | '.join(question['options'])}]" if question.get("options") else ""
-        print(f"{question['task']} asks {question['question_id']}: {visible(question['question'] + options)}")
-        print(f"  answer with: autobuild answer {settings.target} {question['question_id']}"
-              f' "…" --repo {settings.repo}')
+        options = [str(option) for option in question.get("options") or []]
+        listed = f" [{' | '.join(f'{n}) {option}' for n, option in enumerate(options, 1))}]" if options else ""
+        print(f"{question['task']} asks {question['question_id']}: {visible(question['question'] + listed)}")
+        print(f"  answer with: autobuild answer {settings.target} {question['question_id']} \"…\""
+              f" --repo {settings.repo}{'   (an option by its number, or your own words)' if options else ''}")
     return EXIT_QUESTION
 
 

@@ -1,15 +1,17 @@
 """The next step is printed: after a run (approved: review, then land or pr; not approved: what to look at and how
-to go on) and after `plan`, naming commands that work from the state the run left."""
+to go on; a question: how to answer it, by an option's number too) and after `plan`, naming commands that work from
+the state the run left."""
 
 from __future__ import annotations
 
 import argparse
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from agents.testing.scripted_agents import ScriptedAgents, approve, feedback, writes
-from orchestrator.cli.demo import make_sample_repo, next_commands
+from agents.testing.scripted_agents import ScriptedAgents, Turn, approve, feedback, writes
+from orchestrator.cli.demo import git, make_sample_repo, next_commands
 from orchestrator.cli.next_steps import after_plan, after_run
 from orchestrator.cli.run import run_command
 from orchestrator.settings import RunSettings
@@ -70,3 +72,24 @@ def test_the_demo_ends_with_review_then_land() -> None:
     assert [command.split()[-2:] for command in commands] == [["review", "FEAT-001"], ["land", "FEAT-001"]]
     assert [command.split()[-2:] for command in next_commands(1) if not command.startswith("#")] == [
         ["status", "FEAT-001"], ["resume", "FEAT-001"]]
+
+
+def test_a_paused_question_lists_numbered_options_and_answer_takes_a_number(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    def player(data: Any) -> Turn:
+        if data.answers:
+            return writes({"calc/a.py": f"DB = {data.answers['Which DB?']!r}\n"})
+        return writes({}, question="Which DB?", options=["Postgres", "SQLite"])
+
+    agents = ScriptedAgents({"player": player, "coach": approve()})
+    repo = make_sample_repo(tmp_path / "repo", files=CALC_FILES, plan=plan(task("A"), verify=None))
+    settings = RunSettings(repo=repo, target="FEAT-001", db=str(tmp_path / "db.sqlite"), interactive=True,
+                           agents=agents)
+    assert run_command(argparse.Namespace(command="run"), settings) == 3  # stdin is no terminal here
+    out = capsys.readouterr().out
+    assert "Which DB? [1) Postgres | 2) SQLite]" in out and "an option by its number" in out
+    question_id = out.split("A asks ", 1)[1].split(":", 1)[0]
+    answer = RunSettings(repo=repo, target="FEAT-001", db=str(tmp_path / "db.sqlite"), interactive=True,
+                         resume_only=True, agents=agents)
+    assert run_command(argparse.Namespace(command="answer", question_id=question_id, text="2"), answer) == 0
+    assert git(repo, "show", "autobuild/FEAT-001:calc/a.py") == "DB = 'SQLite'\n"

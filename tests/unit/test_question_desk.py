@@ -5,7 +5,8 @@ from __future__ import annotations
 import io
 from collections.abc import Iterator
 
-from orchestrator.cli.ask import NO_ANSWER, QuestionDesk, chosen
+from orchestrator.cli.ask import NO_ANSWER, QuestionDesk
+from orchestrator.text import chosen_option
 from orchestrator.views.progress import Progress
 
 QUESTION = {"event": "question_asked", "task": "T1", "question_id": "T1-abc", "question": "Which DB?",
@@ -18,8 +19,8 @@ def typed(*lines: str) -> Iterator[str]:
 
 
 def test_a_number_stands_for_its_option() -> None:
-    assert chosen(" 2 ", ["Postgres", "SQLite"]) == "SQLite"
-    assert chosen("3", ["Postgres", "SQLite"]) == "3" and chosen("MySQL", ["Postgres"]) == "MySQL"
+    assert chosen_option(" 2 ", ["Postgres", "SQLite"]) == "SQLite"
+    assert chosen_option("3", ["Postgres", "SQLite"]) == "3" and chosen_option("MySQL", ["Postgres"]) == "MySQL"
 
 
 def test_the_question_is_asked_as_its_event_passes_and_lines_wait_until_answered() -> None:
