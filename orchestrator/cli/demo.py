@@ -129,7 +129,7 @@ def main() -> int:
     print("Look around (paste these):")
     for line in closing_commands(repo):
         print(f"  {line}")
-    print("Next steps, as after a run of your own:")
+    print("\nNext steps, as after a run of your own:")
     for line in next_commands(code):
         print(f"  {line}")
     return code
@@ -155,7 +155,7 @@ def next_commands(code: int) -> list[str]:
         return ["# what was not approved, and why", f"{autobuild} status FEAT-001",
                 "# run the failed and skipped tasks again", f"{autobuild} resume FEAT-001"]
     return ["# read what was built, task by task, with the coach's reasons", f"{autobuild} review FEAT-001",
-            "# then put it on main (the demo repo's branch; or `autobuild pr FEAT-001` for a pull request)",
+            "# then put it on main, the demo repo's branch (it has no remote for `autobuild pr`)",
             f"{autobuild} land FEAT-001"]
 
 
