@@ -47,7 +47,11 @@ class Progress:
 
     def __exit__(self, *exc: object) -> None:
         with self._lock:
-            if self._live is not None and self._held is None:
+            if self._held is not None:  # the run ended (Ctrl+C, say) while a question was being answered
+                waiting, self._held = self._held, None
+                for text in waiting:
+                    self._show(text)
+            elif self._live is not None:
                 self._live.stop()
 
     def hold(self) -> None:

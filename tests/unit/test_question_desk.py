@@ -62,3 +62,11 @@ def test_a_disabled_desk_only_passes_events_on() -> None:
                         read=lambda prompt: (_ for _ in ()).throw(AssertionError("asked")), write=lambda line: None)
     desk(QUESTION)
     assert passed == [QUESTION]
+
+
+def test_lines_held_when_the_run_ends_are_shown_all_the_same() -> None:
+    out = io.StringIO()
+    with Progress(stream=out) as progress:
+        progress.hold()
+        progress({"event": "interrupt", "forced": False, "grace_s": 5})
+    assert "interrupt: finishing running steps" in out.getvalue()
