@@ -3,6 +3,7 @@ the run goes on; the live table waits while the person types; options are number
 
 from __future__ import annotations
 
+import contextlib
 import queue
 import threading
 from collections.abc import Callable
@@ -30,6 +31,8 @@ class QuestionDesk:
         self._asked: set[str] = set()
         self._answered = threading.Condition()
         self._thread: threading.Thread | None = None
+        self.on_answer: Callable[[], None] = lambda: None
+        """Called on the desk's thread as each answer comes in: the run stops its pass to take it up."""
 
     def __call__(self, event: dict[str, Any]) -> None:
         self.sink(event)
@@ -49,6 +52,10 @@ class QuestionDesk:
                 self._thread.start()
         self._waiting.put(question)
 
+    def has_answer(self, question: dict[str, Any]) -> bool:
+        with self._answered:
+            return str(question.get("question_id")) in self._answers
+
     def answer_for(self, question: dict[str, Any]) -> str:
         """The person's answer to `question` (blocking: run it in a thread); NO_ANSWER when the input ended."""
         self.ask(question)
@@ -64,6 +71,9 @@ class QuestionDesk:
             with self._answered:
                 self._answers[str(question.get("question_id"))] = answer
                 self._answered.notify_all()
+            if answer != NO_ANSWER:
+                with contextlib.suppress(RuntimeError):  # the run ended (its event loop closed) meanwhile
+                    self.on_answer()
 
     def _prompt(self, question: dict[str, Any]) -> str:
         options = [str(option) for option in question.get("options") or []]
@@ -82,8 +92,8 @@ class QuestionDesk:
                     return NO_ANSWER
                 if text.strip():
                     answer = chosen_option(text, options)
-                    self._write(f"  answered: {visible(answer)}; {question.get('task')} resumes with it when the"
-                                " tasks running now are done")
+                    self._write(f"  answered: {visible(answer)}; {question.get('task')} goes on with it once the"
+                                " steps running now end")
                     return answer
                 self._write("  an empty answer can't be sent: type one, or Ctrl+D to answer later")
         finally:

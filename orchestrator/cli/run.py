@@ -97,36 +97,61 @@ async def _run_with_signals(
     desk: QuestionDesk | None = None,
 ) -> runner.RunSummary:
     """Run the graph. The first SIGINT/SIGTERM drains at the next step boundary and, after the grace period,
-    cancels what still runs (sessions kill their process trees); a second signal cancels at once."""
+    cancels what still runs (sessions kill their process trees); a second signal cancels at once.
+
+    At a terminal (`desk`), a question is asked as it comes; its answer drains the pass (the steps running now
+    end, nothing is redone) and the next pass resumes every task, the asker with its answer."""
     loop = asyncio.get_running_loop()
     task = asyncio.current_task()
     assert task is not None
-    control = RunControl()
+    passes = [RunControl()]  # the pass running now: a signal drains it, and so does an answer
+    signalled: list[bool] = []
     grace = run_plan.settings.drain_grace
 
     def on_signal() -> None:
-        if control.drain_requested:
+        if signalled:
             progress(event_dict("interrupt", forced=True))
             task.cancel()
             return
+        signalled.append(True)
         progress(event_dict("interrupt", forced=False, grace_s=grace))
-        control.request_drain("signal")
+        passes[-1].request_drain("signal")
         loop.call_later(grace, task.cancel)
+
+    def take_up_answer() -> None:
+        if not passes[-1].drain_requested:
+            passes[-1].request_drain("a question was answered")
 
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, on_signal)
+    prompting = desk is not None and desk.enabled
+    def answer_came() -> None:  # on the desk's thread
+        loop.call_soon_threadsafe(take_up_answer)
+
+    if desk is not None:
+        desk.on_answer = answer_came
     try:
-        summary = await runner.execute(run_plan, progress, control, answer)
-        # Interactive and at a terminal: the desk asked each question as it came (or asks now) and the run goes
-        # on in-process with the answers; an input that ended leaves the rest to `autobuild answer`.
-        while summary.pending_questions and not summary.interrupted and desk is not None and desk.enabled:
-            question = summary.pending_questions[0]
-            text = await asyncio.to_thread(desk.answer_for, question)
-            if text == NO_ANSWER:
-                break
-            summary = await runner.execute(run_plan, progress, RunControl(), (question["question_id"], text))
+        summary = await runner.execute(run_plan, progress, passes[-1], answer)
+        while prompting and desk is not None and not signalled and (summary.pending_questions
+                                                                     or passes[-1].drain_requested):
+            answer = None  # drained before the question's pause was recorded: the next pass records it
+            if summary.pending_questions:
+                answered = [q for q in summary.pending_questions if desk.has_answer(q)]
+                question = (answered or summary.pending_questions)[0]
+                text = await asyncio.to_thread(desk.answer_for, question)
+                if text == NO_ANSWER:  # the input ended: the rest waits for `autobuild answer`
+                    break
+                answer = (question["question_id"], text)
+                if len(answered) > 1:  # another answer waits too: this pass stops at its first step boundary
+                    loop.call_soon(take_up_answer)
+            passes.append(RunControl())
+            summary = await runner.execute(run_plan, progress, passes[-1], answer)
+        if prompting and not signalled:
+            summary.interrupted = False  # drained for an answer, not by the person: not an interrupted run
         return summary
     finally:
+        if desk is not None:
+            desk.on_answer = lambda: None  # an answer typed after the run ended drains nothing
         for sig in (signal.SIGINT, signal.SIGTERM):
             loop.remove_signal_handler(sig)
 

@@ -1,5 +1,6 @@
 """A question is asked when it is asked: at a terminal the prompt appears while the other tasks still run, the
-live table stops redrawing while a person types, and the options are numbered and answerable by number."""
+live table stops redrawing while a person types, the options are numbered and answerable by number, and the
+asking task takes its answer up when the steps running then end, not when every other task is done."""
 
 from __future__ import annotations
 
@@ -63,8 +64,10 @@ class Terminal:
 def test_the_question_is_prompted_while_another_task_runs_and_answered_by_number(
         tmp_path: Path, model_factory: Callable[..., ScriptedModel]) -> None:
     repo = make_sample_repo(tmp_path / "repo", plan=plan("TASK-1", "TASK-2"))
+    slow_coach = coach_from_pytest("TASK-2")
+    slow_coach["steps"][0]["delay"] = 10  # TASK-2 is still being reviewed when TASK-1 takes up its answer
     model = model_factory({"sessions": [asking_player("TASK-1", "Which database?", "Postgres", "db.txt"),
-                                        slow_player("TASK-2"), coach_from_pytest()]})
+                                        slow_player("TASK-2"), slow_coach, coach_from_pytest()]})
     terminal = Terminal([sys.executable, "-m", "orchestrator", "run", "FEAT-001", "--repo", str(repo), "--db",
                          str(tmp_path / "db"), "--parallel", "2"],
                         cli_env(model, tmp_path) | {"COLUMNS": "100", "TERM": "xterm"})
@@ -89,4 +92,9 @@ def test_the_question_is_prompted_while_another_task_runs_and_answered_by_number
             terminal.proc.wait()
         os.close(terminal.leader)
     assert git(repo, "show", "autobuild/FEAT-001:db.txt") == "Postgres\n", "answer 1 is the first option"
+    # The answer is taken up once the steps running then end, not once TASK-2 is done: TASK-1's answered session
+    # starts while TASK-2's review is still under way.
+    order = [(r.role, r.task, r.step) for r in model.requests if r.role]
+    answered_session = [i for i, key in enumerate(order) if key == ("player", "TASK-1", 0)][1]
+    assert answered_session < order.index(("coach", "TASK-2", 1)), order
     assert git(repo, "show", "autobuild/FEAT-001:two.txt") == "2\n"
