@@ -33,8 +33,12 @@ class QuestionDesk:
         self._thread: threading.Thread | None = None
         self.on_answer: Callable[[], None] = lambda: None
         """Called on the desk's thread as each answer comes in: the run stops its pass to take it up."""
+        self.pass_drained = False
+        """The pass running now was stopped to take an answer up (set and cleared by the run)."""
 
     def __call__(self, event: dict[str, Any]) -> None:
+        if self.pass_drained and event.get("event") == "feature_end":
+            return  # a pass stopped to take an answer up: the run goes on, no "feature stopped" to show or notify
         self.sink(event)
         if self.enabled and event.get("event") == "question_asked":
             self.ask(event)

@@ -119,7 +119,8 @@ async def _run_with_signals(
         loop.call_later(grace, task.cancel)
 
     def take_up_answer() -> None:
-        if not passes[-1].drain_requested:
+        if not passes[-1].drain_requested and desk is not None:
+            desk.pass_drained = True
             passes[-1].request_drain("a question was answered")
 
     for sig in (signal.SIGINT, signal.SIGTERM):
@@ -145,6 +146,7 @@ async def _run_with_signals(
                 if len(answered) > 1:  # another answer waits too: this pass stops at its first step boundary
                     loop.call_soon(take_up_answer)
             passes.append(RunControl())
+            desk.pass_drained = False
             summary = await runner.execute(run_plan, progress, passes[-1], answer)
         if prompting and not signalled:
             summary.interrupted = False  # drained for an answer, not by the person: not an interrupted run

@@ -70,3 +70,15 @@ def test_lines_held_when_the_run_ends_are_shown_all_the_same() -> None:
         progress.hold()
         progress({"event": "interrupt", "forced": False, "grace_s": 5})
     assert "interrupt: finishing running steps" in out.getvalue()
+
+
+def test_the_end_of_a_pass_stopped_for_an_answer_is_not_shown_or_notified() -> None:
+    passed: list[dict[str, object]] = []
+    desk = QuestionDesk(passed.append, Progress(stream=io.StringIO()), enabled=True, read=lambda prompt: "x",
+                        write=lambda line: None)
+    desk.pass_drained = True
+    desk({"event": "feature_end", "report": "r"})
+    desk({"event": "resume", "next": []})
+    desk.pass_drained = False
+    desk({"event": "feature_end", "report": "r"})
+    assert [event["event"] for event in passed] == ["resume", "feature_end"]
