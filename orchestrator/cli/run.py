@@ -123,12 +123,12 @@ async def _run_with_signals(
             desk.pass_drained = True
             passes[-1].request_drain("a question was answered")
 
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        loop.add_signal_handler(sig, on_signal)
-    prompting = desk is not None and desk.enabled
     def answer_came() -> None:  # on the desk's thread
         loop.call_soon_threadsafe(take_up_answer)
 
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, on_signal)
+    prompting = desk is not None and desk.enabled
     if desk is not None:
         desk.on_answer = answer_came
     try:
