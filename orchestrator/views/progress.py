@@ -36,9 +36,11 @@ class Progress:
         self._held: list[str] | None = None
         """While a person answers a question: the lines that wait to be shown (None: not held)."""
         if live and not json_mode:
-            console = Console(file=self.stream)  # its width follows the terminal's; NO_COLOR turns colour off
-            self._live = Live(self.board.render(0.0, console.width), console=console, refresh_per_second=8,
-                              get_renderable=lambda: self.board.render(time.monotonic(), console.width))
+            self._live = self._new_live(Console(file=self.stream))  # the terminal's width; NO_COLOR: no colour
+
+    def _new_live(self, console: Console) -> Live:
+        return Live(self.board.render(0.0, console.width), console=console, refresh_per_second=8,
+                    get_renderable=lambda: self.board.render(time.monotonic(), console.width))
 
     def __enter__(self) -> Progress:
         if self._live is not None:
@@ -69,6 +71,9 @@ class Progress:
             for text in waiting:
                 self._show(text)
             if self._live is not None:
+                # A new Live: a restarted one would move up over its last frame's height, over the question
+                # and the answer printed below that frame.
+                self._live = self._new_live(self._live.console)
                 self._live.start()
 
     def __call__(self, event: dict[str, Any]) -> None:
