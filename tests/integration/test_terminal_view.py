@@ -21,7 +21,9 @@ import yaml
 from agents.testing.scripted_model import ScriptedModel
 from orchestrator.cli.demo import DEMO_PLAN, make_sample_repo
 from orchestrator.views.live_layout import SPINNER
-from tests.conftest import cli_env
+from tests.conftest import cli_env, coach_from_pytest
+from tests.integration.test_question_prompt import slow_player
+from tests.integration.test_questions import asking_player, plan
 
 pytestmark = [pytest.mark.cli, pytest.mark.heavy,
               pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is installed by `make install`")]
@@ -113,3 +115,28 @@ def test_the_demo_run_fits_the_terminal(tmp_path: Path, model_factory: Callable[
     assert all(task["id"] in table for task in DEMO_PLAN["tasks"]) and "✔ approved" in table
     assert "next steps:" in table and "autobuild review FEAT-001" in table
     assert bool(COLOUR.search(final)) is not no_color, "colour by state, none under NO_COLOR"
+
+
+def test_the_question_and_its_answer_stay_on_screen_when_the_table_comes_back(
+        tmp_path: Path, model_factory: Callable[..., ScriptedModel], tmux: Callable[[dict[str, str]], Tmux]) -> None:
+    repo = make_sample_repo(tmp_path / "repo", plan=plan("TASK-1", "TASK-2"))
+    model = model_factory({"sessions": [asking_player("TASK-1", "Which database?", "Postgres", "db.txt"),
+                                        slow_player("TASK-2"), coach_from_pytest()]})
+    env = {k: v for k, v in cli_env(model, tmp_path).items() if k not in ("COLUMNS", "LINES")}
+    done = tmp_path / "exit-code"
+    run = shlex.join([sys.executable, "-m", "orchestrator", "run", "FEAT-001", "--repo", str(repo), "--db",
+                      str(tmp_path / "db.sqlite"), "--parallel", "2"])
+    server = tmux(env)
+    server("new-session", "-d", "-s", "view", "-x", "80", "-y", "30",
+           f"{run}; echo $? > {shlex.quote(str(done))}; exec sleep 3600")
+    deadline = time.monotonic() + 240  # a bound on waiting, not an assertion on time
+    while time.monotonic() < deadline and "your answer" not in server.capture():
+        time.sleep(0.2)
+    server("send-keys", "-t", "view", "1", "Enter")
+    while time.monotonic() < deadline and not done.exists():
+        time.sleep(0.3)
+    screen = SGR.sub("", server.capture())
+    assert done.exists() and done.read_text().strip() == "0", screen[-3000:]
+    assert "TASK-1 asks (TASK-1-" in screen and "  1) Postgres" in screen and "  2) something else" in screen
+    assert "answered: Postgres; TASK-1 goes on with it" in screen, screen[-3000:]
+    assert screen.index("answered: Postgres") < screen.index("AutoBuild result")
