@@ -1,6 +1,7 @@
 """The live view in a real terminal: the demo's run in tmux at 80 and 120 columns, read back with capture-pane.
 Nothing wraps (wrapped lines joined back are never wider than the pane), the columns that matter are there, running
-work spins, states have colour unless NO_COLOR, the final table fits and the next step follows it."""
+work spins, states have colour unless NO_COLOR, the final table fits and the next step follows it; a question and
+its answer stay on screen when the table comes back."""
 
 from __future__ import annotations
 
