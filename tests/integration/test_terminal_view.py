@@ -46,6 +46,12 @@ def slow_demo_scenario() -> dict[str, Any]:
     return dict(scenario)
 
 
+def record_exit(path: Path) -> str:
+    """Shell that writes the exit code to `path` whole: the file appears only once it holds the code."""
+    temp = shlex.quote(f"{path}.tmp")
+    return f"echo $? > {temp} && mv {temp} {shlex.quote(str(path))}"
+
+
 class Tmux:
     """A tmux server of the test's own (its socket under tmp_path, no user config)."""
 
@@ -89,7 +95,7 @@ def test_the_demo_run_fits_the_terminal(tmp_path: Path, model_factory: Callable[
                       str(tmp_path / "db.sqlite"), "--autonomous"])
     server = tmux(env)
     server("new-session", "-d", "-s", "view", "-x", str(width), "-y", "40",
-           f"{run}; echo $? > {shlex.quote(str(done))}; exec sleep 3600")  # the pane stays to be read
+           f"{run}; {record_exit(done)}; exec sleep 3600")  # the pane stays to be read
     mid_run = ""
     deadline = time.monotonic() + 240  # not an assertion on time: a bound on waiting for the run to end
     while time.monotonic() < deadline and not done.exists():
@@ -129,7 +135,7 @@ def test_the_question_and_its_answer_stay_on_screen_when_the_table_comes_back(
                       str(tmp_path / "db.sqlite"), "--parallel", "2"])
     server = tmux(env)
     server("new-session", "-d", "-s", "view", "-x", "80", "-y", "30",
-           f"{run}; echo $? > {shlex.quote(str(done))}; exec sleep 3600")
+           f"{run}; {record_exit(done)}; exec sleep 3600")
     deadline = time.monotonic() + 240  # a bound on waiting, not an assertion on time
     while time.monotonic() < deadline and "your answer" not in server.capture():
         time.sleep(0.2)
