@@ -75,7 +75,7 @@ def test_no_key_and_no_login_is_refused_before_anything(
     assert model.requests == [] and model.listings == 0, "no session, nothing spent"
 
 
-def test_an_expired_login_is_refused_and_a_live_one_counts(
+def test_an_expired_login_is_refused_before_anything(
         tmp_path: Path, model_factory: Callable[..., ScriptedModel], run_cli: Callable[..., CliRun]) -> None:
     repo = make_sample_repo(tmp_path / "repo", plan=one_task_plan())
     db = tmp_path / "db.sqlite"
