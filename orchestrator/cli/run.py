@@ -212,14 +212,15 @@ def _run_locked(run_plan: runner.RunPlan, command: str, answer: tuple[str, str] 
     desk = QuestionDesk(notifier, progress, enabled=_can_prompt(run_plan))  # asks each question as it comes
     found = AsFound(GitRepo(settings.repo), run_plan.plan.id, run_plan.thread_id, run_plan.store).note()
     try:
-        with repo_lock(settings.repo, f"{command} {settings.target}", notice=notice), progress, notifier:
+        with repo_lock(settings.repo, f"{command} {settings.target}", notice=notice):
             if settings.agents is None:  # Claude sessions: their credentials before any branch, worktree or session
-                require_credentials()
-            journal.finish_interrupted(GitRepo(settings.repo))  # a landing a kill -9 cut short
-            remember_db(settings.repo, run_plan.plan.id, run_plan.store.location)
-            if not settings.json_output:
-                print(f"AutoBuild {run_plan.thread_id}: checkpoints in {run_plan.store}", flush=True)
-            return asyncio.run(_run_with_signals(run_plan, desk, answer, desk))
+                require_credentials()  # (and before the live table: a refusal is its one line alone)
+            with progress, notifier:
+                journal.finish_interrupted(GitRepo(settings.repo))  # a landing a kill -9 cut short
+                remember_db(settings.repo, run_plan.plan.id, run_plan.store.location)
+                if not settings.json_output:
+                    print(f"AutoBuild {run_plan.thread_id}: checkpoints in {run_plan.store}", flush=True)
+                return asyncio.run(_run_with_signals(run_plan, desk, answer, desk))
     except RunLockedError:  # another live run holds the repo or the thread: what changed is its, not ours
         raise
     except InputError:
