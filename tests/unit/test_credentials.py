@@ -11,6 +11,7 @@ import pytest
 from agents.credentials import check_credentials, find_credential
 from agents.errors import AgentSetupError
 from agents.testing.scripted_model import ScriptedModel
+from orchestrator.cli.doctor import _credentials
 
 
 def login(folder: Path, **entry: object) -> dict[str, str]:
@@ -56,3 +57,13 @@ def test_the_scripted_model_lists_its_models_and_the_check_passes(tmp_path: Path
         credential = check_credentials(env)
         assert credential is not None and credential.kind == "api_key" and model.listings == 2
         assert model.requests == [], "a listing is no session"
+
+
+def test_doctor_names_the_tokens_run_accepts(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    # doctor's credentials check alone: its other checks reach the endpoint
+    for name in ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "CLAUDE_CODE_OAUTH_TOKEN"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(tmp_path / "none"))
+    monkeypatch.setenv("CLAUDE_CODE_OAUTH_TOKEN", "t")
+    found = _credentials()
+    assert found["ok"] and found["detail"] == "CLAUDE_CODE_OAUTH_TOKEN is set (value not shown)"
