@@ -31,6 +31,12 @@ $(STAMP): pyproject.toml
 	@# The pictures' tests open the HTML report and `graph --format svg|png` in a headless Chromium: Debian's chromium.
 	@command -v chromium >/dev/null 2>&1 || \
 		{ apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; }
+	@# The live view's heavy tests run the CLI in a real terminal at 80 and 120 columns: Debian's tmux when missing.
+	@command -v tmux >/dev/null 2>&1 || \
+		{ apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq tmux >/dev/null; }
+	@# The shell completion's tests source the zsh script in a real zsh: Debian's zsh when missing.
+	@command -v zsh >/dev/null 2>&1 || \
+		{ apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq zsh >/dev/null; }
 	@test -n "$(PYTHON)" || { echo "error: Python >= 3.12 is needed (Aegra): install python3.12 or set PYTHON=" >&2; exit 2; }
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip

@@ -41,3 +41,12 @@ def without_secrets(text: str, env: Mapping[str, str]) -> str:
         if _SECRET_NAME.search(name) and len(value) >= _MIN_SECRET and value in text:
             text = text.replace(value, f"${name}")
     return text
+
+
+def chosen_option(text: str, options: list[str]) -> str:
+    """An answer to a question with options: a number stands for that option (1 for the first), anything else
+    for itself."""
+    text = text.strip()
+    if text.isdigit() and 1 <= int(text) <= len(options):
+        return options[int(text) - 1]
+    return text

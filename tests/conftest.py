@@ -148,3 +148,14 @@ def _no_orphans_after_suite() -> Iterator[None]:
                if child.status() == psutil.STATUS_ZOMBIE]
     assert not leftovers, f"session processes left behind: {leftovers}"
     assert not zombies, f"zombie children: {zombies}"
+
+
+@pytest.fixture
+def answering_endpoint(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[ScriptedModel]:
+    """A key and an endpoint that answers (`run` and `plan` check both first), for tests that start no session:
+    set in this process's environment, which the CLI processes it starts inherit."""
+    with ScriptedModel({"sessions": []}) as model:
+        monkeypatch.setenv("ANTHROPIC_BASE_URL", model.base_url)
+        monkeypatch.setenv("ANTHROPIC_API_KEY", SECRET_KEY)
+        monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(tmp_path / "claude-config"))
+        yield model

@@ -37,6 +37,8 @@ class Turn:
     text: str = "done"
     blocker: dict[str, str] | None = None
     question: str | None = None
+    options: list[str] = field(default_factory=list)
+    """The question's options (AskUserQuestion's labels)."""
     plausible: bool = True
     """The pre-check's verdict."""
     delay_s: float = 0.0
@@ -142,7 +144,7 @@ class ScriptedAgents:
         calls += [ToolCall(tool, {}, False, error) for error in turn.rejected_calls]
         question = None
         if turn.question is not None and turn.question not in getattr(data, "answers", {}):
-            question = {"question": turn.question, "options": []}
+            question = {"question": turn.question, "options": list(turn.options)}
         number = data.round if isinstance(data, ReplanInput) else data.turn
         digest = hashlib.md5(f"{role}{data.brief.task_id}{number}".encode(), usedforsecurity=False).hexdigest()
         result = AgentResult(

@@ -23,6 +23,9 @@ from typing import Any
 from agents.testing.requests import last_tool_result, messages_tail, prompt_text, session_of
 from agents.testing.scenario import Scenario, SessionKey, new_id, step_to_blocks
 
+MODEL_IDS = ("claude-sonnet-4-5", "claude-opus-4-1", "claude-haiku-4-5")
+"""What the models listing names (the scripted model plays any model it is asked for)."""
+
 
 @dataclass
 class RequestRecord:
@@ -53,6 +56,8 @@ class ScriptedModel:
         self.requests: list[RequestRecord] = []
         self.answered = 0
         """Answers sent with quota headers so far."""
+        self.listings = 0
+        """Models listings served (`GET /v1/models`: the credentials check, which spends nothing)."""
         self.phase_started: dict[int, float] = {}
         """When each quota-header phase first applied."""
         self._attempts: Counter[tuple[SessionKey | None, int]] = Counter()
@@ -130,6 +135,12 @@ class _Handler(BaseHTTPRequestHandler):
         self.wfile.write(data)
 
     def do_GET(self) -> None:
+        if self.path.split("?")[0] == "/v1/models":  # what `run` and `plan` ask first: is the endpoint there?
+            self.model.listings += 1
+            self._send_json(200, {"data": [{"type": "model", "id": name, "display_name": name,
+                                            "created_at": "2025-01-01T00:00:00Z"} for name in MODEL_IDS],
+                                  "has_more": False, "first_id": MODEL_IDS[0], "last_id": MODEL_IDS[-1]})
+            return
         self._send_json(200, {"ok": True})
 
     def do_HEAD(self) -> None:

@@ -129,15 +129,34 @@ def main() -> int:
     print("Look around (paste these):")
     for line in closing_commands(repo):
         print(f"  {line}")
+    print("\nNext steps, as after a run of your own:")
+    for line in next_commands(code):
+        print(f"  {line}")
     return code
+
+
+def _autobuild() -> str:
+    script = Path(sys.executable).parent / "autobuild"
+    return shlex.quote(str(script)) if script.is_file() else f"{shlex.quote(sys.executable)} -m orchestrator"
 
 
 def closing_commands(repo: Path) -> list[str]:
     """Ready-to-paste commands that inspect the demo's run from inside its repo, with no flags."""
-    script = Path(sys.executable).parent / "autobuild"
-    autobuild = shlex.quote(str(script)) if script.is_file() else f"{shlex.quote(sys.executable)} -m orchestrator"
+    autobuild = _autobuild()
     return [f"cd {shlex.quote(str(repo))}", f"{autobuild} status FEAT-001", f"{autobuild} show FEAT-001 TASK-001",
             f"{autobuild} history FEAT-001"]
+
+
+def next_commands(code: int) -> list[str]:
+    """What a person does after a run, from inside the demo's repo: read the work, then land it (every task
+    approved), or see why and go on."""
+    autobuild = _autobuild()
+    if code != 0:
+        return ["# what was not approved, and why", f"{autobuild} status FEAT-001",
+                "# run the failed and skipped tasks again", f"{autobuild} resume FEAT-001"]
+    return ["# read what was built, task by task, with the coach's reasons", f"{autobuild} review FEAT-001",
+            "# then put it on main, the demo repo's branch (it has no remote for `autobuild pr`)",
+            f"{autobuild} land FEAT-001"]
 
 
 if __name__ == "__main__":

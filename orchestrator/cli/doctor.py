@@ -84,8 +84,9 @@ def _model_call(repo: Path) -> dict[str, Any]:
 def _credentials() -> dict[str, Any]:
     """Which credentials sessions will use (the API key wins over a login, as in Claude Code); never shown."""
     config = Path(os.environ.get("CLAUDE_CONFIG_DIR") or Path.home() / ".claude")
-    if os.environ.get("ANTHROPIC_API_KEY"):
-        return _check("credentials", True, "ANTHROPIC_API_KEY is set (value not shown)")
+    for name in ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "CLAUDE_CODE_OAUTH_TOKEN"):  # as `run` checks them
+        if os.environ.get(name, "").strip():
+            return _check("credentials", True, f"{name} is set (value not shown)")
     try:
         login = json.loads((config / ".credentials.json").read_text()).get("claudeAiOauth") or {}
     except (OSError, ValueError, AttributeError):

@@ -8,6 +8,8 @@ import sys
 
 from orchestrator import jsonout
 from orchestrator.cli.messages import notice, warn
+from orchestrator.cli.next_steps import after_plan
+from orchestrator.cli.preflight import require_credentials
 from orchestrator.errors import EXIT_FAILED, EXIT_OK, InputError
 from orchestrator.gate.detect import choose_gate
 from orchestrator.gate.report import gate_document, gate_lines
@@ -49,6 +51,7 @@ def plan(args: argparse.Namespace, settings: Settings) -> int:
 
     progress = Progress(json_mode=args.json)
     with repo_lock(repo.root, "plan", notice=notice):
+        require_credentials()  # before the planner's session: no key or login is one line, not six retries
         outcome = asyncio.run(planning.make_plan(repo.root, args.description, feature_id=args.feature_id,
                                                  model=settings.model, cli_path=settings.cli_path, emit=progress))
     if outcome.plan is None:
@@ -65,4 +68,5 @@ def plan(args: argparse.Namespace, settings: Settings) -> int:
         return EXIT_OK
     print(f"wrote {outcome.path} (${outcome.cost_usd:.4f}, {outcome.attempts} attempt(s))")
     print(outcome.path.read_text() if outcome.path else "")
+    print("\n".join(after_plan(outcome.plan.id, repo.root)))
     return EXIT_OK

@@ -17,8 +17,11 @@ from typing import Any
 from langgraph.runtime import RunControl
 
 from orchestrator import jsonout
+from orchestrator.cli import next_steps
 from orchestrator.cli.as_found import AsFound
+from orchestrator.cli.ask import NO_ANSWER, QuestionDesk
 from orchestrator.cli.messages import notice, warn
+from orchestrator.cli.preflight import require_credentials
 from orchestrator.errors import EXIT_INTERRUPTED, EXIT_OK, EXIT_QUESTION, EXIT_USAGE_LIMIT, InputError, RunLockedError
 from orchestrator.events import EventSink, event_dict
 from orchestrator.facts import settled
@@ -94,36 +97,67 @@ def _previous_run(run_plan: runner.RunPlan) -> str | None:
 
 
 async def _run_with_signals(
-    run_plan: runner.RunPlan, progress: EventSink, answer: tuple[str, str] | None = None
+    run_plan: runner.RunPlan, progress: EventSink, answer: tuple[str, str] | None = None,
+    desk: QuestionDesk | None = None,
 ) -> runner.RunSummary:
     """Run the graph. The first SIGINT/SIGTERM drains at the next step boundary and, after the grace period,
-    cancels what still runs (sessions kill their process trees); a second signal cancels at once."""
+    cancels what still runs (sessions kill their process trees); a second signal cancels at once.
+
+    At a terminal (`desk`), a question is asked as it comes; its answer drains the pass (the steps running now
+    end, nothing is redone) and the next pass resumes every task, the asker with its answer."""
     loop = asyncio.get_running_loop()
     task = asyncio.current_task()
     assert task is not None
-    control = RunControl()
+    passes = [RunControl()]  # the pass running now: a signal drains it, and so does an answer
+    signalled: list[bool] = []
     grace = run_plan.settings.drain_grace
 
     def on_signal() -> None:
-        if control.drain_requested:
+        if signalled:
             progress(event_dict("interrupt", forced=True))
             task.cancel()
             return
+        signalled.append(True)
         progress(event_dict("interrupt", forced=False, grace_s=grace))
-        control.request_drain("signal")
+        passes[-1].request_drain("signal")
         loop.call_later(grace, task.cancel)
+
+    def take_up_answer() -> None:
+        if not passes[-1].drain_requested and desk is not None:
+            desk.pass_drained = True
+            passes[-1].request_drain("a question was answered")
+
+    def answer_came() -> None:  # on the desk's thread
+        loop.call_soon_threadsafe(take_up_answer)
 
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, on_signal)
+    prompting = desk is not None and desk.enabled
+    if desk is not None:
+        desk.on_answer = answer_came
     try:
-        summary = await runner.execute(run_plan, progress, control, answer)
-        # Interactive and at a terminal: ask here, one question at a time, and go on in-process.
-        while summary.pending_questions and not summary.interrupted and _can_prompt(run_plan):
-            question = summary.pending_questions[0]
-            text = await asyncio.to_thread(_prompt, question)
-            summary = await runner.execute(run_plan, progress, RunControl(), (question["question_id"], text))
+        summary = await runner.execute(run_plan, progress, passes[-1], answer)
+        while prompting and desk is not None and not signalled and (summary.pending_questions
+                                                                     or passes[-1].drain_requested):
+            answer = None  # drained before the question's pause was recorded: the next pass records it
+            if summary.pending_questions:
+                answered = [q for q in summary.pending_questions if desk.has_answer(q)]
+                question = (answered or summary.pending_questions)[0]
+                text = await asyncio.to_thread(desk.answer_for, question)
+                if text == NO_ANSWER:  # the input ended: the rest waits for `autobuild answer`
+                    break
+                answer = (question["question_id"], text)
+                if len(answered) > 1:  # another answer waits too: this pass stops at its first step boundary
+                    loop.call_soon(take_up_answer)
+            passes.append(RunControl())
+            desk.pass_drained = False
+            summary = await runner.execute(run_plan, progress, passes[-1], answer)
+        if prompting and not signalled:
+            summary.interrupted = False  # drained for an answer, not by the person: not an interrupted run
         return summary
     finally:
+        if desk is not None:
+            desk.on_answer = lambda: None  # an answer typed after the run ended drains nothing
         for sig in (signal.SIGINT, signal.SIGTERM):
             loop.remove_signal_handler(sig)
 
@@ -171,6 +205,8 @@ def run_command(args: argparse.Namespace, settings: RunSettings) -> int:
             print(f"stopped: a usage limit outlasted --max-wait {settings.max_wait:.0f}s; finished work is kept",
                   file=sys.stderr)
         print(f"resume with: {_resume_command(run_plan)}")
+    else:
+        print("\n".join(next_steps.after_run(run_plan.plan.id, summary.results, summary.order, settings.repo)))
     return exit_code
 
 
@@ -210,14 +246,18 @@ def _run_locked(run_plan: runner.RunPlan, command: str, answer: tuple[str, str] 
     settings = run_plan.settings
     progress = Progress(json_mode=settings.json_output, live=sys.stdout.isatty())
     notifier = Notifier.from_settings(settings, progress)  # --notify / --on-event; drained on the way out
+    desk = QuestionDesk(notifier, progress, enabled=_can_prompt(run_plan))  # asks each question as it comes
     found = AsFound(GitRepo(settings.repo), run_plan.plan.id, run_plan.thread_id, run_plan.store).note()
     try:
-        with repo_lock(settings.repo, f"{command} {settings.target}", notice=notice), progress, notifier:
-            journal.finish_interrupted(GitRepo(settings.repo))  # a landing a kill -9 cut short
-            remember_db(settings.repo, run_plan.plan.id, run_plan.store.location)
-            if not settings.json_output:
-                print(f"AutoBuild {run_plan.thread_id}: checkpoints in {run_plan.store}", flush=True)
-            return asyncio.run(_run_with_signals(run_plan, notifier, answer))
+        with repo_lock(settings.repo, f"{command} {settings.target}", notice=notice):
+            if settings.agents is None:  # Claude sessions: their credentials before any branch, worktree or session
+                require_credentials()  # (and before the live table: a refusal is its one line alone)
+            with progress, notifier:
+                journal.finish_interrupted(GitRepo(settings.repo))  # a landing a kill -9 cut short
+                remember_db(settings.repo, run_plan.plan.id, run_plan.store.location)
+                if not settings.json_output:
+                    print(f"AutoBuild {run_plan.thread_id}: checkpoints in {run_plan.store}", flush=True)
+                return asyncio.run(_run_with_signals(run_plan, desk, answer, desk))
     except RunLockedError:  # another live run holds the repo or the thread: what changed is its, not ours
         raise
     except InputError:
@@ -229,21 +269,14 @@ def _can_prompt(run_plan: runner.RunPlan) -> bool:
     return run_plan.settings.interactive and sys.stdin.isatty() and not run_plan.settings.json_output
 
 
-def _prompt(question: dict[str, Any]) -> str:
-    options = question.get("options") or []
-    print(f"\n{question['task']} asks ({question['question_id']}): {visible(question['question'])}", flush=True)
-    if options:
-        print("  options: " + " | ".join(options), flush=True)
-    return input("  your answer: ").strip()
-
-
 def _paused(summary: runner.RunSummary, run_plan: runner.RunPlan) -> int:
     settings = run_plan.settings
     for question in summary.pending_questions:
-        options = f" [{' | '.join(question['options'])}]" if question.get("options") else ""
-        print(f"{question['task']} asks {question['question_id']}: {visible(question['question'] + options)}")
-        print(f"  answer with: autobuild answer {settings.target} {question['question_id']}"
-              f' "…" --repo {settings.repo}')
+        options = [str(option) for option in question.get("options") or []]
+        listed = f" [{' | '.join(f'{n}) {option}' for n, option in enumerate(options, 1))}]" if options else ""
+        print(f"{question['task']} asks {question['question_id']}: {visible(question['question'] + listed)}")
+        print(f"  answer with: autobuild answer {settings.target} {question['question_id']} \"…\""
+              f" --repo {settings.repo}{'   (an option by its number, or your own words)' if options else ''}")
     return EXIT_QUESTION
 
 

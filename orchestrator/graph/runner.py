@@ -31,6 +31,7 @@ from orchestrator.settings import RunSettings
 from orchestrator.store import inspection, outcomes
 from orchestrator.store import traces as trace
 from orchestrator.store.checkpoints import CheckpointStore
+from orchestrator.text import chosen_option
 
 
 @dataclass
@@ -322,8 +323,9 @@ def _answer_command(snapshot: StateSnapshot, answer: tuple[str, str]) -> Command
     question_id, text = answer
     pending = pending_questions(snapshot)
     for question in pending:
-        if question["question_id"] == question_id:
-            return Command(resume={question["interrupt_id"]: text})
+        if question["question_id"] == question_id:  # `answer FEAT Q 2`: the second option, as at the prompt
+            options = [str(option) for option in question.get("options") or []]
+            return Command(resume={question["interrupt_id"]: chosen_option(text, options)})
     waiting = ", ".join(q["question_id"] for q in pending) or "none"
     raise InputError(f"no pending question {question_id}: questions waiting for an answer: {waiting}")
 

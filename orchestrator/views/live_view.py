@@ -5,11 +5,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from rich import box
 from rich.console import Group
 from rich.table import Table
 from rich.text import Text
 
 from orchestrator.text import one_line
+from orchestrator.views.live_layout import cut_end, cut_middle, elapsed_text, layout, state_cell, tool_words
 
 FAILED = frozenset({"failed", "blocked", "aborted", "conflict", "error"})
 MARK = {"approved": "✔", "approved-unverified": "✔?", "error": "!", "failed": "✘", "blocked": "⛔", "skipped": "↷",
@@ -33,7 +35,7 @@ class TaskRow:
     def elapsed(self, now: float) -> str:
         if self.started is None:
             return "-"
-        return f"{(self.ended if self.ended is not None else now) - self.started:.0f}s"
+        return elapsed_text((self.ended if self.ended is not None else now) - self.started)
 
 
 class TaskBoard:
@@ -72,9 +74,8 @@ class TaskBoard:
             row.role = "player" if kind == "player_start" else "coach"
             row.turn = int(event.get("turn") or row.turn)
             row.state, row.activity = "running", "working" if row.role == "player" else "reviewing"
-        elif kind == "tool":
-            detail = f": {event['detail']}" if event.get("detail") else ""
-            row.activity = one_line(f"{event.get('role') or row.role} {event.get('tool')}{detail}", 60)
+        elif kind == "tool":  # who is at work shows in the state column; here, what it does, in words
+            row.activity = one_line(tool_words(str(event.get("tool")), str(event.get("detail") or "")), 120)
         elif kind == "gate":
             row.activity = f"verify {'passed' if event.get('passed') else 'FAILED'}"
         elif kind == "retry":
@@ -82,7 +83,7 @@ class TaskBoard:
         elif kind == "session_end":
             row.cost_usd += float(event.get("cost_usd") or 0.0)
         elif kind == "question_asked":
-            row.state, row.activity = "waiting for an answer", one_line(event.get("question"), 60)
+            row.state, row.activity = "waiting for an answer", one_line(f"asks: {event.get('question')}", 120)
         elif kind == "question_answered":
             row.state, row.activity = "running", "answered"
         elif kind in ("finalize", "skipped", "task_error"):
@@ -118,14 +119,28 @@ class TaskBoard:
         return (f"spent ${spent:.4f}{budget} · {done}/{len(self.rows)} tasks done"
                 + (f" ({failed} not approved)" if failed else ""))
 
-    def render(self, now: float) -> Group:
-        table = Table(title="AutoBuild", expand=False)
-        for column in ("Task", "State", "Activity", "Turn", "Cost", "Elapsed"):
-            table.add_column(column, overflow="ellipsis", no_wrap=True)
+    def render(self, now: float, width: int = 100) -> Group:
+        """The table laid out for `width` columns: widths fixed by the width and the task ids, so redraws don't
+        shift; cells cut by us (ids in the middle, activity at its end), never by the terminal."""
+        shape = layout(width, list(self.rows))
+        table = Table(title="AutoBuild", box=box.SIMPLE_HEAD, pad_edge=False, padding=(0, 1), expand=False,
+                      show_edge=False)
+        columns = [("Task", shape.task), ("State", shape.state), ("Turn", shape.turn), ("Cost", shape.cost),
+                   ("Elapsed", shape.elapsed), ("Activity", shape.activity)]
+        for name, column_width in columns:
+            if column_width:
+                table.add_column(name, width=column_width, no_wrap=True, overflow="ellipsis",
+                                 justify="right" if name in ("Turn", "Cost", "Elapsed") else "left")
         for task_id, row in self.rows.items():
             # Text(), never markup: task ids, tool arguments and reasons come from plans and agents.
-            table.add_row(Text(one_line(task_id, 24)), Text(self.state_of(row)), Text(row.activity),
-                          Text(str(row.turn or "-")), Text(f"${row.cost_usd:.4f}"), Text(row.elapsed(now)))
+            cells = [Text(cut_middle(one_line(task_id, 200), shape.task)),
+                     state_cell(row.state, row.role, now, bool(self.paused)), Text(str(row.turn or "-"))]
+            if shape.cost:
+                cells.append(Text(f"${row.cost_usd:.4f}"))
+            if shape.elapsed:
+                cells.append(Text(row.elapsed(now)))
+            cells.append(Text(cut_end(row.activity, shape.activity), style="dim" if row.ended else ""))
+            table.add_row(*cells)
         lines = [Text(self.footer(), style="bold")]
         lines += [Text(line) for line in (self.paused.upper(), self.gate) if line]
         return Group(table, *lines)

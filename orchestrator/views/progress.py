@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import os
 import sys
+import threading
 import time
 from collections.abc import Callable
 from typing import Any, TextIO
 
+from rich import box
 from rich.console import Console
 from rich.live import Live
 from rich.table import Table
@@ -15,6 +18,7 @@ from rich.text import Text
 from orchestrator import jsonout
 from orchestrator.facts import TaskResult
 from orchestrator.text import one_line, visible
+from orchestrator.views.live_layout import cut_middle, elapsed_text, state_cell
 from orchestrator.views.live_view import MARK, TaskBoard, gate_line
 
 
@@ -28,9 +32,15 @@ class Progress:
         self.started = time.monotonic()
         self.board = TaskBoard()
         self._live: Live | None = None
+        self._lock = threading.Lock()
+        self._held: list[str] | None = None
+        """While a person answers a question: the lines that wait to be shown (None: not held)."""
         if live and not json_mode:
-            self._live = Live(self.board.render(0.0), console=Console(file=self.stream), refresh_per_second=4,
-                              get_renderable=lambda: self.board.render(time.monotonic()))
+            self._live = self._new_live(Console(file=self.stream))  # the terminal's width; NO_COLOR: no colour
+
+    def _new_live(self, console: Console) -> Live:
+        return Live(self.board.render(0.0, console.width), console=console, refresh_per_second=8,
+                    get_renderable=lambda: self.board.render(time.monotonic(), console.width))
 
     def __enter__(self) -> Progress:
         if self._live is not None:
@@ -38,8 +48,33 @@ class Progress:
         return self
 
     def __exit__(self, *exc: object) -> None:
-        if self._live is not None:
-            self._live.stop()
+        with self._lock:
+            if self._held is not None:  # the run ended (Ctrl+C, say) while a question was being answered
+                waiting, self._held = self._held, None
+                for text in waiting:
+                    self._show(text)
+            elif self._live is not None:
+                self._live.stop()
+
+    def hold(self) -> None:
+        """Stop drawing (a person is typing an answer below the table): lines wait until release()."""
+        with self._lock:
+            if self._held is None:
+                self._held = []
+                if self._live is not None:
+                    self._live.stop()
+
+    def release(self) -> None:
+        """Show the lines that waited, and draw the table again."""
+        with self._lock:
+            waiting, self._held = self._held or [], None
+            for text in waiting:
+                self._show(text)
+            if self._live is not None:
+                # A new Live: a restarted one would move up over its last frame's height, over the question
+                # and the answer printed below that frame.
+                self._live = self._new_live(self._live.console)
+                self._live.start()
 
     def __call__(self, event: dict[str, Any]) -> None:
         if self.json_mode:
@@ -51,9 +86,17 @@ class Progress:
             return
         # Agent text and tool arguments may carry terminal escapes: shown visibly, never interpreted.
         text = f"{time.monotonic() - self.started:7.1f}s  {visible(line)}"
+        if self._live is not None and event.get("event") == "tool":
+            return  # the table shows activity; keep the log above it readable
+        with self._lock:
+            if self._held is not None:
+                self._held.append(text)
+            else:
+                self._show(text)
+
+    def _show(self, text: str) -> None:
         if self._live is not None:
-            if event.get("event") != "tool":  # the table shows activity; keep the log above it readable
-                self._live.console.print(text, highlight=False, markup=False)
+            self._live.console.print(text, highlight=False, markup=False)
         else:
             print(text, file=self.stream, flush=True)
 
@@ -140,19 +183,27 @@ _FORMATS: dict[str, Callable[[dict[str, Any]], str]] = {
 }
 
 
-def render_table(results: dict[str, TaskResult], order: list[str], stream: TextIO | None = None) -> None:
-    """The final table: task, status, turns, cost, duration."""
-    table = Table(title="AutoBuild result", show_lines=False)
-    for column in ("Task", "Status", "Turns", "Cost", "Duration", "Reason"):
-        table.add_column(column, overflow="fold")
+def render_table(results: dict[str, TaskResult], order: list[str], stream: TextIO | None = None, *,
+                 width: int | None = None, colour: bool | None = None) -> None:
+    """The final table: task, status, turns, cost, duration, reason; as wide as the terminal (a pipe or a file
+    gets COLUMNS, else 120), the reason wrapped inside its column. `colour` forces colour (NO_COLOR still wins)."""
+    console = Console(file=stream or sys.stdout, highlight=False, width=width, force_terminal=colour)
+    if width is None and not console.is_terminal:
+        console.width = int(os.environ.get("COLUMNS") or 0) or 120
+    table = Table(title="AutoBuild result", box=box.SIMPLE_HEAD, pad_edge=False, show_edge=False)
+    for column in ("Task", "Status", "Turns", "Cost", "Duration"):
+        table.add_column(column, no_wrap=True, justify="right" if column in ("Turns", "Cost", "Duration") else "left")
+    table.add_column("Reason", overflow="fold", min_width=12)
     total = 0.0
     for task_id in order:
         result = results.get(task_id, {})
         status = str(result.get("status", "not run"))
         cost = float(result.get("cost_usd", 0.0))
         total += cost
-        cells = (task_id, f"{MARK.get(status, '•')} {status}", str(result.get("turns", 0)), f"${cost:.4f}",
-                 f"{float(result.get('duration_s', 0.0)):.1f}s", one_line(result.get("reason", ""), 80))
-        table.add_row(*(Text(visible(cell)) for cell in cells))  # reasons hold agent text: never markup
+        # Reasons hold agent text: shown visibly, never as markup.
+        table.add_row(Text(cut_middle(visible(task_id), 16)), state_cell(status, "", 0.0), str(result.get("turns", 0)),
+                      f"${cost:.4f}", elapsed_text(float(result.get("duration_s", 0.0))),
+                      Text(one_line(result.get("reason", ""), 160)), end_section=task_id == order[-1])
     table.add_row("total", "", "", f"${total:.4f}", "", "")
-    Console(file=stream or sys.stdout, width=120, highlight=False).print(table)
+    console.print()
+    console.print(table)

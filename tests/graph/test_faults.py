@@ -128,6 +128,7 @@ async def test_fresh_with_a_db_that_does_not_know_the_feature_starts_from_the_ba
     assert git(repo, "merge-base", new_tip, old_tip).strip() == base, "the new run started from the base"
 
 
+@pytest.mark.usefixtures("answering_endpoint")
 def test_a_refusal_after_the_run_started_leaves_no_thread_no_db_json_and_nothing_else(tmp_path: Path) -> None:
     repo = repo_with(tmp_path, task("A"))
     db = tmp_path / "db.sqlite"
@@ -159,6 +160,7 @@ def finished_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.mark.heavy
+@pytest.mark.usefixtures("answering_endpoint")
 @pytest.mark.parametrize("damage", ["UPDATE checkpoints SET checkpoint = X'c1ff00ee'",
                                     "UPDATE writes SET value = X'c1ff00ee'",
                                     "UPDATE checkpoints SET metadata = X'c1ff00ee'"], ids=["blobs", "writes", "meta"])

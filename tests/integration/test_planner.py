@@ -49,6 +49,7 @@ def test_planner_writes_valid_plan_and_task_files(tmp_path: Path, model_factory:
     assert load_plan(repo, "FEAT-001").groups() == [["TASK-001", "TASK-002"], ["TASK-003"]]
     assert {p.name for p in (repo / ".autobuild/tasks").iterdir()} == {"TASK-001.md", "TASK-002.md", "TASK-003.md"}
     assert "TASK-003" in result.stdout
+    assert f"autobuild run FEAT-001 --dry-run --repo {repo}" in result.stdout, "the next step is named"
     prompt = next(r for r in model.requests if r.role == "planner" and r.step == 0)
     assert "Add OAuth2 login" in prompt.prompt
     # A second plan gets the next free ids and never overwrites the first one's task files.

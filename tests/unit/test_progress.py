@@ -12,7 +12,7 @@ from orchestrator.views.progress import Progress
 
 def _shown(board: TaskBoard, now: float) -> str:
     out = io.StringIO()
-    Console(file=out, width=200, color_system=None).print(board.render(now))
+    Console(file=out, width=200, color_system=None).print(board.render(now, 200))
     return out.getvalue()
 
 
@@ -25,7 +25,7 @@ def test_board_follows_a_task_through_its_life() -> None:
     board.update({"event": "initialize", "task": "T1"}, 1.0)
     board.update({"event": "player_start", "task": "T1", "turn": 1}, 1.5)
     board.update({"event": "tool", "task": "T1", "role": "player", "tool": "Bash", "detail": "pytest -q"}, 2.0)
-    assert board.rows["T1"].activity == "player Bash: pytest -q"
+    assert board.rows["T1"].activity == "running `pytest -q`" and "⠋ player" in _shown(board, 2.0)
     board.update({"event": "session_end", "task": "T1", "role": "player", "turn": 1, "cost_usd": 0.25}, 3.0)
     board.update({"event": "retry", "task": "T1", "reason": "rate limited (429)"}, 3.5)
     assert board.rows["T1"].activity == "retrying: rate limited (429)"
@@ -96,6 +96,6 @@ def test_the_board_shows_the_gate_and_a_usage_limit_pause() -> None:
     board.update({"event": "initialize", "task": "T1"}, 1.0)
     shown = _shown(board, 2.0)
     assert "PAUSED UNTIL 14:05" in shown and "gate `python -m pytest [x]`" in shown
-    assert "paused until 14:05" in shown, "a running task shows the pause as its state"
+    assert "‖ paused" in shown, "a running task shows the pause as its state"
     board.update({"event": "usage_limit_over"}, 3.0)
     assert "PAUSED" not in _shown(board, 4.0)
