@@ -103,6 +103,8 @@ def file_of(test_id: str, base_files: Sequence[str]) -> str | None:
     if " > " in test_id:
         head = test_id.split(" > ", 1)[0]
         return head if head in base_files else None
+    if (go := _GO_ID.match(test_id)) is not None:
+        return _go_file(go.group(1), base_files)
     package, _, rest = test_id.partition("::")
     if rest and any(path.startswith(package.rstrip("/") + "/") for path in base_files) and "." not in package:
         inner = file_of(rest, [p.removeprefix(package + "/") for p in base_files if p.startswith(package + "/")])
@@ -116,6 +118,20 @@ def file_of(test_id: str, base_files: Sequence[str]) -> str | None:
         if (found := modules.get(".".join(parts[:end]))) is not None:
             return found
     return None
+
+
+_GO_ID = re.compile(r"^([\w.~\-/]+)\.(?:Test|Example|Fuzz)\w*(?:/.*)?$")
+
+
+def _go_file(import_path: str, base_files: Sequence[str]) -> str | None:
+    """A `_test.go` file of the package `import_path` names: in the deepest folder its path ends with (the module's
+    root when none does). Which file of the package holds the test doesn't matter to what runs."""
+    tests = sorted(path for path in base_files if path.endswith("_test.go"))
+    folders = sorted({str(PurePosixPath(path).parent) for path in tests}, key=len, reverse=True)
+    for folder in folders:
+        if folder != "." and (import_path == folder or import_path.endswith("/" + folder)):
+            return next(path for path in tests if str(PurePosixPath(path).parent) == folder)
+    return next((path for path in tests if "/" not in path), None)
 
 
 def _leaf(test_id: str) -> str:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Awaitable, Callable, Sequence
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 from orchestrator.facts import GateResult
 from orchestrator.gate.accounting import file_of
@@ -16,7 +16,8 @@ from orchestrator.repo.git import GitRepo
 
 RunIn = Callable[[Path, dict[str, str]], Awaitable[GateResult]]
 """Runs the gate's command in a worktree with extra environment variables (not remembered: a dirty tree)."""
-_ASSERTION = re.compile(r"^(?:E\s+(.+)|\s*(AssertionError.*)|\s*(assert .+)|.*\berror: (.+))$", re.MULTILINE)
+_ASSERTION = re.compile(r"^(?:E\s+(.+)|\s*(AssertionError.*)|\s*(assert .+)|.*\berror: (.+)"
+                        r"|\s+\S+_test\.go:\d+: (.+))$", re.MULTILINE)
 
 
 def _restriction(files: Sequence[str], tests: Sequence[str]) -> dict[str, str]:
@@ -46,7 +47,10 @@ async def expectations(repo: GitRepo, worktree: Path, base: GateResult, against:
                        base_files: Sequence[str], run_in: RunIn,
                        set_up: Callable[[Path], Awaitable[object]]) -> dict[str, str]:
     """Base tests (passing on the base, in `files`) whose base version fails on the worktree's code -> why."""
-    overlaid = [test for test in base.get("passing") or [] if file_of(test, base_files) in files]
+    # Go compiles a package's test files together: a test belongs to the overlay when its package's folder does.
+    folders = {str(PurePosixPath(path).parent) for path in files if path.endswith("_test.go")}
+    overlaid = [test for test in base.get("passing") or [] if (file := file_of(test, base_files)) in files
+                or (file is not None and file.endswith("_test.go") and str(PurePosixPath(file).parent) in folders)]
     if not overlaid:
         return {}
     place = worktree.parent / f"_overlay-{worktree.name}"

@@ -127,7 +127,7 @@ async def test_go_a_deleted_test_and_a_skip_are_refused(tmp_path: Path) -> None:
     run = await cheat(repo, {**broken, "mul_test.go": deleted},
                       {**GO_FILES, "div.go": "package calc\n\nconst X = 1\n"})
     summary = first_gate(run)["summary"]
-    assert "example.com/calc.TestMul: skipped" in summary
+    assert "example.com/calc.TestMul: skipped" in summary, summary
     assert "example.com/calc.TestZero: gone" in summary
     assert run.status("TASK-001") == "approved"
 
@@ -182,3 +182,16 @@ async def test_a_detected_command_that_runs_no_runner_we_read_is_unverified(tmp_
     run = await Workflow(repo, agents).run(max_turns=1)
     assert run.status("TASK-001") == "approved-unverified", run.results["TASK-001"]["reason"]
     assert "ran no test runner AutoBuild reads" in run.results["TASK-001"]["reason"]
+
+
+@pytest.mark.skipif(shutil.which("go") is None, reason="go is installed by make install")
+async def test_go_a_rewritten_expectation_is_the_base_versions_failure(tmp_path: Path) -> None:
+    repo = make_sample_repo(tmp_path / "repo", files=GO_FILES, plan=plan(task("TASK-001"), verify="go test ./..."),
+                            venv=False)
+    broken = {"mul.go": "package calc\n\nfunc Mul(a, b int) int {\n\tif a == 2 && b == 3 {\n\t\treturn 7\n\t}\n"
+                        "\treturn a * b\n}\n"}
+    run = await cheat(repo, {**broken, "mul_test.go": GO_FILES["mul_test.go"].replace("!= 6", "!= 7")},
+                      {**GO_FILES, "div.go": "package calc\n\nconst X = 1\n"})
+    summary = first_gate(run)["summary"]
+    assert "example.com/calc.TestMul: changed expectation: the base's version fails on this code: want 6" in summary
+    assert run.status("TASK-001") == "approved"
