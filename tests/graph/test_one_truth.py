@@ -124,6 +124,7 @@ async def test_resume_of_a_finished_feature_reruns_its_failed_and_skipped_tasks(
     assert "| TASK-001 | approved |" in report and "| TASK-004 | approved |" in report
 
 
+@pytest.mark.usefixtures("answering_endpoint")  # `resume` checks the credentials and the endpoint first
 def test_blocked_tasks_are_rerun_only_when_named(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     repo = make_sample_repo(tmp_path / "repo", files=CALC_FILES,
                             plan=plan(task("TASK-001"), task("TASK-002"), task("TASK-003", "TASK-002")))
