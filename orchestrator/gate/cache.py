@@ -17,6 +17,7 @@ import contextlib
 import hashlib
 import json
 import os
+import threading
 import uuid
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
@@ -113,19 +114,22 @@ class GateCache:
     _entries: dict[str, dict[str, Any]] | None = None
     _locks: dict[str, asyncio.Lock] = field(default_factory=dict)
     _writing: asyncio.Lock = field(default_factory=asyncio.Lock)
+    _reading: threading.Lock = field(default_factory=threading.Lock)
 
     @classmethod
     def for_repo(cls, root: Path) -> GateCache:
         return cls(root / ".autobuild" / "runs" / CACHE_NAME)
 
     def _load(self) -> dict[str, dict[str, Any]]:
-        if self._entries is None:
-            try:
-                data = json.loads(self.path.read_text(encoding="utf-8"))
-            except (OSError, ValueError):
-                data = {}
-            self._entries = data.get("entries", {}) if isinstance(data, dict) else {}
-        return self._entries
+        # Read on threads: two first loads at once must share one dict, or a store into the one replaced is lost.
+        with self._reading:
+            if self._entries is None:
+                try:
+                    data = json.loads(self.path.read_text(encoding="utf-8"))
+                except (OSError, ValueError):
+                    data = {}
+                self._entries = data.get("entries", {}) if isinstance(data, dict) else {}
+            return self._entries
 
     def lookup(self, key: str, *, any_run: bool = False) -> GateResult | None:
         """A run to reuse: a pass, or a failure seen at least twice in a row (`any_run`: whatever was seen, for
@@ -150,8 +154,9 @@ class GateCache:
         entries[key] = {"result": result, "seen": seen}
         for old in list(entries)[:-MAX_ENTRIES]:
             del entries[old]
-        text = json.dumps({"entries": entries}, indent=1, sort_keys=False)
-        async with self._writing:  # one write at a time: the file always holds one whole snapshot
+        async with self._writing:  # one write at a time, each of the snapshot as it is then (taken before the
+            # lock, an older snapshot could be written last and lose a concurrent store's entry)
+            text = json.dumps({"entries": entries}, indent=1, sort_keys=False)
             await asyncio.to_thread(_write_atomic, self.path, text)
 
     async def run(self, key: str | None, gate: Callable[[], Awaitable[GateResult]]) -> GateResult:
