@@ -156,7 +156,7 @@ def kill_and_resume(point: str, tmp_path: Path, reference_tree: list[str], db: s
     assert resumed.returncode == 0, resumed.stdout + resumed.stderr
     assert "resuming FEAT-001" in resumed.stdout
     # The feature budget on resume counts every checkpointed session, also those of tasks still in flight.
-    spent = float(re.search(r"\(\$([0-9.]+) spent so far\)", resumed.stdout).group(1))  # type: ignore[union-attr]
+    spent = float(re.search(r"\(\$([0-9.]+) spent so far\b", resumed.stdout).group(1))  # type: ignore[union-attr]
     assert abs(spent - sum(finished.values())) < 1e-4, (spent, finished)
     assert tree(repo, "autobuild/FEAT-001") == reference_tree
     for session in finished:
