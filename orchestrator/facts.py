@@ -53,6 +53,7 @@ class GateResult(TypedDict):
     xfailed: NotRequired[list[str]]
     test_changes: NotRequired[list[TestChange]]  # base tests that don't pass here, and what became of them
     unverified: NotRequired[list[str]]  # new tests the gate only skipped, or whose code the tamper screen flags
+    unstable: NotRequired[list[str]]  # a base run's tests present in only one of its two runs: not accounted
 
 
 class PackageGate(TypedDict):

@@ -165,10 +165,11 @@ def _gone_detail(test_id: str, file: str | None, diff: TreeDiff) -> str:
     return "no longer run (its file and the runner's config are unchanged)"
 
 
-def account(base: GateResult, run: GateResult, diff: TreeDiff, base_files: Sequence[str],
-            expectations: Mapping[str, str] | None = None) -> list[TestChange]:
+def account(base: GateResult, run: GateResult, diff: TreeDiff, base_files: Sequence[str], *,
+            expectations: Mapping[str, str] | None = None, unstable: Iterable[str] = ()) -> list[TestChange]:
     """What became of each test that passed on the base and does not pass, as such, in `run`; `expectations`
-    maps base tests whose base version fails on the tree's code to the failure (gate/overlay.py)."""
+    maps base tests whose base version fails on the tree's code to the failure (gate/overlay.py); `unstable`
+    tests (present in only one of the base's two runs) are not accounted."""
     base_passing, passing = base.get("passing"), run.get("passing")
     if base.get("command") != run.get("command") or run["exit_code"] is None:
         return []
@@ -180,7 +181,7 @@ def account(base: GateResult, run: GateResult, diff: TreeDiff, base_files: Seque
     skipped, xfailed = set(run.get("skipped_ids") or []), set(run.get("xfailed") or [])
     expectations = expectations or {}
     changes: list[TestChange] = []
-    for test in sorted(set(base_passing)):
+    for test in sorted(set(base_passing) - set(unstable)):
         file = file_of(test, base_files)
         base_version = f"; the base's version fails on this code: {expectations[test]}" if test in expectations else ""
         if test in now_passing:

@@ -59,12 +59,25 @@ async def check_gate(repo: GitRepo, feature_id: str, base_sha: str, *, plan_veri
         else:
             base = await run_gate(choice.command, worktree, timeout_s, env, sandbox.for_worktree(worktree))
             _refuse(choice.describe(), base, choice.detected, base_sha, notes, judge_by_counts=judge_by_counts)
+            if base.get("passing") is not None:  # a second run: tests that come and go are not held against tasks
+                again = await run_gate(choice.command, worktree, timeout_s, env, sandbox.for_worktree(worktree))
+                base["unstable"] = unstable(base, again)
     finally:
         await repo.remove_worktree(worktree)
     if notes:  # shown with the base's run wherever it is (the run's start, its reports)
         base["summary"] += "".join(f"; {note}" for note in notes)
     decided["base"] = base
     return decided
+
+
+def unstable(first: GateResult, second: GateResult) -> list[str]:
+    """Tests present in only one of two runs of the same tree (a generated id, a collection that varies)."""
+    def ids(run: GateResult) -> set[str]:
+        return {*(run.get("passing") or []), *(run["failing"] or []), *(run.get("skipped_ids") or [])}
+
+    if second.get("passing") is None:
+        return []
+    return sorted(ids(first) ^ ids(second))
 
 
 def _noted(notes: list[str]) -> str:

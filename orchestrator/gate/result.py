@@ -141,6 +141,8 @@ def describe_base(base: GateResult) -> list[str]:
     """Report lines on the base's run: green, no tests yet, or what was already failing before any task."""
     judged = f"judged by {base.get('judged_by') or BY_IDS}"
     skipped = [f"  - skipped: {entry}" for entry in (base.get("skipped") or [])[:20]]
+    skipped += [f"  - unstable on the base (in one of its two runs only, not held against tasks): {test}"
+                for test in (base.get("unstable") or [])[:20]]
     if base["passed"]:
         return [f"green ({base['summary']}; {judged})", *skipped]
     if base["tests_passed"] == 0 and not base["tests_failed"] and base["exit_code"] is not None:

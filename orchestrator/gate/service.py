@@ -206,7 +206,9 @@ class Gates:
             expectations = await overlay.expectations(
                 self.repo, worktree, base, against, diff.test_files_changed, base_files=base_files,
                 run_in=lambda place, extra: self._run_once(command, place, extra=extra), set_up=self.set_up)
-        changes = accounting.account(base, result, diff, base_files, expectations)
+        run_base = self.setup["base"]
+        unstable = {*(base.get("unstable") or []), *((run_base.get("unstable") or []) if run_base else [])}
+        changes = accounting.account(base, result, diff, base_files, expectations=expectations, unstable=unstable)
         screened, unverified = await self._screen(worktree, against, renamed, {*modified, *added})
         unverified += accounting.new_only_skipped(base, result)
         verdict = accounting.judged(result, accounting.accept([*changes, *screened], accepted,
