@@ -90,6 +90,8 @@ def _task_text(data: dict[str, Any]) -> str:
     final = data.get("final")
     if final:
         lines.append(f"result: {final.get('status')}: {final.get('reason')}")
+        lines.extend(f"  base test changed, accepted by the coach: {change.get('test')}: {change.get('fate')}"
+                     f" ({change.get('accepted')})" for change in final.get("test_changes") or [])
         if data.get("replaced_by"):
             lines.append(f"replaced by {', '.join(data['replaced_by'])} (a replan: they carry on its work)")
         if final.get("receipt"):

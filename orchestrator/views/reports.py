@@ -73,6 +73,16 @@ def _gate_lines(gate: dict[str, Any] | None) -> list[str]:
             *[f"  - skipped: {entry}" for entry in (gate.get("skipped") or [])[:20]]]
 
 
+def _accepted_lines(results: dict[str, TaskResult], order: list[str]) -> list[str]:
+    """The base tests approved work changed, each accepted by its coach: where a false approval could hide."""
+    changed = [(task, change) for task in order for change in (results.get(task) or {}).get("test_changes") or []]
+    if not changed:
+        return []
+    return [f"- **Base tests changed, accepted by the coach:** {len(changed)}",
+            *[f"  - {task}: {change['test']}: {change['fate']} ({change['accepted']})"
+              for task, change in changed[:50]]]
+
+
 def feature_report(feature_id: str, name: str, results: dict[str, TaskResult], order: list[str], branch: str,
                    *, held: dict[str, str] | None = None, gate: GateSetup | None = None) -> str:
     """The feature-level AUTO-RUN.md: the gate, then one row per task."""
@@ -88,6 +98,7 @@ def feature_report(feature_id: str, name: str, results: dict[str, TaskResult], o
         f"- **Tasks approved:** {approved} of {len(order)}"
         + (f" ({unverified} unverified: no gate checked them)" if unverified else ""),
         f"- **Coach claims contradicted:** {contradicted}",
+        *_accepted_lines(results, order),
         f"- **Conflict turns:** {sum(int(r.get('conflict_turns', 0)) for r in results.values())}",
         f"- **Total cost:** ${total:.4f}",
         f"- **Receipt:** {receipts.describe(receipts.total(receipts.of_result(r) for r in results.values()))}",

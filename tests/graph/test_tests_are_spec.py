@@ -80,6 +80,9 @@ async def test_accepting_every_change_lets_a_bent_test_through(tmp_path: Path) -
     assert "base test(s) changed, accepted by the coach" in result["reason"]
     assert [change["test"] for change in result["test_changes"]] == ["tests.test_mul::test_mul"]
     assert result["test_changes_accepted"] == [{"test": "tests/test_mul.py", "reason": "the requirement changed mul"}]
+    report = (repo / ".autobuild/runs/FEAT-001/AUTO-RUN.md").read_text()
+    assert "- **Base tests changed, accepted by the coach:** 1" in report
+    assert "  - TASK-001: tests.test_mul::test_mul: changed expectation (the requirement changed mul)" in report
 
 
 @pytest.mark.parametrize("name", sorted(LEGITIMATE))
