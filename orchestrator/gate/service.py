@@ -82,6 +82,7 @@ class Gates:
     launcher: Callable[[str], str] | None = None
     """Wraps each command line before it runs (land's leash); results name the command as given."""
     no_cache: bool = False
+    _overlaid: dict[tuple[str, str, str], dict[str, str]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         if self.cache is None and not self.no_cache:
@@ -192,43 +193,50 @@ class Gates:
             return result
         renamed, deleted, modified, added = accounting.parse_name_status(await self.repo.name_status(worktree, against))
         base_files = await self.repo.files_at(against)
-        changed = sorted({*deleted, *modified, *renamed})
-        touched = sorted({*deleted, *modified, *added, *(new for new, _ in renamed.values())})
+        new_of = {old: new for old, (new, _) in renamed.items()}
+        touched = sorted({*deleted, *modified, *added, *new_of.values()})
         config = {path: accounting.first_changed_line(await self.repo.patch_of(worktree, against, path))
                   for path in touched if accounting.is_runner_config(path)}
-        names = {path: (worktree / renamed.get(path, (path, 0))[0]).read_text(encoding="utf-8", errors="replace")
-                 for path in changed if path not in deleted and accounting.is_test_file(path)
-                 and (worktree / renamed.get(path, (path, 0))[0]).is_file()}
+        # The task's text of every test file it added or changed, read once, off the event loop.
+        texts = await asyncio.to_thread(_texts, worktree, [p for p in touched if accounting.is_test_file(p)])
+        names = {old: texts[new_of.get(old, old)] for old in {*modified, *renamed} if new_of.get(old, old) in texts}
         diff = accounting.TreeDiff(renamed=renamed, deleted=frozenset(deleted), modified=frozenset(modified),
                                    added=frozenset(added), config_lines=config, names=names)
-        expectations: dict[str, str] = {}
-        if diff.test_files_changed:
-            expectations = await overlay.expectations(
-                self.repo, worktree, base, against, diff.test_files_changed, base_files=base_files,
-                run_in=lambda place, extra: self._run_once(command, place, extra=extra), set_up=self.set_up)
+        expectations = await self._expectations(worktree, command, base, against, diff=diff, base_files=base_files)
         run_base = self.setup["base"]
         unstable = {*(base.get("unstable") or []), *((run_base.get("unstable") or []) if run_base else [])}
         changes = accounting.account(base, result, diff, base_files, expectations=expectations, unstable=unstable)
-        screened, unverified = await self._screen(worktree, against, renamed, {*modified, *added})
+        screened, unverified = await self._screen(against, renamed, texts)
         unverified += accounting.new_only_skipped(base, result)
         verdict = accounting.judged(result, accounting.accept([*changes, *screened], accepted,
                                                               diff.test_files_changed))
         verdict["unverified"] = unverified
         return verdict
 
-    async def _screen(self, worktree: Path, against: str, renamed: Mapping[str, tuple[str, int]],
-                      changed: set[str]) -> tuple[list[TestChange], list[str]]:
-        """The tamper screen on the test files the task added or changed: a hit on a base test is a test change
-        (the coach must accept it), a hit on a test the task added leaves the approval unverified."""
+    async def _expectations(self, worktree: Path, command: str, base: GateResult, against: str, *,
+                            diff: accounting.TreeDiff, base_files: list[str]) -> dict[str, str]:
+        """The base tests whose base version fails on the tree's code (gate/overlay.py), once per commit, base and
+        command: the merge queue gating the tree the coach's turn gated doesn't overlay it again."""
+        if not diff.test_files_changed:
+            return {}
+        key = (await self.repo.head(worktree), against, command)
+        if key not in self._overlaid:
+            self._overlaid[key] = await overlay.expectations(
+                self.repo, worktree, base, against, diff.test_files_changed, base_files=base_files,
+                run_in=lambda place, extra: self._run_once(command, place, extra=extra), set_up=self.set_up)
+        return self._overlaid[key]
+
+    async def _screen(self, against: str, renamed: Mapping[str, tuple[str, int]],
+                      texts: Mapping[str, str]) -> tuple[list[TestChange], list[str]]:
+        """The tamper screen on the test files the task added or changed (`texts`, by their path in the tree): a
+        hit on a base test is a test change (the coach must accept it), a hit on a test the task added leaves the
+        approval unverified."""
         old_of = {new: old for old, (new, _) in renamed.items()}
         changes: list[TestChange] = []
         unverified: list[str] = []
-        for path in sorted({*changed, *old_of}):
-            if not accounting.is_test_file(path) or not (worktree / path).is_file():
-                continue
+        for path, text in sorted(texts.items()):
             base_path = old_of.get(path, path)
             base_text = await self.repo.show_file(against, base_path)
-            text = await asyncio.to_thread((worktree / path).read_text, encoding="utf-8", errors="replace")
             for hit in screen.screen(path, base_text, text):
                 on_base = base_text is not None and (hit.test is None or screen.defines(base_text, hit.test))
                 if on_base and hit.test is not None and "marker" in hit.what and path.endswith(".py"):
@@ -319,3 +327,13 @@ class Gates:
         if self.watch is None:
             return await running
         return await self.watch(what, worktree, running, output)
+
+
+def _texts(worktree: Path, paths: Sequence[str]) -> dict[str, str]:
+    """The text of each of `paths` that is a file in `worktree` (blocking: callers run it in a thread)."""
+    found = {}
+    for path in paths:
+        file = worktree / path
+        if file.is_file():
+            found[path] = file.read_text(encoding="utf-8", errors="replace")
+    return found
