@@ -21,6 +21,7 @@ from orchestrator.errors import GitError, InputError
 from orchestrator.processes import Completed, run_async
 from orchestrator.repo.commands import NO_FSMONITOR, NO_HOOKS, filters_off, git_sync
 from orchestrator.repo.footing import Proofs, footing
+from orchestrator.repo.queries import TreeQueries
 
 # Commits are made by the orchestrator, with its own identity, and without the repo's hooks.
 _IDENTITY = ["-c", "user.name=AutoBuild", "-c", "user.email=autobuild@localhost", "-c", "commit.gpgsign=false"]
@@ -59,7 +60,7 @@ class MergeResult:
     detail: str = ""
 
 
-class GitRepo:
+class GitRepo(TreeQueries):
     """The target repository."""
 
     # One lock per repo per event loop, on purpose (an asyncio.Lock belongs to one loop).
@@ -118,32 +119,6 @@ class GitRepo:
         if self.read("rev-parse", "--verify", "-q", "refs/heads/autobuild").ok:
             raise InputError(f"{self.root} has a branch named `autobuild`: git can't also hold the run's"
                              " autobuild/… branches; rename it first (git branch -m autobuild <new-name>)")
-
-    def current_branch(self) -> str:
-        result = self.read("symbolic-ref", "--short", "-q", "HEAD")
-        if not result.ok:
-            raise InputError("HEAD is detached: check out a branch or set base_branch in the plan")
-        return result.stdout.strip()
-
-    def has_branch(self, name: str) -> bool:
-        return self.read("rev-parse", "--verify", "-q", f"refs/heads/{name}").ok
-
-    def worktree_list(self) -> list[dict[str, str]]:
-        """Every registered worktree: `path`, `head` and `branch` (a full ref, "" when detached)."""
-        rows: list[dict[str, str]] = []
-        for line in self.read("worktree", "list", "--porcelain").stdout.splitlines():
-            key, _, value = line.partition(" ")
-            if key == "worktree":
-                rows.append({"path": value, "head": "", "branch": ""})
-            elif key in ("HEAD", "branch") and rows:
-                rows[-1]["head" if key == "HEAD" else "branch"] = value
-        return rows
-
-    def rev(self, ref: str) -> str:
-        result = self.read("rev-parse", "--verify", "-q", f"{ref}^{{commit}}")
-        if not result.ok:
-            raise GitError(f"unknown revision {ref}")
-        return result.stdout.strip()
 
     # ---- async operations used by graph nodes ----
     def _env(self, cwd: Path) -> dict[str, str] | None:
@@ -301,9 +276,6 @@ class GitRepo:
         await self._recreate_worktree(path, sha, "-B", branch)
         return True
 
-    async def head(self, worktree: Path) -> str:
-        return (await self.git("rev-parse", "HEAD", cwd=worktree)).stdout.strip()
-
     async def reset(self, worktree: Path, sha: str) -> None:
         """Put the worktree exactly at `sha`: the interrupted node runs again on its checkpointed start."""
         await self._guard(worktree)
@@ -321,38 +293,6 @@ class GitRepo:
             await self.git(*_IDENTITY, "commit", "-q", "--no-verify", "-m", message, cwd=worktree)
         return await self.head(worktree)
 
-    async def diff(self, worktree: Path, base: str, max_chars: int = 60_000) -> str:
-        text = (await self.git("diff", "--stat", "-p", f"{base}..HEAD", cwd=worktree)).stdout
-        return text if len(text) <= max_chars else text[:max_chars] + "\n… (diff truncated)"
-
-    async def changed_files(self, worktree: Path, base: str) -> list[str]:
-        # Both sides of a rename: a file the task moved away was changed too (the player reports it).
-        out = (await self.git("diff", "--name-only", "--no-renames", f"{base}..HEAD", cwd=worktree)).stdout
-        return [line for line in out.splitlines() if line]
-
-    async def files_at(self, rev: str) -> list[str]:
-        """Every file path in `rev`'s tree."""
-        return (await self.git("ls-tree", "-r", "--name-only", "-z", rev)).stdout.split("\0")[:-1]
-
-    async def name_status(self, worktree: Path, base: str) -> str:
-        """`git diff --name-status -M` of the worktree's HEAD against `base` (renames found by similarity)."""
-        return (await self.git("diff", "--name-status", "-M", f"{base}..HEAD", cwd=worktree)).stdout
-
-    async def show_file(self, rev: str, path: str) -> str | None:
-        """The text of `path` at `rev` (None when it isn't there)."""
-        done = await self.git("show", f"{rev}:{path}", check=False)
-        return done.stdout if done.ok else None
-
-    async def patch_of(self, worktree: Path, base: str, path: str) -> str:
-        """The worktree HEAD's diff of one path against `base`, without context."""
-        return (await self.git("diff", "-U0", f"{base}..HEAD", "--", path, cwd=worktree)).stdout
-
-    async def tree_of(self, sha: str) -> str:
-        return (await self.git("rev-parse", f"{sha}^{{tree}}")).stdout.strip()
-
-    async def parents(self, sha: str) -> list[str]:
-        return (await self.git("rev-list", "--parents", "-n", "1", sha)).stdout.split()[1:]
-
     async def restore_paths(self, worktree: Path, base: str, paths: Sequence[str], *, detached_ok: bool = False
                             ) -> None:
         """Put paths back exactly as they are at `base` (deleting those that did not exist there)."""
@@ -362,9 +302,6 @@ class GitRepo:
                 await self.git("checkout", base, "--", path, cwd=worktree)
             else:
                 await self.git("rm", "-q", "-f", "--", path, cwd=worktree, check=False)
-
-    async def is_ancestor(self, commit: str, of: str) -> bool:
-        return (await self.git("merge-base", "--is-ancestor", commit, of, check=False)).returncode == 0
 
     async def merge(self, worktree: Path, branch: str, message: str, keep_conflicts: bool = False) -> MergeResult:
         """Merge `branch` into the worktree's branch; a conflict is aborted, leaving it unchanged (or, with
