@@ -56,6 +56,9 @@ async def test_an_agents_write_outside_its_worktree_is_refused_and_reported(
              {"bash": "python3 -c \"open('../../../../.venv/lib/site-packages/__editable__.calc.pth', 'w')"
                       ".write('/elsewhere')\""},
              {"bash": "printf ok > made.txt && printf ok > ../_env/installed.txt"},
+             # Once more: under load, one Bash call failed in the CLI's own sandbox setup (CI, stop 35), which
+             # refuses the write as well but says nothing of README.md.
+             {"bash": "printf x >> ../../../../README.md"},
              {"text": "done"}]
     model = model_factory({"sessions": [{"role": "player", "task": "T-1", "steps": steps}]})
     monkeypatch.setenv("ANTHROPIC_BASE_URL", model.base_url)
@@ -80,7 +83,8 @@ async def test_an_agents_write_outside_its_worktree_is_refused_and_reported(
     assert (worktree / "made.txt").read_text() == "ok", "the worktree is writable"
     assert (env_dir / "installed.txt").read_text() == "ok", "the run's environment is writable"
     refused = [denial for denial in result.permission_denials if "sandbox refused a write" in denial]
-    assert any("README.md" in line for line in refused), result.permission_denials
+    results = [record.tool_results for record in model.sessions(role="player")]
+    assert any("README.md" in line for line in refused), (result.permission_denials, results)
     assert any("refs/heads/main" in line for line in refused), result.permission_denials
     assert any("__editable__.calc.pth" in line for line in refused), result.permission_denials
     git(repo, "config", "user.name", "still works")  # no lock left behind
