@@ -15,6 +15,7 @@ from urllib.parse import urlparse
 
 from agents import AgentError, SessionLimits, SessionSettings, check_model, find_cli
 from orchestrator import jsonout, sandbox
+from orchestrator.cli.preflight import endpoint_problem
 from orchestrator.cli.tracing import tracing_check, tracing_endpoint
 from orchestrator.errors import InputError
 from orchestrator.processes import run
@@ -103,8 +104,9 @@ def _credentials() -> dict[str, Any]:
 
 
 def _endpoint() -> dict[str, Any]:
-    where, problem = _reach(os.environ.get("ANTHROPIC_BASE_URL") or "https://api.anthropic.com")
-    return _check("model endpoint", not problem, f"{where} {problem or 'reachable'}")
+    """The models listing `run` and `plan` ask for first (free), not just a connection: a refused key shows here."""
+    where, problem = endpoint_problem()
+    return _check("model endpoint", not problem, problem or f"{where} answers its models listing")
 
 
 def _tracing() -> dict[str, Any]:

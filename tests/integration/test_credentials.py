@@ -115,3 +115,18 @@ def test_a_run_asks_the_endpoint_for_its_models_once_before_its_sessions(
     result = run_cli("run", "FEAT-001", "--repo", str(repo), "--db", str(tmp_path / "db.sqlite"), model=model)
     assert result.returncode == 0, result.stdout + result.stderr
     assert model.listings == 1 and model.requests, "one free listing, then the sessions"
+
+
+def test_doctor_checks_the_endpoint_with_the_same_free_models_listing(
+        tmp_path: Path, model_factory: Callable[..., ScriptedModel], run_cli: Callable[..., CliRun],
+        refusing_endpoint: str) -> None:
+    """A TCP connect would call a key-refusing endpoint fine; the listing names the refused key, and spends nothing."""
+    repo = make_sample_repo(tmp_path / "repo", plan=one_task_plan())
+    db = str(tmp_path / "db.sqlite")
+    model = model_factory({"sessions": []})
+    good = run_cli("doctor", "--repo", str(repo), "--db", db, "--offline", model=model)
+    assert "ok    model endpoint" in good.stdout, good.stdout
+    assert model.listings == 1 and model.requests == [], "one free listing, no session"
+    bad = run_cli("doctor", "--repo", str(repo), "--db", db, "--offline", ANTHROPIC_BASE_URL=refusing_endpoint)
+    assert bad.returncode == 1 and "FAIL  model endpoint" in bad.stdout, bad.stdout
+    assert "refused ANTHROPIC_API_KEY (401)" in bad.stdout and SECRET_KEY not in bad.stdout + bad.stderr
