@@ -1,5 +1,5 @@
-"""The `run`, `resume` and `answer` commands: the dry run, the run itself under the repository's lock with
-drain-then-cancel signal handling, questions asked at the terminal, and what the user is told at the end.
+"""The `run`, `resume` and `answer` commands: the dry run (cli/dry_run.py), the run itself under the repository's
+lock with drain-then-cancel signal handling, questions asked at the terminal, and what the user is told at the end.
 
 Imported only by commands that run something: it loads LangGraph, the run machinery and rich.
 """
@@ -12,7 +12,6 @@ import os
 import signal
 import sys
 from pathlib import Path
-from typing import Any
 
 from langgraph.runtime import RunControl
 
@@ -20,15 +19,14 @@ from orchestrator import jsonout
 from orchestrator.cli import next_steps
 from orchestrator.cli.as_found import AsFound
 from orchestrator.cli.ask import NO_ANSWER, QuestionDesk
-from orchestrator.cli.messages import notice, warn
+from orchestrator.cli.dry_run import dry_run, listed
+from orchestrator.cli.messages import notice
 from orchestrator.cli.preflight import require_credentials
-from orchestrator.errors import EXIT_INTERRUPTED, EXIT_OK, EXIT_QUESTION, EXIT_USAGE_LIMIT, InputError, RunLockedError
+from orchestrator.errors import EXIT_INTERRUPTED, EXIT_QUESTION, EXIT_USAGE_LIMIT, InputError, RunLockedError
 from orchestrator.events import EventSink, event_dict
 from orchestrator.facts import settled
-from orchestrator.gate.report import gate_document, gate_lines
 from orchestrator.graph import rerun, runner
 from orchestrator.landing import journal
-from orchestrator.plan.model import scope_overlaps
 from orchestrator.repo.git import GitRepo
 from orchestrator.repo.lock import repo_lock
 from orchestrator.settings import RunSettings
@@ -37,63 +35,6 @@ from orchestrator.store.locations import remember_db
 from orchestrator.text import visible
 from orchestrator.views.notify import Notifier
 from orchestrator.views.progress import Progress, render_table
-
-
-def _dry_run(run_plan: runner.RunPlan, as_json: bool) -> int:
-    plan = run_plan.plan
-    max_turns = run_plan.settings.max_turns
-    rows: list[dict[str, Any]] = []
-    for index, group in enumerate(run_plan.groups, 1):
-        for task_id in group:
-            task = plan.task(task_id)
-            # Rough expectation: complexity drives turns (1..max), each turn is a player and a coach session.
-            turns = max(1, min(max_turns, round(task.complexity / 3)))
-            rows.append({"group": index, "task": task_id, "dependencies": task.dependencies,
-                         "complexity": task.complexity, "expected_turns": turns, "max_turns": max_turns})
-    session_usd = run_plan.settings.est_session_usd
-    expected = 2 * sum(r["expected_turns"] for r in rows)
-    estimate = {"sessions_expected": expected, "sessions_max": 2 * max_turns * len(rows),
-                "cost_usd_expected": round(expected * session_usd, 2), "cost_per_session_usd": session_usd}
-    if as_json:
-        jsonout.print_json({"feature": plan.id, "base_branch": run_plan.base_branch, "tasks": rows,
-                            "gate": gate_document(run_plan.settings.repo, run_plan.gate, plan.setup,
-                                                  run_plan.settings.setup),
-                            "groups": run_plan.groups, "estimate": estimate, "scope_overlaps": scope_overlaps(plan),
-                            "previous_run": _previous_run(run_plan)})
-        return EXIT_OK
-    print(f"{plan.id}: {plan.name} (base {run_plan.base_branch}, {len(run_plan.groups)} group(s))")
-    task_width = max(len(row["task"]) for row in rows)
-    deps_width = max(len(", ".join(row["dependencies"]) or "-") for row in rows)
-    for row in rows:
-        deps = ", ".join(row["dependencies"]) or "-"
-        print(f"  group {row['group']}  {row['task']:<{task_width}}  complexity {row['complexity']:>2}"
-              f"  deps {deps:<{deps_width}}  ~{row['expected_turns']} turn(s), at most {max_turns}")
-    print(f"  sessions: ~{expected} expected, at most {estimate['sessions_max']};"
-          f" cost ~${estimate['cost_usd_expected']:.2f} at ${session_usd:.2f}/session"
-          f" (ORCHESTRATOR_EST_SESSION_USD); nothing was run or written")
-    gate = gate_document(run_plan.settings.repo, run_plan.gate, plan.setup, run_plan.settings.setup)
-    print("\n".join(gate_lines(gate, run_plan.gate.describe())))
-    previous = _previous_run(run_plan)
-    if previous:
-        print(f"  note: {previous}")
-    warn(plan)
-    return EXIT_OK
-
-
-def _previous_run(run_plan: runner.RunPlan) -> str | None:
-    """What `run` would find in the checkpoint DB, so the estimate is not read as "will run everything"."""
-    if run_plan.settings.fresh or not run_plan.store.exists():
-        return None
-    for row in inspection.list_features(run_plan.store):
-        if row["thread"] == run_plan.thread_id:
-            done = ", ".join(f"{count} {status}" for status, count in sorted(row["tasks"].items())) or "no task done"
-            if row["finished"]:
-                again = rerun.rerun_plan(run_plan)
-                if again:
-                    return f"{run_plan.thread_id} already finished ({done}); `resume` runs again: {_listed(again)}"
-                return f"{run_plan.thread_id} already finished ({done}); `run` reports it, --fresh starts over"
-            return f"{run_plan.thread_id} has an unfinished run ({done}); `run` resumes it"
-    return None
 
 
 async def _run_with_signals(
@@ -171,10 +112,10 @@ def run_command(args: argparse.Namespace, settings: RunSettings) -> int:
     settings.checkout = Path(where).expanduser().resolve()
     run_plan = runner.prepare(settings)
     if settings.dry_run:
-        return _dry_run(run_plan, settings.json_output)
+        return dry_run(run_plan, settings.json_output)
     again = rerun.planned_rerun(run_plan)
     if again and not settings.json_output:  # said before anything runs (`--json`: the `resume` event says it)
-        print(f"{run_plan.thread_id}: running {_listed(again)}; the other tasks keep their latest results", flush=True)
+        print(f"{run_plan.thread_id}: running {listed(again)}; the other tasks keep their latest results", flush=True)
     try:
         summary = _run_locked(run_plan, command, answer)
     except (KeyboardInterrupt, asyncio.CancelledError):
@@ -210,16 +151,12 @@ def run_command(args: argparse.Namespace, settings: RunSettings) -> int:
     return exit_code
 
 
-def _listed(tasks: dict[str, str]) -> str:
-    return ", ".join(f"{task_id} ({why})" for task_id, why in tasks.items())
-
-
 def _finished_hint(summary: runner.RunSummary, run_plan: runner.RunPlan) -> str:
     """A finished thread with nothing for this command to run: what it came to, and a command that works now."""
     feature, where = run_plan.plan.id, f" --repo {run_plan.settings.repo}"
     if summary.rerun:  # `run FEAT` on a finished feature: `resume` runs what it can again
         return (f"{summary.thread_id} already finished; `autobuild resume {feature}{where}` runs again:"
-                f" {_listed(summary.rerun)}")
+                f" {listed(summary.rerun)}")
     waiting = {t: str(r.get("status")) for t, r in summary.results.items()
                if not settled(dict(summary.results), t) and r.get("status") != "replaced"}
     if not waiting:
@@ -228,13 +165,13 @@ def _finished_hint(summary: runner.RunSummary, run_plan: runner.RunPlan) -> str:
                 f"{where}`, then `autobuild land {feature}{where}`")
     person = [t for t in waiting if t in run_plan.plan.task_ids() and waiting[t] in ("blocked", "aborted")]
     if not person:  # only tasks a replan added: resume can't run them again (their specs are the replan's)
-        return (f"{summary.thread_id} already finished; {_listed(waiting)}, added by a replan, can't run again:"
+        return (f"{summary.thread_id} already finished; {listed(waiting)}, added by a replan, can't run again:"
                 f" see `autobuild show {feature} {next(iter(waiting))}{where}`; `autobuild run {feature} --fresh"
                 f"{where}` starts the feature over (the old branch is kept)")
     after = [t for t in waiting if t not in person]
-    return (f"{summary.thread_id} already finished; {_listed({t: waiting[t] for t in person})}"
+    return (f"{summary.thread_id} already finished; {listed({t: waiting[t] for t in person})}"
             f" {'wait' if len(person) > 1 else 'waits'} for a person"
-            f"{f' ({_listed({t: waiting[t] for t in after})} after it)' if after else ''}: see `autobuild"
+            f"{f' ({listed({t: waiting[t] for t in after})} after it)' if after else ''}: see `autobuild"
             f" show {feature} {person[0]}{where}`, then `autobuild resume {feature} {' '.join(person)}{where}` runs"
             f" {'them' if len(person) > 1 else 'it'} again, dependents too (`run {feature} --fresh` starts the whole"
             " feature over)")
