@@ -135,7 +135,7 @@ def run_command(args: argparse.Namespace, settings: RunSettings) -> int:
         return _paused(summary, run_plan)
     for task_id, why in summary.held.items():
         print(f"{task_id} did not finish: {visible(why)}", file=sys.stderr)
-    render_table(summary.results, summary.order)
+    render_table(summary.results, summary.order, spent=summary.spent)
     print(f"branch:      {summary.branch}")
     print(f"checkpoints: {summary.store} (thread {summary.thread_id})")
     print(f"reports:     {summary.report}")

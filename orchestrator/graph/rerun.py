@@ -107,22 +107,23 @@ def check_named(run_plan: RunPlan, known: bool) -> None:
                          f" shows the work, `land {plan.id}` lands it)")
 
 
-def spent_before(run_plan: RunPlan, afresh: set[str]) -> float:
-    """What `status` counts for the feature before this run's new sessions: every task's latest attempt, except
-    the tasks in `afresh`, which start a new attempt that status counts from zero (the live footer adds the new
-    sessions to this, so it shows what status shows)."""
+def spent_before(run_plan: RunPlan) -> float:
+    """What `status` counts for the feature before this run's new sessions: every attempt of every task (a task
+    run again starts a new attempt beside its old ones). The live footer adds the new sessions to this, so it
+    shows what status shows."""
     if not run_plan.store.exists():
         return 0.0
     try:
         table = inspection.feature_status(run_plan.store, run_plan.plan)
     except InputError:
         return 0.0
-    return round(sum(float(row["cost_usd"]) for row in table["tasks"] if row["task"] not in afresh), 6)
+    return round(sum(float(row["cost_usd"]) for row in table["tasks"]), 6)
 
 
 def new_input(run_plan: RunPlan, rerun: dict[str, str]) -> dict[str, Any]:
     """A new run of the thread: the whole feature, the tasks `rerun_plan` chose, or one task; with the latest
-    results of the plan's other tasks (`earlier`: for skips and for the feature report)."""
+    results of the plan's other tasks (`earlier`: for skips and for the feature report) and what every task's
+    attempts so far cost (`spent`: the report's costs count them all)."""
     settings = run_plan.settings
     graph_input: dict[str, Any] = {"repo": str(settings.repo), "target": settings.target,
                                    "base_branch": run_plan.base_branch}
@@ -132,8 +133,10 @@ def new_input(run_plan: RunPlan, rerun: dict[str, str]) -> dict[str, Any]:
         graph_input["rerun"] = list(rerun)
     if rerun or run_plan.only_task:
         running = set(rerun) | {run_plan.only_task}
-        truth = outcomes.truth(run_plan.store, run_plan.plan.id).outcomes()
-        graph_input["earlier"] = {t: r for t, r in truth.items() if t not in running}
+        known = outcomes.truth(run_plan.store, run_plan.plan.id)
+        graph_input["earlier"] = {t: r for t, r in known.outcomes().items() if t not in running}
+        if spent := {t: usd for t, usd in known.spent.items() if usd}:  # the feature report counts every attempt
+            graph_input["spent"] = spent
     return graph_input
 
 

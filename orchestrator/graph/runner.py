@@ -73,6 +73,8 @@ class RunSummary:
     """A usage-limit pause outlasted --max-wait and stopped the run (exit 75)."""
     rerun: dict[str, str] = field(default_factory=dict)
     """What this run runs again of a finished thread, or (already finished) what `resume` would (`rerun_plan`)."""
+    spent: dict[str, float] = field(default_factory=dict)
+    """What each task cost over all its attempts, this run's included (the final table's costs)."""
 
     @property
     def exit_code(self) -> int:
@@ -209,7 +211,17 @@ def pending_questions(snapshot: StateSnapshot) -> list[dict[str, Any]]:
 async def execute(
     run_plan: RunPlan, emit: EventSink, control: RunControl | None = None, answer: tuple[str, str] | None = None
 ) -> RunSummary:
-    """Run (or resume) the thread to its end; returns the summary from the final checkpoint."""
+    """Run (or resume) the thread to its end; returns the summary from the final checkpoint, with what every
+    attempt of each task cost (`status`'s figures)."""
+    summary = await _execute(run_plan, emit, control, answer)
+    if run_plan.store.exists():
+        summary.spent = await asyncio.to_thread(lambda: outcomes.truth(run_plan.store, run_plan.plan.id).spent)
+    return summary
+
+
+async def _execute(
+    run_plan: RunPlan, emit: EventSink, control: RunControl | None, answer: tuple[str, str] | None
+) -> RunSummary:
     settings = run_plan.settings
     # Start-up hygiene: processes a crashed predecessor left behind, and worktrees whose folders are gone.
     reaper.reap_orphans()
@@ -273,7 +285,7 @@ def _starting(run_plan: RunPlan, snapshot: StateSnapshot, summary: RunSummary, e
     feature, thread = run_plan.plan.id, run_plan.thread_id
     if snapshot.next:
         emit(event_dict("resume", feature=feature, thread=thread, next=list(snapshot.next),
-                        spent_usd=rerun.spent_before(run_plan, set())))
+                        spent_usd=rerun.spent_before(run_plan)))
         return True
     truth = outcomes.truth(run_plan.store, feature).outcomes()
     if finished:
@@ -293,8 +305,7 @@ def _starting(run_plan: RunPlan, snapshot: StateSnapshot, summary: RunSummary, e
         summary.results = {t: truth[t] for t in summary.order if t in truth}
         summary.already_finished = True
         return False
-    afresh = set(summary.rerun) if summary.rerun else set(summary.order)
-    if (before := rerun.spent_before(run_plan, afresh)) or summary.rerun:
+    if (before := rerun.spent_before(run_plan)) or summary.rerun:
         emit(event_dict("resume", feature=feature, thread=thread, next=[], rerun=summary.rerun, spent_usd=before))
     return True
 

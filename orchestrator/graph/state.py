@@ -82,6 +82,8 @@ class FeatureInput(TypedDict, total=False):
     earlier: dict[str, TaskResult]
     """The latest results of the plan's tasks that do not run now (from earlier runs, `run TASK` ones included):
     they settle dependencies and complete the feature report, which never shrinks to the tasks of one run."""
+    spent: dict[str, float]
+    """What each task's attempts before this run cost (USD): the feature report counts every attempt."""
 
 
 @with_config(ConfigDict(use_attribute_docstrings=True))

@@ -46,6 +46,7 @@ from orchestrator.repo import watch
 from orchestrator.repo.git import GitRepo
 from orchestrator.repo.lock import repo_lock_async
 from orchestrator.settings import RunOptions
+from orchestrator.store import receipts
 from orchestrator.store import traces as trace
 from orchestrator.store.feature_lock import feature_lock
 from orchestrator.store.pause import PauseRecords, describe, pause_path, quota_path, read_pause, shared_store
@@ -307,15 +308,8 @@ async def _run_plan(inputs: FeatureInput, options: RunOptions, repo: GitRepo, ru
     results = {task_id: scheduler.results[task_id] for task_id in order if task_id in scheduler.results}
     # The feature's report covers all its tasks, whichever run finished them last: never one run's share.
     everything = {**{k: v for k, v in earlier.items() if k not in order}, **results}
-    shown = facts.run_order([*plan.task_ids(), *[t for t in order if t not in plan.task_ids()]], everything)
-    text = reports.feature_report(plan.id, plan.name, everything, shown, ctx.feature_branch, held=scheduler.held,
-                                  gate=gate)
-    await trace.flushed()  # the pictures read the traces
-    outcomes = pictures.run_outcomes(everything, scheduler.held, shown)
-    text += await asyncio.to_thread(pictures.report_section, repo.root, plan, shown, outcomes)
-    report = await asyncio.to_thread(reports.write, ctx.runs_dir() / reports.REPORT_NAME, text)
-    page = await asyncio.to_thread(html_report.feature_html, repo.root, plan, order, outcomes, results)
-    await asyncio.to_thread(html_report.write, ctx.runs_dir() / html_report.REPORT_HTML, page)  # the pictures drawn
+    counted = receipts.counting_attempts(everything, results, inputs.get("spent") or {})  # every attempt's cost
+    report = await _feature_reports(ctx, gate, scheduler.held, everything=everything, counted=counted, order=order)
     events("feature_end", report=str(report), results=results, held=scheduler.held,
            usage_limit_exceeded=bool(ctx.limit_gate and ctx.limit_gate.exceeded),
            gate_cache=ctx.gates.cache.stats() if ctx.gates.cache else None)
@@ -329,6 +323,21 @@ async def _run_plan(inputs: FeatureInput, options: RunOptions, repo: GitRepo, ru
     if not options.keep_worktrees:
         await repo.remove_worktree(ctx.integration_worktree)
     return FeatureOutput(feature_id=plan.id, results=results if only_task else everything)
+
+
+async def _feature_reports(ctx: RunContext, gate: GateSetup, held: dict[str, str], *,
+                           everything: dict[str, TaskResult], counted: dict[str, Any], order: list[str]) -> Path:
+    """The feature's AUTO-RUN.md and HTML page over all its tasks, costs counting every attempt (`counted`)."""
+    plan, root = ctx.plan, ctx.repo.root
+    shown = facts.run_order([*plan.task_ids(), *[t for t in order if t not in plan.task_ids()]], everything)
+    text = reports.feature_report(plan.id, plan.name, counted, shown, ctx.feature_branch, held=held, gate=gate)
+    await trace.flushed()  # the pictures read the traces
+    outcomes = pictures.run_outcomes(everything, held, shown)
+    text += await asyncio.to_thread(pictures.report_section, root, plan, shown, outcomes)
+    report = await asyncio.to_thread(reports.write, ctx.runs_dir() / reports.REPORT_NAME, text)
+    page = await asyncio.to_thread(html_report.feature_html, root, plan, shown, outcomes, counted)
+    await asyncio.to_thread(html_report.write, ctx.runs_dir() / html_report.REPORT_HTML, page)  # the pictures drawn
+    return report
 
 
 def _load_plan(root: Path, target: str, plan_file: Path | None) -> tuple[FeaturePlan, str | None]:

@@ -115,19 +115,22 @@ def feature_status(store: CheckpointStore, plan: FeaturePlan, thread_id: str | N
                 status = f"running ({', '.join(snap['_next']) or 'finishing'})"
             else:
                 status = "pending"
+            latest_usd = float(result.get("cost_usd", 0.0) if result else snap.get("cost_usd", 0.0))
+            spent = max(truth.spent.get(task_id, latest_usd), latest_usd)  # every attempt's cost, this one's too
+            receipt = receipts.of_result(result) if result else receipts.task_receipt(
+                snap.get("history") or [], "", int(snap.get("turn", 0)), float(snap.get("cost_usd", 0.0)))
             tasks.append({
                 "task": task_id,
                 "group": group_number,
                 "status": status,
                 "turn": int(result.get("turns", 0) if result else snap.get("turn", 0)),
                 "last_decision": review.get("verdict") if review.get("reviewer") == "coach" else None,
-                "cost_usd": usd(result.get("cost_usd", 0.0) if result else snap.get("cost_usd", 0.0)),
+                "cost_usd": usd(spent),
                 "duration_s": round(float(result.get("duration_s", 0.0)), 3) if result else None,
                 "reason": result.get("reason", "") if result else (snap.get("_error") or ""),
                 "pending_question": None if result else snap.get("question"),
                 "claims_contradicted": int((result or snap).get("claims_contradicted", 0)),
-                "receipt": receipts.of_result(result) if result else receipts.task_receipt(
-                    snap.get("history") or [], "", int(snap.get("turn", 0)), float(snap.get("cost_usd", 0.0))),
+                "receipt": receipts.with_earlier(receipt, spent - latest_usd),
             })
     return {
         "feature": plan.id,

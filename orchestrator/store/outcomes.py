@@ -8,7 +8,7 @@ an attempt still running (or waiting, or stopped by an error) shows as such whil
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from orchestrator.facts import TaskResult
@@ -32,18 +32,33 @@ def output_of(values: dict[str, Any]) -> dict[str, Any] | None:
 def task_snapshots(reader: Reader, thread_id: str) -> dict[str, dict[str, Any]]:
     """Latest state of every task subgraph of the thread (including tasks still running), with `_ts` (when it was
     checkpointed), `_next` (the nodes still to run) and `_error` (what stopped it, if something raised)."""
+    return _scan(reader, thread_id)[0]
+
+
+def _attempt_cost(values: dict[str, Any]) -> float:
+    return float(values.get("cost_usd") or (values.get("result") or {}).get("cost_usd") or 0.0)
+
+
+def _scan(reader: Reader, thread_id: str) -> tuple[dict[str, dict[str, Any]], dict[str, float]]:
+    """`task_snapshots`, and what every attempt of each task in the thread cost, summed. Each attempt is a task
+    subgraph of its own (a run again of a finished task starts a new one; a resumed attempt goes on in its own),
+    so a task run three times counts three times."""
     snapshots: dict[str, dict[str, Any]] = {}
+    spent: dict[str, float] = {}
     for namespace in reader.namespaces(thread_id, TASK_NS_MARK):
         latest = reader.latest(thread_id, namespace)
         if latest is None:
             continue
         values = dict(latest.checkpoint.get("channel_values", {}))
         task_id = values.get("task_id")
-        if task_id and (task_id not in snapshots or latest.checkpoint["ts"] > snapshots[task_id]["_ts"]):
+        if not task_id:
+            continue
+        spent[task_id] = spent.get(task_id, 0.0) + _attempt_cost(values)
+        if task_id not in snapshots or latest.checkpoint["ts"] > snapshots[task_id]["_ts"]:
             errors = [str(value) for _, channel, value in latest.pending_writes or [] if channel == "__error__"]
             snapshots[task_id] = values | {"_ts": latest.checkpoint["ts"], "_next": next_nodes(values),
                                            "_error": errors[-1] if errors else None, "_thread": thread_id}
-    return snapshots
+    return snapshots, spent
 
 
 def feature_threads(reader: Reader, feature_id: str) -> list[str]:
@@ -79,6 +94,9 @@ class FeatureTruth:
     threads: list[str]
     snapshots: dict[str, dict[str, Any]]
     """Each task's latest snapshot in any of the threads (its last review, turn and cost so far)."""
+    spent: dict[str, float] = field(default_factory=dict)
+    """What each task cost over every attempt in the feature's threads (finished, running or stopped): what
+    `status`, `show`, the reports, `stats` and the live footer count."""
 
     def result_of(self, task_id: str) -> TaskResult | None:
         attempt = self.results.get(task_id)
@@ -88,10 +106,11 @@ class FeatureTruth:
         return {task_id: attempt.result for task_id, attempt in self.results.items()}
 
 
-def _thread_attempts(reader: Reader, thread_id: str) -> tuple[dict[str, Attempt], dict[str, dict[str, Any]]]:
+def _thread_attempts(reader: Reader, thread_id: str
+                     ) -> tuple[dict[str, Attempt], dict[str, dict[str, Any]], dict[str, float]]:
     latest = reader.latest(thread_id)
     values = dict(latest.checkpoint.get("channel_values", {})) if latest else {}
-    snapshots = task_snapshots(reader, thread_id)
+    snapshots, spent = _scan(reader, thread_id)
     output = output_of(values)
     attempts: dict[str, Attempt] = {}
     if output is not None:  # results the run carried over from earlier attempts keep their own time
@@ -101,16 +120,19 @@ def _thread_attempts(reader: Reader, thread_id: str) -> tuple[dict[str, Attempt]
     for task_id, snap in snapshots.items():
         if finished(snap) and (task_id not in attempts or snap["_ts"] > attempts[task_id].ts):
             attempts[task_id] = Attempt(snap["result"], str(snap["_ts"]), thread_id)
-    return attempts, snapshots
+    return attempts, snapshots, spent
 
 
 def read_truth(reader: Reader, feature_id: str) -> FeatureTruth:
     """Every task's latest finished attempt across the feature's threads, and what runs now beside it."""
     results: dict[str, Attempt] = {}
     latest_snaps: dict[str, dict[str, Any]] = {}
+    spent: dict[str, float] = {}
     threads = feature_threads(reader, feature_id)
     for thread_id in threads:
-        attempts, snapshots = _thread_attempts(reader, thread_id)
+        attempts, snapshots, costs = _thread_attempts(reader, thread_id)
+        for task_id, cost in costs.items():
+            spent[task_id] = spent.get(task_id, 0.0) + cost
         for task_id, attempt in attempts.items():
             if task_id not in results or attempt.ts >= results[task_id].ts:
                 results[task_id] = attempt
@@ -119,7 +141,9 @@ def read_truth(reader: Reader, feature_id: str) -> FeatureTruth:
                 latest_snaps[task_id] = snap
     live = {task_id: snap for task_id, snap in latest_snaps.items()
             if not finished(snap) and (task_id not in results or snap["_ts"] > results[task_id].ts)}
-    return FeatureTruth(results, live, threads, latest_snaps)
+    for task_id, attempt in results.items():  # a result whose attempt's thread is gone (`--fresh` of a one-task run)
+        spent.setdefault(task_id, _attempt_cost(dict(attempt.result)))
+    return FeatureTruth(results, live, threads, latest_snaps, {t: round(usd, 6) for t, usd in spent.items()})
 
 
 def truth(store: CheckpointStore, feature_id: str) -> FeatureTruth:

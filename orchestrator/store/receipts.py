@@ -66,6 +66,31 @@ def of_result(result: Mapping[str, Any]) -> Receipt:
                         float(result.get("cost_usd", 0.0) or 0.0))
 
 
+def with_earlier(receipt: Receipt, earlier_usd: float) -> Receipt:
+    """A task's receipt over all its attempts: what the attempts before this one cost (a failed run, then
+    `resume` running it again) is spent beside the approved attempt, as `earlier_attempts_usd`."""
+    if earlier_usd <= 0.0:
+        return receipt
+    other = {**receipt["other"], "earlier_attempts_usd": _round(earlier_usd)}
+    return Receipt(**{**receipt, "other": other,
+                      "other_cost_usd": _round(float(receipt["other_cost_usd"]) + earlier_usd)})
+
+
+def counting_attempts(results: Mapping[str, Mapping[str, Any]], ran: Iterable[str],
+                      spent: Mapping[str, float]) -> dict[str, dict[str, Any]]:
+    """Results whose `cost_usd` and receipt count every attempt of their task, for the feature's reports: `spent`
+    is what each task's attempts cost before this run (`store/outcomes.py`), the tasks in `ran` ran again now (their
+    result is a new attempt), the others' results are their latest attempt, already in `spent`."""
+    counted: dict[str, dict[str, Any]] = {}
+    now = set(ran)
+    for task_id, result in results.items():
+        cost = float(result.get("cost_usd", 0.0) or 0.0)
+        earlier = float(spent.get(task_id, 0.0)) - (0.0 if task_id in now else cost)
+        counted[task_id] = dict(result) if earlier <= 0.0 else {
+            **result, "cost_usd": _round(cost + earlier), "receipt": with_earlier(of_result(result), earlier)}
+    return counted
+
+
 def total(receipts: Iterable[Receipt]) -> Receipt:
     """A feature's receipt: the sum of its tasks'."""
     summed = empty()

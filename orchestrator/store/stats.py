@@ -14,7 +14,7 @@ from typing import Any
 from orchestrator.errors import InputError
 from orchestrator.facts import SUCCESS, Receipt
 from orchestrator.jsonout import iso_utc, usd
-from orchestrator.store import inspection, receipts
+from orchestrator.store import outcomes, receipts
 from orchestrator.store.checkpoints import CheckpointStore
 
 TARGETS = {"completed_without_human_pct": 70.0, "turns_per_approved_task": 4.0, "false_approvals_missed": 0}
@@ -58,19 +58,21 @@ def parse_since(text: str | None) -> float | None:
 
 
 def task_facts(store: CheckpointStore) -> list[TaskFacts]:
-    """Every finished task of every feature thread in the store (tasks still running are left out)."""
+    """Every finished task of every feature in the store (tasks still running are left out): each task's latest
+    finished attempt, whichever of the feature's runs made it (`store/outcomes.py`), costing every attempt."""
     found = []
     with store.reader() as reader:
-        threads = reader.threads()
-    for thread in threads:
-        results = inspection.task_results(store, thread)
-        states = inspection.task_facts(store, thread)
-        for task_id, result in sorted(results.items()):
-            state = states.get(task_id, {})
-            receipt = receipts.of_result(result)
+        features = sorted({thread.split(":", 1)[0] for thread in reader.threads()})
+        truths = {feature: outcomes.read_truth(reader, feature) for feature in features}
+    for feature, truth in truths.items():
+        for task_id, attempt in sorted(truth.results.items()):
+            result, state = attempt.result, truth.snapshots.get(task_id, {})
+            cost = float(result.get("cost_usd", 0.0) or 0.0)
+            spent = max(truth.spent.get(task_id, cost), cost)
+            receipt = receipts.with_earlier(receipts.of_result(result), spent - cost)
             found.append(TaskFacts(
-                feature=thread, task=task_id, status=str(result.get("status", "")),
-                turns=int(result.get("turns", 0) or 0), cost_usd=float(result.get("cost_usd", 0.0) or 0.0),
+                feature=feature, task=task_id, status=str(result.get("status", "")),
+                turns=int(result.get("turns", 0) or 0), cost_usd=spent,
                 started=float(state["started"]) if state.get("started") else None,
                 answers=len(state.get("answers") or {}),
                 false_approvals=int(result.get("false_approvals", 0) or 0),

@@ -184,9 +184,10 @@ _FORMATS: dict[str, Callable[[dict[str, Any]], str]] = {
 
 
 def render_table(results: dict[str, TaskResult], order: list[str], stream: TextIO | None = None, *,
-                 width: int | None = None, colour: bool | None = None) -> None:
+                 width: int | None = None, colour: bool | None = None, spent: dict[str, float] | None = None) -> None:
     """The final table: task, status, turns, cost, duration, reason; as wide as the terminal (a pipe or a file
-    gets COLUMNS, else 120), the reason wrapped inside its column. `colour` forces colour (NO_COLOR still wins)."""
+    gets COLUMNS, else 120), the reason wrapped inside its column. `colour` forces colour (NO_COLOR still wins).
+    `spent`: each task's cost over all its attempts (as `status` counts it), else the result's own."""
     console = Console(file=stream or sys.stdout, highlight=False, width=width, force_terminal=colour)
     if width is None and not console.is_terminal:
         console.width = int(os.environ.get("COLUMNS") or 0) or 120
@@ -198,7 +199,7 @@ def render_table(results: dict[str, TaskResult], order: list[str], stream: TextI
     for task_id in order:
         result = results.get(task_id, {})
         status = str(result.get("status", "not run"))
-        cost = float(result.get("cost_usd", 0.0))
+        cost = float((spent or {}).get(task_id, result.get("cost_usd", 0.0)))
         total += cost
         # Reasons hold agent text: shown visibly, never as markup.
         table.add_row(Text(cut_middle(visible(task_id), 16)), state_cell(status, "", 0.0), str(result.get("turns", 0)),
