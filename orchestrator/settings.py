@@ -7,7 +7,7 @@ import ipaddress
 import math
 import os
 from pathlib import Path
-from typing import Any, ClassVar, Literal
+from typing import Any, ClassVar, Literal, Protocol
 
 import platformdirs
 import yaml
@@ -31,6 +31,12 @@ WAKE_VARIABLE = f"{ENV_PREFIX}WAKE_SECONDS"
 
 MAX_PARALLEL = 64
 """Tasks at once: each holds a few Claude Code processes (~220 MB each)."""
+
+
+class Asker(Protocol):
+    """Asks a person a task's question and awaits the answer (None: no one answers now)."""
+
+    async def __call__(self, question: dict[str, Any], /) -> str | None: ...
 
 
 class RunOptions(BaseModel):
@@ -87,6 +93,10 @@ class RunOptions(BaseModel):
     """A run by URL opens a pull request from its feature branch when it ends (with `gh` on PATH): `--pr`."""
     agents: Any = Field(default=None, exclude=True)
     """An `agents.Agents` implementation; None = `ClaudeAgents()` (tests pass scripted agents)."""
+    asker: Any = Field(default=None, exclude=True)
+    """An `Asker`: at a terminal, an agent's question waits in-process for the person's answer, so its task goes on
+    as soon as it is answered while the others keep running. None (served and non-interactive runs): a question
+    is an interrupt, answered by `Command(resume=…)` or `autobuild answer`."""
 
     @field_validator("*", mode="before")
     @classmethod
@@ -141,8 +151,8 @@ class Settings(RunOptions, BaseSettings):
     model_config = SettingsConfigDict(env_prefix=ENV_PREFIX, extra="forbid", arbitrary_types_allowed=True,
                                       validate_default=False)
 
-    FLAG_ONLY: ClassVar[frozenset[str]] = frozenset({"agents", "interactive", "target", "plan", "dry_run", "fresh",
-                                                     "json_output", "resume_only", "checkout", "yield_pause",
+    FLAG_ONLY: ClassVar[frozenset[str]] = frozenset({"agents", "asker", "interactive", "target", "plan", "dry_run",
+                                                     "fresh", "json_output", "resume_only", "checkout", "yield_pause",
                                                      "rerun"})
     """Decided per command from flags and the terminal, never from a variable or the config file."""
     NOT_FROM_REPO: ClassVar[frozenset[str]] = frozenset({"repo", "repo_hooks", "on_event", "cli_path", "workspace"})

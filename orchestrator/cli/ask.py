@@ -1,8 +1,10 @@
 """Questions at the terminal, asked as soon as an agent asks them: one at a time, on a thread of their own, while
-the run goes on; the live table waits while the person types; options are numbered and answerable by number."""
+the run goes on; the live table waits while the person types; options are numbered and answerable by number.
+The asking task waits for its answer in-process (`answer`, the graph's asker) and goes on as soon as it comes."""
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import queue
 import threading
@@ -35,6 +37,11 @@ class QuestionDesk:
         """Called on the desk's thread as each answer comes in: the run stops its pass to take it up."""
         self.pass_drained = False
         """The pass running now was stopped to take an answer up (set and cleared by the run)."""
+        self._waiters: dict[str, list[tuple[asyncio.AbstractEventLoop, asyncio.Future[str]]]] = {}
+        self._given: dict[str, str] = {}
+        self._closed = False
+        self.in_process = False
+        """The run's tasks await their answers here (`answer`): an answer never stops the pass to be taken up."""
 
     def __call__(self, event: dict[str, Any]) -> None:
         if self.pass_drained and event.get("event") == "feature_end":
@@ -68,6 +75,36 @@ class QuestionDesk:
             self._answered.wait_for(lambda: question_id in self._answers)
             return self._answers[question_id]
 
+    async def answer(self, question: dict[str, Any]) -> str | None:
+        """The person's answer to a task's question, awaited in-process (the graph's ask_human node, on the run's
+        event loop, which never blocks); None when no one answers now (the input ended, the run is stopping): the
+        question then waits as an interrupt for `autobuild answer`."""
+        question_id = str(question.get("question_id"))
+        options = [str(option) for option in question.get("options") or []]
+        future: asyncio.Future[str] = asyncio.get_running_loop().create_future()
+        with self._answered:
+            if question_id in self._given:  # `autobuild answer FEAT Q text`: the answer came with the command
+                return chosen_option(self._given[question_id], options)
+            if question_id in self._answers or self._closed:
+                return self._answers.get(question_id, NO_ANSWER) or None
+            self._waiters.setdefault(question_id, []).append((asyncio.get_running_loop(), future))
+        self.ask(question)
+        return await future or None
+
+    def give(self, question_id: str, text: str) -> None:
+        """An answer that came with the command (`answer`): its task takes it without asking the person."""
+        with self._answered:
+            self._given[question_id] = text
+
+    def stop_waiting(self) -> None:
+        """The run is stopping (a signal): every task awaiting an answer gets none and waits as an interrupt."""
+        with self._answered:
+            self._closed = True
+            waiting = [entry for entries in self._waiters.values() for entry in entries]
+            self._waiters.clear()
+        for loop, future in waiting:
+            _settle(loop, future, NO_ANSWER)
+
     def _work(self) -> None:
         while True:
             question = self._waiting.get()
@@ -75,7 +112,10 @@ class QuestionDesk:
             with self._answered:
                 self._answers[str(question.get("question_id"))] = answer
                 self._answered.notify_all()
-            if answer != NO_ANSWER:
+                waiting = self._waiters.pop(str(question.get("question_id")), [])
+            for loop, future in waiting:  # the asking task goes on at once; the other tasks never stopped
+                _settle(loop, future, answer)
+            if answer != NO_ANSWER and not self.in_process:
                 with contextlib.suppress(RuntimeError):  # the run ended (its event loop closed) meanwhile
                     self.on_answer()
 
@@ -96,9 +136,19 @@ class QuestionDesk:
                     return NO_ANSWER
                 if text.strip():
                     answer = chosen_option(text, options)
-                    self._write(f"  answered: {visible(answer)}; {question.get('task')} goes on with it once the"
-                                " steps running now end")
+                    when = "now" if self.in_process else "once the steps running now end"
+                    self._write(f"  answered: {visible(answer)}; {question.get('task')} goes on with it {when}")
                     return answer
                 self._write("  an empty answer can't be sent: type one, or Ctrl+D to answer later")
         finally:
             self.progress.release()
+
+
+def _settle(loop: asyncio.AbstractEventLoop, future: asyncio.Future[str], answer: str) -> None:
+    """Hand an answer to a task awaiting it on `loop` (from any thread); a task cancelled meanwhile takes none."""
+    def settle() -> None:
+        if not future.done():
+            future.set_result(answer)
+
+    with contextlib.suppress(RuntimeError):  # the run's event loop closed meanwhile
+        loop.call_soon_threadsafe(settle)

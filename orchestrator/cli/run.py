@@ -44,8 +44,9 @@ async def _run_with_signals(
     """Run the graph. The first SIGINT/SIGTERM drains at the next step boundary and, after the grace period,
     cancels what still runs (sessions kill their process trees); a second signal cancels at once.
 
-    At a terminal (`desk`), a question is asked as it comes; its answer drains the pass (the steps running now
-    end, nothing is redone) and the next pass resumes every task, the asker with its answer."""
+    At a terminal (`desk`), a question is asked as it comes and its task awaits the answer in-process (the
+    others keep running). A question still waiting when the pass ends (the input ended, a replan's question) is
+    asked then, and the next pass resumes the task with its answer."""
     loop = asyncio.get_running_loop()
     task = asyncio.current_task()
     assert task is not None
@@ -59,6 +60,8 @@ async def _run_with_signals(
             task.cancel()
             return
         signalled.append(True)
+        if desk is not None:
+            desk.stop_waiting()  # a task awaiting an answer stops as an interrupt: `resume` asks again
         progress(event_dict("interrupt", forced=False, grace_s=grace))
         passes[-1].request_drain("signal")
         loop.call_later(grace, task.cancel)
@@ -184,6 +187,10 @@ def _run_locked(run_plan: runner.RunPlan, command: str, answer: tuple[str, str] 
     progress = Progress(json_mode=settings.json_output, live=sys.stdout.isatty())
     notifier = Notifier.from_settings(settings, progress)  # --notify / --on-event; drained on the way out
     desk = QuestionDesk(notifier, progress, enabled=_can_prompt(run_plan))  # asks each question as it comes
+    if desk.enabled:  # the asking task awaits its answer in-process and goes on at once; the others keep running
+        desk.in_process, settings.asker = True, desk.answer
+        if answer is not None:
+            desk.give(*answer)
     found = AsFound(GitRepo(settings.repo), run_plan.plan.id, run_plan.thread_id, run_plan.store).note()
     try:
         with repo_lock(settings.repo, f"{command} {settings.target}", notice=notice):

@@ -37,6 +37,7 @@ from orchestrator.graph.state import (
     TaskState,
 )
 from orchestrator.graph.turns import AgentTurn, hung_command_note, session_failure
+from orchestrator.settings import Asker
 from orchestrator.store import receipts
 from orchestrator.views import reports
 
@@ -194,10 +195,15 @@ def _question(state: TaskState, interactive: bool, events: EventLog, result: Age
 
 
 async def ask_human(state: TaskState, runtime: Runtime[RunContext]) -> TaskState:
-    """Wait for a human's answer. interrupt() re-runs this node from its first line on every resume, so
-    nothing here may call an agent or write a trace before it."""
+    """Wait for a human's answer: at a terminal in-process (the run's asker; this task goes on as soon as it is
+    answered while the others keep running), else as an interrupt (served and non-interactive runs, or no one
+    answering now). interrupt() re-runs this node from its first line on every resume, so nothing here may call an
+    agent or write a trace before it (asking again is fine: the asker knows an answer already given)."""
     question = state.get("question") or Question()
-    answer = interrupt(dict(question))
+    asker: Asker | None = runtime.context.options.asker
+    answer = await asker(dict(question)) if asker is not None else None
+    if answer is None:
+        answer = interrupt(dict(question))
     runtime.context.events(runtime)("question_answered", state["task_id"], question_id=question.get("question_id"),
                                     answer=str(answer))
     answers = {**(state.get("answers") or {}), str(question.get("question")): str(answer)}

@@ -1,6 +1,6 @@
 """A question is asked when it is asked: at a terminal the prompt appears while the other tasks still run, the
 live table stops redrawing while a person types, the options are numbered and answerable by number, and the
-asking task takes its answer up when the steps running then end, not when every other task is done."""
+asking task takes its answer up at once (it waits in-process), not when every other task is done."""
 
 from __future__ import annotations
 
@@ -92,8 +92,8 @@ def test_the_question_is_prompted_while_another_task_runs_and_answered_by_number
             terminal.proc.wait()
         os.close(terminal.leader)
     assert git(repo, "show", "autobuild/FEAT-001:db.txt") == "Postgres\n", "answer 1 is the first option"
-    # The answer is taken up once the steps running then end, not once TASK-2 is done: TASK-1's answered session
-    # starts while TASK-2's review is still under way.
+    # The answer is taken up at once, not once TASK-2 is done: TASK-1's answered session starts while TASK-2's
+    # review is still under way.
     order = [(r.role, r.task, r.step) for r in model.requests if r.role]
     answered_session = [i for i, key in enumerate(order) if key == ("player", "TASK-1", 0)][1]
     assert answered_session < order.index(("coach", "TASK-2", 1)), order

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import asyncio
 import io
+import threading
 from collections.abc import Iterator
 
 from orchestrator.cli.ask import NO_ANSWER, QuestionDesk
@@ -82,3 +84,37 @@ def test_the_end_of_a_pass_stopped_for_an_answer_is_not_shown_or_notified() -> N
     desk.pass_drained = False
     desk({"event": "feature_end", "report": "r"})
     assert [event["event"] for event in passed] == ["resume", "feature_end"]
+
+
+async def test_a_task_awaits_its_answer_in_process_and_a_stopping_run_leaves_it_to_an_interrupt() -> None:
+    typed_in = threading.Event()
+    shown: list[str] = []
+
+    def read(prompt: str) -> str:
+        typed_in.wait(30)  # the person types only when the test says so (bounded: a broken desk fails, not hangs)
+        return "2"
+
+    desk = QuestionDesk(lambda event: None, Progress(stream=io.StringIO()), enabled=True, read=read,
+                        write=shown.append)
+    desk.in_process = True
+    drained: list[bool] = []
+    desk.on_answer = lambda: drained.append(True)
+    waiting = asyncio.ensure_future(desk.answer(QUESTION))
+    await asyncio.sleep(0)
+    assert not waiting.done(), "the task waits for the person"
+    typed_in.set()
+    assert await waiting == "SQLite", "answered by number"
+    assert drained == [], "an answer taken in-process stops no pass"
+    assert any("goes on with it now" in line for line in shown)
+    assert await desk.answer(QUESTION) == "SQLite", "asked again (a resumed node): the same answer, no prompt"
+
+    other = {**QUESTION, "question_id": "T1-def"}
+    desk.give("T1-given", "1")
+    assert await desk.answer({**QUESTION, "question_id": "T1-given"}) == "Postgres", "`answer`'s text, no prompt"
+    typed_in.clear()
+    pending = asyncio.ensure_future(desk.answer(other))
+    await asyncio.sleep(0)
+    desk.stop_waiting()  # Ctrl+C: the task stops as an interrupt, `resume` asks again
+    assert await pending is None
+    assert await desk.answer({**QUESTION, "question_id": "T1-late"}) is None
+    typed_in.set()
