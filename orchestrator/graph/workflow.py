@@ -395,11 +395,3 @@ def _record_yield(paused: PausedThreads, thread: str, pause: Pause, unrecorded: 
 
 graph = build_feature_workflow(served=True)
 """The served graph (`langgraph.json`: `autobuild`)."""
-
-
-def task_loop() -> CompiledStateGraph[Any, Any, Any, Any]:
-    """The task loop on its own (`langgraph.json`: `task`, a graph factory), for Studio to draw initialize → player →
-    coach → (feedback → player)* → finalize → merge. Compiled when the server asks, not at import (a CLI run doesn't
-    pay for it). Its nodes need a feature run's context (the plan, the repo, the gate): a task runs inside the
-    `autobuild` graph (`target` a task id runs that task alone)."""
-    return task_graph(max_turns=10, precheck=False)

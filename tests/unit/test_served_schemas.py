@@ -55,11 +55,13 @@ def test_the_task_graph_is_served_and_draws_the_player_coach_loop() -> None:
     assert "task" in graphs, "langgraph.json exports the task graph as its own graph"
     task = graphs["task"]
     assert task.checkpointer is None, "the server brings its own checkpointer"
-    drawing = task.get_graph()
+    drawing = task.get_graph(xray=True)  # Studio draws the loop inside the node that runs it
     nodes = set(drawing.nodes)
-    assert {"initialize", "player", "coach", "feedback", "finalize_success", "finalize_failure", "merge"} <= nodes
+    assert {"prepare", *(f"loop:{node}" for node in ("initialize", "player", "coach", "feedback", "finalize_success",
+                                                     "finalize_failure", "merge"))} <= nodes
     edges = {(edge.source, edge.target) for edge in drawing.edges}
-    assert {("player", "coach"), ("coach", "feedback"), ("feedback", "player")} <= edges
+    assert {("loop:player", "loop:coach"), ("loop:coach", "loop:feedback"), ("loop:feedback", "loop:player"),
+            ("prepare", "loop:initialize")} <= edges
     input_schema = resolved(task.get_input_jsonschema())
-    assert {"feature_id", "task_id"} <= set(input_schema["properties"])
-    task.get_output_jsonschema()  # resolvable too
+    assert {"repo", "target", "plan"} <= set(input_schema["properties"]), "what runs one task on its own"
+    assert {"feature_id", "task_id", "result"} <= set(resolved(task.get_output_jsonschema())["properties"])
