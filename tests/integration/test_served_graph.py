@@ -121,6 +121,38 @@ async def test_studio_sees_the_input_form_and_the_task_loop(
     assert {"repo", "target", "plan"} <= set(fields)
     assert schemas["output_schema"] is not None and "results" in str(schemas["output_schema"])
     assert {"parallel", "max_turns"} <= set(schemas["context_schema"]["properties"])
-    drawing: Any = await client.assistants.get_graph(assistants["task"]["assistant_id"])
+    drawing: Any = await client.assistants.get_graph(assistants["task"]["assistant_id"], xray=True)
     edges = {(edge["source"], edge["target"]) for edge in drawing["edges"]}
-    assert {("player", "coach"), ("coach", "feedback"), ("feedback", "player")} <= edges
+    assert {("loop:player", "loop:coach"), ("loop:coach", "loop:feedback"), ("loop:feedback", "loop:player")} <= edges
+    task_form: Any = await client.assistants.get_schemas(assistants["task"]["assistant_id"])
+    form = task_form["input_schema"]
+    fields = form["$defs"][form["$ref"].rsplit("/", 1)[-1]]["properties"] if "$ref" in form else form["properties"]
+    assert {"repo", "target", "plan"} <= set(fields)
+
+
+async def test_studio_runs_the_task_graph_for_one_task_with_a_question(
+    tmp_path: Path, model_factory: Callable[..., ScriptedModel], serve: Callable[[ScriptedModel], str]
+) -> None:
+    """`task` on its own, as Studio runs it: `{"repo", "target"}` in, the worktree made by the graph, the agent's
+    question an interrupt, `Command(resume=…)` answering it, the approved work merged into the feature branch."""
+    plan = {"id": "FEAT-001", "name": "Served", "verify": "python -m pytest -q", "tasks": [
+        {"id": "TASK-1", "name": "one", "complexity": 2},
+        {"id": "TASK-2", "name": "two", "complexity": 2, "dependencies": ["TASK-1"]}]}
+    repo = make_sample_repo(tmp_path / "repo", plan=plan)
+    model = model_factory({"sessions": [asking_player("TASK-1", "Which database?", "Postgres", "db.txt"),
+                                        coach_from_pytest()]})
+    client = get_client(url=serve(model))
+    thread = await client.threads.create()
+    await client.runs.wait(thread["thread_id"], "task", input={"repo": str(repo), "target": "TASK-1"},
+                           context={"max_turns": 3})
+    state: Any = await client.threads.get_state(thread["thread_id"], subgraphs=True)
+    values = [i["value"] for t in state["tasks"] for i in t["interrupts"]]
+    assert [v["question"] for v in values] == ["Which database?"], state
+    assert (repo / ".autobuild/worktrees/FEAT-001/TASK-1").is_dir(), "the graph made the task's worktree"
+    final: Any = await client.runs.wait(thread["thread_id"], "task", command={"resume": "Postgres"})
+    assert final["task_id"] == "TASK-1" and final["result"]["status"] == "approved", final
+    assert git(repo, "show", "autobuild/FEAT-001:db.txt") == "Postgres\n"
+    assert (repo / ".autobuild/runs/FEAT-001/TASK-1/trace.jsonl").is_file()
+    assert not any(r.task == "TASK-2" for r in model.requests), "one task only"
+    log = (tmp_path / "langgraph-dev.log").read_text(errors="replace")
+    assert "BlockingError" not in log and "Blocking call" not in log, "the task graph blocked the event loop"
