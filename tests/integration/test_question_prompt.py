@@ -84,6 +84,8 @@ def test_the_question_is_prompted_while_another_task_runs_and_answered_by_number
         still = terminal.seen[prompted:].decode(errors="replace")
         assert not any(frame in still for frame in SPINNER) and "Activity" not in still, repr(still)
         os.write(terminal.leader, b"1\n")
+        terminal.read_until(lambda: b"goes on with it now" in terminal.seen)
+        assert "answered: Postgres; TASK-1 goes on with it now" in terminal.text(), terminal.text()[-3000:]
         terminal.read_until(lambda: terminal.proc.poll() is not None)
         assert terminal.proc.wait(timeout=60) == 0, terminal.text()[-3000:]
     finally:
