@@ -80,8 +80,10 @@ def planned_rerun(run_plan: RunPlan) -> dict[str, str] | None:
         return None
     if not outcomes.thread_finished(run_plan.store, run_plan.thread_id):
         known = outcomes.truth(run_plan.store, run_plan.plan.id)
-        if run_plan.only_task or run_plan.thread_id in known.threads:
+        if run_plan.thread_id in known.threads:  # its own run, unfinished: resumed as it is
             return None
+        if run_plan.only_task:  # `run TASK` of a task another run got done runs nothing (runner._starting)
+            return {} if done(known.result_of(run_plan.only_task)) else None
         return not_done(known.outcomes(), run_plan.plan.task_ids())
     return rerun_plan(run_plan) if run_plan.settings.resume_only or run_plan.only_task else {}
 

@@ -37,6 +37,10 @@ def test_a_rerun_s_estimate_lists_only_the_tasks_it_runs(tmp_path: Path, capsys:
 
     single = dry_run(capsys, "run", "TASK-002", *where)
     assert [row["task"] for row in single["tasks"]] == ["TASK-002"]  # type: ignore[attr-defined]
+    done = dry_run(capsys, "run", "TASK-001", *where)  # approved by the feature's run: `run TASK-001` runs nothing
+    assert done["tasks"] == [], done
+    forced = dry_run(capsys, "run", "TASK-001", *where, "--fresh")
+    assert [row["task"] for row in forced["tasks"]] == ["TASK-001"]  # type: ignore[attr-defined]
 
     assert main(["resume", "FEAT-001", *where, "--dry-run"]) == 0
     said = capsys.readouterr().out
