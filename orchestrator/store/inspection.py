@@ -61,6 +61,9 @@ def list_features(store: CheckpointStore) -> list[dict[str, Any]]:
     rows = []
     with store.reader() as reader:
         threads = [(thread_id, reader.latest(thread_id)) for thread_id in reader.threads()]
+        # A feature's row costs what `status FEAT` counts (every attempt, its one-task threads' too); a one-task
+        # thread's row, its own attempts.
+        spent = {thread_id: sum(outcomes.read_truth(reader, thread_id).spent.values()) for thread_id, _ in threads}
     for thread_id, latest in threads:
         if latest is None:
             continue
@@ -74,7 +77,7 @@ def list_features(store: CheckpointStore) -> list[dict[str, Any]]:
             "finished": finished,
             "updated": iso_utc(latest.checkpoint.get("ts")),
             "tasks": counts,
-            "cost_usd": usd(sum(float(r.get("cost_usd", 0.0)) for r in results.values())),
+            "cost_usd": usd(max(spent[thread_id], sum(float(r.get("cost_usd", 0.0)) for r in results.values()))),
         })
     return rows
 

@@ -53,6 +53,9 @@ async def test_a_task_run_three_times_costs_three_times_in_every_view(
     capsys.readouterr()
     assert main(["show", "FEAT-001", "--repo", str(repo), "--db", str(db), "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["status"]["cost_usd"] == pytest.approx(total)
+    assert main(["status", "--repo", str(repo), "--db", str(db), "--json"]) == 0
+    listed = json.loads(capsys.readouterr().out)  # `status` without a feature: one row per thread
+    assert [row["cost_usd"] for row in listed if row["thread"] == "FEAT-001"] == [pytest.approx(total)], listed
 
     report = (repo / ".autobuild/runs/FEAT-001/AUTO-RUN.md").read_text()
     assert f"**Total cost:** ${total:.4f}" in report, report
