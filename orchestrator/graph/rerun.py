@@ -139,6 +139,7 @@ def new_input(run_plan: RunPlan, rerun: dict[str, str]) -> dict[str, Any]:
         graph_input["earlier"] = {t: r for t, r in known.outcomes().items() if t not in running}
         if spent := {t: usd for t, usd in known.spent.items() if usd}:  # the feature report counts every attempt
             graph_input["spent"] = spent
+            graph_input["spent_turns"] = {t: turns for t, turns in known.spent_turns.items() if turns}
     return graph_input
 
 

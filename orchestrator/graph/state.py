@@ -84,6 +84,8 @@ class FeatureInput(TypedDict, total=False):
     they settle dependencies and complete the feature report, which never shrinks to the tasks of one run."""
     spent: dict[str, float]
     """What each task's attempts before this run cost (USD): the feature report counts every attempt."""
+    spent_turns: dict[str, int]
+    """The turns those attempts took."""
 
 
 @with_config(ConfigDict(use_attribute_docstrings=True))

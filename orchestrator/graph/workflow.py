@@ -308,7 +308,8 @@ async def _run_plan(inputs: FeatureInput, options: RunOptions, repo: GitRepo, ru
     results = {task_id: scheduler.results[task_id] for task_id in order if task_id in scheduler.results}
     # The feature's report covers all its tasks, whichever run finished them last: never one run's share.
     everything = {**{k: v for k, v in earlier.items() if k not in order}, **results}
-    counted = receipts.counting_attempts(everything, results, inputs.get("spent") or {})  # every attempt's cost
+    counted = receipts.counting_attempts(everything, results, inputs.get("spent") or {},  # every attempt's cost
+                                         inputs.get("spent_turns") or {})
     report = await _feature_reports(ctx, gate, scheduler.held, everything=everything, counted=counted, order=order)
     events("feature_end", report=str(report), results=results, held=scheduler.held,
            usage_limit_exceeded=bool(ctx.limit_gate and ctx.limit_gate.exceeded),

@@ -120,6 +120,8 @@ def feature_status(store: CheckpointStore, plan: FeaturePlan, thread_id: str | N
                 status = "pending"
             latest_usd = float(result.get("cost_usd", 0.0) if result else snap.get("cost_usd", 0.0))
             spent = max(truth.spent.get(task_id, latest_usd), latest_usd)  # every attempt's cost, this one's too
+            latest_turns = int(result.get("turns", 0) if result else snap.get("turn", 0))
+            earlier_turns = truth.spent_turns.get(task_id, latest_turns) - latest_turns
             receipt = receipts.of_result(result) if result else receipts.task_receipt(
                 snap.get("history") or [], "", int(snap.get("turn", 0)), float(snap.get("cost_usd", 0.0)))
             tasks.append({
@@ -133,7 +135,7 @@ def feature_status(store: CheckpointStore, plan: FeaturePlan, thread_id: str | N
                 "reason": result.get("reason", "") if result else (snap.get("_error") or ""),
                 "pending_question": None if result else snap.get("question"),
                 "claims_contradicted": int((result or snap).get("claims_contradicted", 0)),
-                "receipt": receipts.with_earlier(receipt, spent - latest_usd),
+                "receipt": receipts.with_earlier(receipt, spent - latest_usd, earlier_turns),
             })
     return {
         "feature": plan.id,

@@ -39,12 +39,18 @@ def _attempt_cost(values: dict[str, Any]) -> float:
     return float(values.get("cost_usd") or (values.get("result") or {}).get("cost_usd") or 0.0)
 
 
-def _scan(reader: Reader, thread_id: str) -> tuple[dict[str, dict[str, Any]], dict[str, float]]:
+def _attempt_turns(values: dict[str, Any]) -> int:
+    return int((values.get("result") or {}).get("turns") or values.get("turn") or 0)
+
+
+def _scan(reader: Reader, thread_id: str
+          ) -> tuple[dict[str, dict[str, Any]], dict[str, float], dict[str, int]]:
     """`task_snapshots`, and what every attempt of each task in the thread cost, summed. Each attempt is a task
     subgraph of its own (a run again of a finished task starts a new one; a resumed attempt goes on in its own),
     so a task run three times counts three times."""
     snapshots: dict[str, dict[str, Any]] = {}
     spent: dict[str, float] = {}
+    turns: dict[str, int] = {}
     for namespace in reader.namespaces(thread_id, TASK_NS_MARK):
         latest = reader.latest(thread_id, namespace)
         if latest is None:
@@ -54,11 +60,12 @@ def _scan(reader: Reader, thread_id: str) -> tuple[dict[str, dict[str, Any]], di
         if not task_id:
             continue
         spent[task_id] = spent.get(task_id, 0.0) + _attempt_cost(values)
+        turns[task_id] = turns.get(task_id, 0) + _attempt_turns(values)
         if task_id not in snapshots or latest.checkpoint["ts"] > snapshots[task_id]["_ts"]:
             errors = [str(value) for _, channel, value in latest.pending_writes or [] if channel == "__error__"]
             snapshots[task_id] = values | {"_ts": latest.checkpoint["ts"], "_next": next_nodes(values),
                                            "_error": errors[-1] if errors else None, "_thread": thread_id}
-    return snapshots, spent
+    return snapshots, spent, turns
 
 
 def feature_threads(reader: Reader, feature_id: str) -> list[str]:
@@ -97,6 +104,8 @@ class FeatureTruth:
     spent: dict[str, float] = field(default_factory=dict)
     """What each task cost over every attempt in the feature's threads (finished, running or stopped): what
     `status`, `show`, the reports, `stats` and the live footer count."""
+    spent_turns: dict[str, int] = field(default_factory=dict)
+    """The turns those attempts took, summed (their receipts' turns)."""
 
     def result_of(self, task_id: str) -> TaskResult | None:
         attempt = self.results.get(task_id)
@@ -107,10 +116,10 @@ class FeatureTruth:
 
 
 def _thread_attempts(reader: Reader, thread_id: str
-                     ) -> tuple[dict[str, Attempt], dict[str, dict[str, Any]], dict[str, float]]:
+                     ) -> tuple[dict[str, Attempt], dict[str, dict[str, Any]], dict[str, float], dict[str, int]]:
     latest = reader.latest(thread_id)
     values = dict(latest.checkpoint.get("channel_values", {})) if latest else {}
-    snapshots, spent = _scan(reader, thread_id)
+    snapshots, spent, turns = _scan(reader, thread_id)
     output = output_of(values)
     attempts: dict[str, Attempt] = {}
     if output is not None:  # results the run carried over from earlier attempts keep their own time
@@ -120,7 +129,7 @@ def _thread_attempts(reader: Reader, thread_id: str
     for task_id, snap in snapshots.items():
         if finished(snap) and (task_id not in attempts or snap["_ts"] > attempts[task_id].ts):
             attempts[task_id] = Attempt(snap["result"], str(snap["_ts"]), thread_id)
-    return attempts, snapshots, spent
+    return attempts, snapshots, spent, turns
 
 
 def read_truth(reader: Reader, feature_id: str) -> FeatureTruth:
@@ -128,11 +137,13 @@ def read_truth(reader: Reader, feature_id: str) -> FeatureTruth:
     results: dict[str, Attempt] = {}
     latest_snaps: dict[str, dict[str, Any]] = {}
     spent: dict[str, float] = {}
+    spent_turns: dict[str, int] = {}
     threads = feature_threads(reader, feature_id)
     for thread_id in threads:
-        attempts, snapshots, costs = _thread_attempts(reader, thread_id)
+        attempts, snapshots, costs, turns = _thread_attempts(reader, thread_id)
         for task_id, cost in costs.items():
             spent[task_id] = spent.get(task_id, 0.0) + cost
+            spent_turns[task_id] = spent_turns.get(task_id, 0) + turns.get(task_id, 0)
         for task_id, attempt in attempts.items():
             if task_id not in results or attempt.ts >= results[task_id].ts:
                 results[task_id] = attempt
@@ -142,8 +153,10 @@ def read_truth(reader: Reader, feature_id: str) -> FeatureTruth:
     live = {task_id: snap for task_id, snap in latest_snaps.items()
             if not finished(snap) and (task_id not in results or snap["_ts"] > results[task_id].ts)}
     for task_id, attempt in results.items():  # a result whose attempt's thread is gone (`--fresh` of a one-task run)
-        spent.setdefault(task_id, _attempt_cost(dict(attempt.result)))
-    return FeatureTruth(results, live, threads, latest_snaps, {t: round(usd, 6) for t, usd in spent.items()})
+        spent.setdefault(task_id, _attempt_cost({"result": attempt.result}))
+        spent_turns.setdefault(task_id, _attempt_turns({"result": attempt.result}))
+    return FeatureTruth(results, live, threads, latest_snaps, {t: round(usd, 6) for t, usd in spent.items()},
+                        spent_turns)
 
 
 def truth(store: CheckpointStore, feature_id: str) -> FeatureTruth:

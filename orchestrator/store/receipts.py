@@ -66,28 +66,33 @@ def of_result(result: Mapping[str, Any]) -> Receipt:
                         float(result.get("cost_usd", 0.0) or 0.0))
 
 
-def with_earlier(receipt: Receipt, earlier_usd: float) -> Receipt:
+def with_earlier(receipt: Receipt, earlier_usd: float, earlier_turns: int = 0) -> Receipt:
     """A task's receipt over all its attempts: what the attempts before this one cost (a failed run, then
-    `resume` running it again) is spent beside the approved attempt, as `earlier_attempts_usd`."""
-    if earlier_usd <= 0.0:
+    `resume` running it again) and the turns they took are spent beside the approved attempt, as
+    `earlier_attempts_usd`."""
+    if earlier_usd <= 0.0 and earlier_turns <= 0:
         return receipt
-    other = {**receipt["other"], "earlier_attempts_usd": _round(earlier_usd)}
+    other = {**receipt["other"], "earlier_attempts_usd": _round(max(0.0, earlier_usd))}
     return Receipt(**{**receipt, "other": other,
-                      "other_cost_usd": _round(float(receipt["other_cost_usd"]) + earlier_usd)})
+                      "other_cost_usd": _round(float(receipt["other_cost_usd"]) + max(0.0, earlier_usd)),
+                      "other_turns": int(receipt["other_turns"]) + max(0, earlier_turns)})
 
 
-def counting_attempts(results: Mapping[str, Mapping[str, Any]], ran: Iterable[str],
-                      spent: Mapping[str, float]) -> dict[str, dict[str, Any]]:
+def counting_attempts(results: Mapping[str, Mapping[str, Any]], ran: Iterable[str], spent: Mapping[str, float],
+                      spent_turns: Mapping[str, int]) -> dict[str, dict[str, Any]]:
     """Results whose `cost_usd` and receipt count every attempt of their task, for the feature's reports: `spent`
-    is what each task's attempts cost before this run (`store/outcomes.py`), the tasks in `ran` ran again now (their
-    result is a new attempt), the others' results are their latest attempt, already in `spent`."""
+    (`spent_turns`) is what each task's attempts cost (took) before this run (`store/outcomes.py`), the tasks in
+    `ran` ran again now (their result is a new attempt), the others' results are their latest attempt, already in
+    `spent`."""
     counted: dict[str, dict[str, Any]] = {}
     now = set(ran)
     for task_id, result in results.items():
-        cost = float(result.get("cost_usd", 0.0) or 0.0)
+        cost, turns = float(result.get("cost_usd", 0.0) or 0.0), int(result.get("turns", 0) or 0)
         earlier = float(spent.get(task_id, 0.0)) - (0.0 if task_id in now else cost)
-        counted[task_id] = dict(result) if earlier <= 0.0 else {
-            **result, "cost_usd": _round(cost + earlier), "receipt": with_earlier(of_result(result), earlier)}
+        earlier_turns = int(spent_turns.get(task_id, 0)) - (0 if task_id in now else turns)
+        counted[task_id] = dict(result) if earlier <= 0.0 and earlier_turns <= 0 else {
+            **result, "cost_usd": _round(cost + max(0.0, earlier)),
+            "receipt": with_earlier(of_result(result), earlier, earlier_turns)}
     return counted
 
 

@@ -69,7 +69,9 @@ def task_facts(store: CheckpointStore) -> list[TaskFacts]:
             result, state = attempt.result, truth.snapshots.get(task_id, {})
             cost = float(result.get("cost_usd", 0.0) or 0.0)
             spent = max(truth.spent.get(task_id, cost), cost)
-            receipt = receipts.with_earlier(receipts.of_result(result), spent - cost)
+            turns = int(result.get("turns", 0) or 0)
+            receipt = receipts.with_earlier(receipts.of_result(result), spent - cost,
+                                            truth.spent_turns.get(task_id, turns) - turns)
             found.append(TaskFacts(
                 feature=feature, task=task_id, status=str(result.get("status", "")),
                 turns=int(result.get("turns", 0) or 0), cost_usd=spent,

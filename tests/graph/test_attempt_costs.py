@@ -44,6 +44,7 @@ async def test_a_task_run_three_times_costs_three_times_in_every_view(
         {"TASK-001": 0.02, "TASK-002": 0.10, "TASK-004": 0.02})
     receipt = next(row["receipt"] for row in status["tasks"] if row["task"] == "TASK-002")
     assert receipt["approved_cost_usd"] + receipt["other_cost_usd"] == pytest.approx(0.10), "a receipt adds up"
+    assert receipt["other_turns"] == 4 and receipt["other"]["earlier_attempts_usd"] == pytest.approx(0.08)
 
     board = TaskBoard()
     for event in events:
@@ -59,7 +60,7 @@ async def test_a_task_run_three_times_costs_three_times_in_every_view(
 
     report = (repo / ".autobuild/runs/FEAT-001/AUTO-RUN.md").read_text()
     assert f"**Total cost:** ${total:.4f}" in report, report
-    assert "| TASK-002 | approved | 1 | $0.1000 |" in report, report
+    assert "| TASK-002 | approved | 1 | $0.1000 | $0.0200 (1) | $0.0800 (4) |" in report, report
     page = (repo / ".autobuild/runs/FEAT-001/report.html").read_text()
     assert f"total cost ${total:.4f}" in page
 
@@ -69,3 +70,4 @@ async def test_a_task_run_three_times_costs_three_times_in_every_view(
 
     card = scorecard(task_facts(store))
     assert card["cost_usd"] == pytest.approx(total) and card["features"] == 1 and card["tasks"] == 3
+    assert card["receipt"]["other_turns"] == 4 and card["receipt"] == status["receipt"]
