@@ -201,7 +201,8 @@ async def ask_human(state: TaskState, runtime: Runtime[RunContext]) -> TaskState
     agent or write a trace before it (asking again is fine: the asker knows an answer already given)."""
     question = state.get("question") or Question()
     asker: Asker | None = runtime.context.options.asker
-    answer = await asker(dict(question)) if asker is not None else None
+    # Only the CLI sets it (a served run's JSON context can't carry a function: anything else there is ignored).
+    answer = await asker(dict(question)) if callable(asker) else None
     if answer is None:
         answer = interrupt(dict(question))
     runtime.context.events(runtime)("question_answered", state["task_id"], question_id=question.get("question_id"),
