@@ -62,12 +62,20 @@ def show(args: argparse.Namespace, settings: Settings) -> int:
     if args.task:
         if args.task not in plan.task_ids():
             raise InputError(f"{args.feature} has no task {args.task}: tasks are {', '.join(plan.task_ids())}")
-        data = inspection.show_task(repo, plan, args.task)
+        table = inspection.feature_status(db, plan) if db.exists() else None
+        data = _with_spent(inspection.show_task(repo, plan, args.task), table)
         return jsonout.print_document(data, args.json, _task_text)
-    data = {"status": inspection.feature_status(db, plan) if db.exists() else None,
-            "tasks": [inspection.show_task(repo, plan, task_id) for task_id in plan.task_ids()]}
+    table = inspection.feature_status(db, plan) if db.exists() else None
+    data = {"status": table,
+            "tasks": [_with_spent(inspection.show_task(repo, plan, task_id), table) for task_id in plan.task_ids()]}
     return jsonout.print_document(data, args.json, lambda d: "\n\n".join(_task_text(t) for t in d["tasks"]) + (
         f"\n\nfeature receipt: {receipts.describe(d['status']['receipt'])}" if d["status"] else ""))
+
+
+def _with_spent(shown: dict[str, Any], table: dict[str, Any] | None) -> dict[str, Any]:
+    """A task's `show` with what `status` counts for it (`spent`: cost and receipt over every attempt)."""
+    row = next((r for r in (table or {}).get("tasks", []) if r["task"] == shown["task"]), None)
+    return shown | ({"spent": {"cost_usd": row["cost_usd"], "receipt": row["receipt"]}} if row else {})
 
 
 def _task_text(data: dict[str, Any]) -> str:
@@ -96,5 +104,7 @@ def _task_text(data: dict[str, Any]) -> str:
             lines.append(f"replaced by {', '.join(data['replaced_by'])} (a replan: they carry on its work)")
         if final.get("receipt"):
             lines.append(f"receipt: {receipts.describe(receipts.of_result(final))}")
+    if data.get("attempts", 1) > 1 and data.get("spent"):
+        lines.append(f"every attempt: ${data['spent']['cost_usd']:.4f}; {receipts.describe(data['spent']['receipt'])}")
     lines.extend(f"  {path}" for path in data["reports"])
     return "\n".join(lines)

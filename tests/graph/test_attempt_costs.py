@@ -18,6 +18,7 @@ from orchestrator.store.checkpoints import CheckpointStore
 from orchestrator.store.stats import scorecard, task_facts
 from orchestrator.views.live_view import TaskBoard
 from orchestrator.views.progress import render_table
+from tests import schemas
 from tests.graph.test_one_truth import DIV, MUL, Metered, failing_second, run, three_tasks
 
 
@@ -54,6 +55,11 @@ async def test_a_task_run_three_times_costs_three_times_in_every_view(
     capsys.readouterr()
     assert main(["show", "FEAT-001", "--repo", str(repo), "--db", str(db), "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["status"]["cost_usd"] == pytest.approx(total)
+    assert main(["show", "FEAT-001", "TASK-002", "--repo", str(repo), "--db", str(db), "--json"]) == 0
+    shown = schemas.valid("show-task", capsys.readouterr().out)
+    assert shown["attempts"] == 3 and shown["spent"]["cost_usd"] == pytest.approx(0.10), shown
+    assert main(["show", "FEAT-001", "TASK-002", "--repo", str(repo), "--db", str(db)]) == 0
+    assert "every attempt: $0.1000" in capsys.readouterr().out
     assert main(["status", "--repo", str(repo), "--db", str(db), "--json"]) == 0
     listed = json.loads(capsys.readouterr().out)  # `status` without a feature: one row per thread
     assert [row["cost_usd"] for row in listed if row["thread"] == "FEAT-001"] == [pytest.approx(total)], listed
