@@ -12,6 +12,7 @@ gate, naming the runner.
 from __future__ import annotations
 
 import fnmatch
+import json
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -25,7 +26,10 @@ _TEST_FILES = ("test_*.py", "*_test.py", "tests.py", "conftest.py", "*_test.go",
 _TEST_FOLDERS = ("__tests__", "__snapshots__", "testdata", "snapshots", "fixtures")
 _RUNNER_CONFIG = ("pyproject.toml", "setup.cfg", "pytest.ini", "tox.ini", "noxfile.py", "conftest.py", "Makefile",
                   "package.json", "jest.config.*", "vitest.config.*", "vite.config.*", ".mocharc*", "Cargo.toml",
-                  ".cargo/config.toml", "go.mod", "go.work")
+                  ".cargo/config.toml", ".cargo/config", "go.mod", "go.work", ".npmrc", ".yarnrc", ".yarnrc.yml")
+_PACKAGE_JSON_RUNNER_KEYS = ("scripts", "jest", "mocha", "ava", "vitest", "c8", "nyc", "tap")
+"""package.json's keys that decide which tests run; an edit elsewhere (a dependency) is no test change."""
+_BUILD_CONSTRAINT = re.compile(r"^\+(//go:build |// \+build )", re.MULTILINE)
 _CODE_SUFFIXES = (".py", ".js", ".mjs", ".cjs", ".ts", ".tsx", ".jsx", ".go", ".rs")
 UNACCEPTABLE = frozenset({"failing"})
 """Fates no acceptance waves through: a test that fails in the tree is red whatever the coach says."""
@@ -95,6 +99,41 @@ _HUNK = re.compile(r"^@@ -\d+(?:,\d+)? \+(\d+)", re.MULTILINE)
 def first_changed_line(patch: str) -> int:
     found = _HUNK.search(patch)
     return int(found.group(1)) if found else 1
+
+
+def config_line(path: str, patch: str, base_text: str | None = None, tree_text: str | None = None) -> int | None:
+    """Where an edit to `path` (its `-U0` patch) can deselect base tests: a runner config's first changed line,
+    package.json's first changed runner key (None when only other keys changed), a Go test file's added build
+    constraint; None when the edit can't."""
+    name = PurePosixPath(path).name
+    if name == "package.json":
+        return _package_json_line(base_text, tree_text)
+    if name.endswith("_test.go"):
+        constraint = _BUILD_CONSTRAINT.search(patch)
+        return _line_of(patch, constraint.start()) if constraint else None
+    return first_changed_line(patch) if is_runner_config(path) else None
+
+
+def _line_of(patch: str, offset: int) -> int:
+    """The tree's line number of the added line at `offset` in a `-U0` patch."""
+    hunks = list(_HUNK.finditer(patch, 0, offset))
+    if not hunks:
+        return 1
+    return int(hunks[-1].group(1)) + patch[hunks[-1].end():offset].count("\n+")
+
+
+def _package_json_line(base_text: str | None, tree_text: str | None) -> int | None:
+    try:
+        base, tree = json.loads(base_text or "{}"), json.loads(tree_text or "{}")
+    except ValueError:
+        return 1  # the task broke it: every script may be gone
+    if not isinstance(base, dict) or not isinstance(tree, dict):
+        return 1
+    for key in _PACKAGE_JSON_RUNNER_KEYS:
+        if base.get(key) != tree.get(key):
+            found = re.search(rf'"{key}"\s*:', tree_text or "")
+            return (tree_text or "").count("\n", 0, found.start()) + 1 if found else 1
+    return None
 
 
 def file_of(test_id: str, base_files: Sequence[str]) -> str | None:
