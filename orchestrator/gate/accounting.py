@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 
 from orchestrator.facts import Acceptance, GateResult, TestChange, TestFate
+from orchestrator.gate import shifted
 
 _TEST_FILES = ("test_*.py", "*_test.py", "tests.py", "conftest.py", "*_test.go", "*.test.[cm]js", "*.test.js",
                "*.test.ts", "*.test.jsx", "*.test.tsx", "*.test.mts", "*.test.cts", "*.spec.js", "*.spec.ts",
@@ -305,8 +306,9 @@ def describe(change: TestChange) -> str:
     return f"{line} (accepted: {change['accepted']})" if change["accepted"] else line
 
 
-def judged(run: GateResult, changes: list[TestChange]) -> GateResult:
-    """The run with its accounting: failed, naming them, when a base test's change is not accepted."""
+def judged(run: GateResult, changes: list[TestChange], *, case_diff: str = "") -> GateResult:
+    """The run with its accounting: failed, naming them, when a base test's change is not accepted; `case_diff`
+    (gate/shifted.py) shows the cases of tests whose ids are positions."""
     verdict = run.copy()
     verdict["test_changes"] = changes
     verdict.pop("passing", None)  # kept in the cache and the base's run, not in every turn's state
@@ -318,7 +320,8 @@ def judged(run: GateResult, changes: list[TestChange]) -> GateResult:
         verdict["summary"] = (f"{run['summary']}; {len(open_changes)} test(s) that passed on the base don't pass here"
                               f" and the coach did not accept it: {named}{more}")
         listing = "\n".join(f"- {describe(change)}" for change in open_changes[:50])
+        cases = f"\n\n{shifted.NOTE}\n```diff\n{case_diff}```" if case_diff else ""
         verdict["output"] = (f"Tests that passed on the base and don't pass here (each must pass again, or the"
                              f" coach must accept the change in test_changes_accepted, naming the requirement"
-                             f" it serves):\n{listing}\n\n{run['output']}")
+                             f" it serves):\n{listing}{cases}\n\n{run['output']}")
     return verdict

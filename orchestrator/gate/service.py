@@ -18,7 +18,7 @@ from typing import Protocol, TypeVar
 
 from orchestrator import sandbox
 from orchestrator.facts import Acceptance, GateResult, GateSetup, TestChange
-from orchestrator.gate import accounting, base_command, overlay, screen
+from orchestrator.gate import accounting, base_command, overlay, screen, shifted
 from orchestrator.gate.baseline import check_gate, choose_setup
 from orchestrator.gate.cache import GateCache, cache_key, env_digest, gated_tree, worktree_tree
 from orchestrator.gate.detect import GateChoice, choose_gate
@@ -216,10 +216,28 @@ class Gates:
         changes = accounting.account(base, result, diff, base_files, expectations=expectations, unstable=unstable)
         screened, unverified = await self._screen(against, renamed, texts)
         unverified += accounting.new_only_skipped(base, result)
-        verdict = accounting.judged(result, accounting.accept([*changes, *screened], accepted,
-                                                              diff.test_files_changed))
+        judged = accounting.accept([*changes, *screened], accepted, diff.test_files_changed)
+        case_diff = await self._case_diff(judged, against, diff, texts, base_files)
+        verdict = accounting.judged(result, judged, case_diff=case_diff)
         verdict["unverified"] = unverified
         return verdict
+
+    async def _case_diff(self, changes: Sequence[TestChange], against: str, diff: accounting.TreeDiff,
+                         texts: Mapping[str, str], base_files: Sequence[str]) -> str:
+        """The parametrize / table diff of the unaccepted base tests whose ids are positions (gate/shifted.py),
+        from the changed test files that define them (a Go id names its package, not its file)."""
+        names = {shifted.function_of(change["test"]) for change in changes
+                 if change["accepted"] is None and change["file"] and shifted.shifting(change["test"])}
+        folders = {str(Path(str(change["file"])).parent) for change in changes if change["file"]}
+        found = []
+        for path in diff.test_files_changed if names else []:
+            if path.endswith(".go") and str(Path(path).parent) not in folders:
+                continue
+            now = diff.renamed[path][0] if path in diff.renamed else path
+            if path not in diff.deleted and now not in texts:
+                continue
+            found.append(shifted.case_diff(path, await self.repo.show_file(against, path), texts.get(now), names))
+        return "".join(found)
 
     async def _expectations(self, worktree: Path, command: str, base: GateResult, against: str, *,
                             diff: accounting.TreeDiff, base_files: list[str]) -> dict[str, str]:
