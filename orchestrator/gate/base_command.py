@@ -9,6 +9,8 @@ of the user's own) runs as written: the accounting still names a base test an ed
 
 from __future__ import annotations
 
+import configparser
+import io
 import json
 import re
 import shlex
@@ -90,12 +92,56 @@ def resolve(command: str, base: Mapping[str, str | None], tree: Mapping[str, str
         name = next((name for name in names if base.get(name) is not None), None)
         if name is None or base.get(name) == tree.get(name):
             return None
+        text, why = str(base[name]), f"{name} as on the base"
+        if tool == "tox" and (merged := tox_commands_from_base(text, tree.get(name))) is not None:
+            if merged == "":
+                return None  # the task changed only what its envs install: its tox.ini runs as it is
+            text, why = merged, "tox.ini's commands as on the base"
         copy = BASE_PREFIX + name
         at = 3 if words[1:3] in (["-m", "tox"], ["-m", "nox"]) else 1
         flag = {"make": "-f", "tox": "-c", "nox": "-f"}[tool]
         line = shlex.join([*env, *words[:at], flag, copy, *words[at:]])
-        return BaseCommand(line, {copy: str(base[name])}, f"{name} as on the base")
+        return BaseCommand(line, {copy: text}, why)
     return None
+
+
+_TOX_RUN_KEYS = ("commands", "commands_pre", "commands_post", "changedir", "change_dir", "setenv", "set_env",
+                 "passenv", "pass_env", "allowlist_externals", "ignore_outcome", "ignore_errors")
+"""What a tox env runs, and with which variables: taken from the base; the rest (deps, extras) is the task's."""
+
+
+def tox_commands_from_base(base_text: str, tree_text: str | None) -> str | None:
+    """The tree's tox.ini with every env's commands (`_TOX_RUN_KEYS`) as the base has them; "" when they are the
+    same already; None when either can't be read (the base's file then runs whole)."""
+    base, tree = configparser.RawConfigParser(), configparser.RawConfigParser()
+    base.optionxform = tree.optionxform = str  # type: ignore[assignment,method-assign]  # keys keep their case
+    try:
+        base.read_string(base_text)
+        tree.read_string(tree_text or "")
+    except configparser.Error:
+        return None
+    if tree_text is None:
+        return None
+    changed = False
+    sections = [s for s in {*base.sections(), *tree.sections()} if s == "testenv" or s.startswith("testenv:")]
+    for section in sections:
+        for key in _TOX_RUN_KEYS:
+            want = base.get(section, key) if base.has_option(section, key) else None
+            have = tree.get(section, key) if tree.has_option(section, key) else None
+            if want == have:
+                continue
+            changed = True
+            if not tree.has_section(section):
+                tree.add_section(section)
+            if want is None:
+                tree.remove_option(section, key)
+            else:
+                tree.set(section, key, want)
+    if not changed:
+        return ""
+    out = io.StringIO()
+    tree.write(out)
+    return out.getvalue()
 
 
 def _scripts(text: str | None) -> dict[str, str] | None:

@@ -63,7 +63,7 @@ async def test_tox_a_narrowed_env_and_no_passenv_still_give_passing_ids(tmp_path
     gate = first_gate(run)
     summary = gate["summary"]
     assert "tests.test_mul::test_mul" in gate["failing"], summary
-    assert "run with tox.ini as on the base" in summary
+    assert "run with tox.ini's commands as on the base" in summary
     assert run.status("TASK-001") == "approved"
 
 

@@ -64,3 +64,22 @@ def test_commands_it_cant_say_run_as_written() -> None:
     assert resolve("npm --prefix web test", {"package.json": BASE}, {"package.json": NARROWED}) is None
     assert resolve("npm test && npm run lint", {"package.json": BASE}, {"package.json": NARROWED}) is None
     assert resolve("make test", {"Makefile": None}, {"Makefile": "test:\n"}) is None
+
+
+TOX_INI = "[tox]\nenvlist = py\n\n[testenv]\ndeps = pytest\ncommands =\n    pytest -q {posargs}\n"
+
+
+def test_tox_runs_the_bases_commands_with_the_tasks_dependencies() -> None:
+    tree = TOX_INI.replace("deps = pytest", "deps = pytest\n    hypothesis").replace("-q {posargs}", "-q tests/a.py")
+    resolved = resolve("tox -e py", {"tox.ini": TOX_INI}, {"tox.ini": tree})
+    assert resolved is not None and resolved.why == "tox.ini's commands as on the base"
+    text = resolved.files[".autobuild-base.tox.ini"]
+    assert "hypothesis" in text and "pytest -q {posargs}" in text and "tests/a.py" not in text
+
+
+def test_a_tox_ini_whose_envs_only_install_more_runs_as_the_task_left_it() -> None:
+    tree = TOX_INI.replace("deps = pytest", "deps = pytest\n    hypothesis")
+    assert resolve("tox -e py", {"tox.ini": TOX_INI}, {"tox.ini": tree}) is None
+    added = TOX_INI + "\n[testenv:py]\ncommands_pre = rm tests/test_mul.py\n"
+    resolved = resolve("tox -e py", {"tox.ini": TOX_INI}, {"tox.ini": added})
+    assert resolved is not None and "rm tests" not in resolved.files[".autobuild-base.tox.ini"]
