@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from agents.testing.scripted_agents import ScriptedAgents, approve, writes
-from benchmarks.cheat_corpus import BROKEN, GO_BROKEN, GO_FILES, MUL, PY_FILES
+from benchmarks.cheat_corpus import BROKEN, GO_BROKEN, GO_FILES, MUL, NODE_BROKEN, NODE_FILES, PY_FILES
 from orchestrator.cli.demo import make_sample_repo
 from tests.graph.harness import Workflow, plan, task
 from tests.graph.test_tests_are_spec import cheat, first_gate
@@ -76,4 +76,17 @@ async def test_go_a_build_tag_on_a_test_file_is_named_as_the_deselecting_line(tm
                       {**GO_FILES, "div.go": "package calc\n\nconst X = 1\n"})
     summary = first_gate(run)["summary"]
     assert "example.com/calc.TestMul: gone: deselected by mul_test.go:1" in summary, summary
+    assert run.status("TASK-001") == "approved"
+
+
+@pytest.mark.skipif(shutil.which("npm") is None, reason="node is installed by make install")
+async def test_an_npmrc_that_clears_our_reporters_variables_is_named_as_the_deselecting_line(tmp_path: Path) -> None:
+    """npm sets NODE_OPTIONS from `.npmrc`'s node-options: the reporter that names passing tests is gone."""
+    repo = make_sample_repo(tmp_path / "repo", files=NODE_FILES, plan=plan(task("TASK-001"), verify="npm test"),
+                            venv=False)
+    run = await cheat(repo, {"mul.js": NODE_BROKEN, ".npmrc": "node-options=--no-warnings\n"},
+                      {**NODE_FILES, ".npmrc": None, "div.js": "exports.x = 1;\n"})
+    gate = first_gate(run)
+    assert not gate["passed"]
+    assert "test/mul.test.js > zero: gone: deselected by .npmrc:1" in gate["summary"], gate["summary"]
     assert run.status("TASK-001") == "approved"
