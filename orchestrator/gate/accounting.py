@@ -227,8 +227,8 @@ def account(base: GateResult, run: GateResult, diff: TreeDiff, base_files: Seque
         if test in now_passing:
             if base_version:
                 changes.append(_change(test, "changed expectation", base_version.removeprefix("; "), file))
-        elif test in failing:
-            changes.append(_change(test, "failing", "fails", file))
+        elif test in failing or any(f.startswith((test + " (", test + "/")) for f in failing):
+            changes.append(_change(test, "failing", "fails", file))  # itself, or its subtests
         elif test in xfailed:
             changes.append(_change(test, "xfailed", "marked as an expected failure" + base_version, file))
         elif test in skipped:

@@ -32,8 +32,9 @@ exec "$real" $toolchain "$@"
 """
 
 
-REPORTER_VARIABLES = ("PYTEST_ADDOPTS", "NODE_OPTIONS", "GOFLAGS", "AUTOBUILD_UNITTEST_REPORT")
-"""The variables the runners' reports depend on: an edit that clears them loses the base's passing ids."""
+REPORTER_VARIABLES = ("PYTEST_ADDOPTS", "NODE_OPTIONS", "GOFLAGS", "AUTOBUILD_UNITTEST_REPORT", "PYTHONPATH")
+"""The variables the runners' reports depend on (PYTHONPATH: the unittest shim; an env's own `setenv` of it
+still wins in tox): an edit that clears them loses the base's passing ids."""
 
 
 @dataclass(frozen=True)

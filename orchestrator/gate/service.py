@@ -199,7 +199,10 @@ class Gates:
         # The task's text of every test file it added or changed, read once, off the event loop.
         texts = await asyncio.to_thread(_texts, worktree, [p for p in touched if accounting.is_test_file(p)])
         config = {}
+        from_base = set(base_command.config_files(command)) - {"package.json"}  # what runs comes from the base
         for path in touched:
+            if path in from_base:
+                continue
             if accounting.is_runner_config(path) or path.endswith("_test.go"):
                 manifest = path.endswith("package.json")
                 before = await self.repo.show_file(against, path) if manifest else None

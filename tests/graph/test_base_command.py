@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from agents.testing.scripted_agents import ScriptedAgents, approve, writes
-from benchmarks.cheat_corpus import BROKEN, GO_BROKEN, GO_FILES, MUL, NODE_BROKEN, NODE_FILES, PY_FILES
+from benchmarks.cheat_corpus import BROKEN, GO_BROKEN, GO_FILES, MUL, NODE_BROKEN, NODE_FILES, PY_FILES, UNITTEST_FILES
 from orchestrator.cli.demo import make_sample_repo
 from tests.graph.harness import Workflow, plan, task
 from tests.graph.test_tests_are_spec import cheat, first_gate
@@ -50,20 +50,27 @@ async def test_the_tasks_own_config_runs_as_it_left_it(tmp_path: Path) -> None:
 TOX = Path(sys.executable).parent / "tox"
 
 
+TOX_RUNS = {"pytest": (PY_FILES, "-m pytest -q", "-m pytest -q tests/test_other.py", "tests.test_mul::test_mul"),
+            "unittest": (UNITTEST_FILES, "-m unittest discover -s tests -t .", "-c pass",
+                         "tests.test_mul.MulTest.test_mul")}
+
+
 @pytest.mark.heavy  # tox builds its env for each tree it gates: ~80 s
 @pytest.mark.skipif(not TOX.exists(), reason="tox is installed by make install")
-async def test_tox_a_narrowed_env_and_no_passenv_still_give_passing_ids(tmp_path: Path) -> None:
+@pytest.mark.parametrize("runner", sorted(TOX_RUNS))
+async def test_tox_a_narrowed_env_and_no_passenv_still_give_passing_ids(tmp_path: Path, runner: str) -> None:
     """tox passes none of our reporters' variables unless told: the gate tells it (TOX_OVERRIDE)."""
+    files, command, narrowed, failing = TOX_RUNS[runner]
     tox_ini = (f"[tox]\nenvlist = py\n\n[testenv]\nskip_install = true\nallowlist_externals = *\n"
-               f"commands = {sys.executable} -m pytest -q\n")
-    repo = make_sample_repo(tmp_path / "repo", files={**PY_FILES, "tox.ini": tox_ini, ".gitignore": ".tox/\n"},
+               f"commands = {sys.executable} {command}\n")
+    repo = make_sample_repo(tmp_path / "repo", files={**files, "tox.ini": tox_ini, ".gitignore": ".tox/\n"},
                             plan=plan(task("TASK-001"), verify=f"{TOX} -e py"))
-    run = await cheat(repo, {"calc/mul.py": BROKEN, "tox.ini": tox_ini.replace("-q", "-q tests/test_other.py")},
+    run = await cheat(repo, {"calc/mul.py": BROKEN, "tox.ini": tox_ini.replace(command, narrowed)},
                       {"calc/mul.py": MUL, "tox.ini": tox_ini, "calc/div.py": "X = 1\n"})
     gate = first_gate(run)
     summary = gate["summary"]
-    assert "tests.test_mul::test_mul" in gate["failing"], summary
-    assert "run with tox.ini's commands as on the base" in summary
+    assert any(test.startswith(failing) for test in gate["failing"] or []), summary
+    assert "run with tox.ini's commands as on the base" in summary and "accounted by count" not in summary
     assert run.status("TASK-001") == "approved"
 
 

@@ -3,7 +3,8 @@ package.json:3"); package.json edits outside the runner keys (a dependency) and 
 
 from __future__ import annotations
 
-from orchestrator.gate.accounting import config_line
+from orchestrator.facts import GateResult
+from orchestrator.gate.accounting import TreeDiff, account, config_line
 
 PACKAGE = '{\n  "name": "calc",\n  "scripts": {"test": "node --test"},\n  "dependencies": {}\n}\n'
 
@@ -32,3 +33,18 @@ def test_runner_config_files_name_their_first_changed_line() -> None:
     assert config_line(".npmrc", "@@ -0,0 +1 @@\n+node-options=\n") == 1
     assert config_line("jest.config.js", "@@ -2 +2 @@\n-a\n+b\n") == 2
     assert config_line("calc/mul.py", "@@ -2 +2 @@\n-a\n+b\n") is None
+
+
+def _run(passing: list[str], failing: list[str]) -> GateResult:
+    return GateResult(passed=not failing, command="python -m unittest", summary="", output="", exit_code=int(
+        bool(failing)), tests_passed=len(passing), tests_failed=len(failing), failing=failing, new_failures=[],
+        ran_classes=None, runner="unittest", passing=passing)
+
+
+def test_a_base_test_whose_subtests_fail_is_failing_not_gone() -> None:
+    """unittest names a failing subTest `id (n=1)`, go `TestX/case`: the base's passing parent fails with them."""
+    base = _run(["tests.test_r.SieveTests.test_prime_counts", "pkg.TestTable"], [])
+    run = _run([], ["tests.test_r.SieveTests.test_prime_counts (n=100)", "pkg.TestTable/case#01"])
+    changes = account(base, run, TreeDiff(config_lines={"tox.ini": 6}), ["tests/test_r.py"])
+    assert [(change["test"], change["fate"]) for change in changes] == [
+        ("pkg.TestTable", "failing"), ("tests.test_r.SieveTests.test_prime_counts", "failing")]
