@@ -6,6 +6,7 @@ as plain dicts; old checkpoints may lack keys added later, so readers use `.get`
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Annotated, Any, Literal, NotRequired, TypedDict
 
 TestFate = Literal["gone", "moved", "skipped", "xfailed", "failing", "changed expectation", "fewer passing",
@@ -91,6 +92,42 @@ Outcome = Literal[
     "replaced",  # failed at max turns or stalled, and split by the planner into tasks that replaced it (--replan)
 ]
 SUCCESS: frozenset[str] = frozenset({"approved", "approved-unverified"})
+
+
+class AcceptedChange(TypedDict):
+    """A base test approved work changed, accepted by its coach: where a false approval could hide."""
+
+    task: str
+    test: str
+    fate: str
+    detail: str
+    reason: str
+
+
+def accepted_changes(results: Mapping[str, Mapping[str, Any]], tasks: Iterable[str] | None = None
+                     ) -> list[AcceptedChange]:
+    """The accepted base-test changes of the approved tasks among `results` (`tasks`, in that order: all of them
+    without it); a test moved unchanged needs no acceptance and is left out."""
+    found = []
+    for task in tasks if tasks is not None else results:
+        result = results.get(task) or {}
+        if result.get("status") not in SUCCESS:
+            continue
+        found += [AcceptedChange(task=task, test=str(change.get("test")), fate=str(change.get("fate")),
+                                 detail=str(change.get("detail") or ""), reason=str(change.get("accepted")))
+                  for change in result.get("test_changes") or []
+                  if change.get("accepted") and change.get("accepted") != "moved unchanged"]
+    return found
+
+
+def accepted_summary(changes: Sequence[AcceptedChange], shown: int = 10) -> str:
+    """`2 base tests changed, accepted by the coach: TASK-001: t::x: gone (reason); …` ("" when none)."""
+    if not changes:
+        return ""
+    named = "; ".join(f"{c['task']}: {c['test']}: {c['fate']} ({c['reason']})" for c in changes[:shown])
+    more = f"; and {len(changes) - shown} more" if len(changes) > shown else ""
+    plural = "s" if len(changes) > 1 else ""
+    return f"{len(changes)} base test{plural} changed, accepted by the coach: {named}{more}"
 
 
 def settled(results: dict[str, Any], task_id: str) -> bool:

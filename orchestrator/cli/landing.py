@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 
 from orchestrator.errors import EXIT_FAILED, EXIT_OK
+from orchestrator.facts import accepted_summary
 from orchestrator.jsonout import now_utc, print_document, print_json
 from orchestrator.landing.discard import discard, discard_text
 from orchestrator.landing.land import Landing, land
@@ -40,6 +41,8 @@ def _land_text(result: Landing) -> str:
         lines.append(f"your checkout {result.checkout} is now at {(result.new_sha or '')[:10]}")
     if result.tasks_left_out:
         lines.append(f"not landed: {', '.join(f'{t} ({s})' for t, s in result.tasks_left_out.items())}")
+    if summary := accepted_summary(result.accepted_test_changes):
+        lines.append(summary)
     lines += [f"warning: also changed meanwhile: {change}" for change in result.unexpected]
     lines.append(f"{result.branch} stays; `autobuild discard {result.feature}` removes it (keeping a backup ref)")
     return "\n".join(lines)

@@ -8,6 +8,7 @@ from typing import Any
 
 from orchestrator import jsonout
 from orchestrator.errors import InputError
+from orchestrator.facts import accepted_summary
 from orchestrator.plan.model import check_id, load_plan
 from orchestrator.settings import Settings
 from orchestrator.store import inspection, pause, receipts
@@ -41,6 +42,8 @@ def status(args: argparse.Namespace, settings: Settings) -> int:
         lines.append(f"receipt: {receipts.describe(data['receipt'])}")
         lines.append(f"coach claims contradicted: {data['claims_contradicted']}"
                      + (f"; approvals unverified (no gate): {data['unverified']}" if data["unverified"] else ""))
+        if summary := accepted_summary(data["accepted_test_changes"]):
+            lines.append(summary)
         return "\n".join(lines)
 
     return jsonout.print_document(table, args.json, text)

@@ -12,12 +12,14 @@ gate, naming the runner.
 from __future__ import annotations
 
 import fnmatch
+import json
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 
 from orchestrator.facts import Acceptance, GateResult, TestChange, TestFate
+from orchestrator.gate import shifted
 
 _TEST_FILES = ("test_*.py", "*_test.py", "tests.py", "conftest.py", "*_test.go", "*.test.[cm]js", "*.test.js",
                "*.test.ts", "*.test.jsx", "*.test.tsx", "*.test.mts", "*.test.cts", "*.spec.js", "*.spec.ts",
@@ -25,7 +27,10 @@ _TEST_FILES = ("test_*.py", "*_test.py", "tests.py", "conftest.py", "*_test.go",
 _TEST_FOLDERS = ("__tests__", "__snapshots__", "testdata", "snapshots", "fixtures")
 _RUNNER_CONFIG = ("pyproject.toml", "setup.cfg", "pytest.ini", "tox.ini", "noxfile.py", "conftest.py", "Makefile",
                   "package.json", "jest.config.*", "vitest.config.*", "vite.config.*", ".mocharc*", "Cargo.toml",
-                  ".cargo/config.toml", "go.mod", "go.work")
+                  ".cargo/config.toml", ".cargo/config", "go.mod", "go.work", ".npmrc", ".yarnrc", ".yarnrc.yml")
+_PACKAGE_JSON_RUNNER_KEYS = ("scripts", "jest", "mocha", "ava", "vitest", "c8", "nyc", "tap")
+"""package.json's keys that decide which tests run; an edit elsewhere (a dependency) is no test change."""
+_BUILD_CONSTRAINT = re.compile(r"^\+(//go:build |// \+build )", re.MULTILINE)
 _CODE_SUFFIXES = (".py", ".js", ".mjs", ".cjs", ".ts", ".tsx", ".jsx", ".go", ".rs")
 UNACCEPTABLE = frozenset({"failing"})
 """Fates no acceptance waves through: a test that fails in the tree is red whatever the coach says."""
@@ -95,6 +100,41 @@ _HUNK = re.compile(r"^@@ -\d+(?:,\d+)? \+(\d+)", re.MULTILINE)
 def first_changed_line(patch: str) -> int:
     found = _HUNK.search(patch)
     return int(found.group(1)) if found else 1
+
+
+def config_line(path: str, patch: str, base_text: str | None = None, tree_text: str | None = None) -> int | None:
+    """Where an edit to `path` (its `-U0` patch) can deselect base tests: a runner config's first changed line,
+    package.json's first changed runner key (None when only other keys changed), a Go test file's added build
+    constraint; None when the edit can't."""
+    name = PurePosixPath(path).name
+    if name == "package.json":
+        return _package_json_line(base_text, tree_text)
+    if name.endswith("_test.go"):
+        constraint = _BUILD_CONSTRAINT.search(patch)
+        return _line_of(patch, constraint.start()) if constraint else None
+    return first_changed_line(patch) if is_runner_config(path) else None
+
+
+def _line_of(patch: str, offset: int) -> int:
+    """The tree's line number of the added line at `offset` in a `-U0` patch."""
+    hunks = list(_HUNK.finditer(patch, 0, offset))
+    if not hunks:
+        return 1
+    return int(hunks[-1].group(1)) + patch[hunks[-1].end():offset].count("\n+")
+
+
+def _package_json_line(base_text: str | None, tree_text: str | None) -> int | None:
+    try:
+        base, tree = json.loads(base_text or "{}"), json.loads(tree_text or "{}")
+    except ValueError:
+        return 1  # the task broke it: every script may be gone
+    if not isinstance(base, dict) or not isinstance(tree, dict):
+        return 1
+    for key in _PACKAGE_JSON_RUNNER_KEYS:
+        if base.get(key) != tree.get(key):
+            found = re.search(rf'"{key}"\s*:', tree_text or "")
+            return (tree_text or "").count("\n", 0, found.start()) + 1 if found else 1
+    return None
 
 
 def file_of(test_id: str, base_files: Sequence[str]) -> str | None:
@@ -187,8 +227,8 @@ def account(base: GateResult, run: GateResult, diff: TreeDiff, base_files: Seque
         if test in now_passing:
             if base_version:
                 changes.append(_change(test, "changed expectation", base_version.removeprefix("; "), file))
-        elif test in failing:
-            changes.append(_change(test, "failing", "fails", file))
+        elif test in failing or any(f.startswith((test + " (", test + "/")) for f in failing):
+            changes.append(_change(test, "failing", "fails", file))  # itself, or its subtests
         elif test in xfailed:
             changes.append(_change(test, "xfailed", "marked as an expected failure" + base_version, file))
         elif test in skipped:
@@ -266,8 +306,9 @@ def describe(change: TestChange) -> str:
     return f"{line} (accepted: {change['accepted']})" if change["accepted"] else line
 
 
-def judged(run: GateResult, changes: list[TestChange]) -> GateResult:
-    """The run with its accounting: failed, naming them, when a base test's change is not accepted."""
+def judged(run: GateResult, changes: list[TestChange], *, case_diff: str = "") -> GateResult:
+    """The run with its accounting: failed, naming them, when a base test's change is not accepted; `case_diff`
+    (gate/shifted.py) shows the cases of tests whose ids are positions."""
     verdict = run.copy()
     verdict["test_changes"] = changes
     verdict.pop("passing", None)  # kept in the cache and the base's run, not in every turn's state
@@ -279,7 +320,8 @@ def judged(run: GateResult, changes: list[TestChange]) -> GateResult:
         verdict["summary"] = (f"{run['summary']}; {len(open_changes)} test(s) that passed on the base don't pass here"
                               f" and the coach did not accept it: {named}{more}")
         listing = "\n".join(f"- {describe(change)}" for change in open_changes[:50])
+        cases = f"\n\n{shifted.NOTE}\n```diff\n{case_diff}```" if case_diff else ""
         verdict["output"] = (f"Tests that passed on the base and don't pass here (each must pass again, or the"
                              f" coach must accept the change in test_changes_accepted, naming the requirement"
-                             f" it serves):\n{listing}\n\n{run['output']}")
+                             f" it serves):\n{listing}{cases}\n\n{run['output']}")
     return verdict

@@ -32,6 +32,11 @@ exec "$real" $toolchain "$@"
 """
 
 
+REPORTER_VARIABLES = ("PYTEST_ADDOPTS", "NODE_OPTIONS", "GOFLAGS", "AUTOBUILD_UNITTEST_REPORT", "PYTHONPATH")
+"""The variables the runners' reports depend on (PYTHONPATH: the unittest shim; an env's own `setenv` of it
+still wins in tox): an edit that clears them loses the base's passing ids."""
+
+
 @dataclass(frozen=True)
 class Reports:
     """Where the instrumented runners write their reports during one run."""
@@ -77,6 +82,8 @@ async def instrument(env: dict[str, str], scratch: Path, cwd: Path) -> tuple[dic
     if "-v" not in env.get("GOFLAGS", "").split():
         _add(env, "GOFLAGS", "-v")
     env["AUTOBUILD_UNITTEST_REPORT"] = str(reports.unittest)
+    # tox passes an env only the variables it is told to (tox 4 reads any option from TOX_<OPTION>): ours too.
+    _add(env, "TOX_OVERRIDE", f"testenv.pass_env+={','.join(REPORTER_VARIABLES)}", ";")
     env["PYTHONPATH"] = os.pathsep.join([str(SHIM), *(p for p in env["PYTHONPATH"].split(os.pathsep)
                                                       if p and p != str(SHIM))])
     cargo = await asyncio.to_thread(shutil.which, "cargo", path=env.get("PATH"))

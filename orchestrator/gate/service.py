@@ -18,7 +18,7 @@ from typing import Protocol, TypeVar
 
 from orchestrator import sandbox
 from orchestrator.facts import Acceptance, GateResult, GateSetup, TestChange
-from orchestrator.gate import accounting, overlay, screen
+from orchestrator.gate import accounting, base_command, overlay, screen, shifted
 from orchestrator.gate.baseline import check_gate, choose_setup
 from orchestrator.gate.cache import GateCache, cache_key, env_digest, gated_tree, worktree_tree
 from orchestrator.gate.detect import GateChoice, choose_gate
@@ -117,7 +117,8 @@ class Gates:
             self.cache.reused += 1
             base = found.copy()
             base["summary"] = f"{found['summary']} (reused: this base tree was gated by an earlier run)"
-            self.decided = GateSetup(command=choice.command, source=choice.source, setup=setup_command, base=base)
+            self.decided = GateSetup(command=choice.command, source=choice.source, setup=setup_command, base=base,
+                                     base_sha=base_sha)
             return self.decided
         self.decided = await self._check(feature_id, base_sha, choice)
         if self.decided["base"] is not None:
@@ -195,10 +196,20 @@ class Gates:
         base_files = await self.repo.files_at(against)
         new_of = {old: new for old, (new, _) in renamed.items()}
         touched = sorted({*deleted, *modified, *added, *new_of.values()})
-        config = {path: accounting.first_changed_line(await self.repo.patch_of(worktree, against, path))
-                  for path in touched if accounting.is_runner_config(path)}
         # The task's text of every test file it added or changed, read once, off the event loop.
         texts = await asyncio.to_thread(_texts, worktree, [p for p in touched if accounting.is_test_file(p)])
+        config = {}
+        from_base = set(base_command.config_files(command)) - {"package.json"}  # what runs comes from the base
+        for path in touched:
+            if path in from_base:
+                continue
+            if accounting.is_runner_config(path) or path.endswith("_test.go"):
+                manifest = path.endswith("package.json")
+                before = await self.repo.show_file(against, path) if manifest else None
+                after = (await asyncio.to_thread(_texts, worktree, [path])).get(path) if manifest else None
+                line = accounting.config_line(path, await self.repo.patch_of(worktree, against, path), before, after)
+                if line is not None:
+                    config[path] = line
         names = {old: texts[new_of.get(old, old)] for old in {*modified, *renamed} if new_of.get(old, old) in texts}
         diff = accounting.TreeDiff(renamed=renamed, deleted=frozenset(deleted), modified=frozenset(modified),
                                    added=frozenset(added), config_lines=config, names=names)
@@ -208,10 +219,28 @@ class Gates:
         changes = accounting.account(base, result, diff, base_files, expectations=expectations, unstable=unstable)
         screened, unverified = await self._screen(against, renamed, texts)
         unverified += accounting.new_only_skipped(base, result)
-        verdict = accounting.judged(result, accounting.accept([*changes, *screened], accepted,
-                                                              diff.test_files_changed))
+        judged = accounting.accept([*changes, *screened], accepted, diff.test_files_changed)
+        case_diff = await self._case_diff(judged, against, diff, texts, base_files)
+        verdict = accounting.judged(result, judged, case_diff=case_diff)
         verdict["unverified"] = unverified
         return verdict
+
+    async def _case_diff(self, changes: Sequence[TestChange], against: str, diff: accounting.TreeDiff,
+                         texts: Mapping[str, str], base_files: Sequence[str]) -> str:
+        """The parametrize / table diff of the unaccepted base tests whose ids are positions (gate/shifted.py),
+        from the changed test files that define them (a Go id names its package, not its file)."""
+        names = {shifted.function_of(change["test"]) for change in changes
+                 if change["accepted"] is None and change["file"] and shifted.shifting(change["test"])}
+        folders = {str(Path(str(change["file"])).parent) for change in changes if change["file"]}
+        found = []
+        for path in diff.test_files_changed if names else []:
+            if path.endswith(".go") and str(Path(path).parent) not in folders:
+                continue
+            now = diff.renamed[path][0] if path in diff.renamed else path
+            if path not in diff.deleted and now not in texts:
+                continue
+            found.append(shifted.case_diff(path, await self.repo.show_file(against, path), texts.get(now), names))
+        return "".join(found)
 
     async def _expectations(self, worktree: Path, command: str, base: GateResult, against: str, *,
                             diff: accounting.TreeDiff, base_files: list[str]) -> dict[str, str]:
@@ -293,14 +322,31 @@ class Gates:
         env, box = await asyncio.to_thread(self._environment, worktree)
         for name, value in (extra or {}).items():
             env[name] = f"{env[name]} {value}" if env.get(name) else value
-        launched = self._launch(command)
-        result = await self._watched(f"the gate `{command}`", worktree, run_gate(
-            launched, worktree, self.request.timeout_s, env, box, known_failing=known_failing or ()),
-            lambda run: run["output"])
+        as_on_base = await self._as_on_base(command, worktree)
+        launched = self._launch(as_on_base.command if as_on_base else command)
+        await asyncio.to_thread(_write, worktree, as_on_base.files if as_on_base else {})
+        try:
+            result = await self._watched(f"the gate `{command}`", worktree, run_gate(
+                launched, worktree, self.request.timeout_s, env, box, known_failing=known_failing or ()),
+                lambda run: run["output"])
+        finally:
+            await asyncio.to_thread(_remove, worktree, as_on_base.files if as_on_base else {})
         if launched != command:
             result["summary"] = result["summary"].replace(f"`{launched}`", f"`{command}`")
             result["command"] = command
+        if as_on_base is not None:
+            result["summary"] += f"; run with {as_on_base.why} (the task's edit there doesn't change what runs)"
         return result
+
+    async def _as_on_base(self, command: str, worktree: Path) -> base_command.BaseCommand | None:
+        """`command` as the run's base defines it, when the tree defines it otherwise (gate/base_command.py)."""
+        names = base_command.config_files(command)
+        base_sha = self.decided.get("base_sha") if self.decided is not None else None
+        if not names or base_sha is None:
+            return None
+        base = {name: await self.repo.show_file(base_sha, name) for name in names}
+        tree = await asyncio.to_thread(_texts, worktree, names)
+        return base_command.resolve(command, base, {name: tree.get(name) for name in names})
 
     async def _key(self, worktree: Path, command: str) -> str | None:
         """The cache key of the worktree's tree (None: it holds uncommitted changes, or nothing is cached)."""
@@ -337,3 +383,13 @@ def _texts(worktree: Path, paths: Sequence[str]) -> dict[str, str]:
         if file.is_file():
             found[path] = file.read_text(encoding="utf-8", errors="replace")
     return found
+
+
+def _write(worktree: Path, files: Mapping[str, str]) -> None:
+    for path, text in files.items():
+        (worktree / path).write_text(text, encoding="utf-8")
+
+
+def _remove(worktree: Path, files: Mapping[str, str]) -> None:
+    for path in files:
+        (worktree / path).unlink(missing_ok=True)

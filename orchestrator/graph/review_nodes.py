@@ -9,7 +9,7 @@ from langgraph.runtime import Runtime
 
 from agents import CoachInput
 from orchestrator.facts import Acceptance
-from orchestrator.gate import GateResult, accounting
+from orchestrator.gate import GateResult, accounting, shifted
 from orchestrator.gate.judge import tests_not_run, tests_only_skipped
 from orchestrator.graph import bring_up
 from orchestrator.graph.context import RunContext
@@ -36,12 +36,14 @@ async def _review_input(agent: AgentTurn) -> CoachInput:
         brief=ctx.brief(agent.task_id), turn=state["turn"], worktree=agent.worktree,
         player_report=player["report"] if (player := state.get("player")) else None,
         diff=await ctx.repo.diff(agent.worktree, state["base_sha"]), transcript_path=agent.transcript(),
-        conflict=bring_up.coach_note(state), test_changes=await _test_changes(ctx, agent.worktree, state["base_sha"]),
+        conflict=bring_up.coach_note(state),
+        test_changes=await _test_changes(ctx, agent.worktree, state["base_sha"], state["head_sha"]),
     )
 
 
-async def _test_changes(ctx: RunContext, worktree: Path, base: str) -> str:
-    """The base's test files the turn changed or deleted (renames named), with their diff."""
+async def _test_changes(ctx: RunContext, worktree: Path, base: str, head: str) -> str:
+    """The base's test files the turn changed or deleted (renames named), with their diff, then the cases of
+    parametrized and table tests that changed (their ids are positions that shift: gate/shifted.py)."""
     renamed, deleted, modified, _ = accounting.parse_name_status(await ctx.repo.name_status(worktree, base))
     files = sorted(path for path in {*deleted, *modified, *renamed} if accounting.is_test_file(path))
     if not files:
@@ -49,7 +51,10 @@ async def _test_changes(ctx: RunContext, worktree: Path, base: str) -> str:
     lines = [f"- {path}: " + ("deleted" if path in deleted else f"renamed to {renamed[path][0]}"
                               f" ({renamed[path][1]}% similar)" if path in renamed else "changed") for path in files]
     patches = "".join([await ctx.repo.patch_of(worktree, base, path) for path in files])[:30_000]
-    return "\n".join(lines) + f"\n\n```diff\n{patches}```"
+    cases = "".join([shifted.case_diff(path, await ctx.repo.show_file(base, path), await ctx.repo.show_file(
+        head, renamed[path][0] if path in renamed else path)) for path in files if path not in deleted])[:20_000]
+    shifting = f"\n\nParametrized cases and test tables the turn changed. {shifted.NOTE}\n```diff\n{cases}```"
+    return "\n".join(lines) + f"\n\n```diff\n{patches}```" + (shifting if cases else "")
 
 
 async def coach(state: TaskState, runtime: Runtime[RunContext]) -> TaskState:

@@ -21,7 +21,7 @@ from typing import Any
 
 from agents import reaper
 from orchestrator.errors import InputError
-from orchestrator.facts import Acceptance, GateResult, GateSetup
+from orchestrator.facts import Acceptance, AcceptedChange, GateResult, GateSetup, accepted_changes
 from orchestrator.gate import GateRequest, Gates
 from orchestrator.gate.detect import NO_GATE
 from orchestrator.graph.runner import checked_unless_unborn
@@ -72,6 +72,8 @@ class Landing:
     detail: str = ""
     checkout: str | None = None
     unexpected: list[str] = field(default_factory=list)
+    accepted_test_changes: list[AcceptedChange] = field(default_factory=list)
+    """The base tests the landed tasks changed, each accepted by its coach."""
 
     def fail(self, outcome: str, detail: str) -> Landing:
         self.outcome, self.detail = outcome, detail
@@ -268,7 +270,8 @@ def land(args: argparse.Namespace, settings: Settings, say: Callable[[str], None
         found = standing(repo, plan, record)
         landing = Landing(plan.id, found.feature_branch, found.base_branch, "squash" if args.squash else "merge",
                           bool(args.partial), found.base_sha or "", found.behind, list(found.approved),
-                          dict(found.not_approved))
+                          dict(found.not_approved),
+                          accepted_test_changes=accepted_changes(record.results, found.approved))
         if found.landed and found.base_sha:
             return landing.fail("already_landed", f"{found.base_branch} already contains {found.feature_branch}")
         refusals = found.refusals(bool(args.partial))

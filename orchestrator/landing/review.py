@@ -7,6 +7,7 @@ import argparse
 from pathlib import Path
 from typing import Any
 
+from orchestrator.facts import accepted_changes, accepted_summary
 from orchestrator.graph.runner import checked_unless_unborn
 from orchestrator.jsonout import iso_utc, usd
 from orchestrator.landing import journal
@@ -79,6 +80,7 @@ def review(args: argparse.Namespace, settings: Settings) -> dict[str, Any]:
         "base": {"branch": found.base_branch, "sha": found.base_sha, "moved_commits": found.behind},
         "cost_usd": usd(sum(float(row["cost_usd"]) for row in record.table["tasks"])),
         "tasks": tasks,
+        "accepted_test_changes": accepted_changes(record.results, [row["task"] for row in record.table["tasks"]]),
         "diff": _diff(root, found),
         "reports": reports,
         "land": {
@@ -130,6 +132,8 @@ def review_text(data: dict[str, Any]) -> str:
     for row in data["tasks"]:
         lines.append(f"{row['task']:<12} {row['status']:<22} {row['turns']:>5}  {row['last_decision'] or '-':<9}"
                      f" ${row['cost_usd']:>8.4f}  {one_line(row['reason'], 100)}")
+    if summary := accepted_summary(data["accepted_test_changes"]):
+        lines += ["", summary, "(where a false approval could hide: read each reason)"]
     diff = data["diff"]
     lines += ["", f"diff {diff['range']}: {diff['files_changed']} file(s), +{diff['insertions']} -{diff['deletions']}"
               if diff["range"] else "diff: no feature branch", *diff["stat"].rstrip().splitlines()[:60], ""]

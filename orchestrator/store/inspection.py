@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from orchestrator.errors import InputError
-from orchestrator.facts import TaskResult
+from orchestrator.facts import TaskResult, accepted_changes
 from orchestrator.jsonout import iso_utc, usd
 from orchestrator.plan.model import FeaturePlan
 from orchestrator.plan.replacement import MARK, recorded, with_replacements
@@ -98,10 +98,12 @@ def feature_status(store: CheckpointStore, plan: FeaturePlan, thread_id: str | N
     replaced_by = {str(r[MARK]): [str(t["id"]) for t in r["tasks"]] for r in found}
     output = _output(latest.checkpoint.get("channel_values", {})) if latest else None
     tasks: list[dict[str, Any]] = []
+    results: dict[str, dict[str, Any]] = {}
     for group_number, group in enumerate(plan.groups(), 1):
         for task_id in group:
             live = truth.live.get(task_id)
             result: dict[str, Any] | None = None if live else dict(truth.result_of(task_id) or {}) or None
+            results[task_id] = result or {}
             snap = truth.snapshots.get(task_id, {})
             review = snap.get("review") or {}
             if task_id in replaced_by and (result or {}).get("status") != "replaced":
@@ -146,6 +148,7 @@ def feature_status(store: CheckpointStore, plan: FeaturePlan, thread_id: str | N
         "claims_contradicted": sum(row["claims_contradicted"] for row in tasks),
         "unverified": sum(1 for row in tasks if row["status"] == "approved-unverified"),
         "receipt": receipts.total(row["receipt"] for row in tasks),
+        "accepted_test_changes": accepted_changes(results, [row["task"] for row in tasks]),
         "tasks": tasks,
     }
 

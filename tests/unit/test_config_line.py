@@ -1,0 +1,50 @@
+"""Where an edit to a runner's config can deselect base tests: the line the accounting names ("gone: deselected by
+package.json:3"); package.json edits outside the runner keys (a dependency) and code edits are no test change."""
+
+from __future__ import annotations
+
+from orchestrator.facts import GateResult
+from orchestrator.gate.accounting import TreeDiff, account, config_line
+
+PACKAGE = '{\n  "name": "calc",\n  "scripts": {"test": "node --test"},\n  "dependencies": {}\n}\n'
+
+
+def test_a_dependency_added_to_package_json_is_no_test_change() -> None:
+    tree = PACKAGE.replace('"dependencies": {}', '"dependencies": {"left-pad": "1.3.0"}')
+    assert config_line("package.json", "@@ -4 +4 @@\n", PACKAGE, tree) is None
+
+
+def test_package_json_names_its_first_changed_runner_key() -> None:
+    tree = PACKAGE.replace('"node --test"', '"node --test test/zero.test.js"')
+    assert config_line("package.json", "@@ -3 +3 @@\n", PACKAGE, tree) == 3
+    jest = PACKAGE.replace('  "name"', '  "jest": {"testPathIgnorePatterns": ["mul"]},\n  "name"')
+    assert config_line("packages/a/package.json", "", PACKAGE, jest) == 2
+
+
+def test_a_build_constraint_added_to_a_go_test_file_names_its_line() -> None:
+    patch = "diff --git a/mul_test.go b/mul_test.go\n@@ -1,0 +1,2 @@\n+//go:build never\n+\n"
+    assert config_line("mul_test.go", patch) == 1
+    later = "@@ -3,0 +4,2 @@\n+// a comment\n+//go:build never\n"
+    assert config_line("pkg/mul_test.go", later) == 5
+    assert config_line("mul_test.go", "@@ -6 +6 @@\n-\tif Mul(2, 3) != 6 {\n+\tif Mul(2, 3) != 7 {\n") is None
+
+
+def test_runner_config_files_name_their_first_changed_line() -> None:
+    assert config_line(".npmrc", "@@ -0,0 +1 @@\n+node-options=\n") == 1
+    assert config_line("jest.config.js", "@@ -2 +2 @@\n-a\n+b\n") == 2
+    assert config_line("calc/mul.py", "@@ -2 +2 @@\n-a\n+b\n") is None
+
+
+def _run(passing: list[str], failing: list[str]) -> GateResult:
+    return GateResult(passed=not failing, command="python -m unittest", summary="", output="", exit_code=int(
+        bool(failing)), tests_passed=len(passing), tests_failed=len(failing), failing=failing, new_failures=[],
+        ran_classes=None, runner="unittest", passing=passing)
+
+
+def test_a_base_test_whose_subtests_fail_is_failing_not_gone() -> None:
+    """unittest names a failing subTest `id (n=1)`, go `TestX/case`: the base's passing parent fails with them."""
+    base = _run(["tests.test_r.SieveTests.test_prime_counts", "pkg.TestTable"], [])
+    run = _run([], ["tests.test_r.SieveTests.test_prime_counts (n=100)", "pkg.TestTable/case#01"])
+    changes = account(base, run, TreeDiff(config_lines={"tox.ini": 6}), ["tests/test_r.py"])
+    assert [(change["test"], change["fate"]) for change in changes] == [
+        ("pkg.TestTable", "failing"), ("tests.test_r.SieveTests.test_prime_counts", "failing")]
