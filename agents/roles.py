@@ -39,6 +39,8 @@ class SessionSettings:
     None: no sandbox (bubblewrap can't run here)."""
     env: dict[str, str] = field(default_factory=dict)
     """Extra environment of the session's commands (the run's tool caches)."""
+    unreadable: tuple[Path, ...] = ()
+    """Files and folders no tool and no command of the session may read (hidden acceptance tests)."""
 
 
 @dataclass
@@ -53,6 +55,8 @@ class TaskBrief:
     verify: str | None
     file_scope: list[str] = field(default_factory=list)
     frozen_tests: list[str] = field(default_factory=list)
+    hidden_tests: list[str] = field(default_factory=list)
+    """Acceptance tests the agents can't read: only the gate runs them, failures come back redacted."""
 
 
 @dataclass
@@ -121,6 +125,7 @@ async def run_player(data: PlayerInput, settings: SessionSettings) -> AgentResul
         "feedback": format_feedback(data.feedback, data.feedback_notes),
         "file_scope": _bullets(data.brief.file_scope, "Any file in the worktree except .autobuild/."),
         "frozen_tests": _bullets(data.brief.frozen_tests, "None."),
+        "hidden_tests": _bullets(data.brief.hidden_tests, "None."),
         "answers": "\n".join(f"- Q: {q}\n  A: {a}" for q, a in data.answers.items()) or "None.",
     }
     return await run_session(
@@ -238,6 +243,7 @@ def _request(
         trace_metadata=dict(settings.trace_metadata),
         sandbox_writable=settings.sandbox_writable,
         env=dict(settings.env),
+        unreadable=settings.unreadable,
         **extra,
     )
 

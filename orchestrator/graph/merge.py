@@ -137,7 +137,8 @@ async def _landing_gate(land: Landing, worktree: Path, batch: list[str]) -> Gate
     accepted = [entry for task in (task_id, *batch) for entry in ctx.accepted_tests.get(task, [])]
     gate = no_gate(ctx.gate["source"])
     for command in dict.fromkeys(c for c in (ctx.gate_command(task_id), ctx.gate["command"]) if c):
-        run = await ctx.gates.run(worktree, command, against=land.base, accepted=accepted)
+        run = await ctx.gates.run(worktree, command, against=land.base, accepted=accepted,
+                                  hidden_tests=ctx.hidden_of([task_id, *batch]))
         if run.ran:  # whatever it left behind goes
             await ctx.repo.reset(worktree, sha)
         gate = run.result
