@@ -18,6 +18,7 @@ from typing import Protocol
 
 from orchestrator.errors import InputError
 from orchestrator.facts import GateResult
+from orchestrator.gate.accounting import file_of
 from orchestrator.repo import confined
 from orchestrator.repo.git import GitRepo
 
@@ -148,8 +149,7 @@ def redact_result(result: GateResult, secrets: frozenset[str]) -> GateResult:
 def failing_hidden(run: GateResult, paths: Sequence[str]) -> list[str]:
     """The failing tests of a hidden run that live in a hidden file (by id prefix), or, when the runner named
     none of them but the run failed, the files themselves."""
-    failing = [test for test in run["failing"] or [] if any(test == path or test.startswith(path + "::")
-                                                            or path in test for path in paths)]
+    failing = [test for test in run["failing"] or [] if file_of(test, paths) is not None]
     if failing or run["passed"] or run["exit_code"] == 0:
         return failing
     return list(paths)

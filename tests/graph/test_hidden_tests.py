@@ -1,0 +1,118 @@
+"""Hidden acceptance tests (issue 31 item 6): only the gate runs them, at every gate run, and what the code under test
+prints of them never comes back.
+
+In-process on the compiled graphs with scripted agents, real git and real pytest. The hidden test is an untracked
+file of the user's checkout: the task's worktree never holds it, the gate puts it in place in a tree of its own.
+Turn 1 passes the visible tests but not the hidden one, and its code prints the hidden file (as code under test
+that reads it could): the blind approval is refused, naming the hidden test and its assertion message, with no
+line of the file anywhere the run writes. Turn 2 meets the requirement and is approved."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from agents.roles import PlayerInput
+from agents.testing.scripted_agents import ScriptedAgents, approve, writes
+from benchmarks.cheat_corpus import MUL, PY_FILES
+from orchestrator.cli.demo import git as git_in
+from orchestrator.cli.demo import make_sample_repo
+from orchestrator.facts import GateResult
+from orchestrator.gate import GateRequest, Gates, HiddenTests
+from orchestrator.gate import hidden as hidden_tests
+from orchestrator.plan.model import load_plan
+from orchestrator.repo.git import GitRepo
+from tests.graph.harness import Workflow, plan, task
+
+HIDDEN = "tests/acceptance/test_square.py"
+SECRET = 'EXPECTED_SQUARES = {12: 144, 13: 169}  # zebra-7731'
+HIDDEN_TEXT = ("from calc.square import square\n\n" + SECRET + "\n\n\ndef test_square():\n"
+               "    for n, expected in EXPECTED_SQUARES.items():\n"
+               "        assert square(n) == expected, f'square({n}) is wrong'\n")
+# Passes nothing hidden (square(13) is off) and prints every file it can find under tests/, the hidden one included.
+LEAKY = ("import pathlib\n\nfrom calc.mul import mul\n\n\ndef square(n):\n"
+         "    for path in sorted(pathlib.Path('tests').rglob('*.py')):\n        print(path.read_text())\n"
+         "    return 0 if n == 13 else mul(n, n)\n")
+RIGHT = "from calc.mul import mul\n\n\ndef square(n):\n    return mul(n, n)\n"
+
+
+def repo_with_hidden_test(tmp_path: Path) -> Path:
+    files = {**PY_FILES, "calc/mul.py": MUL}
+    repo = make_sample_repo(tmp_path / "repo", files=files, plan=plan(
+        task("TASK-001", acceptance_tests=[HIDDEN], hidden_tests=True), verify="python -m pytest -q"))
+    (repo / HIDDEN).parent.mkdir(parents=True, exist_ok=True)
+    (repo / HIDDEN).write_text(HIDDEN_TEXT)  # untracked: never in git's objects
+    with (repo / ".git" / "info" / "exclude").open("a") as exclude:
+        exclude.write("tests/acceptance/\n")
+    return repo
+
+
+def everything_written(repo: Path) -> str:
+    """What the run wrote that a person or an agent could read: reports, traces, events, the gate cache."""
+    texts = []
+    for folder in (repo / ".autobuild" / "runs", repo / ".git" / "autobuild"):
+        for path in folder.rglob("*") if folder.is_dir() else []:
+            if path.is_file():
+                texts.append(path.read_text(errors="replace"))
+    return "\n".join(texts)
+
+
+async def test_a_hidden_test_fails_the_blind_approval_by_name_and_nothing_leaks(tmp_path: Path) -> None:
+    repo = repo_with_hidden_test(tmp_path)
+    seen: list[bool] = []
+
+    def player(turn: int, files: dict[str, str]) -> Any:
+        def play(data: Any) -> Any:
+            assert isinstance(data, PlayerInput)
+            seen.append((data.worktree / HIDDEN).exists())
+            return writes(files)
+        return play
+
+    agents = ScriptedAgents({("player", "TASK-001", 1): player(1, {"calc/square.py": LEAKY}),
+                             ("player", "TASK-001", 2): player(2, {"calc/square.py": RIGHT}),
+                             "coach": approve()})
+    run = await Workflow(repo, agents).run(max_turns=2)
+
+    assert run.status("TASK-001") == "approved", run.results["TASK-001"]
+    assert seen == [False, False], "the player's worktree never holds the hidden test"
+    gates = [event for event in run.events if event["event"] == "gate"]
+    assert not gates[0]["passed"] and gates[-1]["passed"]
+    assert "tests.acceptance.test_square::test_square" in gates[0]["summary"]
+    second = agents.prompts_of("player", "TASK-001")[1]
+    assert isinstance(second, PlayerInput)
+    sent = str(second.feedback) + str(second.feedback_notes)
+    assert "test_square" in sent and "square(13) is wrong" in sent, sent
+    assert second.brief.hidden_tests == [HIDDEN] and second.brief.frozen_tests == []
+    # Printed by the code under test, it is redacted from everything sent back or written.
+    assert hidden_tests.REDACTED in str(run.events)
+    for where in (str(run.events), str(run.output), str(run.state), sent, everything_written(repo)):
+        assert "zebra-7731" not in where
+    # Never committed: the feature branch doesn't have it, and nothing of the gate's tree is left.
+    listed = GitRepo(repo).read("ls-tree", "-r", "--name-only", "autobuild/FEAT-001").stdout
+    assert HIDDEN not in listed and "calc/square.py" in listed
+    assert not any((repo / ".autobuild/worktrees/FEAT-001/_hidden").glob("*/tests"))
+
+
+async def test_the_gate_service_runs_hidden_tests_on_any_tree(tmp_path: Path) -> None:
+    """The merge queue and `land` call the same `Gates.run(hidden_tests=...)`: a tree whose visible tests pass is
+    refused while a hidden test fails, and passes once the code is right."""
+    repo = repo_with_hidden_test(tmp_path)
+    git = GitRepo(repo)
+    gates = Gates(git, GateRequest(plan_verify="python -m pytest -q", timeout_s=300), no_cache=True,
+                  hidden=HiddenTests.of_plan(repo, load_plan(repo, "FEAT-001")))
+    base = git.rev("HEAD")
+    await gates.check_base("FEAT-001", base)
+    worktree = repo / ".autobuild" / "worktrees" / "FEAT-001" / "_land"
+    await git.add_detached_worktree(worktree, base)
+
+    async def gate(square: str) -> GateResult:
+        (worktree / "calc" / "square.py").write_text(square)
+        git_in(worktree, "add", "-A")
+        git_in(worktree, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "square")
+        return (await gates.run(worktree, against=base, hidden_tests=[HIDDEN])).result
+
+    refused = await gate(LEAKY)
+    assert not refused["passed"] and "tests.acceptance.test_square::test_square" in (refused["failing"] or [])
+    assert "zebra-7731" not in str(refused)
+    assert (await gate(RIGHT))["passed"]
+    assert not (worktree / HIDDEN).exists()
