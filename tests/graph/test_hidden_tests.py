@@ -12,6 +12,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from agents.roles import PlayerInput
 from agents.testing.scripted_agents import ScriptedAgents, approve, writes
 from benchmarks.cheat_corpus import MUL, PY_FILES
@@ -36,14 +38,15 @@ LEAKY = ("import pathlib\n\nfrom calc.mul import mul\n\n\ndef square(n):\n"
 RIGHT = "from calc.mul import mul\n\n\ndef square(n):\n    return mul(n, n)\n"
 
 
-def repo_with_hidden_test(tmp_path: Path) -> Path:
+def repo_with_hidden_test(tmp_path: Path, *, exclude: bool = True) -> Path:
     files = {**PY_FILES, "calc/mul.py": MUL}
     repo = make_sample_repo(tmp_path / "repo", files=files, plan=plan(
         task("TASK-001", acceptance_tests=[HIDDEN], hidden_tests=True), verify="python -m pytest -q"))
     (repo / HIDDEN).parent.mkdir(parents=True, exist_ok=True)
     (repo / HIDDEN).write_text(HIDDEN_TEXT)  # untracked: never in git's objects
-    with (repo / ".git" / "info" / "exclude").open("a") as exclude:
-        exclude.write("tests/acceptance/\n")
+    if exclude:
+        with (repo / ".git" / "info" / "exclude").open("a") as excluded:
+            excluded.write("tests/acceptance/\n")
     return repo
 
 
@@ -116,3 +119,22 @@ async def test_the_gate_service_runs_hidden_tests_on_any_tree(tmp_path: Path) ->
     assert "zebra-7731" not in str(refused)
     assert (await gate(RIGHT))["passed"]
     assert not (worktree / HIDDEN).exists()
+
+
+@pytest.mark.heavy
+async def test_a_file_the_player_writes_at_a_hidden_path_is_removed(tmp_path: Path) -> None:
+    """A guess at the hidden test written in its place never lands (landing would clash with the user's file):
+    committed when the user's hidden tests are untracked but not ignored, it is removed and the turn refused."""
+    repo = repo_with_hidden_test(tmp_path, exclude=False)
+    guess = "def test_square():\n    pass\n"
+    agents = ScriptedAgents({("player", "TASK-001", 1): writes({"calc/square.py": RIGHT, HIDDEN: guess}),
+                             ("player", "TASK-001", 2): writes({"calc/square.py": RIGHT + "\n"}),
+                             "coach": approve()})
+    run = await Workflow(repo, agents).run(max_turns=2)
+    assert run.status("TASK-001") == "approved"
+    second = agents.prompts_of("player", "TASK-001")[1]
+    assert isinstance(second, PlayerInput)
+    assert any("paths of hidden acceptance tests" in note for note in second.feedback_notes), second.feedback_notes
+    listed = GitRepo(repo).read("ls-tree", "-r", "--name-only", "autobuild/FEAT-001").stdout
+    assert HIDDEN not in listed
+    assert (repo / HIDDEN).read_text() == HIDDEN_TEXT
