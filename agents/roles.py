@@ -114,6 +114,7 @@ def _common(brief: TaskBrief, turn: int) -> dict[str, object]:
         "requirements": _bullets(brief.requirements, "- (none given beyond the task name)"),
         "acceptance_criteria": _bullets(brief.acceptance_criteria, "- (none given)"),
         "verify": brief.verify or "(no objective check configured)",
+        "hidden_tests": _bullets(brief.hidden_tests, "None."),
     }
 
 
@@ -125,7 +126,6 @@ async def run_player(data: PlayerInput, settings: SessionSettings) -> AgentResul
         "feedback": format_feedback(data.feedback, data.feedback_notes),
         "file_scope": _bullets(data.brief.file_scope, "Any file in the worktree except .autobuild/."),
         "frozen_tests": _bullets(data.brief.frozen_tests, "None."),
-        "hidden_tests": _bullets(data.brief.hidden_tests, "None."),
         "answers": "\n".join(f"- Q: {q}\n  A: {a}" for q, a in data.answers.items()) or "None.",
     }
     return await run_session(
