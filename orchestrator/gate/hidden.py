@@ -147,12 +147,17 @@ def redact_result(result: GateResult, secrets: frozenset[str]) -> GateResult:
 
 
 def failing_hidden(run: GateResult, paths: Sequence[str]) -> list[str]:
-    """The failing tests of a hidden run that live in a hidden file (by id prefix), or, when the runner named
-    none of them but the run failed, the files themselves."""
+    """What fails the gate in a run with the hidden tests in place: each failing test that lives in a hidden file;
+    else, when the runner names passing tests and none of them is hidden, the hidden files themselves (they did not
+    run: a collection error, or a command that doesn't collect them); a runner that names no passing test is judged
+    by its exit status. Tests of other files are not judged here (the tree's own run judges them against the base)."""
     failing = [test for test in run["failing"] or [] if file_of(test, paths) is not None]
-    if failing or run["passed"] or run["exit_code"] == 0:
+    if failing:
         return failing
-    return list(paths)
+    passing = run.get("passing")
+    if passing is not None:
+        return [] if any(file_of(test, paths) is not None for test in passing) else list(paths)
+    return [] if run["exit_code"] == 0 else list(paths)
 
 
 def combined(result: GateResult, hidden_run: GateResult, paths: Sequence[str]) -> GateResult:
@@ -166,7 +171,8 @@ def combined(result: GateResult, hidden_run: GateResult, paths: Sequence[str]) -
     merged["failing"] = list(dict.fromkeys([*(result["failing"] or []), *failing]))
     merged["new_failures"] = list(dict.fromkeys([*result["new_failures"], *failing]))
     merged["tests_failed"] = (result["tests_failed"] or 0) + len(failing)
-    merged["summary"] = (f"{len(failing)} hidden acceptance test(s) failing: {', '.join(failing[:5])}"
+    did_not_run = " (did not run: see the output)" if set(failing) <= set(paths) else ""
+    merged["summary"] = (f"{len(failing)} hidden acceptance test(s) failing: {', '.join(failing[:5])}{did_not_run}"
                          + (f"; {result['summary']}" if result["summary"] else ""))
     merged["output"] = f"{result['output']}\n--- the hidden acceptance tests' run ---\n{hidden_run['output']}"
     return merged

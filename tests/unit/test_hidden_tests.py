@@ -15,6 +15,7 @@ from agents.policy import ToolPolicy
 from orchestrator import sandbox
 from orchestrator.cli.demo import git, make_sample_repo
 from orchestrator.errors import InputError, PlanError
+from orchestrator.facts import GateResult
 from orchestrator.gate import hidden
 from orchestrator.plan.model import load_plan
 from orchestrator.repo.git import GitRepo
@@ -137,3 +138,23 @@ def test_the_sandbox_denies_reading_them_to_every_command(tmp_path: Path) -> Non
     settings = agent_sandbox.settings(tmp_path, (), (secret,))
     assert settings["filesystem"] == {"allowWrite": [], "denyWrite": [], "denyRead": [str(secret.resolve())]}
     assert "denyRead" not in agent_sandbox.settings(tmp_path, ())["filesystem"]  # type: ignore[operator]
+
+
+def run_of(*, failing: list[str], passing: list[str] | None, exit_code: int) -> GateResult:
+    return GateResult(passed=exit_code == 0, command="pytest", summary="", output="", exit_code=exit_code,
+                      tests_passed=None, tests_failed=None, failing=failing, new_failures=[], ran_classes=None,
+                      passing=passing)
+
+
+def test_only_hidden_tests_judge_the_hidden_run() -> None:
+    paths = [HIDDEN]
+    hidden_id = "tests.acceptance.test_secret::test_f"
+    # A test already red on the base fails the run's exit status, not the hidden tests.
+    assert hidden.failing_hidden(run_of(failing=["tests.test_old::test_red"], passing=[hidden_id], exit_code=1),
+                                 paths) == []
+    assert hidden.failing_hidden(run_of(failing=[hidden_id], passing=[], exit_code=1), paths) == [hidden_id]
+    # Named passing tests, none of them hidden: the hidden file did not run (a collection error).
+    assert hidden.failing_hidden(run_of(failing=[], passing=["tests.test_a::test_a"], exit_code=0), paths) == paths
+    # A runner that names no passing test: its exit status.
+    assert hidden.failing_hidden(run_of(failing=[], passing=None, exit_code=0), paths) == []
+    assert hidden.failing_hidden(run_of(failing=[], passing=None, exit_code=1), paths) == paths
