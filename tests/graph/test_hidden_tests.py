@@ -9,16 +9,20 @@ line of the file anywhere the run writes. Turn 2 meets the requirement and is ap
 
 from __future__ import annotations
 
+import asyncio
+import json
 from pathlib import Path
 from typing import Any
 
 import pytest
+from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
 from agents.roles import PlayerInput
 from agents.testing.scripted_agents import ScriptedAgents, approve, writes
 from benchmarks.cheat_corpus import MUL, PY_FILES
 from orchestrator.cli.demo import git as git_in
 from orchestrator.cli.demo import make_sample_repo
+from orchestrator.cli.main import main
 from orchestrator.facts import GateResult
 from orchestrator.gate import GateRequest, Gates, HiddenTests
 from orchestrator.gate import hidden as hidden_tests
@@ -138,3 +142,26 @@ async def test_a_file_the_player_writes_at_a_hidden_path_is_removed(tmp_path: Pa
     listed = GitRepo(repo).read("ls-tree", "-r", "--name-only", "autobuild/FEAT-001").stdout
     assert HIDDEN not in listed
     assert (repo / HIDDEN).read_text() == HIDDEN_TEXT
+
+
+@pytest.mark.heavy
+async def test_land_runs_the_hidden_tests_on_the_landed_result(tmp_path: Path,
+                                                               capsys: pytest.CaptureFixture[str]) -> None:
+    """The base moved on with a change that keeps every visible test green and breaks a hidden one: `land` refuses,
+    naming the hidden test, and moves nothing; nothing of the hidden file is in what it says."""
+    repo = repo_with_hidden_test(tmp_path)
+    db = tmp_path / "db.sqlite"
+    async with AsyncSqliteSaver.from_conn_string(str(db)) as saver:
+        agents = ScriptedAgents({"player": writes({"calc/square.py": RIGHT}), "coach": approve()})
+        run = await Workflow(repo, agents, checkpointer=saver).run(max_turns=1)
+    assert run.status("TASK-001") == "approved"
+    (repo / "calc" / "mul.py").write_text("def mul(a, b):\n    return 0 if (a, b) == (13, 13) else a * b\n")
+    git_in(repo, "-c", "user.name=u", "-c", "user.email=u@u", "commit", "-qam", "main moves on")
+    moved = GitRepo(repo).rev("main")
+    code = await asyncio.to_thread(main, ["land", "FEAT-001", "--repo", str(repo), "--db", str(db), "--json"])
+    out = capsys.readouterr().out
+    data = json.loads(out)
+    assert code == 1 and data["outcome"] == "verify_failed", out
+    assert "tests.acceptance.test_square::test_square" in data["detail"]
+    assert "zebra-7731" not in out
+    assert GitRepo(repo).rev("main") == moved
