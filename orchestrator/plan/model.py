@@ -395,6 +395,8 @@ def remember_plan_file(repo: Path, plan: FeaturePlan, plan_file: Path) -> None:
 
 def plan_digest(plan: FeaturePlan) -> str:
     """What a run was started from: any change to the plan (or its task files) changes it. A task's `file_path`
-    counts through the markdown it brought (its description), so plans without one keep their digest."""
-    dump = plan.model_dump_json(exclude={"tasks": {"__all__": {"file_path"}}})
+    counts through the markdown it brought (its description), so plans without one keep their digest; so do plans
+    whose tasks don't hide their tests (`hidden_tests` counts only when true)."""
+    left_out = {"file_path"} if any(task.hidden_tests for task in plan.tasks) else {"file_path", "hidden_tests"}
+    dump = plan.model_dump_json(exclude={"tasks": {"__all__": left_out}})
     return hashlib.sha256(dump.encode()).hexdigest()[:16]
