@@ -29,6 +29,7 @@ from orchestrator.gate import hidden as hidden_tests
 from orchestrator.plan.model import load_plan
 from orchestrator.repo.git import GitRepo
 from tests.graph.harness import Workflow, plan, task
+from tests.graph.test_served_refusals import _served as served
 
 HIDDEN = "tests/acceptance/test_square.py"
 SECRET = 'EXPECTED_SQUARES = {12: 144, 13: 169}  # zebra-7731'
@@ -165,3 +166,12 @@ async def test_land_runs_the_hidden_tests_on_the_landed_result(tmp_path: Path,
     assert "tests.acceptance.test_square::test_square" in data["detail"]
     assert "zebra-7731" not in out
     assert GitRepo(repo).rev("main") == moved
+
+
+async def test_a_served_run_refuses_a_hidden_test_git_could_show(tmp_path: Path) -> None:
+    """The served graph has no CLI to check first: it refuses by itself, readably, before any session."""
+    files = {**PY_FILES, HIDDEN: HIDDEN_TEXT}  # committed: `git show` would read it
+    repo = make_sample_repo(tmp_path / "repo", files=files, plan=plan(
+        task("TASK-001", acceptance_tests=[HIDDEN], hidden_tests=True), verify="python -m pytest -q"))
+    values = await served({"repo": str(repo), "target": "FEAT-001"})
+    assert values["results"] == {} and "is in the repository's history" in values["refused"], values
