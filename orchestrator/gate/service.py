@@ -205,7 +205,8 @@ class Gates:
         contents = await asyncio.to_thread(self.hidden.read, paths)
         secrets = hidden.secret_lines(contents.values())
         folder = worktree.parent / hidden.FOLDER
-        place, private = folder / worktree.name, folder / f"{worktree.name}.private"
+        # Not named as the worktree: the run's environment keeps per-name files (an editable install's redirect).
+        place, private = folder / f"hidden-{worktree.name}", folder / f"hidden-{worktree.name}.private"
         await self.repo.add_detached_worktree(place, await self.repo.head(worktree))
         try:
             await self.set_up(place)  # nothing hidden is in the tree yet
