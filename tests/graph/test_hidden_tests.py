@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import asyncio
 import json
+import shutil
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -19,7 +21,7 @@ from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
 from agents.roles import PlayerInput
 from agents.testing.scripted_agents import ScriptedAgents, approve, writes
-from benchmarks.cheat_corpus import MUL, PY_FILES
+from benchmarks.cheat_corpus import GO_FILES, MUL, NODE_FILES, PY_FILES
 from orchestrator.cli.demo import git as git_in
 from orchestrator.cli.demo import make_sample_repo
 from orchestrator.cli.main import main
@@ -101,29 +103,72 @@ async def test_a_hidden_test_fails_the_blind_approval_by_name_and_nothing_leaks(
     assert not any((repo / ".autobuild/worktrees/FEAT-001/_hidden").glob("*/tests"))
 
 
-async def test_the_gate_service_runs_hidden_tests_on_any_tree(tmp_path: Path) -> None:
+@dataclass(frozen=True)
+class Family:
+    """One runner family's repo, gate, hidden test and code under test."""
+
+    files: dict[str, str]
+    command: str
+    hidden: str
+    hidden_text: str
+    code: str
+    wrong: str
+    right: str
+    failing_id: str
+
+
+FAMILIES = {
+    "pytest": Family(PY_FILES, "python -m pytest -q", HIDDEN, HIDDEN_TEXT, "calc/square.py", LEAKY, RIGHT,
+                     "tests.acceptance.test_square::test_square"),
+    "node --test": Family(NODE_FILES, "npm test", "test/square.test.js",
+                          "const test = require('node:test');\nconst assert = require('node:assert');\n"
+                          "const { square } = require('../square');\n// zebra-7731\n"
+                          "test('square', () => { assert.equal(square(13), 169); });\n",
+                          "square.js", "exports.square = (n) => (n === 13 ? 0 : n * n);\n",
+                          "exports.square = (n) => n * n;\n", "test/square.test.js > square"),
+    "go test": Family(GO_FILES, "go test ./...", "square_test.go",
+                      "package calc\n\n// zebra-7731\nimport \"testing\"\n\nfunc TestSquare(t *testing.T) {\n"
+                      "\tif Square(13) != 169 {\n\t\tt.Fatal(\"want 169\")\n\t}\n}\n",
+                      "square.go", "package calc\n\nfunc Square(n int) int {\n\tif n == 13 {\n\t\treturn 0\n"
+                      "\t}\n\treturn n * n\n}\n", "package calc\n\nfunc Square(n int) int { return n * n }\n",
+                      "TestSquare"),
+}
+
+
+@pytest.mark.parametrize("name", [pytest.param("pytest"),
+                                  pytest.param("node --test", marks=[pytest.mark.heavy, pytest.mark.skipif(
+                                      shutil.which("node") is None, reason="node is installed by make install")]),
+                                  pytest.param("go test", marks=[pytest.mark.heavy, pytest.mark.skipif(
+                                      shutil.which("go") is None, reason="go is installed by make install")])])
+async def test_the_gate_service_runs_hidden_tests_on_any_tree(tmp_path: Path, name: str) -> None:
     """The merge queue and `land` call the same `Gates.run(hidden_tests=...)`: a tree whose visible tests pass is
-    refused while a hidden test fails, and passes once the code is right."""
-    repo = repo_with_hidden_test(tmp_path)
+    refused while a hidden test fails, named by its id, and passes once the code is right; on each runner family."""
+    family = FAMILIES[name]
+    repo = make_sample_repo(tmp_path / "repo", files=family.files, venv=name == "pytest", plan=plan(
+        task("TASK-001", acceptance_tests=[family.hidden], hidden_tests=True), verify=family.command))
+    (repo / family.hidden).parent.mkdir(parents=True, exist_ok=True)
+    (repo / family.hidden).write_text(family.hidden_text)  # untracked
     git = GitRepo(repo)
-    gates = Gates(git, GateRequest(plan_verify="python -m pytest -q", timeout_s=300), no_cache=True,
+    gates = Gates(git, GateRequest(plan_verify=family.command, timeout_s=300), no_cache=True,
                   hidden=HiddenTests.of_plan(repo, load_plan(repo, "FEAT-001")))
     base = git.rev("HEAD")
     await gates.check_base("FEAT-001", base)
     worktree = repo / ".autobuild" / "worktrees" / "FEAT-001" / "_land"
     await git.add_detached_worktree(worktree, base)
 
-    async def gate(square: str) -> GateResult:
-        (worktree / "calc" / "square.py").write_text(square)
+    async def gate(code: str) -> GateResult:
+        (worktree / family.code).write_text(code)
         git_in(worktree, "add", "-A")
-        git_in(worktree, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "square")
-        return (await gates.run(worktree, against=base, hidden_tests=[HIDDEN])).result
+        git_in(worktree, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "code")
+        return (await gates.run(worktree, against=base, hidden_tests=[family.hidden])).result
 
-    refused = await gate(LEAKY)
-    assert not refused["passed"] and "tests.acceptance.test_square::test_square" in (refused["failing"] or [])
+    refused = await gate(family.wrong)
+    assert not refused["passed"], refused["summary"]
+    assert any(family.failing_id in test for test in refused["failing"] or []), refused["failing"]
     assert "zebra-7731" not in str(refused)
-    assert (await gate(RIGHT))["passed"]
-    assert not (worktree / HIDDEN).exists()
+    passed = await gate(family.right)
+    assert passed["passed"], passed["summary"]
+    assert not (worktree / family.hidden).exists()
 
 
 @pytest.mark.heavy
