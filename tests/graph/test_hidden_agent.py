@@ -7,7 +7,9 @@ gate puts them in place (`<feature>/_hidden/`); the agents try both by `cat`, `g
 
 from __future__ import annotations
 
+import asyncio
 import subprocess
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -40,6 +42,8 @@ def attempts(repo: Path, worktree: Path, gate_copy: Path) -> list[dict[str, Any]
             {"bash": f"ln -s {hidden} ./link.py; cat ./link.py"},
             {"bash": f"find {repo}/tests -name '*.py' -exec cat {{}} +"},
             {"bash": f"cat {gate_copy}"},
+            # A gate run with the hidden test in place, seen through its process (the gate's cwd is its tree).
+            {"bash": f"cat /proc/*/cwd/{HIDDEN}; echo proc-done"},
             # Past the policy's look at the command line (no `.autobuild` in it): only the sandbox is left.
             {"bash": f"cd ../{gate_copy.parent.relative_to(worktree.parent)} && cat {gate_copy.name}"},
             {"read": str(hidden)},
@@ -80,10 +84,14 @@ async def test_player_and_coach_can_not_read_a_hidden_test(
                                sandbox_writable=(env_dir,), unreadable=(repo / HIDDEN, gate_folder))
     brief = TaskBrief("Feature", "T-1", "Task", ["do it"], [], None, hidden_tests=[HIDDEN])
     absent = watch.absent_stubs(repo)
+    gate_run = await asyncio.create_subprocess_exec(sys.executable, "-c", "import time; time.sleep(300)",
+                                                    cwd=gate_copy.parents[2])
     try:
         player = await run_player(PlayerInput(brief, 1, 10, worktree), settings)
         coach = await run_coach(CoachInput(brief, 1, worktree, None, ""), settings)
     finally:
+        gate_run.kill()
+        await gate_run.wait()
         watch.remove_stubs(absent)
 
     for result in (player, coach):
