@@ -178,11 +178,26 @@ def combined(result: GateResult, hidden_run: GateResult, paths: Sequence[str]) -
     return merged
 
 
-def place(tree: Path, contents: Mapping[str, bytes]) -> None:
-    """Put each hidden file in `tree` (a throwaway worktree of the gate's own) through the resolver: a link the
-    task committed may not carry the copy out of the tree (blocking: callers run it in a thread)."""
+def place(tree: Path, contents: Mapping[str, bytes]) -> str | None:
+    """Put each hidden file in `tree` (a throwaway worktree of the gate's own) through the resolver; why not, when
+    the task's tree has a link leading out or a folder where one goes (never written through: blocking, callers
+    run it in a thread)."""
     for path, data in contents.items():
-        target = confined.resolve_under(tree, path, "hidden acceptance test")
-        if target.is_symlink() or target.is_dir():
-            raise InputError(f"hidden acceptance test {path}: the task's tree has a link or a folder there")
-        confined.write_resolved(tree, target, data, "hidden acceptance test")
+        try:
+            target = confined.resolve_under(tree, path, "hidden acceptance test")
+            if target.is_dir():
+                raise InputError(f"hidden acceptance test {path}: the task's tree has a folder there")
+            confined.write_resolved(tree, target, data, "hidden acceptance test")
+        except InputError as exc:
+            return str(exc)
+    return None
+
+
+def refused(result: GateResult, why: str, paths: Sequence[str]) -> GateResult:
+    """The tree's verdict when its hidden tests could not be put in place: failed, saying why."""
+    failed = result.copy()
+    failed["passed"] = False
+    failed["failing"] = list(dict.fromkeys([*(result["failing"] or []), *paths]))
+    failed["new_failures"] = list(dict.fromkeys([*result["new_failures"], *paths]))
+    failed["summary"] = f"the hidden acceptance tests could not be put in place: {why}"
+    return failed

@@ -210,7 +210,8 @@ class Gates:
         await self.repo.add_detached_worktree(place, await self.repo.head(worktree))
         try:
             await self.set_up(place)  # nothing hidden is in the tree yet
-            await asyncio.to_thread(hidden.place, place, contents)
+            if refused := await asyncio.to_thread(hidden.place, place, contents):
+                return hidden.redact_result(hidden.refused(result, refused, paths), secrets)
             env, _ = await asyncio.to_thread(self._environment, place)
             box = sandbox.for_hidden(place, private).with_masked(*self.hidden.sources())
             if all(path.endswith(".py") for path in paths):  # pytest collects them whatever the command names

@@ -220,3 +220,26 @@ async def test_a_served_run_refuses_a_hidden_test_git_could_show(tmp_path: Path)
         task("TASK-001", acceptance_tests=[HIDDEN], hidden_tests=True), verify="python -m pytest -q"))
     values = await served({"repo": str(repo), "target": "FEAT-001"})
     assert values["results"] == {} and "is in the repository's history" in values["refused"], values
+
+
+async def test_a_link_the_task_commits_where_a_hidden_test_goes_is_never_written_through(tmp_path: Path) -> None:
+    """Issue 32's resolver: the gate puts hidden tests in place only inside its tree; a task that commits
+    `tests/acceptance -> <outside>` gets a failed gate saying so, and nothing is written outside."""
+    repo = repo_with_hidden_test(tmp_path)
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    git = GitRepo(repo)
+    gates = Gates(git, GateRequest(plan_verify="python -m pytest -q", timeout_s=300), no_cache=True,
+                  hidden=HiddenTests.of_plan(repo, load_plan(repo, "FEAT-001")))
+    base = git.rev("HEAD")
+    await gates.check_base("FEAT-001", base)
+    worktree = repo / ".autobuild" / "worktrees" / "FEAT-001" / "_land"
+    await git.add_detached_worktree(worktree, base)
+    (worktree / "calc" / "square.py").write_text(RIGHT)
+    (worktree / "tests" / "acceptance").symlink_to(outside)
+    git_in(worktree, "add", "-A", "-f")
+    git_in(worktree, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "a link")
+    result = (await gates.run(worktree, against=base, hidden_tests=[HIDDEN])).result
+    assert not result["passed"] and "could not be put in place" in result["summary"], result["summary"]
+    assert "resolves outside" in result["summary"]
+    assert list(outside.iterdir()) == []
