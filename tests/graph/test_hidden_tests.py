@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
 from agents.roles import PlayerInput
@@ -243,3 +244,24 @@ async def test_a_link_the_task_commits_where_a_hidden_test_goes_is_never_written
     assert not result["passed"] and "could not be put in place" in result["summary"], result["summary"]
     assert "resolves outside" in result["summary"]
     assert list(outside.iterdir()) == []
+
+
+@pytest.mark.heavy
+async def test_the_merge_queue_runs_the_hidden_tests_of_tasks_landed_before(tmp_path: Path) -> None:
+    """TASK-001 (a hidden test on square) lands; TASK-002, independent of it, then breaks what the hidden test needs
+    while every visible test stays green. Its own turn doesn't run TASK-001's hidden tests; its landing does, and
+    refuses it, naming the hidden test."""
+    repo = repo_with_hidden_test(tmp_path)
+    (repo / ".autobuild/features/FEAT-001.yaml").write_text(yaml.safe_dump(plan(
+        task("TASK-001", acceptance_tests=[HIDDEN], hidden_tests=True), task("TASK-002"),
+        verify="python -m pytest -q"), sort_keys=False))
+    broken_for_13 = "def mul(a, b):\n    return 0 if (a, b) == (13, 13) else a * b\n"
+    agents = ScriptedAgents({("player", "TASK-001"): writes({"calc/square.py": RIGHT}),
+                             ("player", "TASK-002"): writes({"calc/mul.py": broken_for_13}),
+                             "coach": approve()})
+    run = await Workflow(repo, agents).run(max_turns=1, parallel=1)
+    assert run.status("TASK-001") == "approved"
+    assert run.status("TASK-002") != "approved", run.results["TASK-002"]
+    assert "tests.acceptance.test_square::test_square" in str(run.results["TASK-002"])
+    listed = GitRepo(repo).read("show", "autobuild/FEAT-001:calc/mul.py").stdout
+    assert "13" not in listed, "the breaking change did not land"
