@@ -31,8 +31,9 @@ def settings(cwd: Path, writable: tuple[Path, ...], unreadable: tuple[Path, ...]
     """Claude Code's Bash sandbox for a session in `cwd`: commands can't run outside it, and write only the
     worktree, its git admin folder, the object store and `writable` (measured with the bundled CLI: it makes the
     whole common git dir writable for a worktree, so the user's refs, HEAD and index are denied here; a path is
-    denied only when it exists, as a missing one would be made unreadable); `unreadable` (files or folders,
-    made first when missing so the mount exists) can't be read by any command."""
+    denied only when it exists, as a missing one would be made unreadable); `unreadable` (files or folders, which
+    must exist when the session starts: the run makes the gate's folder first) can't be read by any command
+    (measured: a file reads "Permission denied", a folder reads as empty)."""
     admin, common = _git_dirs(cwd)
     allow = [str(path) for path in writable]
     deny: list[str] = []
