@@ -49,7 +49,8 @@ def _dry_run(run_plan: runner.RunPlan, as_json: bool) -> int:
             # Rough expectation: complexity drives turns (1..max), each turn is a player and a coach session.
             turns = max(1, min(max_turns, round(task.complexity / 3)))
             rows.append({"group": index, "task": task_id, "dependencies": task.dependencies,
-                         "complexity": task.complexity, "expected_turns": turns, "max_turns": max_turns})
+                         "complexity": task.complexity, "expected_turns": turns, "max_turns": max_turns,
+                         "hidden_tests": list(task.acceptance_tests) if task.hidden_tests else []})
     session_usd = run_plan.settings.est_session_usd
     expected = 2 * sum(r["expected_turns"] for r in rows)
     estimate = {"sessions_expected": expected, "sessions_max": 2 * max_turns * len(rows),
@@ -66,8 +67,9 @@ def _dry_run(run_plan: runner.RunPlan, as_json: bool) -> int:
     deps_width = max(len(", ".join(row["dependencies"]) or "-") for row in rows)
     for row in rows:
         deps = ", ".join(row["dependencies"]) or "-"
+        hidden = f"; {len(row['hidden_tests'])} hidden acceptance test(s)" if row["hidden_tests"] else ""
         print(f"  group {row['group']}  {row['task']:<{task_width}}  complexity {row['complexity']:>2}"
-              f"  deps {deps:<{deps_width}}  ~{row['expected_turns']} turn(s), at most {max_turns}")
+              f"  deps {deps:<{deps_width}}  ~{row['expected_turns']} turn(s), at most {max_turns}{hidden}")
     print(f"  sessions: ~{expected} expected, at most {estimate['sessions_max']};"
           f" cost ~${estimate['cost_usd_expected']:.2f} at ${session_usd:.2f}/session"
           f" (ORCHESTRATOR_EST_SESSION_USD); nothing was run or written")

@@ -158,3 +158,14 @@ def test_only_hidden_tests_judge_the_hidden_run() -> None:
     # A runner that names no passing test: its exit status.
     assert hidden.failing_hidden(run_of(failing=[], passing=None, exit_code=0), paths) == []
     assert hidden.failing_hidden(run_of(failing=[], passing=None, exit_code=1), paths) == paths
+
+
+def test_dry_run_lists_each_tasks_hidden_tests(tmp_path: Path) -> None:
+    if not sandbox.agents_available():
+        pytest.skip(sandbox.why_unavailable())
+    repo = repo_with(tmp_path, {"acceptance_tests": [HIDDEN], "hidden_tests": True})
+    shown = subprocess.run([sys.executable, "-m", "orchestrator", "run", "FEAT-001", "--dry-run", "--json", "--repo",
+                            str(repo), "--db", str(tmp_path / "db.sqlite")], capture_output=True, text=True,
+                           check=False, timeout=120)
+    assert shown.returncode == 0, shown.stderr
+    assert yaml.safe_load(shown.stdout)["tasks"][0]["hidden_tests"] == [HIDDEN]
