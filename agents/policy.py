@@ -1,4 +1,5 @@
-"""Permission policy enforced by a PreToolUse hook: stay in the worktree, keep out of .autobuild/, no push."""
+"""Permission policy enforced by a PreToolUse hook: stay in the worktree, keep out of .autobuild/, no push, and
+read nothing the run keeps from the agents (hidden acceptance tests)."""
 
 from __future__ import annotations
 
@@ -10,6 +11,9 @@ from pathlib import Path
 from typing import Any
 
 WRITE_TOOLS = {"Write", "Edit", "MultiEdit", "NotebookEdit"}
+SEARCH_TOOLS = {"Grep", "Glob", "LS"}
+"""Tools that read a folder's files or names: refused on a folder that holds something unreadable."""
+_GLOB_CHARS = re.compile(r"[*?\[{]")
 _GIT_PUSH = re.compile(r"(^|[;&|(\s])git(\s+-\S+(\s+\S+)?)*\s+push\b")
 # Subcommands that move refs, HEAD or the index, or reach another checkout: the orchestrator owns all of that
 # (it commits each turn itself). Options between `git` and the subcommand (-C DIR, -c k=v) are skipped over.
@@ -28,9 +32,13 @@ class ToolPolicy:
     read_only: bool = False
     file_scope: list[str] = field(default_factory=list)
     frozen: list[str] = field(default_factory=list)
+    unreadable: tuple[Path, ...] = ()
+    """Absolute files or folders no tool may read (the sandbox keeps Bash off them)."""
     denials: list[str] = field(default_factory=list)
 
     def check(self, tool_name: str, tool_input: dict[str, Any]) -> str | None:
+        if self.unreadable and (reason := self._check_read(tool_name, tool_input)):
+            return reason
         if tool_name in WRITE_TOOLS:
             return self._check_write(str(tool_input.get("file_path") or tool_input.get("notebook_path") or ""))
         if tool_name == "Bash":
@@ -42,6 +50,28 @@ class ToolPolicy:
                         " the orchestrator commits your work after each turn (git status/diff/log/show are fine)")
             if ".autobuild" in command and not self.read_only:
                 return "commands touching .autobuild/ are not allowed: it holds the orchestrator's state"
+        return None
+
+    def _check_read(self, tool_name: str, tool_input: dict[str, Any]) -> str | None:
+        """A read of an unreadable file, or a search over a folder holding one (a symlink is followed first)."""
+        hidden = [Path(os.path.realpath(path)) for path in self.unreadable]
+        said = "it is a hidden acceptance test: only the gate runs it, and its failures come back to you by name"
+        for key in ("file_path", "notebook_path", "path"):
+            raw = str(tool_input.get(key) or "")
+            if not raw and key == "path" and tool_name in SEARCH_TOOLS:
+                raw = "."
+            if not raw:
+                continue
+            target = Path(os.path.realpath(self.root / raw))
+            if any(target == path or target.is_relative_to(path) for path in hidden):
+                return f"{raw} can't be read: {said}"
+            if tool_name in SEARCH_TOOLS and any(path.is_relative_to(target) for path in hidden):
+                return f"{tool_name} over {raw} would read a hidden acceptance test: search inside your worktree"
+        pattern = str(tool_input.get("pattern") or "") if tool_name == "Glob" else ""
+        if pattern.startswith("/"):
+            prefix = Path(os.path.realpath(_GLOB_CHARS.split(pattern, 1)[0].rsplit("/", 1)[0] or "/"))
+            if any(path.is_relative_to(prefix) or prefix.is_relative_to(path) for path in hidden):
+                return f"Glob {pattern} reaches a hidden acceptance test: search inside your worktree"
         return None
 
     def _check_write(self, raw_path: str) -> str | None:

@@ -48,6 +48,9 @@ class SessionRequest:
     these; None: unsandboxed."""
     env: dict[str, str] = field(default_factory=dict)
     """Extra environment for the session's commands (ours wins where they overlap)."""
+    unreadable: tuple[Path, ...] = ()
+    """Files and folders (absolute) the session can't read: denied to Read/Grep/Glob by the tool policy and to
+    Bash by the sandbox's denyRead (hidden acceptance tests and the gate's folder of their runs)."""
     trace_metadata: dict[str, str] = field(default_factory=dict)
     """What the session's LangSmith run carries besides role, task and turn (e.g. the feature id), when on."""
 

@@ -39,6 +39,8 @@ class SessionSettings:
     None: no sandbox (bubblewrap can't run here)."""
     env: dict[str, str] = field(default_factory=dict)
     """Extra environment of the session's commands (the run's tool caches)."""
+    unreadable: tuple[Path, ...] = ()
+    """Files and folders no tool and no command of the session may read (hidden acceptance tests)."""
 
 
 @dataclass
@@ -53,6 +55,8 @@ class TaskBrief:
     verify: str | None
     file_scope: list[str] = field(default_factory=list)
     frozen_tests: list[str] = field(default_factory=list)
+    hidden_tests: list[str] = field(default_factory=list)
+    """Acceptance tests the agents can't read: only the gate runs them, failures come back redacted."""
 
 
 @dataclass
@@ -110,6 +114,7 @@ def _common(brief: TaskBrief, turn: int) -> dict[str, object]:
         "requirements": _bullets(brief.requirements, "- (none given beyond the task name)"),
         "acceptance_criteria": _bullets(brief.acceptance_criteria, "- (none given)"),
         "verify": brief.verify or "(no objective check configured)",
+        "hidden_tests": _bullets(brief.hidden_tests, "None."),
     }
 
 
@@ -238,6 +243,7 @@ def _request(
         trace_metadata=dict(settings.trace_metadata),
         sandbox_writable=settings.sandbox_writable,
         env=dict(settings.env),
+        unreadable=settings.unreadable,
         **extra,
     )
 

@@ -27,19 +27,24 @@ _USER_GIT_FILES = ("refs", "packed-refs", "HEAD", "index", "logs", "ORIG_HEAD", 
                    "config", "hooks", "info")
 
 
-def settings(cwd: Path, writable: tuple[Path, ...]) -> dict[str, object]:
+def settings(cwd: Path, writable: tuple[Path, ...], unreadable: tuple[Path, ...] = ()) -> dict[str, object]:
     """Claude Code's Bash sandbox for a session in `cwd`: commands can't run outside it, and write only the
     worktree, its git admin folder, the object store and `writable` (measured with the bundled CLI: it makes the
     whole common git dir writable for a worktree, so the user's refs, HEAD and index are denied here; a path is
-    denied only when it exists, as a missing one would be made unreadable)."""
+    denied only when it exists, as a missing one would be made unreadable); `unreadable` (files or folders, which
+    must exist when the session starts: the run makes the gate's folder first) can't be read by any command
+    (measured: a file reads "Permission denied", a folder reads as empty)."""
     admin, common = _git_dirs(cwd)
     allow = [str(path) for path in writable]
     deny: list[str] = []
     if admin is not None and common is not None:
         allow += [str(admin), str(common / "objects")]
         deny = [str(common / name) for name in _USER_GIT_FILES if (common / name).exists()]
+    filesystem: dict[str, list[str]] = {"allowWrite": allow, "denyWrite": deny}
+    if unreadable:
+        filesystem["denyRead"] = [str(path.resolve()) for path in unreadable]
     return {"enabled": True, "failIfUnavailable": True, "allowUnsandboxedCommands": False,
-            "autoAllowBashIfSandboxed": True, "filesystem": {"allowWrite": allow, "denyWrite": deny}}
+            "autoAllowBashIfSandboxed": True, "filesystem": filesystem}
 
 
 SANDBOX_REFUSED = "Read-only file system"

@@ -191,7 +191,7 @@ def _settings(request: SessionRequest) -> str | None:
     if request.sandbox_writable is None:
         return request.extra_settings
     settings = json.loads(request.extra_settings) if request.extra_settings else {}
-    settings["sandbox"] = sandbox.settings(request.cwd, request.sandbox_writable)
+    settings["sandbox"] = sandbox.settings(request.cwd, request.sandbox_writable, request.unreadable)
     return json.dumps(settings)
 
 
@@ -247,7 +247,7 @@ async def _attempt(request: SessionRequest, previous: AgentResult | None = None,
     # A continued session keeps what the failed attempt already did: its tool calls and files.
     recorder = ToolRecorder(request.role, request.task_id, calls=list(continued.tool_calls) if continued else [])
     policy = ToolPolicy(request.cwd, read_only=request.role != "player", file_scope=request.file_scope,
-                        frozen=request.frozen)
+                        frozen=request.frozen, unreadable=request.unreadable)
     tag = reaper.new_tag()
     result = AgentResult(role=request.role, status="success",
                          files_modified=list(continued.files_modified) if continued else [])

@@ -37,9 +37,14 @@ class Sandbox:
     tmp: Path
     env: Mapping[str, str] = field(default_factory=dict)
     readable: tuple[Path, ...] = ()
+    masked: tuple[Path, ...] = ()
+    """Files the command can't read (an empty file is shown in their place): the plan's hidden tests."""
 
     def with_writable(self, *paths: Path) -> Sandbox:
-        return Sandbox((*self.writable, *paths), self.tmp, self.env, self.readable)
+        return Sandbox((*self.writable, *paths), self.tmp, self.env, self.readable, self.masked)
+
+    def with_masked(self, *paths: Path) -> Sandbox:
+        return Sandbox(self.writable, self.tmp, self.env, self.readable, (*self.masked, *paths))
 
 
 def bwrap() -> str | None:
@@ -141,6 +146,17 @@ def for_worktree(worktree: Path, extra: Sequence[Path] = ()) -> Sandbox:
     return Sandbox((worktree, *_git_paths(worktree), run_env, private, *extra), private / "tmp", env, (root,))
 
 
+def for_hidden(place: Path, private: Path) -> Sandbox:
+    """The sandbox of a gate run with hidden tests in place (gate/hidden.py): only the throwaway tree and a
+    private folder beside it are writable (never the object store, the run's tmp, caches or environment, which
+    the agents can read), so the code under test can't leave a copy of a hidden file where an agent finds it."""
+    run_env = place.parent.parent / ENV_FOLDER
+    env = _caches(private) | ({"PIP_TARGET": str(private / "site-packages")}
+                              if not (run_env / "venv" / "pyvenv.cfg").is_file() else {})
+    root = place.parent.parent.parent.parent.parent  # <root>/.autobuild/worktrees/<FEATURE>/_hidden/<NAME>
+    return Sandbox((place, private), private / "tmp", env, (root,))
+
+
 def _cargo_layers(cargo_home: Path) -> list[str]:
     """The user's ~/.cargo registry, git checkouts and config, read-only inside the run's own CARGO_HOME."""
     user = Path(os.environ.get("CARGO_HOME") or Path.home() / ".cargo")
@@ -175,6 +191,9 @@ def wrap(args: Sequence[str], cwd: Path, sandbox: Sandbox) -> list[str]:
         command += ["--bind", str(path.resolve()), str(path.resolve())]
     if cargo := sandbox.env.get("CARGO_HOME"):
         command += _cargo_layers(Path(cargo))
+    for path in dict.fromkeys(sandbox.masked):
+        if path.is_file():
+            command += ["--ro-bind", "/dev/null", str(path.resolve())]
     return [*command, "--die-with-parent", "--chdir", str(cwd), "--", *args]
 
 

@@ -111,6 +111,9 @@ def step_to_blocks(step: dict[str, Any], key: SessionKey, cwd: str | None) -> li
             "Edit",
             {"file_path": _resolve(spec["path"], cwd), "old_string": spec["old"], "new_string": spec["new"]},
         )
+    for builtin in ("grep", "glob"):  # {"grep": {"pattern": …, "path": …}}: Claude Code's own search tools
+        if builtin in step:
+            tool_use(builtin.capitalize(), dict(step[builtin]))
     if "bash" in step:
         tool_use("Bash", {"command": str(step["bash"]), "description": "scripted command"})
     if "tool" in step:

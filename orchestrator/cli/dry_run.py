@@ -28,7 +28,8 @@ def estimate_rows(run_plan: runner.RunPlan) -> list[dict[str, Any]]:
             # Rough expectation: complexity drives turns (1..max), each turn is a player and a coach session.
             turns = max(1, min(max_turns, round(task.complexity / 3)))
             row = {"group": index, "task": task_id, "dependencies": task.dependencies,
-                   "complexity": task.complexity, "expected_turns": turns, "max_turns": max_turns}
+                   "complexity": task.complexity, "expected_turns": turns, "max_turns": max_turns,
+                   "hidden_tests": list(task.acceptance_tests) if task.hidden_tests else []}
             rows.append(row if again is None else {**row, "why": again[task_id]})
     return rows
 
@@ -54,9 +55,11 @@ def dry_run(run_plan: runner.RunPlan, as_json: bool) -> int:
         deps_width = max(len(", ".join(row["dependencies"]) or "-") for row in rows)
         for row in rows:
             deps = ", ".join(row["dependencies"]) or "-"
+            hidden = f"; {len(row['hidden_tests'])} hidden acceptance test(s)" if row["hidden_tests"] else ""
             again = f"  (again: {row['why']})" if "why" in row else ""
             print(f"  group {row['group']}  {row['task']:<{task_width}}  complexity {row['complexity']:>2}"
-                  f"  deps {deps:<{deps_width}}  ~{row['expected_turns']} turn(s), at most {max_turns}{again}")
+                  f"  deps {deps:<{deps_width}}  ~{row['expected_turns']} turn(s), at most {max_turns}{hidden}"
+                  f"{again}")
         print(f"  sessions: ~{expected} expected, at most {estimate['sessions_max']};"
               f" cost ~${estimate['cost_usd_expected']:.2f} at ${session_usd:.2f}/session"
               f" (ORCHESTRATOR_EST_SESSION_USD); nothing was run or written")

@@ -6,11 +6,12 @@ import argparse
 import asyncio
 import sys
 
-from orchestrator import jsonout
+from orchestrator import jsonout, sandbox
 from orchestrator.cli.messages import notice, warn
 from orchestrator.cli.next_steps import after_plan
 from orchestrator.cli.preflight import require_credentials
 from orchestrator.errors import EXIT_FAILED, EXIT_OK, InputError
+from orchestrator.gate import hidden as hidden_tests
 from orchestrator.gate.detect import choose_gate
 from orchestrator.gate.report import gate_document, gate_lines
 from orchestrator.plan.model import check_id, load_named_plan, plan_path
@@ -25,14 +26,18 @@ def validate(args: argparse.Namespace, settings: Settings) -> int:
     settings.validate_options()
     gate = choose_gate(settings.repo, plan.verify, settings.verify)
     shown = gate_document(settings.repo, gate, plan.setup, settings.setup)
+    hidden = hidden_tests.check(GitRepo(settings.repo), plan, sandboxed=sandbox.agents_available())
     if args.json:
+        hidden_shown = {task: list(paths) for task, paths in hidden.by_task.items()}
         jsonout.print_json({"valid": True, "id": plan.id, "tasks": plan.task_ids(), "groups": groups,
-                            "gate": shown})
+                            "gate": shown, "hidden_tests": hidden_shown})
     else:
         print(f"{plan.id} is valid: {len(plan.tasks)} task(s) in {len(groups)} group(s)")
         for index, group in enumerate(groups, 1):
             print(f"  group {index}: {', '.join(group)}")
         print("\n".join(gate_lines(shown, gate.describe())))
+        for task, paths in hidden.by_task.items():
+            print(f"  {task}: hidden acceptance tests, run only by the gate: {', '.join(paths)}")
     warn(plan)
     return EXIT_OK
 

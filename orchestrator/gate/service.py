@@ -11,6 +11,7 @@ it counts (flaky tests), every command runs sandboxed, and the caller's `watch` 
 from __future__ import annotations
 
 import asyncio
+import shutil
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -18,7 +19,7 @@ from typing import Protocol, TypeVar
 
 from orchestrator import sandbox
 from orchestrator.facts import Acceptance, GateResult, GateSetup, TestChange
-from orchestrator.gate import accounting, base_command, overlay, screen, shifted
+from orchestrator.gate import accounting, base_command, hidden, overlay, screen, shifted
 from orchestrator.gate.baseline import check_gate, choose_setup
 from orchestrator.gate.cache import GateCache, cache_key, env_digest, gated_tree, worktree_tree
 from orchestrator.gate.detect import GateChoice, choose_gate
@@ -82,6 +83,8 @@ class Gates:
     launcher: Callable[[str], str] | None = None
     """Wraps each command line before it runs (land's leash); results name the command as given."""
     no_cache: bool = False
+    hidden: hidden.HiddenTests | None = None
+    """The plan's hidden acceptance tests: no other run can read them, `run(hidden=...)` puts some in place."""
     _overlaid: dict[tuple[str, str, str], dict[str, str]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
@@ -150,12 +153,14 @@ class Gates:
 
     async def run(self, worktree: Path, command: str | None = None, *, changed_since: str | None = None,
                   base: GateResult | None = None, against: str | None = None,
-                  accepted: Sequence[Acceptance] = ()) -> GateRun:
+                  accepted: Sequence[Acceptance] = (), hidden_tests: Sequence[str] = ()) -> GateRun:
         """The gate in `worktree` (`command`, else the run's), judged against the base's run of it (`base`, else
         the run's); `no_gate` when nothing can check the work. A tree already gated with the same command,
         setup and environment is not gated again. A monorepo's gate runs the packages the commits since
         `changed_since` touched (all of them without it). With `against` (a commit), every test that passed
-        on that commit's tree must pass here, or be a change the coach `accepted` (gate/accounting.py)."""
+        on that commit's tree must pass here, or be a change the coach `accepted` (gate/accounting.py). With
+        `hidden_tests`, they run too, in a throwaway tree of the gate's own (gate/hidden.py), never remembered, and
+        every line of a hidden file is redacted from the result."""
         decided = self.setup
         command = command or decided["command"]
         if command is None:
@@ -165,6 +170,8 @@ class Gates:
             changed = await changed_files(self.repo, worktree, changed_since) if changed_since else None
             result = await self._watched(what, worktree, gate_packages(
                 decided, self.repo.root, worktree, changed, self.request.timeout_s), lambda run: run["output"])
+            if hidden_tests and result["exit_code"] is not None:  # a monorepo's hidden tests run from the top
+                result = await self._with_hidden(worktree, command, result, hidden_tests)
             return GateRun(result, ran=True)
         base = base if base is not None else decided["base"]
         ran = False
@@ -184,7 +191,39 @@ class Gates:
             result = await self._accounted(worktree, command, result, against, accepted)
         result = result.copy()
         result.pop("passing", None)  # kept in the cache and in the base's run, not in every turn's state
+        if hidden_tests and result["exit_code"] is not None:
+            result = await self._with_hidden(worktree, command, result, hidden_tests)
+            ran = True
         return GateRun(result, ran=ran)
+
+    async def _with_hidden(self, worktree: Path, command: str, result: GateResult,
+                           paths: Sequence[str]) -> GateResult:
+        """`result` with the hidden tests' run folded in, redacted: they run on the worktree's commit in a
+        detached tree under `<feature>/_hidden/`, its setup done before they are put in place, in a sandbox that
+        writes only that tree and a private folder beside it (both removed after)."""
+        if self.hidden is None:
+            raise RuntimeError("hidden tests asked for, but the gate was given none")
+        contents = await asyncio.to_thread(self.hidden.read, paths)
+        secrets = hidden.secret_lines(contents.values())
+        folder = worktree.parent / hidden.FOLDER
+        # Not named as the worktree: the run's environment keeps per-name files (an editable install's redirect).
+        place, private = folder / f"hidden-{worktree.name}", folder / f"hidden-{worktree.name}.private"
+        await self.repo.add_detached_worktree(place, await self.repo.head(worktree))
+        try:
+            await self.set_up(place)  # nothing hidden is in the tree yet
+            if refused := await asyncio.to_thread(hidden.place, place, contents):
+                return hidden.redact_result(hidden.refused(result, refused, paths), secrets)
+            env, _ = await asyncio.to_thread(self._environment, place)
+            box = sandbox.for_hidden(place, private).with_masked(*self.hidden.sources())
+            if all(path.endswith(".py") for path in paths):  # pytest collects them whatever the command names
+                env["PYTEST_ADDOPTS"] = " ".join([env.get("PYTEST_ADDOPTS", ""), *paths]).strip()
+            run = await self._watched(f"the gate `{command}` with the hidden acceptance tests", place, run_gate(
+                self._launch(command), place, self.request.timeout_s, env, box),
+                lambda done: hidden.redact(done["output"], secrets))
+        finally:
+            await self.repo.remove_worktree(place)
+            await asyncio.to_thread(shutil.rmtree, private, True)
+        return hidden.redact_result(hidden.combined(result, hidden.redact_result(run, secrets), paths), secrets)
 
     async def _accounted(self, worktree: Path, command: str, result: GateResult, against: str,
                          accepted: Sequence[Acceptance]) -> GateResult:
@@ -363,8 +402,13 @@ class Gates:
         return await asyncio.to_thread(lambda: env_digest(root, worktree, gate_env(root, worktree)))
 
     def _environment(self, worktree: Path) -> tuple[dict[str, str], sandbox.Sandbox]:
-        """The environment and sandbox of a command in `worktree` (blocking: read from the venvs' files)."""
-        return {**gate_env(self.repo.root, worktree), **self.env_extra}, sandbox.for_worktree(worktree)
+        """The environment and sandbox of a command in `worktree` (blocking: read from the venvs' files); no
+        command but the hidden tests' own run can read a hidden test."""
+        feature = worktree.parent.parent.name if worktree.parent.name == hidden.FOLDER else None
+        box = sandbox.for_worktree(worktree)
+        if self.hidden is not None:
+            box = box.with_masked(*self.hidden.sources())
+        return {**gate_env(self.repo.root, worktree, feature), **self.env_extra}, box
 
     def _launch(self, command: str) -> str:
         return self.launcher(command) if self.launcher is not None else command

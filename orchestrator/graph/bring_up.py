@@ -17,6 +17,14 @@ _MARKERS = ("<<<<<<< ", ">>>>>>> ")
 _MAX_DIFF = 3000
 
 
+async def tasks_on(ctx: RunContext, head: str) -> set[str]:
+    """The plan's tasks whose commits the feature branch's `head` holds (merged since it left the base), read
+    from the commit subjects our own commits carry, so a resumed run knows them too."""
+    log = (await ctx.repo.git("log", "--no-merges", "--format=%s", head, f"^refs/heads/{ctx.base_branch}", "--",
+                              check=False)).stdout
+    return {m.group(1) for line in log.splitlines() if (m := _TASK_OF.match(line))} & set(ctx.plan.task_ids())
+
+
 def bring_up_message(task_id: str, feature_branch: str, head: str) -> str:
     return f"autobuild({task_id}): bring up to {feature_branch} ({head[:10]})"
 

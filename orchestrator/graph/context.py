@@ -21,7 +21,8 @@ from agents.limits import UsageLimitGate
 from orchestrator import sandbox
 from orchestrator.errors import InfrastructureError
 from orchestrator.facts import Acceptance
-from orchestrator.gate import GateRequest, Gates, GateSetup
+from orchestrator.gate import GateRequest, Gates, GateSetup, HiddenTests
+from orchestrator.gate import hidden as hidden_tests
 from orchestrator.gate.environment import session_env
 from orchestrator.graph.events import EventLog
 from orchestrator.plan.model import FeaturePlan
@@ -78,12 +79,16 @@ class RunContext:
     """A run by URL: where every node-end commit is pushed (graph/by_url.py); None for a local repo."""
     gates: Gates = field(init=False)
     """The run's gate (`gate`), run on trees: remembered by tree, sandboxed, what the user owns watched."""
+    hidden: HiddenTests = field(init=False)
+    """The plan's hidden acceptance tests: only the gate reads them (gate/hidden.py)."""
 
     def __post_init__(self) -> None:
         request = GateRequest(plan_verify=self.plan.verify, plan_setup=self.plan.setup, verify=self.options.verify,
                               setup=self.options.setup, timeout_s=self.options.verify_timeout,
                               judge_by_counts=self.options.judge_by_counts)
-        self.gates = Gates(self.repo, request, decided=self.gate, watch=self._watched)
+        self.hidden = HiddenTests.of_plan(self.repo.root, self.plan)
+        self.gates = Gates(self.repo, request, decided=self.gate, watch=self._watched,
+                           hidden=self.hidden if self.hidden.by_task else None)
 
     @property
     def feature_id(self) -> str:
@@ -119,8 +124,29 @@ class RunContext:
             acceptance_criteria=list(task.acceptance_criteria),
             verify=self.gate_command(task_id),
             file_scope=list(task.files),
-            frozen_tests=list(task.acceptance_tests),
+            frozen_tests=[] if task.hidden_tests else list(task.acceptance_tests),
+            hidden_tests=list(task.acceptance_tests) if task.hidden_tests else [],
         )
+
+    def hidden_of(self, task_ids: list[str]) -> tuple[str, ...]:
+        """The hidden tests a gate run of these tasks' work runs: theirs and their dependencies' (merged before
+        them: their hidden tests are never in the tree, so the base's accounting can't keep them green)."""
+        wanted: set[str] = set()
+        todo = list(task_ids)
+        while todo:
+            task = todo.pop()
+            if task not in wanted:
+                wanted.add(task)
+                todo.extend(self.plan.task(task).dependencies)
+        return self.hidden.of(wanted)
+
+    def unreadable(self) -> tuple[Path, ...]:
+        """What no agent session may read: the hidden tests in the checkout and the gate's folder of their runs."""
+        if not self.hidden.by_task:
+            return ()
+        folder = self.repo.worktrees_dir / self.plan.id / hidden_tests.FOLDER
+        folder.mkdir(parents=True, exist_ok=True)  # the sandbox can only deny reading a path that exists
+        return (*self.hidden.sources(), folder)
 
     def remaining_budget(self, task_id: str, task_spent: float) -> float | None:
         """What the next session of this task may still spend: the tightest of feature and task budgets."""
@@ -159,6 +185,7 @@ class RunContext:
             repo_hooks=self.options.repo_hooks,
             trace_metadata={"feature_id": self.feature_id},
             sandbox_writable=self.agent_writable(task_id) if sandbox.agents_available() else None,
+            unreadable=self.unreadable(),
             # The agent's own test runs see what the gate sees (the run's venv, the worktree's sources first).
             env={**session_env(self.repo.root, self.worktree(task_id)),
                  **(sandbox.agent_env(self.worktree(task_id)) if sandbox.agents_available() else {})},

@@ -135,9 +135,13 @@ async def _landing_gate(land: Landing, worktree: Path, batch: list[str]) -> Gate
     or be a change the approving coaches of the tasks in it accepted."""
     ctx, task_id, sha = land.ctx, land.task_id, land.sha
     accepted = [entry for task in (task_id, *batch) for entry in ctx.accepted_tests.get(task, [])]
+    # The hidden tests of every task in the tree that lands: never in a tree, the base's accounting can't keep an
+    # earlier task's hidden tests green, so they run again on every landing.
+    landed_before = await bring_up.tasks_on(ctx, land.base) if ctx.hidden.by_task else set()
     gate = no_gate(ctx.gate["source"])
     for command in dict.fromkeys(c for c in (ctx.gate_command(task_id), ctx.gate["command"]) if c):
-        run = await ctx.gates.run(worktree, command, against=land.base, accepted=accepted)
+        run = await ctx.gates.run(worktree, command, against=land.base, accepted=accepted,
+                                  hidden_tests=ctx.hidden_of([task_id, *batch, *sorted(landed_before)]))
         if run.ran:  # whatever it left behind goes
             await ctx.repo.reset(worktree, sha)
         gate = run.result

@@ -166,7 +166,8 @@ async def _verify(state: TaskState, ctx: RunContext, accepted: list[Acceptance])
     passed where the task started must pass, or be a change the coach accepted."""
     worktree = Path(state["worktree"])
     run = await ctx.gates.run(worktree, ctx.gate_command(state["task_id"]), changed_since=ctx.feature_branch,
-                              against=state["base_sha"], accepted=accepted)
+                              against=state["base_sha"], accepted=accepted,
+                              hidden_tests=ctx.hidden_of([state["task_id"]]))
     await ctx.repo.reset(worktree, state["head_sha"])
     return run.result
 

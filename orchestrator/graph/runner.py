@@ -16,10 +16,12 @@ from langgraph.runtime import RunControl
 from langgraph.types import Command, StateSnapshot
 
 from agents import AgentError, find_cli, reaper
+from orchestrator import sandbox
 from orchestrator.errors import InputError, StoreError
 from orchestrator.events import EventSink, event_dict
 from orchestrator.facts import run_order, settled
 from orchestrator.gate import GateChoice, choose_gate
+from orchestrator.gate import hidden as hidden_tests
 from orchestrator.graph import rerun
 from orchestrator.graph.state import SUCCESS, TaskResult
 from orchestrator.graph.workflow import build_feature_workflow
@@ -99,6 +101,7 @@ def prepare(settings: RunSettings) -> RunPlan:
     base = plan.base_branch or GitRepo(_checkout(settings)).current_branch()
     if not repo.has_branch(base):
         raise InputError(f"base branch {base!r} does not exist: create it or fix base_branch in the plan")
+    hidden_tests.check(repo, plan, sandboxed=sandbox.agents_available())
     missing = lfs.missing_objects(settings.repo, f"refs/heads/{base}")
     if missing:
         shown = ", ".join(missing[:5]) + (f" and {len(missing) - 5} more" if len(missing) > 5 else "")

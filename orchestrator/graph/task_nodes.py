@@ -120,11 +120,11 @@ async def player(state: TaskState, runtime: Runtime[RunContext]) -> TaskState:
     if tampered:
         agent.events("frozen_test_tampering", task_id, turn=turn, files=tampered)
     return update | judge_player(state, agent.events, result, changed, agent.worktree, tampered=tampered,
-                                 submodules=submodules)
+                                 submodules=submodules, hidden=ctx.plan.task(task_id).hidden_tests)
 
 
 def judge_player(state: TaskState, events: EventLog, result: AgentResult, changed: list[str], worktree: Path, *,
-                 tampered: list[str], submodules: Sequence[str] = ()) -> TaskState:
+                 tampered: list[str], submodules: Sequence[str] = (), hidden: bool = False) -> TaskState:
     """Failure, blocker, or completion: the terminal signal AND artifacts on disk, never the exit code alone."""
     task_id, turn = state["task_id"], state["turn"]
     hung = hung_command_note("player", result)
@@ -136,7 +136,10 @@ def judge_player(state: TaskState, events: EventLog, result: AgentResult, change
         return _blocked(state, events, result.blocker)
     if tampered or submodules:
         refused = [refusal(list(submodules))] if submodules else []
-        if tampered:
+        if tampered and hidden:  # a file at a hidden test's path: the gate puts the hidden test there itself
+            refused.append(f"You wrote files at the paths of hidden acceptance tests ({', '.join(tampered)}); they"
+                           " were removed: the gate puts the hidden tests there itself. Meet the requirements.")
+        elif tampered:
             refused.append(f"You edited or deleted frozen acceptance tests ({', '.join(tampered)}); they were"
                            " restored. Make the code pass them instead.")
         return TaskState(review=_review(turn, "tampering" if tampered else "incomplete", refused), blocker_hashes=[])

@@ -34,6 +34,7 @@ from agents.limits import Pause, UsageLimitGate, UsageLimitYield
 from orchestrator import facts, sandbox
 from orchestrator.errors import InputError, PlanError, RunLockedError
 from orchestrator.gate import GateChoice, GateRequest, Gates, GateSetup, choose_gate
+from orchestrator.gate import hidden as hidden_tests
 from orchestrator.graph import by_url, merge, replan, review_nodes, routing, task_nodes
 from orchestrator.graph.active import ACTIVE, ActiveRun
 from orchestrator.graph.context import RunContext, Spend
@@ -344,6 +345,8 @@ async def _feature_reports(ctx: RunContext, gate: GateSetup, held: dict[str, str
 def _load_plan(root: Path, target: str, plan_file: Path | None) -> tuple[FeaturePlan, str | None]:
     """The run's plan and single task, from the repo's files (blocking: the workflow runs it in a thread)."""
     plan, only_task = load_target(root, target, plan_file)
+    # A served run has no CLI to check them first; a clone has no untracked files, so it refuses hidden tests.
+    hidden_tests.check(GitRepo(root), plan, sandboxed=sandbox.agents_available())
     if plan_file is not None:
         remember_plan_file(root, plan, plan_file)  # so `status`, `show` and `resume` find it by its id
     return plan, only_task

@@ -22,7 +22,7 @@ from typing import Any
 from agents import reaper
 from orchestrator.errors import InputError
 from orchestrator.facts import Acceptance, AcceptedChange, GateResult, GateSetup, accepted_changes
-from orchestrator.gate import GateRequest, Gates
+from orchestrator.gate import GateRequest, Gates, HiddenTests
 from orchestrator.gate.detect import NO_GATE
 from orchestrator.graph.runner import checked_unless_unborn
 from orchestrator.landing import hooks, journal
@@ -157,8 +157,11 @@ class Attempt:
         # landing's tag, so the next command finds whatever escaped a kill -9.
         decided = GateSetup(command=self.gate.command, source=self.gate.source, setup=self.gate.setup,
                             base=self.gate.base)
+        # The hidden acceptance tests of every approved task run on the landed result too (never in its tree).
+        self.hidden = HiddenTests.of_plan(self.repo.root, self.plan)
         self.gates = Gates(self.repo, GateRequest(timeout_s=self.verify_timeout), decided=decided,
-                           env_extra={reaper.SESSION_TAG_ENV: self.journal.tag}, launcher=leashed)
+                           env_extra={reaper.SESSION_TAG_ENV: self.journal.tag}, launcher=leashed,
+                           hidden=self.hidden if self.hidden.by_task else None)
 
     async def run(self, squash: bool) -> Landing:
         worktree = Path(self.journal.worktree)
@@ -232,7 +235,8 @@ class Attempt:
         # Every test that passed on the base must pass on the landed result, or be a change a task's approving
         # coach accepted.
         result = (await self.gates.run(worktree, gate.command, base=base, against=self.landing.old_sha,
-                                       accepted=self.accepted)).result
+                                       accepted=self.accepted,
+                                       hidden_tests=self.hidden.of(self.found.approved))).result
         self.landing.gate = _gate_doc(gate, result)
         if not result["passed"]:
             failing = result["new_failures"] or result["failing"] or []

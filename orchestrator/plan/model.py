@@ -61,6 +61,8 @@ class TaskSpec(BaseModel):
     acceptance_criteria: list[str] = Field(default_factory=list)
     files: list[str] = Field(default_factory=list)
     acceptance_tests: list[str] = Field(default_factory=list)
+    hidden_tests: bool = False
+    """Its `acceptance_tests` can't be read by the agents, only the gate runs them (gate/hidden.py); else frozen."""
     verify: str | None = None
     budget_usd: float | None = Field(default=None, gt=0)
     description: str = ""
@@ -81,6 +83,14 @@ class TaskSpec(BaseModel):
         return check_no_parent(path.strip()) if path and path.strip() else None
 
     _verify_not_blank = field_validator("verify")(_not_blank)
+
+    @field_validator("hidden_tests", mode="before")
+    @classmethod
+    def _bool_only(cls, value: Any) -> Any:
+        # "yes" or 1 would otherwise pass as true: hiding tests is a decision, said as true or false.
+        if not isinstance(value, bool):
+            raise ValueError("must be true or false")
+        return value
 
     @field_validator("complexity", mode="before")
     @classmethod
@@ -246,6 +256,14 @@ def load_plan_file(repo: Path, path: Path, expect_id: str | None = None) -> Feat
     if expect_id is not None and plan.id != expect_id:
         raise PlanError(f"{label}: id is {plan.id!r} but the file is named for {expect_id!r}: make them match")
     for task in plan.tasks:
+        if task.hidden_tests and not task.acceptance_tests:
+            raise PlanError(f"{label}: task {task.id}: hidden_tests is true but acceptance_tests names no file: list"
+                            " the hidden tests, or drop hidden_tests")
+        for test in task.acceptance_tests:  # a link in the repo may not lead the gate's copy or a revert out of it
+            try:
+                confined.resolve_under(repo, test, f"{label}: task {task.id}: acceptance_tests")
+            except InputError as exc:
+                raise PlanError(str(exc)) from None
         bodies = []
         if task.file_path:
             body = task_markdown(repo, task.file_path, f"{label}: task {task.id}: file_path")
@@ -377,6 +395,8 @@ def remember_plan_file(repo: Path, plan: FeaturePlan, plan_file: Path) -> None:
 
 def plan_digest(plan: FeaturePlan) -> str:
     """What a run was started from: any change to the plan (or its task files) changes it. A task's `file_path`
-    counts through the markdown it brought (its description), so plans without one keep their digest."""
-    dump = plan.model_dump_json(exclude={"tasks": {"__all__": {"file_path"}}})
+    counts through the markdown it brought (its description), so plans without one keep their digest; so do plans
+    whose tasks don't hide their tests (`hidden_tests` counts only when true)."""
+    left_out = {"file_path"} if any(task.hidden_tests for task in plan.tasks) else {"file_path", "hidden_tests"}
+    dump = plan.model_dump_json(exclude={"tasks": {"__all__": left_out}})
     return hashlib.sha256(dump.encode()).hexdigest()[:16]
