@@ -27,6 +27,9 @@ YIELD_VARIABLE = f"{ENV_PREFIX}YIELD_PAUSE_SECONDS"
 """A worker's yield threshold (`autobuild serve` sets it in its own environment for the runs it serves)."""
 WAKE_VARIABLE = f"{ENV_PREFIX}WAKE_SECONDS"
 """How often a worker's waker looks for paused runs to re-queue (orchestrator/server/waker.py)."""
+SERVE_DIR_VARIABLE = f"{ENV_PREFIX}SERVE_DIR"
+"""A worker's own folder (`autobuild serve` sets it, resolved, for the runs it serves): its engine config, and the
+only place a served `repo` may be worked in place."""
 
 
 MAX_PARALLEL = 64
@@ -306,6 +309,14 @@ def worker_workspace() -> Path:
     return Path(platformdirs.user_data_dir("autobuild", appauthor=False)) / "workspace"
 
 
+def served_repo_root() -> Path | None:
+    """The folder a served run's `repo` (worked in place) must lie under: the worker's serve dir, which `autobuild
+    serve` always sets for its runs. None when the graph is served by a server of the user's own that names none
+    (`langgraph dev` on loopback, as the user who could run the CLI on any of their repos)."""
+    configured = os.environ.get(SERVE_DIR_VARIABLE, "").strip()
+    return Path(configured).expanduser().resolve() if configured else None
+
+
 MIN_TOKEN_CHARS = 16
 """A worker listening beyond loopback needs a bearer token at least this long (after stripping)."""
 
@@ -357,8 +368,9 @@ class WorkerSettings(BaseSettings):
     """A run paused (usage limit, quota) for longer than this ends and frees its slot; 0 waits in the run."""
     wake_seconds: float = Field(default=5.0, validation_alias=WAKE_VARIABLE)
     """How often the worker's waker looks for paused runs whose pause is over, to re-queue them."""
-    state_dir: str = Field(default="", validation_alias="ORCHESTRATOR_SERVE_DIR")
-    """Where `serve` writes the engine's generated config (empty: a per-user state dir)."""
+    state_dir: str = Field(default="", validation_alias=SERVE_DIR_VARIABLE)
+    """The worker's own folder (empty: a per-user state dir): the engine's generated config, and the repositories
+    a served `repo` may name (worked in place)."""
 
     @classmethod
     def load(cls, **flags: Any) -> WorkerSettings:

@@ -68,6 +68,13 @@ def test_the_generated_config_serves_the_autobuild_graph_with_hours_of_run_time(
     assert env["BG_JOB_TIMEOUT_SECS"] == str(6 * 3600)
     assert int(env["LEASE_DURATION_SECONDS"]) > 2 * int(env["HEARTBEAT_INTERVAL_SECONDS"])  # Aegra's rule
     assert env["ORCHESTRATOR_LOCK_DB"] == GOOD["DATABASE_URL"] and env["REDIS_BROKER_ENABLED"] == "true"
+    assert env["ORCHESTRATOR_SERVE_DIR"] == str(tmp_path.resolve())  # a served `repo`'s root, for the graph
+
+
+def test_the_serve_dir_is_set_for_the_graph_also_when_it_is_the_default(tmp_path: Path) -> None:
+    settings = WorkerSettings(DATABASE_URL=GOOD["DATABASE_URL"], REDIS_URL=GOOD["REDIS_URL"]).checked()
+    served = engine_env(settings, tmp_path / "aegra.json")["ORCHESTRATOR_SERVE_DIR"]
+    assert Path(served).is_absolute() and served.endswith("autobuild")
 
 
 def test_lock_keys_are_per_repo_and_feature_and_holders_are_safe_text() -> None:

@@ -74,7 +74,8 @@ async def test_hostile_runs_end_readable_and_write_nothing_outside_the_clone(
          "inside the repository's .git", None),
         ({"repo_url": 5, "target": "FEAT-001"}, "repo_url must be a string", None),
         ({"repo_url": url, "repo": "/", "target": "FEAT-001"}, "both repo and repo_url", None),
-        ({"repo": "/", "target": "FEAT-001"}, "not a git repository", None),
+        ({"repo": "/", "target": "FEAT-001"}, "outside this worker's serve dir", None),
+        ({"repo": str(tmp_path / "work"), "target": "FEAT-001"}, "outside this worker's serve dir", None),
         ({"repo_url": url, "target": "../x"}, "invalid target id", None),
         ({"repo_url": url, "plan_yaml": "x" * 5_000_000}, "byte limit", None),
     ]
