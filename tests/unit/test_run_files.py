@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from agents.limits import Pause
+from agents.stream import Transcript
 from orchestrator.errors import InputError
 from orchestrator.repo import run_files
 from orchestrator.store.pause import pause_path, read_pause, write_pause
@@ -125,3 +126,24 @@ def test_autobuild_as_a_file_refuses_a_report_in_one_line(repo: Path) -> None:
 def test_only_a_run_folder_is_written_through_it(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="not a file of a run"):
         run_files.write(tmp_path / "elsewhere.md", "x")
+
+
+def test_a_transcript_is_not_written_through_a_link_planted_in_the_runs_folder(repo: Path, outside: Path) -> None:
+    """Session transcripts (agents/stream.py, which can't use the orchestrator's resolver) check their folder for
+    links before they make it, and pin it: the same refusal, nothing made or written outside."""
+    _plant(repo, outside, "feature")
+    with pytest.raises(OSError, match="symlink on the transcript's path"):
+        Transcript(runs_dir(repo, FEATURE, "TASK-001") / "turn-1-player.jsonl")
+    assert sorted(p.name for p in outside.iterdir()) == ["id_rsa"]
+
+
+def test_a_transcript_keeps_to_its_folder_when_a_link_is_swapped_in_later(repo: Path, outside: Path) -> None:
+    folder = runs_dir(repo, FEATURE, "TASK-001")
+    transcript = Transcript(folder / "turn-1-player.jsonl")
+    transcript.write({"first": 1})
+    folder.rename(folder.with_name("moved"))
+    folder.symlink_to(outside, target_is_directory=True)
+    transcript.write({"second": 2})
+    transcript.close()
+    assert sorted(p.name for p in outside.iterdir()) == ["id_rsa"]
+    assert len((folder.with_name("moved") / "turn-1-player.jsonl").read_text().splitlines()) == 2

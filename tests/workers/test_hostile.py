@@ -78,6 +78,7 @@ async def test_hostile_runs_end_readable_and_write_nothing_outside_the_clone(
         ({"repo": str(tmp_path / "work"), "target": "FEAT-001"}, "outside this worker's serve dir", None),
         ({"repo_url": url, "target": "../x"}, "invalid target id", None),
         ({"repo_url": url, "plan_yaml": "x" * 5_000_000}, "byte limit", None),
+        ({"repo_url": url, "target": "FEAT-001", "plan_files": {"big.md": "x" * 6_000_000}}, "byte limit", None),
     ]
     for graph_input, reason, context in hostile:
         thread = await client.threads.create(metadata={"feature": "FEAT-001", "repo_url": str(url)})
