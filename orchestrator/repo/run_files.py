@@ -8,6 +8,7 @@ so a run's files land in its own folder or nowhere. Traces go the same way (stor
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import os
 import stat
@@ -62,6 +63,21 @@ def replace(path: Path, data: str | bytes, what: str) -> None:
         with os.fdopen(fd, "wb") as out:
             out.write(data.encode("utf-8") if isinstance(data, str) else data)
         os.replace(temp, relative.name, src_dir_fd=folder, dst_dir_fd=folder)
+    finally:
+        os.close(folder)
+
+
+def remove(path: Path, what: str) -> None:
+    """Remove a run's file if it is there (a link planted in its place is removed itself); a link on the way to it
+    is refused, so nothing outside the run is removed."""
+    root, relative = split(path)
+    try:
+        folder = open_folder(root, relative.parts[:-1], what, make=False)
+    except FileNotFoundError:
+        return
+    try:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(relative.name, dir_fd=folder)
     finally:
         os.close(folder)
 

@@ -33,13 +33,16 @@ def pause_path(repo: Path, feature_id: str) -> Path:
 
 def write_pause(path: Path, pause: Pause | None, *, in_run: bool = False) -> None:
     """Record the pause (atomically), or remove the record when the limit is over. `in_run`: the feature's record,
-    in its run's folder (written as its reports are: repo/run_files.py); else the shared one (checkpoints' folder)."""
-    if pause is None:
-        path.unlink(missing_ok=True)  # a link planted there is removed itself, never what it points at
-        return
-    text = json.dumps({"until": pause.until, "reason": pause.reason, "since": pause.since, "kind": pause.kind})
-    if in_run:
+    in its run's folder, written as its reports are (repo/run_files.py: no link followed, one planted in its place
+    replaced or removed itself); else the credential's shared record (the checkpoints' folder)."""
+    text = None if pause is None else json.dumps({"until": pause.until, "reason": pause.reason, "since": pause.since,
+                                                  "kind": pause.kind})
+    if in_run and text is None:
+        run_files.remove(path, "usage-limit record")
+    elif in_run and text is not None:
         run_files.replace(path, text, "usage-limit record")
+    elif text is None:
+        path.unlink(missing_ok=True)
     else:
         _write_shared(path, text)
 

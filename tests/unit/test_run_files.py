@@ -108,12 +108,16 @@ def test_the_pause_record_replaces_a_planted_link_and_leaves_its_target(repo: Pa
     assert not path.exists() and (outside / "id_rsa").exists()
 
 
-def test_the_pause_record_is_not_written_through_a_linked_feature_folder(repo: Path, outside: Path) -> None:
+def test_the_pause_record_is_not_written_or_removed_through_a_linked_feature_folder(repo: Path,
+                                                                                     outside: Path) -> None:
     _plant(repo, outside, "feature")
+    (outside / "usage-limit.json").write_text("theirs\n")
     with pytest.raises(InputError, match="symlink"):
         write_pause(pause_path(repo, FEATURE), Pause(until=time.time() + 60, reason="x", since=time.time()),
                     in_run=True)
-    assert sorted(p.name for p in outside.iterdir()) == ["id_rsa"]
+    with pytest.raises(InputError, match="symlink"):
+        write_pause(pause_path(repo, FEATURE), None, in_run=True)
+    assert sorted(p.name for p in outside.iterdir()) == ["id_rsa", "usage-limit.json"]
 
 
 def test_autobuild_as_a_file_refuses_a_report_in_one_line(repo: Path) -> None:
