@@ -115,3 +115,15 @@ async def test_a_served_repo_below_the_serve_dir_passes_that_check(tmp_path: Pat
     check_served({"repo": str(repo), "target": "FEAT-001"}, RunOptions())  # the plan is checked later, by the run
     with pytest.raises(InputError, match="invalid target id"):
         check_served({"repo": str(repo), "target": "../../etc"}, RunOptions())
+
+
+async def test_a_url_with_a_branch_named_autobuild_is_refused_before_any_work(tmp_path: Path,
+                                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every push of autobuild/… to it would fail (`refs/heads/autobuild` exists): the first one used to be a git
+    error after a task's work, with no value in the thread."""
+    url = bare_remote(tmp_path, task("A"))
+    git(Path(url.removeprefix("file://")), "branch", "autobuild", "main")
+    workspace(monkeypatch, tmp_path / "worker")
+    values = await _served({"repo_url": url, "target": "FEAT-001"})
+    assert values["results"] == {} and "has a branch named `autobuild`" in values["refused"], values
+    assert "autobuild/FEAT-001" not in git(Path(url.removeprefix("file://")), "branch")
