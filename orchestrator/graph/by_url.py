@@ -29,7 +29,7 @@ from orchestrator.repo import confined, forge, remote
 from orchestrator.repo.commands import check_branch_name
 from orchestrator.repo.git import GitRepo, feature_branch
 from orchestrator.repo.lock import repo_lock_async
-from orchestrator.settings import SERVE_DIR_VARIABLE, RunOptions, served_repo_root, worker_workspace
+from orchestrator.settings import SERVED_REPOS_VARIABLE, RunOptions, served_repo_root, worker_workspace
 from orchestrator.views.pr_body import write_body
 
 N = TypeVar("N", bound=Callable[..., Awaitable[Any]])
@@ -145,14 +145,15 @@ def _check_local_repo(inputs: dict[str, Any]) -> None:
 
 
 def _inside_serve_dir(root: Path) -> Path:
-    """`root` with its symlinks followed, refused unless it lies below the worker's serve dir: an API caller may
-    only have the worker work in place on the repositories its operator put there (a repository elsewhere, say the
-    operator's own, is sent by `repo_url` and cloned). Checked before any git runs in it."""
+    """`root` with its symlinks followed, refused unless it lies below the folder the server names for repositories
+    worked in place (a worker beyond loopback: its serve dir): a caller from elsewhere may only have the worker work
+    on the repositories its operator put there; others are sent by `repo_url` and cloned. Checked before any git
+    runs in it."""
     resolved = root.resolve()
     allowed = served_repo_root()
     if allowed is not None and (resolved == allowed or not resolved.is_relative_to(allowed)):
-        raise InputError(f"repo {root} is outside this worker's serve dir ({allowed}): a served repo is worked in place"
-                         f" only below {SERVE_DIR_VARIABLE}; send repo_url (a URL or a path, cloned) instead")
+        raise InputError(f"repo {root} is outside {allowed}, the only folder this server works on in place"
+                         f" ({SERVED_REPOS_VARIABLE}): send repo_url (a git URL, cloned) instead")
     return resolved
 
 

@@ -92,17 +92,18 @@ async def test_a_served_plan_path_may_not_lead_out_of_the_repo(plan_path: str, m
 @pytest.mark.parametrize("where", ["outside", "linked", "the serve dir itself"])
 async def test_a_served_repo_outside_the_serve_dir_is_refused_before_git_runs_in_it(
         where: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """`autobuild serve` sets ORCHESTRATOR_SERVE_DIR: a `repo` worked in place lies below it, symlinks followed."""
+    """A worker beyond loopback names its serve dir (ORCHESTRATOR_SERVED_REPOS_UNDER): a `repo` worked in place lies
+    below it, symlinks followed."""
     serve = tmp_path / "serve"
     serve.mkdir()
     repo = make_sample_repo(tmp_path / "elsewhere", plan={"id": "FEAT-001", "name": "F", "tasks": [task("A")]},
                             venv=False)
     (serve / "linked").symlink_to(repo, target_is_directory=True)
-    monkeypatch.setenv("ORCHESTRATOR_SERVE_DIR", str(serve))
+    monkeypatch.setenv("ORCHESTRATOR_SERVED_REPOS_UNDER", str(serve))
     named = {"outside": repo, "linked": serve / "linked", "the serve dir itself": serve}[where]
     branches = git(repo, "for-each-ref", "--format=%(refname)")
     values = await _served({"repo": str(named), "target": "FEAT-001"})
-    assert values["results"] == {} and "outside this worker's serve dir" in values["refused"], values
+    assert values["results"] == {} and "the only folder this server works on in place" in values["refused"], values
     assert "\n" not in values["refused"]
     assert not (repo / ".autobuild" / "runs").exists() and git(repo, "for-each-ref", "--format=%(refname)") == branches
 
@@ -111,7 +112,7 @@ async def test_a_served_repo_below_the_serve_dir_passes_that_check(tmp_path: Pat
                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
     serve = tmp_path / "serve"
     repo = make_sample_repo(serve / "repos" / "project", venv=False)
-    monkeypatch.setenv("ORCHESTRATOR_SERVE_DIR", str(serve))
+    monkeypatch.setenv("ORCHESTRATOR_SERVED_REPOS_UNDER", str(serve))
     check_served({"repo": str(repo), "target": "FEAT-001"}, RunOptions())  # the plan is checked later, by the run
     with pytest.raises(InputError, match="invalid target id"):
         check_served({"repo": str(repo), "target": "../../etc"}, RunOptions())

@@ -76,8 +76,7 @@ async def test_a_feature_runs_on_the_workers_and_a_second_run_of_it_is_refused(
     # advisory lock refuses it, naming the holder's worker and thread.
     client = get_client(url=second.url)
     racer = await client.threads.create(metadata={"repo_url": str(repo), "feature": "FEAT-001"})
-    # (By URL: a served `repo` in place must lie below the worker's serve dir, and this one is the user's.)
-    await client.runs.create(racer["thread_id"], "autobuild", input={"repo_url": str(repo), "target": "FEAT-001"})
+    await client.runs.create(racer["thread_id"], "autobuild", input={"repo": str(repo), "target": "FEAT-001"})
     refused = await finished(second.url, racer["thread_id"])
     assert refused["status"] == "error"
     shown = await asyncio.to_thread(run_cli, "status", racer["thread_id"], "--server", second.url, "--json")
