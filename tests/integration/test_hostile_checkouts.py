@@ -14,11 +14,14 @@ import pytest
 import yaml
 
 from orchestrator import sandbox
+from orchestrator.cli.as_found import AsFound
 from orchestrator.cli.demo import DEMO_PLAN, make_sample_repo
 from orchestrator.cli.main import main
 from orchestrator.errors import InputError
 from orchestrator.plan.model import parse_plan
 from orchestrator.plan.planner import write_plan
+from orchestrator.repo.git import GitRepo
+from orchestrator.store.checkpoints import CheckpointStore
 from tests.conftest import CliRun, cli_env, git
 
 # Every command that writes, with the --db it takes; resume and answer find no checkpoint first (one line, too).
@@ -121,3 +124,17 @@ def test_plan_writes_no_file_through_a_features_folder_linked_out(tmp_path: Path
     with pytest.raises(InputError, match="resolves outside the repo"):
         write_plan(repo, plan)
     assert sorted(outside.rglob("*")) == before
+
+
+def test_undoing_a_refused_run_removes_nothing_through_a_link_swapped_in(tmp_path: Path) -> None:
+    """Exit 2 removes what the refused run made (cli/as_found.py): never what a link planted meanwhile leads to."""
+    repo = make_sample_repo(tmp_path / "repo", plan=DEMO_PLAN, venv=False)
+    outside = tmp_path / "outside"
+    (outside / "runs" / "FEAT-001").mkdir(parents=True)
+    (outside / "runs" / "FEAT-001" / "keep.txt").write_text("mine\n")
+    found = AsFound(GitRepo(repo), "FEAT-001", "FEAT-001",
+                    CheckpointStore.for_repo(repo, str(tmp_path / "db.sqlite"), "FEAT-001")).note()
+    (repo / ".autobuild").rename(tmp_path / "moved")
+    (repo / ".autobuild").symlink_to(outside, target_is_directory=True)
+    found.undo()
+    assert (outside / "runs" / "FEAT-001" / "keep.txt").read_text() == "mine\n"
