@@ -277,7 +277,10 @@ async def _attempt(request: SessionRequest, previous: AgentResult | None = None,
         collector.recorder = recorder
         collector.on_answer = answered
         transcript = await asyncio.to_thread(Transcript, request.transcript_path)  # makes its folder
-        await _consume(request, queue, collector, transcript, started)
+        try:
+            await _consume(request, queue, collector, transcript, started)
+        finally:
+            transcript.close()
     finally:
         await _shutdown(client, pump_task, tag)
         result.duration_s = round(time.monotonic() - started, 3)

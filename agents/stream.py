@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import errno
 import json
+import os
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -35,23 +37,50 @@ class QuestionSource(Protocol):
     pending: dict[str, Any] | None
 
 
+_FOLDER = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+
+
+def _unlinked(path: Path) -> None:
+    """OSError (ELOOP) when a symlink on `path` would take it elsewhere than its name says (the orchestrator names
+    transcripts by resolved paths: a link there was planted, say a repository's `.autobuild/runs/FEAT -> ~`)."""
+    if os.path.realpath(path) != os.path.abspath(path):
+        raise OSError(errno.ELOOP, "a symlink on the transcript's path: refused, nothing written", str(path))
+
+
 class Transcript:
-    """Appends every message as a JSON line to the session's transcript file (never into graph state)."""
+    """Appends every message as a JSON line to the session's transcript file (never into graph state). Its folder
+    is checked for links, made, and opened once: a link swapped in later can't take the lines elsewhere."""
 
     def __init__(self, path: Path | None) -> None:
         self.path = path
+        self._folder: int | None = None
         if path is not None:
+            _unlinked(next(p for p in (path.parent, *path.parent.parents) if p.exists() or p.is_symlink()))
             path.parent.mkdir(parents=True, exist_ok=True)
+            folder = os.open(path.parent, _FOLDER)
+            try:
+                _unlinked(path.parent)
+            except OSError:
+                os.close(folder)
+                raise
+            self._folder = folder
+
+    def close(self) -> None:
+        if self._folder is not None:
+            os.close(self._folder)
+            self._folder = None
 
     def write(self, message: object) -> None:
-        if self.path is None:
+        if self.path is None or self._folder is None:
             return
         payload: dict[str, Any] = {"t": round(time.time(), 3), "type": type(message).__name__}
         if dataclasses.is_dataclass(message) and not isinstance(message, type):
             payload.update(dataclasses.asdict(message))
         else:
             payload["repr"] = repr(message)
-        with self.path.open("a", encoding="utf-8") as out:
+        fd = os.open(self.path.name, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644,
+                     dir_fd=self._folder)
+        with os.fdopen(fd, "a", encoding="utf-8") as out:
             out.write(json.dumps(payload, default=str) + "\n")
 
 

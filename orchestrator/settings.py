@@ -27,6 +27,9 @@ YIELD_VARIABLE = f"{ENV_PREFIX}YIELD_PAUSE_SECONDS"
 """A worker's yield threshold (`autobuild serve` sets it in its own environment for the runs it serves)."""
 WAKE_VARIABLE = f"{ENV_PREFIX}WAKE_SECONDS"
 """How often a worker's waker looks for paused runs to re-queue (orchestrator/server/waker.py)."""
+SERVED_REPOS_VARIABLE = f"{ENV_PREFIX}SERVED_REPOS_UNDER"
+"""The only folder a served run's `repo` may be worked in place below: `autobuild serve` sets it to its serve dir
+when it listens beyond loopback; an operator may set it for any server (a loopback worker, `langgraph dev`)."""
 
 
 MAX_PARALLEL = 64
@@ -316,11 +319,20 @@ def worker_workspace() -> Path:
     return Path(platformdirs.user_data_dir("autobuild", appauthor=False)) / "workspace"
 
 
+def served_repo_root() -> Path | None:
+    """The folder a served run's `repo` (worked in place) must lie under (`ORCHESTRATOR_SERVED_REPOS_UNDER`). None:
+    a server answering this machine only (a loopback worker, `langgraph dev`), whose callers could run the CLI on
+    any of the worker user's repos, and `submit --repo-url /local/folder` sends that folder to be worked in place."""
+    configured = os.environ.get(SERVED_REPOS_VARIABLE, "").strip()
+    return Path(configured).expanduser().resolve() if configured else None
+
+
 MIN_TOKEN_CHARS = 16
 """A worker listening beyond loopback needs a bearer token at least this long (after stripping)."""
 
 
-def _loopback(host: str) -> bool:
+def is_loopback(host: str) -> bool:
+    """Whether `host` answers this machine only."""
     if host == "localhost":
         return True
     try:
@@ -368,7 +380,8 @@ class WorkerSettings(BaseSettings):
     wake_seconds: float = Field(default=5.0, validation_alias=WAKE_VARIABLE)
     """How often the worker's waker looks for paused runs whose pause is over, to re-queue them."""
     state_dir: str = Field(default="", validation_alias="ORCHESTRATOR_SERVE_DIR")
-    """Where `serve` writes the engine's generated config (empty: a per-user state dir)."""
+    """The worker's own folder (empty: a per-user state dir): the engine's generated config, and beyond loopback the
+    only folder a served `repo` may lie below (worked in place)."""
 
     @classmethod
     def load(cls, **flags: Any) -> WorkerSettings:
@@ -410,10 +423,10 @@ class WorkerSettings(BaseSettings):
     def _check_access(self) -> None:
         """Who may call the worker (a token off loopback) and where it writes (its folders)."""
         self.auth_token = self.auth_token.strip()  # what clients send is compared stripped; spaces are no token
-        if not _loopback(self.host) and not self.auth_token:
+        if not is_loopback(self.host) and not self.auth_token:
             raise InputError(f"--host {self.host} listens beyond this machine: set ORCHESTRATOR_AUTH_TOKEN (clients"
                              " send it) or keep 127.0.0.1")
-        if not _loopback(self.host) and len(self.auth_token) < MIN_TOKEN_CHARS:
+        if not is_loopback(self.host) and len(self.auth_token) < MIN_TOKEN_CHARS:
             raise InputError(f"ORCHESTRATOR_AUTH_TOKEN has {len(self.auth_token)} characters: a worker on {self.host}"
                              f" needs at least {MIN_TOKEN_CHARS} (say, `openssl rand -hex 32`)")
         for name, folder in (("ORCHESTRATOR_SERVE_DIR", self.state_dir), ("ORCHESTRATOR_WORKSPACE", self.workspace)):

@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import fcntl
+import os
 import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -101,7 +102,9 @@ class AsFound:
                 for suffix in ("", "-wal", "-shm", "-journal"):
                     Path(f"{self.store.path}{suffix}").unlink(missing_ok=True)
         for folder, existed in self.folders.items():
-            if not existed and folder.exists():
+            # Only a folder that is where its name says: `.autobuild` swapped for a link meanwhile would have
+            # rmtree remove what the link leads to (the repository's root is resolved, so any link was planted).
+            if not existed and folder.exists() and os.path.realpath(folder) == str(folder):
                 shutil.rmtree(folder, ignore_errors=True)
         for path, content in self.files.items():
             with contextlib.suppress(OSError):

@@ -12,6 +12,7 @@ from typing import Any
 from orchestrator.errors import InputError
 from orchestrator.jsonout import iso_utc, print_document
 from orchestrator.plan.model import FeaturePlan, load_plan
+from orchestrator.repo import run_files
 from orchestrator.settings import Settings
 from orchestrator.store import inspection
 from orchestrator.store import traces as trace
@@ -33,10 +34,23 @@ def graph_command(args: argparse.Namespace, settings: Settings) -> int:
         results = inspection.task_results(store, plan.id) if outcomes is not None else {}
         order = [task.id for task in plan.tasks]
         page = html_report.feature_html(settings.repo, plan, order, outcomes or {}, results)
-        path = html_report.write(_target(args.output, folder / html_report.REPORT_HTML), page)
+        path = _write(_target(args.output, folder / html_report.REPORT_HTML), page, args.output is None)
         document = _document(plan, outcomes) | {"file": str(path)}
         return print_document(document, args.json, lambda found: f"wrote {found['file']}")
     return print_chart(plan, outcomes, as_json=args.json, picture=args.format, output=args.output, folder=folder)
+
+
+def _write(path: Path, data: str | bytes, in_run: bool) -> Path:
+    """Into the run's folder, no symlink followed (repo/run_files.py); or to the file the user named with --output,
+    as given (theirs to choose, as any command's output file)."""
+    if in_run:
+        return run_files.write(path, data, "picture")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if isinstance(data, str):
+        path.write_text(data, encoding="utf-8")
+    else:
+        path.write_bytes(data)
+    return path
 
 
 def _target(output: Path | None, default: Path | None) -> Path:
@@ -65,11 +79,7 @@ def print_chart(plan: FeaturePlan, outcomes: dict[str, str] | None, *, as_json: 
     if picture in ("svg", "png"):
         path = _target(output, folder / f"graph.{picture}" if folder else None)
         svg = browser.render_svg(document["mermaid"])
-        path.parent.mkdir(parents=True, exist_ok=True)
-        if picture == "svg":
-            path.write_text(svg, encoding="utf-8")
-        else:
-            path.write_bytes(browser.render_png(svg))
+        _write(path, svg if picture == "svg" else browser.render_png(svg), output is None)
         document["file"] = str(path)
         return print_document(document, as_json, lambda found: f"wrote {found['file']}")
     return print_document(document, as_json, lambda found: found["mermaid"].rstrip("\n"))

@@ -29,7 +29,7 @@ from orchestrator.repo import confined, forge, remote
 from orchestrator.repo.commands import check_branch_name
 from orchestrator.repo.git import GitRepo, feature_branch
 from orchestrator.repo.lock import repo_lock_async
-from orchestrator.settings import RunOptions, worker_workspace
+from orchestrator.settings import SERVED_REPOS_VARIABLE, RunOptions, served_repo_root, worker_workspace
 from orchestrator.views.pr_body import write_body
 
 N = TypeVar("N", bound=Callable[..., Awaitable[Any]])
@@ -125,8 +125,8 @@ def check_served(inputs: Any, options: RunOptions) -> None:
 
 
 def _check_local_repo(inputs: dict[str, Any]) -> None:
-    """A served run on a folder of the worker's: the repository's top folder, our folders in it no links, the
-    plan file inside it."""
+    """A served run on a folder of the worker's: under its serve dir (when it has one), the repository's top
+    folder, our folders in it no links, the plan file inside it."""
     if not inputs.get("repo"):
         raise InputError("the input names no repository: give repo (a folder on the worker) or repo_url")
     if target := inputs.get("target"):
@@ -134,7 +134,7 @@ def _check_local_repo(inputs: dict[str, Any]) -> None:
     root = Path(inputs["repo"])
     if not root.is_absolute():
         raise InputError(f"repo {inputs['repo']!r} must be an absolute path (the worker's folders)")
-    repo = GitRepo(root.resolve())
+    repo = GitRepo(_inside_serve_dir(root))
     repo.check(allow_unborn=True)  # an unborn branch: only the plan's base_branch can name the base, as for `run`
     top = repo.read("rev-parse", "--show-toplevel").stdout.strip()
     if Path(top).resolve() != repo.root:
@@ -142,6 +142,19 @@ def _check_local_repo(inputs: dict[str, Any]) -> None:
     confined.check_own_folders(repo.root)
     if inputs.get("plan"):  # an API caller's plan path may not lead the read out of the repo
         confined.resolve_under(repo.root, inputs["plan"], "plan")
+
+
+def _inside_serve_dir(root: Path) -> Path:
+    """`root` with its symlinks followed, refused unless it lies below the folder the server names for repositories
+    worked in place (a worker beyond loopback: its serve dir): a caller from elsewhere may only have the worker work
+    on the repositories its operator put there; others are sent by `repo_url` and cloned. Checked before any git
+    runs in it."""
+    resolved = root.resolve()
+    allowed = served_repo_root()
+    if allowed is not None and (resolved == allowed or not resolved.is_relative_to(allowed)):
+        raise InputError(f"repo {root} is outside {allowed}, the only folder this server works on in place"
+                         f" ({SERVED_REPOS_VARIABLE}): send repo_url (a git URL, cloned) instead")
+    return resolved
 
 
 def refused(inputs: Any, error: InputError) -> FeatureOutput:

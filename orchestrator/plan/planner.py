@@ -17,6 +17,7 @@ from orchestrator.gate import GateRequest, Gates
 from orchestrator.plan.model import FeaturePlan, parse_plan
 from orchestrator.plan.replacement import replace_task, replacement_ids
 from orchestrator.plan.rules import compute_groups
+from orchestrator.repo import confined
 from orchestrator.repo.git import GitRepo
 
 _NUMBERED = re.compile(r"^(FEAT|TASK)-(\d+)$")
@@ -155,20 +156,16 @@ def write_plan(repo: Path, plan: FeaturePlan) -> Path:
     data = plan.model_dump(mode="json", exclude_none=True, exclude={"orchestration"})
     descriptions = {task["id"]: task.pop("description", "") for task in data["tasks"]}
     data["orchestration"] = {"parallel_groups": compute_groups(plan.tasks)}
-    features = repo / ".autobuild" / "features"
-    tasks = repo / ".autobuild" / "tasks"
-    features.mkdir(parents=True, exist_ok=True)
-    tasks.mkdir(parents=True, exist_ok=True)
     for task in plan.tasks:
         # The body is added to the task's requirements when the plan is loaded, so it holds only the
         # planner's free-text description; requirements and criteria live in the plan itself.
         front = yaml.safe_dump({"feature": plan.id, "task": task.id, "name": task.name,
                                 "complexity": task.complexity, "dependencies": task.dependencies}, sort_keys=False)
         text = f"---\n{front}---\n{descriptions.get(task.id) or ''}\n"
-        (tasks / f"{task.id}.md").write_text(text, encoding="utf-8")
-    path = features / f"{plan.id}.yaml"
-    path.write_text(yaml.safe_dump(data, sort_keys=False, allow_unicode=True), encoding="utf-8")
-    return path
+        # Through the resolver: a committed `.autobuild/tasks -> ~` can't take the file (repo/confined.py).
+        confined.write_under(repo, f".autobuild/tasks/{task.id}.md", text, "task file")
+    return confined.write_under(repo, f".autobuild/features/{plan.id}.yaml",
+                                yaml.safe_dump(data, sort_keys=False, allow_unicode=True), "plan")
 
 
 _REPLACEMENT_FIELDS = ("name", "complexity", "requirements", "acceptance_criteria", "files", "verify", "description",

@@ -52,7 +52,7 @@ def resolve_under(root: Path, given: str | PurePosixPath, what: str, *, git_dir_
     return resolved
 
 
-def _open_folder(root: Path, parts: tuple[str, ...], what: str, *, make: bool) -> int:
+def open_folder(root: Path, parts: tuple[str, ...], what: str, *, make: bool) -> int:
     """A descriptor of the folder root/parts, each level opened without following a symlink (made if `make`)."""
     fd = os.open(root, _FOLDER)
     try:
@@ -81,7 +81,7 @@ def write_resolved(root: Path, resolved: Path, data: str | bytes, what: str) -> 
     top = root.resolve()
     parts = resolved.relative_to(top).parts
     payload = data.encode("utf-8") if isinstance(data, str) else data
-    folder = _open_folder(top, parts[:-1], what, make=True)
+    folder = open_folder(top, parts[:-1], what, make=True)
     try:
         try:
             out = os.open(parts[-1], os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644,
@@ -107,7 +107,7 @@ def append_under(root: Path, relative: PurePosixPath, text: str, what: str) -> N
     """Append `text` to a file of ours below `root` (a trace): every folder from `root` down opened with
     O_NOFOLLOW, missing ones made, the file never a symlink, so a link swapped in is refused, never followed."""
     parts = relative.parts
-    folder = _open_folder(root.resolve(), parts[:-1], what, make=True)
+    folder = open_folder(root.resolve(), parts[:-1], what, make=True)
     try:
         try:
             fd = os.open(parts[-1], os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644,
@@ -127,7 +127,7 @@ def read_under(root: Path, given: str | PurePosixPath, what: str, *, limit: int)
     top = root.resolve()
     resolved = resolve_under(root, given, what, git_dir_ok=True)
     parts = resolved.relative_to(top).parts
-    folder = _open_folder(top, parts[:-1], what, make=False)
+    folder = open_folder(top, parts[:-1], what, make=False)
     try:
         try:
             fd = os.open(parts[-1], os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK, dir_fd=folder)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import contextvars
+import errno
 import fcntl
 import json
 import os
@@ -18,10 +19,12 @@ import time
 from collections.abc import AsyncIterator, Callable, Iterator
 from contextvars import ContextVar
 from pathlib import Path
+from typing import IO
 
 import psutil
 
-from orchestrator.errors import RunLockedError
+from orchestrator.errors import InputError, RunLockedError
+from orchestrator.repo import confined
 from orchestrator.repo.commands import git_sync
 
 _HELD: ContextVar[frozenset[Path]] = ContextVar("autobuild_repo_locks", default=frozenset())
@@ -43,6 +46,35 @@ def _describe(raw: str) -> tuple[str, int | None]:
     return f"pid {pid} (`{holder.get('command', '?')}` since {holder.get('since', '?')})", pid
 
 
+def _unwritable(root: Path, git_dir: Path) -> InputError | None:
+    """Why a command that writes can't work in `root` (its git dir, or the folder our runs go into, is read-only:
+    a read-only mount, another user's checkout), checked before anything is written; None: it can."""
+    own = root / ".autobuild"
+    for folder in (git_dir, own if own.is_dir() else root):
+        if not os.access(folder, os.W_OK | os.X_OK):
+            return InputError(f"{root} can't be written ({folder} is read-only to this user): AutoBuild keeps its"
+                              " branches, worktrees and runs in the repository; run it on a checkout you can write")
+    return None
+
+
+def _opened(path: Path, root: Path) -> IO[str]:
+    """The lock's file, opened to be written; a checkout we can't write (a read-only mount, another user's files)
+    is one line (InputError, exit 2) before anything is written, never a traceback."""
+    if (problem := _unwritable(root, path.parent)) is not None:
+        raise problem
+    # Our folders a link or a file (`.autobuild -> ~`): clean's and discard's removals, plan's files and every
+    # report would go through it. Refused for every command that writes, before it writes.
+    confined.check_own_folders(root)
+    try:
+        return path.open("a+")
+    except OSError as exc:
+        if exc.errno not in (errno.EROFS, errno.EACCES, errno.EPERM):
+            raise
+        raise InputError(f"{root} can't be written ({exc.strerror} at {path.name} in its git dir): AutoBuild keeps"
+                         " its branches, worktrees and runs in the repository; run it on a checkout you can write"
+                         ) from None
+
+
 @contextlib.contextmanager
 def repo_lock(root: Path, command: str, notice: Callable[[str], None] | None = None) -> Iterator[None]:
     """Hold the repository's lock for the duration; refuse at once, naming the holder, if another has it."""
@@ -50,7 +82,7 @@ def repo_lock(root: Path, command: str, notice: Callable[[str], None] | None = N
     if path in _HELD.get():
         yield
         return
-    with path.open("a+") as handle:
+    with _opened(path, root) as handle:
         try:
             fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:

@@ -104,6 +104,12 @@ async def refresh(repo: GitRepo, url: str, base: str) -> None:
     the plan is read); the URL's autobuild/ branches this clone lacks become local ones (a takeover: a run
     resumed on this worker continues from what another pushed). Local branches that exist are this worker's
     own, pushed as they moved, and stay."""
+    # A branch named `autobuild` on the URL refuses every push of autobuild/… there (a ref can't be a folder too):
+    # refused now, in one line, not as the first push's git error after a task's work.
+    heads = await repo.git("ls-remote", "--heads", "--", url, "refs/heads/autobuild", check=False)
+    if any(line.split("\t")[-1] == "refs/heads/autobuild" for line in heads.stdout.splitlines()):
+        raise InputError(f"{redact(url)} has a branch named `autobuild`: git can't also hold the run's autobuild/…"
+                         " branches there; rename it first (git branch -m autobuild <new-name>, then push)")
     await repo.git("checkout", "-q", "--detach", check=False)  # a fresh clone: HEAD off every branch we fetch into
     await fetch_base(repo, url, base, f"+{AUTOBUILD_REFS}*:{FETCHED}*")
     await repo.git("checkout", "-q", "--detach", "-f", f"refs/heads/{base}")

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from agents.limits import Pause
+from orchestrator.repo import run_files
 from orchestrator.store import traces as trace
 from orchestrator.store.feature_lock import LOCK_DB_VARIABLE
 from orchestrator.store.locations import default_checkpoint_dir
@@ -30,15 +31,27 @@ def pause_path(repo: Path, feature_id: str) -> Path:
     return trace.runs_dir(repo, feature_id) / PAUSE_NAME
 
 
-def write_pause(path: Path, pause: Pause | None) -> None:
-    """Record the pause (atomically), or remove the record when the limit is over."""
-    if pause is None:
+def write_pause(path: Path, pause: Pause | None, *, in_run: bool = False) -> None:
+    """Record the pause (atomically), or remove the record when the limit is over. `in_run`: the feature's record,
+    in its run's folder, written as its reports are (repo/run_files.py: no link followed, one planted in its place
+    replaced or removed itself); else the credential's shared record (the checkpoints' folder)."""
+    text = None if pause is None else json.dumps({"until": pause.until, "reason": pause.reason, "since": pause.since,
+                                                  "kind": pause.kind})
+    if in_run and text is None:
+        run_files.remove(path, "usage-limit record")
+    elif in_run and text is not None:
+        run_files.replace(path, text, "usage-limit record")
+    elif text is None:
         path.unlink(missing_ok=True)
-        return
+    else:
+        _write_shared(path, text)
+
+
+def _write_shared(path: Path, text: str) -> None:
+    """The credential's record, in the checkpoints' folder (ours, not the repository's)."""
     path.parent.mkdir(parents=True, exist_ok=True)
     temp = path.with_name(f"{path.name}.{os.getpid()}.tmp")  # two runs may write the shared record at once
-    temp.write_text(json.dumps({"until": pause.until, "reason": pause.reason, "since": pause.since,
-                                "kind": pause.kind}))
+    temp.write_text(text)
     temp.replace(path)
 
 
@@ -77,7 +90,7 @@ class PauseRecords:
     """Workers on a shared Postgres: the credential's record there too, so every machine honours it."""
 
     def write(self, pause: Pause | None) -> None:
-        write_pause(self.feature, pause)
+        write_pause(self.feature, pause, in_run=True)
         shared = read_pause(self.shared)
         if pause is not None and pause.kind == "quota":
             if shared is None or shared.until < pause.until:

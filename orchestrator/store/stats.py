@@ -48,13 +48,14 @@ class TaskFacts:
 
 def parse_since(text: str | None) -> float | None:
     """`--since 2026-11-01` (or any ISO-8601 time; a date is midnight UTC) as epoch seconds."""
-    if not text:
+    if text is None:
         return None
-    try:
-        moment = datetime.fromisoformat(text.replace("Z", "+00:00"))
-    except ValueError:
-        raise InputError(f"--since {text!r} is not a date: use YYYY-MM-DD or an ISO-8601 time") from None
-    return (moment if moment.tzinfo else moment.replace(tzinfo=UTC)).timestamp()
+    try:  # a time at the calendar's edge (0001-01-01T00:00+23:59) is out of range only once moved to UTC
+        moment = datetime.fromisoformat(text.strip().replace("Z", "+00:00"))
+        return (moment if moment.tzinfo else moment.replace(tzinfo=UTC)).astimezone(UTC).timestamp()
+    except (ValueError, OverflowError):
+        shown = repr(text[:40]) + ("…" if len(text) > 40 else "")
+        raise InputError(f"--since {shown} is not a date: use YYYY-MM-DD or an ISO-8601 time") from None
 
 
 def task_facts(store: CheckpointStore) -> list[TaskFacts]:

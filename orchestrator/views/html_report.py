@@ -12,6 +12,7 @@ from typing import Any
 
 from orchestrator.jsonout import iso_utc
 from orchestrator.plan.model import FeaturePlan
+from orchestrator.repo import run_files
 from orchestrator.store import traces as trace
 from orchestrator.text import plain_line
 from orchestrator.views.browser import mermaid_js, script_text
@@ -116,6 +117,5 @@ def feature_html(repo: Path, plan: FeaturePlan, order: Sequence[str], outcomes: 
 
 
 def write(path: Path, page: str) -> Path:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(page, encoding="utf-8")
-    return path
+    """The page into the run's folder, no symlink followed (repo/run_files.py)."""
+    return run_files.write(path, page, "report.html")

@@ -7,6 +7,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from orchestrator.repo import run_files
 from orchestrator.store import traces as trace
 from orchestrator.text import plain_line
 from orchestrator.views.reports import REPORT_NAME
@@ -89,9 +90,7 @@ def write_body(repo: Path, feature_id: str, proposed: Sequence[str], left_out: M
     (blocking file work: async callers run it in a thread)."""
     folder = trace.runs_dir(repo, feature_id)
     report_path = folder / REPORT_NAME
-    report = report_path.read_text(encoding="utf-8") if report_path.is_file() else ""
+    report = run_files.read(report_path) or ""  # a link planted there is refused: the body is published
     changes = accepted_test_changes(repo, feature_id, [*proposed, *left_out], results)
-    body = folder / BODY_NAME
-    folder.mkdir(parents=True, exist_ok=True)
-    body.write_text(pull_request_body(report, proposed, left_out, changes), encoding="utf-8")
+    body = run_files.write(folder / BODY_NAME, pull_request_body(report, proposed, left_out, changes), "PR body")
     return body, report

@@ -8,6 +8,7 @@ from typing import Any
 
 from orchestrator.facts import SUCCESS, GateSetup, TaskResult, TaskState
 from orchestrator.gate import GateChoice, describe_base
+from orchestrator.repo import run_files
 from orchestrator.store import receipts
 
 REPORT_NAME = "AUTO-RUN.md"
@@ -129,10 +130,11 @@ def feature_report(feature_id: str, name: str, results: dict[str, TaskResult], o
 
 def note_replacement(path: Path, new_ids: list[str], cost_usd: float) -> None:
     """A replaced task's AUTO-RUN.md says what replaced it (once, also when a resume gets here again)."""
-    if not path.is_file() or "## Replaced" in (text := path.read_text(encoding="utf-8")):
+    text = run_files.read(path)
+    if text is None or "## Replaced" in text:
         return
-    path.write_text(text + f"\n## Replaced\n\nThe planner split this task into {', '.join(new_ids)}"
-                           f" (replan cost ${cost_usd:.4f}); their own reports say how they ended.\n", encoding="utf-8")
+    run_files.write(path, text + f"\n## Replaced\n\nThe planner split this task into {', '.join(new_ids)}"
+                                 f" (replan cost ${cost_usd:.4f}); their own reports say how they ended.\n")
 
 
 def _attempt(result: TaskResult, *, approved: bool) -> str:
@@ -146,6 +148,5 @@ def _attempt(result: TaskResult, *, approved: bool) -> str:
 
 
 def write(path: Path, text: str) -> Path:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(text, encoding="utf-8")
-    return path
+    """A report into the run's folder, no symlink followed (repo/run_files.py)."""
+    return run_files.write(path, text)

@@ -261,10 +261,12 @@ def test_land_does_not_move_a_branch_that_moved_after_it_was_read(
     assert done.git("log", "-1", "--format=%s", "main").strip() == "concurrent", "the other commit stays on top"
 
 
-def test_a_hook_that_rejects_the_commit_moves_nothing(done: Repo, capsys: pytest.CaptureFixture[str]) -> None:
-    done.hook("commit-msg", "echo 'policy: every commit needs a ticket number' >&2; exit 1")
+@pytest.mark.parametrize(("hook", "squash"), [("commit-msg", True), ("pre-commit", True), ("pre-commit", False)])
+def test_a_hook_that_rejects_the_commit_moves_nothing(hook: str, squash: bool, done: Repo,
+                                                      capsys: pytest.CaptureFixture[str]) -> None:
+    done.hook(hook, "echo 'policy: every commit needs a ticket number' >&2; exit 1")
     before = done.user_view()
-    code, out, _ = done.cli(capsys, "land", "FEAT-001", "--squash")
+    code, out, _ = done.cli(capsys, "land", "FEAT-001", *(["--squash"] if squash else []))
     assert code == 1 and "not landed (commit refused)" in out and "needs a ticket number" in out
     assert done.user_view() == before and done.land_worktree_gone()
 

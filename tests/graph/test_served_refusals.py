@@ -13,8 +13,11 @@ from langgraph.checkpoint.memory import InMemorySaver
 
 from agents.testing.scripted_agents import ScriptedAgents
 from orchestrator.cli.demo import make_sample_repo
+from orchestrator.errors import InputError
+from orchestrator.graph.by_url import check_served
 from orchestrator.graph.workflow import build_feature_workflow
 from orchestrator.settings import RunOptions
+from tests.conftest import git
 from tests.graph.harness import stream_run, task
 from tests.graph.test_by_url import bare_remote, workspace
 
@@ -84,3 +87,44 @@ async def test_a_served_plan_path_may_not_lead_out_of_the_repo(plan_path: str, m
     (repo / "link.yaml").symlink_to(tmp_path / "secret")
     values = await _served({"repo": str(repo), "plan": plan_path})
     assert message in values["refused"] and "SECRET" not in str(values)
+
+
+@pytest.mark.parametrize("where", ["outside", "linked", "the serve dir itself"])
+async def test_a_served_repo_outside_the_serve_dir_is_refused_before_git_runs_in_it(
+        where: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A worker beyond loopback names its serve dir (ORCHESTRATOR_SERVED_REPOS_UNDER): a `repo` worked in place lies
+    below it, symlinks followed."""
+    serve = tmp_path / "serve"
+    serve.mkdir()
+    repo = make_sample_repo(tmp_path / "elsewhere", plan={"id": "FEAT-001", "name": "F", "tasks": [task("A")]},
+                            venv=False)
+    (serve / "linked").symlink_to(repo, target_is_directory=True)
+    monkeypatch.setenv("ORCHESTRATOR_SERVED_REPOS_UNDER", str(serve))
+    named = {"outside": repo, "linked": serve / "linked", "the serve dir itself": serve}[where]
+    branches = git(repo, "for-each-ref", "--format=%(refname)")
+    values = await _served({"repo": str(named), "target": "FEAT-001"})
+    assert values["results"] == {} and "the only folder this server works on in place" in values["refused"], values
+    assert "\n" not in values["refused"]
+    assert not (repo / ".autobuild" / "runs").exists() and git(repo, "for-each-ref", "--format=%(refname)") == branches
+
+
+async def test_a_served_repo_below_the_serve_dir_passes_that_check(tmp_path: Path,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    serve = tmp_path / "serve"
+    repo = make_sample_repo(serve / "repos" / "project", venv=False)
+    monkeypatch.setenv("ORCHESTRATOR_SERVED_REPOS_UNDER", str(serve))
+    check_served({"repo": str(repo), "target": "FEAT-001"}, RunOptions())  # the plan is checked later, by the run
+    with pytest.raises(InputError, match="invalid target id"):
+        check_served({"repo": str(repo), "target": "../../etc"}, RunOptions())
+
+
+async def test_a_url_with_a_branch_named_autobuild_is_refused_before_any_work(tmp_path: Path,
+                                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every push of autobuild/… to it would fail (`refs/heads/autobuild` exists): the first one used to be a git
+    error after a task's work, with no value in the thread."""
+    url = bare_remote(tmp_path, task("A"))
+    git(Path(url.removeprefix("file://")), "branch", "autobuild", "main")
+    workspace(monkeypatch, tmp_path / "worker")
+    values = await _served({"repo_url": url, "target": "FEAT-001"})
+    assert values["results"] == {} and "has a branch named `autobuild`" in values["refused"], values
+    assert "autobuild/FEAT-001" not in git(Path(url.removeprefix("file://")), "branch")

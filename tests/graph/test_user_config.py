@@ -30,6 +30,8 @@ def test_commands_in_the_users_git_config_never_run(tmp_path: Path, capsys: pyte
     git(repo, "config", "user.email", "dev@example.com")
     for key in ("core.fsmonitor", "core.pager", "core.sshCommand"):
         git(repo, "config", key, str(script))
+    # An ssh remote: any fetch or push of ours to it would start core.sshCommand (none of these commands contacts it).
+    git(repo, "remote", "add", "origin", "ssh://git@autobuild.invalid/repo.git")
     db = tmp_path / "db.sqlite"
     monkeypatch.setenv("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "1")
 

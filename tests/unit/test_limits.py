@@ -15,7 +15,7 @@ from agents.limits import Pause, UsageLimitExceeded, UsageLimitGate, Window, quo
 from agents.request import SessionRequest
 from agents.stream import Collector
 from agents.types import AgentResult
-from orchestrator.store.pause import PauseRecords, credential_key, describe, quota_path, read_pause
+from orchestrator.store.pause import PauseRecords, credential_key, describe, pause_path, quota_path, read_pause
 
 
 class FakeClock:
@@ -186,8 +186,10 @@ def test_the_quota_pause_is_shared_per_credential_by_a_hash_never_the_credential
     assert token not in key and len(key) == 32
     assert key != credential_key({"CLAUDE_CODE_OAUTH_TOKEN": token + "x", "ANTHROPIC_BASE_URL": "http://127.0.0.1:1"})
     assert credential_key({"CLAUDE_CONFIG_DIR": "/a"}) != credential_key({"CLAUDE_CONFIG_DIR": "/b"})
-    first = PauseRecords(tmp_path / "a" / "usage-limit.json", quota_path(key, tmp_path))
-    second = PauseRecords(tmp_path / "b" / "usage-limit.json", quota_path(key, tmp_path))
+    (tmp_path / "a").mkdir()  # two repositories: each run's record is in its own
+    (tmp_path / "b").mkdir()
+    first = PauseRecords(pause_path(tmp_path / "a", "FEAT-001"), quota_path(key, tmp_path))
+    second = PauseRecords(pause_path(tmp_path / "b", "FEAT-001"), quota_path(key, tmp_path))
     first.write(Pause(until=time.time() + 600, reason="rate limited (429)", since=time.time()))
     assert second.read_shared() is None, "a 429 of one run is its own affair"
     quota = Pause(until=time.time() + 600, reason="five_hour quota at 93%", since=time.time(), kind="quota")
@@ -200,7 +202,7 @@ def test_the_quota_pause_is_shared_per_credential_by_a_hash_never_the_credential
 
 async def test_a_quota_pause_on_disk_is_resumed_into_after_a_crash(tmp_path: Path) -> None:
     clock = FakeClock()
-    records = PauseRecords(tmp_path / "usage-limit.json", tmp_path / "quota" / "key.json")
+    records = PauseRecords(pause_path(tmp_path, "FEAT-001"), tmp_path / "quota" / "key.json")
     records.write(Pause(until=clock.now + 30, reason="five_hour quota at 95%", since=clock.now, kind="quota"))
     resumed = read_pause(records.feature)
     assert resumed is not None and resumed.kind == "quota"

@@ -15,7 +15,21 @@ TAKE_OUTSIDE_PATHS: dict[str, set[str]] = {
     "orchestrator.plan.model": set(),
     "orchestrator.server.client": set(),
     "orchestrator.server.app": set(),
+    # What a run writes under `.autobuild/runs/<FEAT>` (a repository may commit links there): repo/run_files.py.
+    "orchestrator.views.reports": set(),
+    "orchestrator.views.html_report": set(),
+    "orchestrator.views.pr_body": set(),
+    "orchestrator.views.pictures": set(),
+    "orchestrator.store.traces": set(),
+    "orchestrator.store.pause": {"_write_shared"},  # the credential's record, in the checkpoints' folder
+    "orchestrator.cli.graph": {"_write"},  # the file a user names with --output (else the run's folder)
+    "orchestrator.graph.task_nodes": set(),
+    "orchestrator.graph.replan": set(),
+    "orchestrator.graph.workflow": set(),
+    "orchestrator.landing.pull_request": set(),
 }
+# Modules of ours whose functions share a write's name: the resolvers themselves, and replan.replace (a task by others).
+_NOT_FILE_WRITES = {"run_files", "confined", "replan"}
 _WRITES = {"write_text", "write_bytes", "mkdir", "makedirs", "touch", "symlink_to", "hardlink_to", "replace",
            "rename", "copy", "copy2", "copyfile", "copytree", "move", "extractall", "extract", "unpack_archive"}
 
@@ -34,6 +48,8 @@ def _writes(tree: ast.AST, allowed: set[str]) -> list[str]:
             if not isinstance(node, ast.Call):
                 continue
             name = node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", "")
+            if isinstance(node.func, ast.Attribute) and getattr(node.func.value, "id", "") in _NOT_FILE_WRITES:
+                continue
             if name in ("replace", "rename") and len(node.args) == 2 and not (
                     isinstance(node.func, ast.Attribute) and getattr(node.func.value, "id", "") == "os"):
                 continue  # str.replace(old, new); Path.replace(target) and os.replace(a, b) are moves

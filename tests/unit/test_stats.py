@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
+from orchestrator.cli.main import main
 from orchestrator.errors import InputError
 from orchestrator.facts import run_order, settled
 from orchestrator.store import receipts
@@ -62,9 +65,22 @@ def test_an_empty_store_has_no_ratios() -> None:
     assert card["receipt"] == receipts.empty()
 
 
-def test_a_bad_since_is_a_usage_error() -> None:
-    with pytest.raises(InputError, match="--since 'last week' is not a date"):
-        parse_since("last week")
+@pytest.mark.parametrize("garbage", ["last week", "", " ", "2026-13-45", "99999999999", "\x1b[2J",
+                                     "0001-01-01T00:00:00+23:59", "9999-12-31T23:59:59-23:59", "x" * 10_000])
+def test_a_bad_since_is_a_usage_error(garbage: str) -> None:
+    with pytest.raises(InputError, match="is not a date") as refused:
+        parse_since(garbage)
+    assert "\n" not in str(refused.value) and "\x1b" not in str(refused.value) and len(str(refused.value)) < 300
+
+
+def test_stats_since_garbage_from_the_command_line_is_one_line_exit_2(tmp_path: Path,
+                                                                       capsys: pytest.CaptureFixture[str]) -> None:
+    db = tmp_path / "none.sqlite"
+    for garbage in ("yesterday", "", "9999-12-31T23:59:59-23:59"):
+        code = main(["stats", "--since", garbage, "--db", str(db), "--repo", str(tmp_path)])
+        err = capsys.readouterr().err
+        assert (code, err.count("\n")) == (2, 1) and "Traceback" not in err, err
+    assert not db.exists()
 
 
 def test_a_replaced_task_is_settled_when_its_replacements_are() -> None:

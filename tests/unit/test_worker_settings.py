@@ -68,6 +68,19 @@ def test_the_generated_config_serves_the_autobuild_graph_with_hours_of_run_time(
     assert env["BG_JOB_TIMEOUT_SECS"] == str(6 * 3600)
     assert int(env["LEASE_DURATION_SECONDS"]) > 2 * int(env["HEARTBEAT_INTERVAL_SECONDS"])  # Aegra's rule
     assert env["ORCHESTRATOR_LOCK_DB"] == GOOD["DATABASE_URL"] and env["REDIS_BROKER_ENABLED"] == "true"
+    assert "ORCHESTRATOR_SERVED_REPOS_UNDER" not in env  # on loopback: `submit --repo-url /folder` works in place
+
+
+def test_beyond_loopback_a_served_repo_is_confined_to_the_serve_dir(tmp_path: Path,
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("ORCHESTRATOR_SERVED_REPOS_UNDER", raising=False)
+    wide = {**GOOD, "ORCHESTRATOR_HOST": "0.0.0.0", "ORCHESTRATOR_AUTH_TOKEN": "t" * 32}
+    settings = WorkerSettings(**wide, ORCHESTRATOR_SERVE_DIR=str(tmp_path)).checked()
+    assert engine_env(settings, tmp_path / "aegra.json")["ORCHESTRATOR_SERVED_REPOS_UNDER"] == str(tmp_path.resolve())
+    default = engine_env(WorkerSettings(**wide).checked(), tmp_path / "aegra.json")["ORCHESTRATOR_SERVED_REPOS_UNDER"]
+    assert Path(default).is_absolute() and default.endswith("autobuild")
+    monkeypatch.setenv("ORCHESTRATOR_SERVED_REPOS_UNDER", str(tmp_path / "repos"))  # the operator's own stands
+    assert "ORCHESTRATOR_SERVED_REPOS_UNDER" not in engine_env(settings, tmp_path / "aegra.json")
 
 
 def test_lock_keys_are_per_repo_and_feature_and_holders_are_safe_text() -> None:

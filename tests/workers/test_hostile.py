@@ -57,7 +57,8 @@ async def test_hostile_runs_end_readable_and_write_nothing_outside_the_clone(
     outside = tmp_path / "outside"
     outside.mkdir()
     url = linked_remote(tmp_path, outside)
-    worker = workers(model_factory({"sessions": []}))
+    # As a worker beyond loopback is (tests listen on 127.0.0.1 only): a `repo` in place only below its serve dir.
+    worker = workers(model_factory({"sessions": []}), ORCHESTRATOR_SERVED_REPOS_UNDER=str(tmp_path / "serve-0"))
     client = get_client(url=worker.url)
     before = len(await client.threads.search(limit=1000))
     for args in (["--base", "*"], ["--base", "autobuild/FEAT-001"], ["--repo-url", ""], ["--base=-x"]):
@@ -74,9 +75,12 @@ async def test_hostile_runs_end_readable_and_write_nothing_outside_the_clone(
          "inside the repository's .git", None),
         ({"repo_url": 5, "target": "FEAT-001"}, "repo_url must be a string", None),
         ({"repo_url": url, "repo": "/", "target": "FEAT-001"}, "both repo and repo_url", None),
-        ({"repo": "/", "target": "FEAT-001"}, "not a git repository", None),
+        ({"repo": "/", "target": "FEAT-001"}, "the only folder this server works on in place", None),
+        ({"repo": str(tmp_path / "work"), "target": "FEAT-001"}, "the only folder this server works on in place",
+         None),
         ({"repo_url": url, "target": "../x"}, "invalid target id", None),
         ({"repo_url": url, "plan_yaml": "x" * 5_000_000}, "byte limit", None),
+        ({"repo_url": url, "target": "FEAT-001", "plan_files": {"big.md": "x" * 6_000_000}}, "byte limit", None),
     ]
     for graph_input, reason, context in hostile:
         thread = await client.threads.create(metadata={"feature": "FEAT-001", "repo_url": str(url)})

@@ -12,7 +12,7 @@ import pytest
 
 from agents.limits import Pause
 from orchestrator.store import traces as trace
-from orchestrator.store.pause import PauseRecords, quota_path
+from orchestrator.store.pause import PauseRecords, pause_path, quota_path
 from orchestrator.store.quota_store import StoreQuota
 from tests.postgres import postgres_server
 
@@ -30,7 +30,8 @@ def database_url() -> Iterator[str]:
 def machine(tmp_path: Path, name: str, database_url: str) -> PauseRecords:
     """One machine's records of the test's credential (a key per test: the store is shared by the module)."""
     key = f"{KEY}-{tmp_path.name}"
-    return PauseRecords(tmp_path / name / "feature.json", quota_path(key, tmp_path / name),
+    (tmp_path / name).mkdir(exist_ok=True)  # the machine's repository: its run's record is in its runs folder
+    return PauseRecords(pause_path(tmp_path / name, "FEAT-001"), quota_path(key, tmp_path / name),
                         store=StoreQuota(database_url, key))
 
 
@@ -70,7 +71,8 @@ def test_a_pause_whose_window_is_over_is_removed_and_one_still_running_is_kept(t
 async def test_inside_the_event_loop_a_read_answers_from_its_cache_and_refreshes_on_the_writer_thread(
         tmp_path: Path, database_url: str) -> None:
     other = StoreQuota(database_url, KEY + "-loop")
-    reader = PauseRecords(tmp_path / "r" / "feature.json", quota_path(KEY + "-loop", tmp_path / "r"), store=other)
+    reader = PauseRecords(pause_path(tmp_path / "r", "FEAT-001"), quota_path(KEY + "-loop", tmp_path / "r"),
+                          store=other)
     assert reader.read_shared() is None  # the first read queues a refresh and answers at once
     await trace.flushed()
     StoreQuota(database_url, KEY + "-loop").write(quota(time.time() + 600))
