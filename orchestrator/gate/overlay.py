@@ -17,7 +17,7 @@ from orchestrator.repo.git import GitRepo
 RunIn = Callable[[Path, dict[str, str]], Awaitable[GateResult]]
 """Runs the gate's command in a worktree with extra environment variables (not remembered: a dirty tree)."""
 _ASSERTION = re.compile(r"^(?:E\s+(.+)|\s*(AssertionError.*)|\s*(assert .+)|.*\berror: (.+)"
-                        r"|\s+\S+_test\.go:\d+: (.+))$", re.MULTILINE)
+                        r"|\s+\S+_test\.go:\d+: (.+)|\s+(Expected: .+))$", re.MULTILINE)  # jest: Expected: 6
 
 
 def _restriction(files: Sequence[str], tests: Sequence[str]) -> dict[str, str]:
