@@ -43,13 +43,26 @@ def _first_message(output: str, test: str) -> str:
     return next(group for group in found.groups() if group).strip()[:300]
 
 
+def _owners(files: Sequence[str]) -> set[str]:
+    """The test files whose tests `files` judge: themselves, and for jest's and vitest's snapshots
+    (`dir/__snapshots__/x.test.js.snap`) the test file they belong to (`dir/x.test.js`): `jest -u` on broken code
+    rewrites only the snapshot."""
+    owners = set(files)
+    for path in files:
+        posix = PurePosixPath(path)
+        if posix.suffix == ".snap" and posix.parent.name == "__snapshots__":
+            owners.add(str(posix.parent.parent / posix.stem))
+    return owners
+
+
 async def expectations(repo: GitRepo, worktree: Path, base: GateResult, against: str, files: Sequence[str], *,
                        base_files: Sequence[str], run_in: RunIn,
                        set_up: Callable[[Path], Awaitable[object]]) -> dict[str, str]:
     """Base tests (passing on the base, in `files`) whose base version fails on the worktree's code -> why."""
     # Go compiles a package's test files together: a test belongs to the overlay when its package's folder does.
     folders = {str(PurePosixPath(path).parent) for path in files if path.endswith("_test.go")}
-    overlaid = [test for test in base.get("passing") or [] if (file := file_of(test, base_files)) in files
+    owners = _owners(files)
+    overlaid = [test for test in base.get("passing") or [] if (file := file_of(test, base_files)) in owners
                 or (file is not None and file.endswith("_test.go") and str(PurePosixPath(file).parent) in folders)]
     if not overlaid:
         return {}
