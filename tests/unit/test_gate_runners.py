@@ -158,3 +158,15 @@ def test_skipped_todo_and_left_out_by_only_are_named_apart_through_npm_test(runn
     observed = observed_run(runner, "skips")
     assert sorted(observed.skipped) == skipped
     assert observed.passing is not None and observed.passing
+
+
+def test_vitest_1s_empty_file_suite_title_is_no_part_of_the_id(tmp_path: Path) -> None:
+    """vitest 1.x's json reporter puts the file's own suite, titled "", among the ancestors (seen on
+    blakeembrey/change-case): the id is the same as vitest 4 gives."""
+    (tmp_path / "js").mkdir()
+    (tmp_path / "js" / "vitest-1.json").write_text(
+        '{"testResults": [{"name": "/w/src/a.spec.ts", "status": "passed", "assertionResults": ['
+        '{"ancestorTitles": ["", "swap case"], "title": "x", "status": "passed"}]}]}')
+    reports = Reports(*(tmp_path / "absent",) * 4, tmp_path / "js")
+    observed = observe(" RUN  v1.6.0 /w\n", reports, Path("/w"))
+    assert observed is not None and observed.passing == ["src/a.spec.ts > swap case > x"]

@@ -52,7 +52,7 @@ def _read_suite(observed: Observed, suite: dict[str, Any], cwd: Path) -> None:
     if suite.get("status") == "failed" and not any(test.get("status") == "failed" for test in tests):
         observed.fail(file)  # the suite failed to run, or a hook failed: named by its file
     for test in tests:
-        titles = [str(title) for title in test.get("ancestorTitles") or []]
+        titles = [str(title) for title in test.get("ancestorTitles") or [] if title]  # vitest 1 lists the file's ""
         test_id = " > ".join([file, *titles, str(test.get("title") or "")])
         status = str(test.get("status") or "")
         if status == "passed":
