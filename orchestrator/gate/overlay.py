@@ -21,11 +21,14 @@ _ASSERTION = re.compile(r"^(?:E\s+(.+)|\s*(AssertionError.*)|\s*(assert .+)|.*\b
 
 
 def _restriction(files: Sequence[str], tests: Sequence[str]) -> dict[str, str]:
-    """Where the runner allows it, only the overlaid tests run: pytest's paths, go's `-run` with the top-level
-    names of the base tests in those files; other runners run the whole command. Added to the environment's own."""
+    """Where the runner allows it, only the overlaid tests run: pytest's paths, jest's and vitest's test files (a
+    snapshot's included), go's `-run` with the top-level names of the base tests in those files; other runners
+    (mocha too) run the whole command. Added to the environment's own."""
     python = [path for path in files if path.endswith(".py") and not path.endswith("conftest.py")]
     if python and len(python) == len(files):
         return {"PYTEST_ADDOPTS": " ".join(python)}
+    if (js := _js_tests(files)) is not None:  # jest and vitest (shim/autobuild_js_preload.cjs); mocha runs all
+        return {"AUTOBUILD_JS_ONLY": "\n".join(js)}
     if all(path.endswith("_test.go") for path in files):
         names = sorted({test.rsplit(".", 1)[-1].split("/")[0] for test in tests})
         if names and all(re.fullmatch(r"\w+", name) for name in names):
@@ -33,8 +36,22 @@ def _restriction(files: Sequence[str], tests: Sequence[str]) -> dict[str, str]:
     return {}
 
 
+_COLOUR = re.compile(r"\x1b\[[0-9;]*m")
+_JS_TEST = re.compile(r"\.(?:test|spec)\.[cm]?[jt]sx?$")
+
+
+def _js_tests(files: Sequence[str]) -> list[str] | None:
+    """The JS test files to run when every overlaid file is one or its snapshot; None otherwise."""
+    owners = sorted(_owners(files) - {path for path in files if path.endswith(".snap")})
+    if not owners or not all(_JS_TEST.search(path) for path in owners):
+        return None
+    return owners
+
+
 def _first_message(output: str, test: str) -> str:
-    """The first assertion or error line after the test's own lines in the run's output."""
+    """The first assertion or error line after the test's own lines in the run's output (colours off: vitest
+    colours its diff even off a terminal)."""
+    output = _COLOUR.sub("", output)
     leaf = re.split(r" > |::|\.", test)[-1]
     start = output.find(leaf)
     found = _ASSERTION.search(output, start if start >= 0 else 0) or _ASSERTION.search(output)

@@ -30,9 +30,10 @@ def stand_in(root: Path, relative: str, body: str = SAYS_ARGS) -> Path:
     return path
 
 
-async def arguments(root: Path, script: Path, *given: str) -> list[list[str]]:
-    """The arguments each process of `script` saw, run under the gate's instrumentation."""
-    env, reports = await instrument(dict(os.environ, PYTHONPATH=""), root / "scratch", root)
+async def arguments(root: Path, script: Path, *given: str, only: str = "") -> list[list[str]]:
+    """The arguments each process of `script` saw, run under the gate's instrumentation (`only`: the overlay's
+    restriction to test files, one a line)."""
+    env, reports = await instrument(dict(os.environ, PYTHONPATH="", AUTOBUILD_JS_ONLY=only), root / "scratch", root)
     done = await run_async(["node", str(script), *given], root, timeout=60, env=env)
     assert done.ok, done.stderr
     assert env["AUTOBUILD_JS_REPORTS"] == str(reports.js) and reports.js.is_dir()
@@ -59,6 +60,17 @@ async def test_mocha_gets_one_reporter_also_when_it_starts_itself_again(tmp_path
     parent, child = await arguments(tmp_path, stand_in(tmp_path, "mocha/bin/mocha.js", STARTS_ITSELF), "--exit")
     assert parent == child and parent.count("--reporter") == 1
     assert parent[-1].endswith("autobuild_mocha_reporter.cjs")
+
+
+async def test_the_overlays_restricted_run_names_its_test_files_to_jest_and_vitest_not_mocha(tmp_path: Path) -> None:
+    (tmp_path / "scratch").mkdir()
+    only = "test/a.test.js\ntest/b.test.ts"
+    [jest] = await arguments(tmp_path, stand_in(tmp_path, "jest/bin/jest.js"), "--ci", only=only)
+    assert jest[-3:] == ["--runTestsByPath", "test/a.test.js", "test/b.test.ts"]
+    [vitest] = await arguments(tmp_path, stand_in(tmp_path, "vitest/vitest.mjs"), "run", only=only)
+    assert vitest[-2:] == ["test/a.test.js", "test/b.test.ts"]
+    [mocha] = await arguments(tmp_path, stand_in(tmp_path, "mocha/bin/mocha.js"), only=only)
+    assert "test/a.test.js" not in mocha, "mocha adds positional files to its config's `spec`: it runs everything"
 
 
 async def test_another_node_program_is_left_alone(tmp_path: Path) -> None:

@@ -20,15 +20,19 @@ function ours(runner) {
   return path.join(reports, `${runner}-${process.pid}.json`);
 }
 
+// The overlay's restricted run (gate/overlay.py): only the base's versions of these test files, one a line.
+const only = (process.env.AUTOBUILD_JS_ONLY || '').split('\n').filter(Boolean);
+
 function added(main) {
   // react-scripts' test script hands its own arguments to jest.run: the same option reaches jest.
   if (/\/jest(-cli)?\/bin\/jest\.js$|\/react-scripts\/scripts\/test\.js$/.test(main)) {
-    return ['--testResultsProcessor', path.join(__dirname, 'autobuild_jest_results.cjs')];
+    const paths = only.length ? ['--runTestsByPath', ...only] : [];
+    return ['--testResultsProcessor', path.join(__dirname, 'autobuild_jest_results.cjs'), ...paths];
   }
   if (/\/vitest\/vitest\.mjs$/.test(main)) {
-    return ['--reporter=default', '--reporter=json', `--outputFile.json=${ours('vitest')}`];
+    return ['--reporter=default', '--reporter=json', `--outputFile.json=${ours('vitest')}`, ...only];
   }
-  if (/\/mocha\/bin\/(mocha(\.js)?|_mocha)$/.test(main)) {
+  if (/\/mocha\/bin\/(mocha(\.js)?|_mocha)$/.test(main)) { // never restricted: its config's `spec` adds up
     return ['--reporter', path.join(__dirname, 'autobuild_mocha_reporter.cjs')];
   }
   return [];
