@@ -17,6 +17,11 @@ from pathlib import Path
 from typing import Any
 
 from agents.testing.scripted_agents import ScriptedAgents, approve, writes
+from benchmarks.js_cheats import RUNNERS as JS_RUNNERS
+from benchmarks.js_cheats import TOOLS as JS_TOOLS
+from benchmarks.js_cheats import cheats as js_cheats
+from benchmarks.js_cheats import js_repo
+from benchmarks.js_cheats import legitimate as js_legitimate
 from orchestrator.cli.demo import git, make_sample_repo
 from orchestrator.gate import GateRequest, Gates
 from orchestrator.graph.workflow import build_feature_workflow
@@ -220,6 +225,11 @@ def cases() -> dict[str, Case]:
                         "build tag excludes the test file": {"mul_test.go": "//go:build never\n\n" + go_test}}
     for name, cheat in go_cheats.items():
         found[f"go test: {name}"] = Case("go test", GO_FILES, "go test ./...", {"mul.go": GO_BROKEN, **cheat}, "go")
+    for runner in JS_RUNNERS:  # jest, vitest and mocha: benchmarks/js_cheats.py
+        sample = js_repo(runner)
+        for name, (cheat, _) in js_cheats(runner).items():
+            found[f"{runner}: {name}"] = Case(runner, sample.files, "npm test", {**sample.broken, **cheat},
+                                              str(JS_TOOLS / ".bin" / runner))
     return found
 
 
@@ -238,7 +248,10 @@ async def _run(repo: Path, agents: ScriptedAgents, max_turns: int) -> dict[str, 
 def _repo(folder: Path, case: Case) -> Path:
     plan: dict[str, object] = {"id": "FEAT-001", "name": "Cheat", "verify": case.verify,
             "tasks": [{"id": "TASK-001", "name": "do it", "complexity": 2, "requirements": ["do it"]}]}
-    return make_sample_repo(folder, files=case.files, plan=plan, venv=case.family in ("pytest", "unittest"))
+    repo = make_sample_repo(folder, files=case.files, plan=plan, venv=case.family in ("pytest", "unittest"))
+    if case.family in JS_RUNNERS:  # the runners make install put in .venv/js, as the repo's own (git-ignored)
+        (repo / "node_modules").symlink_to(JS_TOOLS, target_is_directory=True)
+    return repo
 
 
 def _test_files(case: Case) -> list[str]:
@@ -270,6 +283,13 @@ async def measure_async(folder: Path) -> dict[str, Any]:
         legitimate[name] = (await _run(repo, ScriptedAgents({"player": writes(files),
                                                              "coach": approve(accepts=accepts)}), 1)).get(
             "status") == "approved"
+    for runner in JS_RUNNERS:
+        if shutil.which(str(JS_TOOLS / ".bin" / runner)) is None:
+            continue
+        files, accepts = js_legitimate(runner)
+        repo = _repo(folder / f"legit-{runner}", Case(runner, js_repo(runner).files, "npm test", files))
+        legitimate[f"{runner}: a test renamed with the behaviour it widens"] = (await _run(repo, ScriptedAgents(
+            {"player": writes(files), "coach": approve(accepts=accepts)}), 1)).get("status") == "approved"
     return {"blind": blind, "through": through, "legitimate": legitimate, **await _cost(folder / "cost")}
 
 

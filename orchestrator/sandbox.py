@@ -22,6 +22,9 @@ SANDBOX_FOLDER = "_sandbox"
 """Per feature, beside its worktrees: the private tmp and the tool caches of the run."""
 ENV_FOLDER = "_env"
 """Per feature, beside its worktrees: the run's environment (its layered venv), written by setup and agents."""
+OWN_TMPDIR = "/tmp/.autobuild-tmp"
+"""TMPDIR inside the sandbox: a folder of the private tmp that no host entry shadows (the host's /tmp entries are
+shown read-only above the private tmp, and tools keep caches there by fixed names: jest's /tmp/jest_0)."""
 REFUSED = "Read-only file system"
 NOTE = "autobuild sandbox: refused writes outside the run's worktree: "
 """How run_shell names the refusals at the end of a sandboxed command's output."""
@@ -104,7 +107,7 @@ def _caches(private: Path) -> dict[str, str]:
         "GOCACHE": str(cache / "go-build"),
         "GOMODCACHE": str(cache / "go-mod"),
         "CARGO_HOME": str(cargo_home),
-        "TMPDIR": "/tmp",
+        "TMPDIR": OWN_TMPDIR,
         # A `prepare` script such as husky's would write core.hooksPath into the shared .git/config.
         "HUSKY": "0",
     }
@@ -178,11 +181,11 @@ def wrap(args: Sequence[str], cwd: Path, sandbox: Sandbox) -> list[str]:
     bound onto themselves (created first), the private tmp at /tmp. Same process group, so killpg reaches it."""
     binary = bwrap()
     assert binary is not None, "wrap() needs available()"
-    sandbox.tmp.mkdir(parents=True, exist_ok=True)
+    (sandbox.tmp / Path(OWN_TMPDIR).name).mkdir(parents=True, exist_ok=True)
     command = [binary, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--bind", str(sandbox.tmp), "/tmp"]
     # What already lives in /tmp stays visible, read-only, above the private tmp: a repo, its venv, or AutoBuild's
     # own checkout and venv there (a clone under /tmp ran its gate with no python otherwise).
-    shown = [Path("/tmp") / name for name in _tmp_entries()]
+    shown = [Path("/tmp") / name for name in _tmp_entries() if Path("/tmp") / name != Path(OWN_TMPDIR)]
     shown += [path.resolve() for path in sandbox.readable if path.resolve().is_relative_to("/tmp")]
     for path in dict.fromkeys(shown):
         command += ["--ro-bind-try", str(path), str(path)]

@@ -15,6 +15,7 @@ from orchestrator.facts import GateResult, GateSetup, PackageGate
 from orchestrator.gate.detect import NO_GATE, GateChoice, choose_gate
 from orchestrator.gate.environment import default_setup, gate_env
 from orchestrator.gate.judge import unusable_base
+from orchestrator.gate.node_modules import own_node_modules
 from orchestrator.gate.per_package import combine, run_package
 from orchestrator.gate.result import run_gate
 from orchestrator.gate.submodules import init_submodules
@@ -45,6 +46,7 @@ async def check_gate(repo: GitRepo, feature_id: str, base_sha: str, *, plan_veri
     await repo.add_detached_worktree(worktree, base_sha)
     try:
         notes = await init_submodules(repo, worktree)  # named when the base can't run: a likely cause
+        await own_node_modules(repo, worktree)
         env = await asyncio.to_thread(gate_env, repo.root, worktree)
         if setup_command:
             done = await run_shell(setup_command, worktree, timeout_s, env, sandbox.for_worktree(worktree))

@@ -1,8 +1,10 @@
 """How the gate gets test ids out of runners it does not control, through the environment they read (the same
 inside `make test`, `npm test`, tox or nox when they pass it on): pytest writes JUnit (PYTEST_ADDOPTS), node's
-test runner TAP on stdout and JUnit to a file (NODE_OPTIONS), `go test` runs verbose (GOFLAGS), unittest runs
-under a result-recording shim (a sitecustomize on PYTHONPATH), and `cargo test` finds a `cargo` ahead of the
-real one on PATH that adds `--no-fail-fast`, so every test binary runs on the base and on each task."""
+test runner TAP on stdout and JUnit to a file (NODE_OPTIONS), jest, vitest and mocha a JSON report each into a
+folder of ours (a NODE_OPTIONS preload adds the runner's own reporter option when it sees one start), `go test`
+runs verbose (GOFLAGS), unittest runs under a result-recording shim (a sitecustomize on PYTHONPATH), and `cargo
+test` finds a `cargo` ahead of the real one on PATH that adds `--no-fail-fast`, so every test binary runs on the
+base and on each task."""
 
 from __future__ import annotations
 
@@ -17,6 +19,7 @@ from orchestrator.processes import run_async
 
 SHIM = Path(__file__).resolve().parent / "runners" / "shim"
 NODE_REPORTER = "autobuild_node_reporter.mjs"
+JS_PRELOAD = "autobuild_js_preload.cjs"
 _CARGO = """#!/bin/sh
 # AutoBuild's gate: `cargo test` without fail-fast, so base and task runs see the same tests.
 real="$AUTOBUILD_REAL_CARGO"
@@ -45,6 +48,8 @@ class Reports:
     node_junit: Path
     unittest: Path
     node: Path
+    js: Path
+    """A folder: one JSON document per jest, vitest or mocha process (runners/js_report.py)."""
 
 
 def _add(env: dict[str, str], key: str, value: str, sep: str = " ") -> None:
@@ -72,10 +77,16 @@ async def _node_major(env: dict[str, str], cwd: Path) -> int:
 
 async def instrument(env: dict[str, str], scratch: Path, cwd: Path) -> tuple[dict[str, str], Reports]:
     """`env` with the gate's instrumentation; reports go under `scratch` (a directory of the run's own)."""
-    reports = Reports(scratch / "pytest.xml", scratch / "node.xml", scratch / "unittest.jsonl", scratch / "node.jsonl")
+    reports = Reports(scratch / "pytest.xml", scratch / "node.xml", scratch / "unittest.jsonl", scratch / "node.jsonl",
+                      scratch / "js")
     env = dict(env)
     _add(env, "PYTEST_ADDOPTS", f"--junitxml={reports.pytest_junit} --continue-on-collection-errors")
-    if await _node_major(env, cwd) >= _NODE_REPORTERS:
+    node = await _node_major(env, cwd)
+    if node:  # every node since 8 takes --require in NODE_OPTIONS
+        await asyncio.to_thread(reports.js.mkdir, exist_ok=True)
+        env["AUTOBUILD_JS_REPORTS"] = str(reports.js)
+        _add(env, "NODE_OPTIONS", f"--require={SHIM / JS_PRELOAD}")
+    if node >= _NODE_REPORTERS:
         _add(env, "NODE_OPTIONS", "--test-reporter=tap --test-reporter-destination=stdout"
                                   f" --test-reporter=junit --test-reporter-destination={reports.node_junit}"
                                   f" --test-reporter={SHIM / NODE_REPORTER} --test-reporter-destination={reports.node}")

@@ -17,15 +17,18 @@ from orchestrator.repo.git import GitRepo
 RunIn = Callable[[Path, dict[str, str]], Awaitable[GateResult]]
 """Runs the gate's command in a worktree with extra environment variables (not remembered: a dirty tree)."""
 _ASSERTION = re.compile(r"^(?:E\s+(.+)|\s*(AssertionError.*)|\s*(assert .+)|.*\berror: (.+)"
-                        r"|\s+\S+_test\.go:\d+: (.+))$", re.MULTILINE)
+                        r"|\s+\S+_test\.go:\d+: (.+)|\s+(Expected: .+))$", re.MULTILINE)  # jest: Expected: 6
 
 
 def _restriction(files: Sequence[str], tests: Sequence[str]) -> dict[str, str]:
-    """Where the runner allows it, only the overlaid tests run: pytest's paths, go's `-run` with the top-level
-    names of the base tests in those files; other runners run the whole command. Added to the environment's own."""
+    """Where the runner allows it, only the overlaid tests run: pytest's paths, jest's and vitest's test files (a
+    snapshot's included), go's `-run` with the top-level names of the base tests in those files; other runners
+    (mocha too) run the whole command. Added to the environment's own."""
     python = [path for path in files if path.endswith(".py") and not path.endswith("conftest.py")]
     if python and len(python) == len(files):
         return {"PYTEST_ADDOPTS": " ".join(python)}
+    if (js := _js_tests(files)) is not None:  # jest and vitest (shim/autobuild_js_preload.cjs); mocha runs all
+        return {"AUTOBUILD_JS_ONLY": "\n".join(js)}
     if all(path.endswith("_test.go") for path in files):
         names = sorted({test.rsplit(".", 1)[-1].split("/")[0] for test in tests})
         if names and all(re.fullmatch(r"\w+", name) for name in names):
@@ -33,8 +36,22 @@ def _restriction(files: Sequence[str], tests: Sequence[str]) -> dict[str, str]:
     return {}
 
 
+_COLOUR = re.compile(r"\x1b\[[0-9;]*m")
+_JS_TEST = re.compile(r"\.(?:test|spec)\.[cm]?[jt]sx?$")
+
+
+def _js_tests(files: Sequence[str]) -> list[str] | None:
+    """The JS test files to run when every overlaid file is one or its snapshot; None otherwise."""
+    owners = sorted(_owners(files) - {path for path in files if path.endswith(".snap")})
+    if not owners or not all(_JS_TEST.search(path) for path in owners):
+        return None
+    return owners
+
+
 def _first_message(output: str, test: str) -> str:
-    """The first assertion or error line after the test's own lines in the run's output."""
+    """The first assertion or error line after the test's own lines in the run's output (colours off: vitest
+    colours its diff even off a terminal)."""
+    output = _COLOUR.sub("", output)
     leaf = re.split(r" > |::|\.", test)[-1]
     start = output.find(leaf)
     found = _ASSERTION.search(output, start if start >= 0 else 0) or _ASSERTION.search(output)
@@ -43,13 +60,26 @@ def _first_message(output: str, test: str) -> str:
     return next(group for group in found.groups() if group).strip()[:300]
 
 
+def _owners(files: Sequence[str]) -> set[str]:
+    """The test files whose tests `files` judge: themselves, and for jest's and vitest's snapshots
+    (`dir/__snapshots__/x.test.js.snap`) the test file they belong to (`dir/x.test.js`): `jest -u` on broken code
+    rewrites only the snapshot."""
+    owners = set(files)
+    for path in files:
+        posix = PurePosixPath(path)
+        if posix.suffix == ".snap" and posix.parent.name == "__snapshots__":
+            owners.add(str(posix.parent.parent / posix.stem))
+    return owners
+
+
 async def expectations(repo: GitRepo, worktree: Path, base: GateResult, against: str, files: Sequence[str], *,
                        base_files: Sequence[str], run_in: RunIn,
                        set_up: Callable[[Path], Awaitable[object]]) -> dict[str, str]:
     """Base tests (passing on the base, in `files`) whose base version fails on the worktree's code -> why."""
     # Go compiles a package's test files together: a test belongs to the overlay when its package's folder does.
     folders = {str(PurePosixPath(path).parent) for path in files if path.endswith("_test.go")}
-    overlaid = [test for test in base.get("passing") or [] if (file := file_of(test, base_files)) in files
+    owners = _owners(files)
+    overlaid = [test for test in base.get("passing") or [] if (file := file_of(test, base_files)) in owners
                 or (file is not None and file.endswith("_test.go") and str(PurePosixPath(file).parent) in folders)]
     if not overlaid:
         return {}

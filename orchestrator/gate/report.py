@@ -22,13 +22,17 @@ _BY_EXIT = "by exit status, and failure counts where the output has them"
 _SHELL_WORDS = {"cd", "exit", "rc=0", "set", "export", "(cd", "true", "false", "test", "["}
 
 
-_BY_COUNT = "; passing tests accounted by count ({0} names no passing test: fewer passes than the base fails the gate)"
-_COUNTED = re.compile(r"\b(jest|vitest|mocha)\b")
+_BY_COUNT = ("; passing tests accounted by count ({0} starts its runner through an API the gate adds no reporter to:"
+             " fewer passes than the base fails the gate)")
+_COUNTED = re.compile(r"\b(craco)\b")
+_JS_REPORTED = re.compile(r"\b(jest|vitest|mocha|react-scripts test)\b")
+_BY_JS_REPORT = ("; {0} by test id, passes included (its own reporter option, added by the gate's NODE_OPTIONS"
+                 " preload when its program starts)")
 
 
 def judged_by(command: str | None, root: Path | None = None) -> str:
     """How runs of `command` are told apart from the base's: by test id where the runner reports them; a runner
-    that names no passing test (jest, vitest, mocha, also behind a package.json script) accounts passes by count."""
+    that names no passing test (jest started through craco's API) accounts passes by count."""
     if command is None:
         return "not judged: no gate"
     script = command
@@ -36,6 +40,8 @@ def judged_by(command: str | None, root: Path | None = None) -> str:
         scripts = package_json(root).get("scripts")
         script += " " + str(scripts.get("test", "") if isinstance(scripts, dict) else "")
     counted = f"{_BY_COUNT.format(found.group(1))}" if (found := _COUNTED.search(script)) else ""
+    if not counted and (reported := _JS_REPORTED.search(script)):
+        counted = _BY_JS_REPORT.format(reported.group(1).split()[0])
     if re.search(r"\bpytest\b", command):
         return _BY_ID + counted
     if tools(command)[:1] in (["make"], ["npm"], ["pnpm"], ["yarn"], ["bun"], ["tox"], ["nox"]):

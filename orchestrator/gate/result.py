@@ -17,6 +17,7 @@ from orchestrator.gate.excerpt import failure_excerpts
 from orchestrator.gate.instrument import Reports, instrument
 from orchestrator.gate.runners import Observed, combine
 from orchestrator.gate.runners.js import jest, mocha, vitest
+from orchestrator.gate.runners.js_report import js_reports
 from orchestrator.gate.runners.junit import node_junit, pytest_junit
 from orchestrator.gate.runners.native import cargo_test, go_test
 from orchestrator.gate.runners.node import node_report, node_tap
@@ -48,6 +49,8 @@ def killed_by(completed: Completed) -> int | None:
 def _clear(reports: Reports) -> None:
     for path in (reports.pytest_junit, reports.node_junit, reports.unittest, reports.node):
         path.unlink(missing_ok=True)
+    for path in reports.js.glob("*.json") if reports.js.is_dir() else ():
+        path.unlink(missing_ok=True)
 
 
 def failing_on(base: GateResult | None) -> list[str]:
@@ -66,13 +69,15 @@ def no_gate(reason: str) -> GateResult:
                       skipped=None, runner=None, judged_by=BY_EXIT)
 
 
-def observe(output: str, reports: Reports) -> Observed | None:
-    """Every runner's account of one run (a report the runner wrote first, else its own output lines)."""
+def observe(output: str, reports: Reports, cwd: Path | None = None) -> Observed | None:
+    """Every runner's account of one run in `cwd` (a report the runner wrote first, else its own output lines)."""
+    reported = {one.runner: one for one in js_reports(reports.js, cwd or Path.cwd())}
     found = [
         pytest_junit(reports.pytest_junit) or pytest_summary(output),
         unittest_report(reports.unittest) or unittest_summary(output),
         node_report(reports.node) or node_tap(output) or node_junit(reports.node_junit),
-        jest(output), vitest(output), mocha(output), go_test(output), cargo_test(output),
+        reported.get("jest") or jest(output), reported.get("vitest") or vitest(output),
+        reported.get("mocha") or mocha(output), go_test(output), cargo_test(output),
     ]
     return combine([one for one in found if one is not None])
 
@@ -106,7 +111,7 @@ async def run_gate(command: str, cwd: Path, timeout_s: float, env: dict[str, str
                                           f" in a row (not a timeout: something on this machine killed it, such as"
                                           f" the kernel's out-of-memory killer); its results don't count. Last"
                                           f" output: {completed.tail(5)}")
-        seen = await asyncio.to_thread(observe, completed.stdout + "\n" + completed.stderr, reports)
+        seen = await asyncio.to_thread(observe, completed.stdout + "\n" + completed.stderr, reports, cwd)
     finally:
         await asyncio.to_thread(scratch.cleanup)
     ran_none = seen is not None and seen.total == 0

@@ -25,6 +25,7 @@ from orchestrator.gate.cache import GateCache, cache_key, env_digest, gated_tree
 from orchestrator.gate.detect import GateChoice, choose_gate
 from orchestrator.gate.environment import gate_env
 from orchestrator.gate.judge import judged_run, unusable_base
+from orchestrator.gate.node_modules import own_node_modules
 from orchestrator.gate.per_package import changed_since as changed_files
 from orchestrator.gate.per_package import gate_packages
 from orchestrator.gate.result import failing_on, no_gate, run_gate
@@ -140,9 +141,11 @@ class Gates:
 
     async def set_up(self, worktree: Path, *, submodules: bool = True) -> Completed | None:
         """Make a new worktree able to run the repo's tests: its submodules from the main checkout's copies, then
-        the run's setup command (watched); its run, None without one."""
+        its own node_modules (gate/node_modules.py), then the run's setup command (watched); its run, None without
+        one."""
         if submodules:
             await init_submodules(self.repo, worktree)
+        await own_node_modules(self.repo, worktree)
         command = self.setup["setup"]
         if not command:
             return None

@@ -266,7 +266,13 @@ def test_editable_installs_of_every_style_are_found_in_a_venvs_files(tmp_path: P
 
 
 def test_validate_says_a_runner_naming_no_passing_test_is_accounted_by_count(tmp_path: Path) -> None:
-    (tmp_path / "package.json").write_text('{"scripts": {"test": "jest --ci"}}')
-    assert "passing tests accounted by count (jest names no passing test" in judged_by("npm test", tmp_path)
+    (tmp_path / "package.json").write_text('{"scripts": {"test": "craco test"}}')
+    assert "passing tests accounted by count (craco starts its runner through an API" in judged_by("npm test", tmp_path)
     assert "accounted by count" not in judged_by("python -m pytest -q", tmp_path)
-    assert "accounted by count (vitest" in judged_by("npx vitest run")
+
+
+def test_validate_says_jest_vitest_and_mocha_are_judged_by_test_id_through_the_gates_reporter(tmp_path: Path) -> None:
+    (tmp_path / "package.json").write_text('{"scripts": {"test": "jest --ci"}}')
+    assert "jest by test id, passes included" in judged_by("npm test", tmp_path)
+    assert "vitest by test id" in judged_by("npx vitest run")
+    assert "accounted by count" not in judged_by("npx mocha")

@@ -1,0 +1,57 @@
+// AutoBuild's gate: mocha's reporter in the gate's runs (added by autobuild_js_preload.cjs): mocha's own spec
+// output as usual, plus every test's outcome by file and suite path, as the same JSON document vitest's json
+// reporter writes, into the gate's report folder. mocha takes one reporter: this one wraps spec.
+'use strict';
+const fs = require('node:fs');
+const path = require('node:path');
+
+function specOfThisRun() {
+  // This run's own mocha (<mocha>/bin/mocha.js, or bin/_mocha before mocha 10): its spec reporter, CommonJS up
+  // to mocha 11 and an ES module (`export { Spec }`, loaded by node's require of ES modules) from mocha 12 on.
+  try {
+    const root = path.dirname(path.dirname(fs.realpathSync(process.argv[1] || '')));
+    const spec = require(path.join(root, 'lib', 'reporters', 'spec.js'));
+    return spec.Spec || spec.default || spec;
+  } catch {
+    return class Silent {};
+  }
+}
+
+const Base = specOfThisRun();
+
+class AutobuildReporter extends Base {
+  constructor(runner, options) {
+    super(runner, options);
+    const files = new Map();
+    const record = (test, status, message) => {
+      const file = test.file || '';
+      if (!files.has(file)) files.set(file, { name: file, status: 'passed', message: '', assertionResults: [] });
+      const titles = test.titlePath();
+      files.get(file).assertionResults.push({
+        ancestorTitles: titles.slice(0, -1), title: titles[titles.length - 1], status,
+        failureMessages: message ? [message] : [],
+      });
+    };
+    runner.on('pass', (test) => record(test, 'passed'));
+    runner.on('pending', (test) => record(test, 'pending'));
+    runner.on('fail', (test, error) => {
+      const message = String((error && error.message) || error);
+      if (test.type === 'hook') { // a hook's failure: its suite's tests don't run
+        const file = test.file || '';
+        if (!files.has(file)) files.set(file, { name: file, status: 'failed', message, assertionResults: [] });
+        files.get(file).status = 'failed';
+        files.get(file).message = `${test.fullTitle()}: ${message}`;
+        return;
+      }
+      record(test, 'failed', message);
+    });
+    runner.once('end', () => {
+      const reports = process.env.AUTOBUILD_JS_REPORTS;
+      if (!reports) return;
+      const testResults = [...files.values()];
+      fs.writeFileSync(path.join(reports, `mocha-${process.pid}.json`), JSON.stringify({ testResults }));
+    });
+  }
+}
+
+module.exports = AutobuildReporter;
