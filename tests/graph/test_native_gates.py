@@ -1,0 +1,45 @@
+"""Go, Rust and C gates on the compiled graphs with scripted agents and the real toolchains (offline): a nested Go
+module gated in its own folder, ctest's named tests, cargo's cheat matrix (heavy), Go's table-driven subtests."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from agents.testing.scripted_agents import ScriptedAgents, approve, writes
+from orchestrator.cli.demo import make_sample_repo
+from tests.graph.harness import Run, Workflow, plan, task
+
+needs_go = pytest.mark.skipif(shutil.which("go") is None, reason="go is installed by make install")
+
+
+def gates_of(run: Run) -> list[dict[str, Any]]:
+    return [event for event in run.events if event["event"] == "gate"]
+
+
+ARC = {"arc/go.mod": "module example.com/arc\n\ngo 1.19\n",
+       "arc/arc.go": "package arc\n\nfunc Pack(n int) int { return n * 2 }\n",
+       "arc/arc_test.go": "package arc\n\nimport \"testing\"\n\nfunc TestPack(t *testing.T) {\n\tif Pack(3) != 6 {\n"
+                          "\t\tt.Fatal(\"want 6\")\n\t}\n}\n"}
+TOP = {"go.mod": "module example.com/top\n\ngo 1.19\n",
+       "top.go": "package top\n\nfunc One() int { return 1 }\n",
+       "top_test.go": "package top\n\nimport \"testing\"\n\nfunc TestOne(t *testing.T) {\n\tif One() != 1 {\n"
+                      "\t\tt.Fatal(\"want 1\")\n\t}\n}\n"}
+
+
+@needs_go
+async def test_a_break_in_a_nested_go_module_under_a_makefile_gate_is_refused(tmp_path: Path) -> None:
+    """`go test ./...` never enters a nested module: the maintainers' `make test` stays the top's gate and the
+    module is gated in its own folder."""
+    files = {**TOP, **ARC, "Makefile": "test:\n\tgo test ./...\n"}
+    repo = make_sample_repo(tmp_path / "repo", files=files, plan=plan(task("TASK-001"), verify=None), venv=False)
+    broken: dict[str, str | None] = {"arc/arc.go": "package arc\n\nfunc Pack(n int) int { return n * 3 }\n"}
+    run = await Workflow(repo, ScriptedAgents({"player": writes(broken), "coach": approve()})).run(max_turns=1)
+    gate = gates_of(run)[0]
+    assert not gate["passed"], gate["summary"]
+    assert "arc::example.com/arc.TestPack" in (gate["failing"] or []), gate["summary"]
+    assert "not touched by the change: ." in gate["summary"], "the top's make test is not re-run for arc/"
+    assert run.status("TASK-001") == "failed"
