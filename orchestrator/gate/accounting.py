@@ -25,7 +25,7 @@ _TEST_FILES = ("test_*.py", "*_test.py", "tests.py", "conftest.py", "*_test.go",
 _TEST_FOLDERS = ("__tests__", "__snapshots__", "testdata", "snapshots", "fixtures")
 _RUNNER_CONFIG = ("pyproject.toml", "setup.cfg", "pytest.ini", "tox.ini", "noxfile.py", "conftest.py", "Makefile",
                   "package.json", "jest.config.*", "vitest.config.*", "vite.config.*", ".mocharc*", "Cargo.toml",
-                  ".cargo/config.toml", "go.mod", "go.work")
+                  ".cargo/config.toml", "go.mod", "go.work", "CMakeLists.txt", "*.cmake", "CTestTestfile.cmake")
 _CODE_SUFFIXES = (".py", ".js", ".mjs", ".cjs", ".ts", ".tsx", ".jsx", ".go", ".rs")
 UNACCEPTABLE = frozenset({"failing"})
 """Fates no acceptance waves through: a test that fails in the tree is red whatever the coach says."""

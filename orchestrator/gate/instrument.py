@@ -2,7 +2,8 @@
 inside `make test`, `npm test`, tox or nox when they pass it on): pytest writes JUnit (PYTEST_ADDOPTS), node's
 test runner TAP on stdout and JUnit to a file (NODE_OPTIONS), `go test` runs verbose (GOFLAGS), unittest runs
 under a result-recording shim (a sitecustomize on PYTHONPATH), and `cargo test` finds a `cargo` ahead of the
-real one on PATH that adds `--no-fail-fast`, so every test binary runs on the base and on each task."""
+real one on PATH that adds `--no-fail-fast`, so every test binary runs on the base and on each task; `ctest`
+(3.21 and later) finds one that adds `--output-junit`, a report per call, so its tests are named."""
 
 from __future__ import annotations
 
@@ -30,6 +31,16 @@ if [ "$1" = test ]; then
 fi
 exec "$real" $toolchain "$@"
 """
+_CTEST = """#!/bin/sh
+# AutoBuild's gate: ctest names its tests in a JUnit report of its own (one per call).
+real="$AUTOBUILD_REAL_CTEST"
+case " $* " in
+  *" --output-junit "*|*" --version "*|*" -N "*|*" --show-only"*) exec "$real" "$@";;
+esac
+exec "$real" "$@" --output-junit "$AUTOBUILD_CTEST_REPORTS/ctest-$$.xml"
+"""
+_CTEST_JUNIT = (3, 21)
+"""The first ctest with `--output-junit`."""
 
 
 @dataclass(frozen=True)
@@ -40,6 +51,8 @@ class Reports:
     node_junit: Path
     unittest: Path
     node: Path
+    ctest: Path | None = None
+    """A folder: ctest's JUnit reports, one per call."""
 
 
 def _add(env: dict[str, str], key: str, value: str, sep: str = " ") -> None:
@@ -47,6 +60,7 @@ def _add(env: dict[str, str], key: str, value: str, sep: str = " ") -> None:
 
 
 _NODE_MAJOR: dict[str, int] = {}
+_CTEST_VERSION: dict[str, tuple[int, int]] = {}
 _NODE_REPORTERS = 20  # node 20 accepts --test-reporter in NODE_OPTIONS (measured); older ones may refuse to start
 
 
@@ -67,7 +81,8 @@ async def _node_major(env: dict[str, str], cwd: Path) -> int:
 
 async def instrument(env: dict[str, str], scratch: Path, cwd: Path) -> tuple[dict[str, str], Reports]:
     """`env` with the gate's instrumentation; reports go under `scratch` (a directory of the run's own)."""
-    reports = Reports(scratch / "pytest.xml", scratch / "node.xml", scratch / "unittest.jsonl", scratch / "node.jsonl")
+    reports = Reports(scratch / "pytest.xml", scratch / "node.xml", scratch / "unittest.jsonl", scratch / "node.jsonl",
+                      scratch / "ctest")
     env = dict(env)
     _add(env, "PYTEST_ADDOPTS", f"--junitxml={reports.pytest_junit} --continue-on-collection-errors")
     if await _node_major(env, cwd) >= _NODE_REPORTERS:
@@ -79,16 +94,38 @@ async def instrument(env: dict[str, str], scratch: Path, cwd: Path) -> tuple[dic
     env["AUTOBUILD_UNITTEST_REPORT"] = str(reports.unittest)
     env["PYTHONPATH"] = os.pathsep.join([str(SHIM), *(p for p in env["PYTHONPATH"].split(os.pathsep)
                                                       if p and p != str(SHIM))])
+    env.setdefault("CTEST_OUTPUT_ON_FAILURE", "1")  # a failing test's own lines, for the feedback
+    shims: dict[str, str] = {}
     cargo = await asyncio.to_thread(shutil.which, "cargo", path=env.get("PATH"))
     if cargo is not None:
+        env["AUTOBUILD_REAL_CARGO"], shims["cargo"] = cargo, _CARGO
+    ctest = await asyncio.to_thread(shutil.which, "ctest", path=env.get("PATH"))
+    if ctest is not None and await _ctest_version(ctest, env, cwd) >= _CTEST_JUNIT:
+        env["AUTOBUILD_REAL_CTEST"], env["AUTOBUILD_CTEST_REPORTS"] = ctest, str(reports.ctest)
+        shims["ctest"] = _CTEST
+    if shims:
         bin_dir = scratch / "bin"
-        await asyncio.to_thread(_write_cargo_shim, bin_dir)
-        env["AUTOBUILD_REAL_CARGO"] = cargo
+        await asyncio.to_thread(_write_shims, bin_dir, shims, reports.ctest)
         env["PATH"] = os.pathsep.join([str(bin_dir), env.get("PATH", "")])
     return env, reports
 
 
-def _write_cargo_shim(bin_dir: Path) -> None:
+async def _ctest_version(ctest: str, env: dict[str, str], cwd: Path) -> tuple[int, int]:
+    """ctest's (major, minor), asked once per binary; (0, 0) when it can't say."""
+    if ctest not in _CTEST_VERSION:
+        try:
+            done = await run_async([ctest, "--version"], cwd, timeout=30, env=env)
+        except OSError:
+            return (0, 0)
+        found = re.search(r"version (\d+)\.(\d+)", done.stdout)
+        _CTEST_VERSION[ctest] = (int(found.group(1)), int(found.group(2))) if done.ok and found else (0, 0)
+    return _CTEST_VERSION[ctest]
+
+
+def _write_shims(bin_dir: Path, shims: dict[str, str], ctest_reports: Path | None) -> None:
     bin_dir.mkdir(exist_ok=True)
-    (bin_dir / "cargo").write_text(_CARGO, encoding="utf-8")
-    (bin_dir / "cargo").chmod(0o755)
+    for name, text in shims.items():
+        (bin_dir / name).write_text(text, encoding="utf-8")
+        (bin_dir / name).chmod(0o755)
+    if ctest_reports is not None:
+        ctest_reports.mkdir(exist_ok=True)

@@ -16,6 +16,7 @@ from orchestrator.facts import GateResult
 from orchestrator.gate.excerpt import failure_excerpts
 from orchestrator.gate.instrument import Reports, instrument
 from orchestrator.gate.runners import Observed, combine
+from orchestrator.gate.runners.ctest import ctest_junit, ctest_output
 from orchestrator.gate.runners.js import jest, mocha, vitest
 from orchestrator.gate.runners.junit import node_junit, pytest_junit
 from orchestrator.gate.runners.native import cargo_test, go_test
@@ -48,6 +49,8 @@ def killed_by(completed: Completed) -> int | None:
 def _clear(reports: Reports) -> None:
     for path in (reports.pytest_junit, reports.node_junit, reports.unittest, reports.node):
         path.unlink(missing_ok=True)
+    for report in reports.ctest.glob("*.xml") if reports.ctest is not None else ():
+        report.unlink(missing_ok=True)
 
 
 def failing_on(base: GateResult | None) -> list[str]:
@@ -73,6 +76,7 @@ def observe(output: str, reports: Reports) -> Observed | None:
         unittest_report(reports.unittest) or unittest_summary(output),
         node_report(reports.node) or node_tap(output) or node_junit(reports.node_junit),
         jest(output), vitest(output), mocha(output), go_test(output), cargo_test(output),
+        ctest_junit(reports.ctest) or ctest_output(output),
     ]
     return combine([one for one in found if one is not None])
 

@@ -43,3 +43,39 @@ async def test_a_break_in_a_nested_go_module_under_a_makefile_gate_is_refused(tm
     assert "arc::example.com/arc.TestPack" in (gate["failing"] or []), gate["summary"]
     assert "not touched by the change: ." in gate["summary"], "the top's make test is not re-run for arc/"
     assert run.status("TASK-001") == "failed"
+
+
+needs_cmake = pytest.mark.skipif(shutil.which("cmake") is None or shutil.which("ctest") is None,
+                                 reason="needs cmake and ctest")
+CMAKE = {".gitignore": "build/\n",
+         "CMakeLists.txt": "cmake_minimum_required(VERSION 3.10)\nproject(calc C)\nenable_testing()\n"
+                           "add_library(calc calc.c)\nadd_executable(test_mul tests/test_mul.c)\n"
+                           "target_link_libraries(test_mul calc)\nadd_test(NAME mul COMMAND test_mul mul)\n"
+                           "add_test(NAME zero COMMAND test_mul zero)\n",
+         "calc.c": "int mul(int a, int b) { return a * b; }\n",
+         "tests/test_mul.c": "#include <stdio.h>\n#include <string.h>\nint mul(int, int);\n"
+                             "int main(int argc, char **argv) {\n  if (argc < 2) return 2;\n"
+                             "  if (!strcmp(argv[1], \"mul\") && mul(2, 3) != 6) {"
+                             " printf(\"mul(2, 3) = %d, want 6\\n\", mul(2, 3)); return 1; }\n"
+                             "  if (!strcmp(argv[1], \"zero\") && mul(0, 3) != 0) return 1;\n"
+                             "  return 0;\n}\n"}
+DIV = "int div(int a, int b) { return a / b; }\n"
+CMAKE_BROKEN = "int mul(int a, int b) { return (a == 2 && b == 3) ? 7 : a * b; }\n"
+CTEST = "cmake -S . -B build >/dev/null && cmake --build build >/dev/null && ctest --test-dir build"
+
+
+@needs_cmake
+async def test_ctest_names_a_failing_test_and_a_dropped_add_test_by_its_line(tmp_path: Path) -> None:
+    repo = make_sample_repo(tmp_path / "repo", files=CMAKE, plan=plan(task("TASK-001"), verify=CTEST), venv=False)
+    dropped = CMAKE["CMakeLists.txt"].replace("add_test(NAME mul COMMAND test_mul mul)\n", "")
+    agents = ScriptedAgents({("player", "TASK-001", 1): writes({"calc.c": CMAKE_BROKEN}),
+                             ("player", "TASK-001", 2): writes({"calc.c": CMAKE_BROKEN, "CMakeLists.txt": dropped}),
+                             ("player", "TASK-001", 3): writes({"calc.c": CMAKE["calc.c"] + DIV,
+                                                                "CMakeLists.txt": CMAKE["CMakeLists.txt"]}),
+                             "coach": approve()})
+    run = await Workflow(repo, agents).run(max_turns=3)
+    first, second = gates_of(run)[:2]
+    assert first["runner"] == "ctest" and first["failing"] == ["mul"], first["summary"]
+    assert "mul(2, 3) = 7, want 6" in first["output"]
+    assert "mul: gone: deselected by CMakeLists.txt:6" in second["summary"], second["summary"]
+
