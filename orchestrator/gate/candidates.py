@@ -58,7 +58,19 @@ def candidates(folder: Path, root: Path | None = None) -> list[GateChoice]:
     unique: dict[str, GateChoice] = {}
     for choice in found:
         unique.setdefault(str(choice.command), choice)
-    return list(unique.values())
+    return _build_only_last(folder, list(unique.values()))
+
+
+def _build_only_last(folder: Path, found: list[GateChoice]) -> list[GateChoice]:
+    """A Makefile test target that only builds is no test run: the maintainers' CI test step comes before it."""
+    first = found[0] if found else None
+    if first is None or not first.source.endswith(" target") or first.command is None:
+        return found
+    ci_step = next((c for c in found if c.source.startswith((".github", ".gitlab"))), None)
+    if ci_step is None or not maintainers.builds_only(folder, first.command.split()[-1]):
+        return found
+    rest = [c for c in found if c is not first and c is not ci_step]
+    return [ci_step, GateChoice(first.command, f"{first.source}; it only builds"), *rest]
 
 
 def _python_name(root: Path) -> str:

@@ -79,3 +79,22 @@ async def test_ctest_names_a_failing_test_and_a_dropped_add_test_by_its_line(tmp
     assert "mul(2, 3) = 7, want 6" in first["output"]
     assert "mul: gone: deselected by CMakeLists.txt:6" in second["summary"], second["summary"]
 
+
+
+CI_CTEST = ("name: CI\non: [push]\njobs:\n  test:\n    runs-on: ubuntu-latest\n    steps:\n"
+            "      - uses: actions/checkout@v4\n      - run: cmake -B build\n      - run: cmake --build build\n"
+            "      - run: cd build && ctest --output-on-failure\n")
+
+
+@needs_cmake
+async def test_a_makefile_target_that_only_builds_gives_way_to_cis_ctest(tmp_path: Path) -> None:
+    """The maintainers' CI runs CMake and ctest: that is the gate, not `make tests` (which only builds)."""
+    files = {**CMAKE, ".github/workflows/ci.yml": CI_CTEST,
+             "Makefile": "CC ?= cc\n\ntests: test_mul\n\ntest_mul: tests/test_mul.c calc.c\n\t$(CC) -o $@ $^\n"}
+    repo = make_sample_repo(tmp_path / "repo", files=files, plan=plan(task("TASK-001"), verify=None), venv=False)
+    agents = ScriptedAgents({"player": writes({"calc.c": CMAKE_BROKEN}), "coach": approve()})
+    run = await Workflow(repo, agents).run(max_turns=1)
+    gate = gates_of(run)[0]
+    assert gate["command"].endswith("(cd build && ctest --output-on-failure)"), gate["command"]
+    assert gate["failing"] == ["mul"] and not gate["passed"]
+    assert run.status("TASK-001") == "failed"

@@ -35,3 +35,47 @@ def test_a_nested_go_module_the_top_reaches_stays_with_the_top(tmp_path: Path, r
     choice = detect_test_command(repo_with(tmp_path, {**GO_TOP, **reach}))
     assert choice.command == "make test" and not choice.packages
     assert "`go test ./...` in arc/ (go.mod; run by the top's command, not alone)" in choice.also
+
+
+BUILD_ONLY = "CC ?= cc\n\ntests: test_mul\n\ntest_mul: tests/test_mul.c calc.c\n\t$(CC) -o $@ $^\n"
+CMAKE_CI = """name: CI
+on: [push]
+env:
+  BUILD_TYPE: Release
+jobs:
+  build:
+    runs-on: ubuntu-latest
+    steps:
+      - uses: actions/checkout@v4
+      - name: deps
+        run: sudo apt-get install -y cmake
+      - name: Configure CMake
+        run: cmake -B ${{github.workspace}}/build -DCMAKE_BUILD_TYPE=${{env.BUILD_TYPE}}
+      - name: Build
+        run: cmake --build ${{github.workspace}}/build --config ${{env.BUILD_TYPE}}
+      - name: Test
+        working-directory: ${{github.workspace}}/build
+        run: ctest -C ${{env.BUILD_TYPE}} --output-on-failure
+"""
+
+
+def test_cis_ctest_step_with_its_build_beats_a_makefile_target_that_only_builds(tmp_path: Path) -> None:
+    choice = detect_test_command(repo_with(tmp_path, {"Makefile": BUILD_ONLY, ".github/workflows/ci.yml": CMAKE_CI,
+                                                      "CMakeLists.txt": "enable_testing()\n"}))
+    assert choice.command == ("cmake -B ./build -DCMAKE_BUILD_TYPE=Release && cmake --build ./build --config Release"
+                              " && (cd ./build && ctest -C Release --output-on-failure)")
+    assert choice.source == ".github/workflows/ci.yml test step (its build steps before it)"
+    assert "`make tests` (Makefile tests target; it only builds)" in choice.also
+
+
+def test_a_makefile_target_that_runs_something_stays_first(tmp_path: Path) -> None:
+    runs = BUILD_ONLY.replace("tests: test_mul\n", "tests: test_mul\n\t./test_mul\n")
+    choice = detect_test_command(repo_with(tmp_path, {"Makefile": runs, ".github/workflows/ci.yml": CMAKE_CI}))
+    assert choice.command == "make tests"
+
+
+def test_a_ctest_step_after_cd_runs_in_that_folder(tmp_path: Path) -> None:
+    ci = ("jobs:\n  t:\n    steps:\n      - run: mkdir build && cd build && cmake .. && make\n"
+          "      - run: cd build && ctest\n")
+    choice = detect_test_command(repo_with(tmp_path, {".github/workflows/ci.yml": ci}))
+    assert choice.command == "(mkdir build && cd build && cmake .. && make) && (cd build && ctest)"
