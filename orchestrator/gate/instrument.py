@@ -19,15 +19,17 @@ from orchestrator.processes import run_async
 SHIM = Path(__file__).resolve().parent / "runners" / "shim"
 NODE_REPORTER = "autobuild_node_reporter.mjs"
 _CARGO = """#!/bin/sh
-# AutoBuild's gate: `cargo test` without fail-fast, so base and task runs see the same tests.
+# AutoBuild's gate: `cargo test` without fail-fast, so base and task runs see the same tests; an overlay's run
+# restricted to the overlaid targets (AUTOBUILD_CARGO_TEST_ARGS: `--test <target>`).
 real="$AUTOBUILD_REAL_CARGO"
 toolchain=""
 case "$1" in +*) toolchain="$1"; shift;; esac
 if [ "$1" = test ]; then
   case " $* " in
     *" --no-fail-fast "*) ;;
-    *) shift; exec "$real" $toolchain test --no-fail-fast "$@";;
+    *) shift; exec "$real" $toolchain test --no-fail-fast $AUTOBUILD_CARGO_TEST_ARGS "$@";;
   esac
+  shift; exec "$real" $toolchain test $AUTOBUILD_CARGO_TEST_ARGS "$@"
 fi
 exec "$real" $toolchain "$@"
 """

@@ -18,7 +18,7 @@ from typing import Protocol, TypeVar
 
 from orchestrator import sandbox
 from orchestrator.facts import Acceptance, GateResult, GateSetup, TestChange
-from orchestrator.gate import accounting, overlay, screen
+from orchestrator.gate import accounting, inline_tests, overlay, screen
 from orchestrator.gate.baseline import check_gate, choose_setup
 from orchestrator.gate.cache import GateCache, cache_key, env_digest, gated_tree, worktree_tree
 from orchestrator.gate.detect import GateChoice, choose_gate
@@ -207,6 +207,8 @@ class Gates:
         unstable = {*(base.get("unstable") or []), *((run_base.get("unstable") or []) if run_base else [])}
         changes = accounting.account(base, result, diff, base_files, expectations=expectations, unstable=unstable)
         screened, unverified = await self._screen(against, renamed, texts)
+        screened += await inline_tests.inline_changes(self.repo, worktree, against, [
+            (old, new_of.get(old, old)) for old in {*modified, *renamed} if not accounting.is_test_file(old)])
         unverified += accounting.new_only_skipped(base, result)
         verdict = accounting.judged(result, accounting.accept([*changes, *screened], accepted,
                                                               diff.test_files_changed))
