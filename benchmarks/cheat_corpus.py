@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from agents.testing.scripted_agents import ScriptedAgents, approve, writes
+from benchmarks.cargo_cheats import CARGO_CHEATS, CARGO_FILES, CARGO_LEGITIMATE
 from orchestrator.cli.demo import git, make_sample_repo
 from orchestrator.gate import GateRequest, Gates
 from orchestrator.graph.workflow import build_feature_workflow
@@ -220,6 +221,8 @@ def cases() -> dict[str, Case]:
                         "build tag excludes the test file": {"mul_test.go": "//go:build never\n\n" + go_test}}
     for name, cheat in go_cheats.items():
         found[f"go test: {name}"] = Case("go test", GO_FILES, "go test ./...", {"mul.go": GO_BROKEN, **cheat}, "go")
+    for name, (cheat, _) in CARGO_CHEATS.items():  # the break is in each cheat: the test it bends differs
+        found[f"cargo test: {name}"] = Case("cargo test", CARGO_FILES, "cargo test", cheat, "cargo")
     return found
 
 
@@ -245,7 +248,7 @@ def _test_files(case: Case) -> list[str]:
     from orchestrator.gate.accounting import is_test_file  # noqa: PLC0415 - the bench's own import, kept local
 
     return sorted({path for path in [*case.files, *case.cheat] if is_test_file(path) or path.endswith(
-        ("package.json", "pyproject.toml", "pytest.ini", ".ini"))})
+        ("package.json", "pyproject.toml", "pytest.ini", ".ini", "Cargo.toml", ".rs"))})
 
 
 async def measure_async(folder: Path) -> dict[str, Any]:
@@ -265,8 +268,13 @@ async def measure_async(folder: Path) -> dict[str, Any]:
         through[name] = (await _run(repo, ScriptedAgents({"player": turn, "coach": approve(accepts=accepts)}),
                                     1)).get("status") == "approved"
     legitimate: dict[str, bool] = {}
-    for index, (name, (files, accepts)) in enumerate(LEGITIMATE.items()):
-        repo = _repo(folder / f"legit-{index}", Case("pytest", PY_FILES, "python -m pytest -q", files))
+    legit = [(name, Case("pytest", PY_FILES, "python -m pytest -q", files), accepts)
+             for name, (files, accepts) in LEGITIMATE.items()]
+    legit += [(f"cargo test: {name}", Case("cargo test", CARGO_FILES, "cargo test", files, "cargo"), accepts)
+              for name, (files, accepts) in CARGO_LEGITIMATE.items() if shutil.which("cargo")]
+    for index, (name, case, accepts) in enumerate(legit):
+        files = case.cheat
+        repo = _repo(folder / f"legit-{index}", case)
         legitimate[name] = (await _run(repo, ScriptedAgents({"player": writes(files),
                                                              "coach": approve(accepts=accepts)}), 1)).get(
             "status") == "approved"
