@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from agents.testing.scripted_agents import ScriptedAgents, approve, writes
-from benchmarks.cargo_cheats import CARGO_CHEATS, CARGO_FILES, CARGO_LEGITIMATE
+from benchmarks.native_cheats import CARGO_CHEATS, CARGO_FILES, CARGO_LEGITIMATE, GO_TABLE, GO_TABLE_CHEATS
 from orchestrator.cli.demo import git, make_sample_repo
 from orchestrator.gate import GateRequest, Gates
 from orchestrator.graph.workflow import build_feature_workflow
@@ -221,6 +221,8 @@ def cases() -> dict[str, Case]:
                         "build tag excludes the test file": {"mul_test.go": "//go:build never\n\n" + go_test}}
     for name, cheat in go_cheats.items():
         found[f"go test: {name}"] = Case("go test", GO_FILES, "go test ./...", {"mul.go": GO_BROKEN, **cheat}, "go")
+    for name, (cheat, _) in GO_TABLE_CHEATS.items():
+        found[f"go test: {name} (table-driven)"] = Case("go test", GO_TABLE, "go test ./...", cheat, "go")
     for name, (cheat, _) in CARGO_CHEATS.items():  # the break is in each cheat: the test it bends differs
         found[f"cargo test: {name}"] = Case("cargo test", CARGO_FILES, "cargo test", cheat, "cargo")
     return found

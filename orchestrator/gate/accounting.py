@@ -157,12 +157,23 @@ def _gone_detail(test_id: str, file: str | None, diff: TreeDiff) -> str:
     if file is not None and file in diff.names and not re.search(rf"(?<![\w-]){re.escape(_leaf(test_id))}(?![\w-])",
                                                                   diff.names[file]):
         return f"deleted from {file}"
+    spellings = {case, case.replace("_", " ")} if (case := _go_case(test_id)) is not None else set()
+    if file is not None and file in diff.names and spellings and not any(
+            f'"{name}"' in diff.names[file] or f"`{name}`" in diff.names[file] for name in spellings):
+        return f"a table case dropped from {file}"
     if diff.config_lines:
         where = ", ".join(f"{path}:{line}" for path, line in sorted(diff.config_lines.items()))
         return f"deselected by {where}"
     if file is not None and file in diff.modified:
         return f"no longer collected from {file} (the file changed)"
     return "no longer run (its file and the runner's config are unchanged)"
+
+
+def _go_case(test_id: str) -> str | None:
+    """A Go subtest's own name (`pkg.TestX/two_by_three#01` -> `two_by_three`), as its table may spell it; None for
+    another runner's id."""
+    found = re.match(r"^[\w.~\-/]+\.(?:Test|Example|Fuzz)\w*/(?:.*/)?([^/]+?)(?:#\d+)?$", test_id)
+    return found.group(1) if found else None
 
 
 def account(base: GateResult, run: GateResult, diff: TreeDiff, base_files: Sequence[str], *,

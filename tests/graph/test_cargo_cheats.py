@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from agents.testing.scripted_agents import ScriptedAgents, approve, writes
-from benchmarks.cargo_cheats import CARGO_CHEATS, CARGO_FILES, CARGO_LEGITIMATE
+from benchmarks.native_cheats import CARGO_CHEATS, CARGO_FILES, CARGO_LEGITIMATE
 from orchestrator.cli.demo import make_sample_repo
 from tests.graph.harness import Workflow, plan, task
 

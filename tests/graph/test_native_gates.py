@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 from agents.testing.scripted_agents import ScriptedAgents, approve, writes
+from benchmarks.native_cheats import GO_TABLE, GO_TABLE_CHEATS
 from orchestrator.cli.demo import make_sample_repo
 from tests.graph.harness import Run, Workflow, plan, task
 
@@ -97,4 +98,16 @@ async def test_a_makefile_target_that_only_builds_gives_way_to_cis_ctest(tmp_pat
     gate = gates_of(run)[0]
     assert gate["command"].endswith("(cd build && ctest --output-on-failure)"), gate["command"]
     assert gate["failing"] == ["mul"] and not gate["passed"]
+    assert run.status("TASK-001") == "failed"
+
+
+@needs_go
+@pytest.mark.parametrize("name", sorted(GO_TABLE_CHEATS))
+async def test_go_table_driven_cases_are_accounted_by_subtest(tmp_path: Path, name: str) -> None:
+    files, named = GO_TABLE_CHEATS[name]
+    repo = make_sample_repo(tmp_path / "repo", files=GO_TABLE, plan=plan(task("TASK-001"), verify="go test ./..."),
+                            venv=False)
+    run = await Workflow(repo, ScriptedAgents({"player": writes(files), "coach": approve()})).run(max_turns=1)
+    gate = gates_of(run)[0]
+    assert not gate["passed"] and named in gate["summary"], gate["summary"]
     assert run.status("TASK-001") == "failed"

@@ -4,7 +4,7 @@ cargo's overlay is restricted to the overlaid targets."""
 
 from __future__ import annotations
 
-from benchmarks.cargo_cheats import LIB
+from benchmarks.native_cheats import LIB
 from orchestrator.gate.inline_tests import changed
 from orchestrator.gate.overlay import _restriction
 
