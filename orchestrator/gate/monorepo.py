@@ -67,10 +67,13 @@ def monorepo_gate(root: Path, root_found: list[GateChoice]) -> GateChoice | None
 
 def _go_modules_apart(root: Path, top: GateChoice, packages: list[PackageGate]) -> list[PackageGate]:
     """The nested Go modules the top's command doesn't reach: `go test ./...` stops at a folder with its own
-    go.mod, so only a go.work naming the module, or the maintainers' file naming its folder (`cd arc`, `-C arc`,
-    `./arc/...`), lets the top's command test it."""
+    go.mod, so only a go.work naming the module, or the top's command naming its folder (`cd arc`, `-C arc`,
+    `./arc/...`; for a make target, its Makefile), lets it test the module."""
     used = {line.strip().removeprefix("./").rstrip("/") for line in _use_block(read(root / "go.work")).splitlines()}
-    where = read(root / top.source.split()[0]) if not top.source.startswith("tox") else ""
+    # A CI step is all the gate runs of a workflow (another step's `working-directory: ./arc` doesn't run); a make
+    # target runs its recipe, which the Makefile holds.
+    where = str(top.command) if top.source.startswith((".github", ".gitlab", "tox")) else read(
+        root / top.source.split()[0])
     return [p for p in packages if (root / p["path"] / "go.mod").is_file() and p["command"].startswith("go test")
             and p["path"] not in used and not re.search(rf"(?<![\w.-]){re.escape(p['path'])}(?![\w-])", where)]
 

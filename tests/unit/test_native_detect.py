@@ -79,3 +79,11 @@ def test_a_ctest_step_after_cd_runs_in_that_folder(tmp_path: Path) -> None:
           "      - run: cd build && ctest\n")
     choice = detect_test_command(repo_with(tmp_path, {".github/workflows/ci.yml": ci}))
     assert choice.command == "(mkdir build && cd build && cmake .. && make) && (cd build && ctest)"
+
+
+def test_another_ci_steps_working_directory_does_not_reach_a_nested_module(tmp_path: Path) -> None:
+    """hashicorp/golang-lru: CI tests arc/ in a step of its own, which the gate (the first test step) doesn't run."""
+    ci = ("jobs:\n  build:\n    steps:\n      - run: go test -v ./...\n      - working-directory: ./arc\n"
+          "        run: go test\n")
+    choice = detect_test_command(repo_with(tmp_path, {**GO_TOP, ".github/workflows/ci.yml": ci}))
+    assert [(p["path"], p["command"]) for p in choice.packages] == [(".", "go test -v ./..."), ("arc", "go test ./...")]
