@@ -45,3 +45,11 @@ def test_cargo_names_every_passing_test_by_target_and_doctests_without_their_lin
     assert passing == ["doc-tests calc::src/lib.rs - add", "src/lib.rs::tests::unit_ok", "tests/first.rs::first_ok",
                        "tests/second.rs::second_ok"]
     assert skipped == ["src/lib.rs::tests::unit_db (needs a database)"]
+
+
+def test_doctests_sharing_a_name_without_their_line_are_numbered_in_line_order() -> None:
+    """A crate's own docs (no item) hold several doctests: one dropped or broken must not hide behind another."""
+    _, failing, passing, _ = read("cargo", "doctests-shared-name")
+    assert failing == ["doc-tests calc::src/lib.rs - #3"]
+    assert passing == ["doc-tests calc::src/lib.rs -", "doc-tests calc::src/lib.rs - #2",
+                       "doc-tests calc::src/lib.rs - add"]

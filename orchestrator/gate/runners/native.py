@@ -1,7 +1,8 @@
 """Go and Rust from their own output. `go test` runs verbose (GOFLAGS=-v from the gate): "--- PASS/FAIL/SKIP:
 TestX" lines, then the package's "ok"/"FAIL" line; a package that fails without a failing test (a build error,
 a panic at init) fails by its own name; "[no test files]"/"[no tests to run]" run nothing. `cargo test`: each
-"Running <target>" or "Doc-tests <crate>" section's "test name ... ok|FAILED|ignored" lines, ids by target."""
+"Running <target>" or "Doc-tests <crate>" section's "test name ... ok|FAILED|ignored" lines, ids by target;
+doctests without their line number (numbered when several share a name)."""
 
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ _GO_LOG = re.compile(r"^\s+\S+\.go:\d+: (.*)$")
 _CARGO_TARGET = re.compile(r"^\s+(?:Running (?:unittests )?(\S+)|Doc-tests (\S+))")
 _CARGO_TEST = re.compile(r"^test (.+?) \.\.\. (ok|FAILED|ignored)(?:, (.*))?$")
 _CARGO_RUNNING = re.compile(r"^running \d+ tests?$", re.MULTILINE)
-_DOCTEST_LINE = re.compile(r" \(line \d+\)$")
+_DOCTEST_LINE = re.compile(r" \(line (\d+)\)$")
 """A doctest's name carries its line ("src/lib.rs - add (line 5)"): an edit above it moves it, not the test."""
 
 
@@ -57,16 +58,29 @@ def cargo_test(output: str) -> Observed | None:
         return None
     observed = Observed("cargo test")
     target = ""
+    doctests: list[tuple[str, int, str, str]] = []
     for line in output.splitlines():
         if (section := _CARGO_TARGET.match(line)) is not None:
             target = section.group(1) or f"doc-tests {section.group(2)}"
         elif (test := _CARGO_TEST.match(line)) is not None:
-            name = _DOCTEST_LINE.sub("", test.group(1)) if target.startswith("doc-tests ") else test.group(1)
-            test_id = f"{target}::{name}" if target else name
-            if test.group(2) == "ok":
-                observed.ok(test_id)
-            elif test.group(2) == "FAILED":
-                observed.fail(test_id)
-            else:
-                observed.skip(test_id, (test.group(3) or "").strip())
+            if target.startswith("doc-tests ") and (at := _DOCTEST_LINE.search(test.group(1))) is not None:
+                doctests.append((f"{target}::{test.group(1)[:at.start()]}", int(at.group(1)), test.group(2),
+                                 test.group(3) or ""))
+                continue
+            _outcome(observed, f"{target}::{test.group(1)}" if target else test.group(1), test.group(2), test.group(3))
+    # Doctests without an item of their own (a crate's or module's docs) share a name once their line is dropped:
+    # numbered in line order, the second `… - #2` (they finish in any order), so none hides behind another.
+    seen: dict[str, int] = {}
+    for name, _, outcome, reason in sorted(doctests, key=lambda found: (found[0], found[1])):
+        seen[name] = seen.get(name, 0) + 1
+        _outcome(observed, name if seen[name] == 1 else f"{name} #{seen[name]}", outcome, reason)
     return observed
+
+
+def _outcome(observed: Observed, test_id: str, outcome: str, reason: str | None) -> None:
+    if outcome == "ok":
+        observed.ok(test_id)
+    elif outcome == "FAILED":
+        observed.fail(test_id)
+    else:
+        observed.skip(test_id, (reason or "").strip())
