@@ -87,3 +87,12 @@ def test_another_ci_steps_working_directory_does_not_reach_a_nested_module(tmp_p
           "        run: go test\n")
     choice = detect_test_command(repo_with(tmp_path, {**GO_TOP, ".github/workflows/ci.yml": ci}))
     assert [(p["path"], p["command"]) for p in choice.packages] == [(".", "go test -v ./..."), ("arc", "go test ./...")]
+
+
+def test_a_cmake_project_with_tests_is_gated_by_ctest_over_a_build_only_target(tmp_path: Path) -> None:
+    """DaveGamble/cJSON: `make tests` only builds, CI's step is a shell script with conditionals; CMake has tests."""
+    cmake = "project(x C)\nif(ENABLE_TEST)\n    enable_testing()\n    add_test(NAME t COMMAND t)\nendif()\n"
+    choice = detect_test_command(repo_with(tmp_path, {"Makefile": BUILD_ONLY, "CMakeLists.txt": cmake}))
+    assert choice.command == "cmake -S . -B build && cmake --build build && (cd build && ctest)"
+    assert choice.source == "CMakeLists.txt (enable_testing: ctest)"
+    assert detect_test_command(repo_with(tmp_path / "plain", {"CMakeLists.txt": "project(x C)\n"})).command is None
