@@ -17,8 +17,8 @@ from pathlib import Path
 from typing import Protocol, TypeVar
 
 from orchestrator import sandbox
-from orchestrator.facts import Acceptance, GateResult, GateSetup, TestChange
-from orchestrator.gate import accounting, inline_tests, overlay, screen
+from orchestrator.facts import Acceptance, GateResult, GateSetup, PackageGate, TestChange
+from orchestrator.gate import accounting, inline_tests, overlay, package_accounting, screen
 from orchestrator.gate.baseline import check_gate, choose_setup
 from orchestrator.gate.cache import GateCache, cache_key, env_digest, gated_tree, worktree_tree
 from orchestrator.gate.detect import GateChoice, choose_gate
@@ -162,8 +162,13 @@ class Gates:
         what = f"the gate `{command}`"
         if decided.get("packages") and command == decided["command"]:
             changed = await changed_files(self.repo, worktree, changed_since) if changed_since else None
+            each: list[tuple[PackageGate, GateResult]] = []
             result = await self._watched(what, worktree, gate_packages(
-                decided, self.repo.root, worktree, changed, self.request.timeout_s), lambda run: run["output"])
+                decided, self.repo.root, worktree, changed, self.request.timeout_s, each=each),
+                lambda run: run["output"])
+            if against is not None and against == decided.get("base_sha"):  # the packages' base runs are its
+                changes, files = await package_accounting.account_packages(self.repo, worktree, against, each)
+                result = accounting.judged(result, accounting.accept(changes, accepted, files))
             return GateRun(result, ran=True)
         base = base if base is not None else decided["base"]
         ran = False

@@ -111,3 +111,20 @@ async def test_go_table_driven_cases_are_accounted_by_subtest(tmp_path: Path, na
     gate = gates_of(run)[0]
     assert not gate["passed"] and named in gate["summary"], gate["summary"]
     assert run.status("TASK-001") == "failed"
+
+
+@needs_go
+async def test_a_bent_test_in_a_nested_go_module_is_accounted_in_its_package(tmp_path: Path) -> None:
+    """Per package, every test that passed in the package's base run must pass in its run on the tree."""
+    files = {**TOP, **ARC, "Makefile": "test:\n\tgo test ./...\n"}
+    repo = make_sample_repo(tmp_path / "repo", files=files, plan=plan(task("TASK-001"), verify=None), venv=False)
+    skipped = ARC["arc/arc_test.go"].replace("\tif Pack(3) != 6 {", "\tt.Skip(\"later\")\n\tif Pack(3) != 6 {")
+    bent: dict[str, str | None] = {"arc/arc.go": "package arc\n\nfunc Pack(n int) int { return n * 3 }\n",
+                                   "arc/arc_test.go": skipped}
+    run = await Workflow(repo, ScriptedAgents({"player": writes(bent), "coach": approve()})).run(max_turns=1)
+    gate = gates_of(run)[0]
+    assert not gate["passed"], gate["summary"]
+    assert "arc::example.com/arc.TestPack: skipped" in gate["summary"], gate["summary"]
+    change = next(c for c in gate["test_changes"] if c["fate"] == "skipped")
+    assert change["file"] == "arc/arc_test.go"
+    assert run.status("TASK-001") == "failed"
