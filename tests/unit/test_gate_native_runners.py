@@ -53,3 +53,14 @@ def test_doctests_sharing_a_name_without_their_line_are_numbered_in_line_order()
     assert failing == ["doc-tests calc::src/lib.rs - #3"]
     assert passing == ["doc-tests calc::src/lib.rs -", "doc-tests calc::src/lib.rs - #2",
                        "doc-tests calc::src/lib.rs - add"]
+
+
+def test_a_go_package_without_test_files_printed_amid_anothers_tests_takes_none_of_them() -> None:
+    """hashicorp/golang-lru: `go test -v ./...` streams the first package's tests and prints "? internal [no test
+    files]" when it knows, sometimes before that package's "ok" line: the tests are still the first package's."""
+    output = ("=== RUN   Test2Q\n--- PASS: Test2Q (0.00s)\n"
+              "?   \tgithub.com/hashicorp/golang-lru/v2/internal\t[no test files]\n"
+              "=== RUN   TestLRU\n--- PASS: TestLRU (0.00s)\nPASS\nok  \tgithub.com/hashicorp/golang-lru/v2\t0.3s\n")
+    observed = observe(output, Reports(*(ABSENT,) * 4))
+    assert observed is not None and observed.passing == ["github.com/hashicorp/golang-lru/v2.Test2Q",
+                                                         "github.com/hashicorp/golang-lru/v2.TestLRU"]

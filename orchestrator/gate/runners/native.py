@@ -30,27 +30,33 @@ def go_test(output: str) -> Observed | None:
     for line in lines:
         if (test := _GO_TEST.match(line)) is not None:
             pending.append((test.group(1), test.group(2), last_log))
-        elif (package := _GO_PACKAGE.match(line)) is not None:
-            status, name = package.group(1), package.group(2)
-            leaves = {case for _, case, _ in pending}
-            for outcome, case, reason in pending:
-                if any(other.startswith(case + "/") for other in leaves):
-                    continue  # a test with subtests: its subtests are counted
-                test_id = f"{name}.{case}"
-                if outcome == "PASS":
-                    observed.ok(test_id)
-                elif outcome == "FAIL":
-                    observed.fail(test_id)
-                else:
-                    observed.skip(test_id, reason)
-            if status == "FAIL" and not any(outcome == "FAIL" for outcome, _, _ in pending):
-                observed.fail(f"{name} {package.group(3) or '(package failed)'}".strip())
+        elif (package := _GO_PACKAGE.match(line)) is not None and package.group(1) != "?":
+            # ("?": "[no test files]", printed whenever it is known, even amid another package's streamed tests.)
+            _package_done(observed, package.group(1), package.group(2), package.group(3), pending)
             pending = []
         if (log := _GO_LOG.match(line)) is not None:
             last_log = log.group(1).strip()
         elif test is not None or line.startswith("=== RUN"):
             last_log = ""
     return observed
+
+
+def _package_done(observed: Observed, status: str, name: str, detail: str | None,
+                  pending: list[tuple[str, str, str]]) -> None:
+    """A package's "ok"/"FAIL" line: its tests seen since the last such line are its own."""
+    leaves = {case for _, case, _ in pending}
+    for outcome, case, reason in pending:
+        if any(other.startswith(case + "/") for other in leaves):
+            continue  # a test with subtests: its subtests are counted
+        test_id = f"{name}.{case}"
+        if outcome == "PASS":
+            observed.ok(test_id)
+        elif outcome == "FAIL":
+            observed.fail(test_id)
+        else:
+            observed.skip(test_id, reason)
+    if status == "FAIL" and not any(outcome == "FAIL" for outcome, _, _ in pending):
+        observed.fail(f"{name} {detail or '(package failed)'}".strip())
 
 
 def cargo_test(output: str) -> Observed | None:
