@@ -102,7 +102,8 @@ async def test_a_makefile_target_that_only_builds_gives_way_to_cis_ctest(tmp_pat
 
 
 @needs_go
-@pytest.mark.parametrize("name", sorted(GO_TABLE_CHEATS))
+@pytest.mark.parametrize("name", [pytest.param(name, marks=[] if name == "a table case dropped" else
+                                               [pytest.mark.heavy]) for name in sorted(GO_TABLE_CHEATS)])
 async def test_go_table_driven_cases_are_accounted_by_subtest(tmp_path: Path, name: str) -> None:
     files, named = GO_TABLE_CHEATS[name]
     repo = make_sample_repo(tmp_path / "repo", files=GO_TABLE, plan=plan(task("TASK-001"), verify="go test ./..."),
