@@ -64,3 +64,16 @@ def test_a_go_package_without_test_files_printed_amid_anothers_tests_takes_none_
     observed = observe(output, Reports(*(ABSENT,) * 4))
     assert observed is not None and observed.passing == ["github.com/hashicorp/golang-lru/v2.Test2Q",
                                                          "github.com/hashicorp/golang-lru/v2.TestLRU"]
+
+
+def test_a_go_package_line_with_coverage_closes_its_tests() -> None:
+    """hashicorp/golang-lru's CI runs `go test -v ./... -coverprofile=coverage.out`: "ok ... coverage: 93.4% of
+    statements" closed no package, and every test went to the next "[no test files]" package, or to none."""
+    output = ("=== RUN   TestLRU\n--- PASS: TestLRU (0.00s)\nPASS\n"
+              "ok  \tgithub.com/hashicorp/golang-lru/v2\t0.3s\tcoverage: 93.4% of statements\n"
+              "?   \tgithub.com/hashicorp/golang-lru/v2/internal\t[no test files]\n"
+              "--- FAIL: TestX (0.00s)\nFAIL\n"
+              "FAIL\tgithub.com/hashicorp/golang-lru/v2/x\t0.1s\tcoverage: [no statements]\n")
+    observed = observe(output, Reports(*(ABSENT,) * 4))
+    assert observed is not None and observed.passing == ["github.com/hashicorp/golang-lru/v2.TestLRU"]
+    assert observed.failing == ["github.com/hashicorp/golang-lru/v2/x.TestX"]

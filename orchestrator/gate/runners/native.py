@@ -11,7 +11,8 @@ import re
 from orchestrator.gate.runners import Observed
 
 _GO_TEST = re.compile(r"^\s*--- (PASS|FAIL|SKIP): (\S+)")
-_GO_PACKAGE = re.compile(r"^(ok|FAIL|\?) *\t(\S+)(?:\t\S+)?(?: *\t? *(\[[^\]]+\]))?\s*$")
+_GO_PACKAGE = re.compile(r"^(ok|FAIL|\?) *\t(\S+)(?:\t\S+)?(?: *\t? *(\[[^\]]+\]))?(?:\s+coverage: [^\n]*)?\s*$")
+"""A package's last line: "ok  <tab>pkg<tab>0.3s", with "<tab>coverage: 80.0% of statements" under -cover."""
 _GO_LOG = re.compile(r"^\s+\S+\.go:\d+: (.*)$")
 _CARGO_TARGET = re.compile(r"^\s+(?:Running (?:unittests )?(\S+)|Doc-tests (\S+))")
 _CARGO_TEST = re.compile(r"^test (.+?) \.\.\. (ok|FAILED|ignored)(?:, (.*))?$")
