@@ -152,6 +152,11 @@ def _moved(test_id: str, file: str | None, diff: TreeDiff) -> tuple[str, int] | 
 
 
 def _gone_detail(test_id: str, file: str | None, diff: TreeDiff) -> str:
+    if file is not None and file.endswith("_test.go") and file not in diff.names and file not in diff.deleted:
+        # Any test file of a Go package stands for it: name the one of its folder the task changed, if any.
+        folder = PurePosixPath(file).parent
+        file = next((path for path in sorted({*diff.names, *diff.deleted}) if path.endswith("_test.go")
+                     and PurePosixPath(path).parent == folder), file)
     if file is not None and file in diff.deleted:
         return f"deleted (with its file {file})"
     if file is not None and file in diff.names and not re.search(rf"(?<![\w-]){re.escape(_leaf(test_id))}(?![\w-])",

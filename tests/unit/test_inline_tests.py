@@ -4,6 +4,8 @@ cargo's overlay is restricted to the overlaid targets."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from benchmarks.native_cheats import LIB
 from orchestrator.gate.inline_tests import changed
 from orchestrator.gate.overlay import _restriction
@@ -42,3 +44,15 @@ def test_cargos_overlay_runs_only_the_overlaid_targets() -> None:
     assert _restriction(["tests/mul.rs", "tests/big/main.rs"], []) == \
         {"AUTOBUILD_CARGO_TEST_ARGS": "--test big --test mul"}
     assert _restriction(["tests/mul.rs", "tests/common/mod.rs"], []) == {}, "a shared module: every target"
+
+
+def test_a_go_test_gone_from_one_of_its_packages_files_is_named_by_the_file_the_task_changed() -> None:
+    """hashicorp/golang-lru: TestLRU renamed out of lru_test.go; the package's first test file is 2q_test.go."""
+    from orchestrator.gate.accounting import TreeDiff, account  # noqa: PLC0415 - beside the Rust tests, one use
+
+    base: Any = {"command": "go test", "exit_code": 0, "passing": ["example.com/m.TestLRU", "example.com/m.Test2Q"],
+                 "failing": [], "runner": "go test"}
+    run: Any = {**base, "passing": ["example.com/m.Test2Q"]}
+    diff = TreeDiff(modified=frozenset({"lru_test.go"}), names={"lru_test.go": "func testLRUOff(t *testing.T) {}"})
+    [change] = account(base, run, diff, ["2q_test.go", "lru_test.go", "lru.go"])
+    assert (change["test"], change["detail"]) == ("example.com/m.TestLRU", "deleted from lru_test.go")
