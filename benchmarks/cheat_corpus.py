@@ -22,6 +22,7 @@ from benchmarks.js_cheats import TOOLS as JS_TOOLS
 from benchmarks.js_cheats import cheats as js_cheats
 from benchmarks.js_cheats import js_repo
 from benchmarks.js_cheats import legitimate as js_legitimate
+from benchmarks.native_cheats import CARGO_CHEATS, CARGO_FILES, CARGO_LEGITIMATE, GO_TABLE, GO_TABLE_CHEATS
 from orchestrator.cli.demo import git, make_sample_repo
 from orchestrator.gate import GateRequest, Gates
 from orchestrator.graph.workflow import build_feature_workflow
@@ -230,6 +231,10 @@ def cases() -> dict[str, Case]:
         for name, (cheat, _) in js_cheats(runner).items():
             found[f"{runner}: {name}"] = Case(runner, sample.files, "npm test", {**sample.broken, **cheat},
                                               str(JS_TOOLS / ".bin" / runner))
+    for name, (cheat, _) in GO_TABLE_CHEATS.items():
+        found[f"go test: {name} (table-driven)"] = Case("go test", GO_TABLE, "go test ./...", cheat, "go")
+    for name, (cheat, _) in CARGO_CHEATS.items():  # the break is in each cheat: the test it bends differs
+        found[f"cargo test: {name}"] = Case("cargo test", CARGO_FILES, "cargo test", cheat, "cargo")
     return found
 
 
@@ -258,7 +263,7 @@ def _test_files(case: Case) -> list[str]:
     from orchestrator.gate.accounting import is_test_file  # noqa: PLC0415 - the bench's own import, kept local
 
     return sorted({path for path in [*case.files, *case.cheat] if is_test_file(path) or path.endswith(
-        ("package.json", "pyproject.toml", "pytest.ini", ".ini"))})
+        ("package.json", "pyproject.toml", "pytest.ini", ".ini", "Cargo.toml", ".rs"))})
 
 
 async def measure_async(folder: Path) -> dict[str, Any]:
@@ -278,8 +283,13 @@ async def measure_async(folder: Path) -> dict[str, Any]:
         through[name] = (await _run(repo, ScriptedAgents({"player": turn, "coach": approve(accepts=accepts)}),
                                     1)).get("status") == "approved"
     legitimate: dict[str, bool] = {}
-    for index, (name, (files, accepts)) in enumerate(LEGITIMATE.items()):
-        repo = _repo(folder / f"legit-{index}", Case("pytest", PY_FILES, "python -m pytest -q", files))
+    legit = [(name, Case("pytest", PY_FILES, "python -m pytest -q", files), accepts)
+             for name, (files, accepts) in LEGITIMATE.items()]
+    legit += [(f"cargo test: {name}", Case("cargo test", CARGO_FILES, "cargo test", files, "cargo"), accepts)
+              for name, (files, accepts) in CARGO_LEGITIMATE.items() if shutil.which("cargo")]
+    for index, (name, case, accepts) in enumerate(legit):
+        files = case.cheat
+        repo = _repo(folder / f"legit-{index}", case)
         legitimate[name] = (await _run(repo, ScriptedAgents({"player": writes(files),
                                                              "coach": approve(accepts=accepts)}), 1)).get(
             "status") == "approved"

@@ -27,7 +27,8 @@ _TEST_FILES = ("test_*.py", "*_test.py", "tests.py", "conftest.py", "*_test.go",
 _TEST_FOLDERS = ("__tests__", "__snapshots__", "testdata", "snapshots", "fixtures")
 _RUNNER_CONFIG = ("pyproject.toml", "setup.cfg", "pytest.ini", "tox.ini", "noxfile.py", "conftest.py", "Makefile",
                   "package.json", "jest.config.*", "vitest.config.*", "vite.config.*", ".mocharc*", "Cargo.toml",
-                  ".cargo/config.toml", ".cargo/config", "go.mod", "go.work", ".npmrc", ".yarnrc", ".yarnrc.yml")
+                  ".cargo/config.toml", ".cargo/config", "go.mod", "go.work", ".npmrc", ".yarnrc", ".yarnrc.yml",
+                  "CMakeLists.txt", "*.cmake", "CTestTestfile.cmake")
 _PACKAGE_JSON_RUNNER_KEYS = ("scripts", "jest", "mocha", "ava", "vitest", "c8", "nyc", "tap")
 """package.json's keys that decide which tests run; an edit elsewhere (a dependency) is no test change."""
 _BUILD_CONSTRAINT = re.compile(r"^\+(//go:build |// \+build )", re.MULTILINE)
@@ -192,17 +193,33 @@ def _moved(test_id: str, file: str | None, diff: TreeDiff) -> tuple[str, int] | 
 
 
 def _gone_detail(test_id: str, file: str | None, diff: TreeDiff) -> str:
+    if file is not None and file.endswith("_test.go") and file not in diff.names and file not in diff.deleted:
+        # Any test file of a Go package stands for it: name the one of its folder the task changed, if any.
+        folder = PurePosixPath(file).parent
+        file = next((path for path in sorted({*diff.names, *diff.deleted}) if path.endswith("_test.go")
+                     and PurePosixPath(path).parent == folder), file)
     if file is not None and file in diff.deleted:
         return f"deleted (with its file {file})"
     if file is not None and file in diff.names and not re.search(rf"(?<![\w-]){re.escape(_leaf(test_id))}(?![\w-])",
                                                                   diff.names[file]):
         return f"deleted from {file}"
+    spellings = {case, case.replace("_", " ")} if (case := _go_case(test_id)) is not None else set()
+    if file is not None and file in diff.names and spellings and not any(
+            f'"{name}"' in diff.names[file] or f"`{name}`" in diff.names[file] for name in spellings):
+        return f"a table case dropped from {file}"
     if diff.config_lines:
         where = ", ".join(f"{path}:{line}" for path, line in sorted(diff.config_lines.items()))
         return f"deselected by {where}"
     if file is not None and file in diff.modified:
         return f"no longer collected from {file} (the file changed)"
     return "no longer run (its file and the runner's config are unchanged)"
+
+
+def _go_case(test_id: str) -> str | None:
+    """A Go subtest's own name (`pkg.TestX/two_by_three#01` -> `two_by_three`), as its table may spell it; None for
+    another runner's id."""
+    found = re.match(r"^[\w.~\-/]+\.(?:Test|Example|Fuzz)\w*/(?:.*/)?([^/]+?)(?:#\d+)?$", test_id)
+    return found.group(1) if found else None
 
 
 def account(base: GateResult, run: GateResult, diff: TreeDiff, base_files: Sequence[str], *,

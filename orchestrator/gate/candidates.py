@@ -1,10 +1,11 @@
 """The test commands one folder's files call for, best first: the maintainers' own (a Makefile `test` target,
 tox/nox's test command, a package.json `test` script, a CI workflow's test step), then a guess from the layout
-(pytest or unittest, Cargo, Go); and GateChoice, what a run is gated by."""
+(pytest or unittest, Cargo, Go, CMake's ctest); and GateChoice, what a run is gated by."""
 
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import tomllib
 from dataclasses import dataclass, field
@@ -51,14 +52,28 @@ def candidates(folder: Path, root: Path | None = None) -> list[GateChoice]:
         found += [GateChoice(command, source) for command, source in finder(folder, python)]
         if finder is maintainers.nox:  # a package.json script comes before a CI step
             found += [GateChoice(command, source) for command, source in _node(folder, top)]
-    for guess in (_python, _rust, _go):
+    for guess in (_python, _rust, _go, _cmake):
         choice = guess(folder, python, root or folder)
         if choice is not None:
             found.append(choice)
     unique: dict[str, GateChoice] = {}
     for choice in found:
         unique.setdefault(str(choice.command), choice)
-    return list(unique.values())
+    return _build_only_last(folder, list(unique.values()))
+
+
+def _build_only_last(folder: Path, found: list[GateChoice]) -> list[GateChoice]:
+    """A Makefile test target that only builds is no test run: the maintainers' CI test step comes before it (else
+    CMake's ctest, when the project has tests)."""
+    first = found[0] if found else None
+    if first is None or not first.source.endswith(" target") or first.command is None:
+        return found
+    ci_step = next((c for c in found if c.source.startswith((".github", ".gitlab"))), None) or next(
+        (c for c in found if c.source.startswith("CMakeLists.txt")), None)
+    if ci_step is None or not maintainers.builds_only(folder, first.command.split()[-1]):
+        return found
+    rest = [c for c in found if c is not first and c is not ci_step]
+    return [ci_step, GateChoice(first.command, f"{first.source}; it only builds"), *rest]
 
 
 def _python_name(root: Path) -> str:
@@ -158,3 +173,14 @@ def _rust(folder: Path, python: str, root: Path) -> GateChoice | None:
 def _go(folder: Path, python: str, root: Path) -> GateChoice | None:
     return GateChoice("go test ./...", "go.mod") if (folder / "go.mod").is_file() else None
 
+
+
+CMAKE_TESTS = "cmake -S . -B build && cmake --build build && (cd build && ctest)"
+"""A CMake project with tests, built in `build/` (the folder CMake projects usually ignore) and run by ctest."""
+
+
+def _cmake(folder: Path, python: str, root: Path) -> GateChoice | None:
+    text = read(folder / "CMakeLists.txt")
+    if not re.search(r"^\s*(enable_testing\s*\(|include\s*\(\s*CTest\b|add_test\s*\()", text, re.MULTILINE):
+        return None
+    return GateChoice(CMAKE_TESTS, "CMakeLists.txt (enable_testing: ctest)")

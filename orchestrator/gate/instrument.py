@@ -4,7 +4,8 @@ test runner TAP on stdout and JUnit to a file (NODE_OPTIONS), jest, vitest and m
 folder of ours (a NODE_OPTIONS preload adds the runner's own reporter option when it sees one start), `go test`
 runs verbose (GOFLAGS), unittest runs under a result-recording shim (a sitecustomize on PYTHONPATH), and `cargo
 test` finds a `cargo` ahead of the real one on PATH that adds `--no-fail-fast`, so every test binary runs on the
-base and on each task."""
+base and on each task; `ctest` (3.21 and later) finds one that adds `--output-junit`, a report per
+call, so its tests are named."""
 
 from __future__ import annotations
 
@@ -21,18 +22,30 @@ SHIM = Path(__file__).resolve().parent / "runners" / "shim"
 NODE_REPORTER = "autobuild_node_reporter.mjs"
 JS_PRELOAD = "autobuild_js_preload.cjs"
 _CARGO = """#!/bin/sh
-# AutoBuild's gate: `cargo test` without fail-fast, so base and task runs see the same tests.
+# AutoBuild's gate: `cargo test` without fail-fast, so base and task runs see the same tests; an overlay's run
+# restricted to the overlaid targets (AUTOBUILD_CARGO_TEST_ARGS: `--test <target>`).
 real="$AUTOBUILD_REAL_CARGO"
 toolchain=""
 case "$1" in +*) toolchain="$1"; shift;; esac
 if [ "$1" = test ]; then
   case " $* " in
     *" --no-fail-fast "*) ;;
-    *) shift; exec "$real" $toolchain test --no-fail-fast "$@";;
+    *) shift; exec "$real" $toolchain test --no-fail-fast $AUTOBUILD_CARGO_TEST_ARGS "$@";;
   esac
+  shift; exec "$real" $toolchain test $AUTOBUILD_CARGO_TEST_ARGS "$@"
 fi
 exec "$real" $toolchain "$@"
 """
+_CTEST = """#!/bin/sh
+# AutoBuild's gate: ctest names its tests in a JUnit report of its own (one per call).
+real="$AUTOBUILD_REAL_CTEST"
+case " $* " in
+  *" --output-junit "*|*" --version "*|*" -N "*|*" --show-only"*) exec "$real" "$@";;
+esac
+exec "$real" "$@" --output-junit "$AUTOBUILD_CTEST_REPORTS/ctest-$$.xml"
+"""
+_CTEST_JUNIT = (3, 21)
+"""The first ctest with `--output-junit`."""
 
 
 REPORTER_VARIABLES = ("PYTEST_ADDOPTS", "NODE_OPTIONS", "GOFLAGS", "AUTOBUILD_UNITTEST_REPORT", "PYTHONPATH")
@@ -50,6 +63,8 @@ class Reports:
     node: Path
     js: Path
     """A folder: one JSON document per jest, vitest or mocha process (runners/js_report.py)."""
+    ctest: Path | None = None
+    """A folder: ctest's JUnit reports, one per call."""
 
 
 def _add(env: dict[str, str], key: str, value: str, sep: str = " ") -> None:
@@ -57,6 +72,7 @@ def _add(env: dict[str, str], key: str, value: str, sep: str = " ") -> None:
 
 
 _NODE_MAJOR: dict[str, int] = {}
+_CTEST_VERSION: dict[str, tuple[int, int]] = {}
 _NODE_REPORTERS = 20  # node 20 accepts --test-reporter in NODE_OPTIONS (measured); older ones may refuse to start
 
 
@@ -78,7 +94,7 @@ async def _node_major(env: dict[str, str], cwd: Path) -> int:
 async def instrument(env: dict[str, str], scratch: Path, cwd: Path) -> tuple[dict[str, str], Reports]:
     """`env` with the gate's instrumentation; reports go under `scratch` (a directory of the run's own)."""
     reports = Reports(scratch / "pytest.xml", scratch / "node.xml", scratch / "unittest.jsonl", scratch / "node.jsonl",
-                      scratch / "js")
+                      scratch / "js", scratch / "ctest")
     env = dict(env)
     _add(env, "PYTEST_ADDOPTS", f"--junitxml={reports.pytest_junit} --continue-on-collection-errors")
     node = await _node_major(env, cwd)
@@ -97,16 +113,38 @@ async def instrument(env: dict[str, str], scratch: Path, cwd: Path) -> tuple[dic
     _add(env, "TOX_OVERRIDE", f"testenv.pass_env+={','.join(REPORTER_VARIABLES)}", ";")
     env["PYTHONPATH"] = os.pathsep.join([str(SHIM), *(p for p in env["PYTHONPATH"].split(os.pathsep)
                                                       if p and p != str(SHIM))])
+    env.setdefault("CTEST_OUTPUT_ON_FAILURE", "1")  # a failing test's own lines, for the feedback
+    shims: dict[str, str] = {}
     cargo = await asyncio.to_thread(shutil.which, "cargo", path=env.get("PATH"))
     if cargo is not None:
+        env["AUTOBUILD_REAL_CARGO"], shims["cargo"] = cargo, _CARGO
+    ctest = await asyncio.to_thread(shutil.which, "ctest", path=env.get("PATH"))
+    if ctest is not None and await _ctest_version(ctest, env, cwd) >= _CTEST_JUNIT:
+        env["AUTOBUILD_REAL_CTEST"], env["AUTOBUILD_CTEST_REPORTS"] = ctest, str(reports.ctest)
+        shims["ctest"] = _CTEST
+    if shims:
         bin_dir = scratch / "bin"
-        await asyncio.to_thread(_write_cargo_shim, bin_dir)
-        env["AUTOBUILD_REAL_CARGO"] = cargo
+        await asyncio.to_thread(_write_shims, bin_dir, shims, reports.ctest)
         env["PATH"] = os.pathsep.join([str(bin_dir), env.get("PATH", "")])
     return env, reports
 
 
-def _write_cargo_shim(bin_dir: Path) -> None:
+async def _ctest_version(ctest: str, env: dict[str, str], cwd: Path) -> tuple[int, int]:
+    """ctest's (major, minor), asked once per binary; (0, 0) when it can't say."""
+    if ctest not in _CTEST_VERSION:
+        try:
+            done = await run_async([ctest, "--version"], cwd, timeout=30, env=env)
+        except OSError:
+            return (0, 0)
+        found = re.search(r"version (\d+)\.(\d+)", done.stdout)
+        _CTEST_VERSION[ctest] = (int(found.group(1)), int(found.group(2))) if done.ok and found else (0, 0)
+    return _CTEST_VERSION[ctest]
+
+
+def _write_shims(bin_dir: Path, shims: dict[str, str], ctest_reports: Path | None) -> None:
     bin_dir.mkdir(exist_ok=True)
-    (bin_dir / "cargo").write_text(_CARGO, encoding="utf-8")
-    (bin_dir / "cargo").chmod(0o755)
+    for name, text in shims.items():
+        (bin_dir / name).write_text(text, encoding="utf-8")
+        (bin_dir / name).chmod(0o755)
+    if ctest_reports is not None:
+        ctest_reports.mkdir(exist_ok=True)

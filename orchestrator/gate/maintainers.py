@@ -15,6 +15,8 @@ from typing import Any
 
 import yaml
 
+from orchestrator.gate import ci_build
+
 MAKE_TEST = re.compile(r"^(tests?)\s*:(?!=)(.*)$", re.MULTILINE)
 _RUNNER_TOOLS = {"pytest", "py.test", "tox", "nox", "ctest", "jest", "vitest", "mocha", "trial", "nose2",
                  "zope-testrunner"}
@@ -47,6 +49,39 @@ def is_runner(command: str) -> bool:  # noqa: PLR0911 - one return per family of
         folders += [word[2:] for word in rest if word.startswith("-C") and len(word) > 2]
         return "test" in rest or "check" in rest or any(Path(f).name in ("test", "tests") for f in folders)
     return tool == "node" and "--test" in rest
+_BUILD_LINE = re.compile(r"^(?:\$\((?:CC|CXX|LD|AR|RANLIB|LINK|STRIP|MKDIR_P|INSTALL|RM|CP)\)|(?:cc|gcc|g\+\+|c\+\+"
+                         r"|clang|clang\+\+|ar|ranlib|ld|strip|mkdir|cp|rm|ln|touch|echo|printf|true|:)(?:\s|$))")
+
+
+def builds_only(folder: Path, target: str) -> bool:
+    """Whether a Makefile target only builds: its recipe, and those of the prerequisites it names with rules of
+    their own, only compile, link, copy or echo (a prerequisite without a rule is built by make's implicit ones)."""
+    text = next((t for name in ("GNUmakefile", "makefile", "Makefile") if (t := _read(folder / name))), "")
+    rules: dict[str, tuple[list[str], list[str]]] = {}
+    lines = text.replace("\\\n", " ").splitlines()
+    for index, line in enumerate(lines):
+        if (rule := re.match(r"^([^\s:=#][^:=]*?)\s*:(?![:=])(.*)$", line)) is not None:
+            recipe = [r.strip().lstrip("@-+").strip() for r in itertools.takewhile(
+                lambda x: x.startswith("\t") or not x.strip(), lines[index + 1:]) if r.strip()]
+            for name in rule.group(1).split():
+                rules.setdefault(name, (rule.group(2).split(";")[0].split(), recipe))
+    seen: set[str] = set()
+    pending = [target]
+    while pending:
+        name = pending.pop()
+        if name in seen or name not in rules:
+            continue
+        seen.add(name)
+        prerequisites, recipe = rules[name]
+        for line in recipe:
+            words = line.split()
+            maker = words[:1] in (["$(MAKE)"], ["make"], ["${MAKE}"])
+            if not (maker and not {"test", "tests", "check"} & set(words)) and not _BUILD_LINE.match(line):
+                return False
+        pending += [p for p in prerequisites if p != "|"]
+    return True
+
+
 _WRAPPERS = re.compile(r"^(uv run|poetry run|pdm run|pipenv run|hatch run)\s+(--\S+\s+)*")
 _TOX_CALL = re.compile(r"^(python3? -m )?tox\b")
 _NOX_CALL = re.compile(r"^(python3? -m )?nox\b")
@@ -169,16 +204,10 @@ def nox(folder: Path, python: str) -> list[tuple[str, str]]:
 
 
 def ci(folder: Path, python: str) -> list[tuple[str, str]]:
-    """The first step of a CI workflow (GitHub Actions, GitLab CI) that runs tests, at the repo's top."""
-    scripts: list[tuple[str, str]] = []
-    workflows = folder / ".github" / "workflows"
-    for path in sorted([*workflows.glob("*.yml"), *workflows.glob("*.yaml")]) if workflows.is_dir() else []:
-        jobs = _yaml(path).get("jobs") or {}
-        for job in jobs.values() if isinstance(jobs, dict) else []:
-            for step in (job.get("steps") or []) if isinstance(job, dict) else []:
-                if isinstance(step, dict) and isinstance(step.get("run"), str) and "working-directory" not in step:
-                    scripts.append((step["run"], f".github/workflows/{path.name}"))
-    for job in _yaml(folder / ".gitlab-ci.yml").values():
+    """The first step of a CI workflow (GitHub Actions, GitLab CI) that runs tests, at the repo's top; a ctest
+    step with the job's build steps before it (gate/ci_build.py)."""
+    scripts, ctest = _github_steps(folder)  # the steps before a ctest step, and it
+    for job in _yaml(folder / ".gitlab-ci.yml").values() if ctest is None else ():
         script = job.get("script") if isinstance(job, dict) else None
         for line in script if isinstance(script, list) else []:
             scripts.append((str(line), ".gitlab-ci.yml"))
@@ -196,7 +225,30 @@ def ci(folder: Path, python: str) -> list[tuple[str, str]]:
                         return [(via[0][0], f"{source} runs {command.split()[-1]}: {via[0][1]}")]
                     continue
                 return [(command, f"{source} test step")]
-    return []
+    return [ctest] if ctest is not None else []
+
+
+def _github_steps(folder: Path) -> tuple[list[tuple[str, str]], tuple[str, str] | None]:
+    """GitHub Actions' run steps at the repo's top, with their workflow; first, a ctest step made whole with its
+    job's build steps (None without one)."""
+    scripts: list[tuple[str, str]] = []
+    workflows = folder / ".github" / "workflows"
+    for path in sorted([*workflows.glob("*.yml"), *workflows.glob("*.yaml")]) if workflows.is_dir() else []:
+        workflow = _yaml(path)
+        jobs = workflow.get("jobs") or {}
+        for job in jobs.values() if isinstance(jobs, dict) else []:
+            steps = [s for s in job.get("steps") or [] if isinstance(s, dict)] if isinstance(job, dict) else []
+            for index, step in enumerate(steps):
+                if not isinstance(step.get("run"), str):
+                    continue
+                if ci_build.runs_ctest(step["run"]):
+                    command = ci_build.ctest_step({**job, "steps": steps}, index, workflow.get("env") or {})
+                    if command:
+                        return scripts, (command, f".github/workflows/{path.name} test step (its build steps"
+                                                  " before it)")
+                elif "working-directory" not in step:
+                    scripts.append((step["run"], f".github/workflows/{path.name}"))
+    return scripts, None
 
 
 def _read(path: Path) -> str:

@@ -41,9 +41,17 @@ def monorepo_gate(root: Path, root_found: list[GateChoice]) -> GateChoice | None
     first = root_found[0] if root_found else None
     if first is not None and not workspace and _AGGREGATOR.match(first.source):
         others = tuple(f"`{c.command}` ({c.source})" for c in root_found[1:])
+        apart = _go_modules_apart(root, first, packages)
         inside = tuple(f"`{p['command']}` in {p['path']}/ ({p['source']}; run by the top's command, not alone)"
-                       for p in packages)
-        return replace(first, detected=True, also=others + inside)
+                       for p in packages if p not in apart)
+        if not apart:
+            return replace(first, detected=True, also=others + inside)
+        gated = [_package(root, ".", first), *apart]
+        _link_dependencies(root, gated)
+        listed = ", ".join(f"{p['path']} `{p['command']}`" for p in gated)
+        return GateChoice(combined_command(gated), f"{len(gated)} package(s): {listed} (a nested Go module is not"
+                          f" entered by `go test ./...` at the top)", detected=True, packages=tuple(gated),
+                          also=others + inside)
     own = [c for c in root_found if _ROOT_OWN.match(c.source) or (not workspace and c.source.startswith("package"))]
     if own:
         packages.insert(0, _package(root, ".", own[0]))
@@ -55,6 +63,26 @@ def monorepo_gate(root: Path, root_found: list[GateChoice]) -> GateChoice | None
                  if not own or c is not own[0])
     return GateChoice(combined_command(packages), f"{len(packages)} package(s): {listed}", detected=True,
                       packages=tuple(packages), also=also)
+
+
+def _go_modules_apart(root: Path, top: GateChoice, packages: list[PackageGate]) -> list[PackageGate]:
+    """The nested Go modules the top's command doesn't reach: `go test ./...` stops at a folder with its own
+    go.mod, so only a go.work naming the module, or the top's command naming its folder (`cd arc`, `-C arc`,
+    `./arc/...`; for a make target, its Makefile), lets it test the module."""
+    used = {line.strip().removeprefix("./").rstrip("/") for line in _use_block(read(root / "go.work")).splitlines()}
+    # A CI step is all the gate runs of a workflow (another step's `working-directory: ./arc` doesn't run); a make
+    # target runs its recipe, which the Makefile holds.
+    where = str(top.command) if top.source.startswith((".github", ".gitlab", "tox")) else read(
+        root / top.source.split()[0])
+    return [p for p in packages if (root / p["path"] / "go.mod").is_file() and p["command"].startswith("go test")
+            and p["path"] not in used and not re.search(rf"(?<![\w.-]){re.escape(p['path'])}(?![\w-])", where)]
+
+
+def _use_block(gowork: str) -> str:
+    """go.work's `use` directives, one folder a line (`use ./a` and `use ( ./a \n ./b )`)."""
+    return "\n".join(re.findall(r"^use\s+(\S+)\s*$", gowork, re.MULTILINE)
+                     + [line for block in re.findall(r"^use\s*\(([^)]*)\)", gowork, re.MULTILINE)
+                        for line in block.splitlines()])
 
 
 def _workspace_root(root: Path) -> bool:

@@ -22,13 +22,18 @@ _ASSERTION = re.compile(r"^(?:E\s+(.+)|\s*(AssertionError.*)|\s*(assert .+)|.*\b
 
 def _restriction(files: Sequence[str], tests: Sequence[str]) -> dict[str, str]:
     """Where the runner allows it, only the overlaid tests run: pytest's paths, jest's and vitest's test files (a
-    snapshot's included), go's `-run` with the top-level names of the base tests in those files; other runners
-    (mocha too) run the whole command. Added to the environment's own."""
+    snapshot's included), go's `-run` with the top-level names of the base tests in those files, cargo's
+    `--test <target>` for files under tests/; other runners (mocha too) run the whole command. Added to the
+    environment's own."""
     python = [path for path in files if path.endswith(".py") and not path.endswith("conftest.py")]
     if python and len(python) == len(files):
         return {"PYTEST_ADDOPTS": " ".join(python)}
     if (js := _js_tests(files)) is not None:  # jest and vitest (shim/autobuild_js_preload.cjs); mocha runs all
         return {"AUTOBUILD_JS_ONLY": "\n".join(js)}
+    targets = [re.fullmatch(r"tests/(\w+)(?:\.rs|/main\.rs)", path) for path in files]
+    if targets and all(targets):  # cargo's integration tests: `cargo test --test <target>` (the gate's cargo)
+        names = sorted({found.group(1) for found in targets if found})
+        return {"AUTOBUILD_CARGO_TEST_ARGS": " ".join(f"--test {name}" for name in names)}
     if all(path.endswith("_test.go") for path in files):
         names = sorted({test.rsplit(".", 1)[-1].split("/")[0] for test in tests})
         if names and all(re.fullmatch(r"\w+", name) for name in names):

@@ -73,9 +73,9 @@ async def changed_since(repo: GitRepo, worktree: Path, base: str) -> list[str] |
 
 
 async def gate_packages(gate: GateSetup, root: Path, worktree: Path, changed: list[str] | None,
-                        timeout_s: float) -> GateResult:
+                        timeout_s: float, *, each: list[tuple[PackageGate, GateResult]] | None = None) -> GateResult:
     """The packages a change touches (all of them when `changed` is None or touches none), each run in its
-    folder and judged against its own run on the base, combined."""
+    folder and judged against its own run on the base, combined; each package's own run is added to `each`."""
     packages = gate.get("packages") or []
     touched = affected(packages, changed) or [p["path"] for p in packages]
     runs = []
@@ -85,5 +85,7 @@ async def gate_packages(gate: GateSetup, root: Path, worktree: Path, changed: li
             runs.append((package["path"], await judged_run(package["command"], worktree / package["path"], timeout_s,
                                                            env, package["base"],
                                                            sandbox=sandbox.for_worktree(worktree))))
+            if each is not None:
+                each.append((package, runs[-1][1]))
     skipped = [p["path"] for p in packages if p["path"] not in touched]
     return combine(runs, str(gate["command"]), skipped)

@@ -16,6 +16,7 @@ from orchestrator.facts import GateResult
 from orchestrator.gate.excerpt import failure_excerpts
 from orchestrator.gate.instrument import Reports, instrument
 from orchestrator.gate.runners import Observed, combine
+from orchestrator.gate.runners.ctest import ctest_junit, ctest_output
 from orchestrator.gate.runners.js import jest, mocha, vitest
 from orchestrator.gate.runners.js_report import js_reports
 from orchestrator.gate.runners.junit import node_junit, pytest_junit
@@ -51,6 +52,8 @@ def _clear(reports: Reports) -> None:
         path.unlink(missing_ok=True)
     for path in reports.js.glob("*.json") if reports.js.is_dir() else ():
         path.unlink(missing_ok=True)
+    for report in reports.ctest.glob("*.xml") if reports.ctest is not None else ():
+        report.unlink(missing_ok=True)
 
 
 def failing_on(base: GateResult | None) -> list[str]:
@@ -78,6 +81,7 @@ def observe(output: str, reports: Reports, cwd: Path | None = None) -> Observed 
         node_report(reports.node) or node_tap(output) or node_junit(reports.node_junit),
         reported.get("jest") or jest(output), reported.get("vitest") or vitest(output),
         reported.get("mocha") or mocha(output), go_test(output), cargo_test(output),
+        ctest_junit(reports.ctest) or ctest_output(output),
     ]
     return combine([one for one in found if one is not None])
 

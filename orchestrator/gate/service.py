@@ -18,8 +18,17 @@ from pathlib import Path
 from typing import Protocol, TypeVar
 
 from orchestrator import sandbox
-from orchestrator.facts import Acceptance, GateResult, GateSetup, TestChange
-from orchestrator.gate import accounting, base_command, hidden, overlay, screen, shifted
+from orchestrator.facts import Acceptance, GateResult, GateSetup, PackageGate, TestChange
+from orchestrator.gate import (
+    accounting,
+    base_command,
+    hidden,
+    inline_tests,
+    overlay,
+    package_accounting,
+    screen,
+    shifted,
+)
 from orchestrator.gate.baseline import check_gate, choose_setup
 from orchestrator.gate.cache import GateCache, cache_key, env_digest, gated_tree, worktree_tree
 from orchestrator.gate.detect import GateChoice, choose_gate
@@ -171,8 +180,13 @@ class Gates:
         what = f"the gate `{command}`"
         if decided.get("packages") and command == decided["command"]:
             changed = await changed_files(self.repo, worktree, changed_since) if changed_since else None
+            each: list[tuple[PackageGate, GateResult]] = []
             result = await self._watched(what, worktree, gate_packages(
-                decided, self.repo.root, worktree, changed, self.request.timeout_s), lambda run: run["output"])
+                decided, self.repo.root, worktree, changed, self.request.timeout_s, each=each),
+                lambda run: run["output"])
+            if against is not None and against == decided.get("base_sha"):  # the packages' base runs are its
+                changes, files = await package_accounting.account_packages(self.repo, worktree, against, each)
+                result = accounting.judged(result, accounting.accept(changes, accepted, files))
             if hidden_tests and result["exit_code"] is not None:  # a monorepo's hidden tests run from the top
                 result = await self._with_hidden(worktree, command, result, hidden_tests)
             return GateRun(result, ran=True)
@@ -260,6 +274,8 @@ class Gates:
         unstable = {*(base.get("unstable") or []), *((run_base.get("unstable") or []) if run_base else [])}
         changes = accounting.account(base, result, diff, base_files, expectations=expectations, unstable=unstable)
         screened, unverified = await self._screen(against, renamed, texts)
+        screened += await inline_tests.inline_changes(self.repo, worktree, against, [
+            (old, new_of.get(old, old)) for old in {*modified, *renamed} if not accounting.is_test_file(old)])
         unverified += accounting.new_only_skipped(base, result)
         judged = accounting.accept([*changes, *screened], accepted, diff.test_files_changed)
         case_diff = await self._case_diff(judged, against, diff, texts, base_files)
