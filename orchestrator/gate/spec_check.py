@@ -1,0 +1,132 @@
+"""The tests are the spec, for one judged tree: what became of every test that passed on the commit it is judged
+against (gate/accounting.py), the base's versions of the test files it changed run on its code (gate/overlay.py),
+the tamper screen on what it added (gate/screen.py), tests inside code files (gate/inline_tests.py) and ids that
+shift (gate/shifted.py), folded into the one verdict the gate service returns."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from orchestrator.facts import Acceptance, GateResult, TestChange
+from orchestrator.gate import accounting, base_command, inline_tests, overlay, screen, shifted
+from orchestrator.processes import Completed
+from orchestrator.repo.git import GitRepo
+
+
+@dataclass
+class SpecCheck:
+    """The accounting of one repository's gate: it runs trees through the service's own callables."""
+
+    repo: GitRepo
+    tree_run: Callable[[str, str, Path], Awaitable[GateResult | None]]
+    """(commit, command, near): the command's run on that commit's tree, remembered (Gates.tree_run)."""
+    run_in: Callable[[str, Path, Mapping[str, str]], Awaitable[GateResult]]
+    """(command, worktree, extra variables): one sandboxed run, not remembered (an overlay's)."""
+    set_up: Callable[[Path], Awaitable[Completed | None]]
+    _overlaid: dict[tuple[str, str, str], dict[str, str]] = field(default_factory=dict)
+
+    async def judged(self, worktree: Path, command: str, result: GateResult, against: str,
+                     accepted: Sequence[Acceptance], *, unstable: Sequence[str] = ()) -> GateResult:
+        """`result` judged by what became of every test that passed on `against`'s tree."""
+        base = await self.tree_run(against, command, worktree)
+        if base is None:
+            return result
+        renamed, deleted, modified, added = accounting.parse_name_status(await self.repo.name_status(worktree, against))
+        base_files = await self.repo.files_at(against)
+        new_of = {old: new for old, (new, _) in renamed.items()}
+        touched = sorted({*deleted, *modified, *added, *new_of.values()})
+        # The task's text of every test file it added or changed, read once, off the event loop.
+        texts = await asyncio.to_thread(read_texts, worktree, [p for p in touched if accounting.is_test_file(p)])
+        config = {}
+        from_base = set(base_command.config_files(command)) - {"package.json"}  # what runs comes from the base
+        for path in touched:
+            if path in from_base:
+                continue
+            if accounting.is_runner_config(path) or path.endswith("_test.go"):
+                manifest = path.endswith("package.json")
+                before = await self.repo.show_file(against, path) if manifest else None
+                after = (await asyncio.to_thread(read_texts, worktree, [path])).get(path) if manifest else None
+                line = accounting.config_line(path, await self.repo.patch_of(worktree, against, path), before, after)
+                if line is not None:
+                    config[path] = line
+        names = {old: texts[new_of.get(old, old)] for old in {*modified, *renamed} if new_of.get(old, old) in texts}
+        diff = accounting.TreeDiff(renamed=renamed, deleted=frozenset(deleted), modified=frozenset(modified),
+                                   added=frozenset(added), config_lines=config, names=names)
+        expectations = await self._expectations(worktree, command, base, against, diff=diff, base_files=base_files)
+        changes = accounting.account(base, result, diff, base_files, expectations=expectations,
+                                     unstable={*(base.get("unstable") or []), *unstable})
+        screened, unverified = await self._screen(against, renamed, texts)
+        screened += await inline_tests.inline_changes(self.repo, worktree, against, [
+            (old, new_of.get(old, old)) for old in {*modified, *renamed} if not accounting.is_test_file(old)])
+        unverified += accounting.new_only_skipped(base, result)
+        judged = accounting.accept([*changes, *screened], accepted, diff.test_files_changed)
+        case_diff = await self._case_diff(judged, against, diff, texts, base_files)
+        verdict = accounting.judged(result, judged, case_diff=case_diff)
+        verdict["unverified"] = unverified
+        return verdict
+
+    async def _case_diff(self, changes: Sequence[TestChange], against: str, diff: accounting.TreeDiff,
+                         texts: Mapping[str, str], base_files: Sequence[str]) -> str:
+        """The parametrize / table diff of the unaccepted base tests whose ids are positions (gate/shifted.py),
+        from the changed test files that define them (a Go id names its package, not its file)."""
+        names = {shifted.function_of(change["test"]) for change in changes
+                 if change["accepted"] is None and change["file"] and shifted.shifting(change["test"])}
+        folders = {str(Path(str(change["file"])).parent) for change in changes if change["file"]}
+        found = []
+        for path in diff.test_files_changed if names else []:
+            if path.endswith(".go") and str(Path(path).parent) not in folders:
+                continue
+            now = diff.renamed[path][0] if path in diff.renamed else path
+            if path not in diff.deleted and now not in texts:
+                continue
+            found.append(shifted.case_diff(path, await self.repo.show_file(against, path), texts.get(now), names))
+        return "".join(found)
+
+    async def _expectations(self, worktree: Path, command: str, base: GateResult, against: str, *,
+                            diff: accounting.TreeDiff, base_files: list[str]) -> dict[str, str]:
+        """The base tests whose base version fails on the tree's code (gate/overlay.py), once per commit, base and
+        command: the merge queue gating the tree the coach's turn gated doesn't overlay it again."""
+        if not diff.test_files_changed:
+            return {}
+        key = (await self.repo.head(worktree), against, command)
+        if key not in self._overlaid:
+            self._overlaid[key] = await overlay.expectations(
+                self.repo, worktree, base, against, diff.test_files_changed, base_files=base_files,
+                run_in=lambda place, extra: self.run_in(command, place, extra), set_up=self.set_up)
+        return self._overlaid[key]
+
+    async def _screen(self, against: str, renamed: Mapping[str, tuple[str, int]],
+                      texts: Mapping[str, str]) -> tuple[list[TestChange], list[str]]:
+        """The tamper screen on the test files the task added or changed (`texts`, by their path in the tree): a
+        hit on a base test is a test change (the coach must accept it), a hit on a test the task added leaves the
+        approval unverified."""
+        old_of = {new: old for old, (new, _) in renamed.items()}
+        changes: list[TestChange] = []
+        unverified: list[str] = []
+        for path, text in sorted(texts.items()):
+            base_path = old_of.get(path, path)
+            base_text = await self.repo.show_file(against, base_path)
+            for hit in screen.screen(path, base_text, text):
+                on_base = base_text is not None and (hit.test is None or screen.defines(base_text, hit.test))
+                if on_base and hit.test is not None and "marker" in hit.what and path.endswith(".py"):
+                    continue  # a skip or xfail on a base test: the run itself shows it (skipped, xfailed)
+                if on_base:
+                    test = f"{base_path}::{hit.test}" if hit.test else base_path
+                    changes.append(TestChange(test=test, fate="weakened", detail=hit.describe(), file=base_path,
+                                              accepted=None))
+                else:
+                    unverified.append(f"a test the task added has {hit.describe()}")
+        return changes, unverified
+
+
+def read_texts(worktree: Path, paths: Sequence[str]) -> dict[str, str]:
+    """The text of each of `paths` that is a file in `worktree` (blocking: callers run it in a thread)."""
+    found = {}
+    for path in paths:
+        file = worktree / path
+        if file.is_file():
+            found[path] = file.read_text(encoding="utf-8", errors="replace")
+    return found
