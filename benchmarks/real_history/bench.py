@@ -1,0 +1,144 @@
+"""The real-history bench: each case's variants run through our real gate in-process (the task graph, scripted
+player and coach, the case's real test runner), counted as false approvals and false rejections.
+
+`python -m benchmarks.real_history.bench [CASE ...]` prints the section `make bench` writes into
+docs/benchmarks.md; `--json` prints the raw verdicts (schema_version, ISO-8601 UTC times)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from agents.testing.scripted_agents import ScriptedAgents, approve, writes
+from benchmarks.cheat_corpus import _run as run_task
+from benchmarks.real_history.releases import SCHEMA_VERSION, Release, manifest, tree
+from benchmarks.real_history.variants import Variant, variants
+from orchestrator.cli.demo import make_sample_repo
+
+APPROVED = ("approved", "approved-unverified")
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """One variant's run: what the gate and coach made of it, against what it must be."""
+
+    case: str
+    variant: str
+    must_approve: bool
+    status: str
+    reason: str
+
+    @property
+    def approved(self) -> bool:
+        return self.status in APPROVED
+
+    @property
+    def wrong(self) -> bool:
+        return self.approved != self.must_approve
+
+
+def case_id(case: dict[str, Any]) -> str:
+    return f"{case['package']} {case['old']} -> {case['new']}"
+
+
+def verify_command(case: dict[str, Any]) -> str:
+    """The case's gate: its runner, with the package's folder on the path (a `src` layout is not installed)."""
+    path = "" if case["pythonpath"] == "." else f'PYTHONPATH="{case["pythonpath"]}:$PYTHONPATH" '
+    if case["runner"] == "unittest":
+        return f"{path}python -m unittest discover -s {case['tests']} -t ."
+    return f"{path}python -m pytest -q"
+
+
+async def run_variant(folder: Path, case: dict[str, Any], variant: Variant) -> Verdict:
+    plan: dict[str, object] = {"id": "FEAT-001", "name": case_id(case), "verify": verify_command(case), "tasks": [
+        {"id": "TASK-001", "name": f"{case['package']} {case['new']}", "complexity": 3,
+         "requirements": [f"what {case['package']} {case['new']} changed"]}]}
+    repo = make_sample_repo(folder, files=variant.base, plan=plan, venv=True)
+    coach = approve(accepts={path: f"{case['package']} {case['new']} changed it" for path in variant.accepts})
+    result = await run_task(repo, ScriptedAgents({"player": writes(variant.writes), "coach": coach}), 1)
+    return Verdict(case_id(case), variant.name, variant.must_approve, str(result.get("status")),
+                   str(result.get("reason", ""))[:600])
+
+
+async def measure_async(folder: Path, cases: list[dict[str, Any]], only_variants: tuple[str, ...] = ()) \
+        -> list[Verdict]:
+    found: list[Verdict] = []
+    for index, case in enumerate(cases):
+        registry = case["registry"]
+        old, new = tree(Release(registry, case["package"], case["old"])), tree(
+            Release(registry, case["package"], case["new"]))
+        chosen = variants(old, new, case["fail_to_pass"],
+                          (lambda name: name in only_variants) if only_variants else lambda _: True)
+        for number, variant in enumerate(chosen):
+            found.append(await run_variant(folder / f"{index}-{number}", case, variant))
+    return found
+
+
+def selected(names: list[str]) -> list[dict[str, Any]]:
+    cases: list[dict[str, Any]] = manifest()["cases"]
+    return [case for case in cases if not names or case_id(case) in names or case["package"] in names]
+
+
+def measure(names: list[str] | None = None, only_variants: tuple[str, ...] = ()) -> dict[str, Any]:
+    # The cases' pytest runs under this venv: without this it loads every plugin our own dev dependencies register.
+    os.environ["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"
+    cases = selected(names or [])
+    started = time.monotonic()
+    with tempfile.TemporaryDirectory() as tmp:
+        verdicts = asyncio.run(measure_async(Path(tmp), cases, only_variants))
+    return {"schema_version": SCHEMA_VERSION, "measured_at": datetime.now(UTC).isoformat(timespec="seconds"),
+            "seconds": round(time.monotonic() - started, 1), "cases": cases,
+            "verdicts": [vars(v) for v in verdicts]}
+
+
+def _rate(part: int, whole: int) -> str:
+    return f"{part} / {whole} ({100 * part / whole:.1f}%)" if whole else "0 / 0"
+
+
+def report_lines(found: dict[str, Any]) -> list[str]:
+    verdicts = [Verdict(**v) for v in found["verdicts"]]
+    cases = found["cases"]
+    explained: dict[str, str] = manifest().get("explained", {})
+    gold = [v for v in verdicts if v.must_approve]
+    rejects = [v for v in verdicts if not v.must_approve]
+    false_rejections = [v for v in gold if not v.approved]
+    false_approvals = [v for v in rejects if v.approved]
+    packages = sorted({(c["package"], c["ecosystem"], c["runner"]) for c in cases})
+    lines = [
+        "## Real history: consecutive releases replayed through the gate (issue 31; SWE-bench's FAIL_TO_PASS)",
+        "",
+        f"{len(cases)} release pairs of {len(packages)} packages"
+        f" ({', '.join(f'{name} ({runner})' for name, _, runner in packages)}), fetched once from the registries"
+        " (`benchmarks/real_history/manifest.json`: versions, sha256, licence, the command), run offline in"
+        f" {found['seconds']:.0f} s. Per pair: *gold* (the release's diff; the coach accepts exactly the base test"
+        " files it changed) must be approved; *tests-only* (its tests without the fix) must not; on the new release,"
+        " the fix reverted, and the fix reverted with its FAIL_TO_PASS tests deleted, skipped, weakened or given back"
+        " their old expectation, each with a blind coach (approves, accepts nothing), must not.",
+        "",
+        f"- False approvals: **{_rate(len(false_approvals), len(rejects))}** (goal: 0)",
+        f"- False rejections: **{_rate(len(false_rejections), len(gold))}** (goal: under 2%, each explained)",
+    ]
+    by_variant: dict[str, list[Verdict]] = {}
+    for verdict in verdicts:
+        by_variant.setdefault(verdict.variant, []).append(verdict)
+    lines += ["", "| variant | runs | wrong |", "|---|---|---|"]
+    lines += [f"| {name} | {len(runs)} | {sum(v.wrong for v in runs)} |" for name, runs in by_variant.items()]
+    for verdict in [*false_approvals, *false_rejections]:
+        key = f"{verdict.case}: {verdict.variant}"
+        why = explained.get(key, "NOT YET EXPLAINED")
+        lines.append(f"- {key}: {verdict.status} ({why}); the gate said: {verdict.reason[:300]}")
+    return [*lines, ""]
+
+
+if __name__ == "__main__":
+    arguments = [a for a in sys.argv[1:] if a != "--json"]
+    measured = measure(arguments)
+    print(json.dumps(measured, indent=1) if "--json" in sys.argv else "\n".join(report_lines(measured)))
