@@ -1,7 +1,7 @@
 """The real-history bench: each case's variants run through our real gate in-process (the task graph, scripted
 player and coach, the case's real test runner), counted as false approvals and false rejections.
 
-`python -m benchmarks.real_history.bench [CASE ...]` prints the section `make bench` writes into
+`python -m benchmarks.real_history.bench [--jobs=N] [PACKAGE or CASE ...]` prints the section `make bench` writes into
 docs/benchmarks.md; `--json` prints the raw verdicts (schema_version, ISO-8601 UTC times)."""
 
 from __future__ import annotations
@@ -50,11 +50,8 @@ def case_id(case: dict[str, Any]) -> str:
 
 
 def verify_command(case: dict[str, Any]) -> str:
-    """The case's gate: its runner, with the package's folder on the path (a `src` layout is not installed)."""
-    path = "" if case["pythonpath"] == "." else f'PYTHONPATH="{case["pythonpath"]}:$PYTHONPATH" '
-    if case["runner"] == "unittest":
-        return f"{path}python -m unittest discover -s {case['tests']} -t ."
-    return f"{path}python -m pytest -q"
+    """The case's gate, from the manifest: its runner, with the package's folder on the path (not installed)."""
+    return str(case["verify"])
 
 
 async def run_variant(folder: Path, case: dict[str, Any], variant: Variant) -> Verdict:
@@ -68,18 +65,27 @@ async def run_variant(folder: Path, case: dict[str, Any], variant: Variant) -> V
                    str(result.get("reason", ""))[:600])
 
 
-async def measure_async(folder: Path, cases: list[dict[str, Any]], only_variants: tuple[str, ...] = ()) \
-        -> list[Verdict]:
-    found: list[Verdict] = []
+async def measure_async(folder: Path, cases: list[dict[str, Any]], only_variants: tuple[str, ...] = (),
+                        jobs: int = 2) -> list[Verdict]:
+    """Every variant of every case, `jobs` at a time (each its own repository), in the cases' order."""
+    runs: list[tuple[Path, dict[str, Any], Variant]] = []
     for index, case in enumerate(cases):
         registry = case["registry"]
         old, new = tree(Release(registry, case["package"], case["old"])), tree(
             Release(registry, case["package"], case["new"]))
         chosen = variants(old, new, case["fail_to_pass"],
                           (lambda name: name in only_variants) if only_variants else lambda _: True)
-        for number, variant in enumerate(chosen):
-            found.append(await run_variant(folder / f"{index}-{number}", case, variant))
-    return found
+        runs += [(folder / f"{index}-{number}", case, variant) for number, variant in enumerate(chosen)]
+    slots = asyncio.Semaphore(jobs)
+
+    async def one(repo: Path, case: dict[str, Any], variant: Variant) -> Verdict:
+        async with slots:
+            verdict = await run_variant(repo, case, variant)
+        print(f"{verdict.case}: {variant.name}: {verdict.status}{' (WRONG)' if verdict.wrong else ''}",
+              file=sys.stderr, flush=True)
+        return verdict
+
+    return list(await asyncio.gather(*(one(*run) for run in runs)))
 
 
 def selected(names: list[str]) -> list[dict[str, Any]]:
@@ -87,13 +93,13 @@ def selected(names: list[str]) -> list[dict[str, Any]]:
     return [case for case in cases if not names or case_id(case) in names or case["package"] in names]
 
 
-def measure(names: list[str] | None = None, only_variants: tuple[str, ...] = ()) -> dict[str, Any]:
+def measure(names: list[str] | None = None, only_variants: tuple[str, ...] = (), jobs: int = 2) -> dict[str, Any]:
     # The cases' pytest runs under this venv: without this it loads every plugin our own dev dependencies register.
     os.environ["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"
     cases = selected(names or [])
     started = time.monotonic()
     with tempfile.TemporaryDirectory() as tmp:
-        verdicts = asyncio.run(measure_async(Path(tmp), cases, only_variants))
+        verdicts = asyncio.run(measure_async(Path(tmp), cases, only_variants, jobs))
     return {"schema_version": SCHEMA_VERSION, "measured_at": datetime.now(UTC).isoformat(timespec="seconds"),
             "seconds": round(time.monotonic() - started, 1), "cases": cases,
             "verdicts": [vars(v) for v in verdicts]}
@@ -101,6 +107,13 @@ def measure(names: list[str] | None = None, only_variants: tuple[str, ...] = ())
 
 def _rate(part: int, whole: int) -> str:
     return f"{part} / {whole} ({100 * part / whole:.1f}%)" if whole else "0 / 0"
+
+
+def _outcomes(runs: list[Verdict]) -> str:
+    counts: dict[str, int] = {}
+    for verdict in runs:
+        counts[verdict.status] = counts.get(verdict.status, 0) + 1
+    return ", ".join(f"{status} {count}" for status, count in sorted(counts.items()))
 
 
 def report_lines(found: dict[str, Any]) -> list[str]:
@@ -129,8 +142,9 @@ def report_lines(found: dict[str, Any]) -> list[str]:
     by_variant: dict[str, list[Verdict]] = {}
     for verdict in verdicts:
         by_variant.setdefault(verdict.variant, []).append(verdict)
-    lines += ["", "| variant | runs | wrong |", "|---|---|---|"]
-    lines += [f"| {name} | {len(runs)} | {sum(v.wrong for v in runs)} |" for name, runs in by_variant.items()]
+    lines += ["", "| variant | runs | must be | wrong | outcomes |", "|---|---|---|---|---|"]
+    lines += [f"| {name} | {len(runs)} | {'approved' if runs[0].must_approve else 'refused'} |"
+              f" {sum(v.wrong for v in runs)} | {_outcomes(runs)} |" for name, runs in by_variant.items()]
     for verdict in [*false_approvals, *false_rejections]:
         key = f"{verdict.case}: {verdict.variant}"
         why = explained.get(key, "NOT YET EXPLAINED")
@@ -139,6 +153,7 @@ def report_lines(found: dict[str, Any]) -> list[str]:
 
 
 if __name__ == "__main__":
-    arguments = [a for a in sys.argv[1:] if a != "--json"]
-    measured = measure(arguments)
+    arguments = [a for a in sys.argv[1:] if a != "--json" and not a.startswith("--jobs=")]
+    jobs = next((int(a.split("=", 1)[1]) for a in sys.argv[1:] if a.startswith("--jobs=")), 2)
+    measured = measure(arguments, jobs=jobs)
     print(json.dumps(measured, indent=1) if "--json" in sys.argv else "\n".join(report_lines(measured)))
