@@ -62,7 +62,18 @@ async def run_variant(folder: Path, case: dict[str, Any], variant: Variant) -> V
     coach = approve(accepts={path: f"{case['package']} {case['new']} changed it" for path in variant.accepts})
     result = await run_task(repo, ScriptedAgents({"player": writes(variant.writes), "coach": coach}), 1)
     return Verdict(case_id(case), variant.name, variant.must_approve, str(result.get("status")),
-                   str(result.get("reason", ""))[:600])
+                   _gate_said(repo) or str(result.get("reason", ""))[:600])
+
+
+def _gate_said(repo: Path) -> str:
+    """The task's last gate verdict, from its run's trace (the task's result says only "max turns reached")."""
+    said = ""
+    for trace in (repo / ".autobuild" / "runs" / "FEAT-001").glob("TASK-*/trace.jsonl"):
+        for line in trace.read_text(encoding="utf-8").splitlines():
+            event = json.loads(line) if line.strip() else {}
+            if event.get("event") == "gate":
+                said = str(event.get("summary", ""))[:600]
+    return said
 
 
 async def measure_async(folder: Path, cases: list[dict[str, Any]], only_variants: tuple[str, ...] = (),

@@ -34,9 +34,9 @@ def outcomes(files: dict[str, str], pythonpath: str) -> dict[str, str]:
         write_tree(Path(tmp), files)
         env = dict(os.environ, PYTEST_DISABLE_PLUGIN_AUTOLOAD="1", PYTHONPATH=pythonpath, PYTEST_ADDOPTS="")
         # no:warnings: a release's `filterwarnings = error` meets a newer pytest's deprecations at collection
-        done = subprocess.run([sys.executable, "-m", "pytest", "-q", "-rA", "-p", "no:cacheprovider", "-p",
-                               "no:warnings"], cwd=tmp, env=env, capture_output=True, text=True, timeout=120,
-                              check=False)
+        command = [sys.executable, "-m", "pytest", "-q", "-rA", "-p", "no:cacheprovider", "-p", "no:warnings",
+                   "--continue-on-collection-errors"]
+        done = subprocess.run(command, cwd=tmp, env=env, capture_output=True, text=True, timeout=120, check=False)
     found: dict[str, str] = {}
     for line in done.stdout.splitlines():
         if match := _OUTCOME.match(line):
