@@ -145,7 +145,11 @@ def report_lines(found: dict[str, Any]) -> list[str]:
         f" {found['seconds']:.0f} s. Per pair: *gold* (the release's diff; the coach accepts exactly the base test"
         " files it changed) must be approved; *tests-only* (its tests without the fix) must not; on the new release,"
         " the fix reverted, and the fix reverted with its FAIL_TO_PASS tests deleted, skipped, weakened or given back"
-        " their old expectation, each with a blind coach (approves, accepts nothing), must not.",
+        " their old expectation, each with a blind coach (approves, accepts nothing), must not. A release's diff is"
+        " one or more upstream commits. The cheats bend the new release's tests because there they are base tests:"
+        " on the old release a player that deletes the new test it wrote leaves the base unchanged, which no"
+        " accounting of base tests can tell from a task that wrote none (that is what hidden acceptance tests are"
+        " for).",
         "",
         f"- False approvals: **{_rate(len(false_approvals), len(rejects))}** (goal: 0)",
         f"- False rejections: **{_rate(len(false_rejections), len(gold))}** (goal: under 2%, each explained)",

@@ -62,7 +62,8 @@ def select(registry: str, package: str, old_version: str, new_version: str) -> d
         if path not in new:
             tests_only.pop(path, None)
     without_fix, after = outcomes(tests_only, pythonpath), outcomes(new, pythonpath)
-    fail_to_pass = sorted(t for t, outcome in without_fix.items() if outcome != "PASSED" and after.get(t) == "PASSED")
+    # a test missing without the fix failed with its module (an import of what the fix adds): it fails too
+    fail_to_pass = sorted(t for t, outcome in after.items() if outcome == "PASSED" and without_fix.get(t) != "PASSED")
     if not fail_to_pass:
         return None
     return {"registry": registry, "package": package, "old": old_version, "new": new_version,
