@@ -25,6 +25,7 @@ def test_the_manifest_names_enough_history() -> None:
     assert all(key.split(": ")[0] in {case_id(case) for case in cases} for key in manifest()["explained"])
 
 
+@pytest.mark.heavy  # every case's two releases read and bent: ~1 min on a busy machine, so in `make test-heavy`
 @pytest.mark.parametrize("case", manifest()["cases"], ids=case_id)
 def test_every_case_yields_every_variant(case: dict[str, Any]) -> None:
     registry, package = case["registry"], case["package"]
