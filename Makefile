@@ -7,10 +7,11 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 DEMO_STAMP := $(VENV)/.installed-demo
+REAL_HISTORY := $(VENV)/.real-history
 
 .PHONY: install install-demo test test-heavy test-workers demo docs check lint types bench clean
 
-install: $(STAMP)
+install: $(STAMP) $(REAL_HISTORY)
 
 $(STAMP): pyproject.toml
 	@# The Postgres tests start a real server on 127.0.0.1: install Debian's postgresql when it is missing.
@@ -51,6 +52,12 @@ $(STAMP): pyproject.toml
 		npm install --no-audit --no-fund --silent jest@30 vitest@4 mocha@12 >/dev/null 2>&1 || \
 		echo "note: jest, vitest and mocha could not be installed into $(VENV)/js: their heavy tests skip" >&2
 	touch $(STAMP) $(DEMO_STAMP)
+
+# The real-history bench's releases (benchmarks/real_history/manifest.json), fetched once from the registries by
+# pip and npm and checked by sha256, so the bench and its smoke test in `make test` run offline.
+$(REAL_HISTORY): $(STAMP) benchmarks/real_history/manifest.json benchmarks/real_history/releases.py
+	$(BIN)/python -m benchmarks.real_history.releases
+	touch $(REAL_HISTORY)
 
 # What the demo runs and nothing more: AutoBuild (its wheel bundles the Claude Code CLI) and pytest, which the
 # sample repo's gate runs; bubblewrap and socat for the sandbox where apt can install them (without them the demo

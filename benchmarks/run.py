@@ -16,6 +16,7 @@ from typing import Any
 from agents.testing.scenario import Scenario
 from agents.testing.scripted_model import ScriptedModel
 from benchmarks import cheat_corpus, graph_bench, merge_bench, overhead_bench, scaling_bench, workers_bench
+from benchmarks.real_history import bench as real_history
 from orchestrator.cli.demo import DEMO_PLAN, make_sample_repo, scripted_env
 from orchestrator.views.timeline import timed
 
@@ -180,6 +181,7 @@ def main() -> None:
         scaling = scaling_bench.measure()
         workers = workers_bench.measure()
     cheats = cheat_corpus.measure()
+    history = real_history.measure()
     lines = [
         "# Benchmarks",
         "",
@@ -220,6 +222,7 @@ def main() -> None:
         "",
         *merge_bench.report_lines(landing),
         *cheat_corpus.report_lines(cheats),
+        *real_history.report_lines(history),
         *scaling_lines(scaling),
         *workers_bench.report_lines(workers),
         "## Checkpoint size",
