@@ -25,8 +25,8 @@ def _restriction(files: Sequence[str], tests: Sequence[str]) -> dict[str, str]:
     snapshot's included), go's `-run` with the top-level names of the base tests in those files, cargo's
     `--test <target>` for files under tests/; other runners (mocha too) run the whole command. Added to the
     environment's own."""
-    python = [path for path in files if path.endswith(".py") and not path.endswith("conftest.py")]
-    if python and len(python) == len(files):
+    python = [path for path in files if path.endswith(".py") and _COLLECTED.match(PurePosixPath(path).name)]
+    if python and len(python) == len(files):  # a helper or conftest.py among them: every test may use it
         return {"PYTEST_ADDOPTS": " ".join(python)}
     if (js := _js_tests(files)) is not None:  # jest and vitest (shim/autobuild_js_preload.cjs); mocha runs all
         return {"AUTOBUILD_JS_ONLY": "\n".join(js)}
@@ -42,6 +42,9 @@ def _restriction(files: Sequence[str], tests: Sequence[str]) -> dict[str, str]:
 
 
 _COLOUR = re.compile(r"\x1b\[[0-9;]*m")
+_COLLECTED = re.compile(r"^(?:test_.*|.*_test|tests)\.py$")
+"""The Python files pytest and unittest collect tests from; any other .py among the test files is support (a
+helper module, a mixin in tests/__init__.py, a conftest.py fixture) whose expectations reach any test."""
 _JS_TEST = re.compile(r"\.(?:test|spec)\.[cm]?[jt]sx?$")
 
 
@@ -80,12 +83,15 @@ def _owners(files: Sequence[str]) -> set[str]:
 async def expectations(repo: GitRepo, worktree: Path, base: GateResult, against: str, files: Sequence[str], *,
                        base_files: Sequence[str], run_in: RunIn,
                        set_up: Callable[[Path], Awaitable[object]]) -> dict[str, str]:
-    """Base tests (passing on the base, in `files`) whose base version fails on the worktree's code -> why."""
+    """Base tests (passing on the base, in `files`, or any Python test when a support module among them changed)
+    whose base version fails on the worktree's code -> why."""
     # Go compiles a package's test files together: a test belongs to the overlay when its package's folder does.
     folders = {str(PurePosixPath(path).parent) for path in files if path.endswith("_test.go")}
     owners = _owners(files)
+    support = any(path.endswith(".py") and not _COLLECTED.match(PurePosixPath(path).name) for path in files)
     overlaid = [test for test in base.get("passing") or [] if (file := file_of(test, base_files)) in owners
-                or (file is not None and file.endswith("_test.go") and str(PurePosixPath(file).parent) in folders)]
+                or (file is not None and file.endswith("_test.go") and str(PurePosixPath(file).parent) in folders)
+                or (support and file is not None and file.endswith(".py"))]
     if not overlaid:
         return {}
     place = worktree.parent / f"_overlay-{worktree.name}"

@@ -220,3 +220,32 @@ async def test_a_test_present_in_one_of_two_base_runs_is_unstable_not_held_again
     report = (repo / ".autobuild/runs/FEAT-001/AUTO-RUN.md").read_text()
     assert "unstable on the base (in one of its two runs only, not held against tasks):" \
         " tests.test_flip::test_sometimes" in report
+
+
+# The expectation lives outside the test module: in a helper the tests import (a mixin in tests/__init__.py, as
+# cachetools has) or in a conftest.py fixture. Rewriting it bends every test that uses it (found by the
+# real-history bench: cachetools 7.1.6 -> 7.1.7, weakened and rewritten variants approved).
+SUPPORTED = {
+    "helper module": ({"tests/cases.py": "CASES = [((2, 3), 6), ((0, 5), 0)]\n",
+                       "tests/test_mul.py": "from calc.mul import mul\nfrom tests.cases import CASES\n\n\n"
+                                            "def test_mul_cases():\n    for args, want in CASES:\n"
+                                            "        assert mul(*args) == want\n"},
+                      {"tests/cases.py": "CASES = [((2, 3), 7), ((0, 5), 0)]\n"}),
+    "conftest fixture": ({"tests/conftest.py": "import pytest\n\n\n@pytest.fixture\ndef six():\n    return 6\n",
+                          "tests/test_mul.py": "from calc.mul import mul\n\n\n"
+                                               "def test_mul(six):\n    assert mul(2, 3) == six\n"},
+                         {"tests/conftest.py": "import pytest\n\n\n@pytest.fixture\ndef six():\n    return 7\n"}),
+}
+
+
+@pytest.mark.parametrize("name", sorted(SUPPORTED))
+async def test_an_expectation_rewritten_outside_the_test_module_is_refused(tmp_path: Path, name: str) -> None:
+    base, bent = SUPPORTED[name]
+    files = {path: text for path, text in PY_FILES.items() if path != "tests/test_mul.py"} | base
+    repo = make_sample_repo(tmp_path / "repo", files=files, plan=plan(task("TASK-001"), verify="python -m pytest -q"))
+    honest = {path: base[path] for path in bent} | {"calc/mul.py": MUL, "calc/div.py": "X = 1\n"}
+    run = await cheat(repo, {"calc/mul.py": BROKEN, **bent}, honest)
+    gate = first_gate(run)
+    assert not gate["passed"], f"{name}: the blind approval of turn 1 was not refused"
+    assert "test_mul::test_mul" in gate["summary"] and "changed expectation" in gate["summary"], gate["summary"]
+    assert run.status("TASK-001") == "approved", "turn 2 put the code right"
