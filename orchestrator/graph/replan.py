@@ -27,6 +27,7 @@ from orchestrator.graph.scheduler import Scheduler
 from orchestrator.graph.state import TaskResult, TaskState
 from orchestrator.plan.planner import replacement_plan
 from orchestrator.plan.replacement import MARK, adopt, replace_task, replan_round
+from orchestrator.settings import Asker
 from orchestrator.store import receipts
 from orchestrator.views import reports
 
@@ -110,7 +111,7 @@ async def replace(task_id: str, result: TaskResult, final: Any, run_key: str, *,
         refused = _with_replan_cost(result, final, cost, replans=0)
         return refused | TaskResult(reason=f"{result.get('reason')}; replan refused: {proposal['error']}")
     new_ids = [str(t["id"]) for t in tasks]
-    if ctx.options.interactive and not _agreed(task_id, proposal, tasks):
+    if ctx.options.interactive and not await _agreed(ctx.options.asker, task_id, proposal, tasks):
         events("replan_refused", task_id, reason="a person declined the replacement", cost_usd=cost)
         declined = _with_replan_cost(result, final, cost, replans=0)
         return declined | TaskResult(reason=f"{result.get('reason')}; replan declined: {', '.join(new_ids)} not run")
@@ -128,12 +129,16 @@ async def replace(task_id: str, result: TaskResult, final: Any, run_key: str, *,
     return replaced | TaskResult(replacement={"tasks": tasks, "results": done})
 
 
-def _agreed(task_id: str, proposal: dict[str, Any], tasks: list[dict[str, Any]]) -> bool:
-    """Interactive runs ask before replacing a task (an interrupt like an agent's question: `answer` it with yes
-    or no). Nothing before this in the task's body calls an agent again on resume: the proposal is checkpointed."""
+async def _agreed(asker: Asker | None, task_id: str, proposal: dict[str, Any], tasks: list[dict[str, Any]]) -> bool:
+    """Interactive runs ask before replacing a task, as an agent's question is asked: at a terminal in-process (the
+    run's asker: the other tasks keep running), else as an interrupt (`answer` it with yes or no). Nothing before
+    this in the task's body calls an agent again on resume: the proposal is checkpointed."""
     listed = "; ".join(f"{t['id']}: {t.get('name', '')}" for t in tasks)
-    answer = interrupt({"question_id": f"{task_id}-replan-{proposal['round']}", "task": task_id,
-                        "question": f"{task_id} ran out of turns. Replace it by {listed}?", "options": ["yes", "no"]})
+    question = {"question_id": f"{task_id}-replan-{proposal['round']}", "task": task_id,
+                "question": f"{task_id} ran out of turns. Replace it by {listed}?", "options": ["yes", "no"]}
+    answer = await asker(question) if callable(asker) else None
+    if answer is None:
+        answer = interrupt(question)
     return str(answer).strip().lower() in ("y", "yes")
 
 

@@ -182,3 +182,21 @@ async def test_a_finished_replacement_is_rebuilt_from_the_checkpoint_when_the_ru
         "TASK-001": "replaced", "TASK-001-R1-1": "approved", "TASK-001-R1-2": "approved", "TASK-002": "approved"}
     assert len(agents.prompts_of("replan", "TASK-001")) == 1
     assert len(agents.prompts_of("player", "TASK-001-R1-2")) == 1 and len(agents.prompts_of("player", "TASK-002")) == 2
+
+
+async def test_at_a_terminal_the_replacement_is_agreed_in_process(tmp_path: Path) -> None:
+    """The question is asked when it is asked (issue 33, item 4): with the run's asker, the person's yes is taken
+    in-process and the replacement runs in the same pass, no interrupt."""
+    asked: list[dict[str, Any]] = []
+
+    async def asker(question: dict[str, Any]) -> str:
+        asked.append(question)
+        return "yes"
+
+    agents = script(**{"TASK-001": TWO_TASKS})
+    workflow = Workflow(repo_with_a_big_task(tmp_path), agents,
+                        options={"interactive": True, "max_turns": 2, "asker": asker})
+    run = await workflow.run()
+    assert not run.interrupts
+    assert [q["question_id"] for q in asked] == ["TASK-001-replan-1"]
+    assert run.status("TASK-001") == "replaced" and run.status("TASK-002") == "approved"
