@@ -78,8 +78,8 @@ class _Weaken(ast.NodeTransformer):
 
 def _rewrite(function: ast.FunctionDef | ast.AsyncFunctionDef, how: str, old_text: str | None) -> str:
     indent = " " * function.col_offset
-    if how == "delete":
-        return ""
+    if how == "delete":  # `pass` in its place: a class whose only test is deleted still parses
+        return f"{indent}pass\n"
     if how == "skip":
         return f"{indent}@__import__('unittest').skip('later')\n"  # inserted above the def: see bend()
     if how == "expectation" and old_text is not None:
