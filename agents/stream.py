@@ -47,6 +47,17 @@ def _unlinked(path: Path) -> None:
         raise OSError(errno.ELOOP, "a symlink on the transcript's path: refused, nothing written", str(path))
 
 
+def _opened_at(folder: int, path: Path) -> None:
+    """OSError (ELOOP) unless the folder opened as `path` is that folder: a link swapped into the path between the
+    check above and the open took it elsewhere (Linux names an open descriptor's place in /proc)."""
+    try:
+        where = os.readlink(f"/proc/self/fd/{folder}")
+    except OSError:
+        where = os.path.realpath(path)  # no /proc: the name, checked again
+    if where != os.path.abspath(path):
+        raise OSError(errno.ELOOP, "a symlink on the transcript's path: refused, nothing written", str(path))
+
+
 class Transcript:
     """Appends every message as a JSON line to the session's transcript file (never into graph state). Its folder
     is checked for links, made, and opened once: a link swapped in later can't take the lines elsewhere."""
@@ -59,7 +70,7 @@ class Transcript:
             path.parent.mkdir(parents=True, exist_ok=True)
             folder = os.open(path.parent, _FOLDER)
             try:
-                _unlinked(path.parent)
+                _opened_at(folder, path.parent)
             except OSError:
                 os.close(folder)
                 raise

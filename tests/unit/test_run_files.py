@@ -4,13 +4,14 @@ itself, the feature's folder, a task's folder, the file), is refused and nothing
 
 from __future__ import annotations
 
+import os
 import time
 from pathlib import Path
 
 import pytest
 
 from agents.limits import Pause
-from agents.stream import Transcript
+from agents.stream import Transcript, _opened_at
 from orchestrator.errors import InputError
 from orchestrator.repo import run_files
 from orchestrator.store.pause import pause_path, read_pause, write_pause
@@ -151,3 +152,18 @@ def test_a_transcript_keeps_to_its_folder_when_a_link_is_swapped_in_later(repo: 
     transcript.close()
     assert sorted(p.name for p in outside.iterdir()) == ["id_rsa"]
     assert len((folder.with_name("moved") / "turn-1-player.jsonl").read_text().splitlines()) == 2
+
+
+def test_a_transcript_folder_opened_elsewhere_than_its_name_is_refused(repo: Path, outside: Path) -> None:
+    """The race between the transcript's link check and its open: whatever folder the open reached, it is used only
+    when it is the one the path names. A link swapped in for the check-to-open moment and swapped back leaves the
+    path clean by name, with the open at `outside`: refused by where the descriptor is, not by the name."""
+    folder = runs_dir(repo, FEATURE, "TASK-001")
+    folder.mkdir(parents=True)
+    opened = os.open(outside, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        with pytest.raises(OSError, match="symlink on the transcript's path"):
+            _opened_at(opened, folder)
+        _opened_at(opened, outside)  # the folder it is
+    finally:
+        os.close(opened)
