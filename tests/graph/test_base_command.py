@@ -75,6 +75,7 @@ async def test_tox_a_narrowed_env_and_no_passenv_still_give_passing_ids(tmp_path
 
 
 @pytest.mark.skipif(shutil.which("go") is None, reason="go is installed by make install")
+@pytest.mark.heavy  # a second case of a family `make test` already runs: kept under 5 minutes
 async def test_go_a_build_tag_on_a_test_file_is_named_as_the_deselecting_line(tmp_path: Path) -> None:
     repo = make_sample_repo(tmp_path / "repo", files=GO_FILES, plan=plan(task("TASK-001"), verify="go test ./..."),
                             venv=False)
@@ -87,6 +88,7 @@ async def test_go_a_build_tag_on_a_test_file_is_named_as_the_deselecting_line(tm
 
 
 @pytest.mark.skipif(shutil.which("npm") is None, reason="node is installed by make install")
+@pytest.mark.heavy  # a second case of a family `make test` already runs: kept under 5 minutes
 async def test_an_npmrc_that_clears_our_reporters_variables_is_named_as_the_deselecting_line(tmp_path: Path) -> None:
     """npm sets NODE_OPTIONS from `.npmrc`'s node-options: the reporter that names passing tests is gone."""
     repo = make_sample_repo(tmp_path / "repo", files=NODE_FILES, plan=plan(task("TASK-001"), verify="npm test"),

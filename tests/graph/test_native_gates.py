@@ -66,6 +66,7 @@ CTEST = "cmake -S . -B build >/dev/null && cmake --build build >/dev/null && cte
 
 
 @needs_cmake
+@pytest.mark.heavy  # a second case of a family `make test` already runs: kept under 5 minutes
 async def test_ctest_names_a_failing_test_and_a_dropped_add_test_by_its_line(tmp_path: Path) -> None:
     repo = make_sample_repo(tmp_path / "repo", files=CMAKE, plan=plan(task("TASK-001"), verify=CTEST), venv=False)
     dropped = CMAKE["CMakeLists.txt"].replace("add_test(NAME mul COMMAND test_mul mul)\n", "")
@@ -115,6 +116,7 @@ async def test_go_table_driven_cases_are_accounted_by_subtest(tmp_path: Path, na
 
 
 @needs_go
+@pytest.mark.heavy  # a second case of a family `make test` already runs: kept under 5 minutes
 async def test_a_bent_test_in_a_nested_go_module_is_accounted_in_its_package(tmp_path: Path) -> None:
     """Per package, every test that passed in the package's base run must pass in its run on the tree."""
     files = {**TOP, **ARC, "Makefile": "test:\n\tgo test ./...\n"}

@@ -40,7 +40,8 @@ def test_every_case_yields_every_variant(case: dict[str, Any]) -> None:
     assert not any(variant.must_approve for variant in found.values() if variant.name != "gold")
 
 
-@pytest.mark.parametrize("name", sorted(SMOKE))
+@pytest.mark.parametrize("name", [pytest.param(name, marks=[] if SMOKE[name] == "gold" else [pytest.mark.heavy])
+                                  for name in sorted(SMOKE)])  # one real gate run in `make test`, both in heavy
 async def test_the_gate_judges_real_history(tmp_path: Path, name: str,
                                             monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "1")  # the case's pytest under our venv: no plugins

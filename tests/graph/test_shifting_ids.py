@@ -62,6 +62,7 @@ async def test_a_dropped_pytest_case_is_shown_by_its_parametrize_diff(tmp_path: 
 
 
 @pytest.mark.skipif(shutil.which("go") is None, reason="go is installed by make install")
+@pytest.mark.heavy  # a second case of a family `make test` already runs: kept under 5 minutes
 async def test_a_dropped_go_table_case_is_shown_by_its_table_diff(tmp_path: Path) -> None:
     repo = make_sample_repo(tmp_path / "repo", files={**GO_FILES, "table_test.go": TABLE},
                             plan=plan(task("TASK-001"), verify="go test ./..."), venv=False)
