@@ -18,7 +18,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from orchestrator.errors import InputError
-from orchestrator.repo import confined
+from orchestrator.repo import confined, run_files
 
 _WRITER = ThreadPoolExecutor(max_workers=1, thread_name_prefix="autobuild-trace")
 """One thread: lines land in the order they were handed over, across every trace file."""
@@ -79,10 +79,12 @@ def read(repo: Path, feature_id: str, task_id: str | None) -> list[dict[str, Any
     """The task's trace, or the feature's when `task_id` is None. A line that is not a JSON object (one cut short
     by a kill mid-write) is left out: the feature report reads traces at the end of a run and must not fail on it."""
     path = runs_dir(repo, feature_id, task_id) / "trace.jsonl"
-    if not path.is_file():
-        return []
+    try:
+        text = run_files.read(path, "trace")
+    except InputError:
+        return []  # a link on its path: not read (the feature report and a pull request carry what is read)
     events = []
-    for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
+    for line in (text or "").splitlines():
         try:
             event = json.loads(line)
         except ValueError:

@@ -14,6 +14,7 @@ from agents.limits import Pause
 from agents.stream import Transcript, _opened_at
 from orchestrator.errors import InputError
 from orchestrator.repo import run_files
+from orchestrator.store import traces
 from orchestrator.store.pause import pause_path, read_pause, write_pause
 from orchestrator.store.traces import runs_dir
 from orchestrator.views import html_report, reports
@@ -167,3 +168,16 @@ def test_a_transcript_folder_opened_elsewhere_than_its_name_is_refused(repo: Pat
         _opened_at(opened, outside)  # the folder it is
     finally:
         os.close(opened)
+
+
+def test_a_trace_linked_out_of_the_run_is_not_read(repo: Path, outside: Path) -> None:
+    """The feature report reads traces (and a pull request carries the report): a committed link in a trace's place
+    reads as no trace, never as the file it points at."""
+    (outside / "events.jsonl").write_text('{"event": "from outside"}\n')
+    folder = runs_dir(repo, FEATURE, "TASK-001")
+    folder.mkdir(parents=True)
+    (folder / "trace.jsonl").symlink_to(outside / "events.jsonl")
+    assert traces.read(repo, FEATURE, "TASK-001") == []
+    (folder / "trace.jsonl").unlink()
+    (folder / "trace.jsonl").write_text('{"event": "ours"}\n')
+    assert traces.read(repo, FEATURE, "TASK-001") == [{"event": "ours"}]
