@@ -32,6 +32,7 @@ from orchestrator.gate.result import failing_on, no_gate, run_gate
 from orchestrator.gate.spec_check import SpecCheck, read_texts
 from orchestrator.gate.submodules import init_submodules
 from orchestrator.processes import Completed, run_shell
+from orchestrator.repo import confined
 from orchestrator.repo.git import GitRepo
 
 T = TypeVar("T")
@@ -342,8 +343,11 @@ class Gates:
 
 
 def _write(worktree: Path, files: Mapping[str, str]) -> None:
+    """The base's config copies, written by us outside the sandbox: whatever the tree has under their (reserved)
+    names is removed first, and the write follows no link (a committed link to a file of the user's)."""
     for path, text in files.items():
-        (worktree / path).write_text(text, encoding="utf-8")
+        (worktree / path).unlink(missing_ok=True)
+        confined.write_under(worktree, path, text, "the base's config copy")
 
 
 def _remove(worktree: Path, files: Mapping[str, str]) -> None:

@@ -7,6 +7,7 @@ the blind coach approves, the gate refuses naming the failing test; turn 2 puts 
 from __future__ import annotations
 
 import shutil
+import subprocess
 import sys
 from pathlib import Path
 
@@ -19,6 +20,11 @@ from tests.graph.harness import Workflow, plan, task
 from tests.graph.test_tests_are_spec import cheat, first_gate
 
 MAKEFILE = "test:\n\tpython -m pytest -q\n"
+
+
+def commit_all(repo: Path, message: str) -> None:
+    for args in (["add", "-A"], ["-c", "user.name=u", "-c", "user.email=u@u", "commit", "-qm", message]):
+        subprocess.run(["git", *args], cwd=repo, check=True, capture_output=True)
 
 
 async def test_a_narrowed_makefile_target_still_runs_the_bases(tmp_path: Path) -> None:
@@ -99,3 +105,19 @@ async def test_an_npmrc_that_clears_our_reporters_variables_is_named_as_the_dese
     assert not gate["passed"]
     assert "test/mul.test.js > zero: gone: deselected by .npmrc:1" in gate["summary"], gate["summary"]
     assert run.status("TASK-001") == "approved"
+
+
+async def test_a_link_where_the_bases_copy_goes_is_never_written_through(tmp_path: Path) -> None:
+    """The base's config copy is written by us, outside the sandbox: a committed `.autobuild-base.Makefile` link
+    to a file of the user's is replaced, never followed."""
+    victim = tmp_path / "victim.txt"
+    victim.write_text("the user's\n")
+    repo = make_sample_repo(tmp_path / "repo", files={**PY_FILES, "Makefile": MAKEFILE},
+                            plan=plan(task("TASK-001"), verify="make test"))
+    (repo / ".autobuild-base.Makefile").symlink_to(victim)
+    commit_all(repo, "a link")
+    narrowed = MAKEFILE.replace("-q", "-q tests/test_other.py")
+    run = await cheat(repo, {"calc/mul.py": BROKEN, "Makefile": narrowed},
+                      {"calc/mul.py": MUL, "Makefile": MAKEFILE, "calc/div.py": "X = 1\n"})
+    assert "tests.test_mul::test_mul" in first_gate(run)["failing"]
+    assert victim.read_text() == "the user's\n"
