@@ -8,7 +8,6 @@ gate puts them in place (`<feature>/_hidden/`); the agents try both by `cat`, `g
 from __future__ import annotations
 
 import asyncio
-import subprocess
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -20,16 +19,13 @@ from agents import CoachInput, PlayerInput, SessionLimits, SessionSettings, Task
 from agents.testing.scripted_model import ScriptedModel
 from orchestrator import sandbox
 from orchestrator.repo import watch
+from tests.graph.test_sandbox_agent import repo_with_a_task_worktree
 
 pytestmark = [pytest.mark.cli, pytest.mark.heavy,
               pytest.mark.skipif(not sandbox.agents_available(), reason=sandbox.why_unavailable())]
 
 MARK = "zebra-7731"
 HIDDEN = "tests/acceptance/test_secret.py"
-
-
-def git(repo: Path, *args: str) -> str:
-    return subprocess.run(["git", *args], cwd=repo, check=True, capture_output=True, text=True).stdout.strip()
 
 
 def attempts(repo: Path, worktree: Path, gate_copy: Path) -> list[dict[str, Any]]:
@@ -57,16 +53,9 @@ def attempts(repo: Path, worktree: Path, gate_copy: Path) -> list[dict[str, Any]
 async def test_player_and_coach_can_not_read_a_hidden_test(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
         model_factory: Callable[[dict[str, Any]], ScriptedModel]) -> None:
-    repo = tmp_path / "repo"
-    repo.mkdir()
-    git(repo, "init", "-q", "-b", "main")
-    (repo / "README.md").write_text("mine\n")
-    git(repo, "add", "-A")
-    git(repo, "-c", "user.name=u", "-c", "user.email=u@u", "commit", "-qm", "init")
+    repo, worktree = repo_with_a_task_worktree(tmp_path)
     (repo / HIDDEN).parent.mkdir(parents=True)
     (repo / HIDDEN).write_text(f"def test_secret():\n    assert '{MARK}'\n")  # untracked: never in git's objects
-    worktree = repo / ".autobuild/worktrees/FEAT-001/T-1"
-    git(repo, "worktree", "add", "-q", "-b", "autobuild/FEAT-001.T-1", str(worktree))
     gate_folder = worktree.parent / "_hidden"
     gate_copy = gate_folder / "T-1" / HIDDEN  # where the gate puts it in place for its own run
     gate_copy.parent.mkdir(parents=True)

@@ -30,9 +30,8 @@ def git(repo: Path, *args: str) -> str:
     return subprocess.run(["git", *args], cwd=repo, check=True, capture_output=True, text=True).stdout.strip()
 
 
-async def test_an_agents_write_outside_its_worktree_is_refused_and_reported(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-        model_factory: Callable[[dict[str, Any]], ScriptedModel]) -> None:
+def repo_with_a_task_worktree(tmp_path: Path) -> tuple[Path, Path]:
+    """The user's repository (one commit of theirs) and a task's worktree in it, as a run makes it."""
     repo = tmp_path / "repo"
     repo.mkdir()
     git(repo, "init", "-q", "-b", "main")
@@ -41,6 +40,13 @@ async def test_an_agents_write_outside_its_worktree_is_refused_and_reported(
     git(repo, "-c", "user.name=u", "-c", "user.email=u@u", "commit", "-qm", "init")
     worktree = repo / ".autobuild/worktrees/FEAT-001/T-1"
     git(repo, "worktree", "add", "-q", "-b", "autobuild/FEAT-001.T-1", str(worktree))
+    return repo, worktree
+
+
+async def test_an_agents_write_outside_its_worktree_is_refused_and_reported(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        model_factory: Callable[[dict[str, Any]], ScriptedModel]) -> None:
+    repo, worktree = repo_with_a_task_worktree(tmp_path)
     site = repo / ".venv/lib/site-packages"  # the user's venv (git-excluded), as pip would write into it
     site.mkdir(parents=True)
     (site / "__editable__.calc.pth").write_text(f"{repo}\n")
