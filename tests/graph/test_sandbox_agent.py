@@ -54,7 +54,8 @@ async def test_an_agents_write_outside_its_worktree_is_refused_and_reported(
     main_before, config_before = git(repo, "rev-parse", "main"), (repo / ".git/config").read_bytes()
     env_dir = worktree.parent / "_env"
     env_dir.mkdir()
-    steps = [{"bash": "printf x >> ../../../../README.md"},
+    readme_write = {"bash": f"pwd; printf x >> {repo}/README.md"}
+    steps = [readme_write,
              # Past what the policy recognises: only the sandbox stands between this and the user's branch.
              {"bash": "G=git; $G update-ref refs/heads/main $($G commit-tree 'HEAD^{tree}' -p HEAD -m rogue)"},
              {"bash": "git config core.hooksPath .husky/_"},
@@ -62,9 +63,10 @@ async def test_an_agents_write_outside_its_worktree_is_refused_and_reported(
              {"bash": "python3 -c \"open('../../../../.venv/lib/site-packages/__editable__.calc.pth', 'w')"
                       ".write('/elsewhere')\""},
              {"bash": "printf ok > made.txt && printf ok > ../_env/installed.txt"},
-             # Once more: under load, one Bash call failed in the CLI's own sandbox setup (CI, stop 35), which
-             # refuses the write as well but says nothing of README.md.
-             {"bash": "printf x >> ../../../../README.md"},
+             # Again until refused: under load (CI, stops 35 and 36) a Bash call of the CLI failed in its own
+             # sandbox setup, or came back "completed with no output" with README.md untouched.
+             *[{"when": {"result_matches": "README.md: Read-only file system"}, "then": {"bash": "true"},
+                "else": readme_write} for _ in range(3)],
              {"text": "done"}]
     model = model_factory({"sessions": [{"role": "player", "task": "T-1", "steps": steps}]})
     monkeypatch.setenv("ANTHROPIC_BASE_URL", model.base_url)
@@ -89,8 +91,9 @@ async def test_an_agents_write_outside_its_worktree_is_refused_and_reported(
     assert (worktree / "made.txt").read_text() == "ok", "the worktree is writable"
     assert (env_dir / "installed.txt").read_text() == "ok", "the run's environment is writable"
     refused = [denial for denial in result.permission_denials if "sandbox refused a write" in denial]
-    results = [record.tool_results for record in model.sessions(role="player")]
-    assert any("README.md" in line for line in refused), (result.permission_denials, results)
+    if not any("README.md" in line for line in refused):  # pytest.fail's text is never shortened
+        results = [record.tool_results for record in model.sessions(role="player")]
+        pytest.fail(f"no README.md refusal in {result.permission_denials}; tool results: {results}")
     assert any("refs/heads/main" in line for line in refused), result.permission_denials
     assert any("__editable__.calc.pth" in line for line in refused), result.permission_denials
     git(repo, "config", "user.name", "still works")  # no lock left behind
