@@ -15,9 +15,8 @@ from orchestrator.gate.candidates import GateChoice, package_json
 from orchestrator.gate.environment import gate_env
 from orchestrator.gate.submodules import submodules, uninitialised
 
-_BY_ID = "by test id (pytest's JUnit report through PYTEST_ADDOPTS)"
-_BY_WRAPPED = ("by test id where the runner it starts reports them (pytest's JUnit through PYTEST_ADDOPTS), else"
-               " by exit status and failure counts")
+_BY_WRAPPED = ("by test id where the runner it starts reports them (pytest, unittest, node --test, jest, vitest,"
+               " mocha, go test, cargo test, ctest), else by exit status and failure counts")
 _BY_EXIT = "by exit status, and failure counts where the output has them"
 _SHELL_WORDS = {"cd", "exit", "rc=0", "set", "export", "(cd", "true", "false", "test", "["}
 
@@ -25,28 +24,41 @@ _SHELL_WORDS = {"cd", "exit", "rc=0", "set", "export", "(cd", "true", "false", "
 _BY_COUNT = ("; passing tests accounted by count ({0} starts its runner through an API the gate adds no reporter to:"
              " fewer passes than the base fails the gate)")
 _COUNTED = re.compile(r"\b(craco)\b")
-_JS_REPORTED = re.compile(r"\b(jest|vitest|mocha|react-scripts test)\b")
-_BY_JS_REPORT = ("; {0} by test id, passes included (its own reporter option, added by the gate's NODE_OPTIONS"
-                 " preload when its program starts)")
+_SCRIPT = re.compile(r"\b(?:npm|pnpm|yarn|bun)(?:\s+(?:run|run-script))?(?:\s+(?!-)([\w:.-]+))?")
+"""The package.json script a package manager's command runs (`npm test`, `npm run test-api`, `yarn test:unit`)."""
+_RUNNERS_BY_ID = (
+    (re.compile(r"\bpytest\b"), "pytest (its JUnit report through PYTEST_ADDOPTS)"),
+    (re.compile(r"\bunittest\b"), "unittest, subTests included (a result-recording shim on PYTHONPATH)"),
+    (re.compile(r"\bnode\b[^;&|]*\s--test\b"), "node --test (its TAP and JUnit through NODE_OPTIONS)"),
+    (re.compile(r"\b(?P<name>jest|vitest|mocha|react-scripts test)\b"),
+     "{0}, passes included (its own reporter option, added by the gate's NODE_OPTIONS preload when its"
+     " program starts)"),
+    (re.compile(r"\bgo test\b"), "go test, subtests included (verbose through GOFLAGS)"),
+    (re.compile(r"\bcargo (\+\S+ )?test\b"), "cargo test, doctests included (every test binary run)"),
+    (re.compile(r"\bctest\b"), "ctest (its JUnit report)"),
+    (re.compile(r"(^|[;&|(]\s*)node\s(?![^;&|]*--test\b)"),
+     "node where it runs node:test (its TAP and JUnit through NODE_OPTIONS), else by exit status"),
+)
+"""The runners whose passing tests the gate names, as a command (or the npm script it runs) shows them."""
 
 
 def judged_by(command: str | None, root: Path | None = None) -> str:
-    """How runs of `command` are told apart from the base's: by test id where the runner reports them; a runner
-    that names no passing test (jest started through craco's API) accounts passes by count."""
+    """How runs of `command` are told apart from the base's: by test id where the runner reports them (each
+    runner the command shows, and how its ids reach the gate); a runner that names no passing test (jest started
+    through craco's API) accounts passes by count."""
     if command is None:
         return "not judged: no gate"
-    script = command
-    if root is not None and tools(command)[:1] in (["npm"], ["pnpm"], ["yarn"], ["bun"]):
+    texts = [command]
+    if root is not None and (named_script := _SCRIPT.search(command)):
         scripts = package_json(root).get("scripts")
-        script += " " + str(scripts.get("test", "") if isinstance(scripts, dict) else "")
-    counted = f"{_BY_COUNT.format(found.group(1))}" if (found := _COUNTED.search(script)) else ""
-    if not counted and (reported := _JS_REPORTED.search(script)):
-        counted = _BY_JS_REPORT.format(reported.group(1).split()[0])
-    if re.search(r"\bpytest\b", command):
-        return _BY_ID + counted
-    if tools(command)[:1] in (["make"], ["npm"], ["pnpm"], ["yarn"], ["bun"], ["tox"], ["nox"]):
-        return _BY_WRAPPED + counted
-    return _BY_EXIT + counted
+        name = named_script.group(1) if named_script.group(1) not in (None, "t") else "test"
+        texts.append(str(scripts.get(name, "") if isinstance(scripts, dict) else ""))
+    named = [how.format(match.group("name").split()[0] if "name" in pattern.groupindex else "")
+             for pattern, how in _RUNNERS_BY_ID
+             if (match := next(filter(None, (pattern.search(text) for text in texts)), None))]
+    wrapper = tools(command)[:1] in (["make"], ["npm"], ["pnpm"], ["yarn"], ["bun"], ["tox"], ["nox"])
+    how = "by test id: " + "; ".join(named) if named else _BY_WRAPPED if wrapper else _BY_EXIT
+    return how + (_BY_COUNT.format(found.group(1)) if (found := _COUNTED.search(" ".join(texts))) else "")
 
 
 def tools(command: str | None) -> list[str]:

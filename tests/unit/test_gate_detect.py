@@ -200,7 +200,8 @@ def test_validate_and_dry_run_show_the_gate_per_package_its_judgement_setup_and_
     gate = schemas.valid("validate", cli("validate", "FEAT-001", "--json").stdout)["gate"]
     rows = {row["path"]: row for row in gate["packages"]}
     assert sorted(rows) == ["backend", "packages/ui", "packages/web"] and gate["detected"]
-    assert "test id" in rows["backend"]["judged_by"] and "exit status" in rows["packages/ui"]["judged_by"]
+    assert "by test id: pytest" in rows["backend"]["judged_by"]
+    assert "by test id: node --test" in rows["packages/ui"]["judged_by"]
     assert rows["packages/web"]["depends_on"] == ["packages/ui"]
     assert any("at the top: not split" in other for other in gate["also_found"])
     dry = schemas.valid("dry-run", cli("run", "FEAT-001", "--dry-run", "--json").stdout)["gate"]
@@ -273,6 +274,22 @@ def test_validate_says_a_runner_naming_no_passing_test_is_accounted_by_count(tmp
 
 def test_validate_says_jest_vitest_and_mocha_are_judged_by_test_id_through_the_gates_reporter(tmp_path: Path) -> None:
     (tmp_path / "package.json").write_text('{"scripts": {"test": "jest --ci"}}')
-    assert "jest by test id, passes included" in judged_by("npm test", tmp_path)
-    assert "vitest by test id" in judged_by("npx vitest run")
+    assert "by test id: jest, passes included" in judged_by("npm test", tmp_path)
+    assert "by test id: vitest" in judged_by("npx vitest run")
     assert "accounted by count" not in judged_by("npx mocha")
+
+
+def test_validate_names_each_runner_whose_passing_tests_the_gate_reads_by_id(tmp_path: Path) -> None:
+    """What `validate` says matches what the gate's runs do (stop 37: `python -m unittest` was said to be judged
+    by exit status while its runs were judged by test id)."""
+    assert judged_by("python -m unittest").startswith("by test id: unittest, subTests included")
+    assert judged_by("go test ./...").startswith("by test id: go test, subtests included")
+    assert judged_by("cargo +nightly test --workspace").startswith("by test id: cargo test")
+    assert judged_by("ctest --test-dir build").startswith("by test id: ctest")
+    assert judged_by("node --test-reporter=spec --test") == ("by test id: node --test (its TAP and JUnit through"
+                                                              " NODE_OPTIONS)")
+    (tmp_path / "package.json").write_text('{"scripts": {"test": "tsc && npm run test-api",'
+                                           ' "test-api": "node --conditions development test.js"}}')
+    assert "node where it runs node:test" in judged_by("npm run test-api", tmp_path)
+    assert judged_by("npm test", tmp_path).startswith("by test id where the runner it starts reports them")
+    assert judged_by("./run-tests.sh") == "by exit status, and failure counts where the output has them"
