@@ -23,7 +23,10 @@ from orchestrator.gate import shifted
 
 _TEST_FILES = ("test_*.py", "*_test.py", "tests.py", "conftest.py", "*_test.go", "*.test.[cm]js", "*.test.js",
                "*.test.ts", "*.test.jsx", "*.test.tsx", "*.test.mts", "*.test.cts", "*.spec.js", "*.spec.ts",
-               "*.spec.jsx", "*.spec.tsx", "*.spec.mjs", "*.spec.cjs", "*.snap", "*.golden")
+               "*.spec.jsx", "*.spec.tsx", "*.spec.mjs", "*.spec.cjs", "*.snap", "*.golden",
+               # node --test's own defaults (many packages run a root `test.js`)
+               "test.js", "test.[cm]js", "test-*.js", "test-*.[cm]js", "*-test.js", "*-test.[cm]js", "*_test.js",
+               "*_test.[cm]js")
 _TEST_FOLDERS = ("__tests__", "__snapshots__", "testdata", "snapshots", "fixtures")
 _RUNNER_CONFIG = ("pyproject.toml", "setup.cfg", "pytest.ini", "tox.ini", "noxfile.py", "conftest.py", "Makefile",
                   "package.json", "jest.config.*", "vitest.config.*", "vite.config.*", ".mocharc*", "Cargo.toml",
@@ -67,12 +70,26 @@ class TreeDiff:
     """Runner config files the tree changed -> the first changed line (in the tree's version)."""
     names: Mapping[str, str] = field(default_factory=dict)
     """Base test files the tree changed -> the tree's text of them (to tell a deleted test from a deselected one)."""
+    hosts: frozenset[str] = frozenset()
+    """Files the base's passing test ids name (`test_hosts`): tests, whatever their name."""
 
     @property
     def test_files_changed(self) -> list[str]:
         """Base test files the tree deleted, modified or renamed with changes."""
         renamed = [old for old, (_new, similarity) in self.renamed.items() if similarity < 100]
-        return sorted(path for path in {*self.deleted, *self.modified, *renamed} if is_test_file(path))
+        return sorted(path for path in {*self.deleted, *self.modified, *renamed}
+                      if is_test_file(path) or path in self.hosts)
+
+
+_JS_SUFFIXES = (".js", ".mjs", ".cjs", ".ts", ".mts", ".cts", ".jsx", ".tsx")
+
+
+def test_hosts(base: GateResult, base_files: Sequence[str]) -> frozenset[str]:
+    """The JavaScript files the base's passing ids name (`file > describe > name`): a runner given a file by its
+    command (`node check.js`, mocha's `spec`) collects tests from it whatever it is called. A Python or Rust id can
+    name a code file (doctests, `#[cfg(test)]`), whose tests gate/inline_tests.py accounts instead."""
+    found = {file_of(test, base_files) for test in base.get("passing") or [] if " > " in test}
+    return frozenset(path for path in found if path is not None and path.endswith(_JS_SUFFIXES))
 
 
 def parse_name_status(text: str) -> tuple[dict[str, tuple[str, int]], set[str], set[str], set[str]]:

@@ -42,12 +42,14 @@ async def account_packages(repo: GitRepo, worktree: Path, against: str,
         touched = sorted(local({*deleted, *modified, *added, *(new for new, _ in renamed.values())}))
         config = {path: accounting.first_changed_line(await repo.patch_of(worktree, against, _joined(folder, path)))
                   for path in touched if accounting.is_runner_config(path)}
-        texts = await asyncio.to_thread(_texts, worktree / folder, [p for p in touched if accounting.is_test_file(p)])
+        hosts = accounting.test_hosts(base, files)
+        texts = await asyncio.to_thread(_texts, worktree / folder, [p for p in touched
+                                                                    if accounting.is_test_file(p) or p in hosts])
         new_of = {old: new for old, (new, _) in moved.items()}
         names = {old: texts[new_of.get(old, old)] for old in {*local(modified), *moved}
                  if new_of.get(old, old) in texts}
         diff = accounting.TreeDiff(renamed=moved, deleted=local(deleted), modified=local(modified),
-                                   added=local(added), config_lines=config, names=names)
+                                   added=local(added), config_lines=config, names=names, hosts=hosts)
         changed_files += [_joined(folder, path) for path in diff.test_files_changed]
         for change in accounting.account(base, run, diff, files, unstable=base.get("unstable") or []):
             change["test"] = change["test"] if folder == "." else f"{folder}::{change['test']}"

@@ -39,7 +39,9 @@ class SpecCheck:
         new_of = {old: new for old, (new, _) in renamed.items()}
         touched = sorted({*deleted, *modified, *added, *new_of.values()})
         # The task's text of every test file it added or changed, read once, off the event loop.
-        texts = await asyncio.to_thread(read_texts, worktree, [p for p in touched if accounting.is_test_file(p)])
+        hosts = accounting.test_hosts(base, base_files)
+        texts = await asyncio.to_thread(read_texts, worktree, [p for p in touched
+                                                               if accounting.is_test_file(p) or p in hosts])
         config = {}
         from_base = set(base_command.config_files(command)) - {"package.json"}  # what runs comes from the base
         for path in touched:
@@ -54,13 +56,14 @@ class SpecCheck:
                     config[path] = line
         names = {old: texts[new_of.get(old, old)] for old in {*modified, *renamed} if new_of.get(old, old) in texts}
         diff = accounting.TreeDiff(renamed=renamed, deleted=frozenset(deleted), modified=frozenset(modified),
-                                   added=frozenset(added), config_lines=config, names=names)
+                                   added=frozenset(added), config_lines=config, names=names, hosts=hosts)
         expectations = await self._expectations(worktree, command, base, against, diff=diff, base_files=base_files)
         changes = accounting.account(base, result, diff, base_files, expectations=expectations,
                                      unstable={*(base.get("unstable") or []), *unstable})
         screened, unverified = await self._screen(against, renamed, texts)
         screened += await inline_tests.inline_changes(self.repo, worktree, against, [
-            (old, new_of.get(old, old)) for old in {*modified, *renamed} if not accounting.is_test_file(old)])
+            (old, new_of.get(old, old)) for old in {*modified, *renamed}
+            if not accounting.is_test_file(old) and old not in hosts])
         unverified += accounting.new_only_skipped(base, result)
         judged = accounting.accept([*changes, *screened], accepted, diff.test_files_changed)
         case_diff = await self._case_diff(judged, against, diff, texts, base_files)

@@ -121,6 +121,19 @@ async def test_node_test_skip_and_a_narrowed_script_are_refused(tmp_path: Path) 
     assert run.status("TASK-001") == "approved"
 
 
+async def test_node_a_root_test_js_rewritten_to_the_broken_output_is_a_changed_expectation(tmp_path: Path) -> None:
+    """node's own default names `test.js` (and `test-*.js`, `*-test.js`) as tests; so do many real packages
+    (markdown-table runs `node test.js`): tried there, an expectation rewritten in it was approved (stop 37)."""
+    files = {"package.json": '{"name": "calc", "version": "1.0.0", "scripts": {"test": "node test.js"}}\n',
+             "mul.js": NODE_FILES["mul.js"], "test.js": NODE_FILES["test/mul.test.js"].replace("'../mul'", "'./mul'")}
+    repo = make_sample_repo(tmp_path / "repo", files=files, plan=plan(task("TASK-001"), verify="npm test"),
+                            venv=False)
+    run = await cheat(repo, {"mul.js": NODE_BROKEN, "test.js": files["test.js"].replace("6)", "7)")},
+                      {**files, "div.js": "exports.x = 1;\n"})
+    assert "test.js > mul: changed expectation: the base's version fails on this code" in first_gate(run)["summary"]
+    assert run.status("TASK-001") == "approved"
+
+
 def go_repo(tmp_path: Path) -> Path:
     return make_sample_repo(tmp_path / "repo", files=GO_FILES, plan=plan(task("TASK-001"), verify="go test ./..."),
                             venv=False)

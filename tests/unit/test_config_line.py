@@ -4,6 +4,7 @@ package.json:3"); package.json edits outside the runner keys (a dependency) and 
 from __future__ import annotations
 
 from orchestrator.facts import GateResult
+from orchestrator.gate import accounting
 from orchestrator.gate.accounting import TreeDiff, account, config_line
 
 PACKAGE = '{\n  "name": "calc",\n  "scripts": {"test": "node --test"},\n  "dependencies": {}\n}\n'
@@ -48,3 +49,15 @@ def test_a_base_test_whose_subtests_fail_is_failing_not_gone() -> None:
     changes = account(base, run, TreeDiff(config_lines={"tox.ini": 6}), ["tests/test_r.py"])
     assert [(change["test"], change["fate"]) for change in changes] == [
         ("pkg.TestTable", "failing"), ("tests.test_r.SieveTests.test_prime_counts", "failing")]
+
+
+def test_a_file_the_base_names_in_a_passing_id_is_a_test_file_whatever_it_is_called() -> None:
+    """`node check.js` collects tests from check.js: a change to it is a test change (overlaid, accepted), while a
+    Python id naming a code module (a doctest) leaves it to gate/inline_tests.py."""
+    base: GateResult = {"passing": ["check.js > table > aligns", "lib/doc.py::lib.doc.f", "spec/a.mjs > x"]}
+    hosts = accounting.test_hosts(base, ["check.js", "lib/doc.py", "spec/a.mjs", "index.js"])
+    assert hosts == {"check.js", "spec/a.mjs"}
+    diff = accounting.TreeDiff(modified=frozenset({"check.js", "index.js", "lib/doc.py"}), hosts=hosts)
+    assert diff.test_files_changed == ["check.js"]
+    assert all(accounting.is_test_file(name) for name in ("test.js", "test.mjs", "test-mul.js", "mul-test.cjs"))
+    assert not accounting.is_test_file("testing.js")
