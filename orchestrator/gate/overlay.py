@@ -6,6 +6,7 @@ what the run printed. Tests inside code files (Rust `#[cfg(test)]`, doctests) ca
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path, PurePosixPath
@@ -65,7 +66,17 @@ def _first_message(output: str, test: str) -> str:
     found = _ASSERTION.search(output, start if start >= 0 else 0) or _ASSERTION.search(output)
     if found is None:
         return "it fails"
-    return next(group for group in found.groups() if group).strip()[:300]
+    message = next(group for group in found.groups() if group).strip()
+    if message in _YAML_BLOCK:  # node's TAP: `error: |-` and the message indented below it
+        key = found.group(0)
+        deeper = " " * (len(key) - len(key.lstrip()) + 1)
+        block = itertools.takewhile(lambda line: not line.strip() or line.startswith(deeper),
+                                    output[found.end():].splitlines()[1:])
+        message = " ".join(line.strip() for line in block if line.strip()) or message
+    return message[:300]
+
+
+_YAML_BLOCK = ("|", "|-", "|+", ">", ">-", ">+")
 
 
 def _owners(files: Sequence[str]) -> set[str]:

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from orchestrator.errors import InfrastructureError
+from orchestrator.gate import overlay
 from orchestrator.gate.excerpt import MAX_LINE, MOST_LINES, failure_excerpts
 from orchestrator.gate.judge import unusable
 from orchestrator.gate.result import TAIL_MARK, no_gate, run_gate
@@ -79,3 +80,12 @@ async def test_a_run_killed_by_a_signal_is_run_again_and_never_a_verdict(tmp_pat
     always = f"{sys.executable} -c \"import os, signal; os.kill(os.getpid(), signal.SIGKILL)\""
     with pytest.raises(InfrastructureError, match="killed by signal 9 3 times"):
         await run_gate(always, tmp_path, 60, env)
+
+
+def test_a_changed_expectation_names_nodes_assertion_not_its_yaml_block_marker() -> None:
+    """A base test's failure on the task's code, as the overlay names it (gate/overlay.py): node's TAP puts the
+    message below `error: |-` (captured on markdown-table, an export added and the expected list rewritten)."""
+    text = (FIXTURES / "node" / "subtest-deep-equal-red.out").read_text()
+    message = overlay._first_message(text, "test.js > markdownTable() > should expose the public api")
+    assert message.startswith("Expected values to be strictly deep-equal: + actual - expected")
+    assert "'version'" in message and "ERR_ASSERTION" not in message
