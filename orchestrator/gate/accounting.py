@@ -266,7 +266,8 @@ def account(base: GateResult, run: GateResult, diff: TreeDiff, base_files: Seque
         elif test in xfailed:
             changes.append(_change(test, "xfailed", "marked as an expected failure" + base_version, file))
         elif test in skipped:
-            changes.append(_change(test, "skipped", "skipped" + base_version, file))
+            changes.append(_change(test, "skipped", "the runner skipped it here (a marker, a condition or a filter)"
+                                   + base_version, file))
         elif (moved := _moved(test, file, diff)) is not None and moved[0] in now_passing:
             new_id, similarity = moved
             change = _change(test, "moved", f"to {new_id} ({similarity}% similar), passing there", file)
