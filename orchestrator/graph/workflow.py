@@ -35,10 +35,13 @@ from orchestrator import facts, sandbox
 from orchestrator.errors import InputError, PlanError, RunLockedError
 from orchestrator.gate import GateChoice, GateRequest, Gates, GateSetup, choose_gate
 from orchestrator.gate import hidden as hidden_tests
-from orchestrator.graph import by_url, merge, replan, review_nodes, routing, task_nodes
+from orchestrator.graph import by_url, replan, routing
 from orchestrator.graph.active import ACTIVE, ActiveRun
 from orchestrator.graph.context import RunContext, Spend
 from orchestrator.graph.events import EventLog
+from orchestrator.graph.nodes import merge
+from orchestrator.graph.nodes import review as review_nodes
+from orchestrator.graph.nodes import task as task_nodes
 from orchestrator.graph.scheduler import Held, Scheduler
 from orchestrator.graph.state import FeatureInput, FeatureOutput, TaskInput, TaskResult, TaskState
 from orchestrator.jsonout import iso_utc

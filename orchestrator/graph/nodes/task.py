@@ -23,9 +23,10 @@ from orchestrator.gate import accounting
 from orchestrator.gate.judge import tests_only_skipped
 from orchestrator.gate.result import BY_EXIT
 from orchestrator.gate.submodules import refusal, submodule_changes, undo_submodule_changes
-from orchestrator.graph import bring_up
 from orchestrator.graph.context import RunContext
 from orchestrator.graph.events import EventLog
+from orchestrator.graph.nodes import bring_up
+from orchestrator.graph.nodes.turns import AgentTurn, hung_command_note, session_failure
 from orchestrator.graph.state import (
     Outcome,
     PlayerTurn,
@@ -36,7 +37,6 @@ from orchestrator.graph.state import (
     TaskResult,
     TaskState,
 )
-from orchestrator.graph.turns import AgentTurn, hung_command_note, session_failure
 from orchestrator.settings import Asker
 from orchestrator.store import receipts
 from orchestrator.views import reports

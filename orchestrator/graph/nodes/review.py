@@ -11,10 +11,10 @@ from agents import CoachInput
 from orchestrator.facts import Acceptance
 from orchestrator.gate import GateResult, accounting, shifted
 from orchestrator.gate.judge import tests_not_run, tests_only_skipped
-from orchestrator.graph import bring_up
 from orchestrator.graph.context import RunContext
+from orchestrator.graph.nodes import bring_up
+from orchestrator.graph.nodes.turns import AgentTurn, hung_command_note, session_failure
 from orchestrator.graph.state import FeedbackItem, Review, TaskState
-from orchestrator.graph.turns import AgentTurn, hung_command_note, session_failure
 
 
 def _items(raw: Any) -> list[FeedbackItem]:
