@@ -1,4 +1,36 @@
-"""The objective gate: which command checks the work, in which environment, and what its runs mean."""
+"""The objective gate: which command checks the work, in which environment, and what its runs mean.
+
+Outside gate/, code imports only what this module exports (tests/unit/test_package_maps.py).
+
+service.py: the one entry point (`Gates`, `GateRequest`): decide, check the base, run a tree.
+detect.py: which command gates a run: `--verify`, the plan's `verify`, else the repo's own tests.
+maintainers.py: the maintainers' own test command, read from their Makefile, tox, nox or CI files.
+candidates.py: the test commands one folder's files call for, best first.
+monorepo.py: every package of a monorepo that has its own tests.
+ci_build.py: a CI job's ctest step with the build steps before it, as one command.
+base_command.py: the command as the base defines it: a task's edit to its script changes nothing.
+environment.py: the repo's own environment for the gate, setup and the agents' test runs.
+pyenv.py: where the repo's Python environment reaches into the main checkout.
+node_modules.py: a worktree's own `node_modules`, workspace packages linked to its code.
+submodules.py: submodules in a run's worktrees, and a task's changes inside one found and undone.
+baseline.py: the gate checked on the base before any money is spent.
+cache.py: gate runs remembered by tree, command, setup and environment, per repository.
+result.py: runs of the gate command and what they observed.
+instrument.py: test ids from runners the gate does not control, through their environment.
+runners/: what each runner family observed in one run, from its reports or its output.
+excerpt.py: where a failing test's own lines are in a run's output.
+judge.py: what a run means: can the command gate at all, and the verdict against the base.
+spec_check.py: the tests are the spec: what became of every base test on the judged tree.
+accounting.py: every test that passed on the base must pass on the judged tree.
+overlay.py: the base's test files put back over the task's code.
+screen.py: the tamper screen on what a task added to test code (skip, only, xfail markers).
+shifted.py: test ids that shift when a case is dropped, and the diff that shows which case.
+per_package.py: a monorepo's gate, run per touched package.
+package_accounting.py: a monorepo's accounting, package by package.
+inline_tests.py: tests inside code files (Rust's `#[cfg(test)]`, doctests).
+hidden.py: hidden acceptance tests: checked, run in a tree of the gate's own, redacted.
+report.py: what `validate` and `run --dry-run` say about the gate before anything runs.
+"""
 
 from orchestrator.facts import GateResult, GateSetup
 from orchestrator.gate.accounting import describe as describe_test_change

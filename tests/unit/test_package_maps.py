@@ -4,7 +4,10 @@ only the package itself; and every package's docstring names each of its modules
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
+
+import pytest
 
 from tests.unit.test_layering import MODULES, ROOT
 
@@ -54,3 +57,30 @@ def test_the_private_rule_sees_every_way_in(tmp_path: Path) -> None:
     assert inside == [1, 2, 3, 4]
     assert not _reaches_inside("orchestrator.gate.Gates", "orchestrator.gate")
     assert not _reaches_inside("orchestrator.gateway", "orchestrator.gate")
+
+
+# A module's line in its package's docstring: its file name (a subpackage's folder) at the start, then what it is.
+LISTED = re.compile(r"^(\w+\.py|\w+/): ", re.MULTILINE)
+PACKAGES = sorted(init.parent.relative_to(ROOT) for top in ("orchestrator", "agents")
+                  for init in (ROOT / top).rglob("__init__.py"))
+
+
+def _members(package: Path) -> list[str]:
+    return sorted([path.name for path in package.glob("*.py") if path.name != "__init__.py"]
+                  + [f"{path.name}/" for path in package.iterdir() if (path / "__init__.py").is_file()])
+
+
+@pytest.mark.parametrize("package", PACKAGES, ids=str)
+def test_every_module_is_named_in_its_package_docstring(package: Path) -> None:
+    """One line per module, `name.py: what it is`, so the map in `__init__` can't drift from the folder."""
+    doc = ast.get_docstring(ast.parse((ROOT / package / "__init__.py").read_text())) or ""
+    listed = LISTED.findall(doc)
+    members = _members(ROOT / package)
+    assert sorted(set(listed)) == sorted(listed), f"{package}/__init__.py names a module twice"
+    assert [name for name in members if name not in listed] == [], f"not in {package}/__init__.py's docstring"
+    assert [name for name in listed if name not in members] == [], f"named in {package}/__init__.py, not there"
+
+
+def test_the_map_rule_reads_a_module_line_and_nothing_else() -> None:
+    doc = "Summary naming main.py in passing.\n\nmain.py: the parser.\nnodes/: the nodes.\n    wrapped text.py: no\n"
+    assert LISTED.findall(doc) == ["main.py", "nodes/"]
