@@ -9,7 +9,7 @@ STAMP := $(VENV)/.installed
 DEMO_STAMP := $(VENV)/.installed-demo
 REAL_HISTORY := $(VENV)/.real-history
 
-.PHONY: install install-demo test test-heavy test-workers demo docs check lint types bench clean
+.PHONY: install install-demo test test-heavy test-workers demo docs docs-graphs check lint types bench clean
 
 install: $(STAMP) $(REAL_HISTORY)
 
@@ -100,6 +100,11 @@ demo: install-demo
 # The docs site (docs/, mkdocs.yml) into site/, offline; strict: a broken link between pages fails the build.
 docs: install
 	$(BIN)/mkdocs build --strict --site-dir site
+
+# docs/architecture.md's generated parts (the layers, the feature and task graphs as Mermaid), drawn again from the
+# code; tests/unit/test_architecture_doc.py fails until this is run after a change to them.
+docs-graphs: install
+	$(BIN)/python -m tests.architecture_doc
 
 lint: install
 	$(BIN)/ruff check orchestrator agents prompts tests benchmarks

@@ -6,6 +6,30 @@ The public API is small: the `Agents` protocol and its SDK implementation `Claud
 
 Names are imported on first use (PEP 562), so `import agents.limits` or a read-only command never pays for
 the Agent SDK.
+
+Its modules:
+
+protocol.py: the `Agents` protocol: the one seam between the graph and agent sessions.
+roles.py: the player and coach roles: what each is told, its tools, its session.
+replanner.py: the replanner: a planner session that splits one task into smaller ones.
+request.py: what one session is asked to do, and where its progress events go.
+types.py: plain result and request types (no SDK type leaks out of agents/).
+session.py: one session on the real Claude Code CLI: options, timeouts, transcript, cleanup.
+stream.py: the CLI's message stream folded into an `AgentResult`, mirrored to the transcript.
+retry.py: which session failures are worth another attempt, and the one tenacity policy.
+limits.py: the run-wide usage-limit gate shared by every session.
+reaper.py: every process a session started, found by its tag and killed.
+tools.py: the in-process `autobuild` MCP server, per role.
+policy.py: the permission policy (a PreToolUse hook): stay in the worktree, no push.
+questions.py: AskUserQuestion answered in the SDK's format, or recorded and stopped.
+markers.py: completion and blocker markers in an agent's final text.
+prompts.py: markdown prompt templates loaded by name and rendered strictly.
+conventions.py: the target repo's CLAUDE.md and permissions, as Claude Code gives them.
+sandbox.py: Claude Code's own Bash sandbox for a session in a task's worktree.
+credentials.py: is there a key or a login, and does the endpoint answer? Spends nothing.
+tracing.py: LangSmith tracing of agent sessions, when tracing is on.
+errors.py: the agent layer's error tree.
+testing/: the scripted model server and scenarios (test and demo infrastructure).
 """
 
 from __future__ import annotations

@@ -260,7 +260,7 @@ def _repo(folder: Path, case: Case) -> Path:
 
 
 def _test_files(case: Case) -> list[str]:
-    from orchestrator.gate.accounting import is_test_file  # noqa: PLC0415 - the bench's own import, kept local
+    from orchestrator.gate import is_test_file  # noqa: PLC0415 - the bench's own import, kept local
 
     return sorted({path for path in [*case.files, *case.cheat] if is_test_file(path) or path.endswith(
         ("package.json", "pyproject.toml", "pytest.ini", ".ini", "Cargo.toml", ".rs"))})

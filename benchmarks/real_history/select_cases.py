@@ -17,7 +17,7 @@ import tempfile
 from pathlib import Path
 
 from benchmarks.real_history.releases import Release, archive, sha256, tree
-from orchestrator.gate.accounting import is_test_file
+from orchestrator.gate import is_test_file
 
 _OUTCOME = re.compile(r"^(PASSED|FAILED|ERROR) (\S+)")
 

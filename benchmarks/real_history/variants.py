@@ -9,7 +9,7 @@ import textwrap
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
-from orchestrator.gate.accounting import is_test_file
+from orchestrator.gate import is_test_file
 
 Files = dict[str, str]
 Writes = dict[str, str | None]

@@ -1,2 +1,23 @@
-"""The command line, thin over the typed core: the parser and dispatch (main.py) and one module per command
-family (run, read, clean, plan, graph, landing, doctor), plus the demo."""
+"""The command line, thin over the typed core: the parser and dispatch, and one module per command family.
+
+main.py: the parser and dispatch only, with the exit codes of DESIGN §5.
+run.py: `run`, `resume` and `answer`: the run itself under the repository's lock.
+dry_run.py: `run --dry-run`: the tasks a command would run, their expected turns and cost, the gate.
+ask.py: questions at the terminal, asked as soon as an agent asks them.
+as_found.py: exit 2 leaves the repository and the store as they were found.
+preflight.py: what `plan` and `run` check before they write or spend anything.
+read.py: `status`, `history` and `show`: what a run recorded, as text or JSON.
+stats.py: `stats`: the loop's scorecard over every feature in the store.
+clean.py: `clean`: leftover worktrees and task branches.
+plan.py: `validate` and `plan`: check a feature plan, or have the planner agent write one.
+graph.py: `graph`: the plan as a Mermaid flowchart, or drawn as SVG, PNG or HTML.
+landing.py: `review`, `land` and `discard`: their output and exit codes.
+pr.py: `pr`: its output and exit codes over landing/pull_request.py.
+workers.py: `serve`, `submit` and the `--server` forms of the read commands and `answer`.
+doctor.py: `doctor`: is everything a run needs in place?
+completion.py: `completion bash|zsh`: the shell's completion script, generated from the parser.
+messages.py: one-line notes and plan warnings on stderr (stdout stays for results and JSON).
+next_steps.py: the next step, printed after `plan` and at the end of a run.
+tracing.py: LangSmith tracing for a command's lifetime, flushed at the end.
+demo.py: `make demo`: a sample repo, a four-task plan and the scripted model through the real CLI.
+"""

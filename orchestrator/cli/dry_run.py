@@ -8,7 +8,7 @@ from typing import Any
 from orchestrator import jsonout
 from orchestrator.cli.messages import warn
 from orchestrator.errors import EXIT_OK
-from orchestrator.gate.report import gate_document, gate_lines
+from orchestrator.gate import gate_document, gate_lines
 from orchestrator.graph import rerun, runner
 from orchestrator.plan.model import scope_overlaps
 from orchestrator.store import inspection

@@ -11,9 +11,7 @@ from orchestrator.cli.messages import notice, warn
 from orchestrator.cli.next_steps import after_plan
 from orchestrator.cli.preflight import require_credentials
 from orchestrator.errors import EXIT_FAILED, EXIT_OK, InputError
-from orchestrator.gate import hidden as hidden_tests
-from orchestrator.gate.detect import choose_gate
-from orchestrator.gate.report import gate_document, gate_lines
+from orchestrator.gate import check_hidden_tests, choose_gate, gate_document, gate_lines
 from orchestrator.plan.model import check_id, load_named_plan, plan_path
 from orchestrator.repo.git import GitRepo
 from orchestrator.repo.lock import repo_lock
@@ -26,7 +24,7 @@ def validate(args: argparse.Namespace, settings: Settings) -> int:
     settings.validate_options()
     gate = choose_gate(settings.repo, plan.verify, settings.verify)
     shown = gate_document(settings.repo, gate, plan.setup, settings.setup)
-    hidden = hidden_tests.check(GitRepo(settings.repo), plan, sandboxed=sandbox.agents_available())
+    hidden = check_hidden_tests(GitRepo(settings.repo), plan, sandboxed=sandbox.agents_available())
     if args.json:
         hidden_shown = {task: list(paths) for task, paths in hidden.by_task.items()}
         jsonout.print_json({"valid": True, "id": plan.id, "tasks": plan.task_ids(), "groups": groups,

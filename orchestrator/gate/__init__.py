@@ -1,13 +1,58 @@
-"""The objective gate: which command checks the work, in which environment, and what its runs mean."""
+"""The objective gate: which command checks the work, in which environment, and what its runs mean.
+
+Outside gate/, code imports only what this module exports (tests/unit/test_package_maps.py).
+
+service.py: the one entry point (`Gates`, `GateRequest`): decide, check the base, run a tree.
+detect.py: which command gates a run: `--verify`, the plan's `verify`, else the repo's own tests.
+maintainers.py: the maintainers' own test command, read from their Makefile, tox, nox or CI files.
+candidates.py: the test commands one folder's files call for, best first.
+monorepo.py: every package of a monorepo that has its own tests.
+ci_build.py: a CI job's ctest step with the build steps before it, as one command.
+base_command.py: the command as the base defines it: a task's edit to its script changes nothing.
+environment.py: the repo's own environment for the gate, setup and the agents' test runs.
+pyenv.py: where the repo's Python environment reaches into the main checkout.
+node_modules.py: a worktree's own `node_modules`, workspace packages linked to its code.
+submodules.py: submodules in a run's worktrees, and a task's changes inside one found and undone.
+baseline.py: the gate checked on the base before any money is spent.
+cache.py: gate runs remembered by tree, command, setup and environment, per repository.
+result.py: runs of the gate command and what they observed.
+instrument.py: test ids from runners the gate does not control, through their environment.
+runners/: what each runner family observed in one run, from its reports or its output.
+excerpt.py: where a failing test's own lines are in a run's output.
+judge.py: what a run means: can the command gate at all, and the verdict against the base.
+spec_check.py: the tests are the spec: what became of every base test on the judged tree.
+accounting.py: every test that passed on the base must pass on the judged tree.
+overlay.py: the base's test files put back over the task's code.
+screen.py: the tamper screen on what a task added to test code (skip, only, xfail markers).
+shifted.py: test ids that shift when a case is dropped, and the diff that shows which case.
+per_package.py: a monorepo's gate, run per touched package.
+package_accounting.py: a monorepo's accounting, package by package.
+inline_tests.py: tests inside code files (Rust's `#[cfg(test)]`, doctests).
+hidden.py: hidden acceptance tests: checked, run in a tree of the gate's own, redacted.
+report.py: what `validate` and `run --dry-run` say about the gate before anything runs.
+"""
 
 from orchestrator.facts import GateResult, GateSetup
-from orchestrator.gate.detect import GateChoice, choose_gate, detect_test_command
-from orchestrator.gate.environment import default_setup, gate_env
+from orchestrator.gate.accounting import describe as describe_test_change
+from orchestrator.gate.accounting import is_test_file, parse_name_status
+from orchestrator.gate.accounting import unaccepted as unaccepted_test_changes
+from orchestrator.gate.detect import NO_GATE, GateChoice, choose_gate, detect_test_command
+from orchestrator.gate.environment import default_setup, gate_env, session_env
+from orchestrator.gate.hidden import FOLDER as HIDDEN_FOLDER
 from orchestrator.gate.hidden import HiddenTests
-from orchestrator.gate.judge import judge, judged_run, unusable
-from orchestrator.gate.result import describe_base, no_gate, run_gate
+from orchestrator.gate.hidden import check as check_hidden_tests
+from orchestrator.gate.judge import judge, judged_run, tests_not_run, tests_only_skipped, unusable
+from orchestrator.gate.report import gate_document, gate_lines
+from orchestrator.gate.result import BY_EXIT, describe_base, no_gate, run_gate
 from orchestrator.gate.service import GateRequest, GateRun, Gates
+from orchestrator.gate.shifted import NOTE as SHIFTED_IDS_NOTE
+from orchestrator.gate.shifted import case_diff
+from orchestrator.gate.submodules import refusal as submodule_refusal
+from orchestrator.gate.submodules import submodule_changes, undo_submodule_changes
 
-__all__ = ["GateChoice", "GateRequest", "GateResult", "GateRun", "GateSetup", "Gates", "HiddenTests", "choose_gate",
-           "default_setup", "describe_base", "detect_test_command", "gate_env", "judge", "judged_run", "no_gate",
-           "run_gate", "unusable"]
+__all__ = ["BY_EXIT", "HIDDEN_FOLDER", "NO_GATE", "SHIFTED_IDS_NOTE", "GateChoice", "GateRequest", "GateResult",
+           "GateRun", "GateSetup", "Gates", "HiddenTests", "case_diff", "check_hidden_tests", "choose_gate",
+           "default_setup", "describe_base", "describe_test_change", "detect_test_command", "gate_document",
+           "gate_env", "gate_lines", "is_test_file", "judge", "judged_run", "no_gate", "parse_name_status",
+           "run_gate", "session_env", "submodule_changes", "submodule_refusal", "tests_not_run",
+           "tests_only_skipped", "unaccepted_test_changes", "undo_submodule_changes", "unusable"]

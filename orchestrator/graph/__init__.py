@@ -1,1 +1,16 @@
-"""LangGraph layer: state, routers, nodes, the readiness scheduler and the graph factories (`workflow.py`)."""
+"""LangGraph layer: state, routers, nodes, the readiness scheduler and the graph factories (`workflow.py`).
+
+workflow.py: the graphs, wired: the task `StateGraph` and the feature workflow (`@entrypoint`).
+state.py: the task loop's state and the workflow's input and output.
+context.py: the run context (`context_schema`): the services every node needs.
+routing.py: pure routers: state facts in, the next node's name out.
+nodes/: the task subgraph's nodes: initialize, player, coach, feedback, finalize, merge.
+scheduler.py: readiness scheduling: a task starts when its prerequisites merged and a slot is free.
+active.py: the workflow invocations running in this process, by key.
+replan.py: `--replan`: a task that ran out of turns or stalled, replaced by smaller ones.
+rerun.py: which tasks of a finished feature `resume` or `run TASK` runs again.
+events.py: where a graph run's events go: the trace file and the stream writer.
+by_url.py: runs by URL: the worker's clone as the repo, pushes at every node's end.
+task_alone.py: one task run end to end (`langgraph.json`'s `task`).
+runner.py: runs a feature (or one task) through the feature graph on a checkpoint store, for the CLI.
+"""

@@ -21,9 +21,7 @@ from agents.limits import UsageLimitGate
 from orchestrator import sandbox
 from orchestrator.errors import InfrastructureError
 from orchestrator.facts import Acceptance
-from orchestrator.gate import GateRequest, Gates, GateSetup, HiddenTests
-from orchestrator.gate import hidden as hidden_tests
-from orchestrator.gate.environment import session_env
+from orchestrator.gate import HIDDEN_FOLDER, GateRequest, Gates, GateSetup, HiddenTests, session_env
 from orchestrator.graph.events import EventLog
 from orchestrator.plan.model import FeaturePlan
 from orchestrator.repo import watch
@@ -144,7 +142,7 @@ class RunContext:
         """What no agent session may read: the hidden tests in the checkout and the gate's folder of their runs."""
         if not self.hidden.by_task:
             return ()
-        folder = self.repo.worktrees_dir / self.plan.id / hidden_tests.FOLDER
+        folder = self.repo.worktrees_dir / self.plan.id / HIDDEN_FOLDER
         folder.mkdir(parents=True, exist_ok=True)  # the sandbox can only deny reading a path that exists
         return (*self.hidden.sources(), folder)
 

@@ -20,8 +20,7 @@ from orchestrator import sandbox
 from orchestrator.errors import InputError, StoreError
 from orchestrator.events import EventSink, event_dict
 from orchestrator.facts import run_order, settled
-from orchestrator.gate import GateChoice, choose_gate
-from orchestrator.gate import hidden as hidden_tests
+from orchestrator.gate import GateChoice, check_hidden_tests, choose_gate
 from orchestrator.graph import rerun
 from orchestrator.graph.state import SUCCESS, TaskResult
 from orchestrator.graph.workflow import build_feature_workflow
@@ -101,7 +100,7 @@ def prepare(settings: RunSettings) -> RunPlan:
     base = plan.base_branch or GitRepo(_checkout(settings)).current_branch()
     if not repo.has_branch(base):
         raise InputError(f"base branch {base!r} does not exist: create it or fix base_branch in the plan")
-    hidden_tests.check(repo, plan, sandboxed=sandbox.agents_available())
+    check_hidden_tests(repo, plan, sandboxed=sandbox.agents_available())
     missing = lfs.missing_objects(settings.repo, f"refs/heads/{base}")
     if missing:
         shown = ", ".join(missing[:5]) + (f" and {len(missing) - 5} more" if len(missing) > 5 else "")

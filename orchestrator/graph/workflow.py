@@ -33,12 +33,14 @@ from agents import ClaudeAgents
 from agents.limits import Pause, UsageLimitGate, UsageLimitYield
 from orchestrator import facts, sandbox
 from orchestrator.errors import InputError, PlanError, RunLockedError
-from orchestrator.gate import GateChoice, GateRequest, Gates, GateSetup, choose_gate
-from orchestrator.gate import hidden as hidden_tests
-from orchestrator.graph import by_url, merge, replan, review_nodes, routing, task_nodes
+from orchestrator.gate import GateChoice, GateRequest, Gates, GateSetup, check_hidden_tests, choose_gate
+from orchestrator.graph import by_url, replan, routing
 from orchestrator.graph.active import ACTIVE, ActiveRun
 from orchestrator.graph.context import RunContext, Spend
 from orchestrator.graph.events import EventLog
+from orchestrator.graph.nodes import merge
+from orchestrator.graph.nodes import review as review_nodes
+from orchestrator.graph.nodes import task as task_nodes
 from orchestrator.graph.scheduler import Held, Scheduler
 from orchestrator.graph.state import FeatureInput, FeatureOutput, TaskInput, TaskResult, TaskState
 from orchestrator.jsonout import iso_utc
@@ -346,7 +348,7 @@ def _load_plan(root: Path, target: str, plan_file: Path | None) -> tuple[Feature
     """The run's plan and single task, from the repo's files (blocking: the workflow runs it in a thread)."""
     plan, only_task = load_target(root, target, plan_file)
     # A served run has no CLI to check them first; a clone has no untracked files, so it refuses hidden tests.
-    hidden_tests.check(GitRepo(root), plan, sandboxed=sandbox.agents_available())
+    check_hidden_tests(GitRepo(root), plan, sandboxed=sandbox.agents_available())
     if plan_file is not None:
         remember_plan_file(root, plan, plan_file)  # so `status`, `show` and `resume` find it by its id
     return plan, only_task

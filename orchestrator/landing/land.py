@@ -22,8 +22,7 @@ from typing import Any
 from agents import reaper
 from orchestrator.errors import InputError
 from orchestrator.facts import Acceptance, AcceptedChange, GateResult, GateSetup, accepted_changes
-from orchestrator.gate import GateRequest, Gates, HiddenTests
-from orchestrator.gate.detect import NO_GATE
+from orchestrator.gate import NO_GATE, GateRequest, Gates, HiddenTests
 from orchestrator.graph.runner import checked_unless_unborn
 from orchestrator.landing import hooks, journal
 from orchestrator.landing.record import RunRecord, Standing, predicted_conflicts, read_record, standing

@@ -1,2 +1,9 @@
-"""The feature plan: its model (model.py), cross-field rules (rules.py), GuardKit's fields (fields.py), plan and
-task files on disk (files.py), and the planner agent's side (planner.py)."""
+"""The feature plan: its model, its rules, its files on disk, and the planner agent's side.
+
+model.py: the plan model: loads `.autobuild/features/<ID>.yaml` (or a plan file where it lies).
+rules.py: the cross-field rules pydantic can't express: ids, dependencies, cycles, groups.
+fields.py: fields that only inform, and GuardKit's own: accepted with a warning.
+files.py: plan and task files on disk: bounded YAML, task markdown.
+planner.py: `plan "description"`: the planner's plan validated, regrouped and written.
+replacement.py: a task replaced by smaller ones (`--replan`): the plan a run works from.
+"""

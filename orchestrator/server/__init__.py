@@ -1,2 +1,9 @@
 """Workers and their clients: `autobuild serve` runs the `autobuild` graph on Aegra (the LangGraph Server API over
-Postgres + Redis); `submit` and `--server` reach it through langgraph-sdk."""
+Postgres + Redis); `submit` and `--server` reach it through langgraph-sdk.
+
+worker.py: `autobuild serve`: one worker of the engine (Aegra) in this process.
+app.py: the worker's own routes beside the LangGraph Server API: `GET /ok`, pending questions.
+auth.py: bearer-token authentication for a worker that listens beyond loopback.
+client.py: a typed client of the workers: queue a feature run, find its thread.
+waker.py: re-queues the served runs that gave their slot back during a long pause.
+"""

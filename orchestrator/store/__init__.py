@@ -1,2 +1,14 @@
-"""Where a run's facts are kept: checkpoint stores (SQLite, Postgres) and their read-only readers, the per-task
-trace files, the usage-limit pause, and where each is found (locations.py)."""
+"""Where a run's facts are kept: checkpoint stores and their read-only readers, traces, pauses.
+
+checkpoints.py: checkpoint storage: SQLite (default) or Postgres, a writer per run.
+inspection.py: read-only views of the checkpoints and traces for `status`, `history`, `show`.
+outcomes.py: the one truth about a feature's tasks: each task's latest finished attempt.
+locations.py: where things are: the target repo from any folder in it, its checkpoint DB.
+traces.py: every event as a JSON line, per task and per feature.
+receipts.py: what a task's approved attempt cost against everything else it spent.
+stats.py: the loop's scorecard (`autobuild stats`), read-only.
+pause.py: the run's usage-limit pause on disk, so a kill during it resumes the same wait.
+paused_threads.py: served runs that gave their worker slot back during a long pause.
+quota_store.py: a credential's quota pause in the workers' shared Postgres.
+feature_lock.py: a Postgres advisory lock per repository and feature: one worker per feature.
+"""

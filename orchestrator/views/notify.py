@@ -41,7 +41,7 @@ EventSink = Callable[[dict[str, Any]], None]
 
 FAILING = frozenset({"failed", "blocked", "aborted", "conflict", "error"})
 BUDGET_MARK = "budget exhausted"
-"""How a budget stop reads (graph/context.py `budget_exhausted`, graph/turns.py FAILURE_REASONS["budget"])."""
+"""How a budget stop reads (graph/context.py `budget_exhausted`, graph/nodes/turns.py FAILURE_REASONS["budget"])."""
 HOOK_TIMEOUT_S = 10.0
 """How long one hook (or desktop notification) may run before its process group is killed."""
 DESKTOP_TIMEOUT_S = 5.0

@@ -23,7 +23,7 @@ TAKE_OUTSIDE_PATHS: dict[str, set[str]] = {
     "orchestrator.store.traces": set(),
     "orchestrator.store.pause": {"_write_shared"},  # the credential's record, in the checkpoints' folder
     "orchestrator.cli.graph": {"_write"},  # the file a user names with --output (else the run's folder)
-    "orchestrator.graph.task_nodes": set(),
+    "orchestrator.graph.nodes.task": set(),
     "orchestrator.graph.replan": set(),
     "orchestrator.graph.workflow": set(),
     "orchestrator.landing.pull_request": set(),

@@ -1,7 +1,16 @@
 """What test runners observed in one run of the gate, read from their reports (pytest's and node's JUnit, the
 unittest shim's lines) and their own output (TAP, jest, vitest, mocha, go test -v, cargo test, unittest and
 pytest summaries): the tests that passed, failed (by id where the runner names them) and were skipped (with
-their reasons). One module per family; `observe` asks each of them."""
+their reasons). One module per family; `observe` asks each of them.
+
+junit.py: JUnit XML reports: pytest's and node's test runner's.
+python.py: Python's runners without JUnit: unittest through the gate's shim, pytest's summary.
+node.py: node's test runner, from the gate's own reporter's lines.
+js.py: jest, vitest and mocha from their own output.
+js_report.py: jest, vitest and mocha from the reports the preload shim adds to their runs.
+native.py: Go and Rust from their own output.
+ctest.py: CMake's ctest: its JUnit reports, else its console.
+"""
 
 from __future__ import annotations
 

@@ -18,9 +18,9 @@ from pathlib import Path
 from langgraph.runtime import Runtime
 
 from orchestrator.gate import GateResult, no_gate
-from orchestrator.graph import bring_up
 from orchestrator.graph.context import RunContext
 from orchestrator.graph.events import EventLog
+from orchestrator.graph.nodes import bring_up
 from orchestrator.graph.state import ConflictTurn, FeedbackItem, Review, TaskResult, TaskState
 
 MAX_ATTEMPTS = 20

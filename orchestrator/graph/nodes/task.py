@@ -19,13 +19,18 @@ from langgraph.types import interrupt
 
 from agents import AgentResult, PlayerInput, SessionSettings, format_feedback
 from orchestrator.facts import GateResult
-from orchestrator.gate import accounting
-from orchestrator.gate.judge import tests_only_skipped
-from orchestrator.gate.result import BY_EXIT
-from orchestrator.gate.submodules import refusal, submodule_changes, undo_submodule_changes
-from orchestrator.graph import bring_up
+from orchestrator.gate import (
+    BY_EXIT,
+    describe_test_change,
+    submodule_changes,
+    submodule_refusal,
+    tests_only_skipped,
+    undo_submodule_changes,
+)
 from orchestrator.graph.context import RunContext
 from orchestrator.graph.events import EventLog
+from orchestrator.graph.nodes import bring_up
+from orchestrator.graph.nodes.turns import AgentTurn, hung_command_note, session_failure
 from orchestrator.graph.state import (
     Outcome,
     PlayerTurn,
@@ -36,7 +41,6 @@ from orchestrator.graph.state import (
     TaskResult,
     TaskState,
 )
-from orchestrator.graph.turns import AgentTurn, hung_command_note, session_failure
 from orchestrator.settings import Asker
 from orchestrator.store import receipts
 from orchestrator.views import reports
@@ -135,7 +139,7 @@ def judge_player(state: TaskState, events: EventLog, result: AgentResult, change
     if result.blocker:
         return _blocked(state, events, result.blocker)
     if tampered or submodules:
-        refused = [refusal(list(submodules))] if submodules else []
+        refused = [submodule_refusal(list(submodules))] if submodules else []
         if tampered and hidden:  # a file at a hidden test's path: the gate puts the hidden test there itself
             refused.append(f"You wrote files at the paths of hidden acceptance tests ({', '.join(tampered)}); they"
                            " were removed: the gate puts the hidden tests there itself. Meet the requirements.")
@@ -280,7 +284,7 @@ async def _approved(state: TaskState, runtime: Runtime[RunContext]) -> TaskState
     if gate is not None and gate["command"]:
         changed = [change for change in gate.get("test_changes") or [] if change["accepted"]]
         accepted = (f"; {len(changed)} base test(s) changed, accepted by the coach: "
-                    + "; ".join(accounting.describe(change) for change in changed[:20])) if changed else ""
+                    + "; ".join(describe_test_change(change) for change in changed[:20])) if changed else ""
         return await _finish(state, runtime, "approved", f"approved by the coach and the verify gate{accepted}",
                              artifacts=artifacts)
     return await _finish(state, runtime, "approved-unverified",

@@ -9,12 +9,21 @@ from langgraph.runtime import Runtime
 
 from agents import CoachInput
 from orchestrator.facts import Acceptance
-from orchestrator.gate import GateResult, accounting, shifted
-from orchestrator.gate.judge import tests_not_run, tests_only_skipped
-from orchestrator.graph import bring_up
+from orchestrator.gate import (
+    SHIFTED_IDS_NOTE,
+    GateResult,
+    case_diff,
+    describe_test_change,
+    is_test_file,
+    parse_name_status,
+    tests_not_run,
+    tests_only_skipped,
+    unaccepted_test_changes,
+)
 from orchestrator.graph.context import RunContext
+from orchestrator.graph.nodes import bring_up
+from orchestrator.graph.nodes.turns import AgentTurn, hung_command_note, session_failure
 from orchestrator.graph.state import FeedbackItem, Review, TaskState
-from orchestrator.graph.turns import AgentTurn, hung_command_note, session_failure
 
 
 def _items(raw: Any) -> list[FeedbackItem]:
@@ -44,16 +53,16 @@ async def _review_input(agent: AgentTurn) -> CoachInput:
 async def _test_changes(ctx: RunContext, worktree: Path, base: str, head: str) -> str:
     """The base's test files the turn changed or deleted (renames named), with their diff, then the cases of
     parametrized and table tests that changed (their ids are positions that shift: gate/shifted.py)."""
-    renamed, deleted, modified, _ = accounting.parse_name_status(await ctx.repo.name_status(worktree, base))
-    files = sorted(path for path in {*deleted, *modified, *renamed} if accounting.is_test_file(path))
+    renamed, deleted, modified, _ = parse_name_status(await ctx.repo.name_status(worktree, base))
+    files = sorted(path for path in {*deleted, *modified, *renamed} if is_test_file(path))
     if not files:
         return ""
     lines = [f"- {path}: " + ("deleted" if path in deleted else f"renamed to {renamed[path][0]}"
                               f" ({renamed[path][1]}% similar)" if path in renamed else "changed") for path in files]
     patches = "".join([await ctx.repo.patch_of(worktree, base, path) for path in files])[:30_000]
-    cases = "".join([shifted.case_diff(path, await ctx.repo.show_file(base, path), await ctx.repo.show_file(
+    cases = "".join([case_diff(path, await ctx.repo.show_file(base, path), await ctx.repo.show_file(
         head, renamed[path][0] if path in renamed else path)) for path in files if path not in deleted])[:20_000]
-    shifting = f"\n\nParametrized cases and test tables the turn changed. {shifted.NOTE}\n```diff\n{cases}```"
+    shifting = f"\n\nParametrized cases and test tables the turn changed. {SHIFTED_IDS_NOTE}\n```diff\n{cases}```"
     return "\n".join(lines) + f"\n\n```diff\n{patches}```" + (shifting if cases else "")
 
 
@@ -116,11 +125,11 @@ async def _judge_approval(agent: AgentTurn, decision: dict[str, Any], review: Re
     unrun = [path for path in tests_not_run(written, gate) if not any(s.startswith(path + ":") for s in skipped)]
     details = [f"player claims contradicted: reported tests the gate did not run: {', '.join(unrun)}"] * bool(unrun)
     details += [f"player claims contradicted: reported tests the gate only skipped: {entry}" for entry in skipped]
-    open_changes = [change for change in accounting.unaccepted(gate.get("test_changes") or [])
+    open_changes = [change for change in unaccepted_test_changes(gate.get("test_changes") or [])
                     if change["fate"] != "failing"]
     if open_changes:
         details.append("coach approved with base tests changed and not accepted: "
-                       + "; ".join(accounting.describe(change) for change in open_changes[:5]))
+                       + "; ".join(describe_test_change(change) for change in open_changes[:5]))
     update = TaskState(violations=[*details, *contradictions])
     for detail in [*details, *contradictions]:
         agent.events("contract_violation", task_id, turn=turn, detail=detail)
