@@ -116,8 +116,7 @@ def test_no_import_circles(package: str) -> None:
         pytest.fail(f"import circle: {' -> '.join(exc.args[1])}")
 
 
-# Where git may be started from outside orchestrator/repo/: helpers that build throwaway repos for tests and demos.
-GIT_HELPERS = {"orchestrator.cli.demo"}
+# Where git may be started from outside orchestrator/repo/: agents/testing builds throwaway repos for tests and demos.
 _STARTERS = {"run", "run_async", "run_shell", "Popen", "check_output", "check_call", "call", "system",
              "create_subprocess_exec", "create_subprocess_shell"}
 
@@ -150,7 +149,7 @@ def test_git_is_started_only_by_orchestrator_repo() -> None:
     """One guarded path runs git (no user hooks, no fsmonitor, the worktree ceiling): GitRepo.git, GitRepo.read
     and repo.commands.git_sync; an argv or shell string starting with git anywhere else is a bypass."""
     offenders = [f"{module}:{line}" for module, path in MODULES.items()
-                 if not module.startswith(("orchestrator.repo", "agents.testing")) and module not in GIT_HELPERS
+                 if not module.startswith(("orchestrator.repo", "agents.testing"))
                  for line in _git_starts(path)]
     assert offenders == []
 
