@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from orchestrator import jsonout
+from orchestrator.cli import output
 from orchestrator.cli.messages import warn
 from orchestrator.errors import EXIT_OK
 from orchestrator.gate.report import gate_document, gate_lines
@@ -45,9 +45,9 @@ def dry_run(run_plan: runner.RunPlan, as_json: bool) -> int:
     gate = gate_document(run_plan.settings.repo, run_plan.gate, plan.setup, run_plan.settings.setup)
     previous = _previous_run(run_plan)
     if as_json:
-        jsonout.print_json({"feature": plan.id, "base_branch": run_plan.base_branch, "tasks": rows, "gate": gate,
-                            "groups": run_plan.groups, "estimate": estimate, "scope_overlaps": scope_overlaps(plan),
-                            "previous_run": previous})
+        output.print_json({"feature": plan.id, "base_branch": run_plan.base_branch, "tasks": rows, "gate": gate,
+                           "groups": run_plan.groups, "estimate": estimate, "scope_overlaps": scope_overlaps(plan),
+                           "previous_run": previous})
         return EXIT_OK
     print(f"{plan.id}: {plan.name} (base {run_plan.base_branch}, {len(run_plan.groups)} group(s))")
     if rows:

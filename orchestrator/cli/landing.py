@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import argparse
 
+from orchestrator.cli.output import print_document, print_json
 from orchestrator.errors import EXIT_FAILED, EXIT_OK
 from orchestrator.facts import accepted_summary
-from orchestrator.jsonout import now_utc, print_document, print_json
+from orchestrator.jsonout import now_utc
 from orchestrator.landing.discard import discard, discard_text
 from orchestrator.landing.land import Landing, land
 from orchestrator.landing.review import review, review_text

@@ -306,7 +306,7 @@ def _dispatch(args: argparse.Namespace) -> int:
 
 def _fail(message: str, exit_code: int, as_json: bool) -> None:
     if as_json:
-        from orchestrator.jsonout import print_error
+        from orchestrator.cli.output import print_error
 
         print_error(message, exit_code)
     else:

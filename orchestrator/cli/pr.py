@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import argparse
 
+from orchestrator.cli.output import print_json
 from orchestrator.errors import EXIT_OK
-from orchestrator.jsonout import now_utc, print_json
+from orchestrator.jsonout import now_utc
 from orchestrator.landing.pull_request import Proposal, propose
 from orchestrator.settings import Settings
 from orchestrator.text import visible
