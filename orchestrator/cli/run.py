@@ -197,7 +197,7 @@ def _run_locked(run_plan: runner.RunPlan, command: str, answer: tuple[str, str] 
             if settings.agents is None:  # Claude sessions: their credentials before any branch, worktree or session
                 require_credentials()  # (and before the live table: a refusal is its one line alone)
             with progress, notifier:
-                journal.finish_interrupted(GitRepo(settings.repo))  # a landing a kill -9 cut short
+                journal.finish_interrupted(GitRepo(settings.repo), notice)  # a landing a kill -9 cut short
                 remember_db(settings.repo, run_plan.plan.id, run_plan.store.location)
                 if not settings.json_output:
                     print(f"AutoBuild {run_plan.thread_id}: checkpoints in {run_plan.store}", flush=True)

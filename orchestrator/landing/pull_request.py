@@ -10,7 +10,6 @@ body is in the run's folder.
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -52,8 +51,10 @@ class Proposal:
         return asdict(self)
 
 
-def propose(root: Path, feature: str, db: str | None, *, partial: bool, say: Callable[[str], None]) -> Proposal:
-    """Check what `land` checks (InputError, exit 2, nothing pushed), then push and open under the repo's lock."""
+async def propose(root: Path, feature: str, db: str | None, *, partial: bool,
+                  say: Callable[[str], None]) -> Proposal:
+    """Check what `land` checks (InputError, exit 2, nothing pushed), then push and open under the repo's lock
+    (the checks stay on the caller's loop, as `land`'s do)."""
     repo = GitRepo(root)
     checked_unless_unborn(repo)
     plan = load_plan(root, feature)
@@ -73,7 +74,7 @@ def propose(root: Path, feature: str, db: str | None, *, partial: bool, say: Cal
                             list(found.approved), dict(found.not_approved), str(body), found.feature_sha,
                             compare_url=forge.compare_url(chosen.url, found.base_branch, found.feature_branch))
         say(f"pushing {found.feature_branch} ({found.feature_sha[:10]}) to {chosen.name} ({chosen.url})")
-        asyncio.run(_push_and_open(repo, proposal, forge.title_of(report, plan.id)))
+        await _push_and_open(repo, proposal, forge.title_of(report, plan.id))
         return proposal
 
 
