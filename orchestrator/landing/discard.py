@@ -12,7 +12,6 @@ from pathlib import Path
 from typing import Any
 
 from orchestrator.errors import InputError
-from orchestrator.graph.runner import checked_unless_unborn
 from orchestrator.landing import journal
 from orchestrator.plan.model import check_id
 from orchestrator.repo.git import AUTOBUILD_REFS, GitRepo, feature_branch
@@ -69,7 +68,7 @@ async def discard(feature: str, settings: Settings, note: Callable[[str], None])
     interrupted landing did. The checks and the lock stay on the caller's loop, as `land`'s do (landing/land.py)."""
     root = settings.repo
     repo = GitRepo(root)
-    checked_unless_unborn(repo)  # an orphan checkout of yours: the base is the plan's branch
+    repo.check(allow_unborn=True)  # an orphan checkout of yours: the base is the plan's branch
     feature_id = check_id("feature", feature)
     with repo_lock(root, f"discard {feature_id}"):
         journal.finish_interrupted(repo, note)

@@ -22,7 +22,6 @@ from orchestrator.errors import InputError
 from orchestrator.facts import Acceptance, AcceptedChange, GateResult, GateSetup, accepted_changes
 from orchestrator.gate import GateRequest, Gates, HiddenTests
 from orchestrator.gate.detect import NO_GATE
-from orchestrator.graph.runner import checked_unless_unborn
 from orchestrator.landing import hooks, journal
 from orchestrator.landing.record import RunRecord, Standing, predicted_conflicts, read_record, standing
 from orchestrator.plan.model import FeaturePlan, load_plan
@@ -275,7 +274,7 @@ async def land(request: LandRequest, settings: Settings, say: Callable[[str], No
     lock (a context variable the journal's recovery reads) stays in this one context."""
     root = settings.repo
     repo = GitRepo(root)
-    checked_unless_unborn(repo)  # an orphan checkout of yours: the base is the plan's branch
+    repo.check(allow_unborn=True)  # an orphan checkout of yours: the base is the plan's branch
     plan = load_plan(root, request.feature)
     store = CheckpointStore.for_repo(root, settings.db, plan.id)
     plan = replanned(store, plan)  # with the tasks replans added

@@ -16,7 +16,6 @@ from pathlib import Path
 from typing import Any
 
 from orchestrator.errors import GitError, InputError
-from orchestrator.graph.runner import checked_unless_unborn
 from orchestrator.landing.record import read_record, standing
 from orchestrator.plan.model import load_plan
 from orchestrator.repo import forge, remote
@@ -56,7 +55,7 @@ async def propose(root: Path, feature: str, db: str | None, *, partial: bool,
     """Check what `land` checks (InputError, exit 2, nothing pushed), then push and open under the repo's lock
     (the checks stay on the caller's loop, as `land`'s do)."""
     repo = GitRepo(root)
-    checked_unless_unborn(repo)
+    repo.check(allow_unborn=True)
     plan = load_plan(root, feature)
     store = CheckpointStore.for_repo(root, db, plan.id)
     plan = replanned(store, plan)  # with the tasks replans added

@@ -8,7 +8,6 @@ from pathlib import Path
 from typing import Any
 
 from orchestrator.facts import accepted_changes, accepted_summary
-from orchestrator.graph.runner import checked_unless_unborn
 from orchestrator.jsonout import iso_utc, usd
 from orchestrator.landing import journal
 from orchestrator.landing.land import REPORTS
@@ -55,7 +54,7 @@ def review(feature: str, settings: Settings, note: Callable[[str], None]) -> dic
     interrupted landing did."""
     root = settings.repo
     repo = GitRepo(root)
-    checked_unless_unborn(repo)  # an orphan checkout of yours: the base is the plan's branch
+    repo.check(allow_unborn=True)  # an orphan checkout of yours: the base is the plan's branch
     journal.finish_interrupted(repo, note)
     plan = load_plan(root, feature)
     store = CheckpointStore.for_repo(root, settings.db, plan.id)
