@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from agents.testing.repos import git, make_sample_repo
 from agents.testing.scripted_agents import ScriptedAgents, approve, writes
 from benchmarks.js_cheats import RUNNERS as JS_RUNNERS
 from benchmarks.js_cheats import TOOLS as JS_TOOLS
@@ -23,7 +24,6 @@ from benchmarks.js_cheats import cheats as js_cheats
 from benchmarks.js_cheats import js_repo
 from benchmarks.js_cheats import legitimate as js_legitimate
 from benchmarks.native_cheats import CARGO_CHEATS, CARGO_FILES, CARGO_LEGITIMATE, GO_TABLE, GO_TABLE_CHEATS
-from orchestrator.cli.demo import git, make_sample_repo
 from orchestrator.gate import GateRequest, Gates
 from orchestrator.graph.workflow import build_feature_workflow
 from orchestrator.repo.git import GitRepo

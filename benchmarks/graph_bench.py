@@ -13,8 +13,8 @@ from typing import Any
 
 from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
+from agents.testing.repos import make_sample_repo
 from agents.testing.scripted_agents import ScriptedAgents, Turn, approve, writes
-from orchestrator.cli.demo import make_sample_repo
 from orchestrator.graph.workflow import build_feature_workflow
 from orchestrator.settings import RunOptions
 

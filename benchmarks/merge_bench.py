@@ -15,9 +15,9 @@ from typing import Any
 
 from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
+from agents.testing.repos import git, make_sample_repo
 from agents.testing.scripted_agents import ScriptedAgents, approve, writes
 from benchmarks.gate_log import GateLog
-from orchestrator.cli.demo import git, make_sample_repo
 from orchestrator.graph.workflow import build_feature_workflow
 from orchestrator.settings import RunOptions
 

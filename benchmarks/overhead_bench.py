@@ -23,9 +23,9 @@ from typing import Any
 
 from agents import sandbox as agent_sandbox
 from agents.session import bundled_cli
+from agents.testing.repos import make_sample_repo, scripted_env
 from agents.testing.scripted_model import ScriptedModel
 from benchmarks.gate_log import GateLog
-from orchestrator.cli.demo import make_sample_repo, scripted_env
 from orchestrator.views.timeline import task_bars, timed
 
 LATENCY_S = 0.5

@@ -13,11 +13,11 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from agents.testing.repos import DEMO_PLAN, make_sample_repo, scripted_env
 from agents.testing.scenario import Scenario
 from agents.testing.scripted_model import ScriptedModel
 from benchmarks import cheat_corpus, graph_bench, merge_bench, overhead_bench, scaling_bench, workers_bench
 from benchmarks.real_history import bench as real_history
-from orchestrator.cli.demo import DEMO_PLAN, make_sample_repo, scripted_env
 from orchestrator.views.timeline import timed
 
 LATENCY_S = 0.5

@@ -24,8 +24,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from agents.testing.repos import git, make_sample_repo, scripted_env
 from agents.testing.scripted_model import ScriptedModel
-from orchestrator.cli.demo import git, make_sample_repo, scripted_env
 
 LATENCY_S = 2.0
 FEATURES = 4

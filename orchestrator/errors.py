@@ -8,6 +8,7 @@
     ├── InfrastructureError        an agent session ended by the infrastructure (API, CLI crash, silence):
     │                              the task stops as `error` and `resume` runs the failed turn again
     ├── StoreError                 the checkpoint DB failed mid-run (locked, deleted, replaced) -> exit 1
+    │   └── StoreUnavailableError  the checkpoint DB can't be opened or read (locked, not a database) -> exit 2
     └── RunLockedError             another orchestrator holds this repository -> exit 2
 
 Branch on InputError for "the user must fix something"; everything else is a run failure.
@@ -42,6 +43,11 @@ class InfrastructureError(AutobuildError):
 
 class StoreError(AutobuildError):
     """The checkpoint store failed during a run (locked too long, deleted or replaced): the run stops."""
+
+
+class StoreUnavailableError(StoreError):
+    """The store's driver failed outside a run's steps (another process holds the DB locked, or the file is not a
+    database): nothing was done; try again when it is free."""
 
 
 class RunLockedError(InputError):

@@ -8,8 +8,6 @@ real outputs against them. A document is an object carrying `schema_version`; a 
 from __future__ import annotations
 
 import json
-import sys
-from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any
 
@@ -63,23 +61,3 @@ def dumps(data: Any) -> str:
     elif isinstance(data, list):
         data = [versioned(row) if isinstance(row, dict) else row for row in data]
     return json.dumps(data, default=str, ensure_ascii=False)
-
-
-def print_json(data: Any) -> None:
-    """Print one document on stdout."""
-    print(dumps(data), flush=True)
-
-
-def print_document(data: Any, as_json: bool, text: Callable[[Any], str]) -> int:
-    """A command's result: the JSON document under `--json`, else `text(data)`; 0, the command's exit code."""
-    if as_json:
-        print_json(data)
-    else:
-        print(text(data))
-    return 0
-
-
-def print_error(message: str, exit_code: int) -> None:
-    """An error under `--json`: a document on stdout (where the reader parses), the one line on stderr too."""
-    print_json({"error": message, "exit_code": exit_code})
-    print(f"error: {message}", file=sys.stderr)

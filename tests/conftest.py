@@ -15,8 +15,8 @@ import psutil
 import pytest
 
 from agents.reaper import tagged_pids
+from agents.testing.repos import DEMO_PLAN, make_sample_repo, scripted_env
 from agents.testing.scripted_model import ScriptedModel
-from orchestrator.cli.demo import DEMO_PLAN, make_sample_repo, scripted_env
 
 SECRET_KEY = "sk-ant-test-NEVER-WRITE-ME-7f3a9c"
 

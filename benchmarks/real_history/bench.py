@@ -17,11 +17,11 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from agents.testing.repos import make_sample_repo
 from agents.testing.scripted_agents import ScriptedAgents, approve, writes
 from benchmarks.cheat_corpus import _run as run_task
 from benchmarks.real_history.releases import SCHEMA_VERSION, Release, manifest, tree
 from benchmarks.real_history.variants import Variant, variants
-from orchestrator.cli.demo import make_sample_repo
 
 APPROVED = ("approved", "approved-unverified")
 

@@ -8,7 +8,7 @@ import asyncio
 import shutil
 from pathlib import Path
 
-from orchestrator import jsonout
+from orchestrator.cli import output
 from orchestrator.cli.read import repo_and_db
 from orchestrator.plan.model import check_id
 from orchestrator.repo.git import GitRepo
@@ -32,7 +32,7 @@ def _clean(args: argparse.Namespace, settings: Settings) -> int:
     removed, kept = asyncio.run(_clean_repo(GitRepo(repo_path), feature))
     pruned = _prune_db(db, feature) if prune and db.exists() else []
     result = {"removed": removed, "kept": kept, "pruned_threads": pruned}
-    return jsonout.print_document(result, args.json, lambda r: "\n".join(
+    return output.print_document(result, args.json, lambda r: "\n".join(
         [f"removed {item}" for item in r["removed"]] + [f"pruned thread {t}" for t in r["pruned_threads"]]
         + [f"kept {b}: it holds work merged nowhere else (delete it yourself: git branch -D {b})"
            for b in r["kept"]]) or "nothing to clean")

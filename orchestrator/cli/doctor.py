@@ -14,7 +14,8 @@ from typing import Any
 from urllib.parse import urlparse
 
 from agents import AgentError, SessionLimits, SessionSettings, check_model, find_cli
-from orchestrator import jsonout, sandbox
+from orchestrator import sandbox
+from orchestrator.cli import output
 from orchestrator.cli.preflight import endpoint_problem
 from orchestrator.cli.tracing import tracing_check, tracing_endpoint
 from orchestrator.errors import InputError
@@ -136,7 +137,7 @@ def _reach(address: str) -> tuple[str, str | None]:
 def run_doctor(args: argparse.Namespace, settings: Settings) -> int:
     results = checks(settings.repo, settings.db, settings.cli_path, live=not args.offline)
     if args.json:
-        jsonout.print_json(results)
+        output.print_json(results)
     else:
         for item in results:
             print(f"{'ok  ' if item['ok'] else 'FAIL'}  {item['check']:<15} {item['detail']}")

@@ -9,8 +9,9 @@ import time
 from pathlib import Path
 from typing import Any
 
+from orchestrator.cli.output import print_document
 from orchestrator.errors import InputError
-from orchestrator.jsonout import iso_utc, print_document
+from orchestrator.jsonout import iso_utc
 from orchestrator.plan.model import FeaturePlan, load_plan
 from orchestrator.repo import run_files
 from orchestrator.settings import Settings

@@ -9,12 +9,15 @@ Under `--json` every outcome, errors included, is one JSON document on stdout.
 from __future__ import annotations
 
 import argparse
+import asyncio
 
+from orchestrator.cli.messages import notice
+from orchestrator.cli.output import print_document, print_json
 from orchestrator.errors import EXIT_FAILED, EXIT_OK
 from orchestrator.facts import accepted_summary
-from orchestrator.jsonout import now_utc, print_document, print_json
+from orchestrator.jsonout import now_utc
 from orchestrator.landing.discard import discard, discard_text
-from orchestrator.landing.land import Landing, land
+from orchestrator.landing.land import Landing, LandRequest, land
 from orchestrator.landing.review import review, review_text
 from orchestrator.settings import Settings
 from orchestrator.text import visible
@@ -53,7 +56,8 @@ def land_command(args: argparse.Namespace, settings: Settings) -> int:
         if not args.json:
             print(visible(line), flush=True)
 
-    result = land(args, settings, say)
+    request = LandRequest(args.feature, squash=bool(args.squash), partial=bool(args.partial), verify=args.verify)
+    result = asyncio.run(land(request, settings, say))
     if args.json:
         print_json({**result.to_dict(), "time": now_utc()})
     else:
@@ -62,8 +66,8 @@ def land_command(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def review_command(args: argparse.Namespace, settings: Settings) -> int:
-    return print_document(review(args, settings), args.json, review_text)
+    return print_document(review(args.feature, settings, notice), args.json, review_text)
 
 
 def discard_command(args: argparse.Namespace, settings: Settings) -> int:
-    return print_document(discard(args, settings), args.json, discard_text)
+    return print_document(asyncio.run(discard(args.feature, settings, notice)), args.json, discard_text)

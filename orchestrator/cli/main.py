@@ -13,7 +13,14 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from orchestrator.errors import EXIT_BROKEN_PIPE, EXIT_FAILED, EXIT_USAGE, AutobuildError, InputError
+from orchestrator.errors import (
+    EXIT_BROKEN_PIPE,
+    EXIT_FAILED,
+    EXIT_USAGE,
+    AutobuildError,
+    InputError,
+    StoreUnavailableError,
+)
 
 _json_requested = False
 """Whether the command line asked for `--json`: argparse's own errors come before the parsed arguments do."""
@@ -306,7 +313,7 @@ def _dispatch(args: argparse.Namespace) -> int:
 
 def _fail(message: str, exit_code: int, as_json: bool) -> None:
     if as_json:
-        from orchestrator.jsonout import print_error
+        from orchestrator.cli.output import print_error
 
         print_error(message, exit_code)
     else:
@@ -362,6 +369,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except InputError as exc:
         _fail(str(exc), EXIT_USAGE, as_json)
         return EXIT_USAGE
+    except StoreUnavailableError as exc:
+        _fail(str(exc), EXIT_USAGE, as_json)
+        return EXIT_USAGE
     except AutobuildError as exc:
         _fail(str(exc), EXIT_FAILED, as_json)
         return EXIT_FAILED
@@ -370,12 +380,4 @@ def main(argv: Sequence[str] | None = None) -> int:
         # /dev/null keeps the interpreter's last flush from raising again.
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return EXIT_BROKEN_PIPE
-    except Exception as exc:
-        import sqlite3
-
-        if not isinstance(exc, sqlite3.Error):
-            raise
-        _fail(f"checkpoint DB: {exc}: another process may hold it locked; try again when it is done", EXIT_USAGE,
-              as_json)
-        return EXIT_USAGE
 

@@ -7,6 +7,7 @@ import asyncio
 import sys
 
 from orchestrator import jsonout, sandbox
+from orchestrator.cli import output
 from orchestrator.cli.messages import notice, warn
 from orchestrator.cli.next_steps import after_plan
 from orchestrator.cli.preflight import require_credentials
@@ -27,8 +28,8 @@ def validate(args: argparse.Namespace, settings: Settings) -> int:
     hidden = check_hidden_tests(GitRepo(settings.repo), plan, sandboxed=sandbox.agents_available())
     if args.json:
         hidden_shown = {task: list(paths) for task, paths in hidden.by_task.items()}
-        jsonout.print_json({"valid": True, "id": plan.id, "tasks": plan.task_ids(), "groups": groups,
-                            "gate": shown, "hidden_tests": hidden_shown})
+        output.print_json({"valid": True, "id": plan.id, "tasks": plan.task_ids(), "groups": groups,
+                           "gate": shown, "hidden_tests": hidden_shown})
     else:
         print(f"{plan.id} is valid: {len(plan.tasks)} task(s) in {len(groups)} group(s)")
         for index, group in enumerate(groups, 1):
@@ -61,13 +62,13 @@ def plan(args: argparse.Namespace, settings: Settings) -> int:
         message = (f"no valid plan after {outcome.attempts} attempt(s): {'; '.join(outcome.errors)}."
                    " Nothing was written.")
         if args.json:
-            jsonout.print_error(message, EXIT_FAILED)
+            output.print_error(message, EXIT_FAILED)
         else:
             print(f"error: {message}", file=sys.stderr)
         return EXIT_FAILED
     if args.json:
-        jsonout.print_json({"feature": outcome.plan.id, "path": str(outcome.path), "groups": outcome.plan.groups(),
-                            "cost_usd": jsonout.usd(outcome.cost_usd), "plan": outcome.plan.model_dump(mode="json")})
+        output.print_json({"feature": outcome.plan.id, "path": str(outcome.path), "groups": outcome.plan.groups(),
+                           "cost_usd": jsonout.usd(outcome.cost_usd), "plan": outcome.plan.model_dump(mode="json")})
         return EXIT_OK
     print(f"wrote {outcome.path} (${outcome.cost_usd:.4f}, {outcome.attempts} attempt(s))")
     print(outcome.path.read_text() if outcome.path else "")

@@ -8,9 +8,11 @@ remote). Under `--json` every outcome, errors included, is one JSON document on 
 from __future__ import annotations
 
 import argparse
+import asyncio
 
+from orchestrator.cli.output import print_json
 from orchestrator.errors import EXIT_OK
-from orchestrator.jsonout import now_utc, print_json
+from orchestrator.jsonout import now_utc
 from orchestrator.landing.pull_request import Proposal, propose
 from orchestrator.settings import Settings
 from orchestrator.text import visible
@@ -38,7 +40,7 @@ def pr_command(args: argparse.Namespace, settings: Settings) -> int:
         if not args.json:
             print(visible(line), flush=True)
 
-    result = propose(settings.repo, args.feature, settings.db, partial=bool(args.partial), say=say)
+    result = asyncio.run(propose(settings.repo, args.feature, settings.db, partial=bool(args.partial), say=say))
     if args.json:
         print_json({**result.to_dict(), "time": now_utc()})
     else:

@@ -6,7 +6,7 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from orchestrator import jsonout
+from orchestrator.cli import output
 from orchestrator.errors import InputError
 from orchestrator.facts import accepted_summary
 from orchestrator.plan.model import check_id, load_plan
@@ -24,7 +24,7 @@ def status(args: argparse.Namespace, settings: Settings) -> int:
     repo, db = repo_and_db(settings, args.feature)
     if not args.feature:
         features = inspection.list_features(db)
-        return jsonout.print_document(features, args.json, lambda rows: "\n".join(
+        return output.print_document(features, args.json, lambda rows: "\n".join(
             f"{r['thread']:<24} {'finished' if r['finished'] else 'in progress':<12} "
             f"{', '.join(f'{n} {s}' for s, n in sorted(r['tasks'].items())) or 'no task finished'}"
             f"  ${r['cost_usd']:.4f}  updated {r['updated']}" for r in rows) or "no features in " + str(db))
@@ -46,14 +46,14 @@ def status(args: argparse.Namespace, settings: Settings) -> int:
             lines.append(summary)
         return "\n".join(lines)
 
-    return jsonout.print_document(table, args.json, text)
+    return output.print_document(table, args.json, text)
 
 
 def history(args: argparse.Namespace, settings: Settings) -> int:
     _, db = repo_and_db(settings, args.feature)
     check_id("feature", args.feature)
     timeline = inspection.history(db, args.feature, args.task)
-    return jsonout.print_document(timeline, args.json, lambda rows: "\n".join(
+    return output.print_document(timeline, args.json, lambda rows: "\n".join(
         f"step {r['step']:>3}  {r['time']}  {r['node']:<18} → {', '.join(r['next']) or '-':<18}"
         f"{' turn ' + str(r['turn']) if r['turn'] else ''}{' ' + r['decision'] if r['decision'] else ''}"
         for r in rows))
@@ -67,11 +67,11 @@ def show(args: argparse.Namespace, settings: Settings) -> int:
             raise InputError(f"{args.feature} has no task {args.task}: tasks are {', '.join(plan.task_ids())}")
         table = inspection.feature_status(db, plan) if db.exists() else None
         data = _with_spent(inspection.show_task(repo, plan, args.task), table)
-        return jsonout.print_document(data, args.json, _task_text)
+        return output.print_document(data, args.json, _task_text)
     table = inspection.feature_status(db, plan) if db.exists() else None
     data = {"status": table,
             "tasks": [_with_spent(inspection.show_task(repo, plan, task_id), table) for task_id in plan.task_ids()]}
-    return jsonout.print_document(data, args.json, lambda d: "\n\n".join(_task_text(t) for t in d["tasks"]) + (
+    return output.print_document(data, args.json, lambda d: "\n\n".join(_task_text(t) for t in d["tasks"]) + (
         f"\n\nfeature receipt: {receipts.describe(d['status']['receipt'])}" if d["status"] else ""))
 
 

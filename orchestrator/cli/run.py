@@ -16,7 +16,7 @@ from pathlib import Path
 from langgraph.runtime import RunControl
 
 from orchestrator import jsonout
-from orchestrator.cli import next_steps
+from orchestrator.cli import next_steps, output
 from orchestrator.cli.as_found import AsFound
 from orchestrator.cli.ask import NO_ANSWER, QuestionDesk
 from orchestrator.cli.dry_run import dry_run, listed
@@ -129,10 +129,10 @@ def run_command(args: argparse.Namespace, settings: RunSettings) -> int:
     if summary.usage_limited and not summary.pending_questions:
         exit_code = EXIT_USAGE_LIMIT
     if settings.json_output:
-        jsonout.print_json({"event": "summary", "time": jsonout.now_utc(), "feature": summary.feature_id,
-                            "exit_code": exit_code, "results": inspection.results_json(summary.results),
-                            "held": summary.held, "branch": summary.branch, "db": str(summary.store),
-                            "pending_questions": summary.pending_questions})
+        output.print_json({"event": "summary", "time": jsonout.now_utc(), "feature": summary.feature_id,
+                           "exit_code": exit_code, "results": inspection.results_json(summary.results),
+                           "held": summary.held, "branch": summary.branch, "db": str(summary.store),
+                           "pending_questions": summary.pending_questions})
         return exit_code
     if summary.pending_questions:
         return _paused(summary, run_plan)
@@ -197,7 +197,7 @@ def _run_locked(run_plan: runner.RunPlan, command: str, answer: tuple[str, str] 
             if settings.agents is None:  # Claude sessions: their credentials before any branch, worktree or session
                 require_credentials()  # (and before the live table: a refusal is its one line alone)
             with progress, notifier:
-                journal.finish_interrupted(GitRepo(settings.repo))  # a landing a kill -9 cut short
+                journal.finish_interrupted(GitRepo(settings.repo), notice)  # a landing a kill -9 cut short
                 remember_db(settings.repo, run_plan.plan.id, run_plan.store.location)
                 if not settings.json_output:
                     print(f"AutoBuild {run_plan.thread_id}: checkpoints in {run_plan.store}", flush=True)
@@ -227,7 +227,7 @@ def _paused(summary: runner.RunSummary, run_plan: runner.RunPlan) -> int:
 def _interrupted(run_plan: runner.RunPlan) -> int:
     message = f"interrupted; progress is checkpointed. Resume with: {_resume_command(run_plan)}"
     if run_plan.settings.json_output:
-        jsonout.print_json({"error": message, "exit_code": EXIT_INTERRUPTED})
+        output.print_json({"error": message, "exit_code": EXIT_INTERRUPTED})
     print(f"\n{message}", file=sys.stderr)
     return EXIT_INTERRUPTED
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from orchestrator.jsonout import print_document
+from orchestrator.cli.output import print_document
 from orchestrator.settings import Settings
 from orchestrator.store import receipts
 from orchestrator.store.checkpoints import CheckpointStore

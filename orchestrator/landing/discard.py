@@ -5,15 +5,13 @@ Backups from `run --fresh` (`autobuild/FEAT.before-…`), rescued refs, reports 
 
 from __future__ import annotations
 
-import argparse
-import asyncio
 import shutil
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from orchestrator.errors import InputError
-from orchestrator.graph.runner import checked_unless_unborn
 from orchestrator.landing import journal
 from orchestrator.plan.model import check_id
 from orchestrator.repo.git import AUTOBUILD_REFS, GitRepo, feature_branch
@@ -65,15 +63,16 @@ async def _discard(repo: GitRepo, feature_id: str) -> dict[str, Any]:
             "restore": [f"git branch {b['branch']} {b['backup']}" for b in backups]}
 
 
-def discard(args: argparse.Namespace, settings: Settings) -> dict[str, Any]:
-    """The discard document (also the `--json` output, less its schema version)."""
+async def discard(feature: str, settings: Settings, note: Callable[[str], None]) -> dict[str, Any]:
+    """The discard document (also the `--json` output, less its schema version); `note` hears what finishing an
+    interrupted landing did. The checks and the lock stay on the caller's loop, as `land`'s do (landing/land.py)."""
     root = settings.repo
     repo = GitRepo(root)
-    checked_unless_unborn(repo)  # an orphan checkout of yours: the base is the plan's branch
-    feature_id = check_id("feature", args.feature)
+    repo.check(allow_unborn=True)  # an orphan checkout of yours: the base is the plan's branch
+    feature_id = check_id("feature", feature)
     with repo_lock(root, f"discard {feature_id}"):
-        journal.finish_interrupted(repo)
-        return asyncio.run(_discard(repo, feature_id))
+        journal.finish_interrupted(repo, note)
+        return await _discard(repo, feature_id)
 
 
 def discard_text(data: dict[str, Any]) -> str:

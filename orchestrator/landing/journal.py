@@ -23,8 +23,8 @@ import contextlib
 import json
 import os
 import shutil
-import sys
 import time
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -220,15 +220,15 @@ def recover(repo: GitRepo) -> list[str]:
     return said
 
 
-def finish_interrupted(repo: GitRepo) -> None:
-    """`recover` for any command (review, discard, run), saying what it did on stderr: under the repository's
+def finish_interrupted(repo: GitRepo, note: Callable[[str], None]) -> None:
+    """`recover` for any command (review, discard, run), telling `note` what it did: under the repository's
     lock, and only when a journal is there; a live `land` holding the lock is left alone (its journal is live)."""
     if not path(repo).is_file():
         return
     try:
         with repo_lock(repo.root, "finish an interrupted land"):
             for line in recover(repo):
-                print(f"note: {line}", file=sys.stderr, flush=True)
+                note(line)
     except RunLockedError:
         return
 

@@ -10,8 +10,6 @@ The run's reports stay out of the landed result (they stay in `.autobuild/runs/`
 
 from __future__ import annotations
 
-import argparse
-import asyncio
 import shlex
 import sys
 from collections.abc import Callable
@@ -23,7 +21,6 @@ from agents import reaper
 from orchestrator.errors import InputError
 from orchestrator.facts import Acceptance, AcceptedChange, GateResult, GateSetup, accepted_changes
 from orchestrator.gate import NO_GATE, GateRequest, Gates, HiddenTests
-from orchestrator.graph.runner import checked_unless_unborn
 from orchestrator.landing import hooks, journal
 from orchestrator.landing.record import RunRecord, Standing, predicted_conflicts, read_record, standing
 from orchestrator.plan.model import FeaturePlan, load_plan
@@ -258,12 +255,26 @@ class Attempt:
         return landing
 
 
-def land(args: argparse.Namespace, settings: Settings, say: Callable[[str], None]) -> Landing:
-    """Check everything that can be checked before trying (InputError, exit 2), then try under the lock."""
+@dataclass(frozen=True)
+class LandRequest:
+    """What `land` is asked to do: the feature, and the command line's `--squash`, `--partial` and `--verify`."""
+
+    feature: str
+    squash: bool = False
+    partial: bool = False
+    verify: str | None = None
+    """A command that checks the merged result, `none`, or None: the run's own gate."""
+
+
+async def land(request: LandRequest, settings: Settings, say: Callable[[str], None]) -> Landing:
+    """Check everything that can be checked before trying (InputError, exit 2), then try under the lock.
+
+    The checks before the attempt stay synchronous on the caller's loop: nothing else runs on it yet, and the
+    lock (a context variable the journal's recovery reads) stays in this one context."""
     root = settings.repo
     repo = GitRepo(root)
-    checked_unless_unborn(repo)  # an orphan checkout of yours: the base is the plan's branch
-    plan = load_plan(root, args.feature)
+    repo.check(allow_unborn=True)  # an orphan checkout of yours: the base is the plan's branch
+    plan = load_plan(root, request.feature)
     store = CheckpointStore.for_repo(root, settings.db, plan.id)
     plan = replanned(store, plan)  # with the tasks replans added
     with repo_lock(root, f"land {plan.id}"):
@@ -271,16 +282,16 @@ def land(args: argparse.Namespace, settings: Settings, say: Callable[[str], None
             say(line)
         record = read_record(store, plan)
         found = standing(repo, plan, record)
-        landing = Landing(plan.id, found.feature_branch, found.base_branch, "squash" if args.squash else "merge",
-                          bool(args.partial), found.base_sha or "", found.behind, list(found.approved),
+        landing = Landing(plan.id, found.feature_branch, found.base_branch, "squash" if request.squash else "merge",
+                          request.partial, found.base_sha or "", found.behind, list(found.approved),
                           dict(found.not_approved),
                           accepted_test_changes=accepted_changes(record.results, found.approved))
         if found.landed and found.base_sha:
             return landing.fail("already_landed", f"{found.base_branch} already contains {found.feature_branch}")
-        refusals = found.refusals(bool(args.partial))
+        refusals = found.refusals(request.partial)
         if refusals or found.feature_sha is None:
             raise InputError("; ".join(refusals) + ". Nothing was moved.")
-        gate = choose_gate(record, args.verify, landing.old_sha)
+        gate = choose_gate(record, request.verify, landing.old_sha)
         conflicts = predicted_conflicts(repo, landing.old_sha, found.feature_sha)
         if conflicts:  # known without a worktree (git 2.38+); else the merge itself finds them
             landing.conflicts = conflicts
@@ -289,5 +300,5 @@ def land(args: argparse.Namespace, settings: Settings, say: Callable[[str], None
             say(f"{found.base_branch} moved {found.behind} commit(s) since the run: merging them in and verifying"
                 " the result")
         accepted = [entry for result in record.results.values() for entry in result.get("test_changes_accepted") or []]
-        return asyncio.run(Attempt(repo, plan, found, found.feature_sha, gate, landing, say,
-                                   settings.verify_timeout, accepted).run(bool(args.squash)))
+        return await Attempt(repo, plan, found, found.feature_sha, gate, landing, say, settings.verify_timeout,
+                             accepted).run(request.squash)

@@ -10,14 +10,12 @@ body is in the run's folder.
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
 from orchestrator.errors import GitError, InputError
-from orchestrator.graph.runner import checked_unless_unborn
 from orchestrator.landing.record import read_record, standing
 from orchestrator.plan.model import load_plan
 from orchestrator.repo import forge, remote
@@ -52,10 +50,12 @@ class Proposal:
         return asdict(self)
 
 
-def propose(root: Path, feature: str, db: str | None, *, partial: bool, say: Callable[[str], None]) -> Proposal:
-    """Check what `land` checks (InputError, exit 2, nothing pushed), then push and open under the repo's lock."""
+async def propose(root: Path, feature: str, db: str | None, *, partial: bool,
+                  say: Callable[[str], None]) -> Proposal:
+    """Check what `land` checks (InputError, exit 2, nothing pushed), then push and open under the repo's lock
+    (the checks stay on the caller's loop, as `land`'s do)."""
     repo = GitRepo(root)
-    checked_unless_unborn(repo)
+    repo.check(allow_unborn=True)
     plan = load_plan(root, feature)
     store = CheckpointStore.for_repo(root, db, plan.id)
     plan = replanned(store, plan)  # with the tasks replans added
@@ -73,7 +73,7 @@ def propose(root: Path, feature: str, db: str | None, *, partial: bool, say: Cal
                             list(found.approved), dict(found.not_approved), str(body), found.feature_sha,
                             compare_url=forge.compare_url(chosen.url, found.base_branch, found.feature_branch))
         say(f"pushing {found.feature_branch} ({found.feature_sha[:10]}) to {chosen.name} ({chosen.url})")
-        asyncio.run(_push_and_open(repo, proposal, forge.title_of(report, plan.id)))
+        await _push_and_open(repo, proposal, forge.title_of(report, plan.id))
         return proposal
 
 

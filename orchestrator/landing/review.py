@@ -3,12 +3,11 @@ base, where the reports are, and what `land` would do (or why it would refuse)."
 
 from __future__ import annotations
 
-import argparse
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from orchestrator.facts import accepted_changes, accepted_summary
-from orchestrator.graph.runner import checked_unless_unborn
 from orchestrator.jsonout import iso_utc, usd
 from orchestrator.landing import journal
 from orchestrator.landing.land import REPORTS
@@ -50,13 +49,14 @@ def _diff(root: Path, found: Standing) -> dict[str, Any]:
             "deletions": sum(int(d) for _, d, _ in counted if d.isdigit())}
 
 
-def review(args: argparse.Namespace, settings: Settings) -> dict[str, Any]:
-    """The review document (also the `--json` output, less its schema version)."""
+def review(feature: str, settings: Settings, note: Callable[[str], None]) -> dict[str, Any]:
+    """The review document (also the `--json` output, less its schema version); `note` hears what finishing an
+    interrupted landing did."""
     root = settings.repo
     repo = GitRepo(root)
-    checked_unless_unborn(repo)  # an orphan checkout of yours: the base is the plan's branch
-    journal.finish_interrupted(repo)
-    plan = load_plan(root, args.feature)
+    repo.check(allow_unborn=True)  # an orphan checkout of yours: the base is the plan's branch
+    journal.finish_interrupted(repo, note)
+    plan = load_plan(root, feature)
     store = CheckpointStore.for_repo(root, settings.db, plan.id)
     plan = replanned(store, plan)  # with the tasks replans added
     record = read_record(store, plan)

@@ -17,7 +17,7 @@ from langgraph.checkpoint.base import BaseCheckpointSaver, CheckpointTuple
 from langgraph.checkpoint.sqlite import SqliteSaver
 from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
-from orchestrator.errors import InputError, RunLockedError
+from orchestrator.errors import InputError, RunLockedError, StoreUnavailableError
 from orchestrator.store.locations import POSTGRES_SCHEMES, choose_db, without_credentials
 
 
@@ -173,11 +173,14 @@ class CheckpointStore:
                 await saver.setup()
                 yield checked(saver, str(self))
             return
-        async with AsyncSqliteSaver.from_conn_string(str(self.path)) as saver:
-            # Another process holding a write lock is waited for, up to ORCHESTRATOR_DB_LOCK_TIMEOUT seconds.
-            wait_ms = int(float(os.environ.get("ORCHESTRATOR_DB_LOCK_TIMEOUT", "30")) * 1000)
-            await saver.conn.execute(f"PRAGMA busy_timeout = {wait_ms}")
-            yield checked(saver, str(self))
+        try:
+            async with AsyncSqliteSaver.from_conn_string(str(self.path)) as saver:
+                # Another process holding a write lock is waited for, up to ORCHESTRATOR_DB_LOCK_TIMEOUT seconds.
+                wait_ms = int(float(os.environ.get("ORCHESTRATOR_DB_LOCK_TIMEOUT", "30")) * 1000)
+                await saver.conn.execute(f"PRAGMA busy_timeout = {wait_ms}")
+                yield checked(saver, str(self))
+        except sqlite3.Error as exc:  # the run's own steps raise StoreError first (graph/runner.py)
+            raise unavailable(exc) from None
 
     @contextlib.contextmanager
     def lock(self, thread_id: str) -> Iterator[None]:
@@ -246,10 +249,15 @@ class CheckpointStore:
             return
         if not self.path.is_file():
             raise InputError(f"no checkpoint DB at {self.path}: nothing has run for this repo yet (or pass --db)")
-        conn = sqlite3.connect(f"file:{self.path}?mode=ro", uri=True, check_same_thread=False, timeout=5)
+        try:
+            conn = sqlite3.connect(f"file:{self.path}?mode=ro", uri=True, check_same_thread=False, timeout=5)
+        except sqlite3.Error as exc:
+            raise unavailable(exc) from None
         try:
             saver = checked(SqliteSaver(conn), str(self))
             yield Reader(saver, lambda sql, params: conn.execute(sql, params).fetchall(), "writes", "?")
+        except sqlite3.Error as exc:
+            raise unavailable(exc) from None
         finally:
             conn.close()
 
@@ -276,10 +284,19 @@ class CheckpointStore:
                     for thread in thread_ids:
                         pg.execute(f"DELETE FROM {table} WHERE thread_id = %s", (thread,))
             return
-        with sqlite3.connect(self.path, timeout=5) as conn:
-            for thread in thread_ids:
-                conn.execute("DELETE FROM checkpoints WHERE thread_id = ?", (thread,))
-                conn.execute("DELETE FROM writes WHERE thread_id = ?", (thread,))
+        try:
+            with sqlite3.connect(self.path, timeout=5) as conn:
+                for thread in thread_ids:
+                    conn.execute("DELETE FROM checkpoints WHERE thread_id = ?", (thread,))
+                    conn.execute("DELETE FROM writes WHERE thread_id = ?", (thread,))
+        except sqlite3.Error as exc:
+            raise unavailable(exc) from None
+
+
+def unavailable(exc: sqlite3.Error) -> StoreUnavailableError:
+    """SQLite's error as ours: the one line a command ends with (exit 2)."""
+    return StoreUnavailableError(f"checkpoint DB: {exc}: another process may hold it locked; try again when it is"
+                                 " done")
 
 
 def _can_create_in(folder: Path) -> bool:

@@ -150,7 +150,8 @@ def terminal_bell() -> TextIO | None:
 
 
 def _warn(text: str) -> None:
-    print(f"warning: {text}", file=sys.stderr, flush=True)
+    sys.stderr.write(f"warning: {text}\n")
+    sys.stderr.flush()
 
 
 class Notifier:

@@ -78,7 +78,7 @@ class Progress:
 
     def __call__(self, event: dict[str, Any]) -> None:
         if self.json_mode:
-            print(jsonout.dumps(event), file=self.stream, flush=True)
+            self._write(jsonout.dumps(event))
             return
         self.board.update(event, time.monotonic())
         line = self.describe(event)
@@ -98,7 +98,12 @@ class Progress:
         if self._live is not None:
             self._live.console.print(text, highlight=False, markup=False)
         else:
-            print(text, file=self.stream, flush=True)
+            self._write(text)
+
+    def _write(self, line: str) -> None:
+        """One line on the stream this view was given (the command line's stdout by default)."""
+        self.stream.write(line + "\n")
+        self.stream.flush()
 
     @staticmethod
     def describe(event: dict[str, Any]) -> str | None:

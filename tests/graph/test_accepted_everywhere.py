@@ -16,9 +16,9 @@ import jsonschema
 import pytest
 from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
+from agents.testing.repos import git, make_sample_repo
 from agents.testing.scripted_agents import ScriptedAgents, approve, writes
 from benchmarks.cheat_corpus import LEGITIMATE, PY_FILES
-from orchestrator.cli.demo import git, make_sample_repo
 from orchestrator.cli.main import main
 from tests.graph.harness import Workflow, plan, task
 

@@ -16,8 +16,8 @@ from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.types import Command
 
+from agents.testing.repos import git, make_sample_repo
 from agents.testing.scripted_agents import ScriptedAgents, Turn, approve, feedback, writes
-from orchestrator.cli.demo import git, make_sample_repo
 from orchestrator.errors import GitError, InputError
 from orchestrator.graph.workflow import build_feature_workflow
 from orchestrator.repo import remote

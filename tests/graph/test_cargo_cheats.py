@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
+from agents.testing.repos import make_sample_repo
 from agents.testing.scripted_agents import ScriptedAgents, approve, writes
 from benchmarks.native_cheats import CARGO_CHEATS, CARGO_FILES, CARGO_LEGITIMATE
-from orchestrator.cli.demo import make_sample_repo
 from tests.graph.harness import Workflow, plan, task
 
 pytestmark = [pytest.mark.heavy, pytest.mark.skipif(shutil.which("cargo") is None, reason="needs cargo")]

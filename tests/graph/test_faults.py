@@ -16,8 +16,8 @@ import pytest
 import yaml
 from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
+from agents.testing.repos import git, make_sample_repo
 from agents.testing.scripted_agents import ScriptedAgents, approve, writes
-from orchestrator.cli.demo import git, make_sample_repo
 from orchestrator.cli.main import main
 from orchestrator.errors import StoreError
 from orchestrator.graph import runner

@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
+from agents.testing.repos import git, make_sample_repo
 from agents.testing.scripted_agents import ScriptedAgents, Turn, approve, writes
-from orchestrator.cli.demo import git, make_sample_repo
 from orchestrator.errors import GateUnusableError, InputError
 from orchestrator.plan.model import load_plan
 from orchestrator.store import inspection

@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
+from agents.testing.repos import git, make_sample_repo
 from agents.testing.scripted_agents import ScriptedAgents, approve, writes
-from orchestrator.cli.demo import git, make_sample_repo
 from orchestrator.errors import GateUnusableError
 from orchestrator.gate.detect import choose_gate
 from orchestrator.gate.environment import gate_env, run_env_dir, session_env

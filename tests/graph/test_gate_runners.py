@@ -12,8 +12,8 @@ from typing import Any
 
 import pytest
 
+from agents.testing.repos import git, make_sample_repo
 from agents.testing.scripted_agents import ScriptedAgents, Turn, approve, writes
-from orchestrator.cli.demo import git, make_sample_repo
 from orchestrator.errors import GateUnusableError
 from tests.graph.harness import Run, Workflow, plan, task, unsandboxed
 

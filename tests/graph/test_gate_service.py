@@ -7,8 +7,8 @@ from pathlib import Path
 
 import yaml
 
+from agents.testing.repos import git, make_sample_repo
 from agents.testing.scripted_agents import ScriptedAgents, approve, writes
-from orchestrator.cli.demo import git, make_sample_repo
 from orchestrator.gate import GateRequest, Gates
 from orchestrator.gate.cache import CACHE_NAME
 from orchestrator.repo.git import GitRepo

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from agents.testing.repos import git, make_sample_repo
 from agents.testing.scripted_agents import ScriptedAgents, approve, writes
-from orchestrator.cli.demo import git, make_sample_repo
 from orchestrator.graph import runner
 from orchestrator.plan.files import plan_source_path
 from orchestrator.settings import RunSettings

@@ -21,10 +21,10 @@ import yaml
 from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
 from agents.roles import PlayerInput
+from agents.testing.repos import git as git_in
+from agents.testing.repos import make_sample_repo
 from agents.testing.scripted_agents import ScriptedAgents, approve, writes
 from benchmarks.cheat_corpus import GO_FILES, MUL, NODE_FILES, PY_FILES
-from orchestrator.cli.demo import git as git_in
-from orchestrator.cli.demo import make_sample_repo
 from orchestrator.cli.main import main
 from orchestrator.facts import GateResult
 from orchestrator.gate import GateRequest, Gates, HiddenTests

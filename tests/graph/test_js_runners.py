@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
+from agents.testing.repos import make_sample_repo
 from agents.testing.scripted_agents import ScriptedAgents, approve, writes
 from benchmarks.js_cheats import RUNNERS, TOOLS, cheats, js_repo, legitimate
-from orchestrator.cli.demo import make_sample_repo
 from tests.graph.harness import Workflow, plan, task
 from tests.graph.test_tests_are_spec import cheat, first_gate
 

@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 
+from agents.testing.repos import make_sample_repo
 from agents.testing.scripted_agents import ScriptedAgents, approve, writes
 from benchmarks.js_cheats import TOOLS
 from orchestrator import sandbox
-from orchestrator.cli.demo import make_sample_repo
 from orchestrator.processes import run_async
 from tests.graph.harness import Workflow, plan, task
 from tests.graph.test_tests_are_spec import first_gate

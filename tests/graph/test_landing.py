@@ -17,8 +17,8 @@ import jsonschema
 import pytest
 from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
+from agents.testing.repos import git, make_sample_repo
 from agents.testing.scripted_agents import ScriptedAgents, Turn, approve, writes
-from orchestrator.cli.demo import git, make_sample_repo
 from orchestrator.cli.main import main
 from tests.graph.harness import Workflow, plan, task, unsandboxed
 from tests.graph.test_safety import lock_holder

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from agents.testing.repos import git, make_sample_repo
 from agents.testing.scripted_agents import AgentInput, ScriptedAgents, Turn, approve, blocked, feedback, writes
-from orchestrator.cli.demo import git, make_sample_repo
 from tests.graph.harness import CALC_FILES, Workflow, plan, task
 
 SUB = {"calc/sub.py": "def sub(a, b):\n    return a - b\n"}

@@ -11,8 +11,8 @@ import pytest
 from langgraph.checkpoint.memory import InMemorySaver
 
 from agents.roles import CoachInput, PlayerInput
+from agents.testing.repos import git, make_sample_repo
 from agents.testing.scripted_agents import AgentInput, ScriptedAgents, Turn, approve, writes
-from orchestrator.cli.demo import git, make_sample_repo
 from tests.graph.harness import CALC_FILES, Workflow, plan, task, unsandboxed
 
 GATE = '''\

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from orchestrator.cli.demo import git, make_sample_repo
+from agents.testing.repos import git, make_sample_repo
 from orchestrator.repo import watch
 from orchestrator.repo.footing import footing
 from orchestrator.repo.git import GitRepo

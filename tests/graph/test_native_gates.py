@@ -9,9 +9,9 @@ from typing import Any
 
 import pytest
 
+from agents.testing.repos import make_sample_repo
 from agents.testing.scripted_agents import ScriptedAgents, approve, writes
 from benchmarks.native_cheats import GO_TABLE, GO_TABLE_CHEATS
-from orchestrator.cli.demo import make_sample_repo
 from tests.graph.harness import Run, Workflow, plan, task
 
 needs_go = pytest.mark.skipif(shutil.which("go") is None, reason="go is installed by make install")

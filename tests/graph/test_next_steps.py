@@ -10,8 +10,9 @@ from typing import Any
 
 import pytest
 
+from agents.testing.repos import git, make_sample_repo
 from agents.testing.scripted_agents import ScriptedAgents, Turn, approve, feedback, writes
-from orchestrator.cli.demo import git, make_sample_repo, next_commands
+from orchestrator.cli.demo import next_commands
 from orchestrator.cli.next_steps import after_plan, after_run
 from orchestrator.cli.run import run_command
 from orchestrator.settings import RunSettings

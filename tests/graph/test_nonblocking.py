@@ -11,8 +11,8 @@ from typing import Any
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph_runtime_inmem.queue import _enable_blockbuster
 
+from agents.testing.repos import make_sample_repo
 from agents.testing.scripted_agents import ScriptedAgents, approve, writes
-from orchestrator.cli.demo import make_sample_repo
 from orchestrator.store import traces as trace
 from tests.graph.harness import CALC_FILES, Run, Workflow, plan, task
 from tests.graph.test_by_url import bare_remote, files_on, run_by_url, workspace

@@ -22,9 +22,9 @@ import pytest
 from jsonschema import Draft202012Validator
 
 from agents.roles import PlayerInput, SessionSettings
+from agents.testing.repos import make_sample_repo
 from agents.testing.scripted_agents import ScriptedAgents, Turn, approve, writes
 from agents.types import AgentResult
-from orchestrator.cli.demo import make_sample_repo
 from orchestrator.cli.main import main
 from orchestrator.cli.run import run_command
 from orchestrator.settings import RunSettings

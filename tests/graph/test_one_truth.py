@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 from langgraph.runtime import RunControl
 
+from agents.testing.repos import make_sample_repo
 from agents.testing.scripted_agents import ScriptedAgents, Turn, approve, blocked, feedback, writes
-from orchestrator.cli.demo import make_sample_repo
 from orchestrator.cli.main import main
 from orchestrator.errors import InputError
 from orchestrator.graph import rerun, runner

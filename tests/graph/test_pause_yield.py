@@ -14,8 +14,8 @@ import pytest
 
 from agents.limits import Pause, Window
 from agents.roles import SessionSettings
+from agents.testing.repos import make_sample_repo
 from agents.testing.scripted_agents import AgentInput, Script, ScriptedAgents, approve, writes
-from orchestrator.cli.demo import make_sample_repo
 from orchestrator.store.pause import pause_path, quota_path, read_pause, write_pause
 from tests import schemas
 from tests.graph.harness import CALC_FILES, Workflow, plan, task

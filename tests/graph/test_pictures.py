@@ -13,9 +13,9 @@ import jsonschema
 import pytest
 from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
+from agents.testing.repos import make_sample_repo
 from agents.testing.scripted_agents import ScriptedAgents, Turn, approve, writes
 from orchestrator.cli import main as cli
-from orchestrator.cli.demo import make_sample_repo
 from orchestrator.plan.model import load_plan
 from tests import mermaid_js
 from tests.graph.harness import CALC_FILES, Workflow, plan, task

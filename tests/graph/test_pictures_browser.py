@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
+from agents.testing.repos import make_sample_repo
 from agents.testing.scripted_agents import ScriptedAgents, approve, feedback, writes
-from orchestrator.cli.demo import make_sample_repo
 from orchestrator.cli.main import main
 from orchestrator.views.browser import PNG_SCALE, svg_size
 from tests import chromium

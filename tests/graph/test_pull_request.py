@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 from langgraph.checkpoint.memory import InMemorySaver
 
+from agents.testing.repos import git, make_sample_repo
 from agents.testing.scripted_agents import ScriptedAgents, Turn, approve, writes
-from orchestrator.cli.demo import git, make_sample_repo
 from tests.forge import FakeForge
 from tests.graph import test_landing as landing
 from tests.graph.harness import CALC_FILES, plan, task

@@ -9,9 +9,9 @@ import io
 from pathlib import Path
 from typing import Any
 
+from agents.testing.repos import make_sample_repo
 from agents.testing.scripted_agents import ScriptedAgents, approve, writes
 from orchestrator.cli.ask import QuestionDesk
-from orchestrator.cli.demo import make_sample_repo
 from orchestrator.graph import runner
 from orchestrator.settings import RunSettings
 from orchestrator.views.progress import Progress

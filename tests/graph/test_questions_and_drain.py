@@ -6,8 +6,8 @@ from pathlib import Path
 
 from langgraph.runtime import RunControl
 
+from agents.testing.repos import make_sample_repo
 from agents.testing.scripted_agents import ScriptedAgents, Turn, approve, writes
-from orchestrator.cli.demo import make_sample_repo
 from tests.graph.harness import CALC_FILES, Workflow, plan, task
 
 QUESTION = "Which database should sessions use?"

@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
+from agents.testing.repos import make_sample_repo
 from agents.testing.scripted_agents import ScriptedAgents, Turn, approve, feedback, writes
-from orchestrator.cli.demo import make_sample_repo
 from orchestrator.cli.main import main
 from orchestrator.plan.model import load_plan
 from orchestrator.store import inspection

@@ -12,8 +12,8 @@ import pytest
 from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
 from agents.replanner import ReplanInput
+from agents.testing.repos import make_sample_repo
 from agents.testing.scripted_agents import ScriptedAgents, approve, feedback, replacement, writes
-from orchestrator.cli.demo import make_sample_repo
 from orchestrator.cli.main import main
 from orchestrator.views.live_view import TaskBoard
 from tests import schemas

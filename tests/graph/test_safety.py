@@ -15,9 +15,9 @@ from typing import Any
 import pytest
 from langgraph.checkpoint.memory import InMemorySaver
 
+from agents.testing.repos import git, make_sample_repo
 from agents.testing.scripted_agents import ScriptedAgents, Turn, approve, writes
 from orchestrator import sandbox
-from orchestrator.cli.demo import git, make_sample_repo
 from orchestrator.repo.lock import lock_path, repo_lock
 from tests.graph.harness import CALC_FILES, Workflow, plan, task, unsandboxed
 

@@ -13,9 +13,9 @@ from typing import Any
 
 import pytest
 
+from agents.testing.repos import git, make_sample_repo
 from agents.testing.scripted_agents import ScriptedAgents, approve, writes
 from orchestrator import sandbox
-from orchestrator.cli.demo import git, make_sample_repo
 from tests.graph.harness import CALC_FILES, Workflow, plan, task
 
 pytestmark = pytest.mark.skipif(not sandbox.available(), reason=sandbox.why_unavailable())

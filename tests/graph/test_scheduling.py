@@ -7,8 +7,8 @@ from typing import Any
 
 from langgraph.checkpoint.memory import InMemorySaver
 
+from agents.testing.repos import git, make_sample_repo
 from agents.testing.scripted_agents import ScriptedAgents, Turn, approve, feedback, writes
-from orchestrator.cli.demo import git, make_sample_repo
 from tests.graph.harness import CALC_FILES, Workflow, plan, task
 
 

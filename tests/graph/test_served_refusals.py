@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 from langgraph.checkpoint.memory import InMemorySaver
 
+from agents.testing.repos import make_sample_repo
 from agents.testing.scripted_agents import ScriptedAgents
-from orchestrator.cli.demo import make_sample_repo
 from orchestrator.errors import InputError
 from orchestrator.graph.by_url import check_served
 from orchestrator.graph.workflow import build_feature_workflow

@@ -11,8 +11,8 @@ import pytest
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.types import Command
 
+from agents.testing.repos import make_sample_repo
 from agents.testing.scripted_agents import ScriptedAgents, approve, writes
-from orchestrator.cli.demo import make_sample_repo
 from orchestrator.errors import InputError
 from orchestrator.graph.task_alone import build_task_run
 from orchestrator.settings import RunOptions

@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 
+from agents.testing.repos import make_sample_repo
 from agents.testing.scripted_agents import ScriptedAgents, Turn, approve, writes
 from benchmarks.cheat_corpus import (
     BROKEN,
@@ -27,7 +28,6 @@ from benchmarks.cheat_corpus import (
     TESTS,
     UNITTEST_FILES,
 )
-from orchestrator.cli.demo import make_sample_repo
 from tests.graph.harness import Run, Workflow, plan, task
 
 

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
+from agents.testing.repos import git, make_sample_repo
 from agents.testing.scripted_agents import ScriptedAgents, approve, writes
-from orchestrator.cli.demo import git, make_sample_repo
 from orchestrator.cli.main import main
 from tests.graph.harness import Workflow, plan, task
 from tests.graph.test_landing import FILES, SUB, VERIFY

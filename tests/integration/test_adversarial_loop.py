@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 
+from agents.testing.repos import make_sample_repo
 from agents.testing.scripted_model import ScriptedModel
-from orchestrator.cli.demo import make_sample_repo
 from tests.conftest import CliRun, git, one_task_plan
 
 pytestmark = pytest.mark.cli

@@ -11,8 +11,8 @@ from typing import Any
 
 import pytest
 
+from agents.testing.repos import DEMO_PLAN, make_sample_repo
 from agents.testing.scripted_model import ScriptedModel
-from orchestrator.cli.demo import DEMO_PLAN, make_sample_repo
 from tests.conftest import SECRET_KEY, CliRun, approve_scenario, git, one_task_plan
 
 pytestmark = pytest.mark.cli

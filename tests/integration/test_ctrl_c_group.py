@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 
 from agents.reaper import tagged_pids
+from agents.testing.repos import make_sample_repo
 from agents.testing.scenario import Scenario
 from agents.testing.scripted_model import ScriptedModel
-from orchestrator.cli.demo import make_sample_repo
 from tests.conftest import CliRun, approve_scenario, cli_env, one_task_plan
 from tests.integration.test_durability import _cmdline, trace_events, wait_for
 

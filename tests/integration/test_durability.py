@@ -17,9 +17,9 @@ from typing import Any
 import pytest
 
 from agents.reaper import tagged_pids
+from agents.testing.repos import DEMO_PLAN, make_sample_repo
 from agents.testing.scenario import Scenario
 from agents.testing.scripted_model import ScriptedModel
-from orchestrator.cli.demo import DEMO_PLAN, make_sample_repo
 from orchestrator.store.checkpoints import CheckpointStore
 from tests import schemas
 from tests.conftest import CliRun, approve_scenario, cli_env, git, one_task_plan

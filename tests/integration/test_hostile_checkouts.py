@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 import yaml
 
+from agents.testing.repos import DEMO_PLAN, make_sample_repo
 from orchestrator import sandbox
 from orchestrator.cli.as_found import AsFound
-from orchestrator.cli.demo import DEMO_PLAN, make_sample_repo
 from orchestrator.cli.main import main
 from orchestrator.errors import InputError
 from orchestrator.plan.model import parse_plan

@@ -11,8 +11,8 @@ from typing import Any
 
 import pytest
 
+from agents.testing.repos import SAMPLE_FILES, make_sample_repo
 from agents.testing.scripted_model import ScriptedModel
-from orchestrator.cli.demo import SAMPLE_FILES, make_sample_repo
 from tests.conftest import CliRun, coach_from_pytest, git
 
 pytestmark = [pytest.mark.cli, pytest.mark.heavy]

@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
+from agents.testing.repos import make_sample_repo
 from agents.testing.scripted_model import RequestRecord, ScriptedModel
-from orchestrator.cli.demo import make_sample_repo
 from tests import schemas
 from tests.conftest import CliRun, coach_from_pytest, git
 

@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 import yaml
 
+from agents.testing.repos import make_sample_repo
 from agents.testing.scripted_model import ScriptedModel
-from orchestrator.cli.demo import make_sample_repo
 from orchestrator.plan.model import load_plan
 from tests import schemas
 from tests.conftest import SECRET_KEY, CliRun

@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
+from agents.testing.repos import make_sample_repo
 from agents.testing.scripted_model import ScriptedModel
-from orchestrator.cli.demo import make_sample_repo
 from orchestrator.views.live_layout import SPINNER
 from tests.conftest import cli_env, coach_from_pytest, git
 from tests.integration.test_questions import asking_player, plan

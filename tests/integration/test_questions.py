@@ -16,8 +16,8 @@ from typing import Any
 
 import pytest
 
+from agents.testing.repos import make_sample_repo
 from agents.testing.scripted_model import ScriptedModel
-from orchestrator.cli.demo import make_sample_repo
 from tests.conftest import CliRun, cli_env, coach_from_pytest, git
 
 pytestmark = pytest.mark.cli

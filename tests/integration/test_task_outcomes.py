@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 
 from agents.reaper import tagged_pids
+from agents.testing.repos import make_sample_repo
 from agents.testing.scripted_model import ScriptedModel
-from orchestrator.cli.demo import make_sample_repo
 from tests.conftest import CliRun, approve_scenario, cli_env, git, one_task_plan
 
 pytestmark = pytest.mark.cli

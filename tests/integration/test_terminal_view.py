@@ -19,8 +19,8 @@ from typing import Any
 import pytest
 import yaml
 
+from agents.testing.repos import DEMO_PLAN, make_sample_repo
 from agents.testing.scripted_model import ScriptedModel
-from orchestrator.cli.demo import DEMO_PLAN, make_sample_repo
 from orchestrator.views.live_layout import SPINNER
 from tests.conftest import cli_env, coach_from_pytest
 from tests.integration.test_question_prompt import slow_player

@@ -11,8 +11,8 @@ from typing import Any
 
 import pytest
 
+from agents.testing.repos import make_sample_repo
 from agents.testing.scripted_model import ScriptedModel
-from orchestrator.cli.demo import make_sample_repo
 from tests.conftest import SECRET_KEY, CliRun, approve_scenario, one_task_plan
 from tests.fake_langsmith import LANGSMITH_KEY, fake_langsmith, langsmith_env
 

@@ -17,8 +17,8 @@ from typing import Any
 import pytest
 
 from agents.reaper import tagged_pids
+from agents.testing.repos import make_sample_repo
 from agents.testing.scripted_model import ScriptedModel
-from orchestrator.cli.demo import make_sample_repo
 from orchestrator.store.pause import credential_key, quota_path
 from tests.conftest import CliRun, approve_scenario, cli_env, one_task_plan
 

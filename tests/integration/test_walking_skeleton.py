@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 import yaml
 
+from agents.testing.repos import SAMPLE_FILES, make_sample_repo
 from agents.testing.scripted_model import ScriptedModel
-from orchestrator.cli.demo import SAMPLE_FILES, make_sample_repo
 from tests import schemas
 from tests.conftest import SECRET_KEY, CliRun, approve_scenario, coach_from_pytest, git, one_task_plan
 from tests.fake_langsmith import fake_langsmith, langsmith_env

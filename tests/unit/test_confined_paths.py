@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from orchestrator.cli.demo import DEMO_PLAN, git, make_sample_repo
+from agents.testing.repos import DEMO_PLAN, git, make_sample_repo
 from orchestrator.cli.main import main
 from orchestrator.errors import InputError, PlanError
 from orchestrator.plan.model import load_plan

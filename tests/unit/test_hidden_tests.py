@@ -12,8 +12,8 @@ import yaml
 
 from agents import sandbox as agent_sandbox
 from agents.policy import ToolPolicy
+from agents.testing.repos import git, make_sample_repo
 from orchestrator import sandbox
-from orchestrator.cli.demo import git, make_sample_repo
 from orchestrator.errors import InputError, PlanError
 from orchestrator.facts import GateResult
 from orchestrator.gate import hidden

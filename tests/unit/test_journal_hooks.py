@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from orchestrator.cli.demo import git
+from agents.testing.repos import git
 from orchestrator.landing import journal
 from orchestrator.repo.git import GitRepo
 

@@ -116,8 +116,7 @@ def test_no_import_circles(package: str) -> None:
         pytest.fail(f"import circle: {' -> '.join(exc.args[1])}")
 
 
-# Where git may be started from outside orchestrator/repo/: helpers that build throwaway repos for tests and demos.
-GIT_HELPERS = {"orchestrator.cli.demo"}
+# Where git may be started from outside orchestrator/repo/: agents/testing builds throwaway repos for tests and demos.
 _STARTERS = {"run", "run_async", "run_shell", "Popen", "check_output", "check_call", "call", "system",
              "create_subprocess_exec", "create_subprocess_shell"}
 
@@ -150,7 +149,7 @@ def test_git_is_started_only_by_orchestrator_repo() -> None:
     """One guarded path runs git (no user hooks, no fsmonitor, the worktree ceiling): GitRepo.git, GitRepo.read
     and repo.commands.git_sync; an argv or shell string starting with git anywhere else is a bypass."""
     offenders = [f"{module}:{line}" for module, path in MODULES.items()
-                 if not module.startswith(("orchestrator.repo", "agents.testing")) and module not in GIT_HELPERS
+                 if not module.startswith(("orchestrator.repo", "agents.testing"))
                  for line in _git_starts(path)]
     assert offenders == []
 
@@ -161,3 +160,46 @@ def test_the_git_rule_sees_an_argv_and_a_shell_string() -> None:
     calls = [node for node in ast.walk(tree) if isinstance(node, ast.Call)]
     assert all(_starts_git(call.args[0]) for call in calls)
     assert not _starts_git(ast.parse('"github"').body[0].value)  # type: ignore[attr-defined]
+
+
+# A program of its own, started by path or by `-m` and never imported by the core: its main() reads its argv and
+# prints its usage like any command line.
+PROGRAMS = {"orchestrator.landing.leash", "agents.testing.scripted_model"}
+
+
+def _command_line_calls(path: Path) -> list[str]:
+    return _command_line_calls_in(path.read_text())
+
+
+def _command_line_calls_in(code: str) -> list[str]:
+    """What only the command line does: import argparse, call print(), run an event loop with asyncio.run."""
+    found = []
+    for node in ast.walk(ast.parse(code)):
+        if isinstance(node, ast.Import) and any(alias.name == "argparse" for alias in node.names):
+            found.append(f"{node.lineno}: import argparse")
+        elif isinstance(node, ast.ImportFrom) and node.module in ("argparse", "asyncio") and node.level == 0 and (
+                node.module == "argparse" or any(alias.name == "run" for alias in node.names)):
+            found.append(f"{node.lineno}: from {node.module} import")
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "print":
+            found.append(f"{node.lineno}: print()")
+        elif (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "run"
+              and isinstance(node.func.value, ast.Name) and node.func.value.id == "asyncio"):
+            found.append(f"{node.lineno}: asyncio.run()")
+    return sorted(found, key=lambda entry: int(entry.split(":")[0]))
+
+
+def test_argparse_printing_and_asyncio_run_only_in_the_command_line() -> None:
+    """The core takes typed arguments and a callback to say things, and its async work is a coroutine the command
+    runs: argparse, print() and asyncio.run anywhere outside orchestrator/cli/ is the command line leaking in."""
+    offenders = [f"{module}:{call}" for module, path in MODULES.items()
+                 if not module.startswith("orchestrator.cli") and module != "orchestrator.__main__"
+                 and module not in PROGRAMS
+                 for call in _command_line_calls(path)]
+    assert offenders == []
+
+
+def test_the_command_line_rule_sees_each_of_its_three_tools() -> None:
+    code = ("import argparse\nfrom argparse import Namespace\nfrom asyncio import run\nprint('x')\n"
+            "asyncio.run(main())\nconsole.print('x')\nloop.run(x)\n")
+    found = _command_line_calls_in(code)
+    assert [line.split(":")[0] for line in found] == ["1", "2", "3", "4", "5"]

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from orchestrator.cli.demo import git
+from agents.testing.repos import git
 from orchestrator.cli.main import main
 
 

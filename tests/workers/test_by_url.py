@@ -17,8 +17,8 @@ import pytest
 from langgraph_sdk import get_client
 
 from agents.reaper import tagged_pids
+from agents.testing.repos import make_sample_repo
 from agents.testing.scripted_model import ScriptedModel
-from orchestrator.cli.demo import make_sample_repo
 from tests.conftest import CliRun, coach_from_pytest, git
 from tests.workers.conftest import Worker
 from tests.workers.test_workers import PLAN, finished, serving, session_starts, until, writer

@@ -18,8 +18,8 @@ from typing import Any
 import pytest
 from langgraph_sdk import get_client
 
+from agents.testing.repos import make_sample_repo
 from agents.testing.scripted_model import ScriptedModel
-from orchestrator.cli.demo import make_sample_repo
 from tests.conftest import CliRun, git
 from tests.workers.conftest import Worker
 from tests.workers.test_workers import PLAN, finished

@@ -17,8 +17,8 @@ import pytest
 from langgraph_sdk import get_client
 
 from agents.limits import Pause
+from agents.testing.repos import make_sample_repo
 from agents.testing.scripted_model import ScriptedModel
-from orchestrator.cli.demo import make_sample_repo
 from orchestrator.server.waker import wake_due
 from orchestrator.store.pause import credential_key, quota_path
 from orchestrator.store.paused_threads import CLAIM_LEASE_S, PausedThreads

@@ -15,8 +15,8 @@ import pytest
 from langgraph_sdk import get_client
 
 from agents.reaper import tagged_pids
+from agents.testing.repos import make_sample_repo
 from agents.testing.scripted_model import ScriptedModel
-from orchestrator.cli.demo import make_sample_repo
 from tests.conftest import CliRun, coach_from_pytest, git
 from tests.integration.test_questions import asking_player
 from tests.workers.conftest import Worker

@@ -1,0 +1,54 @@
+"""What a run (or a re-run) is expected to take before it starts: each task's turns, the sessions and their cost."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from orchestrator.graph import rerun, runner
+
+
+@dataclass(frozen=True)
+class Estimate:
+    """The `--dry-run` estimate: one row per task the command runs, and what they are expected to cost."""
+
+    rows: list[dict[str, Any]]
+    sessions_expected: int
+    sessions_max: int
+    cost_usd_expected: float
+    cost_per_session_usd: float
+
+    def document(self) -> dict[str, Any]:
+        """The `estimate` object of `--dry-run --json` (the rows are its `tasks`)."""
+        return {"sessions_expected": self.sessions_expected, "sessions_max": self.sessions_max,
+                "cost_usd_expected": self.cost_usd_expected, "cost_per_session_usd": self.cost_per_session_usd}
+
+
+def estimate_rows(run_plan: runner.RunPlan) -> list[dict[str, Any]]:
+    """One row per task this command runs, in group order: every task of a plain run; of a re-run only the ones
+    `rerun.planned_rerun` picks, each with why (a finished feature's `run` runs none, it only reports)."""
+    plan, max_turns = run_plan.plan, run_plan.settings.max_turns
+    again = rerun.planned_rerun(run_plan)
+    rows: list[dict[str, Any]] = []
+    for index, group in enumerate(run_plan.groups, 1):
+        for task_id in group:
+            if again is not None and task_id not in again:
+                continue
+            task = plan.task(task_id)
+            # Rough expectation: complexity drives turns (1..max), each turn is a player and a coach session.
+            turns = max(1, min(max_turns, round(task.complexity / 3)))
+            row = {"group": index, "task": task_id, "dependencies": task.dependencies,
+                   "complexity": task.complexity, "expected_turns": turns, "max_turns": max_turns,
+                   "hidden_tests": list(task.acceptance_tests) if task.hidden_tests else []}
+            rows.append(row if again is None else {**row, "why": again[task_id]})
+    return rows
+
+
+def estimate(run_plan: runner.RunPlan) -> Estimate:
+    """The tasks this command runs and their sessions: two per expected turn (player and coach), priced at the
+    `est_session_usd` setting (ORCHESTRATOR_EST_SESSION_USD)."""
+    rows = estimate_rows(run_plan)
+    session_usd = run_plan.settings.est_session_usd
+    expected = 2 * sum(r["expected_turns"] for r in rows)
+    return Estimate(rows, expected, 2 * run_plan.settings.max_turns * len(rows), round(expected * session_usd, 2),
+                    session_usd)
