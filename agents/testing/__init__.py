@@ -7,4 +7,5 @@ scripted_model.py: the scripted Anthropic Messages API on 127.0.0.1 that the rea
 scenario.py: which response each role, task and turn's session gets at each step.
 requests.py: what the scripted model reads from a request: which session and step it is.
 scripted_agents.py: scripted results behind the `Agents` protocol, for the in-process tier.
+repos.py: the sample repositories and the environment that points the real CLI at the scripted model.
 """

@@ -17,6 +17,7 @@ workers.py: `serve`, `submit` and the `--server` forms of the read commands and 
 doctor.py: `doctor`: is everything a run needs in place?
 completion.py: `completion bash|zsh`: the shell's completion script, generated from the parser.
 messages.py: one-line notes and plan warnings on stderr (stdout stays for results and JSON).
+output.py: a command's document or --json error on stdout.
 next_steps.py: the next step, printed after `plan` and at the end of a run.
 tracing.py: LangSmith tracing for a command's lifetime, flushed at the end.
 demo.py: `make demo`: a sample repo, a four-task plan and the scripted model through the real CLI.

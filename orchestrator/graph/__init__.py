@@ -9,6 +9,7 @@ scheduler.py: readiness scheduling: a task starts when its prerequisites merged 
 active.py: the workflow invocations running in this process, by key.
 replan.py: `--replan`: a task that ran out of turns or stalled, replaced by smaller ones.
 rerun.py: which tasks of a finished feature `resume` or `run TASK` runs again.
+estimate.py: what a run is expected to take before it starts (the --dry-run estimate).
 events.py: where a graph run's events go: the trace file and the stream writer.
 by_url.py: runs by URL: the worker's clone as the repo, pushes at every node's end.
 task_alone.py: one task run end to end (`langgraph.json`'s `task`).
