@@ -86,8 +86,7 @@ def limit_hit(result: AgentResult) -> bool:
         return False  # a rate-limit notice in a session that still got through is not a stop
     if result.limit_resets_at is not None:
         return True
-    text = " ".join(result.errors).lower()
-    return result.status == "api_error" and ("api status 429" in text or "usage limit" in text)
+    return result.status == "api_error" and result.api_status == 429
 
 
 class UsageLimitGate:
