@@ -9,6 +9,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Annotated, Any, Literal, NotRequired, TypedDict
 
+from orchestrator.causes import StopCause
+
 TestFate = Literal["gone", "moved", "skipped", "xfailed", "failing", "changed expectation", "fewer passing",
                    "weakened"]
 """What became of a test that passed on the base (gate/accounting.py)."""
@@ -92,6 +94,9 @@ Outcome = Literal[
     "replaced",  # failed at max turns or stalled, and split by the planner into tasks that replaced it (--replan)
 ]
 SUCCESS: frozenset[str] = frozenset({"approved", "approved-unverified"})
+FAILED: frozenset[str] = frozenset({"failed", "blocked", "aborted", "conflict", "error"})
+"""The outcomes that count as a task's failure (shown red, notified)."""
+
 
 
 class AcceptedChange(TypedDict):
@@ -188,10 +193,11 @@ class Review(TypedDict):
 
 
 class Stop(TypedDict):
-    """The task cannot go on: its outcome and why."""
+    """The task cannot go on: its outcome, why (the cause to decide on), and why in words."""
 
     outcome: Outcome
     reason: str
+    cause: StopCause  # added by issue 34: older checkpoints lack it (read with `cause_of`)
 
 
 class Question(TypedDict, total=False):
@@ -246,6 +252,7 @@ class TaskResult(TypedDict, total=False):
 
     status: Outcome
     reason: str
+    cause: StopCause  # a task that ended without an approval (older results lack it: read with `cause_of`)
     turns: int
     cost_usd: float
     duration_s: float

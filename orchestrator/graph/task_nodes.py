@@ -18,6 +18,7 @@ from langgraph.runtime import Runtime
 from langgraph.types import interrupt
 
 from agents import AgentResult, PlayerInput, SessionSettings, format_feedback
+from orchestrator.causes import StopCause, cause_of
 from orchestrator.facts import GateResult
 from orchestrator.gate import accounting
 from orchestrator.gate.judge import tests_only_skipped
@@ -49,7 +50,8 @@ async def initialize(state: TaskState, runtime: Runtime[RunContext]) -> TaskStat
                        result=None, conflict=None, conflict_turns=0)
     if state.get("skip_reason"):
         ctx.events(runtime)("skipped", task_id, reason=state["skip_reason"])
-        return update | TaskState(stop=Stop(outcome="skipped", reason=str(state["skip_reason"])), turn=0)
+        return update | TaskState(stop=Stop(outcome="skipped", reason=str(state["skip_reason"]), cause="dependency"),
+                                  turn=0)
     start = await asyncio.to_thread(ctx.repo.rev, ctx.feature_branch)
     worktree = ctx.worktree(task_id)
     sha = await ctx.repo.add_worktree(worktree, ctx.task_branch(task_id), start)
@@ -169,12 +171,12 @@ def _blocked(state: TaskState, events: EventLog, blocker: dict[str, str]) -> Tas
     if blocker.get("kind") == "spec-test-conflict":
         reason = (f"spec-test conflict: the requirement {blocker.get('requirement') or '(not named)'!r}"
                   f" contradicts the test {blocker.get('test') or '(not named)'}: {blocker['description']}")
-        return TaskState(stop=Stop(outcome="blocked", reason=f"{reason}; action: {blocker['action']}"),
-                         blocker_hashes=hashes)
+        return TaskState(stop=Stop(outcome="blocked", reason=f"{reason}; action: {blocker['action']}",
+                                   cause="spec_test_conflict"), blocker_hashes=hashes)
     if previous and previous[-1] == blocker["hash"]:
         reason = f"blocker {blocker['hash']} (reported twice in a row): {blocker['description']}"
-        return TaskState(stop=Stop(outcome="blocked", reason=f"{reason}; action: {blocker['action']}"),
-                         blocker_hashes=hashes)
+        return TaskState(stop=Stop(outcome="blocked", reason=f"{reason}; action: {blocker['action']}",
+                                   cause="blocker"), blocker_hashes=hashes)
     note = (f"You reported a blocker ({blocker['description']}). If you can work around it, do so;"
             " if it really blocks the task, report the same blocker again and the task stops for a human.")
     return TaskState(review=_review(turn, "blocker", [note]), blocker_hashes=hashes)
@@ -194,7 +196,8 @@ def _question(state: TaskState, interactive: bool, events: EventLog, result: Age
         return TaskState(question=question)
     events("question_aborted", task_id, question_id=question["question_id"])
     return TaskState(stop=Stop(outcome="aborted", reason=f"ambiguous decision point: the agent asked {text!r}"
-                                                         " and no human is available (--autonomous)"))
+                                                         " and no human is available (--autonomous)",
+                               cause="question"))
 
 
 async def ask_human(state: TaskState, runtime: Runtime[RunContext]) -> TaskState:
@@ -239,7 +242,7 @@ async def feedback(state: TaskState, runtime: Runtime[RunContext]) -> TaskState:
         events("stall", task_id, turn=turn, count=stall_count, reasons=stalls)
         if stall_count >= 3:
             return TaskState(stall_count=stall_count, stop=Stop(
-                outcome="failed", reason=f"stalled: {'; '.join(stalls)} (three turns in a row)"))
+                outcome="failed", reason=f"stalled: {'; '.join(stalls)} (three turns in a row)", cause="stalled"))
         warning = f"Stall warning: {'; '.join(stalls)}. Try a different approach."
         update["review"] = review | Review(notes=[*review["notes"], warning])  # type: ignore[typeddict-item]
     handed = update.get("review") or review
@@ -301,7 +304,7 @@ def _unread(ctx: RunContext, task_id: str, gate: GateResult) -> str | None:
 
 async def finalize_failure(state: TaskState, runtime: Runtime[RunContext]) -> TaskState:
     ctx = runtime.context
-    stop = state.get("stop") or Stop(outcome="failed",
+    stop = state.get("stop") or Stop(outcome="failed", cause="max_turns",
                                      reason=f"max turns reached ({ctx.options.max_turns}) without an approval")
     if state.get("worktree") and state.get("base_sha"):
         # Partial work of a task that did not succeed is discarded; the report says why. A conflict keeps its
@@ -309,11 +312,11 @@ async def finalize_failure(state: TaskState, runtime: Runtime[RunContext]) -> Ta
         keep = state["head_sha"] if stop["outcome"] == "conflict" else state["base_sha"]
         await ctx.ensure_worktree(Path(state["worktree"]), state["branch"], keep)
         await ctx.repo.reset(Path(state["worktree"]), keep)
-    return await _finish(state, runtime, stop["outcome"], stop["reason"], artifacts=[])
+    return await _finish(state, runtime, stop["outcome"], stop["reason"], artifacts=[], cause=cause_of(stop))
 
 
 async def _finish(state: TaskState, runtime: Runtime[RunContext], status: Outcome, reason: str, *,
-                  artifacts: list[str]) -> TaskState:
+                  artifacts: list[str], cause: StopCause | None = None) -> TaskState:
     ctx, task_id = runtime.context, state["task_id"]
     task = ctx.plan.task(task_id)
     text = reports.task_report(state, status, reason, artifacts, task.name)
@@ -328,7 +331,9 @@ async def _finish(state: TaskState, runtime: Runtime[RunContext], status: Outcom
                         false_approvals=int(state.get("false_approvals", 0)),
                         claims_contradicted=int(state.get("claims_contradicted", 0)),
                         conflict_turns=int(state.get("conflict_turns", 0)))
+    if cause is not None:
+        result["cause"] = cause
     result["receipt"] = receipts.task_receipt(state.get("history", []), status, result["turns"], result["cost_usd"])
     ctx.events(runtime)("finalize", task_id, status=status, reason=reason, cost_usd=result["cost_usd"],
-                        receipt=result["receipt"])
+                        receipt=result["receipt"], cause=cause)
     return TaskState(result=result, head_sha=sha)

@@ -10,10 +10,10 @@ from rich.console import Group
 from rich.table import Table
 from rich.text import Text
 
+from orchestrator.facts import FAILED
 from orchestrator.text import one_line
 from orchestrator.views.live_layout import cut_end, cut_middle, elapsed_text, layout, state_cell, tool_words
 
-FAILED = frozenset({"failed", "blocked", "aborted", "conflict", "error"})
 MARK = {"approved": "✔", "approved-unverified": "✔?", "error": "!", "failed": "✘", "blocked": "⛔", "skipped": "↷",
         "conflict": "⚠", "aborted": "✘", "replaced": "⇉"}
 
