@@ -17,11 +17,12 @@ from pathlib import Path
 
 from langgraph.runtime import Runtime
 
+from orchestrator.facts import review_of
 from orchestrator.gate import GateResult, no_gate
 from orchestrator.graph import bring_up
 from orchestrator.graph.context import RunContext
 from orchestrator.graph.events import EventLog
-from orchestrator.graph.state import ConflictTurn, FeedbackItem, Review, TaskResult, TaskState
+from orchestrator.graph.state import ConflictTurn, FeedbackItem, TaskResult, TaskState
 
 MAX_ATTEMPTS = 20
 """Bring-ups of one landing: each failed attempt means another task landed, so the run as a whole progresses."""
@@ -175,11 +176,10 @@ async def _conflict(land: Landing, head: str, files: list[str]) -> TaskState:
     conflict = ConflictTurn(turn=turn + 1, head=head, files=files, description=description)
     land.events("landing", task_id, reason=f"merge conflict: {listed}; conflict turn {turn + 1}",
                 conflict_turn=turn + 1)
-    review = Review(turn=turn, reviewer="merge", verdict="feedback",
-                    rationale=f"bringing the approved work up to {ctx.feature_branch} conflicts in {listed}",
-                    items=[FeedbackItem(file=path, line=None, issue="merge conflict: resolve the markers, keeping"
-                                                                     " both sides' changes") for path in files],
-                    notes=[description], gate=None, false_approval=False)
+    review = review_of(turn, "merge", f"bringing the approved work up to {ctx.feature_branch} conflicts in {listed}",
+                       items=[FeedbackItem(file=path, line=None, issue="merge conflict: resolve the markers, keeping"
+                                                                        " both sides' changes") for path in files],
+                       notes=[description])
     return TaskState(result=None, review=review, conflict=conflict, head_sha=land.sha, base_sha=land.base,
                      conflict_turns=int(state.get("conflict_turns", 0)) + 1)
 
@@ -194,8 +194,7 @@ def _gate_failed(land: Landing, gate: GateResult) -> TaskState:
         return TaskState(result=land.result | TaskResult(status="failed", merged=False,
                                                          reason=f"{why}\n{gate['output']}", cause="integration_gate"))
     land.events("landing", task_id, reason=f"{why}; back to the player")
-    review = Review(turn=turn, reviewer="merge", verdict="feedback", rationale=why,
-                    items=[FeedbackItem(file="", line=None, issue=f"{why}. Your work was merged with the tasks"
-                                                                  f" that landed meanwhile:\n{gate['output']}")],
-                    notes=[], gate=gate, false_approval=False)
+    review = review_of(turn, "merge", why, gate=gate,
+                       items=[FeedbackItem(file="", line=None, issue=f"{why}. Your work was merged with the tasks"
+                                                                     f" that landed meanwhile:\n{gate['output']}")])
     return TaskState(result=None, review=review, head_sha=land.sha, base_sha=land.base)

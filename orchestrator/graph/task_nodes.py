@@ -19,7 +19,7 @@ from langgraph.types import interrupt
 
 from agents import AgentResult, PlayerInput, SessionSettings, format_feedback
 from orchestrator.causes import StopCause, cause_of
-from orchestrator.facts import GateResult
+from orchestrator.facts import GateResult, player_report, review_of
 from orchestrator.gate import accounting
 from orchestrator.gate.judge import tests_only_skipped
 from orchestrator.gate.result import BY_EXIT
@@ -61,8 +61,8 @@ async def initialize(state: TaskState, runtime: Runtime[RunContext]) -> TaskStat
 
 
 def _review(turn: int, reviewer: Reviewer, notes: list[str]) -> Review:
-    return Review(turn=turn, reviewer=reviewer, verdict="feedback", rationale=notes[0] if notes else "",
-                  items=[], notes=notes, gate=None, false_approval=False)
+    """The orchestrator's own feedback: its notes, the first one as the rationale."""
+    return review_of(turn, reviewer, notes[0] if notes else "", notes=notes)
 
 
 async def player(state: TaskState, runtime: Runtime[RunContext]) -> TaskState:
@@ -244,7 +244,9 @@ async def feedback(state: TaskState, runtime: Runtime[RunContext]) -> TaskState:
             return TaskState(stall_count=stall_count, stop=Stop(
                 outcome="failed", reason=f"stalled: {'; '.join(stalls)} (three turns in a row)", cause="stalled"))
         warning = f"Stall warning: {'; '.join(stalls)}. Try a different approach."
-        update["review"] = review | Review(notes=[*review["notes"], warning])  # type: ignore[typeddict-item]
+        warned = review.copy()
+        warned["notes"] = [*review["notes"], warning]
+        update["review"] = warned
     handed = update.get("review") or review
     text = format_feedback([dict(i) for i in handed["items"]], list(handed["notes"]))
     await asyncio.to_thread(reports.write, ctx.runs_dir(task_id) / f"feedback-turn-{turn}.md",
@@ -269,8 +271,7 @@ async def _approved(state: TaskState, runtime: Runtime[RunContext]) -> TaskState
     artifacts = await ctx.repo.changed_files(Path(state["worktree"]), state["base_sha"])
     review = state.get("review")
     gate = review["gate"] if review else None
-    player = state.get("player")
-    written = [str(path) for path in ((player["report"] if player else None) or {}).get("tests_written") or []]
+    written = player_report(state)["tests_written"]
     if gate is not None and gate["command"] and (skipped := tests_only_skipped(written, gate)):
         return await _finish(state, runtime, "approved-unverified", "approved by the coach, but the gate only"
                              f" skipped the task's new tests: {'; '.join(skipped)}", artifacts=artifacts)
