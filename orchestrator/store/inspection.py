@@ -233,7 +233,7 @@ def show_task(repo: Path, plan: FeaturePlan, task_id: str) -> dict[str, Any]:
 
 
 def results_json(results: dict[str, Any]) -> dict[str, Any]:
-    """Task results as `--json` shows them: costs to 4 decimals, durations to milliseconds."""
+    """Task results as `--json` shows them: costs to 4 decimals, durations to milliseconds, with their cause."""
     shown: dict[str, Any] = {}
     for task_id, result in results.items():
         row = dict(result)
@@ -241,5 +241,7 @@ def results_json(results: dict[str, Any]) -> dict[str, Any]:
             row["cost_usd"] = usd(row["cost_usd"])
         if "duration_s" in row:
             row["duration_s"] = round(float(row["duration_s"]), 3)
+        if (cause := cause_of(row)) is not None:  # a result recorded before causes were: derived
+            row["cause"] = cause
         shown[task_id] = row
     return shown

@@ -14,6 +14,7 @@ from orchestrator.graph.replan import replannable
 from orchestrator.graph.state import TaskState
 from orchestrator.graph.task_nodes import judge_player
 from orchestrator.graph.turns import session_failure
+from orchestrator.store.inspection import results_json
 from orchestrator.store.stats import TaskFacts, scorecard
 from orchestrator.views import notify
 
@@ -135,3 +136,10 @@ def test_approved_results_have_no_cause() -> None:
         assert cause_of({"status": status, "reason": "approved by the coach and the verify gate"}) is None
     assert cause_of(None) is None and cause_of({}) is None
     assert cause_of({"status": "failed", "reason": "words no version wrote"}) is None
+
+
+def test_json_results_carry_the_cause_also_for_results_from_before() -> None:
+    shown = results_json({"T1": {"status": "failed", "reason": "max turns reached (3) without an approval"},
+                          "T2": {"status": "failed", "reason": "reworded", "cause": "stalled"},
+                          "T3": {"status": "approved", "reason": "approved by the coach and the verify gate"}})
+    assert shown["T1"]["cause"] == "max_turns" and shown["T2"]["cause"] == "stalled" and "cause" not in shown["T3"]
