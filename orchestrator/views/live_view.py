@@ -106,11 +106,6 @@ class TaskBoard:
         elif kind == "replan_refused":
             row.activity = one_line(f"replan refused: {event.get('reason')}", 60)
 
-    def state_of(self, row: TaskRow) -> str:
-        if row.state == "running" and self.paused:
-            return self.paused
-        return f"{MARK[row.state]} {row.state}" if row.state in MARK else row.state
-
     def footer(self) -> str:
         spent = self.spent_before + sum(row.cost_usd for row in self.rows.values())
         budget = f" / ${self.budget_usd:.2f} budget" if self.budget_usd else " (no budget cap)"
