@@ -161,6 +161,7 @@ async def test_player_session_failure_fails_the_task(tmp_path: Path) -> None:
     assert run.results["TASK-001"]["cause"] == "session_max_turns"
     report = (repo / ".autobuild/runs/FEAT-001/TASK-001/AUTO-RUN.md").read_text()
     assert "**Status:** failed" in report
+    assert "- **Cause:** `session_max_turns`" in report, "the report names the cause beside the reason"
 
 
 async def test_a_hung_command_is_not_retried_its_work_is_kept_and_the_next_turn_is_told(tmp_path: Path) -> None:
