@@ -11,8 +11,8 @@ from pathlib import Path
 from typing import Any
 
 from orchestrator.gate.baseline import choose_setup
-from orchestrator.gate.candidates import GateChoice, package_json
-from orchestrator.gate.environment import gate_env
+from orchestrator.gate.candidates import GateChoice
+from orchestrator.gate.environment import gate_env, package_json
 from orchestrator.gate.submodules import submodules, uninitialised
 
 _BY_ID = "by test id (pytest's JUnit report through PYTEST_ADDOPTS)"
