@@ -51,7 +51,7 @@ def _stops() -> list[dict[str, Any]]:
                                                              " unsandboxed player session (nothing reverted): HEAD"},
         {"outcome": "aborted", "cause": "question", "reason": "ambiguous decision point: the agent asked 'which?'"
                                                              " and no human is available (--autonomous)"},
-        {"outcome": "skipped", "cause": "dependency", "reason": "dependency TASK-000 did not succeed (failed)"},
+        {"outcome": "skipped", "cause": "dependency", "reason": "dependency TASK-000 failed"},
         {"outcome": "conflict", "cause": "merge_conflict", "reason": "merge conflict: a.py (no turn left to resolve"
                                                                      " it)"},
         {"outcome": "conflict", "cause": "merge_conflict", "reason": "merge conflict with autobuild/FEAT-001 still"
