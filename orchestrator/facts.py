@@ -98,7 +98,6 @@ FAILED: frozenset[str] = frozenset({"failed", "blocked", "aborted", "conflict", 
 """The outcomes that count as a task's failure (shown red, notified)."""
 
 
-
 class AcceptedChange(TypedDict):
     """A base test approved work changed, accepted by its coach: where a false approval could hide."""
 
