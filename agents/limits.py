@@ -30,12 +30,12 @@ MAX_BACKOFF_S = 1800.0
 
 
 class UsageLimitExceeded(Exception):
-    """The limit would keep the run waiting longer than its `max_wait`."""
+    """A signal, not an error: the limit would keep the run waiting longer than its `max_wait`."""
 
 
 class UsageLimitYield(Exception):
-    """The pause outlasts the run's yield threshold (served runs): this session doesn't start, its task is held
-    and runs again when the run resumes after the pause. Not an outcome: nothing is recorded as failed."""
+    """A signal, not an error: the pause outlasts the run's yield threshold (served runs). This session doesn't
+    start; its task is held and runs again when the run resumes after the pause. Nothing is recorded as failed."""
 
     def __init__(self, pause: Pause) -> None:
         super().__init__(f"paused until {time.strftime('%H:%M', time.localtime(pause.until))} ({pause.reason}):"
@@ -86,8 +86,7 @@ def limit_hit(result: AgentResult) -> bool:
         return False  # a rate-limit notice in a session that still got through is not a stop
     if result.limit_resets_at is not None:
         return True
-    text = " ".join(result.errors).lower()
-    return result.status == "api_error" and ("api status 429" in text or "usage limit" in text)
+    return result.status == "api_error" and result.api_status == 429
 
 
 class UsageLimitGate:

@@ -30,7 +30,7 @@ def is_retryable(result: AgentResult) -> bool:
         return True
     if result.status != "api_error":
         return False
-    status = _status_of(result)
+    status = result.api_status
     return status is None or status in RETRYABLE_STATUS or status >= 500
 
 
@@ -40,20 +40,11 @@ def short_reason(result: AgentResult) -> str:
         return "session timeout" if result.status == "timeout" else "idle timeout"
     if result.status == "cli_error":
         return "Claude Code CLI failed"
-    status = _status_of(result)
+    status = result.api_status
     labels = {429: "rate limited", 529: "overloaded", 408: "request timeout", 409: "conflict"}
     if status is None:
         return "connection error"
     return f"{labels.get(status, 'server error' if status >= 500 else 'API error')} ({status})"
-
-
-def _status_of(result: AgentResult) -> int | None:
-    for error in result.errors:
-        if error.startswith("api status "):
-            head = error.split()[2].rstrip(":")
-            if head.isdigit():
-                return int(head)
-    return None
 
 
 def retrying(

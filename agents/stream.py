@@ -160,6 +160,7 @@ class Collector:
         elif message.subtype == "api_retry":
             status = data.get("status") or data.get("error_status")
             self.result.errors.append(f"api status {status}: CLI retry notice")
+            self._api_status(status)
             if status in (401, 403):
                 self.result.status = "auth_error"
                 self.finished = True
@@ -206,7 +207,14 @@ class Collector:
             else:
                 result.status = "api_error" if message.terminal_reason == "api_error" or status else "cli_error"
             result.errors.append(f"api status {status}: {message.result or message.terminal_reason}")
+            result.terminal_reason = message.terminal_reason
+            self._api_status(status)
         self.finished = True
+
+    def _api_status(self, status: object) -> None:
+        """Keep the first API status the session saw (what retries and the usage-limit gate decide on)."""
+        if self.result.api_status is None and not isinstance(status, bool) and str(status).isdigit():
+            self.result.api_status = int(str(status))
 
 
 def _tool_detail(block: ToolUseBlock) -> str:

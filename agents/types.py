@@ -57,6 +57,11 @@ class AgentResult:
     duration_s: float = 0.0
     session_id: str = ""
     errors: list[str] = field(default_factory=list)
+    """Human text of what went wrong, for reports: never parsed (decisions read the typed fields below)."""
+    api_status: int | None = None
+    """The HTTP status of the first API error the session saw (a CLI retry notice, or the error it ended on)."""
+    terminal_reason: str | None = None
+    """Why the CLI ended a session in error, as it said it (its `terminal_reason`, e.g. "api_error")."""
     permission_denials: list[str] = field(default_factory=list)
     promise_complete: bool = False
     blocker: dict[str, str] | None = None

@@ -3,15 +3,23 @@
     AutobuildError                 base: anything we raise on purpose
     ├── InputError                 bad plan, bad arguments, missing files -> exit 2, nothing written
     │   ├── PlanError              the feature plan fails validation
+    │   ├── RunLockedError         another orchestrator holds this repository -> exit 2
     │   └── GateUnusableError      the gate or worktree setup can't run on the base (before any agent)
     ├── GitError                   a git command failed (message carries its stderr)
     ├── InfrastructureError        an agent session ended by the infrastructure (API, CLI crash, silence):
     │                              the task stops as `error` and `resume` runs the failed turn again
     ├── StoreError                 the checkpoint DB failed mid-run (locked, deleted, replaced) -> exit 1
     │   └── StoreUnavailableError  the checkpoint DB can't be opened or read (locked, not a database) -> exit 2
-    └── RunLockedError             another orchestrator holds this repository -> exit 2
+    └── RenderError                views/browser.py: the browser gave no picture -> exit 1
 
 Branch on InputError for "the user must fix something"; everything else is a run failure.
+
+Signals (not errors): raised to stop a flow where it stands, caught by the code that started it; never an
+outcome of their own, never shown as a failure (the classes live where they are raised):
+
+    agents.limits.UsageLimitExceeded    a usage-limit pause would outlast --max-wait: the run stops (exit 75)
+    agents.limits.UsageLimitYield       a served run gives its worker slot back for a long pause: the task is held
+    orchestrator.graph.scheduler.Held   a task can't start in this run: it starts on resume
 """
 
 

@@ -9,6 +9,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Annotated, Any, Literal, NotRequired, TypedDict
 
+from orchestrator.causes import StopCause
+
 TestFate = Literal["gone", "moved", "skipped", "xfailed", "failing", "changed expectation", "fewer passing",
                    "weakened"]
 """What became of a test that passed on the base (gate/accounting.py)."""
@@ -92,6 +94,8 @@ Outcome = Literal[
     "replaced",  # failed at max turns or stalled, and split by the planner into tasks that replaced it (--replan)
 ]
 SUCCESS: frozenset[str] = frozenset({"approved", "approved-unverified"})
+FAILED: frozenset[str] = frozenset({"failed", "blocked", "aborted", "conflict", "error"})
+"""The outcomes that count as a task's failure (shown red, notified)."""
 
 
 class AcceptedChange(TypedDict):
@@ -187,11 +191,20 @@ class Review(TypedDict):
     accepted_tests: NotRequired[list[Acceptance]]  # the coach's test_changes_accepted with this decision
 
 
+def review_of(turn: int, reviewer: Reviewer, rationale: str, *, verdict: Verdict = "feedback",
+              items: Iterable[FeedbackItem] = (), notes: Iterable[str] = (), gate: GateResult | None = None) -> Review:
+    """A turn's review, with what most reviews leave empty left empty (no items, notes or gate run; no false
+    approval: only the coach's approval that the gate overturns is one, and it says so)."""
+    return Review(turn=turn, reviewer=reviewer, verdict=verdict, rationale=rationale, items=list(items),
+                  notes=list(notes), gate=gate, false_approval=False)
+
+
 class Stop(TypedDict):
-    """The task cannot go on: its outcome and why."""
+    """The task cannot go on: its outcome, why (the cause to decide on), and why in words."""
 
     outcome: Outcome
     reason: str
+    cause: StopCause  # added by issue 34: older checkpoints lack it (read with `cause_of`)
 
 
 class Question(TypedDict, total=False):
@@ -204,14 +217,33 @@ class Question(TypedDict, total=False):
     turn: int
 
 
+class PlayerReport(TypedDict):
+    """The player's `report_progress` call (agents/tools.py's schema), as `player_report` reads it."""
+
+    task_id: str
+    files_modified: list[str]
+    tests_written: list[str]
+    implementation_notes: str
+
+
 class PlayerTurn(TypedDict):
     """The small part of a player session kept in state (its transcript is a file)."""
 
     status: str
-    report: dict[str, Any] | None
+    report: dict[str, Any] | None  # the report's arguments as the model sent them: read with `player_report`
     files: list[str]
     final_text: str
     session_id: str
+
+
+def player_report(state: Mapping[str, Any]) -> PlayerReport:
+    """The last player turn's report in a task's state, its lists as strings (all empty without a report)."""
+    player = state.get("player")
+    raw: Mapping[str, Any] = (player.get("report") if player else None) or {}
+    return PlayerReport(task_id=str(raw.get("task_id") or ""),
+                        files_modified=[str(path) for path in raw.get("files_modified") or []],
+                        tests_written=[str(path) for path in raw.get("tests_written") or []],
+                        implementation_notes=str(raw.get("implementation_notes") or ""))
 
 
 class HistoryEntry(TypedDict):
@@ -246,6 +278,7 @@ class TaskResult(TypedDict, total=False):
 
     status: Outcome
     reason: str
+    cause: StopCause  # a task that ended without an approval (older results lack it: read with `cause_of`)
     turns: int
     cost_usd: float
     duration_s: float

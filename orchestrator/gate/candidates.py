@@ -4,7 +4,6 @@ tox/nox's test command, a package.json `test` script, a CI workflow's test step)
 
 from __future__ import annotations
 
-import json
 import re
 import shutil
 import tomllib
@@ -13,7 +12,7 @@ from pathlib import Path
 
 from orchestrator.facts import PackageGate
 from orchestrator.gate import maintainers
-from orchestrator.gate.environment import gate_env
+from orchestrator.gate.environment import gate_env, package_json
 from orchestrator.processes import run
 
 _NPM_DEFAULT_TEST = "no test specified"
@@ -131,14 +130,6 @@ def _python(folder: Path, python: str, root: Path) -> GateChoice | None:
     top = " -t ." if (folder / str(tests) / "__init__.py").is_file() else ""
     return GateChoice(f"{python} -m unittest discover -s {tests}{top}",
                       f"Python tests in {tests}/, unittest (no pytest in the repo's environment)")
-
-
-def package_json(folder: Path) -> dict[str, object]:
-    try:
-        package = json.loads(read(folder / "package.json") or "{}")
-    except json.JSONDecodeError:
-        return {}
-    return package if isinstance(package, dict) else {}
 
 
 def node_runner(folder: Path, root: Path) -> str:

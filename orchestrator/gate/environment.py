@@ -13,8 +13,8 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from orchestrator.gate.pyenv import editables, layered_venv, overlay
+from orchestrator.repo import watch
 
-_VENV_NAMES = (".venv", "venv", "env")
 _CLEAN_INSTALLS = (("pnpm-lock.yaml", "pnpm install --frozen-lockfile"),
                    ("yarn.lock", "yarn install --frozen-lockfile"),
                    ("package-lock.json", "npm ci --no-audit --no-fund"))
@@ -24,7 +24,7 @@ _OURS = ("VIRTUAL_ENV", "PYTHONHOME", "PYTHONPATH", "PYTHONSTARTUP", "__PYVENV_L
 
 def repo_venv(root: Path) -> Path | None:
     """The main checkout's virtualenv, reused by every worktree (they share the repo's dependencies)."""
-    for name in _VENV_NAMES:
+    for name in watch.VENV_NAMES:
         venv = root / name
         if (venv / "bin" / "python").exists() and (venv / "pyvenv.cfg").is_file():
             return venv
@@ -114,19 +114,21 @@ def default_setup(root: Path, packages: Sequence[str] = ()) -> str | None:
     own lockfile) each get theirs in their folder: the main checkout's `frontend/node_modules` is not on the
     worktree's way up."""
     commands = [_node_install(root)]
-    if not _workspace_root(root):
+    if not workspace_root(root):
         commands += [f"(cd {shlex.quote(path)} && {install})" for path in packages
                      if path != "." and (install := _node_install(root / path, own=True))]
     return " && ".join(command for command in commands if command) or None
 
 
-def _workspace_root(root: Path) -> bool:
-    return (root / "pnpm-workspace.yaml").is_file() or "workspaces" in _package_json(root)
+def workspace_root(root: Path) -> bool:
+    """Is `root` the top of a JavaScript workspace (pnpm's, or package.json `workspaces`)?"""
+    return (root / "pnpm-workspace.yaml").is_file() or "workspaces" in package_json(root)
 
 
-def _package_json(folder: Path) -> dict[str, object]:
+def package_json(folder: Path) -> dict[str, object]:
+    """The folder's package.json ({} when it is missing, unreadable or not an object)."""
     try:
-        package = json.loads((folder / "package.json").read_text(encoding="utf-8"))
+        package = json.loads((folder / "package.json").read_text(encoding="utf-8", errors="replace") or "{}")
     except (OSError, json.JSONDecodeError):
         return {}
     return package if isinstance(package, dict) else {}
@@ -135,7 +137,7 @@ def _package_json(folder: Path) -> dict[str, object]:
 def _node_install(folder: Path, own: bool = False) -> str | None:
     """The clean install a folder's package.json needs, None when it has no dependencies or (at the top, where
     worktrees find it by walking up) the main checkout already has node_modules."""
-    package = _package_json(folder)
+    package = package_json(folder)
     if not package or (not own and (folder / "node_modules").is_dir()):
         return None
     if not (package.get("dependencies") or package.get("devDependencies")):

@@ -14,7 +14,8 @@ from pathlib import Path
 import yaml
 
 from orchestrator.facts import PackageGate
-from orchestrator.gate.candidates import GateChoice, candidates, package_json, read
+from orchestrator.gate.candidates import GateChoice, candidates, read
+from orchestrator.gate.environment import package_json, workspace_root
 
 _SKIP = {"node_modules", "target", "dist", "build", "out", "vendor", "third_party", "third-party", "docs", "doc",
          "examples", "example", "samples", "tests", "test", "testing", "fixtures", "benches", "benchmarks", "bench",
@@ -37,7 +38,7 @@ def monorepo_gate(root: Path, root_found: list[GateChoice]) -> GateChoice | None
     packages = find_packages(root)
     if not packages:
         return None
-    workspace = _workspace_root(root)
+    workspace = workspace_root(root)
     first = root_found[0] if root_found else None
     if first is not None and not workspace and _AGGREGATOR.match(first.source):
         others = tuple(f"`{c.command}` ({c.source})" for c in root_found[1:])
@@ -83,10 +84,6 @@ def _use_block(gowork: str) -> str:
     return "\n".join(re.findall(r"^use\s+(\S+)\s*$", gowork, re.MULTILINE)
                      + [line for block in re.findall(r"^use\s*\(([^)]*)\)", gowork, re.MULTILINE)
                         for line in block.splitlines()])
-
-
-def _workspace_root(root: Path) -> bool:
-    return (root / "pnpm-workspace.yaml").is_file() or "workspaces" in package_json(root)
 
 
 def combined_command(packages: list[PackageGate]) -> str:

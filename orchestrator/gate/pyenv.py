@@ -13,7 +13,6 @@ tree under `build/` is not redirected.)"""
 from __future__ import annotations
 
 import ast
-import json
 import os
 import re
 import shutil
@@ -104,20 +103,6 @@ def editables(root: Path, venv: Path) -> list[Editable]:
             if "." not in module and _inside(path, root, venv):
                 found.setdefault(("finder", path), Editable(finder.name, "finder", path, module))
     return list(found.values())
-
-
-def editable_projects(venv: Path) -> list[str]:
-    """The project folders installed editable (`direct_url.json` with `"editable": true`), for reports."""
-    site = site_packages(venv)
-    projects = []
-    for record in sorted(site.glob("*.dist-info/direct_url.json")) if site else []:
-        try:
-            data = json.loads(record.read_text(encoding="utf-8"))
-        except (OSError, json.JSONDecodeError):
-            continue
-        if isinstance(data, dict) and (data.get("dir_info") or {}).get("editable"):
-            projects.append(str(data.get("url", "")).removeprefix("file://"))
-    return projects
 
 
 def overlay(root: Path, worktree: Path, found: list[Editable], folder: Path) -> list[str]:

@@ -11,8 +11,8 @@ from pathlib import Path
 from typing import Any
 
 from orchestrator.gate.baseline import choose_setup
-from orchestrator.gate.candidates import GateChoice, package_json
-from orchestrator.gate.environment import gate_env
+from orchestrator.gate.candidates import GateChoice
+from orchestrator.gate.environment import gate_env, package_json
 from orchestrator.gate.submodules import submodules, uninitialised
 
 _BY_WRAPPED = ("by test id where the runner it starts reports them (pytest, unittest, node --test, jest, vitest,"

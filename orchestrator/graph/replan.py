@@ -21,6 +21,7 @@ from langgraph.runtime import get_runtime
 from langgraph.types import interrupt
 
 from agents import ReplanInput, format_feedback
+from orchestrator.causes import REPLANNABLE, cause_of
 from orchestrator.errors import PlanError
 from orchestrator.graph.active import ACTIVE, ActiveRun
 from orchestrator.graph.scheduler import Scheduler
@@ -31,16 +32,11 @@ from orchestrator.settings import Asker
 from orchestrator.store import receipts
 from orchestrator.views import reports
 
-REPLANNABLE = ("max turns reached", "stalled:", "player: the agent session hit its max turns")
-"""How a task ends that was too big for its turns. Not tampering, a false approval, a budget, a blocker or a
-human's abort: those say nothing about the task's size."""
-
 
 def replannable(result: TaskResult, task_id: str, limit: int) -> bool:
     """Should the planner split this finished task? (`limit`: --replan, replans per line of tasks.)"""
     return (limit > 0 and result.get("status") == "failed" and replan_round(task_id) < limit
-            and str(result.get("reason", "")).startswith(REPLANNABLE)
-            and int(result.get("false_approvals", 0) or 0) == 0)
+            and cause_of(result) in REPLANNABLE and int(result.get("false_approvals", 0) or 0) == 0)
 
 
 @task

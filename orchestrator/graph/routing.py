@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from orchestrator.graph.state import Review, TaskState
+from orchestrator.graph.state import SUCCESS, Review, TaskState
 
 AfterPlayer = Literal["coach", "precheck", "feedback", "finalize_failure", "ask_human"]
 
@@ -59,7 +59,7 @@ def after_feedback(state: TaskState) -> Literal["player", "finalize_failure"]:
 
 def after_finalize_success(state: TaskState) -> Literal["merge", "__end__"]:
     result = state.get("result") or {}
-    return "merge" if result.get("status") in ("approved", "approved-unverified") else "__end__"
+    return "merge" if result.get("status") in SUCCESS else "__end__"
 
 
 def after_merge(state: TaskState) -> Literal["feedback", "__end__"]:

@@ -16,8 +16,8 @@ from orchestrator.settings import Schedule
 
 
 class Held(Exception):
-    """A task can't start in this run (a prerequisite waits for an answer, failed to run, or the run drains).
-    It is not a result: the task starts on resume."""
+    """A signal, not an error: a task can't start in this run (a prerequisite waits for an answer, failed to run,
+    or the run drains). It is not a result: the task starts on resume."""
 
 
 class Scheduler:

@@ -182,16 +182,6 @@ class GitRepo(TreeQueries):
         """A throwaway worktree at `sha` with no branch (the gate's run on the base): moves no ref."""
         await self._recreate_worktree(path, sha, "--detach")
 
-    async def attach_worktree(self, path: Path, branch: str) -> bool:
-        """A worktree on an existing branch (the integration worktree of the feature branch); True when it
-        had to be created."""
-        if not branch.startswith("autobuild/"):
-            raise GitError(f"refusing to check out {branch}: only autobuild/ branches are ours")
-        if await self.worktree_problem(path) is None:
-            return False
-        await self._recreate_worktree(path, branch)
-        return True
-
     async def remove_worktree(self, path: Path, branch: str | None = None) -> None:
         async with self.lock:
             if await asyncio.to_thread(path.exists):

@@ -82,11 +82,6 @@ def differences(before: UserState, after: UserState) -> list[str]:
     return changes
 
 
-async def compare(repo: GitRepo, before: UserState) -> list[str]:
-    """What changed in the user's refs, HEAD and index since `before`; nothing is put back."""
-    return differences(before, await snapshot(repo))
-
-
 @dataclass(frozen=True)
 class LandPermit:
     """The one exception to the safety invariant (DESIGN §5): `land FEAT` may move the user's branch `ref`

@@ -76,11 +76,6 @@ def clone_path(workspace: Path, url: str) -> Path:
     return workspace / "clones" / f"{stem.strip('-.') or 'repo'}-{digest}"
 
 
-def thread_metadata(url: str, feature: str) -> dict[str, str]:
-    """What a thread run by URL carries as metadata, so a client finds it by repository and feature."""
-    return {"repo_url": check_url(url), "feature": feature}
-
-
 async def ensure_clone(workspace: Path, url: str) -> GitRepo:
     """The worker's clone of `url` (cloned once, into a temporary folder then renamed: a half clone is never
     used). No work tree is checked out yet: `refresh` detaches it at the base."""

@@ -19,7 +19,8 @@ from orchestrator import sandbox
 from orchestrator.repo import guard
 from orchestrator.repo.git import EXCLUDE_LINES, GitRepo
 
-_VENV_NAMES = (".venv", "venv", "env")
+VENV_NAMES = (".venv", "venv", "env")
+"""Where a repository's own virtualenv lives (the first one found is the main checkout's)."""
 _MAX_ENTRIES = 100_000
 _SHALLOW_DEPTH = 3  # .venv/lib/pythonX.Y/site-packages, node_modules/@scope/package
 _SMALL = 1 << 20
@@ -130,7 +131,7 @@ def snapshot(root: Path, deep: bool = True) -> Watched:
         digests[".git/config"] = _file_digest(config_path)
         digests[".git/hooks"] = _folder_digest(common / "hooks")
         digests[".git/info"] = _folder_digest(common / "info", exclude_ours=True)
-    for name in _VENV_NAMES:
+    for name in VENV_NAMES:
         if (root / name / "pyvenv.cfg").is_file():
             digests[f"{name} (your virtualenv)"] = tree_digest(root / name, deep=deep)
     if (root / "node_modules").is_dir():

@@ -6,6 +6,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from orchestrator.causes import cause_of
 from orchestrator.errors import InputError
 from orchestrator.facts import TaskResult, accepted_changes
 from orchestrator.jsonout import iso_utc, usd
@@ -135,6 +136,7 @@ def feature_status(store: CheckpointStore, plan: FeaturePlan, thread_id: str | N
                 "cost_usd": usd(spent),
                 "duration_s": round(float(result.get("duration_s", 0.0)), 3) if result else None,
                 "reason": result.get("reason", "") if result else (snap.get("_error") or ""),
+                "cause": cause_of(result),
                 "pending_question": None if result else snap.get("question"),
                 "claims_contradicted": int((result or snap).get("claims_contradicted", 0)),
                 "receipt": receipts.with_earlier(receipt, spent - latest_usd, earlier_turns),
@@ -231,7 +233,7 @@ def show_task(repo: Path, plan: FeaturePlan, task_id: str) -> dict[str, Any]:
 
 
 def results_json(results: dict[str, Any]) -> dict[str, Any]:
-    """Task results as `--json` shows them: costs to 4 decimals, durations to milliseconds."""
+    """Task results as `--json` shows them: costs to 4 decimals, durations to milliseconds, with their cause."""
     shown: dict[str, Any] = {}
     for task_id, result in results.items():
         row = dict(result)
@@ -239,5 +241,7 @@ def results_json(results: dict[str, Any]) -> dict[str, Any]:
             row["cost_usd"] = usd(row["cost_usd"])
         if "duration_s" in row:
             row["duration_s"] = round(float(row["duration_s"]), 3)
+        if (cause := cause_of(row)) is not None:  # a result recorded before causes were: derived
+            row["cause"] = cause
         shown[task_id] = row
     return shown

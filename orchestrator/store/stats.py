@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
+from orchestrator.causes import StopCause, cause_of
 from orchestrator.errors import InputError
 from orchestrator.facts import SUCCESS, Receipt
 from orchestrator.jsonout import iso_utc, usd
@@ -44,6 +45,8 @@ class TaskFacts:
     """Base tests the approving coach accepted changing."""
     receipt: Receipt | None = None
     """None: computed from status, turns and cost (everything as `unjudged`)."""
+    cause: StopCause | None = None
+    """Why it stopped without an approval (None: approved)."""
 
 
 def parse_since(text: str | None) -> float | None:
@@ -83,6 +86,7 @@ def task_facts(store: CheckpointStore) -> list[TaskFacts]:
                 violations=len(state.get("violations") or []),
                 replans=max(int(receipt["replans"]), 1 if result.get("status") == "replaced" else 0),
                 accepted_test_changes=len(result.get("test_changes") or []), receipt=receipt,
+                cause=cause_of(result),
             ))
     return found
 
@@ -98,8 +102,11 @@ def scorecard(facts: Iterable[TaskFacts], since: float | None = None) -> dict[st
     approved = [f for f in counted if f.status in SUCCESS]
     unattended = [f for f in approved if f.answers == 0]
     outcomes: dict[str, int] = {}
+    stopped_by: dict[str, int] = {}
     for fact in chosen:
         outcomes[fact.status] = outcomes.get(fact.status, 0) + 1
+        if fact.cause is not None:
+            stopped_by[fact.cause] = stopped_by.get(fact.cause, 0) + 1
     cost = sum(f.cost_usd for f in chosen)
     turns_per_approved = _ratio(sum(f.turns for f in approved), len(approved), 2)
     first_turn = sum(1 for f in approved if f.turns == 1)
@@ -111,6 +118,7 @@ def scorecard(facts: Iterable[TaskFacts], since: float | None = None) -> dict[st
         "tasks": len(counted),
         "approved": len(approved),
         "outcomes": dict(sorted(outcomes.items())),
+        "stopped_by": dict(sorted(stopped_by.items())),
         "completed_without_human": len(unattended),
         "completed_without_human_pct": without_human,
         "turns_per_approved_task": turns_per_approved,

@@ -10,10 +10,10 @@ from rich.console import Group
 from rich.table import Table
 from rich.text import Text
 
+from orchestrator.facts import FAILED
 from orchestrator.text import one_line
 from orchestrator.views.live_layout import cut_end, cut_middle, elapsed_text, layout, state_cell, tool_words
 
-FAILED = frozenset({"failed", "blocked", "aborted", "conflict", "error"})
 MARK = {"approved": "✔", "approved-unverified": "✔?", "error": "!", "failed": "✘", "blocked": "⛔", "skipped": "↷",
         "conflict": "⚠", "aborted": "✘", "replaced": "⇉"}
 
@@ -105,11 +105,6 @@ class TaskBoard:
                 self.rows.setdefault(str(task_id), TaskRow())
         elif kind == "replan_refused":
             row.activity = one_line(f"replan refused: {event.get('reason')}", 60)
-
-    def state_of(self, row: TaskRow) -> str:
-        if row.state == "running" and self.paused:
-            return self.paused
-        return f"{MARK[row.state]} {row.state}" if row.state in MARK else row.state
 
     def footer(self) -> str:
         spent = self.spent_before + sum(row.cost_usd for row in self.rows.values())

@@ -32,6 +32,8 @@ from pathlib import Path
 from typing import Any, Literal, TextIO
 
 from orchestrator import processes
+from orchestrator.causes import cause_of
+from orchestrator.facts import FAILED
 from orchestrator.jsonout import dumps, iso_utc
 from orchestrator.settings import RunSettings
 from orchestrator.text import plain_line
@@ -39,9 +41,6 @@ from orchestrator.text import plain_line
 NotificationKind = Literal["feature_finished", "question_waiting", "task_failed", "budget_reached", "usage_limit"]
 EventSink = Callable[[dict[str, Any]], None]
 
-FAILING = frozenset({"failed", "blocked", "aborted", "conflict", "error"})
-BUDGET_MARK = "budget exhausted"
-"""How a budget stop reads (graph/context.py `budget_exhausted`, graph/nodes/turns.py FAILURE_REASONS["budget"])."""
 HOOK_TIMEOUT_S = 10.0
 """How long one hook (or desktop notification) may run before its process group is killed."""
 DESKTOP_TIMEOUT_S = 5.0
@@ -68,8 +67,8 @@ def classify(event: Mapping[str, Any], *, questions_wait: bool = True) -> Notifi
         return "usage_limit"
     if kind == "task_error" or (kind == "merge" and event.get("merged") is False):
         return "task_failed"
-    if kind == "finalize" and event.get("status") in FAILING:
-        budget = event.get("status") == "aborted" and BUDGET_MARK in str(event.get("reason") or "")
+    if kind == "finalize" and event.get("status") in FAILED:
+        budget = event.get("status") == "aborted" and cause_of(event) == "budget"
         return "budget_reached" if budget else "task_failed"
     return None
 
@@ -106,7 +105,7 @@ def message(kind: NotificationKind, event: Mapping[str, Any]) -> str:
         if event.get("event") == "task_error":
             status = "error"
         elif event.get("event") == "merge":
-            status = "conflict" if reason.startswith("merge conflict") else "failed"
+            status = "conflict" if cause_of(event) == "merge_conflict" else "failed"
         text = f"{feature} {task} {status}: {reason}"
     return clean(text)
 

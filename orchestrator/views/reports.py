@@ -18,7 +18,8 @@ def _stamp(epoch: float | None) -> str:
     return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(epoch)) if epoch else "unknown"
 
 
-def task_report(state: TaskState, status: str, reason: str, artifacts: list[str], task_name: str) -> str:
+def task_report(state: TaskState, status: str, reason: str, artifacts: list[str], task_name: str, *,
+                cause: str | None = None) -> str:
     """The task's AUTO-RUN.md: what happened, what it cost, what it produced, why it stopped."""
     started = state.get("started") or time.time()
     player: dict[str, Any] = dict(state.get("player") or {})
@@ -33,6 +34,7 @@ def task_report(state: TaskState, status: str, reason: str, artifacts: list[str]
         "",
         f"- **Status:** {status}",
         f"- **Reason:** {reason or '-'}",
+        *([f"- **Cause:** `{cause}`"] if cause else []),
         f"- **Feature:** {state.get('feature_id')}",
         f"- **Started:** {_stamp(started)}",
         f"- **Duration:** {time.time() - started:.1f} s",

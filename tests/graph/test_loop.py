@@ -91,6 +91,7 @@ async def test_same_blocker_twice_stops_as_blocked(tmp_path: Path) -> None:
     agents = ScriptedAgents({"player": blocked("the API key for the payment sandbox is missing")})
     run = await Workflow(repo, agents).run()
     assert run.status("TASK-001") == "blocked" and "reported twice" in run.results["TASK-001"]["reason"]
+    assert run.results["TASK-001"]["cause"] == "blocker"
     assert not [c for c in agents.calls if c.role == "coach"]
     assert len(agents.prompts_of("player", "TASK-001")) == 2
 
@@ -102,7 +103,7 @@ async def test_a_spec_test_conflict_stops_the_task_at_its_first_report(tmp_path:
                                                requirement="sub returns the absolute difference")})
     run = await Workflow(repo, agents).run()
     reason = run.results["TASK-001"]["reason"]
-    assert run.status("TASK-001") == "blocked"
+    assert run.status("TASK-001") == "blocked" and run.results["TASK-001"]["cause"] == "spec_test_conflict"
     assert "tests/test_sub.py::test_sub" in reason and "sub returns the absolute difference" in reason
     assert len(agents.prompts_of("player", "TASK-001")) == 1, "stopped at the first report, not the second"
     assert not [c for c in agents.calls if c.role == "coach"]
@@ -113,6 +114,7 @@ async def test_stalled_loop_stops_after_three_stalls(tmp_path: Path) -> None:
     agents = ScriptedAgents({"player": writes(SUB), "coach": feedback(("calc/sub.py", 1, "rename it"))})
     run = await Workflow(repo, agents).run(max_turns=10)
     assert run.status("TASK-001") == "failed" and "stalled" in run.results["TASK-001"]["reason"]
+    assert run.results["TASK-001"]["cause"] == "stalled"
     assert run.results["TASK-001"]["turns"] == 4, "turn 1, then three stalled turns"
     assert "Stall warning" in agents.prompts_of("player", "TASK-001")[2].feedback_notes[-1]
 
@@ -128,6 +130,7 @@ async def test_max_turns_fails_and_keeps_no_partial_work(tmp_path: Path) -> None
     run = await Workflow(repo, agents).run(max_turns=2)
     result = run.results["TASK-001"]
     assert result["status"] == "failed" and "max turns reached (2)" in result["reason"]
+    assert result["cause"] == "max_turns"
     assert "calc/sub.py" not in git(repo, "ls-tree", "-r", "--name-only", "autobuild/FEAT-001")
 
 
@@ -147,6 +150,7 @@ async def test_feature_budget_aborts_and_starts_no_new_session(tmp_path: Path) -
     agents.script["coach"].cost_usd = 0.5
     run = await Workflow(repo, agents).run(budget_usd=1.0)
     assert run.status("TASK-001") == "aborted" and "budget exhausted" in run.results["TASK-001"]["reason"]
+    assert run.results["TASK-001"]["cause"] == "budget"
     assert len(agents.calls) == 2, "after $1.10 no third session starts"
 
 
@@ -154,8 +158,10 @@ async def test_player_session_failure_fails_the_task(tmp_path: Path) -> None:
     repo = one_task_repo(tmp_path)
     run = await Workflow(repo, ScriptedAgents({"player": Turn(status="max_turns")})).run()
     assert run.status("TASK-001") == "failed" and "max turns" in run.results["TASK-001"]["reason"]
+    assert run.results["TASK-001"]["cause"] == "session_max_turns"
     report = (repo / ".autobuild/runs/FEAT-001/TASK-001/AUTO-RUN.md").read_text()
     assert "**Status:** failed" in report
+    assert "- **Cause:** `session_max_turns`" in report, "the report names the cause beside the reason"
 
 
 async def test_a_hung_command_is_not_retried_its_work_is_kept_and_the_next_turn_is_told(tmp_path: Path) -> None:

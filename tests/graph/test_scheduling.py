@@ -76,6 +76,7 @@ async def test_failed_dependency_skips_dependents_only(tmp_path: Path) -> None:
     run = await Workflow(repo, agents).run()
     assert (run.status("T1"), run.status("T2"), run.status("T3")) == ("failed", "approved-unverified", "skipped")
     assert run.results["T3"]["reason"] == "dependency T1 failed"
+    assert (run.results["T1"]["cause"], run.results["T3"]["cause"]) == ("session_max_turns", "dependency")
     assert not agents.prompts_of("player", "T3"), "a skipped task starts no session"
     assert "skipped" in (repo / ".autobuild/runs/FEAT-001/AUTO-RUN.md").read_text()
 
@@ -91,6 +92,7 @@ async def test_a_conflict_with_no_turn_left_ends_as_conflict_and_the_branch_is_k
     first = "A" if second == "B" else "B"
     assert run.status(first) == "approved-unverified"
     assert run.status(second) == "conflict" and "calc/shared.py" in run.results[second]["reason"]
+    assert run.results[second]["cause"] == "merge_conflict"
     landed = {"A": "V = 'a'\n", "B": "V = 'b'\n"}
     assert git(repo, "show", "autobuild/FEAT-001:calc/shared.py") == landed[first]
     assert f"autobuild/FEAT-001.{second}" in git(repo, "branch", "--list")
@@ -107,6 +109,7 @@ async def test_the_feature_gate_failing_on_the_landing_tree_never_reaches_the_br
     run = await Workflow(repo, agents).run(parallel=2, max_turns=1)
     assert run.status("A") == "approved"
     assert run.status("B") == "failed" and "the gate failed on B brought up to" in run.results["B"]["reason"]
+    assert run.results["B"]["cause"] == "integration_gate"
     assert "calc/b.py" not in git(repo, "ls-tree", "-r", "--name-only", "autobuild/FEAT-001")
 
 

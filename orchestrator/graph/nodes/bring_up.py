@@ -87,7 +87,8 @@ async def conclude(ctx: RunContext, worktree: Path, task_id: str, turn: int, con
     if left:
         await ctx.repo.reset(worktree, approved_sha)
         return Stop(outcome="conflict", reason=f"merge conflict with {ctx.feature_branch} still unresolved after"
-                                               f" conflict turn {turn}: markers left in {', '.join(left)}")
+                                               f" conflict turn {turn}: markers left in {', '.join(left)}",
+                    cause="merge_conflict")
     await ctx.repo.commit_merge(worktree, f"autobuild({task_id}): resolve conflicts with {ctx.feature_branch}"
                                           f" (turn {turn})")
     return None

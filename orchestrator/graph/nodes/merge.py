@@ -17,11 +17,12 @@ from pathlib import Path
 
 from langgraph.runtime import Runtime
 
+from orchestrator.facts import review_of
 from orchestrator.gate import GateResult, no_gate
 from orchestrator.graph.context import RunContext
 from orchestrator.graph.events import EventLog
 from orchestrator.graph.nodes import bring_up
-from orchestrator.graph.state import ConflictTurn, FeedbackItem, Review, TaskResult, TaskState
+from orchestrator.graph.state import ConflictTurn, FeedbackItem, TaskResult, TaskState
 
 MAX_ATTEMPTS = 20
 """Bring-ups of one landing: each failed attempt means another task landed, so the run as a whole progresses."""
@@ -107,8 +108,9 @@ async def _land(land: Landing, worktree: Path) -> TaskState:
         land.events("landing", land.task_id, moved=True,
                     reason=f"{ctx.feature_branch} moved during the gate: bringing {land.task_id} up again")
     reason = f"{ctx.feature_branch} kept moving: {land.task_id} could not land after {MAX_ATTEMPTS} bring-ups"
-    land.events("merge", land.task_id, merged=False, reason=reason)
-    return TaskState(result=land.result | TaskResult(status="failed", merged=False, reason=reason))
+    land.events("merge", land.task_id, merged=False, reason=reason, cause="feature_moved")
+    return TaskState(result=land.result | TaskResult(status="failed", merged=False, reason=reason,
+                                                     cause="feature_moved"))
 
 
 async def _take_along(land: Landing, worktree: Path) -> list[tuple[str, str]]:
@@ -166,18 +168,18 @@ async def _conflict(land: Landing, head: str, files: list[str]) -> TaskState:
     ctx, task_id, turn, state = land.ctx, land.task_id, land.turn, land.state
     listed = ", ".join(files) or "(git named no file)"
     if turn >= ctx.options.max_turns or not files:
-        land.events("merge", task_id, merged=False, reason=f"merge conflict: {listed}")
+        land.events("merge", task_id, merged=False, reason=f"merge conflict: {listed}", cause="merge_conflict")
         return TaskState(result=land.result | TaskResult(
-            status="conflict", merged=False, reason=f"merge conflict: {listed} (no turn left to resolve it)"))
+            status="conflict", merged=False, reason=f"merge conflict: {listed} (no turn left to resolve it)",
+            cause="merge_conflict"))
     description = await bring_up.describe(ctx, Path(state["worktree"]), task_id, head, files)
     conflict = ConflictTurn(turn=turn + 1, head=head, files=files, description=description)
     land.events("landing", task_id, reason=f"merge conflict: {listed}; conflict turn {turn + 1}",
                 conflict_turn=turn + 1)
-    review = Review(turn=turn, reviewer="merge", verdict="feedback",
-                    rationale=f"bringing the approved work up to {ctx.feature_branch} conflicts in {listed}",
-                    items=[FeedbackItem(file=path, line=None, issue="merge conflict: resolve the markers, keeping"
-                                                                     " both sides' changes") for path in files],
-                    notes=[description], gate=None, false_approval=False)
+    review = review_of(turn, "merge", f"bringing the approved work up to {ctx.feature_branch} conflicts in {listed}",
+                       items=[FeedbackItem(file=path, line=None, issue="merge conflict: resolve the markers, keeping"
+                                                                        " both sides' changes") for path in files],
+                       notes=[description])
     return TaskState(result=None, review=review, conflict=conflict, head_sha=land.sha, base_sha=land.base,
                      conflict_turns=int(state.get("conflict_turns", 0)) + 1)
 
@@ -188,12 +190,11 @@ def _gate_failed(land: Landing, gate: GateResult) -> TaskState:
     ctx, task_id, turn = land.ctx, land.task_id, land.turn
     why = f"the gate failed on {task_id} brought up to {ctx.feature_branch}: {gate['summary']}"
     if turn >= ctx.options.max_turns:
-        land.events("merge", task_id, merged=False, reason=why)
+        land.events("merge", task_id, merged=False, reason=why, cause="integration_gate")
         return TaskState(result=land.result | TaskResult(status="failed", merged=False,
-                                                         reason=f"{why}\n{gate['output']}"))
+                                                         reason=f"{why}\n{gate['output']}", cause="integration_gate"))
     land.events("landing", task_id, reason=f"{why}; back to the player")
-    review = Review(turn=turn, reviewer="merge", verdict="feedback", rationale=why,
-                    items=[FeedbackItem(file="", line=None, issue=f"{why}. Your work was merged with the tasks"
-                                                                  f" that landed meanwhile:\n{gate['output']}")],
-                    notes=[], gate=gate, false_approval=False)
+    review = review_of(turn, "merge", why, gate=gate,
+                       items=[FeedbackItem(file="", line=None, issue=f"{why}. Your work was merged with the tasks"
+                                                                     f" that landed meanwhile:\n{gate['output']}")])
     return TaskState(result=None, review=review, head_sha=land.sha, base_sha=land.base)

@@ -8,7 +8,7 @@ from typing import Any
 from langgraph.runtime import Runtime
 
 from agents import CoachInput
-from orchestrator.facts import Acceptance
+from orchestrator.facts import Acceptance, player_report, review_of
 from orchestrator.gate import (
     SHIFTED_IDS_NOTE,
     GateResult,
@@ -86,17 +86,15 @@ async def coach(state: TaskState, runtime: Runtime[RunContext]) -> TaskState:
                        user_changes=agent.user_changes)
     if (note := hung_command_note("coach", result)) and not agent.tampering():
         agent.events("command_hung", task_id, turn=turn, role="coach", commands=result.stuck_commands)
-        review = Review(turn=turn, reviewer="coach", verdict="feedback", rationale=note, items=[], notes=[note],
-                        gate=None, false_approval=False)
+        review = review_of(turn, "coach", note, notes=[note])
         history = agent.sessions.history("timeout", state["head_sha"], note[:200])
         return update | TaskState(review=review, history=[history])
     if stop := agent.tampering() or session_failure("coach", result):
         return update | TaskState(stop=stop)
     decision = dict(result.report or {})
     approved = decision.get("decision") == "approve"
-    review = Review(turn=turn, reviewer="coach", verdict="approve" if approved else "feedback",
-                    rationale=str(decision.get("rationale") or "the coach ended without recording a decision"),
-                    items=_items(decision.get("feedback_items")), notes=[], gate=None, false_approval=False)
+    review = review_of(turn, "coach", str(decision.get("rationale") or "the coach ended without recording a decision"),
+                       verdict="approve" if approved else "feedback", items=_items(decision.get("feedback_items")))
     if approved:
         review, judged = await _judge_approval(agent, decision, review)
         update |= judged | TaskState(violations=[*update["violations"], *judged["violations"]])
@@ -115,12 +113,12 @@ async def _judge_approval(agent: AgentTurn, decision: dict[str, Any], review: Re
     ctx, state, task_id, turn = agent.ctx, agent.state, agent.task_id, int(agent.state["turn"])
     accepted = _acceptances(decision.get("test_changes_accepted"))
     gate = await _verify(state, ctx, accepted)
-    review = review | Review(gate=gate, accepted_tests=accepted)  # type: ignore[typeddict-item]
+    review = review.copy()
+    review["gate"], review["accepted_tests"] = gate, accepted
     if gate["command"]:
         agent.events("gate", task_id, turn=turn, **gate)
     contradictions = contradicted_claims(decision.get("tests_verified"), gate)
-    player = state.get("player")
-    written = [str(p) for p in ((player["report"] if player else None) or {}).get("tests_written") or []]
+    written = player_report(state)["tests_written"]
     skipped = tests_only_skipped(written, gate)
     unrun = [path for path in tests_not_run(written, gate) if not any(s.startswith(path + ":") for s in skipped)]
     details = [f"player claims contradicted: reported tests the gate did not run: {', '.join(unrun)}"] * bool(unrun)
@@ -137,10 +135,10 @@ async def _judge_approval(agent: AgentTurn, decision: dict[str, Any], review: Re
         update["claims_contradicted"] = int(state.get("claims_contradicted", 0)) + len(contradictions)
     if not gate["passed"]:
         update["false_approvals"] = int(state.get("false_approvals", 0)) + 1
-        review = review | Review(verdict="feedback", false_approval=True,  # type: ignore[typeddict-item]
-                                 rationale=f"coach approved but verify failed: {gate['summary']}",
-                                 items=[FeedbackItem(file="", line=None,
-                                                     issue=f"coach approved but verify failed:\n{gate['output']}")])
+        review["verdict"], review["false_approval"] = "feedback", True
+        review["rationale"] = f"coach approved but verify failed: {gate['summary']}"
+        review["items"] = [FeedbackItem(file="", line=None,
+                                        issue=f"coach approved but verify failed:\n{gate['output']}")]
     return review, update
 
 
@@ -204,5 +202,4 @@ async def precheck(state: TaskState, runtime: Runtime[RunContext]) -> TaskState:
     if result.status != "success" or verdict.plausible:
         return update  # a broken pre-check must not block the coach
     note = f"Pre-check: {verdict.reason}"
-    return update | TaskState(review=Review(turn=turn, reviewer="precheck", verdict="feedback", rationale=note,
-                                            items=[], notes=[note], gate=None, false_approval=False))
+    return update | TaskState(review=review_of(turn, "precheck", note, notes=[note]))

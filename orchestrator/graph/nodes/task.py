@@ -18,7 +18,8 @@ from langgraph.runtime import Runtime
 from langgraph.types import interrupt
 
 from agents import AgentResult, PlayerInput, SessionSettings, format_feedback
-from orchestrator.facts import GateResult
+from orchestrator.causes import StopCause, cause_of
+from orchestrator.facts import GateResult, player_report, review_of
 from orchestrator.gate import (
     BY_EXIT,
     describe_test_change,
@@ -53,7 +54,8 @@ async def initialize(state: TaskState, runtime: Runtime[RunContext]) -> TaskStat
                        result=None, conflict=None, conflict_turns=0)
     if state.get("skip_reason"):
         ctx.events(runtime)("skipped", task_id, reason=state["skip_reason"])
-        return update | TaskState(stop=Stop(outcome="skipped", reason=str(state["skip_reason"])), turn=0)
+        return update | TaskState(stop=Stop(outcome="skipped", reason=str(state["skip_reason"]), cause="dependency"),
+                                  turn=0)
     start = await asyncio.to_thread(ctx.repo.rev, ctx.feature_branch)
     worktree = ctx.worktree(task_id)
     sha = await ctx.repo.add_worktree(worktree, ctx.task_branch(task_id), start)
@@ -63,8 +65,8 @@ async def initialize(state: TaskState, runtime: Runtime[RunContext]) -> TaskStat
 
 
 def _review(turn: int, reviewer: Reviewer, notes: list[str]) -> Review:
-    return Review(turn=turn, reviewer=reviewer, verdict="feedback", rationale=notes[0] if notes else "",
-                  items=[], notes=notes, gate=None, false_approval=False)
+    """The orchestrator's own feedback: its notes, the first one as the rationale."""
+    return review_of(turn, reviewer, notes[0] if notes else "", notes=notes)
 
 
 async def player(state: TaskState, runtime: Runtime[RunContext]) -> TaskState:
@@ -173,12 +175,12 @@ def _blocked(state: TaskState, events: EventLog, blocker: dict[str, str]) -> Tas
     if blocker.get("kind") == "spec-test-conflict":
         reason = (f"spec-test conflict: the requirement {blocker.get('requirement') or '(not named)'!r}"
                   f" contradicts the test {blocker.get('test') or '(not named)'}: {blocker['description']}")
-        return TaskState(stop=Stop(outcome="blocked", reason=f"{reason}; action: {blocker['action']}"),
-                         blocker_hashes=hashes)
+        return TaskState(stop=Stop(outcome="blocked", reason=f"{reason}; action: {blocker['action']}",
+                                   cause="spec_test_conflict"), blocker_hashes=hashes)
     if previous and previous[-1] == blocker["hash"]:
         reason = f"blocker {blocker['hash']} (reported twice in a row): {blocker['description']}"
-        return TaskState(stop=Stop(outcome="blocked", reason=f"{reason}; action: {blocker['action']}"),
-                         blocker_hashes=hashes)
+        return TaskState(stop=Stop(outcome="blocked", reason=f"{reason}; action: {blocker['action']}",
+                                   cause="blocker"), blocker_hashes=hashes)
     note = (f"You reported a blocker ({blocker['description']}). If you can work around it, do so;"
             " if it really blocks the task, report the same blocker again and the task stops for a human.")
     return TaskState(review=_review(turn, "blocker", [note]), blocker_hashes=hashes)
@@ -198,7 +200,8 @@ def _question(state: TaskState, interactive: bool, events: EventLog, result: Age
         return TaskState(question=question)
     events("question_aborted", task_id, question_id=question["question_id"])
     return TaskState(stop=Stop(outcome="aborted", reason=f"ambiguous decision point: the agent asked {text!r}"
-                                                         " and no human is available (--autonomous)"))
+                                                         " and no human is available (--autonomous)",
+                               cause="question"))
 
 
 async def ask_human(state: TaskState, runtime: Runtime[RunContext]) -> TaskState:
@@ -243,9 +246,11 @@ async def feedback(state: TaskState, runtime: Runtime[RunContext]) -> TaskState:
         events("stall", task_id, turn=turn, count=stall_count, reasons=stalls)
         if stall_count >= 3:
             return TaskState(stall_count=stall_count, stop=Stop(
-                outcome="failed", reason=f"stalled: {'; '.join(stalls)} (three turns in a row)"))
+                outcome="failed", reason=f"stalled: {'; '.join(stalls)} (three turns in a row)", cause="stalled"))
         warning = f"Stall warning: {'; '.join(stalls)}. Try a different approach."
-        update["review"] = review | Review(notes=[*review["notes"], warning])  # type: ignore[typeddict-item]
+        warned = review.copy()
+        warned["notes"] = [*review["notes"], warning]
+        update["review"] = warned
     handed = update.get("review") or review
     text = format_feedback([dict(i) for i in handed["items"]], list(handed["notes"]))
     await asyncio.to_thread(reports.write, ctx.runs_dir(task_id) / f"feedback-turn-{turn}.md",
@@ -270,8 +275,7 @@ async def _approved(state: TaskState, runtime: Runtime[RunContext]) -> TaskState
     artifacts = await ctx.repo.changed_files(Path(state["worktree"]), state["base_sha"])
     review = state.get("review")
     gate = review["gate"] if review else None
-    player = state.get("player")
-    written = [str(path) for path in ((player["report"] if player else None) or {}).get("tests_written") or []]
+    written = player_report(state)["tests_written"]
     if gate is not None and gate["command"] and (skipped := tests_only_skipped(written, gate)):
         return await _finish(state, runtime, "approved-unverified", "approved by the coach, but the gate only"
                              f" skipped the task's new tests: {'; '.join(skipped)}", artifacts=artifacts)
@@ -305,7 +309,7 @@ def _unread(ctx: RunContext, task_id: str, gate: GateResult) -> str | None:
 
 async def finalize_failure(state: TaskState, runtime: Runtime[RunContext]) -> TaskState:
     ctx = runtime.context
-    stop = state.get("stop") or Stop(outcome="failed",
+    stop = state.get("stop") or Stop(outcome="failed", cause="max_turns",
                                      reason=f"max turns reached ({ctx.options.max_turns}) without an approval")
     if state.get("worktree") and state.get("base_sha"):
         # Partial work of a task that did not succeed is discarded; the report says why. A conflict keeps its
@@ -313,14 +317,14 @@ async def finalize_failure(state: TaskState, runtime: Runtime[RunContext]) -> Ta
         keep = state["head_sha"] if stop["outcome"] == "conflict" else state["base_sha"]
         await ctx.ensure_worktree(Path(state["worktree"]), state["branch"], keep)
         await ctx.repo.reset(Path(state["worktree"]), keep)
-    return await _finish(state, runtime, stop["outcome"], stop["reason"], artifacts=[])
+    return await _finish(state, runtime, stop["outcome"], stop["reason"], artifacts=[], cause=cause_of(stop))
 
 
 async def _finish(state: TaskState, runtime: Runtime[RunContext], status: Outcome, reason: str, *,
-                  artifacts: list[str]) -> TaskState:
+                  artifacts: list[str], cause: StopCause | None = None) -> TaskState:
     ctx, task_id = runtime.context, state["task_id"]
     task = ctx.plan.task(task_id)
-    text = reports.task_report(state, status, reason, artifacts, task.name)
+    text = reports.task_report(state, status, reason, artifacts, task.name, cause=cause)
     # The report stays in the run's folder only: a commit of it on the task branch would reach the feature branch,
     # the pushed branch and the pull request, and (as history) the user's branch on `land`.
     report_path = await asyncio.to_thread(reports.write, ctx.runs_dir(task_id) / reports.REPORT_NAME, text)
@@ -332,7 +336,9 @@ async def _finish(state: TaskState, runtime: Runtime[RunContext], status: Outcom
                         false_approvals=int(state.get("false_approvals", 0)),
                         claims_contradicted=int(state.get("claims_contradicted", 0)),
                         conflict_turns=int(state.get("conflict_turns", 0)))
+    if cause is not None:
+        result["cause"] = cause
     result["receipt"] = receipts.task_receipt(state.get("history", []), status, result["turns"], result["cost_usd"])
     ctx.events(runtime)("finalize", task_id, status=status, reason=reason, cost_usd=result["cost_usd"],
-                        receipt=result["receipt"])
+                        receipt=result["receipt"], cause=cause)
     return TaskState(result=result, head_sha=sha)

@@ -12,6 +12,7 @@ from langgraph.errors import GraphDrained
 from langgraph.runtime import Runtime
 
 from agents import AgentResult, SessionSettings
+from orchestrator.causes import StopCause
 from orchestrator.errors import InfrastructureError
 from orchestrator.graph.context import RunContext
 from orchestrator.graph.events import EventLog
@@ -63,7 +64,15 @@ def session_failure(role: str, result: AgentResult) -> Stop | None:
         return None
     if result.status in INFRASTRUCTURE:
         raise InfrastructureError(failure_reason(role, result))
-    return Stop(outcome="aborted" if result.status == "budget" else "failed", reason=failure_reason(role, result))
+    return Stop(outcome="aborted" if result.status == "budget" else "failed", reason=failure_reason(role, result),
+                cause=_session_cause(role, result))
+
+
+def _session_cause(role: str, result: AgentResult) -> StopCause:
+    """The cause of a session end that stops its task: max turns, budget or the session timeout."""
+    if result.status == "max_turns":
+        return "session_max_turns" if role == "player" else "review_max_turns"
+    return "budget" if result.status == "budget" else "session_timeout"
 
 
 @dataclass
@@ -165,7 +174,7 @@ class AgentTurn:
     def out_of_budget(self) -> Stop | None:
         """Checked before every session: an exhausted budget never starts one."""
         exhausted = self.ctx.budget_exhausted(self.task_id, self.spent)
-        return Stop(outcome="aborted", reason=exhausted) if exhausted else None
+        return Stop(outcome="aborted", reason=exhausted, cause="budget") if exhausted else None
 
     async def run(self, call: Callable[[SessionSettings], Awaitable[AgentResult]]) -> AgentResult:
         """One session on the worktree exactly as checkpointed (a resumed node starts where it started; a
@@ -210,7 +219,7 @@ class AgentTurn:
             return None
         return Stop(outcome="failed", reason=f"your repository changed outside autobuild/ during an unsandboxed"
                                              f" {self.role} session (nothing reverted): "
-                                             + "; ".join(self.user_state_changes))
+                                             + "; ".join(self.user_state_changes), cause="tampering")
 
     def record_violations(self, extra: Sequence[str] = ()) -> list[str]:
         violations = [*self.sessions.violations(), *extra]
