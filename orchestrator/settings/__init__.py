@@ -4,10 +4,15 @@ what `autobuild serve` is told (worker.py), and what a process reads from its ow
 
 from orchestrator.settings.command import CONFIG_FILE, RunSettings, Settings, load_settings
 from orchestrator.settings.environment import (
+    AUTH_TOKEN_VARIABLE,
     ENV_PREFIX,
+    LOCK_DB_VARIABLE,
     SERVED_REPOS_VARIABLE,
     WAKE_VARIABLE,
+    WORKSPACE_VARIABLE,
     YIELD_VARIABLE,
+    Environment,
+    environment,
     served_repo_root,
     worker_workspace,
 )
@@ -15,7 +20,8 @@ from orchestrator.settings.options import MAX_PARALLEL, Asker, RunOptions, Sched
 from orchestrator.settings.worker import MIN_TOKEN_CHARS, WorkerSettings, is_loopback
 
 __all__ = [
-    "CONFIG_FILE", "ENV_PREFIX", "MAX_PARALLEL", "MIN_TOKEN_CHARS", "SERVED_REPOS_VARIABLE", "WAKE_VARIABLE",
-    "YIELD_VARIABLE", "Asker", "RunOptions", "RunSettings", "Schedule", "Settings", "WorkerSettings", "is_loopback",
+    "AUTH_TOKEN_VARIABLE", "CONFIG_FILE", "ENV_PREFIX", "LOCK_DB_VARIABLE", "MAX_PARALLEL", "MIN_TOKEN_CHARS",
+    "SERVED_REPOS_VARIABLE", "WAKE_VARIABLE", "WORKSPACE_VARIABLE", "YIELD_VARIABLE", "Asker", "Environment",
+    "RunOptions", "RunSettings", "Schedule", "Settings", "WorkerSettings", "environment", "is_loopback",
     "load_settings", "served_repo_root", "worker_workspace",
 ]

@@ -22,7 +22,7 @@ _CONFIG_MAX_BYTES = 256 * 1024
 class Settings(RunOptions, BaseSettings):
     """What every command may be told, from flags, `ORCHESTRATOR_*` variables or `.autobuild/config.yaml`."""
 
-    model_config = SettingsConfigDict(env_prefix=ENV_PREFIX, extra="forbid", arbitrary_types_allowed=True,
+    model_config = SettingsConfigDict(env_prefix=ENV_PREFIX, extra="forbid", arbitrary_types_allowed=True, frozen=True,
                                       validate_default=False)
 
     FLAG_ONLY: ClassVar[frozenset[str]] = frozenset({"agents", "asker", "interactive", "target", "plan", "dry_run",

@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import math
-import os
 from typing import Any, Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator
 
 from orchestrator.errors import InputError
-from orchestrator.settings.environment import YIELD_VARIABLE
+from orchestrator.settings.environment import environment
 
 Schedule = Literal["dag", "groups"]
 
@@ -30,7 +29,7 @@ class RunOptions(BaseModel):
     flags and `ORCHESTRATOR_*` variables. `agents` is the agent seam: None means real Claude sessions.
     """
 
-    model_config = ConfigDict(arbitrary_types_allowed=True, extra="forbid")
+    model_config = ConfigDict(arbitrary_types_allowed=True, extra="forbid", frozen=True)
 
     parallel: int = 1
     max_turns: int = 10
@@ -123,7 +122,4 @@ class RunOptions(BaseModel):
         """The yield threshold in force: this run's `yield_pause`, else the worker's, else 0 (wait in the run)."""
         if self.yield_pause is not None:
             return self.yield_pause
-        try:
-            return max(0.0, float(os.environ.get(YIELD_VARIABLE) or 0))
-        except ValueError:
-            return 0.0  # `serve` checked and wrote it; anything else set by hand means no yielding
+        return environment().yield_pause_seconds

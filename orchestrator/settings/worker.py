@@ -8,7 +8,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from pydantic import Field, ValidationError
+from pydantic import Field, ValidationError, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from orchestrator.errors import InputError
@@ -45,7 +45,7 @@ class WorkerSettings(BaseSettings):
     The engine's own names for what it shares with its deployment (`DATABASE_URL`, `REDIS_URL`, `PORT`); ours with
     the `ORCHESTRATOR_` prefix. Flags win over variables."""
 
-    model_config = SettingsConfigDict(extra="ignore", populate_by_name=True)
+    model_config = SettingsConfigDict(extra="ignore", populate_by_name=True, frozen=True)
 
     database_url: str = Field(default="", validation_alias="DATABASE_URL")
     """The one store: Aegra's runs, threads and leases, the checkpoints, the per-feature advisory locks."""
@@ -66,9 +66,17 @@ class WorkerSettings(BaseSettings):
     """A run paused (usage limit, quota) for longer than this ends and frees its slot; 0 waits in the run."""
     wake_seconds: float = Field(default=5.0, validation_alias=WAKE_VARIABLE)
     """How often the worker's waker looks for paused runs whose pause is over, to re-queue them."""
+    log_level: str = Field(default="WARNING", validation_alias="LOG_LEVEL")
+    """The engine's own log level, handed to it as it is."""
     state_dir: str = Field(default="", validation_alias="ORCHESTRATOR_SERVE_DIR")
     """The worker's own folder (empty: a per-user state dir): the engine's generated config, and beyond loopback the
     only folder a served `repo` may lie below (worked in place)."""
+
+    @field_validator("auth_token")
+    @classmethod
+    def _stripped(cls, token: str) -> str:
+        """What clients send is compared stripped; spaces are no token."""
+        return token.strip()
 
     @classmethod
     def load(cls, **flags: Any) -> WorkerSettings:
@@ -109,7 +117,6 @@ class WorkerSettings(BaseSettings):
 
     def _check_access(self) -> None:
         """Who may call the worker (a token off loopback) and where it writes (its folders)."""
-        self.auth_token = self.auth_token.strip()  # what clients send is compared stripped; spaces are no token
         if not is_loopback(self.host) and not self.auth_token:
             raise InputError(f"--host {self.host} listens beyond this machine: set ORCHESTRATOR_AUTH_TOKEN (clients"
                              " send it) or keep 127.0.0.1")
