@@ -11,6 +11,7 @@ from pathlib import Path
 import pydantic
 import pytest
 
+from orchestrator.server.worker import engine_env
 from orchestrator.settings import Environment, RunSettings, WorkerSettings, environment
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -143,3 +144,11 @@ def test_the_environment_reads_leniently_as_its_readers_did(monkeypatch: pytest.
     monkeypatch.setenv("ORCHESTRATOR_DB_LOCK_TIMEOUT", "a while")
     with pytest.raises(ValueError, match="a while"):  # refused where it is used, as before (no new check here)
         environment().db_lock_wait_ms()
+
+
+def test_the_engine_gets_the_log_level_serve_was_given(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    stores = {"database_url": "postgresql://db", "redis_url": "redis://queue"}
+    monkeypatch.delenv("LOG_LEVEL", raising=False)
+    assert engine_env(WorkerSettings(**stores), tmp_path / "aegra.json")["LOG_LEVEL"] == "WARNING"
+    monkeypatch.setenv("LOG_LEVEL", "DEBUG")
+    assert engine_env(WorkerSettings(**stores), tmp_path / "aegra.json")["LOG_LEVEL"] == "DEBUG"
