@@ -65,6 +65,7 @@ class Environment(BaseModel):
 
     @classmethod
     def read(cls, environ: Mapping[str, str]) -> Environment:
+        """The variables of `environ` this model names, each validated as its field says; the others are left."""
         names = {str(field.validation_alias) for field in cls.model_fields.values()}
         return cls.model_validate({name: value for name, value in environ.items() if name in names})
 
