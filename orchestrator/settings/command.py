@@ -29,14 +29,12 @@ class Settings(RunOptions, BaseSettings):
                                                      "fresh", "json_output", "resume_only", "checkout", "yield_pause",
                                                      "rerun"})
     """Decided per command from flags and the terminal, never from a variable or the config file."""
-    NOT_FROM_REPO: ClassVar[frozenset[str]] = frozenset({"repo", "repo_hooks", "on_event", "cli_path", "workspace"})
+    NOT_FROM_REPO: ClassVar[frozenset[str]] = frozenset({"repo", "repo_hooks", "on_event", "cli_path"})
     """Never from `.autobuild/config.yaml`: that file is repo content (committed, cloned), and these would let a
     repo run its own hooks in sessions, a command on every event, or its own `claude` binary."""
 
     repo: Path = Path(".")
     """The target repo's main worktree top level (a `--repo` or the current folder, anywhere inside it)."""
-    workspace: Path | None = None
-    """`ORCHESTRATOR_WORKSPACE`: where a worker keeps its clones of repos run by URL (see `worker_workspace`)."""
     db: str | None = None
     """A SQLite path or a postgresql:// URL; None: the one the feature's run used, else one file per repo."""
     est_session_usd: float = 0.25
