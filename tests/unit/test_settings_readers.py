@@ -114,6 +114,10 @@ def test_only_the_settings_package_reads_a_setting_from_the_environment() -> Non
                  if not path.is_relative_to(SETTINGS)
                  for name in environment_reads(source, constants) if _is_setting(name)]
     assert offenders == []
+    models = [f"{path.relative_to(ROOT)}: {node.name}" for path, source in modules.items()
+              if not path.is_relative_to(SETTINGS) for node in ast.walk(ast.parse(source))
+              if isinstance(node, ast.ClassDef) and "BaseSettings" in ast.unparse(node).split(":")[0]]
+    assert models == []  # a pydantic-settings model reads the environment too
 
 
 def test_settings_are_frozen_once_loaded(tmp_path: Path) -> None:
