@@ -265,10 +265,10 @@ _FLAG_NAMES = {"json": "json_output"}
 
 def _settings(args: argparse.Namespace) -> Any:
     """The command's settings: its flags over ORCHESTRATOR_* over the repo's config file over defaults."""
-    from orchestrator.settings import RunSettings, Settings, load_settings
+    from orchestrator.settings import RunSettings, Settings, environment, load_settings
     from orchestrator.store.locations import find_repo
 
-    start = args.repo or Path(os.environ.get("ORCHESTRATOR_REPO") or ".")
+    start = args.repo or Path(environment().repo or ".")
     repo = find_repo(start)
     if getattr(args, "plan", None) is not None:
         args.plan = args.plan.expanduser().resolve()  # where the user is, not the repo (a subfolder, say)

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import os
 import signal
 import sys
 from pathlib import Path
@@ -29,7 +28,7 @@ from orchestrator.graph import rerun, runner
 from orchestrator.landing import journal
 from orchestrator.repo.git import GitRepo
 from orchestrator.repo.lock import repo_lock
-from orchestrator.settings import RunSettings
+from orchestrator.settings import RunSettings, environment
 from orchestrator.store import inspection
 from orchestrator.store.locations import remember_db
 from orchestrator.text import visible
@@ -111,9 +110,9 @@ def run_command(args: argparse.Namespace, settings: RunSettings) -> int:
     under the repository's lock, and what the user is told at the end."""
     command = str(args.command)
     answer = (args.question_id, args.text) if command == "answer" else None
-    where = (args.repo if hasattr(args, "repo") else settings.repo) or os.environ.get("ORCHESTRATOR_REPO") or "."
-    settings.checkout = Path(where).expanduser().resolve()
-    run_plan = runner.prepare(settings)
+    where = (args.repo if hasattr(args, "repo") else settings.repo) or environment().repo or "."
+    run_plan = runner.prepare(settings.model_copy(update={"checkout": Path(where).expanduser().resolve()}))
+    settings = run_plan.settings
     if settings.dry_run:
         return dry_run(run_plan, settings.json_output)
     again = rerun.planned_rerun(run_plan)
@@ -188,7 +187,8 @@ def _run_locked(run_plan: runner.RunPlan, command: str, answer: tuple[str, str] 
     notifier = Notifier.from_settings(settings, progress)  # --notify / --on-event; drained on the way out
     desk = QuestionDesk(notifier, progress, enabled=_can_prompt(run_plan))  # asks each question as it comes
     if desk.enabled:  # the asking task awaits its answer in-process and goes on at once; the others keep running
-        desk.in_process, settings.asker = True, desk.answer
+        desk.in_process = True
+        run_plan.settings = settings = settings.model_copy(update={"asker": desk.answer})
         if answer is not None:
             desk.give(*answer)
     found = AsFound(GitRepo(settings.repo), run_plan.plan.id, run_plan.thread_id, run_plan.store).note()

@@ -40,7 +40,8 @@ SERVE_VARIABLES = """variables (flags win):
   ORCHESTRATOR_LEASE_SECONDS       a dead worker's runs are taken over within about this (default 30)
   ORCHESTRATOR_YIELD_PAUSE_SECONDS a run paused longer than this frees its slot, re-queued after (default 300)
   ORCHESTRATOR_WAKE_SECONDS        how often paused runs are looked at for re-queueing (default 5)
-  ORCHESTRATOR_SERVE_DIR           where the engine's generated config goes (default: a per-user state dir)"""
+  ORCHESTRATOR_SERVE_DIR           where the engine's generated config goes (default: a per-user state dir)
+  LOG_LEVEL                        the engine's log level (default WARNING)"""
 
 
 def add_worker_commands(commands: argparse._SubParsersAction[Any]) -> None:

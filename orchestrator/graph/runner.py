@@ -86,14 +86,15 @@ class RunSummary:
 def prepare(settings: RunSettings) -> RunPlan:
     """Validate settings, repo, plan and dependencies; raise InputError before anything is written."""
     settings.validate()
-    settings.repo = settings.repo.expanduser().resolve()
+    resolved: dict[str, Any] = {"repo": settings.repo.expanduser().resolve()}
     if settings.plan is not None:
-        settings.plan = settings.plan.expanduser().resolve()  # as given on the command line: from the cwd
+        resolved["plan"] = settings.plan.expanduser().resolve()  # as given on the command line: from the cwd
+    settings = settings.model_copy(update=resolved)  # settings are frozen: the plan carries the resolved copy
     repo = GitRepo(settings.repo)
     unborn = checked_unless_unborn(repo)
     confined.check_own_folders(settings.repo)
     plan, only_task = load_target(settings.repo, settings.target, settings.plan)
-    settings.target = settings.target or plan.id
+    settings = settings.model_copy(update={"target": settings.target or plan.id})
     if unborn and not plan.base_branch:
         raise InputError(f"{settings.repo} has no commits on its branch yet (an orphan or new branch): commit"
                          " something first, or set base_branch in the plan to the branch to build on")

@@ -5,7 +5,6 @@ its values are not yet a dict); and its lifespan (run by Aegra inside its own), 
 from __future__ import annotations
 
 import hmac
-import os
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
@@ -13,6 +12,7 @@ from typing import Any
 from fastapi import FastAPI, Header, HTTPException
 
 from orchestrator.server import waker
+from orchestrator.settings import environment
 from orchestrator.store.paused_threads import is_pause
 
 
@@ -28,7 +28,7 @@ async def _lifespan(_app: FastAPI) -> AsyncIterator[None]:
 
 # With a token, the API's description is a token holder's too: the engine leaves /docs and /openapi.json public on
 # the app it is given (ours), so that app has none (`serve` sets the token before the engine imports this).
-_PUBLIC_DOCS = not os.environ.get("ORCHESTRATOR_AUTH_TOKEN", "").strip()
+_PUBLIC_DOCS = not environment().auth_token.strip()
 app = FastAPI(lifespan=_lifespan, docs_url="/docs" if _PUBLIC_DOCS else None,
               redoc_url="/redoc" if _PUBLIC_DOCS else None, openapi_url="/openapi.json" if _PUBLIC_DOCS else None)
 _workflow: list[Any] = []
@@ -44,7 +44,7 @@ async def ok() -> dict[str, bool]:
 async def questions(thread_id: str, authorization: str | None = Header(default=None)) -> dict[str, Any]:
     """The thread's pending questions (`question_id`, `question`, `interrupt_id`) and the usage pause it yielded for
     (`pause`: `until`, `until_iso`, `reason`, or None), read from the shared store."""
-    expected = os.environ.get("ORCHESTRATOR_AUTH_TOKEN", "").strip()
+    expected = environment().auth_token.strip()
     if expected and not hmac.compare_digest((authorization or "").removeprefix("Bearer ").strip(), expected):
         raise HTTPException(status_code=401, detail="send ORCHESTRATOR_AUTH_TOKEN as a bearer token")
     if not _workflow:

@@ -3,7 +3,6 @@ feature}`, read its state, answer its questions. The CLI's `submit` and `--serve
 
 from __future__ import annotations
 
-import os
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -17,6 +16,7 @@ from orchestrator.repo.commands import check_branch_name, git_sync
 from orchestrator.repo.git import GitRepo
 from orchestrator.repo.remote import check_url
 from orchestrator.server.worker import GRAPH_ID
+from orchestrator.settings import environment
 from orchestrator.store.paused_threads import is_pause
 
 
@@ -57,7 +57,7 @@ class RemoteStatus:
 def api_client(server: str) -> Any:
     from langgraph_sdk import get_client  # noqa: PLC0415  # the `worker`/`serve` extras: only --server needs it
 
-    token = os.environ.get("ORCHESTRATOR_AUTH_TOKEN", "")
+    token = environment().auth_token
     headers = {"Authorization": f"Bearer {token}"} if token else None
     return get_client(url=server.rstrip("/"), headers=headers)
 

@@ -11,14 +11,13 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import os
 import time
 from typing import Any
 
 from agents.limits import Pause
 from orchestrator.server.client import api_client
 from orchestrator.server.worker import GRAPH_ID
-from orchestrator.settings import WAKE_VARIABLE
+from orchestrator.settings import environment
 from orchestrator.store.paused_threads import PausedThreads, shared_paused_threads
 
 log = logging.getLogger("autobuild.waker")
@@ -27,9 +26,9 @@ _TERMINAL = frozenset({"success", "error", "interrupted", "timeout"})
 
 def own_url() -> str:
     """This worker's API as seen from inside it (`serve` sets HOST and PORT for the engine)."""
-    host = os.environ.get("HOST", "127.0.0.1")
-    host = {"0.0.0.0": "127.0.0.1", "::": "::1", "": "127.0.0.1"}.get(host, host)  # bind-all: connect by loopback
-    return f"http://{f'[{host}]' if ':' in host else host}:{os.environ.get('PORT', '2026')}"
+    given = environment()
+    host = {"0.0.0.0": "127.0.0.1", "::": "::1", "": "127.0.0.1"}.get(given.host, given.host)  # bind-all: loopback
+    return f"http://{f'[{host}]' if ':' in host else host}:{given.port}"
 
 
 async def wake_due(paused: PausedThreads, client: Any, now: float | None = None) -> list[str]:
@@ -75,10 +74,7 @@ async def run(interval_s: float, paused: PausedThreads, url: str) -> None:
 def start() -> asyncio.Task[None] | None:
     """The waker of this worker, or None outside one (no shared store) or when switched off (0 seconds)."""
     paused = shared_paused_threads()
-    try:
-        interval = float(os.environ.get(WAKE_VARIABLE) or 5.0)
-    except ValueError:
-        interval = 5.0
+    interval = environment().wake_seconds
     if paused is None or interval <= 0:
         return None
     return asyncio.create_task(run(interval, paused, own_url()), name="autobuild-waker")

@@ -18,6 +18,7 @@ from langgraph.checkpoint.sqlite import SqliteSaver
 from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
 from orchestrator.errors import InputError, RunLockedError, StoreUnavailableError
+from orchestrator.settings import environment
 from orchestrator.store.locations import POSTGRES_SCHEMES, choose_db, without_credentials
 
 
@@ -176,7 +177,7 @@ class CheckpointStore:
         try:
             async with AsyncSqliteSaver.from_conn_string(str(self.path)) as saver:
                 # Another process holding a write lock is waited for, up to ORCHESTRATOR_DB_LOCK_TIMEOUT seconds.
-                wait_ms = int(float(os.environ.get("ORCHESTRATOR_DB_LOCK_TIMEOUT", "30")) * 1000)
+                wait_ms = environment().db_lock_wait_ms()
                 await saver.conn.execute(f"PRAGMA busy_timeout = {wait_ms}")
                 yield checked(saver, str(self))
         except sqlite3.Error as exc:  # the run's own steps raise StoreError first (graph/runner.py)

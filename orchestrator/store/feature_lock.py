@@ -12,10 +12,7 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 from orchestrator.errors import RunLockedError
-
-LOCK_DB_VARIABLE = "ORCHESTRATOR_LOCK_DB"
-"""The store whose advisory locks the workers share: `autobuild serve` sets it to its DATABASE_URL. Unset (a local
-`run`, `langgraph dev`): only the repository's file lock applies."""
+from orchestrator.settings import environment
 
 _MARK = "autobuild-holder"
 _KEEPALIVE = {"keepalives": 1, "keepalives_idle": 5, "keepalives_interval": 2, "keepalives_count": 3}
@@ -41,7 +38,7 @@ async def feature_lock(repo_identity: str, feature: str, thread_id: str,
     """Hold the feature's advisory lock for the block (no-op without a shared store).
 
     Raises RunLockedError naming the holder when another run has it."""
-    url = database_url if database_url is not None else os.environ.get(LOCK_DB_VARIABLE, "")
+    url = database_url if database_url is not None else environment().lock_db
     if not url:
         yield
         return

@@ -17,8 +17,8 @@ from pathlib import Path
 
 from agents.limits import Pause
 from orchestrator.repo import run_files
+from orchestrator.settings import environment
 from orchestrator.store import traces as trace
-from orchestrator.store.feature_lock import LOCK_DB_VARIABLE
 from orchestrator.store.locations import default_checkpoint_dir
 from orchestrator.store.quota_store import StoreQuota
 
@@ -110,7 +110,7 @@ class PauseRecords:
 
 def shared_store(key: str | None = None) -> StoreQuota | None:
     """The workers' shared store for quota pauses (`autobuild serve` sets ORCHESTRATOR_LOCK_DB), else None."""
-    url = os.environ.get(LOCK_DB_VARIABLE, "")
+    url = environment().lock_db
     return StoreQuota(url, key or credential_key()) if url else None
 
 

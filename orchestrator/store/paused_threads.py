@@ -5,12 +5,11 @@ yields and claimed by exactly one worker's waker once the pause is over (orchest
 from __future__ import annotations
 
 import contextlib
-import os
 from typing import Any
 
 from agents.limits import Pause
 from orchestrator.jsonout import iso_utc
-from orchestrator.store.feature_lock import LOCK_DB_VARIABLE
+from orchestrator.settings import environment
 
 KIND = "usage_pause"
 """The `kind` of the interrupt value a yielded run ends with (a question's value has a `question_id` instead)."""
@@ -74,5 +73,5 @@ class PausedThreads:
 
 def shared_paused_threads() -> PausedThreads | None:
     """The workers' store (`autobuild serve` sets ORCHESTRATOR_LOCK_DB), else None (a CLI run: nothing to wake)."""
-    url = os.environ.get(LOCK_DB_VARIABLE, "")
+    url = environment().lock_db
     return PausedThreads(url) if url else None

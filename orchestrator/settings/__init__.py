@@ -1,0 +1,27 @@
+"""Settings, one model per reader: what a command is told (command.py: flags over `ORCHESTRATOR_*` variables over
+the repo's `.autobuild/config.yaml` over defaults), how a feature runs (options.py: also the graph's context),
+what `autobuild serve` is told (worker.py), and what a process reads from its own environment (environment.py)."""
+
+from orchestrator.settings.command import CONFIG_FILE, RunSettings, Settings, load_settings
+from orchestrator.settings.environment import (
+    AUTH_TOKEN_VARIABLE,
+    ENV_PREFIX,
+    LOCK_DB_VARIABLE,
+    SERVED_REPOS_VARIABLE,
+    WAKE_VARIABLE,
+    WORKSPACE_VARIABLE,
+    YIELD_VARIABLE,
+    Environment,
+    environment,
+    served_repo_root,
+    worker_workspace,
+)
+from orchestrator.settings.options import MAX_PARALLEL, Asker, RunOptions, Schedule
+from orchestrator.settings.worker import MIN_TOKEN_CHARS, WorkerSettings, is_loopback
+
+__all__ = [
+    "AUTH_TOKEN_VARIABLE", "CONFIG_FILE", "ENV_PREFIX", "LOCK_DB_VARIABLE", "MAX_PARALLEL", "MIN_TOKEN_CHARS",
+    "SERVED_REPOS_VARIABLE", "WAKE_VARIABLE", "WORKSPACE_VARIABLE", "YIELD_VARIABLE", "Asker", "Environment",
+    "RunOptions", "RunSettings", "Schedule", "Settings", "WorkerSettings", "environment", "is_loopback",
+    "load_settings", "served_repo_root", "worker_workspace",
+]
