@@ -12,14 +12,15 @@ landing/: after a run: review, land, discard and the pull request.
 server/: workers on Aegra and their clients.
 cli/: the command line, thin over the typed core.
 schemas/: the JSON Schemas of every `--json` document and event.
+settings/: one reader per setting, frozen once loaded: flags over `ORCHESTRATOR_*` over `.autobuild/config.yaml`.
 __main__.py: `python -m orchestrator`.
+causes.py: why a task stopped, typed: what replanning, notifications and the scorecard decide on.
 errors.py: the one error tree; the CLI maps each branch to an exit code.
 events.py: the one event model, as the stream writer and the traces carry it.
 facts.py: what a run produces: outcomes, results, reviews, gate runs; views and readers import it.
 jsonout.py: the shape of every `--json` document: a schema version, ISO-8601 UTC times.
 processes.py: the one module that starts subprocesses (own session, killpg on timeout or cancel).
 sandbox.py: bubblewrap for our own subprocesses (the gate, setup) and the agents' sandbox rules.
-settings.py: the settings model: flags over `ORCHESTRATOR_*` over `.autobuild/config.yaml` over defaults.
 text.py: text from plans, agents and tools made safe to show on a terminal.
 """
 

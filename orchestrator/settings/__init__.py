@@ -1,6 +1,12 @@
 """Settings, one model per reader: what a command is told (command.py: flags over `ORCHESTRATOR_*` variables over
 the repo's `.autobuild/config.yaml` over defaults), how a feature runs (options.py: also the graph's context),
-what `autobuild serve` is told (worker.py), and what a process reads from its own environment (environment.py)."""
+what `autobuild serve` is told (worker.py), and what a process reads from its own environment (environment.py).
+
+command.py: `Settings` and `RunSettings`: flags over variables over the config file over defaults.
+options.py: `RunOptions`, how a feature runs: also the graph's context.
+worker.py: `WorkerSettings`, what `autobuild serve` is told.
+environment.py: the variable names, and what a process reads from its own environment.
+"""
 
 from orchestrator.settings.command import CONFIG_FILE, RunSettings, Settings, load_settings
 from orchestrator.settings.environment import (
