@@ -167,8 +167,8 @@ class Gates:
         setup and environment is not gated again. A monorepo's gate runs the packages the commits since
         `changed_since` touched (all of them without it). With `against` (a commit), every test that passed
         on that commit's tree must pass here, or be a change the coach `accepted` (gate/accounting.py). With
-        `hidden_tests`, they run too, in a throwaway tree of the gate's own (gate/hidden.py), never remembered, and
-        every line of a hidden file is redacted from the result."""
+        `hidden_tests`, they run too, in a throwaway tree of the gate's own (gate/hidden.py), remembered by tree and
+        the hidden files' content, and every line of a hidden file is redacted from the result."""
         decided = self.setup
         command = command or decided["command"]
         if command is None:
@@ -184,7 +184,7 @@ class Gates:
                 changes, files = await package_accounting.account_packages(self.repo, worktree, against, each)
                 result = accounting.judged(result, accounting.accept(changes, accepted, files))
             if hidden_tests and result["exit_code"] is not None:  # a monorepo's hidden tests run from the top
-                result = await self._with_hidden(worktree, command, result, hidden_tests)
+                result, _ = await self._with_hidden(worktree, command, result, hidden_tests)
             return GateRun(result, ran=True)
         base = base if base is not None else decided["base"]
         ran = False
@@ -207,29 +207,51 @@ class Gates:
         result = result.copy()
         result.pop("passing", None)  # kept in the cache and in the base's run, not in every turn's state
         if hidden_tests and result["exit_code"] is not None:
-            result = await self._with_hidden(worktree, command, result, hidden_tests)
-            ran = True
+            result, hidden_ran = await self._with_hidden(worktree, command, result, hidden_tests)
+            ran = ran or hidden_ran
         return GateRun(result, ran=ran)
 
     async def _with_hidden(self, worktree: Path, command: str, result: GateResult,
-                           paths: Sequence[str]) -> GateResult:
-        """`result` with the hidden tests' run folded in, redacted: they run on the worktree's commit in a
-        detached tree under `<feature>/_hidden/`, its setup done before they are put in place, in a sandbox that
-        writes only that tree and a private folder beside it (both removed after)."""
+                           paths: Sequence[str]) -> tuple[GateResult, bool]:
+        """`result` with the hidden tests' run folded in, redacted, and whether they ran. Their run is remembered
+        as the main one is, by the commit's tree, the command, setup and environment, and by the hidden files'
+        content (the cache keeps only its redacted copy): the same tree judged again runs nothing."""
         if self.hidden is None:
             raise RuntimeError("hidden tests asked for, but the gate was given none")
-        contents = await asyncio.to_thread(self.hidden.read, paths)
+        contents, masked = await asyncio.to_thread(self.hidden.read, paths), self.hidden.sources()
         secrets = hidden.secret_lines(contents.values())
+        sha = await self.repo.head(worktree)
+        cache, key = self.cache, ""
+        if cache is not None:
+            key = cache_key(await gated_tree(self.repo, sha), f"{command}\0{hidden.digest(contents)}",
+                            self.setup["setup"], await self._env_digest(worktree))
+            if (found := await asyncio.to_thread(cache.lookup, key)) is not None:
+                cache.reused += 1
+                return hidden.redact_result(hidden.combined(result, found, paths), secrets), False
+        run = await self._hidden_run(worktree, sha, command, contents, secrets=secrets, masked=masked)
+        if isinstance(run, str):  # the task's tree can't hold them: a verdict of the tree, not a run to remember
+            return hidden.redact_result(hidden.refused(result, run, paths), secrets), True
+        if cache is not None:
+            cache.runs += 1
+            await cache.store(key, run)
+        return hidden.redact_result(hidden.combined(result, run, paths), secrets), True
+
+    async def _hidden_run(self, worktree: Path, sha: str, command: str, contents: Mapping[str, bytes], *,
+                          secrets: frozenset[str], masked: Sequence[Path]) -> GateResult | str:
+        """The hidden tests' run, redacted: on `sha` in a detached tree under `<feature>/_hidden/`, its setup done
+        before they are put in place, in a sandbox that writes only that tree and a private folder beside it
+        (both removed after); why not, when they can't be put in place."""
+        paths = list(contents)
         folder = worktree.parent / hidden.FOLDER
         # Not named as the worktree: the run's environment keeps per-name files (an editable install's redirect).
         place, private = folder / f"hidden-{worktree.name}", folder / f"hidden-{worktree.name}.private"
-        await self.repo.add_detached_worktree(place, await self.repo.head(worktree))
+        await self.repo.add_detached_worktree(place, sha)
         try:
             await self.set_up(place)  # nothing hidden is in the tree yet
             if refused := await asyncio.to_thread(hidden.place, place, contents):
-                return hidden.redact_result(hidden.refused(result, refused, paths), secrets)
+                return refused
             env, _ = await asyncio.to_thread(self._environment, place)
-            box = sandbox.for_hidden(place, private).with_masked(*self.hidden.sources())
+            box = sandbox.for_hidden(place, private).with_masked(*masked)
             if all(path.endswith(".py") for path in paths):  # pytest collects them whatever the command names
                 env["PYTEST_ADDOPTS"] = " ".join([env.get("PYTEST_ADDOPTS", ""), *paths]).strip()
             run = await self._watched(f"the gate `{command}` with the hidden acceptance tests", place, run_gate(
@@ -238,7 +260,7 @@ class Gates:
         finally:
             await self.repo.remove_worktree(place)
             await asyncio.to_thread(shutil.rmtree, private, True)
-        return hidden.redact_result(hidden.combined(result, hidden.redact_result(run, secrets), paths), secrets)
+        return hidden.redact_result(run, secrets)
 
     async def tree_run(self, sha: str, command: str, *, near: Path) -> GateResult | None:
         """`command`'s run on `sha`'s tree: the run's base when it is that commit, else remembered by tree, else
