@@ -5,6 +5,7 @@ against that package's run on the base, combined into one GateResult whose test 
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Mapping
 from pathlib import Path
 
 from orchestrator import sandbox
@@ -16,9 +17,13 @@ from orchestrator.gate.result import BY_COUNTS, BY_EXIT, BY_IDS, run_gate
 from orchestrator.repo.git import GitRepo
 
 
-async def run_package(package: PackageGate, root: Path, worktree: Path, timeout_s: float) -> GateResult:
-    """One package's command in its folder of `worktree` (not yet judged)."""
+async def run_package(package: PackageGate, root: Path, worktree: Path, timeout_s: float,
+                      extra: Mapping[str, str] | None = None) -> GateResult:
+    """One package's command in its folder of `worktree` (not yet judged); `extra` variables are added to the
+    environment's own (appended to a variable it has)."""
     env = await asyncio.to_thread(gate_env, root, worktree, package=package["path"])  # reads the venvs' files
+    for name, value in (extra or {}).items():
+        env[name] = f"{env[name]} {value}" if env.get(name) else value
     return await run_gate(package["command"], worktree / package["path"], timeout_s, env,
                           sandbox.for_worktree(worktree))
 

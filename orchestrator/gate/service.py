@@ -19,7 +19,7 @@ from typing import Protocol, TypeVar
 
 from orchestrator import sandbox
 from orchestrator.facts import Acceptance, GateResult, GateSetup, PackageGate
-from orchestrator.gate import accounting, base_command, hidden, package_accounting
+from orchestrator.gate import base_command, hidden
 from orchestrator.gate.baseline import check_gate, choose_setup
 from orchestrator.gate.cache import GateCache, cache_key, env_digest, gated_tree, worktree_tree
 from orchestrator.gate.detect import GateChoice, choose_gate
@@ -27,7 +27,7 @@ from orchestrator.gate.environment import gate_env
 from orchestrator.gate.judge import judged_run, unusable_base
 from orchestrator.gate.node_modules import own_node_modules
 from orchestrator.gate.per_package import changed_since as changed_files
-from orchestrator.gate.per_package import gate_packages
+from orchestrator.gate.per_package import gate_packages, run_package
 from orchestrator.gate.result import failing_on, no_gate, run_gate
 from orchestrator.gate.spec_check import SpecCheck, read_texts
 from orchestrator.gate.submodules import init_submodules
@@ -95,7 +95,8 @@ class Gates:
         if self.cache is None and not self.no_cache:
             self.cache = GateCache.for_repo(self.repo.root)
         self.spec = SpecCheck(self.repo, lambda sha, command, near: self.tree_run(sha, command, near=near),
-                              lambda command, place, extra: self._run_once(command, place, extra=extra), self.set_up)
+                              lambda command, place, extra: self._run_once(command, place, extra=extra), self.set_up,
+                              self._run_package_once)
 
     @property
     def setup(self) -> GateSetup:
@@ -181,8 +182,8 @@ class Gates:
                 decided, self.repo.root, worktree, changed, self.request.timeout_s, each=each),
                 lambda run: run["output"])
             if against is not None and against == decided.get("base_sha"):  # the packages' base runs are its
-                changes, files = await package_accounting.account_packages(self.repo, worktree, against, each)
-                result = accounting.judged(result, accounting.accept(changes, accepted, files))
+                result = await self.spec.judged_packages(worktree, command, result, against, runs=each,
+                                                           accepted=accepted)
             if hidden_tests and result["exit_code"] is not None:  # a monorepo's hidden tests run from the top
                 result, _ = await self._with_hidden(worktree, command, result, hidden_tests)
             return GateRun(result, ran=True)
@@ -321,6 +322,11 @@ class Gates:
         if as_on_base is not None:
             result["summary"] += f"; run with {as_on_base.why} (the task's edit there doesn't change what runs)"
         return result
+
+    async def _run_package_once(self, package: PackageGate, worktree: Path, extra: Mapping[str, str]) -> GateResult:
+        """One sandboxed, watched run of a monorepo package's command in its folder of `worktree` (an overlay's)."""
+        return await self._watched(f"the gate `{package['command']}` in {package['path']}", worktree, run_package(
+            package, self.repo.root, worktree, self.request.timeout_s, extra), lambda run: run["output"])
 
     async def _as_on_base(self, command: str, worktree: Path) -> base_command.BaseCommand | None:
         """`command` as the run's base defines it, when the tree defines it otherwise (gate/base_command.py)."""
