@@ -179,7 +179,7 @@ class Gates:
             changed = await changed_files(self.repo, worktree, changed_since) if changed_since else None
             each: list[tuple[PackageGate, GateResult]] = []
             result = await self._watched(what, worktree, gate_packages(
-                decided, self.repo.root, worktree, changed, self.request.timeout_s, each=each),
+                decided, self.repo.root, worktree, changed, self.request.timeout_s, each=each, run=self._package_run),
                 lambda run: run["output"])
             if against is not None and against == decided.get("base_sha"):  # the packages' base runs are its
                 result = await self.spec.judged_packages(worktree, command, result, against, runs=each,
@@ -316,26 +316,39 @@ class Gates:
                 lambda run: run["output"])
         finally:
             await asyncio.to_thread(_remove, worktree, as_on_base.files if as_on_base else {})
-        if launched != command:
-            result["summary"] = result["summary"].replace(f"`{launched}`", f"`{command}`")
-            result["command"] = command
-        if as_on_base is not None:
-            result["summary"] += f"; run with {as_on_base.why} (the task's edit there doesn't change what runs)"
-        return result
+        return base_command.named_as_given(result, command, launched, as_on_base)
+
+    async def _package_run(self, package: PackageGate, worktree: Path,
+                           extra: Mapping[str, str] | None = None) -> GateResult:
+        """One sandboxed run of a monorepo package's command in its folder of `worktree`, as the base defines it
+        (a task's edit to the package's script or Makefile doesn't change what runs), named as given."""
+        folder, command = package["path"], package["command"]
+        as_on_base = await self._as_on_base(command, worktree, folder)
+        copies = as_on_base.files if as_on_base else {}
+        run_as = package.copy()
+        run_as["command"] = as_on_base.command if as_on_base else command
+        await asyncio.to_thread(_write, worktree / folder, copies)
+        try:
+            result = await run_package(run_as, self.repo.root, worktree, self.request.timeout_s, extra)
+        finally:
+            await asyncio.to_thread(_remove, worktree / folder, copies)
+        return base_command.named_as_given(result, command, run_as["command"], as_on_base)
 
     async def _run_package_once(self, package: PackageGate, worktree: Path, extra: Mapping[str, str]) -> GateResult:
-        """One sandboxed, watched run of a monorepo package's command in its folder of `worktree` (an overlay's)."""
-        return await self._watched(f"the gate `{package['command']}` in {package['path']}", worktree, run_package(
-            package, self.repo.root, worktree, self.request.timeout_s, extra), lambda run: run["output"])
+        """One watched run of a monorepo package's command (an overlay's)."""
+        return await self._watched(f"the gate `{package['command']}` in {package['path']}", worktree,
+                                   self._package_run(package, worktree, extra), lambda run: run["output"])
 
-    async def _as_on_base(self, command: str, worktree: Path) -> base_command.BaseCommand | None:
-        """`command` as the run's base defines it, when the tree defines it otherwise (gate/base_command.py)."""
+    async def _as_on_base(self, command: str, worktree: Path, folder: str = ".") -> base_command.BaseCommand | None:
+        """`command` as the run's base defines it in `folder`, when the tree defines it otherwise
+        (gate/base_command.py)."""
         names = base_command.config_files(command)
         base_sha = self.decided.get("base_sha") if self.decided is not None else None
         if not names or base_sha is None:
             return None
-        base = {name: await self.repo.show_file(base_sha, name) for name in names}
-        tree = await asyncio.to_thread(read_texts, worktree, names)
+        base = {name: await self.repo.show_file(base_sha, name if folder == "." else f"{folder}/{name}")
+                for name in names}
+        tree = await asyncio.to_thread(read_texts, worktree / folder, names)
         return base_command.resolve(command, base, {name: tree.get(name) for name in names})
 
     async def _key(self, worktree: Path, command: str) -> str | None:
