@@ -32,10 +32,11 @@ CHEATS: dict[str, dict[str, str | None]] = {
 }
 
 
-async def judged(repo: Path, changed: dict[str, str | None]) -> GateResult:
-    """The gate's verdict, as the task's turns judge, on a commit on the base that writes `changed`."""
+async def judged(repo: Path, changed: dict[str, str | None], verify: str | None = None) -> GateResult:
+    """The gate's verdict (the plan's `verify`, else the detected command), as the task's turns judge, on a commit
+    on the base that writes `changed`."""
     git = GitRepo(repo)
-    gates = Gates(git, GateRequest(timeout_s=300), no_cache=True)
+    gates = Gates(git, GateRequest(plan_verify=verify, timeout_s=300), no_cache=True)
     base = git.rev("HEAD")
     await gates.check_base("FEAT-001", base)
     worktree = repo / ".autobuild" / "worktrees" / "FEAT-001" / "_land"
