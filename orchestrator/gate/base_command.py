@@ -17,6 +17,8 @@ import shlex
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+from orchestrator.facts import GateResult
+
 BASE_PREFIX = ".autobuild-base."
 """The name prefix of the base's config copies written into the tree for one run (removed after it)."""
 _ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
@@ -35,6 +37,17 @@ class BaseCommand:
     files: Mapping[str, str] = field(default_factory=dict)
     """Path in the tree -> text: the base's config copies to write for the run."""
     why: str = ""
+
+
+def named_as_given(result: GateResult, command: str, launched: str, as_on_base: BaseCommand | None) -> GateResult:
+    """A run of `launched` (the command as the base defines it, or wrapped) named as the gate's `command`, saying
+    when the base's definition ran."""
+    if launched != command:
+        result["summary"] = result["summary"].replace(f"`{launched}`", f"`{command}`")
+        result["command"] = command
+    if as_on_base is not None:
+        result["summary"] += f"; run with {as_on_base.why} (the task's edit there doesn't change what runs)"
+    return result
 
 
 def _words(command: str) -> tuple[list[str], list[str]] | None:

@@ -11,6 +11,7 @@ print a file it reads: every line of a hidden file is redacted from the run's ou
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
@@ -108,6 +109,14 @@ def check(repo: GitRepo, plan: _Plan, *, sandboxed: bool) -> HiddenTests:
                                  " (git show): keep hidden tests untracked (list them in .git/info/exclude), or"
                                  " set hidden_tests: false to run them frozen")
     return hidden
+
+
+def digest(contents: Mapping[str, bytes]) -> str:
+    """What the hidden files add to a run's cache key: their paths and content, as a digest (never the text)."""
+    hashed = hashlib.sha256()
+    for path in sorted(contents):
+        hashed.update(path.encode() + b"\0" + hashlib.sha256(contents[path]).digest())
+    return hashed.hexdigest()
 
 
 def secret_lines(contents: Iterable[bytes]) -> frozenset[str]:

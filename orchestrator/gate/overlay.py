@@ -93,9 +93,10 @@ def _owners(files: Sequence[str]) -> set[str]:
 
 async def expectations(repo: GitRepo, worktree: Path, base: GateResult, against: str, files: Sequence[str], *,
                        base_files: Sequence[str], run_in: RunIn,
-                       set_up: Callable[[Path], Awaitable[object]]) -> dict[str, str]:
+                       set_up: Callable[[Path], Awaitable[object]], folder: str = ".") -> dict[str, str]:
     """Base tests (passing on the base, in `files`, or any Python test when a support module among them changed)
-    whose base version fails on the worktree's code -> why."""
+    whose base version fails on the worktree's code -> why. In a monorepo package, `files`, `base_files` and the
+    test ids are relative to its `folder`, and `run_in` runs the package's command in it."""
     # Go compiles a package's test files together: a test belongs to the overlay when its package's folder does.
     folders = {str(PurePosixPath(path).parent) for path in files if path.endswith("_test.go")}
     owners = _owners(files)
@@ -111,7 +112,8 @@ async def expectations(repo: GitRepo, worktree: Path, base: GateResult, against:
     try:
         await set_up(place)
         present = [path for path in files if path in base_files]
-        await repo.restore_paths(place, against, present, detached_ok=True)
+        await repo.restore_paths(place, against, [path if folder == "." else f"{folder}/{path}" for path in present],
+                                 detached_ok=True)
         run = await run_in(place, _restriction(present, overlaid))
     finally:
         await repo.remove_worktree(place)

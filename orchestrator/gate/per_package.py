@@ -5,6 +5,8 @@ against that package's run on the base, combined into one GateResult whose test 
 from __future__ import annotations
 
 import asyncio
+import functools
+from collections.abc import Awaitable, Callable, Mapping
 from pathlib import Path
 
 from orchestrator import sandbox
@@ -16,9 +18,13 @@ from orchestrator.gate.result import BY_COUNTS, BY_EXIT, BY_IDS, run_gate
 from orchestrator.repo.git import GitRepo
 
 
-async def run_package(package: PackageGate, root: Path, worktree: Path, timeout_s: float) -> GateResult:
-    """One package's command in its folder of `worktree` (not yet judged)."""
+async def run_package(package: PackageGate, root: Path, worktree: Path, timeout_s: float,
+                      extra: Mapping[str, str] | None = None) -> GateResult:
+    """One package's command in its folder of `worktree` (not yet judged); `extra` variables are added to the
+    environment's own (appended to a variable it has)."""
     env = await asyncio.to_thread(gate_env, root, worktree, package=package["path"])  # reads the venvs' files
+    for name, value in (extra or {}).items():
+        env[name] = f"{env[name]} {value}" if env.get(name) else value
     return await run_gate(package["command"], worktree / package["path"], timeout_s, env,
                           sandbox.for_worktree(worktree))
 
@@ -73,17 +79,20 @@ async def changed_since(repo: GitRepo, worktree: Path, base: str) -> list[str] |
 
 
 async def gate_packages(gate: GateSetup, root: Path, worktree: Path, changed: list[str] | None,
-                        timeout_s: float, *, each: list[tuple[PackageGate, GateResult]] | None = None) -> GateResult:
+                        timeout_s: float, *, each: list[tuple[PackageGate, GateResult]] | None = None,
+                        run: Callable[[PackageGate, Path], Awaitable[GateResult]] | None = None) -> GateResult:
     """The packages a change touches (all of them when `changed` is None or touches none), each run in its
-    folder and judged against its own run on the base, combined; each package's own run is added to `each`."""
+    folder (by `run` when given: the gate service's run, with the command as the base defines it) and judged
+    against its own run on the base, combined; each package's own run is added to `each`."""
     packages = gate.get("packages") or []
     touched = affected(packages, changed) or [p["path"] for p in packages]
     runs = []
     for package in packages:
         if package["path"] in touched:
             env = await asyncio.to_thread(gate_env, root, worktree, package=package["path"])
+            once = None if run is None else functools.partial(run, package, worktree)
             runs.append((package["path"], await judged_run(package["command"], worktree / package["path"], timeout_s,
-                                                           env, package["base"],
+                                                           env, package["base"], run=once,
                                                            sandbox=sandbox.for_worktree(worktree))))
             if each is not None:
                 each.append((package, runs[-1][1]))

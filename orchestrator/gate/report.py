@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from orchestrator.gate.baseline import choose_setup
-from orchestrator.gate.candidates import GateChoice
+from orchestrator.gate.candidates import GateChoice, read
 from orchestrator.gate.environment import gate_env, package_json
 from orchestrator.gate.submodules import submodules, uninitialised
 
@@ -24,8 +24,6 @@ _SHELL_WORDS = {"cd", "exit", "rc=0", "set", "export", "(cd", "true", "false", "
 _BY_COUNT = ("; passing tests accounted by count ({0} starts its runner through an API the gate adds no reporter to:"
              " fewer passes than the base fails the gate)")
 _COUNTED = re.compile(r"\b(craco)\b")
-_SCRIPT = re.compile(r"\b(?:npm|pnpm|yarn|bun)(?:\s+(?:run|run-script))?(?:\s+(?!-)([\w:.-]+))?")
-"""The package.json script a package manager's command runs (`npm test`, `npm run test-api`, `yarn test:unit`)."""
 _RUNNERS_BY_ID = (
     (re.compile(r"\bpytest\b"), "pytest (its JUnit report through PYTEST_ADDOPTS)"),
     (re.compile(r"\bunittest\b"), "unittest, subTests included (a result-recording shim on PYTHONPATH)"),
@@ -40,6 +38,11 @@ _RUNNERS_BY_ID = (
      "node where it runs node:test (its TAP and JUnit through NODE_OPTIONS), else by exit status"),
 )
 """The runners whose passing tests the gate names, as a command (or the npm script it runs) shows them."""
+_BY_API = ("; passing tests accounted by count ({0} starts {1} through its API, where the gate adds no reporter:"
+           " fewer passes than the base fails the gate, naming {1})")
+_NODE_FILE = re.compile(r"\bnode\s+(?:-\S+\s+)*([\w./-]+\.[cm]?[jt]s)\b")
+_API_USE = re.compile(r"""(?:require\(\s*|from\s+|import\(\s*)['"](mocha|jest|jest-cli|@jest/core|vitest/node)['"]""")
+_MAX_SCRIPT = 200_000
 
 
 def judged_by(command: str | None, root: Path | None = None) -> str:
@@ -48,17 +51,79 @@ def judged_by(command: str | None, root: Path | None = None) -> str:
     through craco's API) accounts passes by count."""
     if command is None:
         return "not judged: no gate"
-    texts = [command]
-    if root is not None and (named_script := _SCRIPT.search(command)):
-        scripts = package_json(root).get("scripts")
-        name = named_script.group(1) if named_script.group(1) not in (None, "t") else "test"
-        texts.append(str(scripts.get(name, "") if isinstance(scripts, dict) else ""))
+    texts = [command, *(scripts_run(command, root) if root is not None else [])]
+    script = " ".join(texts)
+    counted = _BY_COUNT.format(found.group(1)) if (found := _COUNTED.search(script)) else ""
+    if not counted and root is not None and (started := _api_runner(script, root)) is not None:
+        counted = _BY_API.format(*started)
     named = [how.format(match.group("name").split()[0] if "name" in pattern.groupindex else "")
-             for pattern, how in _RUNNERS_BY_ID
-             if (match := next(filter(None, (pattern.search(text) for text in texts)), None))]
+             for pattern, how in _RUNNERS_BY_ID if not (counted and how.startswith("node where"))
+             and (match := next(filter(None, (pattern.search(text) for text in texts)), None))]
     wrapper = tools(command)[:1] in (["make"], ["npm"], ["pnpm"], ["yarn"], ["bun"], ["tox"], ["nox"])
     how = "by test id: " + "; ".join(named) if named else _BY_WRAPPED if wrapper else _BY_EXIT
-    return how + (_BY_COUNT.format(found.group(1)) if (found := _COUNTED.search(" ".join(texts))) else "")
+    return how + counted
+
+
+_NODE_TOOLS = {"npm", "pnpm", "yarn", "bun"}
+_FOLDER_FLAGS = ("--prefix", "-C", "--dir", "--cwd")
+_ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
+
+
+def scripts_run(command: str, root: Path, depth: int = 3) -> list[str]:
+    """The package.json scripts `command` runs (`npm test`, `npm run X`, `yarn X`, `pnpm --dir web test`), each
+    read where it runs: after a `cd` (to the end of its subshell) or under a folder flag; a script that runs
+    scripts is read in turn, `depth` levels down."""
+    found: list[str] = []
+    folder, stack = root, []
+    for piece in re.split(r"(&&|\|\||;|\||\(|\))", command):
+        if piece == "(":
+            stack.append(folder)
+            continue
+        if piece == ")":
+            folder = stack.pop() if stack else root
+            continue
+        try:
+            words = [word for word in shlex.split(piece) if not _ASSIGNMENT.match(word)]
+        except ValueError:
+            continue
+        if words[:1] == ["cd"] and len(words) > 1:
+            folder = folder / words[1]
+        elif words and words[0].rsplit("/", 1)[-1] in _NODE_TOOLS:
+            where, rest = folder, words[1:]
+            while rest and rest[0].startswith("-"):
+                flag = rest.pop(0)
+                if flag in _FOLDER_FLAGS and rest:
+                    where = where / rest.pop(0)
+                elif flag.startswith(tuple(f"{name}=" for name in _FOLDER_FLAGS)):
+                    where = where / flag.split("=", 1)[1]
+            scripts = package_json(where).get("scripts")
+            name = _script_name(words[0].rsplit("/", 1)[-1], rest, scripts if isinstance(scripts, dict) else {})
+            if name is not None and isinstance(scripts, dict):
+                text = str(scripts[name])
+                found += [text, *(scripts_run(text, where, depth - 1) if depth > 1 else [])]
+    return found
+
+
+def _script_name(tool: str, rest: list[str], scripts: dict[str, object]) -> str | None:
+    """The script `tool rest...` runs, when `scripts` has it."""
+    if not rest:
+        return None
+    name = ("test" if rest[0] in ("test", "t", "tst") else rest[1] if rest[0] in ("run", "run-script") and
+            len(rest) > 1 else rest[0] if tool != "npm" else None)
+    return name if name in scripts else None
+
+
+def _api_runner(script: str, root: Path) -> tuple[str, str] | None:
+    """(file, runner) when a node program the commands start (`node scripts/test.js`, a file of the repo's) starts
+    jest, vitest or mocha through its API: the gate's preload only sees a runner's own program start."""
+    for name in _NODE_FILE.findall(script):
+        path = (root / name).resolve()
+        if not path.is_relative_to(root.resolve()) or not path.is_file() or path.stat().st_size > _MAX_SCRIPT:
+            continue
+        if (found := _API_USE.search(read(path))) is not None:
+            runner = found.group(1)
+            return name, "vitest" if runner.startswith("vitest") else "mocha" if runner == "mocha" else "jest"
+    return None
 
 
 def tools(command: str | None) -> list[str]:

@@ -19,7 +19,7 @@ from typing import Protocol, TypeVar
 
 from orchestrator import sandbox
 from orchestrator.facts import Acceptance, GateResult, GateSetup, PackageGate
-from orchestrator.gate import accounting, base_command, hidden, package_accounting
+from orchestrator.gate import base_command, hidden
 from orchestrator.gate.baseline import check_gate, choose_setup
 from orchestrator.gate.cache import GateCache, cache_key, env_digest, gated_tree, worktree_tree
 from orchestrator.gate.detect import GateChoice, choose_gate
@@ -27,7 +27,7 @@ from orchestrator.gate.environment import gate_env
 from orchestrator.gate.judge import judged_run, unusable_base
 from orchestrator.gate.node_modules import own_node_modules
 from orchestrator.gate.per_package import changed_since as changed_files
-from orchestrator.gate.per_package import gate_packages
+from orchestrator.gate.per_package import gate_packages, run_package
 from orchestrator.gate.result import failing_on, no_gate, run_gate
 from orchestrator.gate.spec_check import SpecCheck, read_texts
 from orchestrator.gate.submodules import init_submodules
@@ -95,7 +95,8 @@ class Gates:
         if self.cache is None and not self.no_cache:
             self.cache = GateCache.for_repo(self.repo.root)
         self.spec = SpecCheck(self.repo, lambda sha, command, near: self.tree_run(sha, command, near=near),
-                              lambda command, place, extra: self._run_once(command, place, extra=extra), self.set_up)
+                              lambda command, place, extra: self._run_once(command, place, extra=extra), self.set_up,
+                              self._run_package_once)
 
     @property
     def setup(self) -> GateSetup:
@@ -167,8 +168,8 @@ class Gates:
         setup and environment is not gated again. A monorepo's gate runs the packages the commits since
         `changed_since` touched (all of them without it). With `against` (a commit), every test that passed
         on that commit's tree must pass here, or be a change the coach `accepted` (gate/accounting.py). With
-        `hidden_tests`, they run too, in a throwaway tree of the gate's own (gate/hidden.py), never remembered, and
-        every line of a hidden file is redacted from the result."""
+        `hidden_tests`, they run too, in a throwaway tree of the gate's own (gate/hidden.py), remembered by tree and
+        the hidden files' content, and every line of a hidden file is redacted from the result."""
         decided = self.setup
         command = command or decided["command"]
         if command is None:
@@ -178,13 +179,13 @@ class Gates:
             changed = await changed_files(self.repo, worktree, changed_since) if changed_since else None
             each: list[tuple[PackageGate, GateResult]] = []
             result = await self._watched(what, worktree, gate_packages(
-                decided, self.repo.root, worktree, changed, self.request.timeout_s, each=each),
+                decided, self.repo.root, worktree, changed, self.request.timeout_s, each=each, run=self._package_run),
                 lambda run: run["output"])
             if against is not None and against == decided.get("base_sha"):  # the packages' base runs are its
-                changes, files = await package_accounting.account_packages(self.repo, worktree, against, each)
-                result = accounting.judged(result, accounting.accept(changes, accepted, files))
+                result = await self.spec.judged_packages(worktree, command, result, against, runs=each,
+                                                           accepted=accepted)
             if hidden_tests and result["exit_code"] is not None:  # a monorepo's hidden tests run from the top
-                result = await self._with_hidden(worktree, command, result, hidden_tests)
+                result, _ = await self._with_hidden(worktree, command, result, hidden_tests)
             return GateRun(result, ran=True)
         base = base if base is not None else decided["base"]
         ran = False
@@ -207,29 +208,51 @@ class Gates:
         result = result.copy()
         result.pop("passing", None)  # kept in the cache and in the base's run, not in every turn's state
         if hidden_tests and result["exit_code"] is not None:
-            result = await self._with_hidden(worktree, command, result, hidden_tests)
-            ran = True
+            result, hidden_ran = await self._with_hidden(worktree, command, result, hidden_tests)
+            ran = ran or hidden_ran
         return GateRun(result, ran=ran)
 
     async def _with_hidden(self, worktree: Path, command: str, result: GateResult,
-                           paths: Sequence[str]) -> GateResult:
-        """`result` with the hidden tests' run folded in, redacted: they run on the worktree's commit in a
-        detached tree under `<feature>/_hidden/`, its setup done before they are put in place, in a sandbox that
-        writes only that tree and a private folder beside it (both removed after)."""
+                           paths: Sequence[str]) -> tuple[GateResult, bool]:
+        """`result` with the hidden tests' run folded in, redacted, and whether they ran. Their run is remembered
+        as the main one is, by the commit's tree, the command, setup and environment, and by the hidden files'
+        content (the cache keeps only its redacted copy): the same tree judged again runs nothing."""
         if self.hidden is None:
             raise RuntimeError("hidden tests asked for, but the gate was given none")
-        contents = await asyncio.to_thread(self.hidden.read, paths)
+        contents, masked = await asyncio.to_thread(self.hidden.read, paths), self.hidden.sources()
         secrets = hidden.secret_lines(contents.values())
+        sha = await self.repo.head(worktree)
+        cache, key = self.cache, ""
+        if cache is not None:
+            key = cache_key(await gated_tree(self.repo, sha), f"{command}\0{hidden.digest(contents)}",
+                            self.setup["setup"], await self._env_digest(worktree))
+            if (found := await asyncio.to_thread(cache.lookup, key)) is not None:
+                cache.reused += 1
+                return hidden.redact_result(hidden.combined(result, found, paths), secrets), False
+        run = await self._hidden_run(worktree, sha, command, contents, secrets=secrets, masked=masked)
+        if isinstance(run, str):  # the task's tree can't hold them: a verdict of the tree, not a run to remember
+            return hidden.redact_result(hidden.refused(result, run, paths), secrets), True
+        if cache is not None:
+            cache.runs += 1
+            await cache.store(key, run)
+        return hidden.redact_result(hidden.combined(result, run, paths), secrets), True
+
+    async def _hidden_run(self, worktree: Path, sha: str, command: str, contents: Mapping[str, bytes], *,
+                          secrets: frozenset[str], masked: Sequence[Path]) -> GateResult | str:
+        """The hidden tests' run, redacted: on `sha` in a detached tree under `<feature>/_hidden/`, its setup done
+        before they are put in place, in a sandbox that writes only that tree and a private folder beside it
+        (both removed after); why not, when they can't be put in place."""
+        paths = list(contents)
         folder = worktree.parent / hidden.FOLDER
         # Not named as the worktree: the run's environment keeps per-name files (an editable install's redirect).
         place, private = folder / f"hidden-{worktree.name}", folder / f"hidden-{worktree.name}.private"
-        await self.repo.add_detached_worktree(place, await self.repo.head(worktree))
+        await self.repo.add_detached_worktree(place, sha)
         try:
             await self.set_up(place)  # nothing hidden is in the tree yet
             if refused := await asyncio.to_thread(hidden.place, place, contents):
-                return hidden.redact_result(hidden.refused(result, refused, paths), secrets)
+                return refused
             env, _ = await asyncio.to_thread(self._environment, place)
-            box = sandbox.for_hidden(place, private).with_masked(*self.hidden.sources())
+            box = sandbox.for_hidden(place, private).with_masked(*masked)
             if all(path.endswith(".py") for path in paths):  # pytest collects them whatever the command names
                 env["PYTEST_ADDOPTS"] = " ".join([env.get("PYTEST_ADDOPTS", ""), *paths]).strip()
             run = await self._watched(f"the gate `{command}` with the hidden acceptance tests", place, run_gate(
@@ -238,7 +261,7 @@ class Gates:
         finally:
             await self.repo.remove_worktree(place)
             await asyncio.to_thread(shutil.rmtree, private, True)
-        return hidden.redact_result(hidden.combined(result, hidden.redact_result(run, secrets), paths), secrets)
+        return hidden.redact_result(run, secrets)
 
     async def tree_run(self, sha: str, command: str, *, near: Path) -> GateResult | None:
         """`command`'s run on `sha`'s tree: the run's base when it is that commit, else remembered by tree, else
@@ -293,21 +316,39 @@ class Gates:
                 lambda run: run["output"])
         finally:
             await asyncio.to_thread(_remove, worktree, as_on_base.files if as_on_base else {})
-        if launched != command:
-            result["summary"] = result["summary"].replace(f"`{launched}`", f"`{command}`")
-            result["command"] = command
-        if as_on_base is not None:
-            result["summary"] += f"; run with {as_on_base.why} (the task's edit there doesn't change what runs)"
-        return result
+        return base_command.named_as_given(result, command, launched, as_on_base)
 
-    async def _as_on_base(self, command: str, worktree: Path) -> base_command.BaseCommand | None:
-        """`command` as the run's base defines it, when the tree defines it otherwise (gate/base_command.py)."""
+    async def _package_run(self, package: PackageGate, worktree: Path,
+                           extra: Mapping[str, str] | None = None) -> GateResult:
+        """One sandboxed run of a monorepo package's command in its folder of `worktree`, as the base defines it
+        (a task's edit to the package's script or Makefile doesn't change what runs), named as given."""
+        folder, command = package["path"], package["command"]
+        as_on_base = await self._as_on_base(command, worktree, folder)
+        copies = as_on_base.files if as_on_base else {}
+        run_as = package.copy()
+        run_as["command"] = as_on_base.command if as_on_base else command
+        await asyncio.to_thread(_write, worktree / folder, copies)
+        try:
+            result = await run_package(run_as, self.repo.root, worktree, self.request.timeout_s, extra)
+        finally:
+            await asyncio.to_thread(_remove, worktree / folder, copies)
+        return base_command.named_as_given(result, command, run_as["command"], as_on_base)
+
+    async def _run_package_once(self, package: PackageGate, worktree: Path, extra: Mapping[str, str]) -> GateResult:
+        """One watched run of a monorepo package's command (an overlay's)."""
+        return await self._watched(f"the gate `{package['command']}` in {package['path']}", worktree,
+                                   self._package_run(package, worktree, extra), lambda run: run["output"])
+
+    async def _as_on_base(self, command: str, worktree: Path, folder: str = ".") -> base_command.BaseCommand | None:
+        """`command` as the run's base defines it in `folder`, when the tree defines it otherwise
+        (gate/base_command.py)."""
         names = base_command.config_files(command)
         base_sha = self.decided.get("base_sha") if self.decided is not None else None
         if not names or base_sha is None:
             return None
-        base = {name: await self.repo.show_file(base_sha, name) for name in names}
-        tree = await asyncio.to_thread(read_texts, worktree, names)
+        base = {name: await self.repo.show_file(base_sha, name if folder == "." else f"{folder}/{name}")
+                for name in names}
+        tree = await asyncio.to_thread(read_texts, worktree / folder, names)
         return base_command.resolve(command, base, {name: tree.get(name) for name in names})
 
     async def _key(self, worktree: Path, command: str) -> str | None:

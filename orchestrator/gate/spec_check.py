@@ -1,7 +1,8 @@
 """The tests are the spec, for one judged tree: what became of every test that passed on the commit it is judged
 against (gate/accounting.py), the base's versions of the test files it changed run on its code (gate/overlay.py),
 the tamper screen on what it added (gate/screen.py), tests inside code files (gate/inline_tests.py) and ids that
-shift (gate/shifted.py), folded into the one verdict the gate service returns."""
+shift (gate/shifted.py), folded into the one verdict the gate service returns; a monorepo's packages each judged
+the same way in their folders (gate/package_accounting.py)."""
 
 from __future__ import annotations
 
@@ -10,8 +11,8 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from orchestrator.facts import Acceptance, GateResult, TestChange
-from orchestrator.gate import accounting, base_command, inline_tests, overlay, screen, shifted
+from orchestrator.facts import Acceptance, GateResult, PackageGate, TestChange
+from orchestrator.gate import accounting, base_command, inline_tests, overlay, package_accounting, screen, shifted
 from orchestrator.processes import Completed
 from orchestrator.repo.git import GitRepo
 
@@ -26,6 +27,8 @@ class SpecCheck:
     run_in: Callable[[str, Path, Mapping[str, str]], Awaitable[GateResult]]
     """(command, worktree, extra variables): one sandboxed run, not remembered (an overlay's)."""
     set_up: Callable[[Path], Awaitable[Completed | None]]
+    run_package_in: Callable[[PackageGate, Path, Mapping[str, str]], Awaitable[GateResult]]
+    """(package, worktree, extra variables): a monorepo package's command in its folder, not remembered."""
     _overlaid: dict[tuple[str, str, str], dict[str, str]] = field(default_factory=dict)
 
     async def judged(self, worktree: Path, command: str, result: GateResult, against: str,
@@ -34,12 +37,56 @@ class SpecCheck:
         base = await self.tree_run(against, command, worktree)
         if base is None:
             return result
-        renamed, deleted, modified, added = accounting.parse_name_status(await self.repo.name_status(worktree, against))
         base_files = await self.repo.files_at(against)
+        diff, texts = await self._tree_diff(worktree, command, against, accounting.test_hosts(base, base_files))
+        expectations = await self._expectations(worktree, command, base, against, diff=diff, base_files=base_files)
+        changes = accounting.account(base, result, diff, base_files, expectations=expectations,
+                                     unstable={*(base.get("unstable") or []), *unstable})
+        screened, unverified = await self._screened(worktree, against, diff, texts)
+        unverified += accounting.new_only_skipped(base, result)
+        judged = accounting.accept([*changes, *screened], accepted, diff.test_files_changed)
+        case_diff = await self._case_diff(judged, against, diff, texts, base_files)
+        verdict = accounting.judged(result, judged, case_diff=case_diff)
+        verdict["unverified"] = unverified
+        return verdict
+
+    async def judged_packages(self, worktree: Path, command: str, result: GateResult, against: str, *,
+                              runs: Sequence[tuple[PackageGate, GateResult]],
+                              accepted: Sequence[Acceptance]) -> GateResult:
+        """A monorepo's `result` judged package by package as the top is judged: each package's run against its
+        base run (ids and files relative to its folder, named back with its path), the base's versions of its
+        changed test files run on the tree's code in its folder, and the tamper screen on every test file."""
+        every = await self.repo.files_at(against)
+        hosts = frozenset(package_accounting.joined(package["path"], host) for package, _ in runs if package["base"]
+                          for host in accounting.test_hosts(package["base"],
+                                                            package_accounting.local_files(package["path"], every)))
+        diff, texts = await self._tree_diff(worktree, command, against, hosts)
+        changes: list[TestChange] = []
+        unverified: list[str] = []
+        for package, run in runs:
+            folder, base = package["path"], package["base"]
+            if base is None:
+                continue
+            local, files = package_accounting.local_diff(diff, folder), package_accounting.local_files(folder, every)
+            expectations = await self._expectations(worktree, package["command"], base, against, diff=local,
+                                                    base_files=files, package=package)
+            changes += package_accounting.named_in_repo(accounting.account(
+                base, run, local, files, expectations=expectations, unstable=base.get("unstable") or []), folder)
+            unverified += [entry.replace(": ", f": {folder}::", 1) if folder != "." else entry
+                           for entry in accounting.new_only_skipped(base, run)]
+        screened, flagged = await self._screened(worktree, against, diff, texts)
+        verdict = accounting.judged(result, accounting.accept([*changes, *screened], accepted,
+                                                              diff.test_files_changed))
+        verdict["unverified"] = [*flagged, *unverified]
+        return verdict
+
+    async def _tree_diff(self, worktree: Path, command: str, against: str, hosts: frozenset[str] = frozenset()
+                         ) -> tuple[accounting.TreeDiff, dict[str, str]]:
+        """How the worktree's tree differs from `against`'s, and the tree's text of every test file it added or
+        changed (read once, off the event loop); `hosts`: files the base's passing ids name (accounting.test_hosts)."""
+        renamed, deleted, modified, added = accounting.parse_name_status(await self.repo.name_status(worktree, against))
         new_of = {old: new for old, (new, _) in renamed.items()}
         touched = sorted({*deleted, *modified, *added, *new_of.values()})
-        # The task's text of every test file it added or changed, read once, off the event loop.
-        hosts = accounting.test_hosts(base, base_files)
         texts = await asyncio.to_thread(read_texts, worktree, [p for p in touched
                                                                if accounting.is_test_file(p) or p in hosts])
         config = {}
@@ -55,21 +102,18 @@ class SpecCheck:
                 if line is not None:
                     config[path] = line
         names = {old: texts[new_of.get(old, old)] for old in {*modified, *renamed} if new_of.get(old, old) in texts}
-        diff = accounting.TreeDiff(renamed=renamed, deleted=frozenset(deleted), modified=frozenset(modified),
-                                   added=frozenset(added), config_lines=config, names=names, hosts=hosts)
-        expectations = await self._expectations(worktree, command, base, against, diff=diff, base_files=base_files)
-        changes = accounting.account(base, result, diff, base_files, expectations=expectations,
-                                     unstable={*(base.get("unstable") or []), *unstable})
-        screened, unverified = await self._screen(against, renamed, texts)
+        return accounting.TreeDiff(renamed=renamed, deleted=frozenset(deleted), modified=frozenset(modified),
+                                   added=frozenset(added), config_lines=config, names=names, hosts=hosts), texts
+
+    async def _screened(self, worktree: Path, against: str, diff: accounting.TreeDiff,
+                        texts: Mapping[str, str]) -> tuple[list[TestChange], list[str]]:
+        """The tamper screen's hits, and changes to tests inside code files (gate/inline_tests.py)."""
+        new_of = {old: new for old, (new, _) in diff.renamed.items()}
+        screened, unverified = await self._screen(against, diff.renamed, texts)
         screened += await inline_tests.inline_changes(self.repo, worktree, against, [
-            (old, new_of.get(old, old)) for old in {*modified, *renamed}
-            if not accounting.is_test_file(old) and old not in hosts])
-        unverified += accounting.new_only_skipped(base, result)
-        judged = accounting.accept([*changes, *screened], accepted, diff.test_files_changed)
-        case_diff = await self._case_diff(judged, against, diff, texts, base_files)
-        verdict = accounting.judged(result, judged, case_diff=case_diff)
-        verdict["unverified"] = unverified
-        return verdict
+            (old, new_of.get(old, old)) for old in {*diff.modified, *diff.renamed}
+            if not accounting.is_test_file(old) and old not in diff.hosts])
+        return screened, unverified
 
     async def _case_diff(self, changes: Sequence[TestChange], against: str, diff: accounting.TreeDiff,
                          texts: Mapping[str, str], base_files: Sequence[str]) -> str:
@@ -89,16 +133,25 @@ class SpecCheck:
         return "".join(found)
 
     async def _expectations(self, worktree: Path, command: str, base: GateResult, against: str, *,
-                            diff: accounting.TreeDiff, base_files: list[str]) -> dict[str, str]:
-        """The base tests whose base version fails on the tree's code (gate/overlay.py), once per commit, base and
-        command: the merge queue gating the tree the coach's turn gated doesn't overlay it again."""
+                            diff: accounting.TreeDiff, base_files: list[str],
+                            package: PackageGate | None = None) -> dict[str, str]:
+        """The base tests whose base version fails on the tree's code (gate/overlay.py; a monorepo package's in its
+        folder), once per commit, base and command: the merge queue gating the tree the coach's turn gated
+        doesn't overlay it again."""
         if not diff.test_files_changed:
             return {}
-        key = (await self.repo.head(worktree), against, command)
+        folder = package["path"] if package is not None else "."
+        key = (await self.repo.head(worktree), against, f"{folder}\0{command}")
         if key not in self._overlaid:
+
+            def run_in(place: Path, extra: dict[str, str]) -> Awaitable[GateResult]:
+                if package is None:
+                    return self.run_in(command, place, extra)
+                return self.run_package_in(package, place, extra)
+
             self._overlaid[key] = await overlay.expectations(
                 self.repo, worktree, base, against, diff.test_files_changed, base_files=base_files,
-                run_in=lambda place, extra: self.run_in(command, place, extra), set_up=self.set_up)
+                run_in=run_in, set_up=self.set_up, folder=folder)
         return self._overlaid[key]
 
     async def _screen(self, against: str, renamed: Mapping[str, tuple[str, int]],

@@ -265,3 +265,30 @@ async def test_the_merge_queue_runs_the_hidden_tests_of_tasks_landed_before(tmp_
     assert "tests.acceptance.test_square::test_square" in str(run.results["TASK-002"])
     listed = GitRepo(repo).read("show", "autobuild/FEAT-001:calc/mul.py").stdout
     assert "13" not in listed, "the breaking change did not land"
+
+
+async def test_a_hidden_run_is_remembered_by_tree_command_and_the_hidden_files(tmp_path: Path) -> None:
+    """Judging the same tree again (the merge queue after the task's turn, `land`) runs nothing: the hidden run is
+    remembered like the main one, keyed by the hidden files' content too (an edited hidden test runs again), and
+    the cache keeps nothing of the file."""
+    repo = repo_with_hidden_test(tmp_path)
+    git = GitRepo(repo)
+    gates = Gates(git, GateRequest(plan_verify="python -m pytest -q", timeout_s=300),
+                  hidden=HiddenTests.of_plan(repo, load_plan(repo, "FEAT-001")))
+    base = git.rev("HEAD")
+    await gates.check_base("FEAT-001", base)
+    worktree = repo / ".autobuild" / "worktrees" / "FEAT-001" / "_land"
+    await git.add_detached_worktree(worktree, base)
+    (worktree / "calc" / "square.py").write_text(LEAKY)
+    git_in(worktree, "add", "-A")
+    git_in(worktree, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "code")
+
+    runs = [await gates.run(worktree, against=base, hidden_tests=[HIDDEN]) for _ in range(3)]
+    assert [run.ran for run in runs] == [True, True, False], "a failure is kept once seen twice, as the main run's"
+    assert all(not run.result["passed"] for run in runs) and runs[2].result == runs[1].result
+    assert "zebra-7731" not in everything_written(repo)
+    (repo / HIDDEN).write_text(HIDDEN_TEXT.replace("13: 169", "14: 196"))  # square(13) is no longer asked
+    changed = await gates.run(worktree, against=base, hidden_tests=[HIDDEN])
+    assert changed.ran and changed.result["passed"], changed.result["summary"]
+    again = await gates.run(worktree, against=base, hidden_tests=[HIDDEN])
+    assert not again.ran and again.result == changed.result

@@ -291,5 +291,6 @@ def test_validate_names_each_runner_whose_passing_tests_the_gate_reads_by_id(tmp
     (tmp_path / "package.json").write_text('{"scripts": {"test": "tsc && npm run test-api",'
                                            ' "test-api": "node --conditions development test.js"}}')
     assert "node where it runs node:test" in judged_by("npm run test-api", tmp_path)
-    assert judged_by("npm test", tmp_path).startswith("by test id where the runner it starts reports them")
+    assert "node where it runs node:test" in judged_by("npm test", tmp_path), "read through the scripts it runs"
+    assert judged_by("make test", tmp_path).startswith("by test id where the runner it starts reports them")
     assert judged_by("./run-tests.sh") == "by exit status, and failure counts where the output has them"

@@ -1,0 +1,78 @@
+"""A nested Go module is judged as the top is (issue 31): a player that bends the module's test (deletes it, skips
+it, rewrites its expectation, skips a test it adds) is refused with the same test changes as when that module is
+the repository's top, only named with the module's folder. Real git and the real `go test` (offline), through the
+gate service as the task's turns, the merge queue and `land` call it."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from orchestrator.cli.demo import git as git_in
+from orchestrator.cli.demo import make_sample_repo
+from orchestrator.facts import GateResult
+from orchestrator.gate import GateRequest, Gates
+from orchestrator.repo.git import GitRepo
+from tests.graph.harness import plan, task
+from tests.graph.test_native_gates import ARC, TOP
+
+pytestmark = pytest.mark.skipif(shutil.which("go") is None, reason="go is installed by make install")
+
+BROKEN = "package arc\n\nfunc Pack(n int) int { return n * 3 }\n"
+TEST = ARC["arc/arc_test.go"]
+CHEATS: dict[str, dict[str, str | None]] = {
+    "the test rewritten to the broken output": {"arc/arc_test.go": TEST.replace("!= 6", "!= 9")},
+    "the test deleted": {"arc/arc_test.go": None},
+    "the test skipped": {"arc/arc_test.go": TEST.replace("\tif Pack(3)", "\tt.Skip(\"later\")\n\tif Pack(3)")},
+    "a skipped test added": {"arc/more_test.go": "package arc\n\nimport \"testing\"\n\nfunc TestMore(t *testing.T) {"
+                                                 "\n\tt.Skip(\"later\")\n}\n"},
+}
+
+
+async def judged(repo: Path, changed: dict[str, str | None], verify: str | None = None) -> GateResult:
+    """The gate's verdict (the plan's `verify`, else the detected command), as the task's turns judge, on a commit
+    on the base that writes `changed`."""
+    git = GitRepo(repo)
+    gates = Gates(git, GateRequest(plan_verify=verify, timeout_s=300), no_cache=True)
+    base = git.rev("HEAD")
+    await gates.check_base("FEAT-001", base)
+    worktree = repo / ".autobuild" / "worktrees" / "FEAT-001" / "_land"
+    await git.add_detached_worktree(worktree, base)
+    for path, text in changed.items():
+        if text is None:
+            (worktree / path).unlink()
+        else:
+            (worktree / path).write_text(text)
+    git_in(worktree, "add", "-A")
+    git_in(worktree, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "a cheat")
+    return (await gates.run(worktree, changed_since=base, against=base)).result
+
+
+def at_top(files: dict[str, str | None]) -> dict[str, str | None]:
+    return {path.removeprefix("arc/"): text for path, text in files.items()}
+
+
+def named(result: GateResult) -> list[tuple[Any, ...]]:
+    """The test changes and unverified work, the module's folder taken out of their names."""
+    def plain(text: object) -> str:
+        return str(text).replace("arc::", "").replace("arc/", "")
+    changes = [(plain(c["test"]), c["fate"], plain(c["detail"]), plain(c["file"]))
+               for c in result["test_changes"] or []]
+    return sorted(changes) + sorted(("unverified", plain(entry)) for entry in result.get("unverified") or [])
+
+
+@pytest.mark.parametrize("cheat", [pytest.param(name, marks=[] if name.startswith("the test rewritten") else
+                                                [pytest.mark.heavy]) for name in CHEATS])
+async def test_a_bent_test_in_a_nested_module_is_refused_as_at_the_top(tmp_path: Path, cheat: str) -> None:
+    nested = make_sample_repo(tmp_path / "nested", files={**TOP, **ARC, "Makefile": "test:\n\tgo test ./...\n"},
+                              plan=plan(task("TASK-001"), verify=None), venv=False)
+    top = make_sample_repo(tmp_path / "top", files={**at_top(dict(ARC)), "Makefile": "test:\n\tgo test ./...\n"},
+                           plan=plan(task("TASK-001"), verify=None), venv=False)
+    at_the_top = await judged(top, at_top({"arc/arc.go": BROKEN, **CHEATS[cheat]}))
+    in_the_module = await judged(nested, {"arc/arc.go": BROKEN, **CHEATS[cheat]})
+    assert not at_the_top["passed"] and at_the_top["test_changes"], at_the_top["summary"]
+    assert not in_the_module["passed"], in_the_module["summary"]
+    assert named(in_the_module) == named(at_the_top), in_the_module["summary"]
