@@ -32,7 +32,7 @@ from orchestrator.graph import by_url, pause, replan
 from orchestrator.graph.active import ACTIVE, ActiveRun, TaskGraph
 from orchestrator.graph.context import RunContext, Spend
 from orchestrator.graph.events import EventLog
-from orchestrator.graph.scheduler import Held, Scheduler
+from orchestrator.graph.scheduler import Held, Scheduler, hold
 from orchestrator.graph.state import FeatureInput, FeatureOutput, TaskInput, TaskResult
 from orchestrator.plan.model import FeaturePlan, load_target, plan_digest, remember_plan_file
 from orchestrator.repo import watch
@@ -87,8 +87,7 @@ async def run_task(task_id: str, run_key: str) -> TaskResult:
     try:
         skip_reason = await scheduler.wait_ready(task_id, lambda: runtime.drain_requested)
     except Held as held:
-        await scheduler.hold(task_id, str(held))
-        raise GraphInterrupt(()) from None
+        await hold(scheduler, task_id, str(held))
     graph = active.task_graph
     # A trace shows the task's subgraph under its id, its runs tagged with it (neither reaches the checkpoints).
     config: Any = {"recursion_limit": 12 * ctx.options.max_turns + 30, "run_name": f"task {task_id}",
@@ -103,16 +102,13 @@ async def run_task(task_id: str, run_key: str) -> TaskResult:
             await scheduler.hold(task_id, "waiting for an answer")
             raise
         except GraphDrained:
-            await scheduler.hold(task_id, "interrupted")
-            raise GraphInterrupt(()) from None
+            await hold(scheduler, task_id, "interrupted")
         except UsageLimitYield as exc:  # a served run gives its slot back: held at this node, re-run on resume
-            await scheduler.hold(task_id, str(exc))
-            raise GraphInterrupt(()) from None
+            await hold(scheduler, task_id, str(exc))
         except Exception as exc:  # noqa: BLE001 - the graph-wide error policy: this task errs, siblings go on
             reason = f"{type(exc).__name__}: {exc}"
-            await scheduler.hold(task_id, f"error: {reason}")
-            events("task_error", task_id, reason=reason, resumable=True)
-            raise GraphInterrupt(()) from None
+            await hold(scheduler, task_id, f"error: {reason}",
+                       then=lambda: events("task_error", task_id, reason=reason, resumable=True))
     result: TaskResult = final["result"]
     if replan.replannable(result, task_id, ctx.options.replan):
         result = await replan.replace(task_id, result, final, run_key, launch=lambda ids: _collect(
