@@ -12,10 +12,12 @@ from __future__ import annotations
 import asyncio
 import uuid
 from collections.abc import Callable
+from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
 from typing import Any
 
+from langchain_core.runnables import RunnableConfig
 from langgraph.config import get_config
 from langgraph.errors import GraphDrained, GraphInterrupt
 from langgraph.func import task
@@ -23,7 +25,7 @@ from langgraph.runtime import Runtime, get_runtime
 from langgraph.types import Interrupt
 
 from agents import ClaudeAgents
-from agents.limits import UsageLimitYield
+from agents.limits import UsageLimitGate, UsageLimitYield
 from orchestrator import facts, sandbox
 from orchestrator.errors import InputError, PlanError
 from orchestrator.gate import GateChoice, GateRequest, Gates, GateSetup, choose_gate
@@ -157,9 +159,59 @@ async def _run_plan(inputs: FeatureInput, options: RunOptions, repo: GitRepo, ru
                     plan: FeaturePlan, only_task: str | None, thread: str,
                     task_graphs: TaskGraphs) -> FeatureOutput:
     """The loaded plan's run: the base's gate, the feature branch, every task, the report."""
+    run = await _start(inputs, options, repo, runtime, plan=plan, thread=thread)
+    order = [only_task] if only_task else plan.task_ids()
+    earlier = dict(inputs.get("earlier") or {})  # a run again of some tasks: the others' latest results
+    order = [t for t in order if t in inputs.get("rerun", order)]
+    await _announce(run, order)
+    ignore_deps = options.ignore_deps or only_task is not None
+    scheduler = Scheduler(plan, order, options.parallel, options.schedule, ignore_deps, earlier=earlier)
+    questions = await _run_tasks(run, scheduler, order,
+                                 task_graphs(options.max_turns, bool(options.precheck_model)))
+    return await _finish(inputs, run, scheduler, questions, order=order, earlier=earlier, only_task=only_task)
+
+
+@dataclass
+class _Started:
+    """What the run's start made, for its tasks and its end."""
+
+    ctx: RunContext
+    events: EventLog
+    feature_sha: str
+    """Where the feature branch was when the run started."""
+    digest: str
+    """The digest of the plan the run started from."""
+    limit_gate: UsageLimitGate
+    unrecorded: list[str]
+    """Why the workers' store could not learn of a yield (then nothing re-queues it)."""
+
+
+async def _start(inputs: FeatureInput, options: RunOptions, repo: GitRepo, runtime: Runtime[RunOptions], *,
+                 plan: FeaturePlan, thread: str) -> _Started:
+    """The run's start: the base's gate, the feature branch, the usage-limit pause, the run's context."""
     digest = plan_digest(plan)
     # Before the feature branch and any session: a gate that can't run stops the run having spent nothing.
     base_branch = plan.base_branch or inputs.get("base_branch")
+    gate = await _base_gate(repo, plan, options, base_branch)
+    setup = await prepare_feature(str(repo.root), plan.id, base_branch, digest)
+    await by_url.feature_started(inputs, repo, plan.id, setup["feature_sha"])
+    if setup.get("plan_digest", digest) != digest:
+        raise PlanError(f"the plan of {plan.id} changed since its run started: put it back, or start over on a"
+                        " new thread")
+    events = EventLog(repo.root, plan.id, runtime.stream_writer)
+    watch.forget(repo.root)
+    unrecorded: list[str] = []
+    limit_gate = await asyncio.to_thread(pause.limit_gate, options, pause_path(repo.root, plan.id), events,
+                                         partial(pause.yielded, runtime, events, thread, unrecorded))
+    ctx = RunContext(options=options, plan=plan, repo=repo, base_branch=setup["base_branch"],
+                     agents=options.agents or ClaudeAgents(), gate=gate, spend=Spend(),
+                     limit_gate=limit_gate, remote_url=inputs.get("repo_url"))
+    return _Started(ctx, events, setup["feature_sha"], digest, limit_gate, unrecorded)
+
+
+async def _base_gate(repo: GitRepo, plan: FeaturePlan, options: RunOptions, base_branch: str | None) -> GateSetup:
+    """The run's gate, decided and checked on the base when the run started (`gate_baseline`), and the same
+    gate `--verify` names now: a resume can't swap it silently."""
     gate = await gate_baseline(str(repo.root), plan.id, base_branch, plan_verify=plan.verify,
                                plan_setup=plan.setup, verify=options.verify, setup=options.setup,
                                timeout_s=options.verify_timeout, judge_by_counts=options.judge_by_counts)
@@ -170,48 +222,49 @@ async def _run_plan(inputs: FeatureInput, options: RunOptions, repo: GitRepo, ru
         raise InputError(f"this run's gate is {GateChoice(gate['command'], gate['source']).describe()}, decided"
                          f" when it started; --verify {options.verify!r} does not apply to it: resume without"
                          " --verify, or `run --fresh` to start over with the new gate")
-    setup = await prepare_feature(str(repo.root), plan.id, base_branch, digest)
-    await by_url.feature_started(inputs, repo, plan.id, setup["feature_sha"])
-    if setup.get("plan_digest", digest) != digest:
-        raise PlanError(f"the plan of {plan.id} changed since its run started: put it back, or start over on a"
-                        " new thread")
-    events = EventLog(repo.root, plan.id, runtime.stream_writer)
-    watch.forget(repo.root)
-    unrecorded: list[str] = []  # why the workers' store could not learn of a yield (then nothing re-queues it)
-    limit_gate = await asyncio.to_thread(pause.limit_gate, options, pause_path(repo.root, plan.id), events,
-                                         partial(pause.yielded, runtime, events, thread, unrecorded))
-    ctx = RunContext(options=options, plan=plan, repo=repo, base_branch=setup["base_branch"],
-                     agents=options.agents or ClaudeAgents(), gate=gate, spend=Spend(),
-                     limit_gate=limit_gate, remote_url=inputs.get("repo_url"))
-    order = [only_task] if only_task else plan.task_ids()
-    earlier = dict(inputs.get("earlier") or {})  # a run again of some tasks: the others' latest results
-    order = [t for t in order if t in inputs.get("rerun", order)]
-    events("feature_start", branch=ctx.feature_branch, sha=setup["feature_sha"], tasks=order,
-           budget_usd=options.budget_usd,
+    return gate
+
+
+async def _announce(run: _Started, order: list[str]) -> None:
+    """The run's `feature_start` event, and once per run start whether the agents' sandbox is missing."""
+    ctx, events, gate = run.ctx, run.events, run.ctx.gate
+    events("feature_start", branch=ctx.feature_branch, sha=run.feature_sha, tasks=order,
+           budget_usd=ctx.options.budget_usd,
            gate=gate["command"], gate_source=gate["source"], setup=gate["setup"],
            gate_base=gate["base"]["summary"] if gate["base"] else None,
            base_failing=(gate["base"]["failing"] if gate["base"] else None) or [])
     if not await asyncio.to_thread(sandbox.agents_available):  # said once per run start; then a change around a
         # session fails its task
         events("sandbox_unavailable", detail=await asyncio.to_thread(sandbox.why_unavailable))
-    ignore_deps = options.ignore_deps or only_task is not None
-    scheduler = Scheduler(plan, order, options.parallel, options.schedule, ignore_deps, earlier=earlier)
+
+
+async def _run_tasks(run: _Started, scheduler: Scheduler, order: list[str], task_graph: TaskGraph,
+                     ) -> list[Interrupt]:
+    """Every task of the run, one `run_task` each, launched up front in `order`; the questions they leave."""
     key = uuid.uuid4().hex
-    _ACTIVE[key] = ActiveRun(ctx, scheduler, task_graphs(options.max_turns, bool(options.precheck_model)), digest)
+    _ACTIVE[key] = ActiveRun(run.ctx, scheduler, task_graph, run.digest)
     try:
-        questions = await _collect({task_id: run_task(task_id, key) for task_id in order}, scheduler,
-                                   ctx.spend)
+        return await _collect({task_id: run_task(task_id, key) for task_id in order}, scheduler,
+                              run.ctx.spend)
     finally:
         del _ACTIVE[key]
+
+
+async def _finish(inputs: FeatureInput, run: _Started, scheduler: Scheduler, questions: list[Interrupt], *,
+                  order: list[str], earlier: dict[str, TaskResult], only_task: str | None) -> FeatureOutput:
+    """The run's end: the feature's report and `feature_end`, then an interrupt while anything waits (questions,
+    held tasks, a usage pause), else the integration worktree removed and the output."""
+    ctx, limit_gate, unrecorded = run.ctx, run.limit_gate, run.unrecorded
     results = {task_id: scheduler.results[task_id] for task_id in order if task_id in scheduler.results}
     # The feature's report covers all its tasks, whichever run finished them last: never one run's share.
     everything = {**{k: v for k, v in earlier.items() if k not in order}, **results}
     counted = receipts.counting_attempts(everything, results, inputs.get("spent") or {},  # every attempt's cost
                                          inputs.get("spent_turns") or {})
-    report = await _feature_reports(ctx, gate, scheduler.held, everything=everything, counted=counted, order=order)
-    events("feature_end", report=str(report), results=results, held=scheduler.held,
-           usage_limit_exceeded=bool(ctx.limit_gate and ctx.limit_gate.exceeded),
-           gate_cache=ctx.gates.cache.stats() if ctx.gates.cache else None)
+    report = await _feature_reports(ctx, ctx.gate, scheduler.held, everything=everything, counted=counted,
+                                    order=order)
+    run.events("feature_end", report=str(report), results=results, held=scheduler.held,
+               usage_limit_exceeded=bool(ctx.limit_gate and ctx.limit_gate.exceeded),
+               gate_cache=ctx.gates.cache.stats() if ctx.gates.cache else None)
     if limit_gate.yielded is not None:  # the run's last word: paused until then, the workers re-queue it
         await trace.flushed()  # the yield's record in the workers' store was written (or failed) in order
         value = interrupt_value(limit_gate.yielded) | ({"requeued": False, "unrecorded": unrecorded[-1]}
@@ -219,9 +272,9 @@ async def _run_plan(inputs: FeatureInput, options: RunOptions, repo: GitRepo, ru
         questions.append(Interrupt(value, id=uuid.uuid4().hex))
     if questions or scheduler.held:
         raise GraphInterrupt(tuple(questions))
-    if not options.keep_worktrees:
-        await repo.remove_worktree(ctx.integration_worktree)
-    return FeatureOutput(feature_id=plan.id, results=results if only_task else everything)
+    if not ctx.options.keep_worktrees:
+        await ctx.repo.remove_worktree(ctx.integration_worktree)
+    return FeatureOutput(feature_id=ctx.feature_id, results=results if only_task else everything)
 
 
 async def _feature_reports(ctx: RunContext, gate: GateSetup, held: dict[str, str], *,
@@ -249,5 +302,6 @@ def _load_plan(root: Path, target: str, plan_file: Path | None) -> tuple[Feature
     return plan, only_task
 
 
-def thread_of(config: Any) -> str:
+def thread_of(config: RunnableConfig) -> str:
+    """The thread the run's config names ("" for none: then no workers' lock or pause record is keyed by it)."""
     return str(config.get("configurable", {}).get("thread_id", ""))
