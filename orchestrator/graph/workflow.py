@@ -16,17 +16,17 @@ import asyncio
 from collections.abc import Awaitable, Callable
 from functools import partial, update_wrapper
 from pathlib import Path
-from typing import Any, get_type_hints
+from typing import Any, Protocol, TypeVar, cast, get_type_hints
 
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.func import entrypoint
 from langgraph.graph import END, START, StateGraph
-from langgraph.graph.state import CompiledStateGraph
 from langgraph.pregel import Pregel
 from langgraph.runtime import Runtime
 
 from orchestrator.errors import InputError, RunLockedError
 from orchestrator.graph import by_url, feature_run, merge, review_nodes, routing, task_nodes
+from orchestrator.graph.active import TaskGraph
 from orchestrator.graph.context import RunContext
 from orchestrator.graph.events import EventLog
 from orchestrator.graph.state import FeatureInput, FeatureOutput, TaskInput, TaskState
@@ -35,17 +35,29 @@ from orchestrator.repo.lock import repo_lock_async
 from orchestrator.settings import RunOptions
 from orchestrator.store import traces as trace
 
+FeatureWorkflow = Pregel[FeatureOutput, RunOptions, FeatureInput, FeatureOutput]
+"""The compiled feature workflow: its stream's values and its output are the final value, its input `FeatureInput`."""
 
-def _router(func: Callable[..., Any], **bound: Any) -> Callable[..., Any]:
+
+class TaskNode(Protocol):
+    """A task graph node: the task's state and the run's context in, the state's update out."""
+
+    def __call__(self, state: TaskState, runtime: Runtime[RunContext]) -> Awaitable[TaskState]: ...
+
+
+Route = TypeVar("Route", bound=str)
+
+
+def _router(func: Callable[..., Route], **bound: int | bool) -> Callable[[TaskState], Route]:
     """A router with its limits bound, keeping its name (what a trace shows for the edge, not "Unnamed")."""
     return update_wrapper(partial(func, **bound), func)
 
 
-def _flushing(node: Callable[..., Awaitable[Any]]) -> Callable[..., Awaitable[Any]]:
+def _flushing(node: TaskNode) -> TaskNode:
     """A node whose trace lines (written off the event loop, store/traces.py) are on disk when it ends, before
     the checkpoint that follows it."""
 
-    async def flushing(state: Any, runtime: Runtime[RunContext]) -> Any:
+    async def flushing(state: TaskState, runtime: Runtime[RunContext]) -> TaskState:
         try:
             return await node(state, runtime)
         finally:
@@ -54,9 +66,10 @@ def _flushing(node: Callable[..., Awaitable[Any]]) -> Callable[..., Awaitable[An
     return update_wrapper(flushing, node)
 
 
-def build_task_graph(max_turns: int, precheck: bool) -> StateGraph[Any, Any, Any, Any]:
+def build_task_graph(max_turns: int, precheck: bool) -> StateGraph[TaskState, RunContext, TaskInput, TaskState]:
     """initialize → player → [precheck →] coach → (feedback → player)* → finalize_success → merge | finalize_failure."""
-    graph: StateGraph[Any, Any, Any, Any] = StateGraph(TaskState, context_schema=RunContext, input_schema=TaskInput)
+    graph: StateGraph[TaskState, RunContext, TaskInput, TaskState] = StateGraph(
+        TaskState, context_schema=RunContext, input_schema=TaskInput)
     graph.add_node("initialize", _flushing(by_url.pushing(task_nodes.initialize)))
     graph.add_node("player", _flushing(by_url.pushing(task_nodes.player)))
     graph.add_node("coach", _flushing(by_url.pushing(review_nodes.coach)))
@@ -85,10 +98,10 @@ def build_task_graph(max_turns: int, precheck: bool) -> StateGraph[Any, Any, Any
     return graph
 
 
-_TASK_GRAPHS: dict[tuple[int, bool], CompiledStateGraph[Any, Any, Any, Any]] = {}
+_TASK_GRAPHS: dict[tuple[int, bool], TaskGraph] = {}
 
 
-def task_graph(max_turns: int, precheck: bool) -> CompiledStateGraph[Any, Any, Any, Any]:
+def task_graph(max_turns: int, precheck: bool) -> TaskGraph:
     """Compiled once per shape; checkpointed through the workflow's checkpointer (it runs inside a task)."""
     key = (max_turns, precheck)
     if key not in _TASK_GRAPHS:
@@ -97,7 +110,7 @@ def task_graph(max_turns: int, precheck: bool) -> CompiledStateGraph[Any, Any, A
 
 
 def build_feature_workflow(checkpointer: BaseCheckpointSaver[Any] | None = None, *,
-                           served: bool = False) -> Pregel[Any, Any, Any, Any]:
+                           served: bool = False) -> FeatureWorkflow:
     """The feature workflow. Input `{"repo", "target", "plan"?}` (`FeatureInput`); context: `RunOptions`; output:
     every task's result. `served`: the input comes from an API caller, checked as the CLI checks its own, and a
     refusal is the run's final value (`refused`), so the thread's state says why (an InputError raised would
@@ -126,7 +139,8 @@ def build_feature_workflow(checkpointer: BaseCheckpointSaver[Any] | None = None,
     # `entrypoint` reads the signature's annotations for the input and output schemas (Studio's input form); this
     # module's annotations are strings (`from __future__`), which pydantic can't resolve there: give it the types.
     autobuild.__annotations__ = get_type_hints(autobuild)
-    workflow = entrypoint(checkpointer=checkpointer, context_schema=RunOptions)(autobuild)
+    # `entrypoint` returns an untyped Pregel: its types are the function's, which it read above.
+    workflow = cast("FeatureWorkflow", entrypoint(checkpointer=checkpointer, context_schema=RunOptions)(autobuild))
     workflow.name = "autobuild"  # the root run's name in a trace (LangGraph's default is "LangGraph")
     return workflow
 
