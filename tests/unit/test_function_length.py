@@ -16,7 +16,6 @@ LIMIT = 60
 ALLOWED: dict[str, str] = {
     # "package/module.py:function": "why it reads better whole",
     # Found when this test came; each is split into its steps by the commits that follow.
-    "agents/testing/scripted_model.py:_Handler._play": "to split",
     "orchestrator/cli/run.py:_run_with_signals": "to split",
     "orchestrator/store/inspection.py:feature_status": "to split",
 }
