@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import uuid
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
@@ -92,7 +92,7 @@ async def run_task(task_id: str, run_key: str) -> TaskResult:
         await hold(scheduler, task_id, str(held))
     graph = active.task_graph
     # A trace shows the task's subgraph under its id, its runs tagged with it (neither reaches the checkpoints).
-    config: Any = {"recursion_limit": 12 * ctx.options.max_turns + 30, "run_name": f"task {task_id}",
+    config: RunnableConfig = {"recursion_limit": 12 * ctx.options.max_turns + 30, "run_name": f"task {task_id}",
                    "tags": [task_id]}
     async with scheduler.slots:
         try:
@@ -120,7 +120,7 @@ async def run_task(task_id: str, run_key: str) -> TaskResult:
     return result
 
 
-async def _collect(futures: dict[str, Any], scheduler: Scheduler, spend: Spend) -> list[Interrupt]:
+async def _collect(futures: dict[str, Awaitable[TaskResult]], scheduler: Scheduler, spend: Spend) -> list[Interrupt]:
     """Await every task as it completes; questions are gathered, never allowed to cancel siblings."""
     pending = {asyncio.ensure_future(future): task_id for task_id, future in futures.items()}
     questions: list[Interrupt] = []
