@@ -243,45 +243,52 @@ class _Handler(BaseHTTPRequestHandler):
         step_index: int,
         record: RequestRecord,
     ) -> None:
+        """Answer with the step: after its delay, a scripted fault, else its message whole or streamed."""
         if step.get("delay"):
             self.model.wait_stopping(float(step["delay"]))
         fault = step.get("fault")
         if fault and self.model.next_attempt(key, step_index) <= int(fault.get("times", 1)):
-            status = int(fault["status"])
-            record.outcome = f"fault {status}"
-            headers = {"retry-after": str(fault["retry_after"])} if "retry_after" in fault else {}
-            if status == 0:  # connection dropped before any byte
-                self.close_connection = True
-                self.connection.shutdown(2)
-                return
-            self._send_json(
-                status,
-                {"type": "error", "error": {"type": _error_type(status), "message": f"scripted {status}"}},
-                headers,
-            )
+            self._fault(fault, record)
             return
         blocks = step_to_blocks(step, key or SessionKey("-", "-", 0), cwd)
         usage_in = max(1, len(json.dumps(messages_tail(body))) // 4)
         usage_out = max(1, len(json.dumps(blocks)) // 4)
         stop_reason = "tool_use" if any(b["type"] == "tool_use" for b in blocks) else "end_turn"
-        message_id = new_id("msg")
+        message = {
+            "id": new_id("msg"),
+            "type": "message",
+            "role": "assistant",
+            "model": body.get("model"),
+            "content": blocks,
+            "stop_reason": stop_reason,
+            "stop_sequence": None,
+            "usage": {"input_tokens": usage_in, "output_tokens": usage_out},
+        }
         quota = self._quota_headers()
         if not body.get("stream"):
-            self._send_json(
-                200,
-                {
-                    "id": message_id,
-                    "type": "message",
-                    "role": "assistant",
-                    "model": body.get("model"),
-                    "content": blocks,
-                    "stop_reason": stop_reason,
-                    "stop_sequence": None,
-                    "usage": {"input_tokens": usage_in, "output_tokens": usage_out},
-                },
-                quota,
-            )
+            self._send_json(200, message, quota)
             return
+        self._stream(message, step, record, quota)
+
+    def _fault(self, fault: dict[str, Any], record: RequestRecord) -> None:
+        """A scripted API error: its status (0: the connection dropped before any byte) and its retry-after."""
+        status = int(fault["status"])
+        record.outcome = f"fault {status}"
+        headers = {"retry-after": str(fault["retry_after"])} if "retry_after" in fault else {}
+        if status == 0:  # connection dropped before any byte
+            self.close_connection = True
+            self.connection.shutdown(2)
+            return
+        self._send_json(
+            status,
+            {"type": "error", "error": {"type": _error_type(status), "message": f"scripted {status}"}},
+            headers,
+        )
+
+    def _stream(
+        self, message: dict[str, Any], step: dict[str, Any], record: RequestRecord, quota: dict[str, str]
+    ) -> None:
+        """The message as server-sent events, unless the step stalls or drops the stream after its start."""
         self.send_response(200)
         self.send_header("content-type", "text/event-stream")
         self.send_header("cache-control", "no-cache")
@@ -290,22 +297,9 @@ class _Handler(BaseHTTPRequestHandler):
             self.send_header(name, value)
         self.end_headers()
         self.close_connection = True
-        self._event(
-            "message_start",
-            {
-                "type": "message_start",
-                "message": {
-                    "id": message_id,
-                    "type": "message",
-                    "role": "assistant",
-                    "model": body.get("model"),
-                    "content": [],
-                    "stop_reason": None,
-                    "stop_sequence": None,
-                    "usage": {"input_tokens": usage_in, "output_tokens": 1},
-                },
-            },
-        )
+        usage = message["usage"]
+        started = {**message, "content": [], "stop_reason": None, "usage": {**usage, "output_tokens": 1}}
+        self._event("message_start", {"type": "message_start", "message": started})
         if step.get("stall"):
             record.outcome = "stalled"
             self.model.wait_stopping(float(step.get("stall_seconds", 3600)))
@@ -314,14 +308,14 @@ class _Handler(BaseHTTPRequestHandler):
             record.outcome = "dropped"
             self.connection.shutdown(2)
             return
-        for index, block in enumerate(blocks):
+        for index, block in enumerate(message["content"]):
             self._stream_block(index, block)
         self._event(
             "message_delta",
             {
                 "type": "message_delta",
-                "delta": {"stop_reason": stop_reason, "stop_sequence": None},
-                "usage": {"output_tokens": usage_out},
+                "delta": {"stop_reason": message["stop_reason"], "stop_sequence": None},
+                "usage": {"output_tokens": usage["output_tokens"]},
             },
         )
         self._event("message_stop", {"type": "message_stop"})

@@ -33,7 +33,7 @@ class QuestionDesk:
         self._asked: set[str] = set()
         self._answered = threading.Condition()
         self._thread: threading.Thread | None = None
-        self.on_answer: Callable[[], None] = lambda: None
+        self.on_answer: Callable[[], object] = lambda: None
         """Called on the desk's thread as each answer comes in: the run stops its pass to take it up."""
         self.pass_drained = False
         """The pass running now was stopped to take an answer up (set and cleared by the run)."""

@@ -10,7 +10,9 @@ import argparse
 import asyncio
 import signal
 import sys
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from langgraph.runtime import RunControl
 
@@ -70,28 +72,20 @@ async def _run_with_signals(
             desk.pass_drained = True
             passes[-1].request_drain("a question was answered")
 
-    def answer_came() -> None:  # on the desk's thread
-        loop.call_soon_threadsafe(take_up_answer)
-
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, on_signal)
     prompting = desk is not None and desk.enabled
     if desk is not None:
-        desk.on_answer = answer_came
+        desk.on_answer = lambda: loop.call_soon_threadsafe(take_up_answer)  # called on the desk's thread
     try:
         summary = await runner.execute(run_plan, progress, passes[-1], answer)
         while prompting and desk is not None and not signalled and (summary.pending_questions
                                                                      or passes[-1].drain_requested):
             answer = None  # drained before the question's pause was recorded: the next pass records it
             if summary.pending_questions:
-                answered = [q for q in summary.pending_questions if desk.has_answer(q)]
-                question = (answered or summary.pending_questions)[0]
-                text = await asyncio.to_thread(desk.answer_for, question)
-                if text == NO_ANSWER:  # the input ended: the rest waits for `autobuild answer`
+                answer = await _answer_one(desk, summary.pending_questions, lambda: loop.call_soon(take_up_answer))
+                if answer is None:  # the input ended: the rest waits for `autobuild answer`
                     break
-                answer = (question["question_id"], text)
-                if len(answered) > 1:  # another answer waits too: this pass stops at its first step boundary
-                    loop.call_soon(take_up_answer)
             passes.append(RunControl())
             desk.pass_drained = False
             summary = await runner.execute(run_plan, progress, passes[-1], answer)
@@ -103,6 +97,21 @@ async def _run_with_signals(
             desk.on_answer = lambda: None  # an answer typed after the run ended drains nothing
         for sig in (signal.SIGINT, signal.SIGTERM):
             loop.remove_signal_handler(sig)
+
+
+async def _answer_one(desk: QuestionDesk, pending: list[dict[str, Any]],
+                      more_waiting: Callable[[], object]) -> tuple[str, str] | None:
+    """The next question's id and answer (one answered already goes first); None when the input ended.
+    With another answer waiting too, `more_waiting` makes the next pass stop at its first step boundary."""
+    answered = [q for q in pending if desk.has_answer(q)]
+    question = (answered or pending)[0]
+    text = await asyncio.to_thread(desk.answer_for, question)
+    if text == NO_ANSWER:
+        return None
+    answer = (question["question_id"], text)
+    if len(answered) > 1:  # another answer waits too: this pass stops at its first step boundary
+        more_waiting()
+    return answer
 
 
 def run_command(args: argparse.Namespace, settings: RunSettings) -> int:

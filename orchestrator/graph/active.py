@@ -5,8 +5,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from langgraph.graph.state import CompiledStateGraph
+
 from orchestrator.graph.context import RunContext
 from orchestrator.graph.scheduler import Scheduler
+from orchestrator.graph.state import TaskInput, TaskState
+
+TaskGraph = CompiledStateGraph[TaskState, RunContext, TaskInput, TaskState]
+"""The compiled task subgraph a task body runs (`graph/workflow.py` builds it)."""
 
 
 @dataclass
@@ -15,6 +21,8 @@ class ActiveRun:
 
     ctx: RunContext
     scheduler: Scheduler
+    task_graph: TaskGraph
+    """The task subgraph of the run's shape (its max turns, its precheck)."""
     digest: str = ""
     """The digest of the plan the run started from (a replan changes the plan in memory, never this)."""
 

@@ -4,10 +4,11 @@ live footer's start)."""
 
 from __future__ import annotations
 
-from typing import Any, Protocol
+from typing import Protocol
 
 from orchestrator.errors import InputError
 from orchestrator.facts import SUCCESS, TaskResult
+from orchestrator.graph.state import FeatureInput
 from orchestrator.plan.model import FeaturePlan
 from orchestrator.settings import RunSettings
 from orchestrator.store import inspection, outcomes
@@ -122,13 +123,12 @@ def spent_before(run_plan: RunPlan) -> float:
     return round(sum(float(row["cost_usd"]) for row in table["tasks"]), 6)
 
 
-def new_input(run_plan: RunPlan, rerun: dict[str, str]) -> dict[str, Any]:
+def new_input(run_plan: RunPlan, rerun: dict[str, str]) -> FeatureInput:
     """A new run of the thread: the whole feature, the tasks `rerun_plan` chose, or one task; with the latest
     results of the plan's other tasks (`earlier`: for skips and for the feature report) and what every task's
     attempts so far cost (`spent`: the report's costs count them all)."""
     settings = run_plan.settings
-    graph_input: dict[str, Any] = {"repo": str(settings.repo), "target": settings.target,
-                                   "base_branch": run_plan.base_branch}
+    graph_input = FeatureInput(repo=str(settings.repo), target=settings.target, base_branch=run_plan.base_branch)
     if settings.plan is not None:
         graph_input["plan"] = str(settings.plan)
     if rerun:

@@ -22,7 +22,7 @@ from orchestrator.events import EventSink, event_dict
 from orchestrator.facts import run_order, settled
 from orchestrator.gate import GateChoice, check_hidden_tests, choose_gate
 from orchestrator.graph import rerun
-from orchestrator.graph.state import SUCCESS, TaskResult
+from orchestrator.graph.state import SUCCESS, FeatureInput, TaskResult
 from orchestrator.graph.workflow import build_feature_workflow
 from orchestrator.plan.model import FeaturePlan, load_target, plan_digest
 from orchestrator.repo import confined, lfs
@@ -240,7 +240,7 @@ async def _execute(
             graph = build_feature_workflow(saver)
             config: RunnableConfig = {"configurable": {"thread_id": run_plan.thread_id}}
             snapshot = await graph.aget_state(config, subgraphs=True)
-            graph_input: dict[str, Any] | Command[Any] | None
+            graph_input: FeatureInput | Command[Any] | None
             if settings.fresh:  # from the base, whichever DB knew the feature: an old branch is set aside
                 for thread in rerun.fresh_threads(run_plan):
                     await saver.adelete_thread(thread)

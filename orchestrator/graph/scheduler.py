@@ -9,6 +9,9 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import Callable
+from typing import NoReturn
+
+from langgraph.errors import GraphInterrupt
 
 from orchestrator.graph.state import SUCCESS, TaskResult
 from orchestrator.plan.model import FeaturePlan
@@ -96,3 +99,16 @@ class Scheduler:
         async with self._changed:
             self.held.setdefault(task_id, why)
             self._changed.notify_all()
+
+
+async def hold(scheduler: Scheduler, task_id: str, why: str, *, then: Callable[[], object] | None = None) -> NoReturn:
+    """Hold a task for resume: the scheduler notes why (`then` runs next), and its `@task` body ends as an empty
+    interrupt.
+
+    An empty `GraphInterrupt` saves nothing, is no failure, and the task runs again on resume
+    (docs/langgraph-facts.md, "Interrupts" and "Errors"). This is the one place that spells it.
+    """
+    await scheduler.hold(task_id, why)
+    if then is not None:
+        then()
+    raise GraphInterrupt(()) from None

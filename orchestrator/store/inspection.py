@@ -102,45 +102,8 @@ def feature_status(store: CheckpointStore, plan: FeaturePlan, thread_id: str | N
     results: dict[str, dict[str, Any]] = {}
     for group_number, group in enumerate(plan.groups(), 1):
         for task_id in group:
-            live = truth.live.get(task_id)
-            result: dict[str, Any] | None = None if live else dict(truth.result_of(task_id) or {}) or None
-            results[task_id] = result or {}
-            snap = truth.snapshots.get(task_id, {})
-            review = snap.get("review") or {}
-            if task_id in replaced_by and (result or {}).get("status") != "replaced":
-                # replaced while its own task still runs its replacements: say so already
-                result = dict(result or {}) | {"status": "replaced",
-                                               "reason": f"replaced by {', '.join(replaced_by[task_id])}"}
-            if result:
-                status = result.get("status", "?")
-            elif snap.get("_error"):
-                status = "error (resumable)"
-            elif snap.get("question"):
-                status = "waiting for an answer"
-            elif live:
-                status = f"running ({', '.join(snap['_next']) or 'finishing'})"
-            else:
-                status = "pending"
-            latest_usd = float(result.get("cost_usd", 0.0) if result else snap.get("cost_usd", 0.0))
-            spent = max(truth.spent.get(task_id, latest_usd), latest_usd)  # every attempt's cost, this one's too
-            latest_turns = int(result.get("turns", 0) if result else snap.get("turn", 0))
-            earlier_turns = truth.spent_turns.get(task_id, latest_turns) - latest_turns
-            receipt = receipts.of_result(result) if result else receipts.task_receipt(
-                snap.get("history") or [], "", int(snap.get("turn", 0)), float(snap.get("cost_usd", 0.0)))
-            tasks.append({
-                "task": task_id,
-                "group": group_number,
-                "status": status,
-                "turn": int(result.get("turns", 0) if result else snap.get("turn", 0)),
-                "last_decision": review.get("verdict") if review.get("reviewer") == "coach" else None,
-                "cost_usd": usd(spent),
-                "duration_s": round(float(result.get("duration_s", 0.0)), 3) if result else None,
-                "reason": result.get("reason", "") if result else (snap.get("_error") or ""),
-                "cause": cause_of(result),
-                "pending_question": None if result else snap.get("question"),
-                "claims_contradicted": int((result or snap).get("claims_contradicted", 0)),
-                "receipt": receipts.with_earlier(receipt, spent - latest_usd, earlier_turns),
-            })
+            row, results[task_id] = _task_row(truth, task_id, group_number, replaced_by.get(task_id))
+            tasks.append(row)
     return {
         "feature": plan.id,
         "thread": thread_id,
@@ -153,6 +116,55 @@ def feature_status(store: CheckpointStore, plan: FeaturePlan, thread_id: str | N
         "accepted_test_changes": accepted_changes(results, [row["task"] for row in tasks]),
         "tasks": tasks,
     }
+
+
+def _task_row(truth: outcomes.FeatureTruth, task_id: str, group_number: int,
+              replaced_by: list[str] | None) -> tuple[dict[str, Any], dict[str, Any]]:
+    """A task's row of `status` (its latest finished attempt, or the one running now), and its result as
+    recorded (`{}` while it runs): what its accepted test changes are read from."""
+    live = truth.live.get(task_id)
+    result: dict[str, Any] | None = None if live else dict(truth.result_of(task_id) or {}) or None
+    recorded = result or {}
+    snap = truth.snapshots.get(task_id, {})
+    review = snap.get("review") or {}
+    if replaced_by is not None and (result or {}).get("status") != "replaced":
+        # replaced while its own task still runs its replacements: say so already
+        result = dict(result or {}) | {"status": "replaced", "reason": f"replaced by {', '.join(replaced_by)}"}
+    latest_usd = float(result.get("cost_usd", 0.0) if result else snap.get("cost_usd", 0.0))
+    spent = max(truth.spent.get(task_id, latest_usd), latest_usd)  # every attempt's cost, this one's too
+    latest_turns = int(result.get("turns", 0) if result else snap.get("turn", 0))
+    earlier_turns = truth.spent_turns.get(task_id, latest_turns) - latest_turns
+    receipt = receipts.of_result(result) if result else receipts.task_receipt(
+        snap.get("history") or [], "", int(snap.get("turn", 0)), float(snap.get("cost_usd", 0.0)))
+    row = {
+        "task": task_id,
+        "group": group_number,
+        "status": _task_status(result, snap, live),
+        "turn": int(result.get("turns", 0) if result else snap.get("turn", 0)),
+        "last_decision": review.get("verdict") if review.get("reviewer") == "coach" else None,
+        "cost_usd": usd(spent),
+        "duration_s": round(float(result.get("duration_s", 0.0)), 3) if result else None,
+        "reason": result.get("reason", "") if result else (snap.get("_error") or ""),
+        "cause": cause_of(result),
+        "pending_question": None if result else snap.get("question"),
+        "claims_contradicted": int((result or snap).get("claims_contradicted", 0)),
+        "receipt": receipts.with_earlier(receipt, spent - latest_usd, earlier_turns),
+    }
+    return row, recorded
+
+
+def _task_status(result: dict[str, Any] | None, snap: dict[str, Any], live: dict[str, Any] | None) -> str:
+    """What `status` says of a task: its outcome, else where its latest attempt stands."""
+    if result:
+        status: str = result.get("status", "?")
+        return status
+    if snap.get("_error"):
+        return "error (resumable)"
+    if snap.get("question"):
+        return "waiting for an answer"
+    if live:
+        return f"running ({', '.join(snap['_next']) or 'finishing'})"
+    return "pending"
 
 
 def history(store: CheckpointStore, thread_id: str, task_id: str | None = None) -> list[dict[str, Any]]:

@@ -11,7 +11,7 @@ import pytest
 
 from agents.limits import Pause, UsageLimitExceeded, UsageLimitYield, Window
 from orchestrator.errors import InputError
-from orchestrator.graph.workflow import _record_yield
+from orchestrator.graph.pause import record_yield as _record_yield
 from orchestrator.server.client import RemoteStatus
 from orchestrator.settings import RunOptions, RunSettings, WorkerSettings, load_settings
 from orchestrator.store.paused_threads import PausedThreads, interrupt_value, is_pause
