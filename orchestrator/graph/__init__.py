@@ -1,6 +1,8 @@
 """LangGraph layer: state, routers, nodes, the readiness scheduler and the graph factories (`workflow.py`).
 
 workflow.py: the graphs, wired: the task `StateGraph` and the feature workflow (`@entrypoint`).
+feature_run.py: the feature's run body: prepare, the base gate, each task's run, the reports.
+pause.py: usage-limit pauses in a run: wait, or hand a served run's slot back (yield).
 state.py: the task loop's state and the workflow's input and output.
 context.py: the run context (`context_schema`): the services every node needs.
 routing.py: pure routers: state facts in, the next node's name out.
