@@ -53,6 +53,8 @@ def _writes(tree: ast.AST, allowed: set[str]) -> list[str]:
             if name in ("replace", "rename") and len(node.args) == 2 and not (
                     isinstance(node.func, ast.Attribute) and getattr(node.func.value, "id", "") == "os"):
                 continue  # str.replace(old, new); Path.replace(target) and os.replace(a, b) are moves
+            if name == "copy" and not node.args and not node.keywords:
+                continue  # dict.copy() and list.copy(); shutil.copy(a, b) copies a file
             if name in _WRITES or (name == "open" and _write_mode(node)):
                 found.append(f"{function.name}:{node.lineno} {name}")
             # a write handed to a thread: asyncio.to_thread(path.mkdir, …)
@@ -70,6 +72,6 @@ def test_outside_paths_are_written_only_through_the_resolver() -> None:
 
 def test_the_rule_sees_each_kind_of_write() -> None:
     code = ("def f(p, q):\n p.write_text('x')\n open(p, 'a')\n shutil.copy(p, q)\n os.replace(p, q)\n"
-            " p.mkdir()\n tar.extractall(q)\n open(p)\n")
+            " p.mkdir()\n tar.extractall(q)\n open(p)\n review.copy()\n")
     assert [entry.split()[1] for entry in _writes(ast.parse(code), set())] == [
         "write_text", "open", "copy", "replace", "mkdir", "extractall"]
