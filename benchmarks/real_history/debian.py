@@ -10,6 +10,7 @@ from __future__ import annotations
 import io
 import subprocess
 import tarfile
+from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
 MIRROR = "http://deb.debian.org/debian"
@@ -25,37 +26,60 @@ class ArchiveUnreachable(RuntimeError):
     """Debian's archive could not be reached (or does not serve the package): said in one line, never a trace."""
 
 
-def _options() -> list[str]:
-    """apt-get's options for the private configuration: sources, state, cache and dpkg status of its own."""
-    return ["-o", f"Dir::Etc::SourceList={APT / 'sources.list'}", "-o", "Dir::Etc::SourceParts=/dev/null",
-            "-o", f"Dir::State={APT / 'state'}", "-o", f"Dir::State::status={APT / 'state' / 'status'}",
-            "-o", f"Dir::Cache={APT / 'cache'}", "-o", "APT::Architecture=amd64", "-o", "Acquire::Languages=none",
-            "-o", "Debug::NoLocking=1", "-q"]
+@dataclass(frozen=True)
+class Archive:
+    """Debian's archive as apt-get sees it under the private configuration in `apt` (sources, lists, cache and an
+    empty dpkg status of its own)."""
 
+    mirror: str = MIRROR
+    apt: Path = APT
 
-def _configure() -> None:
-    (APT / "state" / "lists" / "partial").mkdir(parents=True, exist_ok=True)
-    (APT / "cache" / "archives" / "partial").mkdir(parents=True, exist_ok=True)
-    (APT / "state" / "status").touch()
-    keyring = "/usr/share/keyrings/debian-archive-keyring.gpg"
-    (APT / "sources.list").write_text("".join(f"deb [signed-by={keyring}] {MIRROR} {suite} main\n"
-                                              for suite in SUITES), encoding="utf-8")
+    def _options(self) -> list[str]:
+        return ["-o", f"Dir::Etc::SourceList={self.apt / 'sources.list'}", "-o", "Dir::Etc::SourceParts=/dev/null",
+                "-o", f"Dir::State={self.apt / 'state'}", "-o", f"Dir::State::status={self.apt / 'state' / 'status'}",
+                "-o", f"Dir::Cache={self.apt / 'cache'}", "-o", "APT::Architecture=amd64",
+                "-o", "Acquire::Languages=none", "-o", "Debug::NoLocking=1", "-q"]
 
+    def _configure(self) -> None:
+        (self.apt / "state" / "lists" / "partial").mkdir(parents=True, exist_ok=True)
+        (self.apt / "cache" / "archives" / "partial").mkdir(parents=True, exist_ok=True)
+        (self.apt / "state" / "status").touch()
+        keyring = "/usr/share/keyrings/debian-archive-keyring.gpg"
+        (self.apt / "sources.list").write_text("".join(f"deb [signed-by={keyring}] {self.mirror} {suite} main\n"
+                                                       for suite in SUITES), encoding="utf-8")
 
-def _apt(*arguments: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(["apt-get", *_options(), *arguments], cwd=cwd, capture_output=True, text=True,
-                          timeout=900, check=False)
+    def _run(self, *arguments: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(["apt-get", *self._options(), *arguments], cwd=cwd, capture_output=True, text=True,
+                              timeout=900, check=False)
 
+    def update(self) -> None:
+        """The private package lists of every suite, fetched from the archive (a few tens of MB, once)."""
+        self._configure()
+        done = self._run("update")
+        failed = [line for line in (done.stdout + done.stderr).splitlines() if line.startswith(("Err:", "E:"))]
+        if done.returncode != 0 or failed:
+            raise ArchiveUnreachable(f"Debian's archive ({self.mirror}) could not be reached for the real-history"
+                                     f" bench's Go and Rust releases ({failed[0] if failed else 'apt-get update'}):"
+                                     " check the network and run `make install` again")
 
-def update() -> None:
-    """The private package lists of every suite, fetched from the archive (a few tens of MB, once)."""
-    _configure()
-    done = _apt("update")
-    if done.returncode != 0 or "Err:" in done.stdout:
-        said = (done.stderr or done.stdout).strip().splitlines()
-        raise ArchiveUnreachable(f"Debian's archive ({MIRROR}) could not be reached for the bench's Go and Rust"
-                                 f" releases: {said[-1] if said else 'apt-get update failed'}; check the network"
-                                 " and run `make install` again")
+    def download(self, package: str, version: str, folder: Path) -> Path:
+        """The package's .deb (into `folder`/debian); already there, it is not fetched again."""
+        target = folder / DEBS
+        target.mkdir(parents=True, exist_ok=True)
+        path = target / deb_name(package, version)
+        if path.is_file():
+            return path
+        if not any((self.apt / "state" / "lists").glob("*Packages*")):
+            self.update()
+        done = self._run("download", f"{package}={version}", cwd=target)
+        if done.returncode != 0:
+            self.update()  # the lists are old (a suite moved on): once more with fresh ones
+            done = self._run("download", f"{package}={version}", cwd=target)
+        if done.returncode != 0 or not path.is_file():
+            said = (done.stderr or done.stdout).strip().splitlines() or ["no file"]
+            raise ArchiveUnreachable(f"{package}={version}: apt-get download failed ({said[-1]}):"
+                                     f" is {self.mirror} reachable, and does a suite still serve this version?")
+        return path
 
 
 def deb_name(package: str, version: str) -> str:
@@ -65,24 +89,8 @@ def deb_name(package: str, version: str) -> str:
 
 
 def download(package: str, version: str, folder: Path) -> Path:
-    """The package's .deb from Debian's archive (into `folder`/debian), by apt-get under the private
-    configuration; already there, it is not fetched again."""
-    target = folder / DEBS
-    target.mkdir(parents=True, exist_ok=True)
-    path = target / deb_name(package, version)
-    if path.is_file():
-        return path
-    if not (APT / "state" / "lists").is_dir() or not any((APT / "state" / "lists").glob("*Packages*")):
-        update()
-    done = _apt("download", f"{package}={version}", cwd=target)
-    if done.returncode != 0:
-        update()  # the lists are old (a suite moved on) or missing: once more with fresh ones
-        done = _apt("download", f"{package}={version}", cwd=target)
-    if done.returncode != 0 or not path.is_file():
-        said = (done.stderr or done.stdout).strip().splitlines()
-        raise ArchiveUnreachable(f"{package}={version}: apt-get download failed ({said[-1] if said else 'no file'}):"
-                                 f" is {MIRROR} reachable, and does a suite still serve this version?")
-    return path
+    """The package's .deb from Debian's archive, by apt-get under the bench's private configuration."""
+    return Archive().download(package, version, folder)
 
 
 def tree(path: Path, root: str) -> dict[str, str]:
