@@ -65,7 +65,7 @@ def _targets(files: Files, test_id: str) -> tuple[str, list[str], bool] | None:
     if "::" not in test_id or test_id.startswith("doc-tests "):
         return None  # a doctest, or a package that failed to build: no function to bend
     target, _, rest = test_id.partition("::")
-    name = rest.split("::")[-1]
+    name = rest.split("::")[-1].split(" ")[0]  # "name - should panic": cargo's note on a #[should_panic] test
     if target.startswith("tests/"):
         folder = target.removesuffix(".rs")
         return name, sorted(p for p in files if p == target or (p.startswith(folder + "/") and p.endswith(".rs"))), True
