@@ -140,6 +140,20 @@ def _outcomes(runs: list[Verdict]) -> str:
     return ", ".join(f"{status} {count}" for status, count in sorted(counts.items()))
 
 
+def _by_ecosystem(cases: list[dict[str, Any]], verdicts: list[Verdict]) -> list[str]:
+    """One row per ecosystem (Python from PyPI, Go and Rust from Debian, ...): its pairs and its two rates."""
+    ecosystem_of = {case_id(case): str(case.get("ecosystem", "python")) for case in cases}
+    lines = ["", "| ecosystem | pairs | libraries | false approvals | false rejections |", "|---|---|---|---|---|"]
+    for ecosystem in sorted(set(ecosystem_of.values())):
+        mine = [v for v in verdicts if ecosystem_of.get(v.case) == ecosystem]
+        gold, rejects = [v for v in mine if v.must_approve], [v for v in mine if not v.must_approve]
+        libraries = {case["package"] for case in cases if case.get("ecosystem", "python") == ecosystem}
+        lines.append(f"| {ecosystem} | {sum(1 for e in ecosystem_of.values() if e == ecosystem)} | {len(libraries)} |"
+                     f" {_rate(sum(v.approved for v in rejects), len(rejects))} |"
+                     f" {_rate(sum(not v.approved for v in gold), len(gold))} |")
+    return lines
+
+
 def report_lines(found: dict[str, Any]) -> list[str]:
     verdicts = [Verdict(**v) for v in found["verdicts"]]
     cases = found["cases"]
@@ -167,6 +181,7 @@ def report_lines(found: dict[str, Any]) -> list[str]:
         f"- False approvals: **{_rate(len(false_approvals), len(rejects))}** (goal: 0)",
         f"- False rejections: **{_rate(len(false_rejections), len(gold))}** (goal: under 2%, each explained)",
     ]
+    lines += _by_ecosystem(cases, verdicts)
     by_variant: dict[str, list[Verdict]] = {}
     for verdict in verdicts:
         by_variant.setdefault(verdict.variant, []).append(verdict)
