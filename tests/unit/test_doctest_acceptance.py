@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from orchestrator.facts import Acceptance, GateResult
 from orchestrator.gate.accounting import TreeDiff, accept, account, file_of
+from orchestrator.gate.runners.native import cargo_test
 
 BASE_FILES = ["Cargo.toml", "src/lib.rs", "tests/demo.rs"]
 
@@ -29,3 +30,17 @@ def _cargo_run(passing: list[str]) -> GateResult:
     return GateResult(passed=True, command="cargo test", summary="", output="", exit_code=0,
                       tests_passed=len(passing), tests_failed=0, failing=[], new_failures=[], ran_classes=passing,
                       runner="cargo test", passing=passing)
+
+
+def test_a_doctest_of_a_generated_file_is_named_the_same_in_every_worktree() -> None:
+    """typenum 1.17 includes build-script output (`$OUT_DIR/consts.rs`) with doctests: rustdoc names them by the
+    absolute path, which holds the worktree's own path, so the base's were all "gone" from any task's run."""
+    def run_in(worktree: str) -> list[str]:
+        output = (f"   Doc-tests typenum\n\nrunning 1 test\ntest {worktree}/target/debug/build/typenum-9c63968e/out/"
+                  "consts.rs - generated::consts (line 12) ... ok\n\ntest result: ok. 1 passed; 0 failed\n")
+        observed = cargo_test(output)
+        assert observed is not None
+        return list(observed.passing or [])
+
+    base, task = run_in("/r/.autobuild/worktrees/FEAT-001/_baseline"), run_in("/r/.autobuild/worktrees/FEAT-001/TASK-1")
+    assert base == task == ["doc-tests typenum::$OUT_DIR/consts.rs - generated::consts"]
