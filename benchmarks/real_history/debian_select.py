@@ -79,9 +79,12 @@ def select(ecosystem: str, package: str, old_version: str, new_version: str, tar
         raise RuntimeError(f"the new release's tests don't all pass offline: {_tail(after_output)}")
     without_fix, _ = outcomes(tests_only, ecosystem, target_dir)
     passing_without = set(without_fix.passing or []) if without_fix is not None else set()
-    fail_to_pass = sorted(set(after.passing) - passing_without)
+    # Only tests of test files: a doctest or #[cfg(test)] test in a code file the release added or changed is
+    # "missing" without the fix, but tests-only can't carry it, so it says nothing about the fix (typenum 1.20.1).
+    fail_to_pass = sorted(t for t in set(after.passing) - passing_without
+                          if not t.startswith(("doc-tests ", "src/")))
     if not fail_to_pass:
-        raise RuntimeError("no test fails without the fix")
+        raise RuntimeError("no test of a test file fails without the fix")
     return {"registry": "debian", "package": package, "old": old_version, "new": new_version, "ecosystem": ecosystem,
             "runner": "go test" if ecosystem == "go" else "cargo test", "verify": VERIFY[ecosystem],
             "code_changed": code, "tests_changed": tests, "inline_tests_changed": inline,
