@@ -54,8 +54,11 @@ $(STAMP): pyproject.toml
 	touch $(STAMP) $(DEMO_STAMP)
 
 # The real-history bench's releases (benchmarks/real_history/manifest.json), fetched once from the registries by
-# pip and npm and checked by sha256, so the bench and its smoke test in `make test` run offline.
-$(REAL_HISTORY): $(STAMP) benchmarks/real_history/manifest.json benchmarks/real_history/releases.py
+# pip and npm, and the Go and Rust ones from Debian's archive by apt-get under a private configuration in
+# benchmarks/real_history/releases/apt (the machine's apt untouched), checked by sha256, so the bench and its smoke
+# test in `make test` run offline.
+$(REAL_HISTORY): $(STAMP) benchmarks/real_history/manifest.json benchmarks/real_history/releases.py \
+		benchmarks/real_history/debian.py
 	$(BIN)/python -m benchmarks.real_history.releases
 	touch $(REAL_HISTORY)
 

@@ -1,8 +1,8 @@
 """The real-history bench: each case's variants run through our real gate in-process (the task graph, scripted
 player and coach, the case's real test runner), counted as false approvals and false rejections.
 
-`python -m benchmarks.real_history.bench [--jobs=N] [PACKAGE or CASE ...]` prints the section `make bench` writes into
-docs/benchmarks.md; `--json` prints the raw verdicts (schema_version, ISO-8601 UTC times)."""
+`python -m benchmarks.real_history.bench [--jobs=N] [--ecosystem=go,rust] [PACKAGE or CASE ...]` prints the section
+`make bench` writes into docs/benchmarks.md; `--json` prints the raw verdicts (schema_version, ISO-8601 UTC times)."""
 
 from __future__ import annotations
 
@@ -58,11 +58,22 @@ async def run_variant(folder: Path, case: dict[str, Any], variant: Variant) -> V
     plan: dict[str, object] = {"id": "FEAT-001", "name": case_id(case), "verify": verify_command(case), "tasks": [
         {"id": "TASK-001", "name": f"{case['package']} {case['new']}", "complexity": 3,
          "requirements": [f"what {case['package']} {case['new']} changed"]}]}
-    repo = make_sample_repo(folder, files=variant.base, plan=plan, venv=True)
+    python = case.get("ecosystem", "python") == "python"
+    repo = make_sample_repo(folder, files=_with_ignores(case, variant.base), plan=plan, venv=python)
     coach = approve(accepts={path: f"{case['package']} {case['new']} changed it" for path in variant.accepts})
     result = await run_task(repo, ScriptedAgents({"player": writes(variant.writes), "coach": coach}), 1)
     return Verdict(case_id(case), variant.name, variant.must_approve, str(result.get("status")),
                    _gate_said(repo) or str(result.get("reason", ""))[:600])
+
+
+def _with_ignores(case: dict[str, Any], files: dict[str, str]) -> dict[str, str]:
+    """A crate's tree with cargo's build output git-ignored, as a crate's repository has it (a published crate,
+    as Debian ships it, has no .gitignore): `target/` and the Cargo.lock a library's tests generate."""
+    if case.get("ecosystem") != "rust":
+        return files
+    ignores = files.get(".gitignore", "")
+    return {**files, ".gitignore": ignores + ("" if ignores.endswith("\n") or not ignores else "\n")
+            + "/target/\n/Cargo.lock\n"}
 
 
 def _gate_said(repo: Path) -> str:
@@ -99,15 +110,17 @@ async def measure_async(folder: Path, cases: list[dict[str, Any]], only_variants
     return list(await asyncio.gather(*(one(*run) for run in runs)))
 
 
-def selected(names: list[str]) -> list[dict[str, Any]]:
+def selected(names: list[str], ecosystems: tuple[str, ...] = ()) -> list[dict[str, Any]]:
     cases: list[dict[str, Any]] = manifest()["cases"]
-    return [case for case in cases if not names or case_id(case) in names or case["package"] in names]
+    return [case for case in cases if (not names or case_id(case) in names or case["package"] in names)
+            and (not ecosystems or case.get("ecosystem", "python") in ecosystems)]
 
 
-def measure(names: list[str] | None = None, only_variants: tuple[str, ...] = (), jobs: int = 2) -> dict[str, Any]:
+def measure(names: list[str] | None = None, only_variants: tuple[str, ...] = (), jobs: int = 2,
+            ecosystems: tuple[str, ...] = ()) -> dict[str, Any]:
     # The cases' pytest runs under this venv: without this it loads every plugin our own dev dependencies register.
     os.environ["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"
-    cases = selected(names or [])
+    cases = selected(names or [], ecosystems)
     started = time.monotonic()
     with tempfile.TemporaryDirectory() as tmp:
         verdicts = asyncio.run(measure_async(Path(tmp), cases, only_variants, jobs))
@@ -125,6 +138,20 @@ def _outcomes(runs: list[Verdict]) -> str:
     for verdict in runs:
         counts[verdict.status] = counts.get(verdict.status, 0) + 1
     return ", ".join(f"{status} {count}" for status, count in sorted(counts.items()))
+
+
+def _by_ecosystem(cases: list[dict[str, Any]], verdicts: list[Verdict]) -> list[str]:
+    """One row per ecosystem (Python from PyPI, Go and Rust from Debian, ...): its pairs and its two rates."""
+    ecosystem_of = {case_id(case): str(case.get("ecosystem", "python")) for case in cases}
+    lines = ["", "| ecosystem | pairs | libraries | false approvals | false rejections |", "|---|---|---|---|---|"]
+    for ecosystem in sorted(set(ecosystem_of.values())):
+        mine = [v for v in verdicts if ecosystem_of.get(v.case) == ecosystem]
+        gold, rejects = [v for v in mine if v.must_approve], [v for v in mine if not v.must_approve]
+        libraries = {case["package"] for case in cases if case.get("ecosystem", "python") == ecosystem}
+        lines.append(f"| {ecosystem} | {sum(1 for e in ecosystem_of.values() if e == ecosystem)} | {len(libraries)} |"
+                     f" {_rate(sum(v.approved for v in rejects), len(rejects))} |"
+                     f" {_rate(sum(not v.approved for v in gold), len(gold))} |")
+    return lines
 
 
 def report_lines(found: dict[str, Any]) -> list[str]:
@@ -154,6 +181,7 @@ def report_lines(found: dict[str, Any]) -> list[str]:
         f"- False approvals: **{_rate(len(false_approvals), len(rejects))}** (goal: 0)",
         f"- False rejections: **{_rate(len(false_rejections), len(gold))}** (goal: under 2%, each explained)",
     ]
+    lines += _by_ecosystem(cases, verdicts)
     by_variant: dict[str, list[Verdict]] = {}
     for verdict in verdicts:
         by_variant.setdefault(verdict.variant, []).append(verdict)
@@ -168,7 +196,8 @@ def report_lines(found: dict[str, Any]) -> list[str]:
 
 
 if __name__ == "__main__":
-    arguments = [a for a in sys.argv[1:] if a != "--json" and not a.startswith("--jobs=")]
+    arguments = [a for a in sys.argv[1:] if a != "--json" and not a.startswith(("--jobs=", "--ecosystem="))]
     jobs = next((int(a.split("=", 1)[1]) for a in sys.argv[1:] if a.startswith("--jobs=")), 2)
-    measured = measure(arguments, jobs=jobs)
+    only = tuple(e for a in sys.argv[1:] if a.startswith("--ecosystem=") for e in a.split("=", 1)[1].split(","))
+    measured = measure(arguments, jobs=jobs, ecosystems=only)
     print(json.dumps(measured, indent=1) if "--json" in sys.argv else "\n".join(report_lines(measured)))

@@ -14,6 +14,8 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Any
 
+from benchmarks.real_history import debian
+
 HERE = Path(__file__).resolve().parent
 MANIFEST = HERE / "manifest.json"
 RELEASES = HERE / "releases"
@@ -27,7 +29,7 @@ _GENERATED = ("PKG-INFO", ".egg-info/")
 class Release:
     """One release of one package in one registry."""
 
-    registry: str  # "pypi" or "npm"
+    registry: str  # "pypi", "npm" or "debian" (Go modules and Rust crates: benchmarks/real_history/debian.py)
     package: str
     version: str
 
@@ -44,6 +46,8 @@ def manifest() -> dict[str, Any]:
 def _download(release: Release, folder: Path) -> Path:
     """The release's source archive from its registry, by the registry's own client."""
     folder.mkdir(parents=True, exist_ok=True)
+    if release.registry == "debian":  # Go modules and Rust crates, as Debian's archive ships them
+        return debian.download(release.package, release.version, folder)
     if release.registry == "pypi":
         # --no-build-isolation, with the build backends installed once: pip builds each sdist's metadata, in seconds
         # this way, in half a minute in an isolated environment of its own
@@ -96,6 +100,8 @@ def sha256(path: Path) -> str:
 
 def tree(release: Release) -> dict[str, str]:
     """The release's text files by path (its top folder stripped), without what the sdist build generated."""
+    if release.registry == "debian":  # a .deb: the module's or crate's folder in it, named by the manifest
+        return debian.tree(archive(release), str(manifest()["releases"][release.key]["root"]))
     files: dict[str, str] = {}
     with tarfile.open(archive(release)) as tar:
         for member in tar.getmembers():
@@ -127,4 +133,8 @@ def fetch_all() -> int:
 
 
 if __name__ == "__main__":
-    print(f"real-history releases: {fetch_all()} fetched into {RELEASES}")
+    try:
+        print(f"real-history releases: {fetch_all()} fetched into {RELEASES}")
+    except debian.ArchiveUnreachable as error:  # one line saying what to do, not a trace
+        print(f"error: {error}", file=sys.stderr)
+        sys.exit(1)

@@ -156,10 +156,13 @@ def _package_json_line(base_text: str | None, tree_text: str | None) -> int | No
 
 
 def file_of(test_id: str, base_files: Sequence[str]) -> str | None:
-    """The base file a test id lives in: node's `file > …`, cargo's `target::…`, a Python module's longest
-    prefix (pytest `a.b::C::t`, unittest `a.b.C.t`), a monorepo package's `pkg::…` prefix; None when unknown."""
-    if " > " in test_id:
-        head = test_id.split(" > ", 1)[0]
+    """The base file a test id lives in: node's `file > …`, cargo's `target::…` and doctests' `doc-tests crate::
+    file - item`, a Python module's longest prefix (pytest `a.b::C::t`, unittest `a.b.C.t`), a monorepo package's
+    `pkg::…` prefix; None when unknown."""
+    # A doctest first: its item may be `<T as Trait>`, which isn't node's ` > `.
+    doctest = _DOCTEST_ID.match(test_id)
+    head = doctest.group(1) if doctest else test_id.split(" > ", 1)[0] if " > " in test_id else None
+    if head is not None:
         return head if head in base_files else None
     if (go := _GO_ID.match(test_id)) is not None:
         return _go_file(go.group(1), base_files)
@@ -178,6 +181,7 @@ def file_of(test_id: str, base_files: Sequence[str]) -> str | None:
     return None
 
 
+_DOCTEST_ID = re.compile(r"^doc-tests [\w-]+::(\S+\.rs) -(?: |$)")
 _GO_ID = re.compile(r"^([\w.~\-/]+)\.(?:Test|Example|Fuzz)\w*(?:/.*)?$")
 
 

@@ -19,6 +19,9 @@ _CARGO_TEST = re.compile(r"^test (.+?) \.\.\. (ok|FAILED|ignored)(?:, (.*))?$")
 _CARGO_RUNNING = re.compile(r"^running \d+ tests?$", re.MULTILINE)
 _DOCTEST_LINE = re.compile(r" \(line (\d+)\)$")
 """A doctest's name carries its line ("src/lib.rs - add (line 5)"): an edit above it moves it, not the test."""
+_OUT_DIR = re.compile(r"^/\S*?/target/(?:\S+/)?build/[^/\s]+/out/")
+"""A doctest in a build script's output (`include!(concat!(env!("OUT_DIR"), ...))`) is named by its absolute path,
+which holds the worktree's own: named from `$OUT_DIR` instead, the same in the base's worktree and a task's."""
 
 
 def go_test(output: str) -> Observed | None:
@@ -71,8 +74,8 @@ def cargo_test(output: str) -> Observed | None:
             target = section.group(1) or f"doc-tests {section.group(2)}"
         elif (test := _CARGO_TEST.match(line)) is not None:
             if target.startswith("doc-tests ") and (at := _DOCTEST_LINE.search(test.group(1))) is not None:
-                doctests.append((f"{target}::{test.group(1)[:at.start()]}", int(at.group(1)), test.group(2),
-                                 test.group(3) or ""))
+                name = _OUT_DIR.sub("$OUT_DIR/", test.group(1)[:at.start()])
+                doctests.append((f"{target}::{name}", int(at.group(1)), test.group(2), test.group(3) or ""))
                 continue
             _outcome(observed, f"{target}::{test.group(1)}" if target else test.group(1), test.group(2), test.group(3))
     # Doctests without an item of their own (a crate's or module's docs) share a name once their line is dropped:
