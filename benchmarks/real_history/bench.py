@@ -1,8 +1,9 @@
 """The real-history bench: each case's variants run through our real gate in-process (the task graph, scripted
 player and coach, the case's real test runner), counted as false approvals and false rejections.
 
-`python -m benchmarks.real_history.bench [--jobs=N] [PACKAGE or CASE ...]` prints the section `make bench` writes into
-docs/benchmarks.md; `--json` prints the raw verdicts (schema_version, ISO-8601 UTC times)."""
+`python -m benchmarks.real_history.bench [--jobs=N] [--ecosystem=python|javascript] [PACKAGE or CASE ...]` prints
+the section `make bench` writes into docs/benchmarks.md; `--json` prints the raw verdicts (schema_version,
+ISO-8601 UTC times)."""
 
 from __future__ import annotations
 
@@ -19,6 +20,7 @@ from typing import Any
 
 from agents.testing.scripted_agents import ScriptedAgents, approve, writes
 from benchmarks.cheat_corpus import _run as run_task
+from benchmarks.real_history import npm
 from benchmarks.real_history.releases import SCHEMA_VERSION, Release, manifest, tree
 from benchmarks.real_history.variants import Variant, variants
 from orchestrator.cli.demo import make_sample_repo
@@ -58,7 +60,9 @@ async def run_variant(folder: Path, case: dict[str, Any], variant: Variant) -> V
     plan: dict[str, object] = {"id": "FEAT-001", "name": case_id(case), "verify": verify_command(case), "tasks": [
         {"id": "TASK-001", "name": f"{case['package']} {case['new']}", "complexity": 3,
          "requirements": [f"what {case['package']} {case['new']} changed"]}]}
-    repo = make_sample_repo(folder, files=variant.base, plan=plan, venv=True)
+    repo = make_sample_repo(folder, files=variant.base, plan=plan, venv=case["registry"] == "pypi")
+    if case["registry"] == "npm":
+        npm.write_node_modules(repo, case)
     coach = approve(accepts={path: f"{case['package']} {case['new']} changed it" for path in variant.accepts})
     result = await run_task(repo, ScriptedAgents({"player": writes(variant.writes), "coach": coach}), 1)
     return Verdict(case_id(case), variant.name, variant.must_approve, str(result.get("status")),
@@ -84,8 +88,9 @@ async def measure_async(folder: Path, cases: list[dict[str, Any]], only_variants
         registry = case["registry"]
         old, new = tree(Release(registry, case["package"], case["old"])), tree(
             Release(registry, case["package"], case["new"]))
-        chosen = variants(old, new, case["fail_to_pass"],
-                          (lambda name: name in only_variants) if only_variants else lambda _: True)
+        of_registry = npm.variants if registry == "npm" else variants
+        chosen = of_registry(old, new, case["fail_to_pass"],
+                             (lambda name: name in only_variants) if only_variants else lambda _: True)
         runs += [(folder / f"{index}-{number}", case, variant) for number, variant in enumerate(chosen)]
     slots = asyncio.Semaphore(jobs)
 
@@ -99,15 +104,18 @@ async def measure_async(folder: Path, cases: list[dict[str, Any]], only_variants
     return list(await asyncio.gather(*(one(*run) for run in runs)))
 
 
-def selected(names: list[str]) -> list[dict[str, Any]]:
+def selected(names: list[str], ecosystem: str = "") -> list[dict[str, Any]]:
+    """The manifest's cases named (by case or package; none: all), of `ecosystem` when given."""
     cases: list[dict[str, Any]] = manifest()["cases"]
-    return [case for case in cases if not names or case_id(case) in names or case["package"] in names]
+    return [case for case in cases if (not names or case_id(case) in names or case["package"] in names)
+            and (not ecosystem or case["ecosystem"] == ecosystem)]
 
 
-def measure(names: list[str] | None = None, only_variants: tuple[str, ...] = (), jobs: int = 2) -> dict[str, Any]:
+def measure(names: list[str] | None = None, only_variants: tuple[str, ...] = (), jobs: int = 2,
+            ecosystem: str = "") -> dict[str, Any]:
     # The cases' pytest runs under this venv: without this it loads every plugin our own dev dependencies register.
     os.environ["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"
-    cases = selected(names or [])
+    cases = selected(names or [], ecosystem)
     started = time.monotonic()
     with tempfile.TemporaryDirectory() as tmp:
         verdicts = asyncio.run(measure_async(Path(tmp), cases, only_variants, jobs))
@@ -168,7 +176,12 @@ def report_lines(found: dict[str, Any]) -> list[str]:
 
 
 if __name__ == "__main__":
-    arguments = [a for a in sys.argv[1:] if a != "--json" and not a.startswith("--jobs=")]
+    arguments = [a for a in sys.argv[1:] if not a.startswith("--")]
     jobs = next((int(a.split("=", 1)[1]) for a in sys.argv[1:] if a.startswith("--jobs=")), 2)
-    measured = measure(arguments, jobs=jobs)
+    ecosystem = next((a.split("=", 1)[1] for a in sys.argv[1:] if a.startswith("--ecosystem=")), "")
+    if not selected(arguments, ecosystem):
+        print(f"error: no case of the manifest matches {' '.join(sys.argv[1:])}: name a case, a package or"
+              " --ecosystem=python|javascript", file=sys.stderr)
+        sys.exit(2)
+    measured = measure(arguments, jobs=jobs, ecosystem=ecosystem)
     print(json.dumps(measured, indent=1) if "--json" in sys.argv else "\n".join(report_lines(measured)))
