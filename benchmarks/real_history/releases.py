@@ -126,5 +126,21 @@ def fetch_all() -> int:
     return fetched
 
 
+def main() -> int:
+    """`make install`'s step: the releases fetched, or one line saying which registry failed and what to do."""
+    try:
+        print(f"real-history releases: {fetch_all()} fetched into {RELEASES}")
+    except (OSError, subprocess.SubprocessError) as error:
+        stderr = getattr(error, "stderr", "") or ""
+        said = (stderr.decode(errors="replace") if isinstance(stderr, bytes) else str(stderr)).strip().splitlines()
+        command = " ".join(map(str, getattr(error, "cmd", []) or []))[:160]
+        why = f"{command} failed{': ' + said[-1] if said else ''}" if command else str(error)
+        print(f"error: a real-history release could not be fetched ({why}):"
+              " the PyPI and npm registries must be reachable once (pip and npm on PATH); run make install again"
+              " when they are", file=sys.stderr)
+        return 2
+    return 0
+
+
 if __name__ == "__main__":
-    print(f"real-history releases: {fetch_all()} fetched into {RELEASES}")
+    sys.exit(main())
