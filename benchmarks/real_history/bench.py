@@ -135,6 +135,23 @@ def _outcomes(runs: list[Verdict]) -> str:
     return ", ".join(f"{status} {count}" for status, count in sorted(counts.items()))
 
 
+def _by_ecosystem(verdicts: list[Verdict], cases: list[dict[str, Any]]) -> list[str]:
+    """The two rates per ecosystem (python, javascript, ...), when the run has more than one."""
+    ecosystem = {case_id(case): str(case["ecosystem"]) for case in cases}
+    names = sorted(set(ecosystem.values()))
+    if len(names) < 2:  # one ecosystem: the totals above are its rates
+        return []
+    lines = []
+    for name in names:
+        runs = [v for v in verdicts if ecosystem.get(v.case) == name]
+        gold, rejects = [v for v in runs if v.must_approve], [v for v in runs if not v.must_approve]
+        pairs = sum(1 for case in cases if case["ecosystem"] == name)
+        approved = sum(v.approved for v in rejects)
+        lines.append(f"  - {name} ({pairs} pairs): false approvals {_rate(approved, len(rejects))},"
+                     f" false rejections {_rate(sum(not v.approved for v in gold), len(gold))}")
+    return lines
+
+
 def report_lines(found: dict[str, Any]) -> list[str]:
     verdicts = [Verdict(**v) for v in found["verdicts"]]
     cases = found["cases"]
@@ -162,6 +179,7 @@ def report_lines(found: dict[str, Any]) -> list[str]:
         f"- False approvals: **{_rate(len(false_approvals), len(rejects))}** (goal: 0)",
         f"- False rejections: **{_rate(len(false_rejections), len(gold))}** (goal: under 2%, each explained)",
     ]
+    lines += _by_ecosystem(verdicts, cases)
     by_variant: dict[str, list[Verdict]] = {}
     for verdict in verdicts:
         by_variant.setdefault(verdict.variant, []).append(verdict)
