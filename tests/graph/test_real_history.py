@@ -29,7 +29,7 @@ def test_the_manifest_names_enough_history() -> None:
     assert all(case["fail_to_pass"] and case["licence"] and case["source"] and case["verify"] for case in cases)
     assert all(key.split(": ")[0] in {case_id(case) for case in cases} for key in manifest()["explained"])
     npm_cases = [case for case in cases if case["registry"] == "npm"]  # issue 31: JavaScript too
-    assert len(npm_cases) >= 8 and len({case["package"] for case in npm_cases}) >= 5
+    assert len(npm_cases) >= 10 and len({case["package"] for case in npm_cases}) >= 6
     assert all(f"npm:{name}=={version}" in manifest()["releases"] for case in npm_cases
                for name, version in case.get("vendor", {}).items())
 
