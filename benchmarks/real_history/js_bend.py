@@ -12,7 +12,7 @@ from dataclasses import dataclass
 Files = dict[str, str]
 Writes = dict[str, str | None]
 
-_CALL = re.compile(r"(?<![\w$.])((?:[A-Za-z_$][\w$]*\.)?(?:test|it|specify))\s*\(\s*(['\"])")
+_CALL = re.compile(r"(?<![\w$.])((?:[A-Za-z_$][\w$]*\.)?(?:test|it|specify))\s*\(\s*(['\"`])")
 """A test's call with a string title: `test('...'`, `it("..."`, `t.test('...'` (node:test subtests)."""
 _ASSERTION = re.compile(r"(?<![\w$.])((?:[A-Za-z_$][\w$]*\.)*assert)(?:\.([A-Za-z]+))?\s*\(")
 """`assert(...)`, `assert.strictEqual(...)`, `t.assert.deepStrictEqual(...)`."""
@@ -143,8 +143,14 @@ def calls(text: str) -> list[Call]:
 
 
 def _decode(literal: str) -> str | None:
+    """The title a literal spells; a template's `${...}` parts as `\x00` (any text: see `titled`)."""
     if literal.startswith("`"):
-        return None if "${" in literal else literal[1:-1]
+        body, parts, index = literal[1:-1], [], 0
+        while (start := body.find("${", index)) >= 0:
+            end = _matching(body, start + 1)
+            parts.append(body[index:start])
+            index = end + 1
+        return "\x00".join([*parts, body[index:]])
     if literal.startswith("'"):
         literal = '"' + literal[1:-1].replace('\\"', '"').replace('"', '\\"').replace("\\'", "'") + '"'
     try:
@@ -152,6 +158,14 @@ def _decode(literal: str) -> str | None:
     except ValueError:
         return None
     return decoded if isinstance(decoded, str) else None
+
+
+def titled(call: Call, names: set[str]) -> bool:
+    """Whether the call's title is one of `names` (a template's `${...}` matching any text: a test in a loop)."""
+    if "\x00" not in call.title:
+        return call.title in names
+    pattern = re.compile(".*".join(re.escape(part) for part in call.title.split("\x00")), re.DOTALL)
+    return any(pattern.fullmatch(name) for name in names)
 
 
 def _weakened(call_text: str) -> str:
@@ -240,12 +254,12 @@ def bend(files: Files, old: Files, tests: Iterable[str], how: str) -> Writes:
         if text is None:
             continue
         found = calls(text)
-        targets = [call for call in found if call.title in names]
+        targets = [call for call in found if titled(call, names)]
         if not targets:
             continue
         targets = _outermost_calls(targets)
         if how == "only":
-            others = [call for call in found if call.title not in names and
+            others = [call for call in found if not titled(call, names) and
                       not any(t.start <= call.start <= t.close_at for t in targets)]
             if not others:
                 continue

@@ -65,3 +65,11 @@ def test_a_subtest_is_skipped_by_its_options_and_a_new_test_swallows_its_failure
 
 def test_a_test_in_another_file_is_not_bent() -> None:
     assert bend({FILE: SOURCE}, {}, ["test/other.test.js > two by three"], "delete") == {}
+
+
+def test_a_test_titled_by_a_template_in_a_loop_is_found_by_its_ids() -> None:
+    source = ("const { test } = require('node:test')\n\nfor (const n of [0, 10]) {\n"
+              "  test(`times ${n} is ${n * 2}`, () => {})\n}\n")
+    writes = bend({FILE: source}, {}, [f"{FILE} > times 10 is 20"], "skip")
+    assert writes[FILE] == source.replace("test(`", "test.skip(`")
+    assert bend({FILE: source}, {}, [f"{FILE} > times ten"], "skip") == {}
