@@ -73,3 +73,14 @@ def test_a_test_titled_by_a_template_in_a_loop_is_found_by_its_ids() -> None:
     writes = bend({FILE: source}, {}, [f"{FILE} > times 10 is 20"], "skip")
     assert writes[FILE] == source.replace("test(`", "test.skip(`")
     assert bend({FILE: source}, {}, [f"{FILE} > times ten"], "skip") == {}
+
+
+def test_jest_and_mocha_spellings_are_bent_too() -> None:
+    source = ("describe('mul', () => {\n  it('two', () => {\n    expect(mul(2, 3)).toBe(6);\n"
+              "    expect(f()).not.toEqual([1, 2]);\n  });\n  it('zero', () => { expect(mul(0, 1)).toBe(0) });\n});\n")
+    named = ["t.test.js > mul > two"]
+    weakened = bend({"t.test.js": source}, {}, named, "weaken")["t.test.js"]
+    assert weakened is not None and weakened.count("expect(true).toBeTruthy();") == 2
+    assert "expect(mul(0, 1)).toBe(0)" in weakened
+    assert "it.skip('two'" in (bend({"t.test.js": source}, {}, named, "skip")["t.test.js"] or "")
+    assert "it.only('zero'" in (bend({"t.test.js": source}, {}, named, "only")["t.test.js"] or "")
