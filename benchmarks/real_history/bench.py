@@ -1,8 +1,9 @@
 """The real-history bench: each case's variants run through our real gate in-process (the task graph, scripted
 player and coach, the case's real test runner), counted as false approvals and false rejections.
 
-`python -m benchmarks.real_history.bench [--jobs=N] [--ecosystem=go,rust] [PACKAGE or CASE ...]` prints the section
-`make bench` writes into docs/benchmarks.md; `--json` prints the raw verdicts (schema_version, ISO-8601 UTC times)."""
+`python -m benchmarks.real_history.bench [--jobs=N] [--ecosystem=python,javascript,go,rust] [PACKAGE or CASE
+...]` prints the section `make bench` writes into docs/benchmarks.md; `--json` prints the raw verdicts
+(schema_version, ISO-8601 UTC times)."""
 
 from __future__ import annotations
 
@@ -20,6 +21,7 @@ from typing import Any
 from agents.testing.repos import make_sample_repo
 from agents.testing.scripted_agents import ScriptedAgents, approve, writes
 from benchmarks.cheat_corpus import _run as run_task
+from benchmarks.real_history import npm
 from benchmarks.real_history.releases import SCHEMA_VERSION, Release, manifest, tree
 from benchmarks.real_history.variants import Variant, variants
 
@@ -60,6 +62,8 @@ async def run_variant(folder: Path, case: dict[str, Any], variant: Variant) -> V
          "requirements": [f"what {case['package']} {case['new']} changed"]}]}
     python = case.get("ecosystem", "python") == "python"
     repo = make_sample_repo(folder, files=_with_ignores(case, variant.base), plan=plan, venv=python)
+    if case["registry"] == "npm":
+        npm.write_node_modules(repo, case)
     coach = approve(accepts={path: f"{case['package']} {case['new']} changed it" for path in variant.accepts})
     result = await run_task(repo, ScriptedAgents({"player": writes(variant.writes), "coach": coach}), 1)
     return Verdict(case_id(case), variant.name, variant.must_approve, str(result.get("status")),
@@ -95,8 +99,9 @@ async def measure_async(folder: Path, cases: list[dict[str, Any]], only_variants
         registry = case["registry"]
         old, new = tree(Release(registry, case["package"], case["old"])), tree(
             Release(registry, case["package"], case["new"]))
-        chosen = variants(old, new, case["fail_to_pass"],
-                          (lambda name: name in only_variants) if only_variants else lambda _: True)
+        of_registry = npm.variants if registry == "npm" else variants
+        chosen = of_registry(old, new, case["fail_to_pass"],
+                             (lambda name: name in only_variants) if only_variants else lambda _: True)
         runs += [(folder / f"{index}-{number}", case, variant) for number, variant in enumerate(chosen)]
     slots = asyncio.Semaphore(jobs)
 
@@ -199,5 +204,9 @@ if __name__ == "__main__":
     arguments = [a for a in sys.argv[1:] if a != "--json" and not a.startswith(("--jobs=", "--ecosystem="))]
     jobs = next((int(a.split("=", 1)[1]) for a in sys.argv[1:] if a.startswith("--jobs=")), 2)
     only = tuple(e for a in sys.argv[1:] if a.startswith("--ecosystem=") for e in a.split("=", 1)[1].split(","))
+    if not selected(arguments, only):
+        print(f"error: no case of the manifest matches {' '.join(sys.argv[1:])}: name a case, a package or"
+              " --ecosystem=python,javascript,go,rust", file=sys.stderr)
+        sys.exit(2)
     measured = measure(arguments, jobs=jobs, ecosystems=only)
     print(json.dumps(measured, indent=1) if "--json" in sys.argv else "\n".join(report_lines(measured)))

@@ -132,9 +132,24 @@ def fetch_all() -> int:
     return fetched
 
 
-if __name__ == "__main__":
+def main() -> int:
+    """`make install`'s step: the releases fetched, or one line saying which registry failed and what to do."""
     try:
         print(f"real-history releases: {fetch_all()} fetched into {RELEASES}")
     except debian.ArchiveUnreachable as error:  # one line saying what to do, not a trace
         print(f"error: {error}", file=sys.stderr)
-        sys.exit(1)
+        return 2
+    except (OSError, subprocess.SubprocessError) as error:
+        stderr = getattr(error, "stderr", "") or ""
+        said = (stderr.decode(errors="replace") if isinstance(stderr, bytes) else str(stderr)).strip().splitlines()
+        command = " ".join(map(str, getattr(error, "cmd", []) or []))[:160]
+        why = f"{command} failed{': ' + said[-1] if said else ''}" if command else str(error)
+        print(f"error: a real-history release could not be fetched ({why}):"
+              " PyPI, npm and Debian's archive must be reachable once (pip, npm and apt-get on PATH); run make"
+              " install again when they are", file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
