@@ -21,9 +21,7 @@ from pathlib import Path
 from benchmarks.real_history import debian
 from benchmarks.real_history.releases import RELEASES, sha256
 from benchmarks.real_history.select_cases import changed, write_tree
-from orchestrator.gate import is_test_file
-from orchestrator.gate.runners import Observed
-from orchestrator.gate.runners.native import cargo_test, go_test
+from orchestrator.gate import Observed, cargo_test, go_test, is_test_file
 
 VERIFY = {"go": "go test ./...", "rust": "cargo test"}
 OFFLINE = {"GOPROXY": "off", "GOFLAGS": "-mod=mod", "GOTOOLCHAIN": "local", "CARGO_NET_OFFLINE": "true"}

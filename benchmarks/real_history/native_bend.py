@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-from orchestrator.gate import inline_tests
+from orchestrator.gate import inline_tests_changed
 
 Files = dict[str, str]
 Writes = dict[str, str | None]
@@ -135,4 +135,4 @@ def inline_changed(old: Files, new: Files, code: Iterable[str]) -> tuple[str, ..
     """The code files whose `#[cfg(test)]` tests or doctests the release changed (the gate can't overlay those:
     the coach must accept them, by file)."""
     return tuple(path for path in code if path in old and path in new
-                 and inline_tests.changed(path, old[path], new[path]))
+                 and inline_tests_changed(path, old[path], new[path]))

@@ -21,8 +21,8 @@ from typing import Any
 from benchmarks.real_history import js_bend
 from benchmarks.real_history.releases import Release, archive, sha256, tree
 from benchmarks.real_history.variants import Files, Variant, _toward, changed
-from orchestrator.gate.accounting import is_test_file
-from orchestrator.gate.instrument import NODE_REPORTER, SHIM
+from orchestrator.gate import NODE_REPORTER, is_test_file
+from orchestrator.gate import RUNNER_SHIM as SHIM
 
 VERIFY = "node --test"
 """The gate's command for every npm pair: the packages' `test:unit` script without its coverage wrapper (c8,
