@@ -345,7 +345,7 @@ def _conclude(
     result.tool_calls = list(recorder.calls)
     explained = {denial.split(":", 1)[0] for denial in policy.denials}
     unexplained = [d for d in result.permission_denials
-                   if d.split(":", 1)[0] not in explained or "sandbox refused" in d]
+                   if d.split(":", 1)[0] not in explained or d in result.sandbox_refusals]
     result.permission_denials = [*policy.denials, *unexplained]
     report_tool = {"player": "report_progress", "coach": "record_decision", "planner": "submit_plan"}
     reports = recorder.accepted(report_tool.get(request.role, ""))

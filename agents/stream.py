@@ -138,7 +138,9 @@ class Collector:
             for block in message.content:
                 if isinstance(block, ToolResultBlock):
                     tool = self.pending_tools.pop(block.tool_use_id, None)
-                    result.permission_denials += sandbox_refusals(tool, block.content)
+                    refused = sandbox_refusals(tool, block.content)
+                    result.permission_denials += refused
+                    result.sandbox_refusals += refused
         elif isinstance(message, ResultMessage):
             self._final(message)
         elif isinstance(message, RateLimitEvent):

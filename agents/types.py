@@ -63,6 +63,8 @@ class AgentResult:
     terminal_reason: str | None = None
     """Why the CLI ended a session in error, as it said it (its `terminal_reason`, e.g. "api_error")."""
     permission_denials: list[str] = field(default_factory=list)
+    sandbox_refusals: list[str] = field(default_factory=list)
+    """What the Bash sandbox refused (writes outside the worktree), a line each; also in permission_denials."""
     promise_complete: bool = False
     blocker: dict[str, str] | None = None
     question: dict[str, Any] | None = None

@@ -8,8 +8,13 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+from claude_agent_sdk import AssistantMessage, ToolResultBlock, ToolUseBlock, UserMessage
+
+from agents.request import SessionRequest
 from agents.sandbox import refusals as sandbox_refusals
 from agents.sandbox import settings as sandbox_settings
+from agents.stream import Collector
+from agents.types import AgentResult
 from orchestrator import sandbox
 from orchestrator.repo import watch
 from orchestrator.repo.git import EXCLUDE_LINES
@@ -153,3 +158,19 @@ def test_the_shallow_watch_sees_installs_and_uninstalls_in_a_venv_and_node_modul
     before = watch.snapshot(root)
     (site / "six.py").write_text("bb\n")
     assert watch.differences(before, watch.snapshot(root)) == [".venv (your virtualenv) changed"], "deep sees it"
+
+
+def test_a_refused_write_in_a_sessions_stream_is_a_typed_refusal_and_a_denial(tmp_path: Path) -> None:
+    """The graph reports what the sandbox refused from `AgentResult.sandbox_refusals`, never by matching the
+    denials' text (issue 34: typed causes)."""
+    request = SessionRequest(role="player", task_id="T", turn=1, cwd=tmp_path, system_prompt="", prompt="", tools=[])
+    result = AgentResult(role="player", status="success")
+    collector = Collector(request, result)
+    collector.take(AssistantMessage(content=[ToolUseBlock(id="t1", name="Bash",
+                                                          input={"command": "printf x >> ../../README.md"})],
+                                    model="claude-sonnet-4-5"))
+    collector.take(UserMessage(content=[ToolResultBlock(
+        tool_use_id="t1", content="/bin/bash: line 1: ../../README.md: Read-only file system", is_error=True)]))
+    assert result.sandbox_refusals == [
+        "Bash: sandbox refused a write: /bin/bash: line 1: ../../README.md: Read-only file system"]
+    assert result.permission_denials == result.sandbox_refusals

@@ -200,7 +200,7 @@ class AgentTurn:
         elif changes:
             self.user_state_changes += changes
             self.events("repo_tampering", self.task_id, turn=turn, role=self.role, changes=changes, reverted=False)
-        if refused := [denial for denial in result.permission_denials if "sandbox refused" in denial]:
+        if refused := result.sandbox_refusals:
             self.events("sandbox_refused", self.task_id, turn=turn, role=self.role, refused=refused)
         if self.runtime.drain_requested and cut_short(result):
             # A person stopped the run (Ctrl+C reaches the agent's CLI too: the terminal signals its whole process
