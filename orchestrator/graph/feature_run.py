@@ -108,7 +108,7 @@ async def run_task(task_id: str, run_key: str) -> TaskResult:
             await hold(scheduler, task_id, str(exc))
         except Exception as exc:  # noqa: BLE001 - the graph-wide error policy: this task errs, siblings go on
             reason = f"{type(exc).__name__}: {exc}"
-            await hold(scheduler, task_id, f"error: {reason}",
+            await hold(scheduler, task_id, f"error: {reason}", error=True,
                        then=lambda: events("task_error", task_id, reason=reason, resumable=True))
     result: TaskResult = final["result"]
     if replan.replannable(result, task_id, ctx.options.replan):
@@ -259,8 +259,7 @@ async def _finish(inputs: FeatureInput, run: _Started, scheduler: Scheduler, que
     everything = {**{k: v for k, v in earlier.items() if k not in order}, **results}
     counted = receipts.counting_attempts(everything, results, inputs.get("spent") or {},  # every attempt's cost
                                          inputs.get("spent_turns") or {})
-    report = await _feature_reports(ctx, ctx.gate, scheduler.held, everything=everything, counted=counted,
-                                    order=order)
+    report = await _feature_reports(ctx, ctx.gate, scheduler, everything=everything, counted=counted, order=order)
     run.events("feature_end", report=str(report), results=results, held=scheduler.held,
                usage_limit_exceeded=bool(ctx.limit_gate and ctx.limit_gate.exceeded),
                gate_cache=ctx.gates.cache.stats() if ctx.gates.cache else None)
@@ -276,14 +275,15 @@ async def _finish(inputs: FeatureInput, run: _Started, scheduler: Scheduler, que
     return FeatureOutput(feature_id=ctx.feature_id, results=results if only_task else everything)
 
 
-async def _feature_reports(ctx: RunContext, gate: GateSetup, held: dict[str, str], *,
+async def _feature_reports(ctx: RunContext, gate: GateSetup, scheduler: Scheduler, *,
                            everything: dict[str, TaskResult], counted: dict[str, Any], order: list[str]) -> Path:
     """The feature's AUTO-RUN.md and HTML page over all its tasks, costs counting every attempt (`counted`)."""
     plan, root = ctx.plan, ctx.repo.root
     shown = facts.run_order([*plan.task_ids(), *[t for t in order if t not in plan.task_ids()]], everything)
-    text = reports.feature_report(plan.id, plan.name, counted, shown, ctx.feature_branch, held=held, gate=gate)
+    text = reports.feature_report(plan.id, plan.name, counted, shown, ctx.feature_branch, held=scheduler.held,
+                                  gate=gate)
     await trace.flushed()  # the pictures read the traces
-    outcomes = pictures.run_outcomes(everything, held, shown)
+    outcomes = pictures.run_outcomes(everything, scheduler.held, shown, errored=scheduler.errored)
     text += await asyncio.to_thread(pictures.report_section, root, plan, shown, outcomes)
     report = await asyncio.to_thread(reports.write, ctx.runs_dir() / reports.REPORT_NAME, text)
     page = await asyncio.to_thread(html_report.feature_html, root, plan, shown, outcomes, counted)

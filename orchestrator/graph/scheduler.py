@@ -37,6 +37,8 @@ class Scheduler:
         self.results: dict[str, TaskResult] = {k: v for k, v in (earlier or {}).items() if k not in order}
         """This run's results, and the earlier ones of tasks that do not run now (they decide skips too)."""
         self.held: dict[str, str] = {}
+        self.errored: set[str] = set()
+        """Held tasks whose run raised an error (resumable): their outcome says so."""
         self.slots = asyncio.Semaphore(parallel)
         self._changed = asyncio.Condition()
         in_run = set(order)
@@ -95,20 +97,23 @@ class Scheduler:
             self.results[task_id] = result
             self._changed.notify_all()
 
-    async def hold(self, task_id: str, why: str) -> None:
+    async def hold(self, task_id: str, why: str, *, error: bool = False) -> None:
         async with self._changed:
             self.held.setdefault(task_id, why)
+            if error:
+                self.errored.add(task_id)
             self._changed.notify_all()
 
 
-async def hold(scheduler: Scheduler, task_id: str, why: str, *, then: Callable[[], object] | None = None) -> NoReturn:
+async def hold(scheduler: Scheduler, task_id: str, why: str, *, then: Callable[[], object] | None = None,
+               error: bool = False) -> NoReturn:
     """Hold a task for resume: the scheduler notes why (`then` runs next), and its `@task` body ends as an empty
     interrupt.
 
     An empty `GraphInterrupt` saves nothing, is no failure, and the task runs again on resume
     (docs/langgraph-facts.md, "Interrupts" and "Errors"). This is the one place that spells it.
     """
-    await scheduler.hold(task_id, why)
+    await scheduler.hold(task_id, why, error=error)
     if then is not None:
         then()
     raise GraphInterrupt(()) from None

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from pathlib import Path
 
 from orchestrator.errors import InputError
@@ -19,14 +19,16 @@ LEGEND = ("P1, C1: the player's and the coach's session of turn 1 · G: the gate
           " Q: waiting for an answer · paused: a usage limit · ◆ merged (red: not merged) or skipped")
 
 
-def run_outcomes(results: Mapping[str, TaskResult], held: Mapping[str, str], order: Sequence[str]) -> dict[str, str]:
-    """What each task of a run came to, in the words of the feature report's table."""
+def run_outcomes(results: Mapping[str, TaskResult], held: Mapping[str, str], order: Sequence[str], *,
+                 errored: Collection[str] = ()) -> dict[str, str]:
+    """What each task of a run came to, in the words of the feature report's table (`errored`: held tasks whose
+    run raised an error, resumable)."""
     outcomes = {}
     for task_id in order:
         if task_id in results:
             outcomes[task_id] = str(results[task_id].get("status", "not run"))
         elif task_id in held:
-            outcomes[task_id] = "error (resumable)" if held[task_id].startswith("error") else "not finished"
+            outcomes[task_id] = "error (resumable)" if task_id in errored else "not finished"
     return outcomes
 
 

@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 from orchestrator.plan.model import parse_plan
 from orchestrator.store import traces as trace
 from orchestrator.views.mermaid import MAX_GANTT_BARS, Bar, flowchart, gantt, gantt_text, label_text, style_of
+from orchestrator.views.pictures import run_outcomes
 from orchestrator.views.timeline import pause_bars, task_bars
 
 T0 = datetime(2026, 1, 2, 3, 4, 5, tzinfo=UTC).timestamp()
@@ -128,3 +129,9 @@ def test_a_trace_line_cut_short_by_a_kill_is_left_out(tmp_path: Path) -> None:
     trace.append(tmp_path, "F", None, {"event": "usage_limit"})
     assert [e["event"] for e in trace.read(tmp_path, "F", "T")] == ["player_start"]
     assert [e["event"] for e in trace.read(tmp_path, "F", None)] == ["usage_limit"]
+
+
+def test_a_held_task_is_an_error_by_how_it_was_held_never_by_its_reason_text() -> None:
+    held = {"A": "error: RuntimeError: boom", "B": "errors elsewhere: waits for A", "C": "interrupted"}
+    outcomes = run_outcomes({}, held, ["A", "B", "C"], errored={"A"})
+    assert outcomes == {"A": "error (resumable)", "B": "not finished", "C": "not finished"}
