@@ -67,8 +67,9 @@ def site_files(repo: Path) -> set[str]:
 
 @pytest.mark.parametrize(("layout", "pip_args", "kind", "ops"), [
     (SRC_LAYOUT, (), "path", "pkg/src/calc/ops.py"),
-    (SRC_LAYOUT, ("--config-settings", "editable_mode=compat"), "path", "pkg/src/calc/ops.py"),
-    (MAPPED, (), "finder", "pkg/lib/calc/ops.py"),
+    pytest.param(SRC_LAYOUT, ("--config-settings", "editable_mode=compat"), "path", "pkg/src/calc/ops.py",
+                 marks=pytest.mark.heavy, id="compat"),  # second and third of the family: in make test-heavy
+    pytest.param(MAPPED, (), "finder", "pkg/lib/calc/ops.py", marks=pytest.mark.heavy, id="finder"),
 ], ids=["src-layout", "compat", "finder"])
 async def test_a_break_in_an_editable_package_in_a_subfolder_is_caught_and_not_merged(
         tmp_path: Path, layout: dict[str, str], pip_args: tuple[str, ...], kind: str, ops: str) -> None:

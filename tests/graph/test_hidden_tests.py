@@ -267,6 +267,7 @@ async def test_the_merge_queue_runs_the_hidden_tests_of_tasks_landed_before(tmp_
     assert "13" not in listed, "the breaking change did not land"
 
 
+@pytest.mark.heavy  # second of its family: `make test` stays under 5 minutes
 async def test_a_hidden_run_is_remembered_by_tree_command_and_the_hidden_files(tmp_path: Path) -> None:
     """Judging the same tree again (the merge queue after the task's turn, `land`) runs nothing: the hidden run is
     remembered like the main one, keyed by the hidden files' content too (an edited hidden test runs again), and

@@ -291,6 +291,7 @@ async def test_a_failing_batch_is_split_in_half_so_the_tasks_that_pass_together_
     assert all(f"calc/{name}.py" in files for name in "zabc") and "calc/d.py" not in files
 
 
+@pytest.mark.heavy  # second of its family: `make test` stays under 5 minutes
 async def test_an_api_outage_in_a_conflict_turn_is_an_error_and_resume_recreates_the_conflict(tmp_path: Path) -> None:
     repo = conflict_repo(tmp_path)
     seen = Seen()

@@ -56,7 +56,20 @@ async def cheat(repo: Path, files: dict[str, str | None], honest: dict[str, str 
     return await Workflow(repo, agents).run(max_turns=2)
 
 
-@pytest.mark.parametrize("name", sorted(CHEATS))
+# A mechanism per family in `make test` (skip, xfail, delete, deselect by config or conftest, rewrite, mock...),
+# the rest of the corpus in `make test-heavy`, so `make test` stays under 5 minutes; `make bench` runs them all too.
+HEAVY_CHEATS = {"skip by an alias", "module-level pytestmark", "delete the test file",
+                "a collection hook dropping the test",
+                "weakened assertion", "a test that catches its own failure", "the function under test mocked"}
+HEAVY_LEGITIMATE = {"the task renames a test file unchanged", "the task splits a test file in two",
+                    "the task changes an expectation the requirement demands"}
+
+
+def by_family(names: set[str], heavy: set[str]) -> list[Any]:
+    return [pytest.param(name, marks=[pytest.mark.heavy] if name in heavy else []) for name in sorted(names)]
+
+
+@pytest.mark.parametrize("name", by_family(set(CHEATS), HEAVY_CHEATS))
 async def test_a_blind_approval_of_a_bent_test_is_refused(tmp_path: Path, name: str) -> None:
     repo = python_repo(tmp_path)
     files, named = CHEATS[name]
@@ -87,7 +100,7 @@ async def test_accepting_every_change_lets_a_bent_test_through(tmp_path: Path) -
     assert "  - TASK-001: tests.test_mul::test_mul: changed expectation (the requirement changed mul)" in report
 
 
-@pytest.mark.parametrize("name", sorted(LEGITIMATE))
+@pytest.mark.parametrize("name", by_family(set(LEGITIMATE), HEAVY_LEGITIMATE))
 async def test_a_legitimate_test_change_the_coach_accepts_is_approved(tmp_path: Path, name: str) -> None:
     repo = python_repo(tmp_path)
     files, accepts = LEGITIMATE[name]
@@ -124,7 +137,8 @@ async def test_node_test_skip_and_a_narrowed_script_are_refused(tmp_path: Path) 
 async def test_node_a_root_test_js_rewritten_to_the_broken_output_is_a_changed_expectation(tmp_path: Path) -> None:
     """node's own default names `test.js` (and `test-*.js`, `*-test.js`) as tests; so do many real packages
     (markdown-table runs `node test.js`): tried there, an expectation rewritten in it was approved (stop 37)."""
-    files = {"package.json": '{"name": "calc", "version": "1.0.0", "scripts": {"test": "node test.js"}}\n',
+    files: dict[str, str | None] = {
+        "package.json": '{"name": "calc", "version": "1.0.0", "scripts": {"test": "node test.js"}}\n',
              "mul.js": NODE_FILES["mul.js"], "test.js": NODE_FILES["test/mul.test.js"].replace("'../mul'", "'./mul'")}
     repo = make_sample_repo(tmp_path / "repo", files=files, plan=plan(task("TASK-001"), verify="npm test"),
                             venv=False)
@@ -179,6 +193,7 @@ async def test_node_a_new_test_the_gate_only_skipped_is_unverified(tmp_path: Pat
     assert "test/div.test.js:5: a .skip marker" in reason
 
 
+@pytest.mark.heavy  # second of its family: `make test` stays under 5 minutes
 @pytest.mark.skipif(shutil.which("node") is None, reason="node is installed by make install")
 async def test_node_a_narrowed_test_script_does_not_change_what_runs(tmp_path: Path) -> None:
     """The command comes from the base: the task's narrowed `test` script is not what the gate runs."""
@@ -208,6 +223,7 @@ async def test_a_detected_command_that_runs_no_runner_we_read_is_unverified(tmp_
     assert "ran no test runner AutoBuild reads" in run.results["TASK-001"]["reason"]
 
 
+@pytest.mark.heavy  # second of its family: `make test` stays under 5 minutes
 @pytest.mark.skipif(shutil.which("go") is None, reason="go is installed by make install")
 async def test_go_a_rewritten_expectation_is_the_base_versions_failure(tmp_path: Path) -> None:
     repo, broken = go_repo(tmp_path), {"mul.go": GO_BROKEN}
@@ -256,7 +272,7 @@ async def test_an_expectation_rewritten_outside_the_test_module_is_refused(tmp_p
     base, bent = SUPPORTED[name]
     files = {path: text for path, text in PY_FILES.items() if path != "tests/test_mul.py"} | base
     repo = make_sample_repo(tmp_path / "repo", files=files, plan=plan(task("TASK-001"), verify="python -m pytest -q"))
-    honest = {path: base[path] for path in bent} | {"calc/mul.py": MUL, "calc/div.py": "X = 1\n"}
+    honest: dict[str, str | None] = {path: base[path] for path in bent} | {"calc/mul.py": MUL, "calc/div.py": "X = 1\n"}
     run = await cheat(repo, {"calc/mul.py": BROKEN, **bent}, honest)
     gate = first_gate(run)
     assert not gate["passed"], f"{name}: the blind approval of turn 1 was not refused"

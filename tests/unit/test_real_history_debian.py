@@ -37,6 +37,7 @@ def test_a_crate_is_read_from_its_folder_without_debians_files(tmp_path: Path) -
         "Cargo.toml": "[package]\nname = \"calc\"\n", "tests/mul.rs": "#[test]\nfn t() {}\n"}
 
 
+@pytest.mark.heavy  # apt-get's own retries against a closed port: ~7 s
 def test_an_unreachable_archive_is_one_line_naming_what_to_do(tmp_path: Path) -> None:
     with socket.socket() as closed:  # a port nothing listens on: bound, never listening
         closed.bind(("127.0.0.1", 0))
