@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import sqlite3
 import time
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -31,7 +30,7 @@ from orchestrator.repo.git import GitRepo, feature_branch, task_branch
 from orchestrator.settings import RunSettings
 from orchestrator.store import inspection, outcomes
 from orchestrator.store import traces as trace
-from orchestrator.store.checkpoints import CheckpointStore
+from orchestrator.store.checkpoints import TABLES_MISSING, CheckpointStore
 from orchestrator.text import chosen_option
 
 
@@ -197,7 +196,7 @@ def read_thread_values(store: CheckpointStore, thread_id: str) -> dict[str, Any]
     with store.reader() as reader:
         try:
             checkpoint = reader.latest(thread_id)
-        except sqlite3.OperationalError:
+        except TABLES_MISSING:
             return None
     return dict(checkpoint.checkpoint.get("channel_values", {})) if checkpoint else None
 
@@ -265,9 +264,6 @@ async def _execute(
                         emit(event)
             except GraphDrained:
                 summary.interrupted = True
-            except sqlite3.Error as exc:
-                raise StoreError(f"checkpoint DB {run_plan.store}: {exc} (another process may hold it locked;"
-                                 " ORCHESTRATOR_DB_LOCK_TIMEOUT sets how long to wait)") from None
             finally:
                 watcher.cancel()
             if summary.store_lost:

@@ -17,7 +17,7 @@ from langgraph.checkpoint.base import BaseCheckpointSaver, CheckpointTuple
 from langgraph.checkpoint.sqlite import SqliteSaver
 from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
-from orchestrator.errors import InputError, RunLockedError, StoreUnavailableError
+from orchestrator.errors import InputError, RunLockedError, StoreError, StoreUnavailableError
 from orchestrator.settings import environment
 from orchestrator.store.locations import POSTGRES_SCHEMES, choose_db, without_credentials
 
@@ -169,18 +169,27 @@ class CheckpointStore:
     async def saver(self) -> AsyncIterator[BaseCheckpointSaver[Any]]:
         """The writer a run uses (one connection; Postgres tables are created on first use)."""
         if self.is_postgres:
+            import psycopg  # noqa: PLC0415 - optional dependency, only for postgresql:// stores
+
             postgres = _postgres()
-            async with postgres.AsyncPostgresSaver.from_conn_string(self.location) as saver:
-                await saver.setup()
-                yield checked(saver, str(self))
+            try:
+                async with postgres.AsyncPostgresSaver.from_conn_string(self.location) as saver:
+                    await saver.setup()
+                    yield checked(saver, str(self))
+            except psycopg.Error as exc:  # the run's own steps too: their connection is this one
+                raise self.lost(exc) from None
             return
         try:
             async with AsyncSqliteSaver.from_conn_string(str(self.path)) as saver:
                 # Another process holding a write lock is waited for, up to ORCHESTRATOR_DB_LOCK_TIMEOUT seconds.
                 wait_ms = environment().db_lock_wait_ms()
                 await saver.conn.execute(f"PRAGMA busy_timeout = {wait_ms}")
-                yield checked(saver, str(self))
-        except sqlite3.Error as exc:  # the run's own steps raise StoreError first (graph/runner.py)
+                try:
+                    yield checked(saver, str(self))
+                except sqlite3.Error as exc:  # the run's own steps: a lock held past the wait, say (exit 1)
+                    raise StoreError(f"checkpoint DB {self}: {exc} (another process may hold it locked;"
+                                     " ORCHESTRATOR_DB_LOCK_TIMEOUT sets how long to wait)") from None
+        except sqlite3.Error as exc:  # opening it (exit 2)
             raise unavailable(exc) from None
 
     @contextlib.contextmanager
@@ -215,7 +224,11 @@ class CheckpointStore:
         import psycopg  # noqa: PLC0415 - optional dependency, only for postgresql:// stores
 
         key = zlib.crc32(f"autobuild:{thread_id}".encode())
-        with psycopg.connect(self.location, autocommit=True) as conn:
+        try:
+            conn = psycopg.connect(self.location, autocommit=True)
+        except psycopg.Error as exc:
+            raise self.lost(exc) from None
+        with conn:
             row = conn.execute("SELECT pg_try_advisory_lock(%s), pg_backend_pid()", (key,)).fetchone()
             if not row or not row[0]:
                 raise RunLockedError(f"{thread_id} is already being run by another orchestrator (Postgres advisory"
@@ -223,7 +236,15 @@ class CheckpointStore:
             try:
                 yield
             finally:
-                conn.execute("SELECT pg_advisory_unlock(%s)", (key,))
+                with contextlib.suppress(psycopg.Error):  # a lost session has released its advisory lock itself
+                    conn.execute("SELECT pg_advisory_unlock(%s)", (key,))
+
+    def lost(self, exc: Exception) -> StoreError:
+        """The Postgres driver's error as ours: the server refused or ended the run's connection (exit 1)."""
+        said = str(exc).strip()
+        detail = said.splitlines()[0] if said else type(exc).__name__
+        return StoreError(f"checkpoint DB {self}: {detail.replace(self.location, str(self))}: the run stopped;"
+                          " `resume` goes on from its last checkpoint once the server is back")
 
     @contextlib.contextmanager
     def reader(self) -> Iterator[Reader]:
@@ -292,6 +313,10 @@ class CheckpointStore:
                     conn.execute("DELETE FROM writes WHERE thread_id = ?", (thread,))
         except sqlite3.Error as exc:
             raise unavailable(exc) from None
+
+
+TABLES_MISSING: tuple[type[Exception], ...] = (sqlite3.OperationalError,)
+"""What reading a SQLite store whose tables were never made raises (a Postgres one says so as an InputError)."""
 
 
 def unavailable(exc: sqlite3.Error) -> StoreUnavailableError:

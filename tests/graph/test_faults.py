@@ -24,6 +24,7 @@ from orchestrator.graph import runner
 from orchestrator.settings import RunSettings
 from tests.graph.harness import CALC_FILES, Workflow, plan, task
 from tests.graph.test_safety import user_view
+from tests.postgres import postgres_server
 
 
 def cli(repo: Path, *args: str) -> subprocess.CompletedProcess[str]:
@@ -183,3 +184,25 @@ def test_a_damaged_checkpoint_db_is_one_line_from_every_read_command_and_resume(
         if "--json" in command:
             assert json.loads(out)["exit_code"] == 2
     assert damaged >= 3, "the damage is seen (the commands that read only the run's reports need not see it)"
+
+
+@pytest.mark.heavy  # a PostgreSQL server of its own
+async def test_a_postgres_store_lost_mid_run_stops_it_with_our_error_not_the_drivers(tmp_path: Path) -> None:
+    """The server ends the run's connection (a restart, a failover, an admin's pg_terminate_backend): the run stops
+    with a StoreError naming the store (exit 1), never psycopg's own exception and its traceback."""
+    import psycopg  # noqa: PLC0415 - the postgres extra, installed by make install
+
+    repo = repo_with(tmp_path, task("A"), task("B", "A"))
+    with postgres_server() as url:
+        agents = ScriptedAgents({"player": writes({"calc/a.py": "A = 1\n"}, delay_s=1.5), "coach": approve()})
+        run_plan = runner.prepare(RunSettings(repo=repo, target="FEAT-001", db=url, agents=agents, interactive=False))
+
+        def end_the_runs_connections() -> None:
+            with psycopg.connect(url, autocommit=True) as admin:
+                admin.execute("SELECT pg_terminate_backend(pid) FROM pg_stat_activity"
+                              " WHERE datname = current_database() AND pid <> pg_backend_pid()")
+
+        asyncio.get_running_loop().call_later(0.8, end_the_runs_connections)
+        with pytest.raises(StoreError, match=r"checkpoint DB postgresql://.*127\.0\.0\.1") as raised:
+            await runner.execute(run_plan, lambda event: None)
+        assert not isinstance(raised.value.__cause__, psycopg.Error) or raised.value.__suppress_context__
