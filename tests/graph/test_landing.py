@@ -177,6 +177,7 @@ def test_land_makes_a_merge_commit_with_your_hooks_once_verify_passes(done: Repo
     assert code == 0 and "nothing to land" in out and done.sha("main") == data["new_sha"]
 
 
+@pytest.mark.heavy  # second of its family: `make test` stays under 5 minutes
 def test_land_squash_makes_one_commit_listing_the_tasks(done: Repo, capsys: pytest.CaptureFixture[str]) -> None:
     done.git("switch", "-qc", "work")  # main is not checked out anywhere: only its ref moves
     old = done.sha("main")
@@ -194,8 +195,10 @@ def test_land_squash_makes_one_commit_listing_the_tasks(done: Repo, capsys: pyte
 
 @pytest.mark.parametrize(("mess", "said"), [
     (lambda r: (r.root / "calc/add.py").write_text("# local edit\n"), "uncommitted changes (calc/add.py)"),
-    (lambda r: ((r.root / "x.txt").write_text("x"), r.git("add", "x.txt")), "uncommitted changes (x.txt)"),
-    (lambda r: (r.root / "calc/mul.py").write_text("# mine\n"), "would be overwritten by landing (calc/mul.py)"),
+    pytest.param(lambda r: ((r.root / "x.txt").write_text("x"), r.git("add", "x.txt")), "uncommitted changes (x.txt)",
+                 marks=pytest.mark.heavy, id="staged"),  # the second and third in make test-heavy
+    pytest.param(lambda r: (r.root / "calc/mul.py").write_text("# mine\n"),
+                 "would be overwritten by landing (calc/mul.py)", marks=pytest.mark.heavy, id="untracked-in-the-way"),
 ], ids=["modified", "staged", "untracked-in-the-way"])
 def test_land_refuses_on_a_dirty_checkout_and_moves_nothing(done: Repo, capsys: pytest.CaptureFixture[str],
                                                             mess: Any, said: str) -> None:

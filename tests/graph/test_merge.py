@@ -266,6 +266,7 @@ async def test_tasks_waiting_to_land_are_gated_as_one_batch(tmp_path: Path) -> N
     assert tip in {run.results[t]["sha"] for t in "ABC"}, "the batch landed as a fast-forward"
 
 
+@pytest.mark.heavy  # second of its family: `make test` stays under 5 minutes
 async def test_a_failing_batch_is_split_in_half_so_the_tasks_that_pass_together_still_land_together(
         tmp_path: Path) -> None:
     # Z lands, then A (its landing gate holds until B, C and D wait behind it). The next lander (B or C) takes

@@ -169,6 +169,7 @@ async def test_interactive_runs_ask_before_replacing_a_task(tmp_path: Path, answ
     assert second.status("TASK-002") == ("approved" if answer == "yes" else "skipped")
 
 
+@pytest.mark.heavy  # second of its family: `make test` stays under 5 minutes
 async def test_a_finished_replacement_is_rebuilt_from_the_checkpoint_when_the_run_resumes(tmp_path: Path) -> None:
     agents = script(**{"TASK-001": TWO_TASKS})
     agents.script[("player", "TASK-002")] = writes({"calc/mul.py": "def mul(a, b):\n    return a * b\n"},

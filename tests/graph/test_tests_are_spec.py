@@ -267,7 +267,7 @@ SUPPORTED = {
 }
 
 
-@pytest.mark.parametrize("name", sorted(SUPPORTED))
+@pytest.mark.parametrize("name", by_family(set(SUPPORTED), {"conftest fixture"}))
 async def test_an_expectation_rewritten_outside_the_test_module_is_refused(tmp_path: Path, name: str) -> None:
     base, bent = SUPPORTED[name]
     files = {path: text for path, text in PY_FILES.items() if path != "tests/test_mul.py"} | base

@@ -108,6 +108,7 @@ def test_an_endpoint_that_does_not_answer_is_refused(tmp_path: Path, run_cli: Ca
     nothing_created(repo, db)
 
 
+@pytest.mark.heavy  # a whole run on the real CLI; the endpoint's refusal stays in make test
 def test_a_run_asks_the_endpoint_for_its_models_once_before_its_sessions(
         tmp_path: Path, model_factory: Callable[..., ScriptedModel], run_cli: Callable[..., CliRun]) -> None:
     repo = make_sample_repo(tmp_path / "repo", plan=one_task_plan())
