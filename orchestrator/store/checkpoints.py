@@ -239,12 +239,21 @@ class CheckpointStore:
                 with contextlib.suppress(psycopg.Error):  # a lost session has released its advisory lock itself
                     conn.execute("SELECT pg_advisory_unlock(%s)", (key,))
 
+    def unreadable(self, exc: Exception) -> StoreUnavailableError:
+        """The Postgres driver's error while reading or pruning, as ours (exit 2): one line naming the store."""
+        return StoreUnavailableError(f"checkpoint DB {self}: {self._said(exc)}: not a"
+                                     " checkpoint store AutoBuild can read (another program's tables, or damaged)"
+                                     " or the server went away")
+
     def lost(self, exc: Exception) -> StoreError:
         """The Postgres driver's error as ours: the server refused or ended the run's connection (exit 1)."""
+        return StoreError(f"checkpoint DB {self}: {self._said(exc)}: the run stopped; `resume` goes on from its"
+                          " last checkpoint once the server is back")
+
+    def _said(self, exc: Exception) -> str:
+        """The driver's first line, the store's password masked."""
         said = str(exc).strip()
-        detail = said.splitlines()[0] if said else type(exc).__name__
-        return StoreError(f"checkpoint DB {self}: {detail.replace(self.location, str(self))}: the run stopped;"
-                          " `resume` goes on from its last checkpoint once the server is back")
+        return (said.splitlines()[0] if said else type(exc).__name__).replace(self.location, str(self))
 
     @contextlib.contextmanager
     def reader(self) -> Iterator[Reader]:
@@ -268,6 +277,8 @@ class CheckpointStore:
                     yield Reader(saver, query, "checkpoint_writes", "%s")
                 except psycopg.errors.UndefinedTable:
                     raise InputError(f"no checkpoints in {self}: nothing has run there yet") from None
+                except psycopg.Error as exc:  # tables of another shape, a lost connection: ours, one line
+                    raise self.unreadable(exc) from None
             return
         if not self.path.is_file():
             raise InputError(f"no checkpoint DB at {self.path}: nothing has run for this repo yet (or pass --db)")
@@ -301,10 +312,13 @@ class CheckpointStore:
         if self.is_postgres:
             import psycopg  # noqa: PLC0415 - optional dependency
 
-            with psycopg.connect(self.location, autocommit=True) as pg:
-                for table in ("checkpoint_writes", "checkpoint_blobs", "checkpoints"):
-                    for thread in thread_ids:
-                        pg.execute(f"DELETE FROM {table} WHERE thread_id = %s", (thread,))
+            try:
+                with psycopg.connect(self.location, autocommit=True) as pg:
+                    for table in ("checkpoint_writes", "checkpoint_blobs", "checkpoints"):
+                        for thread in thread_ids:
+                            pg.execute(f"DELETE FROM {table} WHERE thread_id = %s", (thread,))
+            except psycopg.Error as exc:
+                raise self.unreadable(exc) from None
             return
         try:
             with sqlite3.connect(self.path, timeout=5) as conn:

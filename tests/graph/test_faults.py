@@ -206,3 +206,21 @@ async def test_a_postgres_store_lost_mid_run_stops_it_with_our_error_not_the_dri
         with pytest.raises(StoreError, match=r"checkpoint DB postgresql://.*127\.0\.0\.1") as raised:
             await runner.execute(run_plan, lambda event: None)
         assert not isinstance(raised.value.__cause__, psycopg.Error) or raised.value.__suppress_context__
+
+
+@pytest.mark.heavy  # a PostgreSQL server of its own
+def test_a_postgres_store_another_program_made_is_one_line_from_the_read_commands(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Tables of the right names and the wrong shape (another program's, or a damaged migration): the read
+    commands end with one line naming the store (exit 2), never psycopg's traceback."""
+    import psycopg  # noqa: PLC0415 - the postgres extra, installed by make install
+
+    repo = repo_with(tmp_path, task("A"))
+    with postgres_server() as url:
+        with psycopg.connect(url, autocommit=True) as admin:
+            for table in ("checkpoints", "checkpoint_writes", "checkpoint_blobs"):
+                admin.execute(f"CREATE TABLE {table} (other text)")
+        for command in (["status"], ["status", "FEAT-001"], ["history", "FEAT-001"]):
+            code = main([*command, "--repo", str(repo), "--db", url])
+            _, err = capsys.readouterr()
+            assert code == 2 and err.count("\n") == 1 and "checkpoint DB postgresql://" in err, (command, err)
