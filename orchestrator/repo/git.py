@@ -30,6 +30,33 @@ AUTOBUILD_REFS = "refs/heads/autobuild/"
 # blocks a checkout of such a branch; an untracked one would).
 EXCLUDE_LINES = ("/.autobuild/worktrees/", "/.autobuild/runs/")
 
+# Mount points the same sandbox plants in a session's worktree (its deny-write rules on files that are absent):
+# empty files the CLI removes when it ends, and leaves when it is killed (kill -9 mid-session, CI of stop 37).
+WORKTREE_STUBS = (".bash_profile", ".bashrc", ".profile", ".zprofile", ".zshrc", ".gitconfig", ".gitmodules",
+                  ".ripgreprc", ".mcp.json", ".idea", ".vscode", ".claude/agents", ".claude/commands", ".claude/hooks",
+                  ".claude/launch.json", ".claude/loop.md", ".claude/output-styles", ".claude/routines",
+                  ".claude/scheduled_tasks.json", ".claude/settings.json", ".claude/settings.local.json",
+                  ".claude/skills", ".claude/workflows")
+
+
+def remove_worktree_stubs(worktree: Path, tracked: set[str]) -> list[str]:
+    """Remove the sandbox's leftover mount points from a worktree: only untracked empty files (and `.claude` left
+    empty by them), never anything with content. Returns what was removed (blocking: callers run it in a thread)."""
+    removed = []
+    for name in WORKTREE_STUBS:
+        path = worktree / name
+        try:
+            if name in tracked or path.is_symlink() or not path.is_file() or path.lstat().st_size:
+                continue
+            path.unlink()
+        except OSError:
+            continue
+        removed.append(name)
+    claude = worktree / ".claude"
+    if removed and claude.is_dir() and not claude.is_symlink() and not any(claude.iterdir()):
+        claude.rmdir()
+    return removed
+
 
 def feature_branch(feature_id: str) -> str:
     return f"autobuild/{feature_id}"
@@ -273,8 +300,10 @@ class GitRepo(TreeQueries):
         await self.git("clean", "-q", "-fd", cwd=worktree)
 
     async def commit_all(self, worktree: Path, message: str, force: Sequence[Path] = ()) -> str:
-        """Commit everything in the worktree (if anything changed), plus `force` paths even if ignored."""
+        """Commit everything in the worktree (if anything changed), plus `force` paths even if ignored; never the
+        empty mount points a killed agent session's sandbox left (WORKTREE_STUBS)."""
         await self._guard(worktree)
+        await self._without_sandbox_stubs(worktree)
         await self.git("add", "-A", cwd=worktree)
         for path in force:
             await self.git("add", "-f", "--sparse", "--", str(path), cwd=worktree)  # ours, whatever the sparse set
@@ -282,6 +311,10 @@ class GitRepo(TreeQueries):
         if staged.returncode == 1:
             await self.git(*_IDENTITY, "commit", "-q", "--no-verify", "-m", message, cwd=worktree)
         return await self.head(worktree)
+
+    async def _without_sandbox_stubs(self, worktree: Path) -> None:
+        listed = await self.git("ls-files", "--", *WORKTREE_STUBS, cwd=worktree, check=False)
+        await asyncio.to_thread(remove_worktree_stubs, worktree, set(listed.stdout.split()))
 
     async def restore_paths(self, worktree: Path, base: str, paths: Sequence[str], *, detached_ok: bool = False
                             ) -> None:
@@ -320,6 +353,7 @@ class GitRepo(TreeQueries):
         await self._guard(worktree)
         if not (await self.git("rev-parse", "-q", "--verify", "MERGE_HEAD", cwd=worktree, check=False)).ok:
             return await self.commit_all(worktree, message)
+        await self._without_sandbox_stubs(worktree)
         await self.git("add", "-A", cwd=worktree)
         await self.git(*_IDENTITY, "commit", "-q", "--no-verify", "-m", message, cwd=worktree)
         return await self.head(worktree)

@@ -1,0 +1,34 @@
+"""A killed agent session leaves its sandbox's mount points in the worktree (empty `.bashrc`, `.claude/hooks`...):
+a task's commit never takes them, and never touches a file of those names the repository tracks or that has
+content (CI of stop 37: kill -9 mid-session, then resume, merged 23 empty files)."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+from agents.testing.repos import git
+from orchestrator.repo.git import WORKTREE_STUBS, GitRepo
+
+
+def test_a_commit_leaves_out_the_sandboxs_empty_mount_points_and_nothing_else(tmp_path: Path) -> None:
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    git(repo, "init", "-q", "-b", "main")
+    (repo / ".gitmodules").write_text("")  # the repository's own, tracked, empty
+    (repo / "a.py").write_text("A = 1\n")
+    git(repo, "add", "-A")
+    git(repo, "-c", "user.name=u", "-c", "user.email=u@u", "commit", "-qm", "init")
+    worktree = repo / ".autobuild/worktrees/FEAT-001/T-1"
+    git(repo, "worktree", "add", "-q", "-b", "autobuild/FEAT-001.T-1", str(worktree))
+    for name in WORKTREE_STUBS:
+        path = worktree / name
+        if not path.exists():
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text("")
+    (worktree / ".zshrc").write_text("export A=1\n")  # content: the player's own file, kept
+    (worktree / "a.py").write_text("A = 2\n")
+    asyncio.run(GitRepo(repo).commit_all(worktree, "work"))
+    committed = set(git(worktree, "ls-tree", "-r", "--name-only", "HEAD").split())
+    assert committed == {".gitmodules", "a.py", ".zshrc"}
+    assert not (worktree / ".bashrc").exists() and not (worktree / ".claude").exists()
