@@ -47,7 +47,9 @@ def settings(cwd: Path, writable: tuple[Path, ...], unreadable: tuple[Path, ...]
             "autoAllowBashIfSandboxed": True, "filesystem": filesystem}
 
 
-SANDBOX_REFUSED = "Read-only file system"
+SANDBOX_REFUSED = "read-only file system"
+"""Matched case-blind: bash says "Read-only file system", zsh "(eval):1: read-only file system: PATH" (the CLI runs
+the user's $SHELL; seen on CI), node "EROFS: read-only file system"."""
 
 
 def refusals(tool: str | None, content: object) -> list[str]:
@@ -56,6 +58,6 @@ def refusals(tool: str | None, content: object) -> list[str]:
         text = "\n".join(str(item.get("text", "")) for item in content if isinstance(item, dict))
     else:
         text = str(content or "")
-    lines = [line.strip() for line in text.splitlines() if SANDBOX_REFUSED in line]
+    lines = [line.strip() for line in text.splitlines() if SANDBOX_REFUSED in line.lower()]
     name = (tool or "Bash").split(":", 1)[0]
     return [f"{name}: sandbox refused a write: {line[:300]}" for line in lines[:5]]

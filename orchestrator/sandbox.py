@@ -25,10 +25,11 @@ ENV_FOLDER = "_env"
 OWN_TMPDIR = "/tmp/.autobuild-tmp"
 """TMPDIR inside the sandbox: a folder of the private tmp that no host entry shadows (the host's /tmp entries are
 shown read-only above the private tmp, and tools keep caches there by fixed names: jest's /tmp/jest_0)."""
-REFUSED = "Read-only file system"
+REFUSED = "read-only file system"
+"""What a write outside the writable paths fails with, inside bwrap (and in Claude Code's own sandbox); matched
+case-blind, as shells and runtimes word it differently (bash, zsh, node's EROFS)."""
 NOTE = "autobuild sandbox: refused writes outside the run's worktree: "
 """How run_shell names the refusals at the end of a sandboxed command's output."""
-"""What a write outside the writable paths fails with, inside bwrap (and in Claude Code's own sandbox)."""
 
 
 @dataclass(frozen=True)
@@ -226,7 +227,7 @@ def refusals(output: str, limit: int = 5) -> list[str]:
     """The lines of a command's output where the sandbox refused a write, each once (a gate's output may show a
     line twice: among a failing test's lines and among the last ones)."""
     return list(dict.fromkeys(line.strip() for line in output.splitlines()
-                              if REFUSED in line and not line.startswith(NOTE)))[:limit]
+                              if REFUSED in line.lower() and not line.startswith(NOTE)))[:limit]
 
 
 def agents_available() -> bool:

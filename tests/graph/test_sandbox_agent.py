@@ -65,7 +65,10 @@ async def test_an_agents_write_outside_its_worktree_is_refused_and_reported(
              {"bash": "printf ok > made.txt && printf ok > ../_env/installed.txt"},
              # Again until refused: under load (CI, stops 35 and 36) a Bash call of the CLI failed in its own
              # sandbox setup, or came back "completed with no output" with README.md untouched.
-             *[{"when": {"result_matches": "README.md: Read-only file system"}, "then": {"bash": "true"},
+             # The refusal's wording is the shell's: bash "README.md: Read-only file system", zsh (CI's $SHELL)
+             # "(eval):1: read-only file system: /.../README.md".
+             *[{"when": {"result_matches": r"(?i)README\.md: read-only|read-only file system: \S*README\.md"},
+                "then": {"bash": "true"},
                 "else": readme_write} for _ in range(3)],
              {"text": "done"}]
     model = model_factory({"sessions": [{"role": "player", "task": "T-1", "steps": steps}]})

@@ -66,6 +66,15 @@ def test_sandbox_refusals_are_read_from_a_tool_result() -> None:
     assert sandbox_refusals("Bash: ls", "all fine") == []
 
 
+def test_sandbox_refusals_are_read_in_any_shells_wording() -> None:
+    # As the CLI printed them under zsh (CI, stop 37) and node's fs error: lower case, no "/bin/bash: line 1:".
+    zsh = "Exit code 1\n/w/T-1\n(eval):1: read-only file system: /w/repo/README.md\n"
+    assert sandbox_refusals("Bash", zsh) == ["Bash: sandbox refused a write: (eval):1: read-only file system: "
+                                             "/w/repo/README.md"]
+    node = "Error: EROFS: read-only file system, open '/w/repo/out.txt'"
+    assert sandbox_refusals("Bash", node) == [f"Bash: sandbox refused a write: {node}"]
+
+
 def test_the_watch_sees_the_users_config_and_hooks_but_not_our_exclude_lines(tmp_path: Path) -> None:
     root, _ = fake_repo(tmp_path)
     before = watch.snapshot(root)
