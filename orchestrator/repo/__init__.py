@@ -3,9 +3,10 @@
 commands.py: how every git command of ours starts: none of the user's hooks, fsmonitor or filters.
 git.py: the one guarded write path: feature and task branches, worktrees, commits, merges.
 queries.py: read-only questions about refs, commits and trees.
-footing.py: what a worktree's proof rests on: the files git resolves it from, stamped.
+footing.py: what a worktree's proof rests on: the files git resolves it from, stamped; the shared git dir.
 guard.py: the user's side of the repository, snapshotted around sessions: compared, never reverted.
 watch.py: what the user owns beyond refs (`.git/config`, hooks, `info/`, venv, node_modules), watched.
+sandbox_stubs.py: the empty mount points Claude Code's Bash sandbox leaves in the git dir and a worktree.
 lock.py: one lock per target repository, held by every command that writes.
 lfs.py: Git LFS objects a commit needs that the repository doesn't have.
 confined.py: the one resolver for paths from outside: kept under a named root.

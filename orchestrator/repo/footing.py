@@ -1,5 +1,6 @@
 """What a worktree's proof rests on: the files git resolves a worktree from, stamped, so that a worktree git proved
-ours (repo/git.py `worktree_problem`, which guards every write) isn't asked about again while none of them changed."""
+ours (repo/git.py `worktree_problem`, which guards every write) isn't asked about again while none of them changed;
+and the shared git dir a checkout resolves to."""
 
 from __future__ import annotations
 
@@ -64,3 +65,17 @@ class Proofs:
     def forget(self, path: Path) -> None:
         """The worktree at `path` is gone."""
         self._by = {key: value for key, value in self._by.items() if key[0] != path}
+
+
+def common_git_dir(root: Path) -> Path | None:
+    """The repository's shared git dir (`.git` of the main checkout, or where a `.git` file points)."""
+    dot_git = root / ".git"
+    if dot_git.is_dir():
+        return dot_git
+    if dot_git.is_file():
+        text = dot_git.read_text(errors="replace").strip()
+        if text.startswith("gitdir:"):
+            admin = (root / text.removeprefix("gitdir:").strip()).resolve()
+            common = admin / "commondir"
+            return (admin / common.read_text().strip()).resolve() if common.is_file() else admin
+    return None

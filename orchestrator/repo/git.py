@@ -22,6 +22,7 @@ from orchestrator.processes import Completed, run_async
 from orchestrator.repo.commands import NO_FSMONITOR, NO_HOOKS, filters_off, git_sync
 from orchestrator.repo.footing import Proofs, footing
 from orchestrator.repo.queries import TreeQueries
+from orchestrator.repo.sandbox_stubs import WORKTREE_STUBS, remove_worktree_stubs
 
 # Commits are made by the orchestrator, with its own identity, and without the repo's hooks.
 _IDENTITY = ["-c", "user.name=AutoBuild", "-c", "user.email=autobuild@localhost", "-c", "commit.gpgsign=false"]
@@ -29,34 +30,6 @@ AUTOBUILD_REFS = "refs/heads/autobuild/"
 # Worktrees, and reports (never committed now; feature branches of older runs carry them, and an ignored file never
 # blocks a checkout of such a branch; an untracked one would).
 EXCLUDE_LINES = ("/.autobuild/worktrees/", "/.autobuild/runs/")
-
-# Mount points the same sandbox plants in a session's worktree (its deny-write rules on files that are absent):
-# empty files the CLI removes when it ends, and leaves when it is killed (kill -9 mid-session, CI of stop 37).
-WORKTREE_STUBS = (".bash_profile", ".bashrc", ".profile", ".zprofile", ".zshrc", ".gitconfig", ".gitmodules",
-                  ".ripgreprc", ".mcp.json", ".idea", ".vscode", ".claude/agents", ".claude/commands", ".claude/hooks",
-                  ".claude/launch.json", ".claude/loop.md", ".claude/output-styles", ".claude/routines",
-                  ".claude/scheduled_tasks.json", ".claude/settings.json", ".claude/settings.local.json",
-                  ".claude/skills", ".claude/workflows")
-
-
-def remove_worktree_stubs(worktree: Path, tracked: set[str]) -> list[str]:
-    """Remove the sandbox's leftover mount points from a worktree: only untracked empty files (and `.claude` left
-    empty by them), never anything with content. Returns what was removed (blocking: callers run it in a thread)."""
-    removed = []
-    for name in WORKTREE_STUBS:
-        path = worktree / name
-        try:
-            if name in tracked or path.is_symlink() or not path.is_file() or path.lstat().st_size:
-                continue
-            path.unlink()
-        except OSError:
-            continue
-        removed.append(name)
-    claude = worktree / ".claude"
-    if removed and claude.is_dir() and not claude.is_symlink() and not any(claude.iterdir()):
-        claude.rmdir()
-    return removed
-
 
 def feature_branch(feature_id: str) -> str:
     return f"autobuild/{feature_id}"

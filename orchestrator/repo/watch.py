@@ -17,6 +17,7 @@ from pathlib import Path
 
 from orchestrator import sandbox
 from orchestrator.repo import guard
+from orchestrator.repo.footing import common_git_dir
 from orchestrator.repo.git import EXCLUDE_LINES, GitRepo
 
 VENV_NAMES = (".venv", "venv", "env")
@@ -34,20 +35,6 @@ class Watched:
 
     digests: dict[str, str]
     config: str = field(default="", compare=False)
-
-
-def common_git_dir(root: Path) -> Path | None:
-    """The repository's shared git dir (`.git` of the main checkout, or where a `.git` file points)."""
-    dot_git = root / ".git"
-    if dot_git.is_dir():
-        return dot_git
-    if dot_git.is_file():
-        text = dot_git.read_text(errors="replace").strip()
-        if text.startswith("gitdir:"):
-            admin = (root / text.removeprefix("gitdir:").strip()).resolve()
-            common = admin / "commondir"
-            return (admin / common.read_text().strip()).resolve() if common.is_file() else admin
-    return None
 
 
 def _file_digest(path: Path) -> str:
@@ -155,41 +142,6 @@ def differences(before: Watched, after: Watched) -> list[str]:
         else:
             changes.append(f"{name} changed")
     return changes
-
-
-# Mount points Claude Code's Bash sandbox leaves in the shared git dir of a worktree session (measured with the
-# bundled CLI 2.1.33x): empty files and folders, deepest first. Ours to remove when they were absent before.
-CLI_STUBS = ("info/.claude-sandbox-noreplace", "objects/info/commit-graphs/.claude-sandbox-noreplace",
-             "objects/info/commit-graphs", "objects/info/.claude-sandbox-noreplace", "objects/info/alternates",
-             "NOTES_MERGE_WORKTREE", "config.worktree", "config.lock", "glab-cli", "remotes", "branches")
-# A leftover `config.lock` makes every `git config` of the user fail ("could not lock config file"). The sandbox's
-# is empty and read-only; git's own lock is written to at once and is writable: only the sandbox's is removed.
-
-
-def absent_stubs(root: Path) -> list[Path]:
-    """The stub paths that don't exist yet (taken before the first sandboxed session of a repo starts)."""
-    common = common_git_dir(root)
-    return [common / name for name in CLI_STUBS if not (common / name).exists()] if common is not None else []
-
-
-def remove_stubs(absent_before: list[Path]) -> list[str]:
-    """Remove what the sandbox left where nothing was: only empty files and empty folders (provably the
-    sandbox's mount points, not anything of the user's). Returns what was removed."""
-    removed = []
-    for path in absent_before:
-        try:
-            stat = path.lstat()
-            is_stub = path.is_file() and not path.is_symlink() and stat.st_size == 0
-            if is_stub and not (path.suffix == ".lock" and stat.st_mode & 0o200):
-                path.unlink()
-            elif path.is_dir() and not path.is_symlink() and not any(path.iterdir()):
-                path.rmdir()
-            else:
-                continue
-        except OSError:
-            continue
-        removed.append(str(path))
-    return removed
 
 
 @dataclass(frozen=True)

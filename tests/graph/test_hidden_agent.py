@@ -18,7 +18,7 @@ import pytest
 from agents import CoachInput, PlayerInput, SessionLimits, SessionSettings, TaskBrief, run_coach, run_player
 from agents.testing.scripted_model import ScriptedModel
 from orchestrator import sandbox
-from orchestrator.repo import watch
+from orchestrator.repo import sandbox_stubs
 from tests.graph.test_sandbox_agent import repo_with_a_task_worktree
 
 pytestmark = [pytest.mark.cli, pytest.mark.heavy,
@@ -72,7 +72,7 @@ async def test_player_and_coach_can_not_read_a_hidden_test(
                                limits=SessionLimits(session_timeout_s=120.0, idle_timeout_s=60.0),
                                sandbox_writable=(env_dir,), unreadable=(repo / HIDDEN, gate_folder))
     brief = TaskBrief("Feature", "T-1", "Task", ["do it"], [], None, hidden_tests=[HIDDEN])
-    absent = watch.absent_stubs(repo)
+    absent = sandbox_stubs.absent_stubs(repo)
     gate_run = await asyncio.create_subprocess_exec(sys.executable, "-c", "import time; time.sleep(300)",
                                                     cwd=gate_copy.parents[2])
     try:
@@ -81,7 +81,7 @@ async def test_player_and_coach_can_not_read_a_hidden_test(
     finally:
         gate_run.kill()
         await gate_run.wait()
-        watch.remove_stubs(absent)
+        sandbox_stubs.remove_stubs(absent)
 
     for result in (player, coach):
         assert result.status == "success", result.errors

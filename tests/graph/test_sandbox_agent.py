@@ -13,7 +13,7 @@ import pytest
 from agents import PlayerInput, SessionLimits, SessionSettings, TaskBrief, run_player
 from agents.testing.scripted_model import ScriptedModel
 from orchestrator import sandbox
-from orchestrator.repo import watch
+from orchestrator.repo import sandbox_stubs
 
 pytestmark = [pytest.mark.cli,
               pytest.mark.skipif(not sandbox.agents_available(), reason=sandbox.why_unavailable())]
@@ -79,11 +79,11 @@ async def test_an_agents_write_outside_its_worktree_is_refused_and_reported(
                                limits=SessionLimits(session_timeout_s=60.0, idle_timeout_s=30.0),
                                sandbox_writable=(env_dir,))
     brief = TaskBrief("Feature", "T-1", "Task", ["do it"], [], None)
-    git_dir_before, absent = git_listing(repo), watch.absent_stubs(repo)
+    git_dir_before, absent = git_listing(repo), sandbox_stubs.absent_stubs(repo)
     result = await run_player(PlayerInput(brief, 1, 10, worktree), settings)
     # The sandbox leaves mount points in the user's .git (an empty read-only config.lock among them, which
     # makes every `git config` of theirs fail): the run removes them once its last session ended.
-    watch.remove_stubs(absent)
+    sandbox_stubs.remove_stubs(absent)
     assert git_listing(repo) == git_dir_before
 
     assert result.status == "success", result.errors

@@ -16,7 +16,7 @@ from agents.sandbox import settings as sandbox_settings
 from agents.stream import Collector
 from agents.types import AgentResult
 from orchestrator import sandbox
-from orchestrator.repo import watch
+from orchestrator.repo import sandbox_stubs, watch
 from orchestrator.repo.git import EXCLUDE_LINES
 
 
@@ -123,7 +123,7 @@ def test_only_empty_stubs_the_sandbox_left_where_nothing_was_are_removed(tmp_pat
     root, _ = fake_repo(tmp_path)
     common = root / ".git"
     (common / "branches").mkdir()  # the user's own, from an older `git init`: never ours to remove
-    absent = watch.absent_stubs(root)
+    absent = sandbox_stubs.absent_stubs(root)
     assert common / "branches" not in absent and common / "NOTES_MERGE_WORKTREE" in absent
     for folder in ("NOTES_MERGE_WORKTREE", "info/.claude-sandbox-noreplace", "remotes"):
         (common / folder).mkdir()
@@ -133,7 +133,7 @@ def test_only_empty_stubs_the_sandbox_left_where_nothing_was_are_removed(tmp_pat
     (common / "objects/info").mkdir()
     (common / "objects/info/alternates").write_text("/elsewhere/objects\n")  # content: not a stub
     (common / "remotes/origin").write_text("URL: x\n")  # not empty: not a stub
-    removed = watch.remove_stubs(absent)
+    removed = sandbox_stubs.remove_stubs(absent)
     assert sorted(Path(path).name for path in removed) == [
         ".claude-sandbox-noreplace", "NOTES_MERGE_WORKTREE", "config.lock", "config.worktree"]
     assert (common / "branches").is_dir() and (common / "remotes/origin").is_file()

@@ -8,7 +8,8 @@ import asyncio
 from pathlib import Path
 
 from agents.testing.repos import git
-from orchestrator.repo.git import WORKTREE_STUBS, GitRepo
+from orchestrator.repo.git import GitRepo
+from orchestrator.repo.sandbox_stubs import WORKTREE_STUBS
 
 
 def test_a_commit_leaves_out_the_sandboxs_empty_mount_points_and_nothing_else(tmp_path: Path) -> None:

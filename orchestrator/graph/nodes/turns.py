@@ -17,7 +17,7 @@ from orchestrator.errors import InfrastructureError
 from orchestrator.graph.context import RunContext
 from orchestrator.graph.events import EventLog
 from orchestrator.graph.state import HistoryEntry, Stop, TaskState
-from orchestrator.repo import watch
+from orchestrator.repo import sandbox_stubs, watch
 
 FAILURE_REASONS = {
     "max_turns": "the agent session hit its max turns",
@@ -112,7 +112,7 @@ across the event loops of one server process."""
 def _session_starts(repo: Path) -> None:
     with _SANDBOXED_LOCK:
         count, absent = _SANDBOXED_SESSIONS.get(repo, (0, []))
-        _SANDBOXED_SESSIONS[repo] = (count + 1, absent if count else watch.absent_stubs(repo))
+        _SANDBOXED_SESSIONS[repo] = (count + 1, absent if count else sandbox_stubs.absent_stubs(repo))
 
 
 def _session_ends(repo: Path) -> None:
@@ -121,7 +121,7 @@ def _session_ends(repo: Path) -> None:
         if count > 1:
             _SANDBOXED_SESSIONS[repo] = (count - 1, absent)
         else:
-            watch.remove_stubs(absent)
+            sandbox_stubs.remove_stubs(absent)
 
 
 async def _sandboxed(repo: Path, call: Awaitable[AgentResult]) -> AgentResult:
