@@ -52,6 +52,29 @@ def is_test_file(path: str) -> bool:
     return bool(parts) and parts[0] in ("tests", "test") and posix.suffix in _CODE_SUFFIXES
 
 
+_COLLECTED_PYTHON = re.compile(r"^(?:test_.*|.*_test|tests)\.py$")
+_DEFINED_TEST = re.compile(r"^[ \t]*(?:async[ \t]+)?def[ \t]+(test\w*)[ \t]*\(", re.MULTILINE)
+
+
+def is_collected_python(path: str) -> bool:
+    """A Python file pytest and unittest collect tests from; any other .py among the test files is support (a helper
+    module, a mixin in tests/__init__.py, a conftest.py fixture) whose expectations reach any test."""
+    return path.endswith(".py") and bool(_COLLECTED_PYTHON.match(PurePosixPath(path).name))
+
+
+def inherited_tests(support: Mapping[str, str], collected: Mapping[str, str]) -> dict[str, str]:
+    """`file::name` -> support module, for each test method a changed support module's base version (`support`:
+    path -> text) defined that a collected file (`collected`: path -> its base text) doesn't define itself: a
+    test it inherits. A coach accepting the module accepts them, and a test removed there is "deleted from" it."""
+    defined: dict[str, str] = {}
+    for path, text in sorted(support.items(), reverse=True):  # the first module by name wins
+        defined.update(dict.fromkeys(_DEFINED_TEST.findall(text), path))
+    if not defined:
+        return {}
+    return {f"{path}::{name}": module for path, text in collected.items()
+            for name in defined.keys() - set(_DEFINED_TEST.findall(text)) for module in [defined[name]]}
+
+
 def is_runner_config(path: str) -> bool:
     name = PurePosixPath(path).name
     return any(fnmatch.fnmatch(path, pattern) or fnmatch.fnmatch(name, pattern) for pattern in _RUNNER_CONFIG)
@@ -72,6 +95,9 @@ class TreeDiff:
     """Base test files the tree changed -> the tree's text of them (to tell a deleted test from a deselected one)."""
     hosts: frozenset[str] = frozenset()
     """Files the base's passing test ids name (`test_hosts`): tests, whatever their name."""
+    inherited: Mapping[str, str] = field(default_factory=dict)
+    """`file::name` of a Python test its file collects but doesn't define -> the changed support module whose base
+    version defined it (a mixin in tests/__init__.py): `inherited_tests`."""
 
     @property
     def test_files_changed(self) -> list[str]:
@@ -261,6 +287,7 @@ def account(base: GateResult, run: GateResult, diff: TreeDiff, base_files: Seque
     changes: list[TestChange] = []
     for test in sorted(set(base_passing) - set(unstable)):
         file = file_of(test, base_files)
+        file = diff.inherited.get(f"{file}::{_leaf(test)}", file)  # a mixin's test: where it is defined
         base_version = f"; the base's version fails on this code: {expectations[test]}" if test in expectations else ""
         if test in now_passing:
             if base_version:

@@ -12,7 +12,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path, PurePosixPath
 
 from orchestrator.facts import GateResult
-from orchestrator.gate.accounting import file_of
+from orchestrator.gate.accounting import file_of, is_collected_python
 from orchestrator.repo.git import GitRepo
 
 RunIn = Callable[[Path, dict[str, str]], Awaitable[GateResult]]
@@ -26,7 +26,7 @@ def _restriction(files: Sequence[str], tests: Sequence[str]) -> dict[str, str]:
     snapshot's included), go's `-run` with the top-level names of the base tests in those files, cargo's
     `--test <target>` for files under tests/; other runners (mocha too) run the whole command. Added to the
     environment's own."""
-    python = [path for path in files if path.endswith(".py") and _COLLECTED.match(PurePosixPath(path).name)]
+    python = [path for path in files if is_collected_python(path)]
     if python and len(python) == len(files):  # a helper or conftest.py among them: every test may use it
         return {"PYTEST_ADDOPTS": " ".join(python)}
     if (js := _js_tests(files)) is not None:  # jest and vitest (shim/autobuild_js_preload.cjs); mocha runs all
@@ -43,9 +43,6 @@ def _restriction(files: Sequence[str], tests: Sequence[str]) -> dict[str, str]:
 
 
 _COLOUR = re.compile(r"\x1b\[[0-9;]*m")
-_COLLECTED = re.compile(r"^(?:test_.*|.*_test|tests)\.py$")
-"""The Python files pytest and unittest collect tests from; any other .py among the test files is support (a
-helper module, a mixin in tests/__init__.py, a conftest.py fixture) whose expectations reach any test."""
 _JS_TEST = re.compile(r"\.(?:test|spec)\.[cm]?[jt]sx?$")
 
 
@@ -100,7 +97,7 @@ async def expectations(repo: GitRepo, worktree: Path, base: GateResult, against:
     # Go compiles a package's test files together: a test belongs to the overlay when its package's folder does.
     folders = {str(PurePosixPath(path).parent) for path in files if path.endswith("_test.go")}
     owners = _owners(files)
-    support = any(path.endswith(".py") and not _COLLECTED.match(PurePosixPath(path).name) for path in files)
+    support = any(path.endswith(".py") and not is_collected_python(path) for path in files)
     overlaid = [test for test in base.get("passing") or [] if (file := file_of(test, base_files)) in owners
                 or (file is not None and file.endswith("_test.go") and str(PurePosixPath(file).parent) in folders)
                 or (support and file is not None and file.endswith(".py"))]

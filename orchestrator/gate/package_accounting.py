@@ -45,7 +45,10 @@ def local_diff(diff: accounting.TreeDiff, folder: str) -> accounting.TreeDiff:
         added=local(diff.added),
         config_lines={inner: line for path, line in diff.config_lines.items() if (inner := inside(folder, path))},
         names={inner: text for path, text in diff.names.items() if (inner := inside(folder, path))},
-        hosts=local(diff.hosts))
+        hosts=local(diff.hosts),
+        inherited={f"{inner}::{name}": module for key, path in diff.inherited.items()
+                   for test_file, _, name in [key.rpartition("::")]
+                   if (inner := inside(folder, test_file)) and (module := inside(folder, path))})
 
 
 def named_in_repo(changes: Sequence[TestChange], folder: str) -> list[TestChange]:

@@ -38,7 +38,8 @@ class SpecCheck:
         if base is None:
             return result
         base_files = await self.repo.files_at(against)
-        diff, texts = await self._tree_diff(worktree, command, against, accounting.test_hosts(base, base_files))
+        diff, texts = await self._tree_diff(worktree, command, against, base_files,
+                                            accounting.test_hosts(base, base_files))
         expectations = await self._expectations(worktree, command, base, against, diff=diff, base_files=base_files)
         changes = accounting.account(base, result, diff, base_files, expectations=expectations,
                                      unstable={*(base.get("unstable") or []), *unstable})
@@ -60,7 +61,7 @@ class SpecCheck:
         hosts = frozenset(package_accounting.joined(package["path"], host) for package, _ in runs if package["base"]
                           for host in accounting.test_hosts(package["base"],
                                                             package_accounting.local_files(package["path"], every)))
-        diff, texts = await self._tree_diff(worktree, command, against, hosts)
+        diff, texts = await self._tree_diff(worktree, command, against, every, hosts)
         changes: list[TestChange] = []
         unverified: list[str] = []
         for package, run in runs:
@@ -80,8 +81,8 @@ class SpecCheck:
         verdict["unverified"] = [*flagged, *unverified]
         return verdict
 
-    async def _tree_diff(self, worktree: Path, command: str, against: str, hosts: frozenset[str] = frozenset()
-                         ) -> tuple[accounting.TreeDiff, dict[str, str]]:
+    async def _tree_diff(self, worktree: Path, command: str, against: str, base_files: Sequence[str],
+                         hosts: frozenset[str] = frozenset()) -> tuple[accounting.TreeDiff, dict[str, str]]:
         """How the worktree's tree differs from `against`'s, and the tree's text of every test file it added or
         changed (read once, off the event loop); `hosts`: files the base's passing ids name (accounting.test_hosts)."""
         renamed, deleted, modified, added = accounting.parse_name_status(await self.repo.name_status(worktree, against))
@@ -102,8 +103,26 @@ class SpecCheck:
                 if line is not None:
                     config[path] = line
         names = {old: texts[new_of.get(old, old)] for old in {*modified, *renamed} if new_of.get(old, old) in texts}
+        inherited = await self._inherited(worktree, against, base_files, {*deleted, *modified, *renamed})
         return accounting.TreeDiff(renamed=renamed, deleted=frozenset(deleted), modified=frozenset(modified),
-                                   added=frozenset(added), config_lines=config, names=names, hosts=hosts), texts
+                                   added=frozenset(added), config_lines=config, names=names, hosts=hosts,
+                                   inherited=inherited), texts
+
+    async def _inherited(self, worktree: Path, against: str, base_files: Sequence[str], changed: set[str]
+                         ) -> dict[str, str]:
+        """The Python tests collected files inherit from a support module the tree changed (accounting.
+        inherited_tests), read from the base (an unchanged file from the worktree, off the event loop)."""
+        modules = sorted(path for path in changed if path.endswith(".py") and accounting.is_test_file(path)
+                         and not accounting.is_collected_python(path))
+        if not modules:
+            return {}
+        support = {path: await self.repo.show_file(against, path) or "" for path in modules}
+        collected = [path for path in base_files if accounting.is_collected_python(path)]
+        texts = await asyncio.to_thread(read_texts, worktree, [path for path in collected if path not in changed])
+        for path in collected:
+            if path in changed:
+                texts[path] = await self.repo.show_file(against, path) or ""
+        return accounting.inherited_tests(support, texts)
 
     async def _screened(self, worktree: Path, against: str, diff: accounting.TreeDiff,
                         texts: Mapping[str, str]) -> tuple[list[TestChange], list[str]]:
