@@ -46,7 +46,7 @@ class SpecCheck:
         screened, unverified = await self._screened(worktree, against, diff, texts)
         unverified += accounting.new_only_skipped(base, result)
         judged = accounting.accept([*changes, *screened], accepted, diff.test_files_changed)
-        case_diff = await self._case_diff(judged, against, diff, texts, base_files)
+        case_diff = await self._case_diff(judged, against, diff, texts)
         verdict = accounting.judged(result, judged, case_diff=case_diff)
         verdict["unverified"] = unverified
         return verdict
@@ -76,8 +76,8 @@ class SpecCheck:
             unverified += [entry.replace(": ", f": {folder}::", 1) if folder != "." else entry
                            for entry in accounting.new_only_skipped(base, run)]
         screened, flagged = await self._screened(worktree, against, diff, texts)
-        verdict = accounting.judged(result, accounting.accept([*changes, *screened], accepted,
-                                                              diff.test_files_changed))
+        judged = accounting.accept([*changes, *screened], accepted, diff.test_files_changed)
+        verdict = accounting.judged(result, judged, case_diff=await self._case_diff(judged, against, diff, texts))
         verdict["unverified"] = [*flagged, *unverified]
         return verdict
 
@@ -135,9 +135,10 @@ class SpecCheck:
         return screened, unverified
 
     async def _case_diff(self, changes: Sequence[TestChange], against: str, diff: accounting.TreeDiff,
-                         texts: Mapping[str, str], base_files: Sequence[str]) -> str:
+                         texts: Mapping[str, str]) -> str:
         """The parametrize / table diff of the unaccepted base tests whose ids are positions (gate/shifted.py),
-        from the changed test files that define them (a Go id names its package, not its file)."""
+        from the changed test files that define them (a Go id names its package, not its file); `changes` and
+        `diff` in the repository's paths (a monorepo package's named back with its folder)."""
         names = {shifted.function_of(change["test"]) for change in changes
                  if change["accepted"] is None and change["file"] and shifted.shifting(change["test"])}
         folders = {str(Path(str(change["file"])).parent) for change in changes if change["file"]}

@@ -14,7 +14,7 @@ import pytest
 from orchestrator.cli.demo import git as git_in
 from orchestrator.cli.demo import make_sample_repo
 from orchestrator.facts import GateResult
-from orchestrator.gate import GateRequest, Gates
+from orchestrator.gate import GateRequest, Gates, shifted
 from orchestrator.repo.git import GitRepo
 from tests.graph.harness import plan, task
 from tests.graph.test_native_gates import ARC, TOP
@@ -76,3 +76,23 @@ async def test_a_bent_test_in_a_nested_module_is_refused_as_at_the_top(tmp_path:
     assert not at_the_top["passed"] and at_the_top["test_changes"], at_the_top["summary"]
     assert not in_the_module["passed"], in_the_module["summary"]
     assert named(in_the_module) == named(at_the_top), in_the_module["summary"]
+
+
+TABLE = ("package arc\n\nimport \"testing\"\n\nfunc TestTable(t *testing.T) {\n"
+         "\tfor _, c := range []struct{ n, want int }{\n\t\t{3, 6},\n\t\t{0, 0},\n\t\t{1, 2},\n\t} {\n"
+         "\t\tt.Run(\"case\", func(t *testing.T) {\n\t\t\tif Pack(c.n) != c.want {\n\t\t\t\tt.Fatal(c)\n"
+         "\t\t\t}\n\t\t})\n\t}\n}\n")
+
+
+@pytest.mark.heavy  # a second case of a family `make test` already runs (tests/graph/test_shifting_ids.py)
+async def test_a_dropped_table_case_in_a_nested_module_is_shown_by_its_table_diff(tmp_path: Path) -> None:
+    """Go numbers duplicate subtests (`case#02`): a dropped case shifts the ids, so the feedback shows the table's
+    diff, in a nested module's folder as at the top."""
+    nested = make_sample_repo(tmp_path / "nested", files={**TOP, **ARC, "arc/table_test.go": TABLE,
+                                                          "Makefile": "test:\n\tgo test ./...\n"},
+                              plan=plan(task("TASK-001"), verify=None), venv=False)
+    result = await judged(nested, {"arc/arc.go": BROKEN, "arc/table_test.go": TABLE.replace("\t\t{3, 6},\n", "")})
+    assert not result["passed"], result["summary"]
+    assert "arc::example.com/arc.TestTable/case#02: gone" in result["summary"], result["summary"]
+    assert shifted.NOTE in result["output"]
+    assert "-\t\t{3, 6},\n" in result["output"], result["output"][:3000]
