@@ -90,12 +90,22 @@ async def run_async(
         env=dict(env) if env is not None else None,
         start_new_session=True,
     )
+    reading = asyncio.ensure_future(proc.communicate())
     try:
-        out, err = await asyncio.wait_for(proc.communicate(), timeout=timeout)
+        out, err = await asyncio.wait_for(asyncio.shield(reading), timeout=timeout)
     except TimeoutError:
+        # What it printed before it was stopped is kept (which test hung, the results so far): the group gets
+        # SIGTERM first, so a runner can write its report (the gate's pytest plugin turns it into an interrupt).
         await _terminate(proc)
-        return Completed(tuple(args), -1, "", f"timed out after {timeout:.0f}s", timed_out=True)
+        try:
+            out, err = await asyncio.wait_for(reading, timeout=_GRACE_S)
+        except TimeoutError:  # a process that left the group holds the pipes open
+            out, err = b"", b""
+        note = f"timed out after {timeout:.0f}s"
+        return Completed(tuple(args), -1, out.decode(errors="replace"),
+                         (err.decode(errors="replace") + "\n" + note).lstrip("\n"), timed_out=True)
     except asyncio.CancelledError:
+        reading.cancel()
         await asyncio.shield(_terminate(proc))
         raise
     return Completed(tuple(args), proc.returncode or 0, out.decode(errors="replace"), err.decode(errors="replace"))

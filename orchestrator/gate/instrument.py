@@ -48,7 +48,13 @@ _CTEST_JUNIT = (3, 21)
 """The first ctest with `--output-junit`."""
 
 
-REPORTER_VARIABLES = ("PYTEST_ADDOPTS", "NODE_OPTIONS", "GOFLAGS", "AUTOBUILD_UNITTEST_REPORT", "PYTHONPATH")
+DEADLINE = "AUTOBUILD_GATE_DEADLINE"
+"""When the gate's pytest plugin interrupts a run the timeout is about to kill, so it still writes its report
+(seconds since the epoch; the shim's autobuild_gate_pytest.py reads it by the same name, and prints STOPPED when
+it did: the run timed out, as if killed)."""
+STOPPED = "autobuild: pytest interrupted at the gate's deadline"
+REPORTER_VARIABLES = ("PYTEST_ADDOPTS", "NODE_OPTIONS", "GOFLAGS", "AUTOBUILD_UNITTEST_REPORT", "PYTHONPATH",
+                      DEADLINE)
 """The variables the runners' reports depend on (PYTHONPATH: the unittest shim; an env's own `setenv` of it
 still wins in tox): an edit that clears them loses the base's passing ids."""
 

@@ -115,10 +115,14 @@ async def expectations(repo: GitRepo, worktree: Path, base: GateResult, against:
     finally:
         await repo.remove_worktree(place)
     passing, failing = set(run.get("passing") or []), set(run["failing"] or [])
+    # Timed out (a base test that hangs on this code): a test with no result did not pass, even with no report.
+    stopped = run["exit_code"] is None
     found = {}
     for test in overlaid:
         if test in failing or any(other.startswith((test + " ", test + "/")) for other in failing):  # or a subtest
             found[test] = _first_message(run["output"], test)
+        elif test not in passing and stopped:
+            found[test] = f"it does not finish against this code: {run['summary']} before it passed"
         elif test not in passing and run.get("passing") is not None:
             lines = [line for line in run["output"].splitlines() if line.strip()][:3]
             found[test] = "it does not run against this code: " + (" / ".join(lines)[:300] or run["summary"])

@@ -7,14 +7,16 @@ base in gate/judge.py."""
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import tempfile
+import time
 from collections.abc import Sequence
 from pathlib import Path
 
 from orchestrator.errors import InfrastructureError
 from orchestrator.facts import GateResult
 from orchestrator.gate.excerpt import failure_excerpts
-from orchestrator.gate.instrument import Reports, instrument
+from orchestrator.gate.instrument import DEADLINE, STOPPED, Reports, instrument
 from orchestrator.gate.runners import Observed, combine
 from orchestrator.gate.runners.ctest import ctest_junit, ctest_output
 from orchestrator.gate.runners.js import jest, mocha, vitest
@@ -106,8 +108,11 @@ async def run_gate(command: str, cwd: Path, timeout_s: float, env: dict[str, str
         # results on the other (cargo: "Running tests/x.rs" on stderr, "test y ... FAILED" on stdout).
         for attempt in range(1, KILLED_TRIES + 1):
             await asyncio.to_thread(_clear, reports)
+            run_env[DEADLINE] = f"{time.time() + timeout_s - min(15.0, timeout_s * 0.2):.1f}"
             completed = await run_shell(f"exec 2>&1\n{command}", cwd, timeout_s, run_env,
                                         sandbox.with_writable(Path(tmp)) if sandbox else None)
+            if STOPPED in completed.stdout[-2000:]:  # interrupted just before the timeout, its report written
+                completed = dataclasses.replace(completed, timed_out=True)
             if (signal := killed_by(completed)) is None:
                 break
             if attempt == KILLED_TRIES:  # never a verdict, never a baseline: what it printed is cut short

@@ -170,3 +170,9 @@ def test_vitest_1s_empty_file_suite_title_is_no_part_of_the_id(tmp_path: Path) -
     reports = Reports(*(tmp_path / "absent",) * 4, tmp_path / "js")
     observed = observe(" RUN  v1.6.0 /w\n", reports, Path("/w"))
     assert observed is not None and observed.passing == ["src/a.spec.ts > swap case > x"]
+
+
+def test_a_pytest_run_interrupted_at_the_gates_deadline_names_what_finished_and_no_phantom_pass() -> None:
+    """pytest writes the test a Ctrl+C interrupted as a blank `<testcase/>`: not a pass, and no id."""
+    observed = observed_run("pytest", "interrupted")
+    assert (observed.passing, observed.passed, observed.failing) == (["tests.test_a::test_a"], 1, [])
