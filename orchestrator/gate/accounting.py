@@ -62,17 +62,22 @@ def is_collected_python(path: str) -> bool:
     return path.endswith(".py") and bool(_COLLECTED_PYTHON.match(PurePosixPath(path).name))
 
 
+def test_methods(text: str) -> set[str]:
+    """The names of the test functions and methods Python source defines (`def test...`), at any depth."""
+    return set(_DEFINED_TEST.findall(text))
+
+
 def inherited_tests(support: Mapping[str, str], collected: Mapping[str, str]) -> dict[str, str]:
     """`file::name` -> support module, for each test method a changed support module's base version (`support`:
     path -> text) defined that a collected file (`collected`: path -> its base text) doesn't define itself: a
     test it inherits. A coach accepting the module accepts them, and a test removed there is "deleted from" it."""
     defined: dict[str, str] = {}
     for path, text in sorted(support.items(), reverse=True):  # the first module by name wins
-        defined.update(dict.fromkeys(_DEFINED_TEST.findall(text), path))
+        defined.update(dict.fromkeys(test_methods(text), path))
     if not defined:
         return {}
     return {f"{path}::{name}": module for path, text in collected.items()
-            for name in defined.keys() - set(_DEFINED_TEST.findall(text)) for module in [defined[name]]}
+            for name in defined.keys() - test_methods(text) for module in [defined[name]]}
 
 
 def is_runner_config(path: str) -> bool:
