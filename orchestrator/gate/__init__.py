@@ -34,7 +34,7 @@ report.py: what `validate` and `run --dry-run` say about the gate before anythin
 
 from orchestrator.facts import GateResult, GateSetup
 from orchestrator.gate.accounting import describe as describe_test_change
-from orchestrator.gate.accounting import is_test_file, parse_name_status
+from orchestrator.gate.accounting import is_test_data, is_test_file, parse_name_status
 from orchestrator.gate.accounting import unaccepted as unaccepted_test_changes
 from orchestrator.gate.detect import NO_GATE, GateChoice, choose_gate, detect_test_command
 from orchestrator.gate.environment import default_setup, gate_env, session_env
@@ -57,8 +57,8 @@ from orchestrator.gate.submodules import submodule_changes, undo_submodule_chang
 
 __all__ = ["BY_EXIT", "HIDDEN_FOLDER", "NODE_REPORTER", "NO_GATE", "RUNNER_SHIM", "SHIFTED_IDS_NOTE", "GateChoice",
            "GateRequest", "GateResult", "GateRun", "GateSetup", "Gates", "HiddenTests", "Observed", "cargo_test",
-           "case_diff", "check_hidden_tests", "choose_gate", "default_setup", "describe_base",
-           "describe_test_change", "detect_test_command", "gate_document", "gate_env", "gate_lines", "go_test",
-           "inline_tests_changed", "is_test_file", "judge", "judged_run", "no_gate", "parse_name_status", "run_gate",
+           "case_diff", "check_hidden_tests", "choose_gate", "default_setup", "describe_base", "describe_test_change",
+           "detect_test_command", "gate_document", "gate_env", "gate_lines", "go_test", "inline_tests_changed",
+           "is_test_data", "is_test_file", "judge", "judged_run", "no_gate", "parse_name_status", "run_gate",
            "session_env", "submodule_changes", "submodule_refusal", "tests_not_run", "tests_only_skipped",
            "unaccepted_test_changes", "undo_submodule_changes", "unusable"]

@@ -41,15 +41,32 @@ UNACCEPTABLE = frozenset({"failing"})
 
 
 def is_test_file(path: str) -> bool:
-    """A file the runners collect as tests, or their expectation data (snapshots, golden files, fixtures)."""
+    """A file the runners collect as tests, or their expectation data (snapshots, golden files, fixtures, any
+    other file in a top-level tests/ or test/ folder: the inputs and outputs of data-driven tests)."""
     posix = PurePosixPath(path)
     if any(fnmatch.fnmatch(posix.name, pattern) for pattern in _TEST_FILES):
         return True
     parts = posix.parts[:-1]
     if any(part in _TEST_FOLDERS for part in parts):
         return True
-    # cargo's integration tests, and JS runners' test folders: code files under a top-level tests/ or test/.
-    return bool(parts) and parts[0] in ("tests", "test") and posix.suffix in _CODE_SUFFIXES
+    # cargo's integration tests, JS runners' test folders, and the data a test module reads from beside it.
+    return bool(parts) and parts[0] in ("tests", "test")
+
+
+def is_test_data(path: str) -> bool:
+    """A test file that is no code: a snapshot, a golden file, a data-driven test's input or expected output."""
+    return is_test_file(path) and not path.endswith(_CODE_SUFFIXES)
+
+
+def _slug(name: str) -> str:
+    return re.sub(r"[^a-z0-9]+", "_", name.lower()).strip("_")
+
+
+def fed_by(test_id: str, data_file: str) -> bool:
+    """Whether a data file's name is in the test's own name: the test a data-driven suite makes of it (Python-
+    Markdown's legacy tests make `TestMisc.test_nested_patterns` of tests/misc/nested-patterns.txt)."""
+    stem = _slug(PurePosixPath(data_file).stem)
+    return len(stem) >= 4 and stem in _slug(_leaf(test_id))
 
 
 _COLLECTED_PYTHON = re.compile(r"^(?:test_.*|.*_test|tests)\.py$")
@@ -245,6 +262,20 @@ def _moved(test_id: str, file: str | None, diff: TreeDiff) -> tuple[str, int] | 
 
 
 def _gone_detail(test_id: str, file: str | None, diff: TreeDiff) -> str:
+    if (removed := _removed_detail(test_id, file, diff)) is not None:
+        return removed
+    if fed := sorted(path for path in diff.deleted if is_test_data(path) and fed_by(test_id, path)):
+        return f"its data file deleted ({', '.join(fed[:3])})"
+    if diff.config_lines:
+        where = ", ".join(f"{path}:{line}" for path, line in sorted(diff.config_lines.items()))
+        return f"deselected by {where}"
+    if file is not None and file in diff.modified:
+        return f"no longer collected from {file} (the file changed)"
+    return "no longer run (its file and the runner's config are unchanged)"
+
+
+def _removed_detail(test_id: str, file: str | None, diff: TreeDiff) -> str | None:
+    """How the test left its file: with the file, from it, or as a case of its table; None when it is still there."""
     if file is not None and file.endswith("_test.go") and file not in diff.names and file not in diff.deleted:
         # Any test file of a Go package stands for it: name the one of its folder the task changed, if any.
         folder = PurePosixPath(file).parent
@@ -252,19 +283,15 @@ def _gone_detail(test_id: str, file: str | None, diff: TreeDiff) -> str:
                      and PurePosixPath(path).parent == folder), file)
     if file is not None and file in diff.deleted:
         return f"deleted (with its file {file})"
-    if file is not None and file in diff.names and not re.search(rf"(?<![\w-]){re.escape(_leaf(test_id))}(?![\w-])",
-                                                                  diff.names[file]):
+    if file is None or file not in diff.names:
+        return None
+    if not re.search(rf"(?<![\w-]){re.escape(_leaf(test_id))}(?![\w-])", diff.names[file]):
         return f"deleted from {file}"
     spellings = {case, case.replace("_", " ")} if (case := _go_case(test_id)) is not None else set()
-    if file is not None and file in diff.names and spellings and not any(
-            f'"{name}"' in diff.names[file] or f"`{name}`" in diff.names[file] for name in spellings):
+    if spellings and not any(f'"{name}"' in diff.names[file] or f"`{name}`" in diff.names[file]
+                             for name in spellings):
         return f"a table case dropped from {file}"
-    if diff.config_lines:
-        where = ", ".join(f"{path}:{line}" for path, line in sorted(diff.config_lines.items()))
-        return f"deselected by {where}"
-    if file is not None and file in diff.modified:
-        return f"no longer collected from {file} (the file changed)"
-    return "no longer run (its file and the runner's config are unchanged)"
+    return None
 
 
 def _go_case(test_id: str) -> str | None:
@@ -346,8 +373,9 @@ def _normal(test: str) -> str:
 
 def accept(changes: Iterable[TestChange], accepted: Sequence[Acceptance], changed_files: Sequence[str] = ()
            ) -> list[TestChange]:
-    """`changes` with the coach's reasons where an acceptance names the test, its file or a prefix of its id;
-    a count drop is accepted by naming a test file the tree changed."""
+    """`changes` with the coach's reasons where an acceptance names the test, its file or a prefix of its id, or
+    a data file the tree changed whose name is in the test's (`fed_by`); a count drop is accepted by naming a test
+    file the tree changed."""
     entries = [(_normal(str(entry.get("test") or "")), str(entry.get("reason") or "")) for entry in accepted]
     entries = [(name, reason) for name, reason in entries if name]
     result = []
@@ -358,6 +386,7 @@ def accept(changes: Iterable[TestChange], accepted: Sequence[Acceptance], change
             for name, reason in entries:
                 covers = any(target == name or target.startswith((name + "::", name + ".", name + " > "))
                              for target in targets)
+                covers = covers or (name in changed_files and is_test_data(name) and fed_by(change["test"], name))
                 if change["fate"] == "fewer passing":
                     covers = covers or any(_normal(path) == name or path == name for path in changed_files)
                 if covers:

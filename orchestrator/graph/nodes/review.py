@@ -14,6 +14,7 @@ from orchestrator.gate import (
     GateResult,
     case_diff,
     describe_test_change,
+    is_test_data,
     is_test_file,
     parse_name_status,
     tests_not_run,
@@ -54,7 +55,10 @@ async def _test_changes(ctx: RunContext, worktree: Path, base: str, head: str) -
     """The base's test files the turn changed or deleted (renames named), with their diff, then the cases of
     parametrized and table tests that changed (their ids are positions that shift: gate/shifted.py)."""
     renamed, deleted, modified, _ = parse_name_status(await ctx.repo.name_status(worktree, base))
-    files = sorted(path for path in {*deleted, *modified, *renamed} if is_test_file(path))
+    # Test code first, then its data (golden files, snapshots, fixtures): a large data diff must not crowd the
+    # code's out of the shown part.
+    files = sorted((path for path in {*deleted, *modified, *renamed} if is_test_file(path)),
+                   key=lambda path: (is_test_data(path), path))
     if not files:
         return ""
     lines = [f"- {path}: " + ("deleted" if path in deleted else f"renamed to {renamed[path][0]}"
