@@ -62,11 +62,19 @@ def _slug(name: str) -> str:
     return re.sub(r"[^a-z0-9]+", "_", name.lower()).strip("_")
 
 
+_GENERIC_STEMS = frozenset({"test", "tests", "data", "fixture", "fixtures", "input", "output", "expected", "cases"})
+
+
 def fed_by(test_id: str, data_file: str) -> bool:
-    """Whether a data file's name is in the test's own name: the test a data-driven suite makes of it (Python-
-    Markdown's legacy tests make `TestMisc.test_nested_patterns` of tests/misc/nested-patterns.txt)."""
+    """Whether the test is named after the data file, as a data-driven suite names the test it makes of one
+    (Python-Markdown's legacy tests: `TestMisc.test_nested_patterns` of tests/misc/nested-patterns.txt): the
+    test's name, without `test_`, is the file's or starts or ends with it, word for word. A generic name (a
+    `tests/test.json`) feeds no test by name: accepting it must not accept every test."""
     stem = _slug(PurePosixPath(data_file).stem)
-    return len(stem) >= 4 and stem in _slug(_leaf(test_id))
+    name = re.sub(r"^tests?_?", "", _slug(_leaf(test_id)))
+    if len(stem) < 4 or stem in _GENERIC_STEMS:
+        return False
+    return name == stem or name.startswith(stem + "_") or name.endswith("_" + stem)
 
 
 _COLLECTED_PYTHON = re.compile(r"^(?:test_.*|.*_test|tests)\.py$")

@@ -23,6 +23,11 @@ def test_a_file_in_the_tests_folder_is_a_test_file_and_feeds_the_test_named_afte
     assert fed_by("tests.test_legacy.TestMisc.test_nested_patterns", "tests/misc/nested-patterns.html")
     assert not fed_by("tests.test_legacy.TestMisc.test_em_strong", "tests/misc/nested-patterns.txt")
     assert not fed_by("tests.test_x.T.test_a_b", "tests/a.txt"), "a name too short to tell"
+    # Accepting a generic or partly matching data file must not accept every test.
+    assert not fed_by("tests.test_x::test_parse", "tests/test.json")
+    assert not fed_by("tests.test_x::test_parse", "tests/data/tests.txt")
+    assert not fed_by("tests.test_x::test_unparsed_dates", "tests/parse.txt")
+    assert fed_by("tests.test_x::test_parse_dates", "tests/parse.txt")
 
 
 def test_a_test_whose_data_file_was_deleted_is_named_so_and_accepted_with_it() -> None:
