@@ -12,7 +12,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path, PurePosixPath
 
 from orchestrator.facts import GateResult
-from orchestrator.gate.accounting import file_of, is_collected_python
+from orchestrator.gate.accounting import file_of, is_collected_python, is_test_data
 from orchestrator.repo.git import GitRepo
 
 RunIn = Callable[[Path, dict[str, str]], Awaitable[GateResult]]
@@ -91,16 +91,19 @@ def _owners(files: Sequence[str]) -> set[str]:
 async def expectations(repo: GitRepo, worktree: Path, base: GateResult, against: str, files: Sequence[str], *,
                        base_files: Sequence[str], run_in: RunIn,
                        set_up: Callable[[Path], Awaitable[object]], folder: str = ".") -> dict[str, str]:
-    """Base tests (passing on the base, in `files`, or any Python test when a support module among them changed)
-    whose base version fails on the worktree's code -> why. In a monorepo package, `files`, `base_files` and the
-    test ids are relative to its `folder`, and `run_in` runs the package's command in it."""
+    """Base tests (passing on the base, in `files`, any Python test when a support module among them changed, any
+    test when test data did) whose base version fails on the worktree's code -> why. In a monorepo package,
+    `files`, `base_files` and the test ids are relative to its `folder`, and `run_in` runs the package's command
+    in it."""
     # Go compiles a package's test files together: a test belongs to the overlay when its package's folder does.
     folders = {str(PurePosixPath(path).parent) for path in files if path.endswith("_test.go")}
     owners = _owners(files)
     support = any(path.endswith(".py") and not is_collected_python(path) for path in files)
+    # Test data (a golden file, a data-driven test's expected output) judges whichever test reads it: all of them.
+    data = any(is_test_data(path) and not path.endswith(".snap") for path in files)
     overlaid = [test for test in base.get("passing") or [] if (file := file_of(test, base_files)) in owners
                 or (file is not None and file.endswith("_test.go") and str(PurePosixPath(file).parent) in folders)
-                or (support and file is not None and file.endswith(".py"))]
+                or (support and file is not None and file.endswith(".py")) or (data and file is not None)]
     if not overlaid:
         return {}
     place = worktree.parent / f"_overlay-{worktree.name}"
