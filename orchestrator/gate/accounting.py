@@ -382,10 +382,15 @@ def _normal(test: str) -> str:
 def accept(changes: Iterable[TestChange], accepted: Sequence[Acceptance], changed_files: Sequence[str] = ()
            ) -> list[TestChange]:
     """`changes` with the coach's reasons where an acceptance names the test, its file or a prefix of its id, or
-    a data file the tree changed whose name is in the test's (`fed_by`); a count drop is accepted by naming a test
-    file the tree changed."""
+    a data file the tree changed whose name is in the test's (`fed_by`); a changed expectation of a test in a file
+    the tree didn't change, when every test file it changed is accepted; a count drop by naming a test file the
+    tree changed."""
     entries = [(_normal(str(entry.get("test") or "")), str(entry.get("reason") or "")) for entry in accepted]
     entries = [(name, reason) for name, reason in entries if name]
+    # A test whose own file the task didn't change, whose base expectation fails only with the base's versions of
+    # the changed helpers and data put back: its expectation changed with them, so accepting all of them accepts it.
+    named = {name for name, _ in entries}
+    every_file = bool(changed_files) and all(_normal(path) in named for path in changed_files)
     result = []
     for found in changes:
         change = TestChange(**found)
@@ -395,6 +400,8 @@ def accept(changes: Iterable[TestChange], accepted: Sequence[Acceptance], change
                 covers = any(target == name or target.startswith((name + "::", name + ".", name + " > "))
                              for target in targets)
                 covers = covers or (name in changed_files and is_test_data(name) and fed_by(change["test"], name))
+                covers = covers or (every_file and change["fate"] == "changed expectation"
+                                    and change["file"] not in changed_files)
                 if change["fate"] == "fewer passing":
                     covers = covers or any(_normal(path) == name or path == name for path in changed_files)
                 if covers:

@@ -53,3 +53,19 @@ def _unittest_run(passing: list[str]) -> GateResult:
     return GateResult(passed=True, command="python -m unittest discover -s tests -t .", summary="", output="",
                       exit_code=0, tests_passed=len(passing), tests_failed=0, failing=[], new_failures=[],
                       ran_classes=passing, runner="unittest", passing=passing)
+
+
+def test_a_changed_expectation_of_an_unchanged_test_file_is_accepted_with_every_changed_test_file() -> None:
+    """avvio 9.2.0 -> 9.3.0 (npm): the release changed the helper test/esm.mjs and test/types/tsconfig.json, not
+    test/esm.test.js; with the base's helper put back, esm.test.js fails on 9.3.0's code. Its expectation changed
+    with the helper: a coach that accepts every changed test file accepts it, one that accepts part of them doesn't."""
+    base = _unittest_run(["test/esm.test.js > support esm import"])
+    changes = account(base, base, TreeDiff(modified=frozenset({"test/esm.mjs", "test/types/tsconfig.json"})),
+                      ["test/esm.test.js", "test/esm.mjs", "test/types/tsconfig.json"],
+                      expectations={"test/esm.test.js > support esm import": "Cannot find module boot.js"})
+    assert [change["fate"] for change in changes] == ["changed expectation"]
+    changed = ["test/esm.mjs", "test/types/tsconfig.json"]
+    every = [Acceptance(test=path, reason="9.3.0 moved the entry point") for path in changed]
+    assert unaccepted(accept(changes, every, changed)) == []
+    assert len(unaccepted(accept(changes, every[:1], changed))) == 1
+    assert len(unaccepted(accept(changes, [], changed))) == 1
