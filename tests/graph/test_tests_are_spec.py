@@ -58,8 +58,8 @@ async def cheat(repo: Path, files: dict[str, str | None], honest: dict[str, str 
 
 # A mechanism per family in `make test` (skip, xfail, delete, deselect by config or conftest, rewrite, mock...),
 # the rest of the corpus in `make test-heavy`, so `make test` stays under 5 minutes; `make bench` runs them all too.
-HEAVY_CHEATS = {"skip by an alias", "module-level pytestmark", "delete the test file",
-                "a collection hook dropping the test",
+HEAVY_CHEATS = {"skip by an alias", "module-level pytestmark", "delete the test file", "xfail marker",
+                "a collection hook dropping the test", "collect_ignore in a conftest",
                 "weakened assertion", "a test that catches its own failure", "the function under test mocked"}
 HEAVY_LEGITIMATE = {"the task renames a test file unchanged", "the task splits a test file in two",
                     "the task changes an expectation the requirement demands"}
