@@ -223,6 +223,7 @@ async def test_a_crash_in_a_conflict_turn_resumes_with_the_conflict_recreated(tm
     assert git(repo, "show", "autobuild/FEAT-001:calc/shared.py") == "V = ['a', 'b']\n"
 
 
+@pytest.mark.heavy  # a second case of its family in `make test`: kept under 5 minutes
 async def test_the_head_moving_during_a_gate_brings_the_task_up_and_gates_it_again(tmp_path: Path) -> None:
     # B's own gate waits until A has landed: the head moved during it, so B is brought up onto A and its merged
     # tree gated before it lands. While that gate runs, something else moves the feature branch (a commit adding

@@ -159,6 +159,7 @@ def test_blocked_tasks_are_rerun_only_when_named(tmp_path: Path, capsys: pytest.
                                    rerun=["TASK-009"]))
 
 
+@pytest.mark.heavy  # a second case of its family in `make test`: kept under 5 minutes
 async def test_a_feature_run_after_one_task_runs_builds_on_their_work(tmp_path: Path) -> None:
     repo, db = three_tasks(tmp_path), tmp_path / "db.sqlite"
     first = await run(repo, db, "TASK-001", ScriptedAgents({"player": writes(SUB), "coach": approve()}))

@@ -300,6 +300,7 @@ async def test_a_claude_code_login_without_an_api_key_drives_a_session(
     assert "fake" not in doctor.stdout + doctor.stderr, "no secret is shown"
 
 
+@pytest.mark.heavy  # a second case of its family in `make test`: kept under 5 minutes
 async def test_the_repos_hooks_run_only_when_asked_for(worktree: Path, use_model: Any) -> None:
     settings_dir = worktree / ".claude"
     settings_dir.mkdir()
