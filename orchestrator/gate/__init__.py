@@ -22,6 +22,7 @@ excerpt.py: where a failing test's own lines are in a run's output.
 judge.py: what a run means: can the command gate at all, and the verdict against the base.
 spec_check.py: the tests are the spec: what became of every base test on the judged tree.
 accounting.py: every test that passed on the base must pass on the judged tree.
+test_files.py: which files are test code, test data, support modules and runner config.
 overlay.py: the base's test files put back over the task's code.
 screen.py: the tamper screen on what a task added to test code (skip, only, xfail markers).
 shifted.py: test ids that shift when a case is dropped, and the diff that shows which case.
@@ -34,7 +35,7 @@ report.py: what `validate` and `run --dry-run` say about the gate before anythin
 
 from orchestrator.facts import GateResult, GateSetup
 from orchestrator.gate.accounting import describe as describe_test_change
-from orchestrator.gate.accounting import is_test_data, is_test_file, parse_name_status
+from orchestrator.gate.accounting import parse_name_status
 from orchestrator.gate.accounting import unaccepted as unaccepted_test_changes
 from orchestrator.gate.detect import NO_GATE, GateChoice, choose_gate, detect_test_command
 from orchestrator.gate.environment import default_setup, gate_env, session_env
@@ -54,6 +55,7 @@ from orchestrator.gate.shifted import NOTE as SHIFTED_IDS_NOTE
 from orchestrator.gate.shifted import case_diff
 from orchestrator.gate.submodules import refusal as submodule_refusal
 from orchestrator.gate.submodules import submodule_changes, undo_submodule_changes
+from orchestrator.gate.test_files import is_test_data, is_test_file
 
 __all__ = ["BY_EXIT", "HIDDEN_FOLDER", "NODE_REPORTER", "NO_GATE", "RUNNER_SHIM", "SHIFTED_IDS_NOTE", "GateChoice",
            "GateRequest", "GateResult", "GateRun", "GateSetup", "Gates", "HiddenTests", "Observed", "cargo_test",

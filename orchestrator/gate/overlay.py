@@ -12,7 +12,8 @@ from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path, PurePosixPath
 
 from orchestrator.facts import GateResult
-from orchestrator.gate.accounting import file_of, is_collected_python, is_test_data
+from orchestrator.gate.accounting import file_of
+from orchestrator.gate.test_files import is_collected_python, is_test_data
 from orchestrator.repo.git import GitRepo
 
 RunIn = Callable[[Path, dict[str, str]], Awaitable[GateResult]]

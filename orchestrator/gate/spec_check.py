@@ -12,7 +12,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from orchestrator.facts import Acceptance, GateResult, PackageGate, TestChange
-from orchestrator.gate import accounting, base_command, inline_tests, overlay, package_accounting, screen, shifted
+from orchestrator.gate import (
+    accounting,
+    base_command,
+    inline_tests,
+    overlay,
+    package_accounting,
+    screen,
+    shifted,
+    test_files,
+)
 from orchestrator.processes import Completed
 from orchestrator.repo.git import GitRepo
 
@@ -89,17 +98,17 @@ class SpecCheck:
         new_of = {old: new for old, (new, _) in renamed.items()}
         touched = sorted({*deleted, *modified, *added, *new_of.values()})
         texts = await asyncio.to_thread(read_texts, worktree, [p for p in touched
-                                                               if accounting.is_test_file(p) or p in hosts])
+                                                               if test_files.is_test_file(p) or p in hosts])
         config = {}
         from_base = set(base_command.config_files(command)) - {"package.json"}  # what runs comes from the base
         for path in touched:
             if path in from_base:
                 continue
-            if accounting.is_runner_config(path) or path.endswith("_test.go"):
+            if test_files.is_runner_config(path) or path.endswith("_test.go"):
                 manifest = path.endswith("package.json")
                 before = await self.repo.show_file(against, path) if manifest else None
                 after = (await asyncio.to_thread(read_texts, worktree, [path])).get(path) if manifest else None
-                line = accounting.config_line(path, await self.repo.patch_of(worktree, against, path), before, after)
+                line = test_files.config_line(path, await self.repo.patch_of(worktree, against, path), before, after)
                 if line is not None:
                     config[path] = line
         names = {old: texts[new_of.get(old, old)] for old in {*modified, *renamed} if new_of.get(old, old) in texts}
@@ -110,21 +119,21 @@ class SpecCheck:
 
     async def _inherited(self, worktree: Path, against: str, base_files: Sequence[str], changed: set[str]
                          ) -> dict[str, str]:
-        """The Python tests collected files inherit from a support module the tree changed (accounting.
+        """The Python tests collected files inherit from a support module the tree changed (test_files.
         inherited_tests), read from the base (an unchanged file from the worktree, off the event loop)."""
-        modules = sorted(path for path in changed if path.endswith(".py") and accounting.is_test_file(path)
-                         and not accounting.is_collected_python(path))
+        modules = sorted(path for path in changed if path.endswith(".py") and test_files.is_test_file(path)
+                         and not test_files.is_collected_python(path))
         if not modules:
             return {}
         support = {path: await self.repo.show_file(against, path) or "" for path in modules}
-        if not any(accounting.test_methods(text) for text in support.values()):  # a conftest.py's fixtures
+        if not any(test_files.test_methods(text) for text in support.values()):  # a conftest.py's fixtures
             return {}
-        collected = [path for path in base_files if accounting.is_collected_python(path)]
+        collected = [path for path in base_files if test_files.is_collected_python(path)]
         texts = await asyncio.to_thread(read_texts, worktree, [path for path in collected if path not in changed])
         for path in collected:
             if path in changed:
                 texts[path] = await self.repo.show_file(against, path) or ""
-        return accounting.inherited_tests(support, texts)
+        return test_files.inherited_tests(support, texts)
 
     async def _screened(self, worktree: Path, against: str, diff: accounting.TreeDiff,
                         texts: Mapping[str, str]) -> tuple[list[TestChange], list[str]]:
@@ -133,7 +142,7 @@ class SpecCheck:
         screened, unverified = await self._screen(against, diff.renamed, texts)
         screened += await inline_tests.inline_changes(self.repo, worktree, against, [
             (old, new_of.get(old, old)) for old in {*diff.modified, *diff.renamed}
-            if not accounting.is_test_file(old) and old not in diff.hosts])
+            if not test_files.is_test_file(old) and old not in diff.hosts])
         return screened, unverified
 
     async def _case_diff(self, changes: Sequence[TestChange], against: str, diff: accounting.TreeDiff,

@@ -4,8 +4,9 @@ package.json:3"); package.json edits outside the runner keys (a dependency) and 
 from __future__ import annotations
 
 from orchestrator.facts import GateResult
-from orchestrator.gate import accounting
-from orchestrator.gate.accounting import TreeDiff, account, config_line
+from orchestrator.gate import accounting, test_files
+from orchestrator.gate.accounting import TreeDiff, account
+from orchestrator.gate.test_files import config_line
 
 PACKAGE = '{\n  "name": "calc",\n  "scripts": {"test": "node --test"},\n  "dependencies": {}\n}\n'
 
@@ -59,5 +60,5 @@ def test_a_file_the_base_names_in_a_passing_id_is_a_test_file_whatever_it_is_cal
     assert hosts == {"check.js", "spec/a.mjs"}
     diff = accounting.TreeDiff(modified=frozenset({"check.js", "index.js", "lib/doc.py"}), hosts=hosts)
     assert diff.test_files_changed == ["check.js"]
-    assert all(accounting.is_test_file(name) for name in ("test.js", "test.mjs", "test-mul.js", "mul-test.cjs"))
-    assert not accounting.is_test_file("testing.js")
+    assert all(test_files.is_test_file(name) for name in ("test.js", "test.mjs", "test-mul.js", "mul-test.cjs"))
+    assert not test_files.is_test_file("testing.js")
