@@ -12,8 +12,12 @@ from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.types import Command
 
+from agents.testing.repos import git as git_in
 from agents.testing.scripted_agents import ScriptedAgents
+from orchestrator.facts import GateResult
+from orchestrator.gate import GateRequest, Gates
 from orchestrator.graph.workflow import build_feature_workflow
+from orchestrator.repo.git import GitRepo
 from orchestrator.settings import RunOptions
 
 CALC_FILES = {
@@ -105,3 +109,24 @@ def unsandboxed(tmp_path: Path, monkeypatch: Any) -> None:
     fake.write_text("#!/bin/sh\necho 'bwrap: No permissions to creating new namespace' >&2\nexit 1\n")
     fake.chmod(0o755)
     monkeypatch.setenv("PATH", f"{folder}{os.pathsep}{os.environ['PATH']}")
+
+
+async def judged(repo: Path, changed: dict[str, str | None], verify: str | None = None, *,
+                 timeout_s: float = 300) -> GateResult:
+    """The gate's verdict (the plan's `verify`, else the detected command), as the task's turns judge, on a commit
+    on the base that writes `changed`: through the gate service, nothing remembered."""
+    git = GitRepo(repo)
+    gates = Gates(git, GateRequest(plan_verify=verify, timeout_s=timeout_s), no_cache=True)
+    base = git.rev("HEAD")
+    await gates.check_base("FEAT-001", base)
+    worktree = repo / ".autobuild" / "worktrees" / "FEAT-001" / "_land"
+    await git.add_detached_worktree(worktree, base)
+    for path, text in changed.items():
+        if text is None:
+            (worktree / path).unlink()
+        else:
+            (worktree / path).parent.mkdir(parents=True, exist_ok=True)
+            (worktree / path).write_text(text)
+    git_in(worktree, "add", "-A")
+    git_in(worktree, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "a cheat")
+    return (await gates.run(worktree, changed_since=base, against=base)).result

@@ -10,11 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from orchestrator.cli.demo import git as git_in
 from orchestrator.cli.demo import make_sample_repo
-from orchestrator.gate import GateRequest, Gates
-from orchestrator.repo.git import GitRepo
-from tests.graph.harness import plan, task
+from tests.graph.harness import judged, plan, task
 
 FILES = {"calc/__init__.py": "", "calc/mul.py": "def mul(a, b):\n    return a * b\n",
          "tests/cases/mul.txt": "2 3 6\n0 5 0\n",
@@ -27,16 +24,8 @@ FILES = {"calc/__init__.py": "", "calc/mul.py": "def mul(a, b):\n    return a * 
 @pytest.mark.heavy  # a second case of the changed-expectation family (tests/graph/test_tests_are_spec.py)
 async def test_an_expected_output_rewritten_to_the_broken_code_is_a_changed_expectation(tmp_path: Path) -> None:
     repo = make_sample_repo(tmp_path / "repo", files=FILES, plan=plan(task("TASK-001"), verify="python -m pytest -q"))
-    git = GitRepo(repo)
-    gates = Gates(git, GateRequest(plan_verify="python -m pytest -q", timeout_s=120), no_cache=True)
-    base = git.rev("HEAD")
-    await gates.check_base("FEAT-001", base)
-    worktree = repo / ".autobuild" / "worktrees" / "FEAT-001" / "_land"
-    await git.add_detached_worktree(worktree, base)
-    (worktree / "calc/mul.py").write_text("def mul(a, b):\n    return a * b + 1\n")
-    (worktree / "tests/cases/mul.txt").write_text("2 3 7\n0 5 1\n")
-    git_in(worktree, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qam", "a cheat")
-    result = (await gates.run(worktree, changed_since=base, against=base)).result
+    result = await judged(repo, {"calc/mul.py": "def mul(a, b):\n    return a * b + 1\n",
+                                 "tests/cases/mul.txt": "2 3 7\n0 5 1\n"}, "python -m pytest -q")
     assert not result["passed"], result["summary"]
     changes = {change["test"]: change for change in result["test_changes"] or []}
     assert changes["tests.test_table::test_mul_table"]["fate"] == "changed expectation", result["summary"]

@@ -15,8 +15,7 @@ import pytest
 from benchmarks.js_cheats import TOOLS, cheats, js_repo
 from orchestrator.cli.demo import make_sample_repo
 from orchestrator.gate.report import judged_by
-from tests.graph.harness import plan, task
-from tests.graph.test_nested_modules import judged
+from tests.graph.harness import judged, plan, task
 
 pytestmark = [pytest.mark.heavy,
               pytest.mark.skipif(shutil.which("node") is None or not (TOOLS / "mocha").is_dir(),

@@ -11,12 +11,10 @@ from typing import Any
 
 import pytest
 
-from orchestrator.cli.demo import git as git_in
 from orchestrator.cli.demo import make_sample_repo
 from orchestrator.facts import GateResult
-from orchestrator.gate import GateRequest, Gates, shifted
-from orchestrator.repo.git import GitRepo
-from tests.graph.harness import plan, task
+from orchestrator.gate import shifted
+from tests.graph.harness import judged, plan, task
 from tests.graph.test_native_gates import ARC, TOP
 
 pytestmark = pytest.mark.skipif(shutil.which("go") is None, reason="go is installed by make install")
@@ -30,25 +28,6 @@ CHEATS: dict[str, dict[str, str | None]] = {
     "a skipped test added": {"arc/more_test.go": "package arc\n\nimport \"testing\"\n\nfunc TestMore(t *testing.T) {"
                                                  "\n\tt.Skip(\"later\")\n}\n"},
 }
-
-
-async def judged(repo: Path, changed: dict[str, str | None], verify: str | None = None) -> GateResult:
-    """The gate's verdict (the plan's `verify`, else the detected command), as the task's turns judge, on a commit
-    on the base that writes `changed`."""
-    git = GitRepo(repo)
-    gates = Gates(git, GateRequest(plan_verify=verify, timeout_s=300), no_cache=True)
-    base = git.rev("HEAD")
-    await gates.check_base("FEAT-001", base)
-    worktree = repo / ".autobuild" / "worktrees" / "FEAT-001" / "_land"
-    await git.add_detached_worktree(worktree, base)
-    for path, text in changed.items():
-        if text is None:
-            (worktree / path).unlink()
-        else:
-            (worktree / path).write_text(text)
-    git_in(worktree, "add", "-A")
-    git_in(worktree, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "a cheat")
-    return (await gates.run(worktree, changed_since=base, against=base)).result
 
 
 def at_top(files: dict[str, str | None]) -> dict[str, str | None]:

@@ -10,11 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from orchestrator.cli.demo import git as git_in
 from orchestrator.cli.demo import make_sample_repo
-from orchestrator.gate import GateRequest, Gates
-from orchestrator.repo.git import GitRepo
-from tests.graph.harness import plan, task
+from tests.graph.harness import judged, plan, task
 
 FILES = {"calc/__init__.py": "", "calc/count.py": "def count(n):\n    return list(range(n))\n",
          "tests/test_count.py": ("from calc.count import count\n\n\ndef test_count():\n"
@@ -27,16 +24,8 @@ REWRITTEN = "from calc.count import count\n\n\ndef test_count():\n    assert cal
 @pytest.mark.heavy  # waits out a gate timeout
 async def test_a_base_test_that_hangs_on_the_tasks_code_is_a_changed_expectation(tmp_path: Path) -> None:
     repo = make_sample_repo(tmp_path / "repo", files=FILES, plan=plan(task("TASK-001"), verify="python -m pytest -q"))
-    git = GitRepo(repo)
-    gates = Gates(git, GateRequest(plan_verify="python -m pytest -q", timeout_s=8), no_cache=True)
-    base = git.rev("HEAD")
-    await gates.check_base("FEAT-001", base)
-    worktree = repo / ".autobuild" / "worktrees" / "FEAT-001" / "_land"
-    await git.add_detached_worktree(worktree, base)
-    (worktree / "calc/count.py").write_text(LOOPS)
-    (worktree / "tests/test_count.py").write_text(REWRITTEN)
-    git_in(worktree, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qam", "a cheat")
-    result = (await gates.run(worktree, changed_since=base, against=base)).result
+    result = await judged(repo, {"calc/count.py": LOOPS, "tests/test_count.py": REWRITTEN}, "python -m pytest -q",
+                          timeout_s=8)
     assert not result["passed"], result["summary"]
     changes = {change["test"]: change for change in result["test_changes"] or []}
     assert set(changes) == {"tests.test_count::test_count"}, result["summary"]

@@ -11,8 +11,7 @@ import pytest
 
 from benchmarks.cheat_corpus import NODE_BROKEN, NODE_FILES
 from orchestrator.cli.demo import make_sample_repo
-from tests.graph.harness import plan, task
-from tests.graph.test_nested_modules import judged
+from tests.graph.harness import judged, plan, task
 
 ZERO = "const test = require('node:test');\nconst assert = require('node:assert');\ntest('ok', () => {});\n"
 
