@@ -222,17 +222,19 @@ _PROCESS_CALLS = {("subprocess", name) for name in ("run", "Popen", "call", "che
 def _process_starts(tree: ast.AST) -> list[int]:
     """Lines that start a process: `subprocess.run(...)`, `asyncio.create_subprocess_exec(...)`, `os.fork()`…, and
     any import of `subprocess` or of one of those names (`from subprocess import Popen`)."""
-    found = []
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
-                and isinstance(node.func.value, ast.Name) and (node.func.value.id, node.func.attr) in _PROCESS_CALLS:
-            found.append(node.lineno)
-        elif isinstance(node, ast.Import) and any(alias.name == "subprocess" for alias in node.names):
-            found.append(node.lineno)
-        elif isinstance(node, ast.ImportFrom) and any((node.module, alias.name) in _PROCESS_CALLS
-                                                      or node.module == "subprocess" for alias in node.names):
-            found.append(node.lineno)
-    return sorted(set(found))
+    return sorted({node.lineno for node in ast.walk(tree) if _starts_a_process(node)})
+
+
+def _starts_a_process(node: ast.AST) -> bool:
+    if isinstance(node, ast.Call):
+        func = node.func
+        return isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) \
+            and (func.value.id, func.attr) in _PROCESS_CALLS
+    if isinstance(node, ast.Import):
+        return any(alias.name == "subprocess" for alias in node.names)
+    if isinstance(node, ast.ImportFrom):
+        return node.module == "subprocess" or any((node.module, alias.name) in _PROCESS_CALLS for alias in node.names)
+    return False
 
 
 def test_only_the_allowed_modules_start_processes() -> None:
