@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import io
+from typing import Any
 
+import pytest
 from rich.console import Console
 
 from orchestrator.views.live_view import TaskBoard
@@ -99,3 +101,15 @@ def test_the_board_shows_the_gate_and_a_usage_limit_pause() -> None:
     assert "‖ paused" in shown, "a running task shows the pause as its state"
     board.update({"event": "usage_limit_over"}, 3.0)
     assert "PAUSED" not in _shown(board, 4.0)
+
+
+@pytest.mark.parametrize("event", [
+    {"event": "gate", "task": "TASK-001", "turn": None, "passed": True, "summary": "ok"},
+    {"event": "tool", "task": "TASK-001", "role": "player", "tool": "Bash"},
+    {"event": "player_start", "task": "TASK-001"},
+    {"event": "session_end", "task": "TASK-001", "turn": None, "role": "coach", "status": "success"},
+])
+def test_an_event_outside_a_turn_says_no_turn_none(event: dict[str, Any]) -> None:
+    line = Progress.describe(event)
+    assert line is not None and "None" not in line and line.startswith("TASK-001")
+    assert "turn 2" in str(Progress.describe({**event, "turn": 2}))
