@@ -209,16 +209,27 @@ def _run_locked(run_plan: runner.RunPlan, command: str, answer: tuple[str, str] 
             with progress, notifier:
                 journal.finish_interrupted(GitRepo(settings.repo), notice)  # a landing a kill -9 cut short
                 remember_db(settings.repo, run_plan.plan.id, run_plan.store.location)
-                if command == "run":  # `resume` keeps these unless told otherwise (store/run_options.py)
-                    run_options.record(settings.repo, run_plan.plan.id, given)
                 if not settings.json_output:
                     print(f"AutoBuild {run_plan.thread_id}: checkpoints in {run_plan.store}", flush=True)
-                return asyncio.run(_run_with_signals(run_plan, desk, answer, desk))
+                sink = _keeping_options(desk, settings.repo, run_plan.plan.id, given if command == "run" else None)
+                return asyncio.run(_run_with_signals(run_plan, sink, answer, desk))
     except RunLockedError:  # another live run holds the repo or the thread: what changed is its, not ours
         raise
     except InputError:
         found.undo()
         raise
+
+
+def _keeping_options(sink: EventSink, repo: Path, feature: str, given: dict[str, Any] | None) -> EventSink:
+    """`sink`, which also keeps `run`'s flags for `resume` (store/run_options.py) once the run really started (its
+    `feature_start`, after the base's gate: a run refused before leaves nothing)."""
+
+    def on_event(event: dict[str, Any]) -> None:
+        if given is not None and event.get("event") == "feature_start":
+            run_options.record(repo, feature, given)
+        sink(event)
+
+    return on_event
 
 
 def _can_prompt(run_plan: runner.RunPlan) -> bool:

@@ -18,7 +18,7 @@ from rich.text import Text
 from orchestrator import jsonout
 from orchestrator.facts import TaskResult
 from orchestrator.text import one_line, visible
-from orchestrator.views.live_layout import cut_middle, elapsed_text, state_cell
+from orchestrator.views.live_layout import cut_middle, elapsed_text, state_cell, tool_words
 from orchestrator.views.live_view import MARK, TaskBoard, gate_line
 
 
@@ -153,7 +153,7 @@ _FORMATS: dict[str, Callable[[dict[str, Any]], str]] = {
     "initialize": lambda e: f"{e['task']} worktree ready at {e['worktree']}",
     "player_start": lambda e: f"{_at(e)} player working",
     "coach_validate": lambda e: f"{_at(e)} coach reviewing",
-    "tool": lambda e: f"{_who(e)} → {e['tool']}{': ' + str(e['detail']) if e.get('detail') else ''}",
+    "tool": lambda e: f"{_who(e)} {tool_words(str(e['tool']), str(e.get('detail') or ''))}",
     "retry": lambda e: f"{_who(e)}: {e['reason']}, retrying in {float(e['wait_s']):.0f} s (attempt {e['attempt']}"
     f"{', ' + str(e['how']) if e.get('how') else ''})",
     "session_end": lambda e: f"{_who(e)} session {e['status']} (${float(e.get('cost_usd') or 0):.4f})",
