@@ -25,6 +25,11 @@ accounting.py: every test that passed on the base must pass on the judged tree.
 test_files.py: which files are test code, test data, support modules and runner config.
 overlay.py: the base's test files put back over the task's code.
 screen.py: the tamper screen on what a task added to test code (skip, only, xfail markers).
+code_screen.py: the screen on code that knows it is judged, in the code files a task added or changed.
+code_tokens.py: what that screen looks for in every language, and tree-sitter's parsers.
+code_python.py: Python code that knows it is judged, read with `ast`.
+code_js.py: JavaScript and TypeScript code that knows it is judged, read with tree-sitter.
+code_native.py: Go and Rust code that knows it is judged, read with tree-sitter.
 shifted.py: test ids that shift when a case is dropped, and the diff that shows which case.
 per_package.py: a monorepo's gate, run per touched package.
 package_accounting.py: a monorepo's accounting, package by package.
