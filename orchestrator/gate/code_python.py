@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import ast
 from collections.abc import Iterator, Sequence
+from functools import cached_property
 from pathlib import PurePosixPath
 
 from orchestrator.gate.code_tokens import LIES, PRESENCE, TOUCHES, Finding, names_runner, names_runner_variable
@@ -27,17 +28,24 @@ class _Module:
 
     def __init__(self, tree: ast.Module, script: bool = False) -> None:
         self.tree, self.script = tree, script
-        self.parent: dict[ast.AST, ast.AST] = {child: node for node in ast.walk(tree)
+        self.nodes = list(ast.walk(tree))
+        self.parent: dict[ast.AST, ast.AST] = {child: node for node in self.nodes
                                                for child in ast.iter_child_nodes(node)}
         self.aliases: dict[str, str] = {}
-        for node in ast.walk(tree):
+        for node in self.nodes:
             if isinstance(node, ast.Import):
                 self.aliases.update({alias.asname: alias.name for alias in node.names if alias.asname})
             elif isinstance(node, ast.ImportFrom) and node.module:
                 self.aliases.update({alias.asname or alias.name: f"{node.module}.{alias.name}" for alias in node.names})
-        self.probe_names = {target.id for node in ast.walk(tree) if isinstance(node, ast.Assign)
-                            and self.probes(node.value, names=False) for target in node.targets
-                            if isinstance(target, ast.Name)}
+        self.functions = {node.name: node for node in self.nodes
+                          if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))}
+
+    @cached_property
+    def probe_names(self) -> set[str]:
+        """Names assigned from a probe (`mods = sys.modules`): read only when a runner's name is in the file."""
+        assigned = [node for node in self.nodes if isinstance(node, ast.Assign)]
+        return {target.id for node in assigned if self.probes(node.value, names=False)
+                for target in node.targets if isinstance(target, ast.Name)}
 
     def dotted(self, node: ast.AST) -> str:
         if isinstance(node, ast.Call):
@@ -96,7 +104,7 @@ def _finding(module: _Module, node: ast.AST, what: str, key_node: ast.AST | None
 
 
 def _presence(module: _Module) -> Iterator[Finding]:
-    for node in ast.walk(module.tree):
+    for node in module.nodes:
         value = node.value if isinstance(node, ast.Constant) and isinstance(node.value, str) else None
         if isinstance(node, ast.Attribute) and node.attr == "_called_from_test":
             value = node.attr
@@ -121,13 +129,13 @@ def _through_helpers(module: _Module, found: list[Finding]) -> Iterator[Finding]
                 helpers[statement.name] = statement.lineno
             elif isinstance(statement, ast.Assign):
                 helpers.update({t.id: statement.lineno for t in statement.targets if isinstance(t, ast.Name)})
-    for node in ast.walk(module.tree):
+    for node in module.nodes:
         if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load) and node.id in helpers:
             yield _finding(module, node, f"{PRESENCE} (through `{node.id}`)")
 
 
 def _touches(module: _Module, path: str) -> Iterator[Finding]:
-    for node in ast.walk(module.tree):
+    for node in module.nodes:
         if isinstance(node, (ast.Import, ast.ImportFrom)):
             names = [node.module or ""] if isinstance(node, ast.ImportFrom) else [alias.name for alias in node.names]
             for name in names:
@@ -171,8 +179,7 @@ def _standard_descriptor(module: _Module, node: ast.AST) -> bool:
 
 def _exits(module: _Module, node: ast.AST) -> bool:
     """Whether `node` is or calls a process exit (a lambda's body, a function this module defines)."""
-    local = {d.name: d for d in ast.walk(module.tree) if isinstance(d, (ast.FunctionDef, ast.AsyncFunctionDef))}
-    code = local[node.id] if isinstance(node, ast.Name) and node.id in local else node
+    code = module.functions.get(node.id, node) if isinstance(node, ast.Name) else node
     return any(module.dotted(inner) in _EXITS or (isinstance(inner, ast.Raise) and inner.exc is not None
                                                   and module.dotted(inner.exc) == "SystemExit")
                for inner in ast.walk(code) if isinstance(inner, (ast.Attribute, ast.Name, ast.Raise)))
@@ -200,7 +207,7 @@ def _exits_at_import(module: _Module, path: str) -> Iterator[Finding]:
 
 
 def _lies(module: _Module) -> Iterator[Finding]:
-    for node in ast.walk(module.tree):
+    for node in module.nodes:
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name in _BINARY | {"__bool__",
                                                                                                   "__hash__"}:
             if (why := _lying(node.name, node.args, node.body)) is not None:
