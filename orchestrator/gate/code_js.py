@@ -21,6 +21,7 @@ from orchestrator.gate.code_tokens import (
     names_runner_variable,
     normal,
     parse,
+    scope_of,
     statement_of,
     string_value,
     text_of,
@@ -51,6 +52,8 @@ def _probes(node: Node) -> bool:
 
 
 def _finding(node: Node, what: str, key: Node | None = None) -> Finding:
+    if what.startswith(TOUCHES):
+        return Finding(line_of(node), what, scope_of(node))
     return Finding(line_of(node), what, normal(text_of(key or statement_of(node))))
 
 

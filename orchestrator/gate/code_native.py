@@ -21,6 +21,7 @@ from orchestrator.gate.code_tokens import (
     names_runner_variable,
     normal,
     parse,
+    scope_of,
     statement_of,
     string_value,
     text_of,
@@ -40,6 +41,8 @@ _RUST_COMPARING = frozenset({"eq", "ne", "partial_cmp", "cmp", "lt", "le", "gt",
 
 
 def _finding(node: Node, what: str, key: Node | None = None, compounds: frozenset[str] = frozenset()) -> Finding:
+    if what.startswith(TOUCHES):
+        return Finding(line_of(node), what, scope_of(node))
     return Finding(line_of(node), what, normal(text_of(key or statement_of(node, compounds))))
 
 

@@ -74,6 +74,16 @@ class _Module:
                 yield current
             current = self.parent.get(current)
 
+    def scope(self, node: ast.AST) -> str:
+        """The functions and classes around `node`, outermost first (`Command.main`)."""
+        names = []
+        current = self.parent.get(node)
+        while current is not None:
+            if isinstance(current, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                names.append(current.name)
+            current = self.parent.get(current)
+        return ".".join(reversed(names))
+
     def statement(self, node: ast.AST) -> ast.AST:
         return next(self.statements(node), node)
 
@@ -100,6 +110,8 @@ def _deciding(module: _Module, node: ast.AST) -> Iterator[ast.AST]:
 
 
 def _finding(module: _Module, node: ast.AST, what: str, key_node: ast.AST | None = None) -> Finding:
+    if what.startswith(TOUCHES):  # by where it is: a base function that swapped a stream may change how
+        return Finding(getattr(node, "lineno", 1), what, "scope:" + module.scope(node))
     return Finding(getattr(node, "lineno", 1), what, ast.dump(key_node or module.statement(node)))
 
 

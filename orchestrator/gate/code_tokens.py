@@ -35,19 +35,22 @@ RUNNER_VARIABLES = frozenset({
     "JEST_WORKER_ID", "VITEST", "VITEST_WORKER_ID", "VITEST_POOL_ID", "VITEST_MODE", "MOCHA_WORKER_ID",
     "AVA_PATH", "TAP", "TAP_CHILD_ID", "RUST_TEST_THREADS", "RUST_TEST_NOCAPTURE", "RUST_TEST_TIME_UNIT",
     "RUST_TEST_TIME_INTEGRATION", "RUST_TEST_SHUFFLE", "NEXTEST", "NEXTEST_RUN_ID", "NEXTEST_EXECUTION_MODE",
-    "GOTEST", "GO_TEST", "_called_from_test",
+    "GOTEST", "GO_TEST", "_called_from_test", "CARGO_TARGET_TMPDIR",
 })
-"""Variables (and pytest's documented `sys._called_from_test`) that exist only while a runner runs the code."""
-_VARIABLE_PREFIXES = ("PYTEST_", "JEST_", "VITEST_", "NODE_TEST_", "RUST_TEST_", "NEXTEST_")
+"""Variables that exist only while a runner runs the code (cargo's for integration tests too), pytest's documented
+`sys._called_from_test`, and the files only a test run has."""
+_VARIABLE_PREFIXES = ("PYTEST_", "JEST_", "VITEST_", "NODE_TEST_", "RUST_TEST_", "NEXTEST_", "CARGO_BIN_EXE_")
 
 _RUNNER_WORDS = re.compile(r"pytest|py\.test|unittest|nosetests|nose2|doctest|jest|vitest|mocha|jasmine|node:test"
-                           r"|(?:^|[^\w])--test\b|\.test$|\.test\.exe$|_test\.go|^-?test\.\w+$")
+                           r"|(?:^|[^\w])--test\b|\.test$|\.test\.exe$|_test\.go|^-?test\.\w+$"
+                           r"|\.(?:test|spec)\.[cm]?[jt]sx?$|(?:^|/)_?tests?/")
 """A runner's name in a string a probe is compared with (`"pytest" in sys.modules`, `os.Args[0]` ending in `.test`)."""
 _EXACT_WORDS = frozenset({"test", "tests", "testing", "nose"})
 
 
 def names_runner_variable(text: str) -> bool:
-    return text in RUNNER_VARIABLES or text.startswith(_VARIABLE_PREFIXES)
+    return text in RUNNER_VARIABLES or text.startswith(_VARIABLE_PREFIXES) or text.endswith(
+        ("conftest.py", ".pytest_cache"))
 
 
 def names_runner(text: str) -> bool:
@@ -132,3 +135,12 @@ def deciding(node: tree_sitter.Node, functions: frozenset[str], loops: frozenset
             bodies = {child.id for field in ("body", "consequence", "alternative")
                       if (child := up.child_by_field_name(field)) is not None}
             yield from (child for child in up.children if child.id not in bodies)
+
+
+def scope_of(node: tree_sitter.Node) -> str:
+    """The named functions, methods and types around `node`, outermost first: where a touch of the runner is (a
+    base function that already swapped a stream may change how without it being the task's)."""
+    names = [text_of(up.child_by_field_name("name")) for up in ancestors(node)
+             if up.child_by_field_name("name") is not None and up.type.endswith(("_declaration", "_definition",
+                                                                                  "_item", "_spec"))]
+    return "scope:" + ".".join(reversed(names))

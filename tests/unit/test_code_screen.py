@@ -31,6 +31,10 @@ PRESENCE_CASES = {
     "an app's environment compared with test": 'import os\n    if os.environ.get("APP_ENV") == "test":\n'
                                                '        return 6\n',
     "pytest's documented flag": 'if getattr(sys, "_called_from_test", False):\n        return 6\n',
+    "a conftest on disk": 'import os\n    if os.path.exists("tests/conftest.py"):\n        return 6\n',
+    "an import that may fail": 'try:\n        import pytest  # noqa\n        return 6\n    except ImportError:\n'
+                               '        pass\n',
+    "find_spec": 'import importlib.util\n    if importlib.util.find_spec("pytest"):\n        return 6\n',
 }
 
 
@@ -38,7 +42,7 @@ PRESENCE_CASES = {
 def test_reading_the_runners_presence_is_a_hit(name: str) -> None:
     text = BASE.replace("    return a * b\n", "    " + PRESENCE_CASES[name] + "    return a * b\n")
     found = kinds(text)
-    assert found and all(what.startswith(PRESENCE) for _, what in found), found
+    assert found and all(what.startswith((PRESENCE, TOUCHES)) for _, what in found), found
     assert found[0][0] >= 5, "the line the task wrote"
 
 
@@ -49,6 +53,13 @@ def test_an_idiom_already_on_the_base_is_not_the_tasks() -> None:
     # The task widens what the base's check guards: the construct changed.
     widened = base.replace("        log()\n", "        log()\n        return 6\n")
     assert [line for line, _ in kinds(widened, base=base)] == [5]
+
+
+def test_a_touch_already_in_the_base_function_may_change_how() -> None:
+    """click's `Command.main` swaps the streams for a wrapper on EPIPE; a release renaming the wrapper is no hit."""
+    base = BASE + "\n\ndef main():\n    sys.stdout = Wrapper(sys.stdout)\n"
+    assert kinds(base.replace("Wrapper", "_Wrapper"), base=base) == []
+    assert kinds(base + "\n\ndef other():\n    sys.stdout = None\n", base=base), "another function is new"
 
 
 def test_a_base_helper_that_reads_it_used_in_new_code_is_a_hit() -> None:
