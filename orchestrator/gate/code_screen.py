@@ -134,7 +134,7 @@ def _read(worktree: Path, paths: Sequence[str]) -> dict[str, str]:
 
 def changes(found: Iterable[Hit]) -> list[TestChange]:
     """Each hit as a change the coach must accept, by its file (`test_changes_accepted: [{test: <file>}]`)."""
-    return [TestChange(test=f"{hit.file}:{hit.line}", fate=FATE, detail=hit.describe(), file=hit.file, accepted=None)
+    return [TestChange(test=f"{hit.file}:{hit.line}", fate=FATE, detail=hit.what, file=hit.file, accepted=None)
             for hit in found]
 
 
@@ -152,15 +152,15 @@ def folded(verdict: GateResult, judged: Sequence[TestChange]) -> GateResult:
     verdict = verdict.copy()
     verdict["test_changes"] = [*(verdict.get("test_changes") or []), *hits_here]
     verdict["unverified"] = [*(verdict.get("unverified") or []),
-                             *(f"code the task wrote {describe(change)}" for change in hits_here if change["accepted"])]
+                             *(describe(change) for change in hits_here if change["accepted"])]
     open_hits = [change for change in hits_here if change["accepted"] is None]
     if open_hits:
         verdict["passed"] = False
-        named = "; ".join(change["detail"] for change in open_hits[:5])
+        named = "; ".join(f"{change['test']}: {change['detail']}" for change in open_hits[:5])
         more = f" (and {len(open_hits) - 5} more)" if len(open_hits) > 5 else ""
         verdict["summary"] = (f"{verdict['summary']}; {len(open_hits)} place(s) in the code the task wrote know"
                               f" they are tested, and the coach did not accept it: {named}{more}")
-        listing = "\n".join(f"- {change['detail']}" for change in open_hits[:50])
+        listing = "\n".join(f"- {change['test']}: {change['detail']}" for change in open_hits[:50])
         verdict["output"] = (f"Code the task wrote that behaves differently under a test runner, touches the runner"
                              f" or its output, or answers a comparison without reading it (remove it, or the coach"
                              f" must accept its file in test_changes_accepted, naming the requirement it serves;"
