@@ -112,7 +112,7 @@ def _line(text: str, key: str) -> int:
 
 async def hits(repo: GitRepo, worktree: Path, against: str, diff: TreeDiff | None = None) -> list[Hit]:
     """The screen over every code file the worktree's HEAD added or changed since `against` (renames read
-    against their base path), the tree's text read off the event loop."""
+    against their base path), the tree's text read and parsed off the event loop."""
     if diff is None:
         renamed, _, modified, added = parse_name_status(await repo.name_status(worktree, against))
         diff = TreeDiff(renamed=renamed, modified=frozenset(modified), added=frozenset(added))
@@ -120,11 +120,9 @@ async def hits(repo: GitRepo, worktree: Path, against: str, diff: TreeDiff | Non
     paths = sorted(path for path in {*diff.added, *diff.modified, *old_of}
                    if screened_file(path) and path not in diff.hosts)
     texts = await asyncio.to_thread(_read, worktree, paths)
-    found: list[Hit] = []
-    for path in paths:
-        if path in texts:
-            found += screen(path, await repo.show_file(against, old_of.get(path, path)), texts[path])
-    return found
+    pairs = [(path, await repo.show_file(against, old_of.get(path, path)), texts[path]) for path in paths
+             if path in texts]
+    return await asyncio.to_thread(lambda: [hit for pair in pairs for hit in screen(*pair)])  # parsing: CPU-bound
 
 
 def _read(worktree: Path, paths: Sequence[str]) -> dict[str, str]:
