@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from agents import CoachInput
 from agents.testing.repos import make_sample_repo
 from agents.testing.scripted_agents import ScriptedAgents, approve, writes
 from benchmarks.cheat_corpus import PY_FILES
@@ -27,6 +28,8 @@ async def test_a_blind_approval_is_refused_and_an_accepted_one_is_unverified(tmp
     agents = ScriptedAgents({"player": player, ("coach", "TASK-001", 1): approve(), ("coach", "TASK-001", 2): approve(
         accepts={"calc/mul.py": "the requirement asks for a test mode"})})
     run = await Workflow(python_repo(tmp_path), agents).run(max_turns=2)
+    shown = next(call.input for call in agents.calls if call.role == "coach")
+    assert isinstance(shown, CoachInput) and "calc/mul.py:5: reads whether a test runner" in shown.test_changes
     gate = next(event for event in run.events if event["event"] == "gate")
     assert not gate["passed"]
     assert "calc/mul.py:5: reads whether a test runner is running" in gate["summary"], gate["summary"]
