@@ -160,7 +160,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_common(plan, db=False)
     doctor = commands.add_parser("doctor", help="check the CLI, credentials, git, the DB and the model endpoint")
     doctor.add_argument("--offline", action="store_true",
-                        help="skip the live model call that checks the credentials really work")
+                        help="ask nothing over the network: no models listing, no tracing endpoint, no live model call")
     _add_common(doctor)
     validate = commands.add_parser("validate", help="validate a feature plan")
     validate.add_argument("feature", nargs="?", default="")

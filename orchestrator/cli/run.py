@@ -145,20 +145,20 @@ def run_command(args: argparse.Namespace, settings: RunSettings) -> int:
     if summary.pending_questions:
         return _paused(summary, run_plan)
     for task_id, why in summary.held.items():
-        print(f"{task_id} did not finish: {visible(why)}", file=sys.stderr)
+        output.say(f"{task_id} did not finish: {visible(why)}", sys.stderr)
     render_table(summary.results, summary.order, spent=summary.spent)
     print(f"branch:      {summary.branch}")
     print(f"checkpoints: {summary.store} (thread {summary.thread_id})")
     print(f"reports:     {summary.report}")
     if summary.already_finished:
-        print(_finished_hint(summary, run_plan))
+        output.say(_finished_hint(summary, run_plan))
     if summary.held:
         if summary.usage_limited:
-            print(f"stopped: a usage limit outlasted --max-wait {settings.max_wait:.0f}s; finished work is kept",
-                  file=sys.stderr)
+            output.say(f"stopped: a usage limit outlasted --max-wait {settings.max_wait:.0f}s; finished work is kept",
+                       sys.stderr)
         print(f"resume with: {_resume_command(run_plan)}")
     else:
-        print("\n".join(next_steps.after_run(run_plan.plan.id, summary.results, summary.order, settings.repo)))
+        output.say("\n".join(next_steps.after_run(run_plan.plan.id, summary.results, summary.order, settings.repo)))
     return exit_code
 
 
