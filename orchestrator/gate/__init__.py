@@ -25,6 +25,7 @@ accounting.py: every test that passed on the base must pass on the judged tree.
 test_files.py: which files are test code, test data, support modules and runner config.
 overlay.py: the base's test files put back over the task's code.
 screen.py: the tamper screen on what a task added to test code (skip, only, xfail markers).
+vacuous.py: assertions that can't fail or never run, per runner, for the tamper screen.
 shifted.py: test ids that shift when a case is dropped, and the diff that shows which case.
 per_package.py: a monorepo's gate, run per touched package.
 package_accounting.py: a monorepo's accounting, package by package.
