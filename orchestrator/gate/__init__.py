@@ -24,6 +24,7 @@ spec_check.py: the tests are the spec: what became of every base test on the jud
 accounting.py: every test that passed on the base must pass on the judged tree.
 test_files.py: which files are test code, test data, support modules and runner config.
 overlay.py: the base's test files put back over the task's code.
+new_tests.py: a task's new tests run on the base's code: a feature's or fix's must be able to fail there.
 screen.py: the tamper screen on what a task added to test code (skip, only, xfail markers).
 vacuous.py: assertions that can't fail or never run, per runner, for the tamper screen.
 shifted.py: test ids that shift when a case is dropped, and the diff that shows which case.
