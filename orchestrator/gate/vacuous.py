@@ -120,6 +120,24 @@ def _dead(body: Sequence[ast.stmt], constants: dict[str, object]) -> Iterator[tu
                     yield from _dead(getattr(handler, "body", []), constants)
 
 
+_SWALLOWING = {"AssertionError", "Exception", "BaseException"}
+
+
+def _swallowed(node: ast.AST) -> list[ast.stmt]:
+    """A `try` body whose failures a handler catches and doesn't raise again (`except AssertionError: pass`)."""
+    if not isinstance(node, ast.Try):
+        return []
+    for handler in node.handlers:
+        caught = [] if handler.type is None else (
+            handler.type.elts if isinstance(handler.type, ast.Tuple) else [handler.type])
+        names = {_leaf(kind) for kind in caught}
+        raises = any(isinstance(inner, ast.Raise) or (isinstance(inner, ast.Call) and _leaf(inner.func) == "fail")
+                     for statement in handler.body for inner in ast.walk(statement))
+        if (handler.type is None or names & _SWALLOWING) and not raises:
+            return node.body
+    return []
+
+
 def python(tree: ast.Module) -> set[Found]:
     """The vacuous assertions of every function and class of a parsed Python file."""
     constants = {target.id: value for statement in tree.body if isinstance(statement, ast.Assign)
@@ -132,10 +150,13 @@ def python(tree: ast.Module) -> set[Found]:
         for inner in ast.walk(node):
             if _cant_fail(inner, constants):
                 found.add((node.name, CANT_FAIL, getattr(inner, "lineno", 0)))
-        for statement, why in _dead(node.body, constants):
+        swallowed = [(statement, "an assertion that never fails (its failure caught and dropped)")
+                     for inner in ast.walk(node) for statement in _swallowed(inner)]
+        dead = [(statement, f"an assertion that never runs ({why})") for statement, why in _dead(node.body, constants)]
+        for statement, what in [*dead, *swallowed]:
             for inner in ast.walk(statement):
                 if _is_assertion(inner):
-                    found.add((node.name, f"an assertion that never runs ({why})", getattr(inner, "lineno", 0)))
+                    found.add((node.name, what, getattr(inner, "lineno", 0)))
                     break
     return found
 
@@ -165,6 +186,10 @@ _ASSERTS = {
 }
 
 
+_JS_TRY = re.compile(r"\btry\s*\{")
+_JS_EMPTY_CATCH = re.compile(r"\s*catch\s*(?:\(\s*\w*\s*\))?\s*\{\s*\}")
+
+
 def _block_end(text: str, brace: int) -> int:
     """The offset after the `}` matching the `{` at `brace` (the text's end when unbalanced)."""
     depth = 0
@@ -184,6 +209,13 @@ def tokens(family: str, blank: str) -> set[Found]:
     found: set[Found] = set()
     for pattern in {"js": _JS_CANT_FAIL, "rust": _RUST_CANT_FAIL}.get(family, []):
         found |= {(None, CANT_FAIL, _line(blank, match.start())) for match in pattern.finditer(blank)}
+    if family == "js":  # try { assert… } catch (e) {}: a failing assertion caught and dropped
+        for match in _JS_TRY.finditer(blank):
+            end = _block_end(blank, match.end() - 1)
+            inner = _ASSERTS["js"].search(blank, match.end(), end)
+            if inner is not None and _JS_EMPTY_CATCH.match(blank, end):
+                found.add((None, "an assertion that never fails (its failure caught and dropped)",
+                           _line(blank, inner.start())))
     if family in _FALSE_BRANCH:
         for match in _FALSE_BRANCH[family].finditer(blank):
             block = blank[match.end() - 1:_block_end(blank, match.end() - 1)]

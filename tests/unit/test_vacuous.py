@@ -39,15 +39,23 @@ def test_python_real_assertions_are_no_hit(line: str) -> None:
      "behind an environment check"),
     ("if True:\n            pass\n        else:\n            assert x == 3",
      "in the else of a condition that is always true"),
+    ("try:\n            assert x == 3\n        except AssertionError:\n            pass",
+     None),
+    ("try:\n            self.assertEqual(x, 3)\n        except:\n            print('no')",
+     None),
 ])
-def test_python_assertions_that_never_run(block: str, why: str) -> None:
+def test_python_assertions_that_never_run(block: str, why: str | None) -> None:
     base = "SLOW = False\n" + PY_BASE
     text = base + f"        {block}\n"
-    assert ("test_a", f"an assertion that never runs ({why})") in whats("tests/test_a.py", base, text)
+    what = f"an assertion that never runs ({why})" if why else \
+        "an assertion that never fails (its failure caught and dropped)"
+    assert ("test_a", what) in whats("tests/test_a.py", base, text)
 
 
 def test_python_live_branches_are_no_hit() -> None:
     text = PY_BASE + "        if x:\n            assert x == 3\n        if True:\n            assert x == 3\n" \
+        "        try:\n            assert x == 3\n        except ValueError:\n            pass\n" \
+        "        try:\n            assert x == 3\n        except AssertionError:\n            raise\n" \
         "        return\n"
     assert whats("tests/test_a.py", PY_BASE, text) == []
 
@@ -77,6 +85,14 @@ def test_js_assertions_that_never_run(line: str) -> None:
     text = JS_BASE + f"  {line}\n}});\n"
     assert (None, "an assertion that never runs (behind a condition that is always false)") in whats(
         "test/a.test.js", JS_BASE + "});\n", text)
+
+
+def test_js_an_assertion_whose_failure_is_caught() -> None:
+    caught = JS_BASE + "  try { assert.strictEqual(x, 3); } catch (e) {}\n});\n"
+    assert whats("test/a.test.js", JS_BASE + "});\n", caught) == [
+        (None, "an assertion that never fails (its failure caught and dropped)")]
+    handled = JS_BASE + "  try { assert.strictEqual(x, 3); } catch (e) { throw e; }\n});\n"
+    assert whats("test/a.test.js", JS_BASE + "});\n", handled) == []
 
 
 GO = ("package calc\n\nfunc TestMul(t *testing.T) {\n\tif got := Mul(2, 3); got != 6 {\n"
