@@ -61,6 +61,16 @@ def _go_functions(text: str) -> dict[str, str]:
             for i, match in enumerate(starts)}
 
 
+_JS_TEST_CALL = re.compile(r"""\b(?:test|it)(?:\.\w+)*\s*\(\s*(['"`])((?:\\.|(?!\1).)*)\1""")
+
+
+def _js_tests(text: str) -> dict[str, str]:
+    """A JS test file's tests by name -> their text up to the next test (the next test's name ends it)."""
+    starts = list(_JS_TEST_CALL.finditer(text))
+    return {match.group(2): text[match.end():starts[i + 1].start() if i + 1 < len(starts) else len(text)].strip()
+            for i, match in enumerate(starts)}
+
+
 def changed_functions(path: str, base_text: str | None, text: str) -> set[str] | None:
     """The functions a test file's task version defines differently from its base version (new ones included);
     None when unknown (any test in the file counts as changed)."""
@@ -70,6 +80,10 @@ def changed_functions(path: str, base_text: str | None, text: str) -> set[str] |
         before, after = _python_functions(base_text), _python_functions(text)
     elif path.endswith(".go"):
         before, after = _go_functions(base_text), _go_functions(text)
+    elif path.endswith((".js", ".mjs", ".cjs", ".ts", ".mts", ".cts", ".jsx", ".tsx")):
+        before, after = _js_tests(base_text), _js_tests(text)
+        if not after:  # tests named some other way (a table, a helper): every test of the file counts
+            return None
     else:
         return None
     if before is None or after is None:

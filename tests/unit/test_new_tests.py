@@ -35,6 +35,16 @@ def test_go_tests_are_found_by_their_package_and_function() -> None:
     assert new_tests.candidates(ids, ids, files, changed) == ["example.com/m/calc.TestB/case_1"]
 
 
+def test_js_tests_are_found_by_their_name() -> None:
+    base = "test('div', () => {\n  assert.strictEqual(div(6, 3), 2);\n});\n"
+    text = base.replace("6, 3), 2", "6, 3), 2.0") + "describe('zero', () => {\n  it(\"by zero\", () => {});\n});\n"
+    assert new_tests.changed_functions("test/div.test.js", base, text) == {"div", "by zero"}
+    assert new_tests.changed_functions("test/div.test.js", base, base + "// more\n") == {"div"}
+    ids = ["test/div.test.js > div", "test/div.test.js > zero > by zero", "test/div.test.js > other"]
+    changed = {"test/div.test.js": {"by zero"}}
+    assert new_tests.candidates(ids, ids, ["test/div.test.js"], changed) == ["test/div.test.js > zero > by zero"]
+
+
 def test_code_files_and_touched_tests() -> None:
     diff = TreeDiff(added=frozenset({"calc/new.py", "tests/test_new.py", "tests/data/x.json"}),
                     modified=frozenset({"calc/div.py", "tests/test_div.py"}), deleted=frozenset({"calc/old.py"}),
