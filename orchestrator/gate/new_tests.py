@@ -105,12 +105,12 @@ def code_files(diff: TreeDiff) -> list[str]:
                   if not is_test_file(path) and path not in diff.hosts)
 
 
-def candidates(passing: Sequence[str], base_passing: Sequence[str], tree_files: Sequence[str],
-               changed: Mapping[str, set[str] | None]) -> list[str]:
+def candidates(passing: Sequence[str], tree_files: Sequence[str], changed: Mapping[str, set[str] | None]
+               ) -> list[str]:
     """The passing tests of the tree the task added or changed: in a test file it touched (`changed`: path -> the
-    functions it changed there, None for all), new since the base or in a function it changed."""
+    functions it added or changed there, None for all: a new file), in one of those functions. A test moved
+    unchanged (a renamed file, a new id) is none of them."""
     folders = {str(PurePosixPath(path).parent): path for path in changed if path.endswith("_test.go")}
-    on_base = set(base_passing)
     found = []
     for test in passing:
         file = file_of(test, tree_files)
@@ -119,7 +119,7 @@ def candidates(passing: Sequence[str], base_passing: Sequence[str], tree_files: 
         if file is None or file not in changed:
             continue
         functions = changed[file]
-        if test not in on_base or functions is None or _leaf(test) in functions:
+        if functions is None or _leaf(test) in functions:
             found.append(test)
     return found
 
@@ -163,22 +163,24 @@ async def run_on_base(repo: GitRepo, worktree: Path, against: str, *, code: Sequ
         await repo.remove_worktree(place)
 
 
-async def check(repo: GitRepo, worktree: Path, against: str, kind: str, *, result: GateResult, base: GateResult,
-                diff: TreeDiff, texts: Mapping[str, str], run_in: RunIn,
+async def check(repo: GitRepo, worktree: Path, against: str, kind: str, *, result: GateResult, diff: TreeDiff,
+                texts: Mapping[str, str], run_in: RunIn,
                 set_up: Callable[[Path], Awaitable[object]]) -> Finding | None:
-    """The rule on a judged tree (its run `result`, the base's run `base`, its diff and its test files' `texts`):
-    runs only for a feature, fix or refactor that added or changed tests that pass in the tree."""
-    files = [path for path in touched_tests(diff) if path in texts]
-    if kind not in JUDGED_KINDS or not files or result.get("passing") is None:
+    """The rule on a judged tree (its run `result`, its diff against `against` and its test files' `texts`):
+    runs only for a feature, fix or refactor that changed code and added or changed tests that pass in the tree
+    (a task that changed no code runs its tests on the base's code already: moving or editing tests is judged by
+    the accounting alone)."""
+    files, code = [path for path in touched_tests(diff) if path in texts], code_files(diff)
+    if kind not in JUDGED_KINDS or not files or not code or result.get("passing") is None:
         return None
     old_of = {new: old for old, (new, _) in diff.renamed.items()}
     changed = {path: changed_functions(path, await repo.show_file(against, old_of.get(path, path)), texts[path])
                for path in files}
     tree_files = await repo.files_at(await repo.head(worktree))
-    tests = candidates(result.get("passing") or [], base.get("passing") or [], tree_files, changed)
+    tests = candidates(result.get("passing") or [], tree_files, changed)
     if not tests:
         return None
-    run = await run_on_base(repo, worktree, against, code=code_files(diff), tests=tests, files=files, run_in=run_in,
+    run = await run_on_base(repo, worktree, against, code=code, tests=tests, files=files, run_in=run_in,
                             set_up=set_up)
     return verdict(kind, tests, run)
 

@@ -66,7 +66,7 @@ class SpecCheck:
             key = (await self.repo.head(worktree), against, f"{kind}\0{command}")
             if key not in self._on_base:
                 self._on_base[key] = await new_tests.check(
-                    self.repo, worktree, against, kind, result=result, base=base, diff=diff, texts=texts,
+                    self.repo, worktree, against, kind, result=result, diff=diff, texts=texts,
                     run_in=lambda place, extra: self.run_in(command, place, extra), set_up=self.set_up)
             verdict = new_tests.folded(verdict, self._on_base[key], accepted)
         return verdict

@@ -42,6 +42,8 @@ async def test_a_real_fix_passes_and_a_chore_is_judged_as_before(tmp_path: Path)
     assert not real.get("unverified"), real.get("unverified")
     docs = await judged(repo, {"calc/div.py": FIXED, "tests/test_div.py": WEAK_TEST}, VERIFY, kind="chore")
     assert docs["passed"], "a chore is judged as before"
+    tests_only = await judged(repo, {"tests/test_div.py": WEAK_TEST}, VERIFY, kind="feature")
+    assert tests_only["passed"], "no code changed: its tests already ran on the base's code"
 
 
 @pytest.mark.heavy

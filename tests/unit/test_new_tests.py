@@ -22,8 +22,12 @@ def test_only_new_tests_and_changed_functions_are_candidates() -> None:
     changed = {"tests/test_x.py": new_tests.changed_functions("tests/test_x.py", BASE_TEST, text)}
     assert changed["tests/test_x.py"] == {"test_b", "test_c"}
     ids = ["tests.test_x::test_a", "tests.test_x::test_b", "tests.test_x::test_c", "tests.test_y::test_d"]
-    found = new_tests.candidates(ids, ids[:2] + ids[3:], ["tests/test_x.py", "tests/test_y.py"], changed)
+    found = new_tests.candidates(ids, ["tests/test_x.py", "tests/test_y.py"], changed)
     assert found == ["tests.test_x::test_b", "tests.test_x::test_c"]
+    moved = {"tests/test_z.py": new_tests.changed_functions("tests/test_z.py", BASE_TEST, BASE_TEST + "\n")}
+    assert new_tests.candidates(["tests.test_z::test_a"], ["tests/test_z.py"], moved) == [], "moved unchanged"
+    fresh = {"tests/test_z.py": new_tests.changed_functions("tests/test_z.py", None, BASE_TEST)}
+    assert new_tests.candidates(["tests.test_z::test_a"], ["tests/test_z.py"], fresh) == ["tests.test_z::test_a"]
 
 
 def test_go_tests_are_found_by_their_package_and_function() -> None:
@@ -32,7 +36,7 @@ def test_go_tests_are_found_by_their_package_and_function() -> None:
     changed = {"calc/more_test.go": new_tests.changed_functions("calc/more_test.go", base, text)}
     ids = ["example.com/m/calc.TestA", "example.com/m/calc.TestB/case_1", "example.com/m/other.TestC"]
     files = ["calc/a_test.go", "calc/more_test.go", "other/c_test.go"]
-    assert new_tests.candidates(ids, ids, files, changed) == ["example.com/m/calc.TestB/case_1"]
+    assert new_tests.candidates(ids, files, changed) == ["example.com/m/calc.TestB/case_1"]
 
 
 def test_js_tests_are_found_by_their_name() -> None:
@@ -42,7 +46,7 @@ def test_js_tests_are_found_by_their_name() -> None:
     assert new_tests.changed_functions("test/div.test.js", base, base + "// more\n") == {"div"}
     ids = ["test/div.test.js > div", "test/div.test.js > zero > by zero", "test/div.test.js > other"]
     changed = {"test/div.test.js": {"by zero"}}
-    assert new_tests.candidates(ids, ids, ["test/div.test.js"], changed) == ["test/div.test.js > zero > by zero"]
+    assert new_tests.candidates(ids, ["test/div.test.js"], changed) == ["test/div.test.js > zero > by zero"]
 
 
 def test_code_files_and_touched_tests() -> None:
