@@ -228,6 +228,8 @@ def _add_landing_commands(commands: argparse._SubParsersAction[_Parser]) -> None
     land.add_argument("--partial", action="store_true", help="land the approved tasks even if others are not")
     land.add_argument("--verify", default=None, metavar="CMD",
                       help="check the merged result with CMD instead of the run's gate; 'none' lands it unchecked")
+    land.add_argument("--accept-unverified", action="store_true",
+                      help="land approved tasks the gate could not verify too (listed first; refused without it)")
     discard = commands.add_parser("discard", help="remove the feature's worktrees and branches (a backup ref is kept)")
     pull_request = commands.add_parser("pr", help="push the feature branch to the repo's remote and open a pull"
                                                   " request with `gh` (else print where to open it); refused as"

@@ -27,7 +27,7 @@ from orchestrator.errors import EXIT_INTERRUPTED, EXIT_QUESTION, EXIT_USAGE_LIMI
 from orchestrator.events import EventSink, event_dict
 from orchestrator.facts import settled
 from orchestrator.graph import rerun, runner
-from orchestrator.landing import journal
+from orchestrator.landing import journal, unverified
 from orchestrator.repo.git import GitRepo
 from orchestrator.repo.lock import repo_lock
 from orchestrator.settings import RunSettings, environment
@@ -158,7 +158,8 @@ def run_command(args: argparse.Namespace, settings: RunSettings) -> int:
                        sys.stderr)
         print(f"resume with: {_resume_command(run_plan)}")
     else:
-        output.say("\n".join(next_steps.after_run(run_plan.plan.id, summary.results, summary.order, settings.repo)))
+        output.say("\n".join([*next_steps.after_run(run_plan.plan.id, summary.results, summary.order, settings.repo),
+                              *unverified.last_line(summary.results, run_plan.plan.id)]))
     return exit_code
 
 

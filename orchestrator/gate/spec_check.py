@@ -17,6 +17,7 @@ from orchestrator.gate import (
     base_command,
     code_screen,
     inline_tests,
+    new_tests,
     overlay,
     package_accounting,
     screen,
@@ -40,10 +41,13 @@ class SpecCheck:
     run_package_in: Callable[[PackageGate, Path, Mapping[str, str]], Awaitable[GateResult]]
     """(package, worktree, extra variables): a monorepo package's command in its folder, not remembered."""
     _overlaid: dict[tuple[str, str, str], dict[str, str]] = field(default_factory=dict)
+    _on_base: dict[tuple[str, str, str], new_tests.Finding | None] = field(default_factory=dict)
 
     async def judged(self, worktree: Path, command: str, result: GateResult, against: str,
-                     accepted: Sequence[Acceptance], *, unstable: Sequence[str] = ()) -> GateResult:
-        """`result` judged by what became of every test that passed on `against`'s tree."""
+                     accepted: Sequence[Acceptance], *, unstable: Sequence[str] = (), kind: str | None = None
+                     ) -> GateResult:
+        """`result` judged by what became of every test that passed on `against`'s tree; with the task's `kind`,
+        by whether its new tests can fail too (gate/new_tests.py)."""
         base = await self.tree_run(against, command, worktree)
         if base is None:
             return result
@@ -60,7 +64,15 @@ class SpecCheck:
         case_diff = await self._case_diff(judged, against, diff, texts)
         verdict = accounting.judged(result, code_screen.others(judged), case_diff=case_diff)
         verdict["unverified"] = unverified
-        return code_screen.folded(verdict, judged)
+        verdict = code_screen.folded(verdict, judged)
+        if kind is not None and verdict["passed"]:
+            key = (await self.repo.head(worktree), against, f"{kind}\0{command}")
+            if key not in self._on_base:
+                self._on_base[key] = await new_tests.check(
+                    self.repo, worktree, against, kind, result=result, diff=diff, texts=texts,
+                    run_in=lambda place, extra: self.run_in(command, place, extra), set_up=self.set_up)
+            verdict = new_tests.folded(verdict, self._on_base[key], accepted)
+        return verdict
 
     async def judged_packages(self, worktree: Path, command: str, result: GateResult, against: str, *,
                               runs: Sequence[tuple[PackageGate, GateResult]],
