@@ -14,6 +14,7 @@ pyenv.py: where the repo's Python environment reaches into the main checkout.
 node_modules.py: a worktree's own `node_modules`, workspace packages linked to its code.
 submodules.py: submodules in a run's worktrees, and a task's changes inside one found and undone.
 baseline.py: the gate checked on the base before any money is spent.
+no_baseline.py: a base whose tests never ran (import, collection, build errors) is no baseline.
 cache.py: gate runs remembered by tree, command, setup and environment, per repository.
 result.py: runs of the gate command and what they observed.
 instrument.py: test ids from runners the gate does not control, through their environment.

@@ -25,6 +25,7 @@ from orchestrator.gate.cache import GateCache, cache_key, env_digest, gated_tree
 from orchestrator.gate.detect import GateChoice, choose_gate
 from orchestrator.gate.environment import gate_env
 from orchestrator.gate.judge import judged_run, unusable_base
+from orchestrator.gate.no_baseline import no_baseline
 from orchestrator.gate.node_modules import own_node_modules
 from orchestrator.gate.per_package import changed_since as changed_files
 from orchestrator.gate.per_package import gate_packages, run_package
@@ -60,6 +61,9 @@ class GateRequest:
     """Seconds the setup and each gate run may take."""
     judge_by_counts: bool = False
     """`--judge-by-counts`: a red base whose failures are not named judges tasks by their number."""
+    repairs_base: bool = False
+    """A task repairs a base whose tests never ran (`repairs_base`, `--repair-base`): not refused, and no failure
+    is waived as already failing on it."""
 
 
 @dataclass(frozen=True)
@@ -122,8 +126,8 @@ class Gates:
         key = cache_key(await gated_tree(self.repo, base_sha), choice.command, setup_command,
                         await self._env_digest(worktree))
         found = await asyncio.to_thread(self.cache.lookup, key)
-        if found is not None and unusable_base(found, detected=choice.detected,
-                                               judge_by_counts=request.judge_by_counts) is None:
+        if found is not None and unusable_base(found, detected=choice.detected, judge_by_counts=request.judge_by_counts
+                                               ) is None and not (found.get("not_a_baseline") or no_baseline(found)):
             self.cache.reused += 1
             base = found.copy()
             base["summary"] = f"{found['summary']} (reused: this base tree was gated by an earlier run)"
@@ -141,7 +145,7 @@ class Gates:
         decided = await check_gate(self.repo, feature_id, base_sha, plan_verify=request.plan_verify,
                                    plan_setup=request.plan_setup, verify=request.verify, setup=request.setup,
                                    timeout_s=request.timeout_s, judge_by_counts=request.judge_by_counts,
-                                   choice=choice)
+                                   choice=choice, repairs_base=request.repairs_base)
         decided["base_sha"] = base_sha
         return decided
 
