@@ -1,7 +1,8 @@
-"""A CI job's ctest step as one command the gate can run: ctest needs the build its job's earlier steps made, so
-the job's build steps (cmake, make, ninja, meson, configure: nothing that installs; a step's other lines, such as
-`ls` or `sudo apt-get install`, left out) come first, each step in the folder it ran in, with the workflow's `${{ }}` expressions that have a fixed value resolved
-(`github.workspace`, `env.X`, a matrix's first value); None when one can't be shown."""
+"""A CI job's ctest step as one command the gate can run: ctest needs the build its job's earlier steps made, so the
+job's build steps (cmake, make, ninja, meson, configure: nothing that installs; a step's other lines, such as `ls`
+or `sudo apt-get install`, left out) come first, each step in the folder it ran in, with the workflow's `${{ }}`
+expressions that have a fixed value resolved (`github.workspace`, `env.X`, a matrix's first value); None when one
+can't be shown."""
 
 from __future__ import annotations
 

@@ -105,11 +105,13 @@ def test_a_ci_build_step_keeps_its_build_lines_when_another_line_is_not_a_build_
     cmake = "project(libuv C)\ninclude(CTest)\nadd_test(NAME uv_test COMMAND uv_run_tests)\n"
     choice = detect_test_command(repo_with(tmp_path, {".github/workflows/CI-unix.yml": workflow,
                                                       "CMakeLists.txt": cmake}))
-    assert choice.command == "cmake -B build -DBUILD_TESTING=ON -G Ninja && cmake --build build && (cd build && ctest -V)"
+    assert choice.command == ("cmake -B build -DBUILD_TESTING=ON -G Ninja && cmake --build build"
+                              " && (cd build && ctest -V)")
 
 
 def test_a_ci_step_that_only_makes_its_build_folder_is_kept(tmp_path: Path) -> None:
-    ci = ("jobs:\n  t:\n    steps:\n      - run: |\n          sudo apt-get install -y ninja-build\n          mkdir build\n"
+    ci = ("jobs:\n  t:\n    steps:\n      - run: |\n          sudo apt-get install -y ninja-build\n"
+          "          mkdir build\n"
           "      - working-directory: build\n        run: |\n          cmake .. -G Ninja\n          echo configured\n"
           "      - run: ninja -C build\n      - run: cd build && ctest\n")
     choice = detect_test_command(repo_with(tmp_path, {".github/workflows/ci.yml": ci}))
