@@ -122,13 +122,13 @@ def _top_test_modules(folder: Path) -> list[str]:
 def _python(folder: Path, python: str, root: Path) -> GateChoice | None:
     config = _pytest_config(folder)
     tests = _tests_folder(folder)
-    top = _top_test_modules(folder) if tests is None else []
-    if config is None and tests is None and not top:
+    modules = _top_test_modules(folder) if tests is None else []
+    if config is None and tests is None and not modules:
         return None
     if config:
         return GateChoice(f"{python} -m pytest", f"pytest configuration in {config}")
-    if top:
-        return _top_level(folder, python, root, top)
+    if modules:
+        return _top_level(folder, python, root, modules)
     if _has_pytest(folder, python, root):
         return GateChoice(f"{python} -m pytest", f"Python tests in {tests}/, pytest in the repo's environment")
     top = " -t ." if (folder / str(tests) / "__init__.py").is_file() else ""
