@@ -14,6 +14,7 @@ from orchestrator.errors import GateUnusableError
 from orchestrator.facts import GateResult, GateSetup, PackageGate
 from orchestrator.gate.detect import NO_GATE, GateChoice, choose_gate
 from orchestrator.gate.environment import default_setup, gate_env
+from orchestrator.gate.generated import copy_generated
 from orchestrator.gate.judge import unusable, unusable_base
 from orchestrator.gate.no_baseline import no_baseline, refusal
 from orchestrator.gate.node_modules import own_node_modules
@@ -49,6 +50,7 @@ async def check_gate(repo: GitRepo, feature_id: str, base_sha: str, *, plan_veri
     try:
         notes = await init_submodules(repo, worktree)  # named when the base can't run: a likely cause
         await own_node_modules(repo, worktree)
+        await copy_generated(repo, worktree)  # a version file the install generated, named by the build config
         env = await asyncio.to_thread(gate_env, repo.root, worktree)
         if setup_command:
             done = await run_shell(setup_command, worktree, timeout_s, env, sandbox.for_worktree(worktree))

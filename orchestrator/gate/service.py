@@ -24,6 +24,7 @@ from orchestrator.gate.baseline import check_gate, choose_setup
 from orchestrator.gate.cache import GateCache, cache_key, env_digest, gated_tree, worktree_tree
 from orchestrator.gate.detect import GateChoice, choose_gate
 from orchestrator.gate.environment import gate_env
+from orchestrator.gate.generated import copy_generated
 from orchestrator.gate.judge import judged_run, unusable_base
 from orchestrator.gate.no_baseline import no_baseline
 from orchestrator.gate.node_modules import own_node_modules
@@ -151,11 +152,13 @@ class Gates:
 
     async def set_up(self, worktree: Path, *, submodules: bool = True) -> Completed | None:
         """Make a new worktree able to run the repo's tests: its submodules from the main checkout's copies, then
-        its own node_modules (gate/node_modules.py), then the run's setup command (watched); its run, None without
+        its own node_modules (gate/node_modules.py) and the version file the build configuration names
+        (gate/generated.py), then the run's setup command (watched); its run, None without
         one."""
         if submodules:
             await init_submodules(self.repo, worktree)
         await own_node_modules(self.repo, worktree)
+        await copy_generated(self.repo, worktree)
         command = self.setup["setup"]
         if not command:
             return None
