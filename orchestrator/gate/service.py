@@ -19,7 +19,7 @@ from typing import Protocol, TypeVar
 
 from orchestrator import sandbox
 from orchestrator.facts import Acceptance, GateResult, GateSetup, PackageGate
-from orchestrator.gate import base_command, hidden
+from orchestrator.gate import base_command, fresh_tree, hidden
 from orchestrator.gate.baseline import check_gate, choose_setup
 from orchestrator.gate.cache import GateCache, cache_key, env_digest, gated_tree, worktree_tree
 from orchestrator.gate.detect import GateChoice, choose_gate
@@ -159,15 +159,28 @@ class Gates:
             await init_submodules(self.repo, worktree)
         await own_node_modules(self.repo, worktree)
         await copy_generated(self.repo, worktree)
-        command = self.setup["setup"]
-        if not command:
-            return None
-        env, box = await asyncio.to_thread(self._environment, worktree)
-        return await self._watched(f"setup `{command}`", worktree, run_shell(
-            self._launch(command), worktree, self.request.timeout_s, env, box),
-            lambda done: done.stdout + "\n" + done.stderr)
+        command, done = self.setup["setup"], None
+        if command:
+            env, box = await asyncio.to_thread(self._environment, worktree)
+            done = await self._watched(f"setup `{command}`", worktree, run_shell(
+                self._launch(command), worktree, self.request.timeout_s, env, box),
+                lambda done: done.stdout + "\n" + done.stderr)
+        await fresh_tree.record(self.repo, worktree, "setup")  # what setup made stays for every gate run
+        return done
 
     async def run(self, worktree: Path, command: str | None = None, *, changed_since: str | None = None,
+                  base: GateResult | None = None, against: str | None = None,
+                  accepted: Sequence[Acceptance] = (), hidden_tests: Sequence[str] = ()) -> GateRun:
+        """`_run` on what is committed in `worktree`: what the agents left there outside git is removed first
+        (gate/fresh_tree.py), and what this run leaves is recorded as the gate's."""
+        await fresh_tree.clean(self.repo, worktree)
+        try:
+            return await self._run(worktree, command, changed_since=changed_since, base=base, against=against,
+                                   accepted=accepted, hidden_tests=hidden_tests)
+        finally:
+            await fresh_tree.record(self.repo, worktree, "gate")
+
+    async def _run(self, worktree: Path, command: str | None = None, *, changed_since: str | None = None,
                   base: GateResult | None = None, against: str | None = None,
                   accepted: Sequence[Acceptance] = (), hidden_tests: Sequence[str] = ()) -> GateRun:
         """The gate in `worktree` (`command`, else the run's), judged against the base's run of it (`base`, else
