@@ -8,9 +8,13 @@ from pathlib import Path
 
 import pytest
 
+from agents.testing.repos import make_sample_repo
+from orchestrator.errors import PlanError
 from orchestrator.facts import GateResult
 from orchestrator.gate.judge import judge
 from orchestrator.gate.no_baseline import load_errors, no_baseline
+from orchestrator.plan.model import load_plan, plan_digest
+from orchestrator.settings import RunSettings, load_settings
 from tests.unit.test_gate_runners import FIXTURES, observed_run
 
 
@@ -70,3 +74,20 @@ def test_a_repaired_base_waives_no_failure() -> None:
     assert judge(run, base)["passed"]  # what a plain break got merged as: "only tests already failing on the base"
     base["not_a_baseline"] = str(no_baseline(base))
     assert not judge(run, base)["passed"]
+
+
+def test_a_task_says_it_repairs_the_base_and_a_run_says_so_by_its_flag_only(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    def plan_with(folder: str, fields: dict[str, object]) -> Path:
+        plan = {"id": "FEAT-001", "name": "Feature", "tasks": [{"id": "TASK-001", "name": "Task", **fields}]}
+        return make_sample_repo(tmp_path / folder, files={"calc.py": ""}, plan=plan, venv=False)
+
+    assert load_plan(plan_with("yes", {"repairs_base": True}), "FEAT-001").repairs_base()
+    plain = load_plan(plan_with("no", {}), "FEAT-001")
+    assert not plain.repairs_base()
+    assert plan_digest(plain) == plan_digest(load_plan(plan_with("false", {"repairs_base": False}), "FEAT-001"))
+    with pytest.raises(PlanError, match="repairs_base: must be true or false"):
+        load_plan(plan_with("bad", {"repairs_base": "yes"}), "FEAT-001")
+    monkeypatch.setenv("ORCHESTRATOR_REPAIR_BASE", "1")
+    assert not load_settings(RunSettings, tmp_path, target="FEAT-001").options().repair_base
+    assert load_settings(RunSettings, tmp_path, target="FEAT-001", repair_base=True).options().repair_base
