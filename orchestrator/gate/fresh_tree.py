@@ -2,9 +2,8 @@
 coach made, an ignored file, a stale cache) is removed before the gate runs there. What setup made and what the
 gate's own last run made are recorded after them, outside the worktree (out of the agents' reach), each top entry
 with the newest status-change time (ctime: `touch -d` can't set it back) of anything under it; an entry the gate's
-run made that changed since goes too. Setup's products stay whatever became of them (only setup could make them
-again: a fresh checkout per gate run, with setup re-run, would cost a setup per run). Only worktrees set up by the
-gate are cleaned (a record exists)."""
+run made that changed since goes too; so does a product of setup that changed, and setup runs again. Only
+worktrees set up by the gate are cleaned (a record exists)."""
 
 from __future__ import annotations
 
@@ -84,19 +83,19 @@ def _remove(worktree: Path, entry: str) -> None:
         path.unlink(missing_ok=True)
 
 
-async def clean(repo: GitRepo, worktree: Path) -> list[str]:
-    """Remove from a task's worktree what is outside git and neither setup's nor left unchanged since the gate's
-    last run there; the entries removed (none without a record: a worktree the gate did not set up)."""
+async def clean(repo: GitRepo, worktree: Path) -> tuple[list[str], bool]:
+    """Remove from a task's worktree what is outside git and was not left as it is by setup or by the gate's last
+    run there: the entries removed (none without a record: a worktree the gate did not set up), and whether one
+    was setup's (setup must then run again: a version file edited, a package planted in its `node_modules`)."""
     known = await asyncio.to_thread(_read, worktree) if _guarded(worktree) else None
     if known is None:
-        return []
+        return [], False
     setup, gate = known.get("setup", {}), known.get("gate", {})
-    gone = []
+    gone, again = [], False
     for entry in await _entries(repo, worktree):
-        if entry in setup:
-            continue
-        was = gate.get(entry)
+        was = setup.get(entry, gate.get(entry))
         if was is None or await asyncio.to_thread(_newest_change, worktree / entry) > float(was):
             await asyncio.to_thread(_remove, worktree, entry)
             gone.append(entry)
-    return gone
+            again = again or entry in setup
+    return gone, again

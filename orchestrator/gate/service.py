@@ -171,9 +171,12 @@ class Gates:
     async def run(self, worktree: Path, command: str | None = None, *, changed_since: str | None = None,
                   base: GateResult | None = None, against: str | None = None,
                   accepted: Sequence[Acceptance] = (), hidden_tests: Sequence[str] = ()) -> GateRun:
-        """`_run` on what is committed in `worktree`: what the agents left there outside git is removed first
-        (gate/fresh_tree.py), and what this run leaves is recorded as the gate's."""
-        await fresh_tree.clean(self.repo, worktree)
+        """`_run` on what is committed in `worktree`: what the agents left there outside git is removed first, and
+        setup run again if they changed what it made (gate/fresh_tree.py); what this run leaves is recorded as the
+        gate's."""
+        _, changed_setup = await fresh_tree.clean(self.repo, worktree)
+        if changed_setup:  # what setup made was changed by the agents: made again (a failure fails the gate's run)
+            await self.set_up(worktree)
         try:
             return await self._run(worktree, command, changed_since=changed_since, base=base, against=against,
                                    accepted=accepted, hidden_tests=hidden_tests)

@@ -1,6 +1,6 @@
 """A gate run judges what is committed (gate/fresh_tree.py), on real git and a real pytest: a build folder the coach
 left in the task's worktree (git-ignored, its copy of the code stale and right) is removed before the gate runs,
-so a break in the committed code fails; what setup made stays."""
+so a break in the committed code fails; what setup made stays, and is made again when an agent changed it."""
 
 from __future__ import annotations
 
@@ -39,3 +39,8 @@ async def test_a_build_folder_the_coach_left_does_not_decide_the_gate(tmp_path: 
     run = (await gates.run(worktree)).result
     assert not run["passed"], run["summary"]
     assert (worktree / "cache" / "x").read_text() == "ok\n"  # setup's product stays
+    (worktree / "cache" / "x").write_text("planted\n")  # an agent changes what setup made
+    (worktree / "cache" / "more").write_text("planted\n")
+    await gates.run(worktree)
+    assert sorted(p.name for p in (worktree / "cache").iterdir()) == ["x"]  # made again by setup
+    assert (worktree / "cache" / "x").read_text() == "ok\n"
