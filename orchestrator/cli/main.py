@@ -65,6 +65,9 @@ def _add_run_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--judge-by-counts", action="store_true", default=None,
                         help="on a red base whose failing tests the runner doesn't name, judge tasks by the number"
                              " of failures (weaker: a fix plus a break looks unchanged; every report says so)")
+    parser.add_argument("--repair-base", action="store_true", default=None,
+                        help="the run repairs a base whose tests never ran (import, collection or build errors):"
+                             " don't refuse it, and judge every task by all the gate's tests passing")
     parser.add_argument("--setup", default=None, metavar="CMD",
                         help="prepare each new worktree (e.g. 'npm ci'); 'none' for nothing (default: the plan's"
                              " setup, else reuse the main checkout's .venv / node_modules)")

@@ -11,6 +11,7 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 from orchestrator.facts import GateResult
+from orchestrator.gate.no_baseline import baseline
 from orchestrator.gate.result import BY_COUNTS, failing_on, last_lines, run_gate
 from orchestrator.sandbox import Sandbox
 
@@ -66,6 +67,7 @@ def unusable_base(base: GateResult, detected: bool = True, judge_by_counts: bool
 
 def judge(run: GateResult, base: GateResult | None) -> GateResult:
     """The verdict on a task's (or a merge's) run, given the base's run of the same command."""
+    base = baseline(base)  # a base whose tests never ran waives nothing
     if ran_none(run):
         verdict = run.copy()
         verdict["passed"] = False
@@ -109,6 +111,7 @@ async def judged_run(command: str, cwd: Path, timeout_s: float, env: dict[str, s
     """Run the gate and judge it; when tests fail that did not on the base, the command runs once more (the
     whole command, which works for every runner) and only what fails both times counts (flaky tests). `run`
     replaces the plain run of the command (the run's gate cache)."""
+    base = baseline(base)
 
     async def once() -> GateResult:
         if run is not None:

@@ -64,6 +64,9 @@ class TaskSpec(BaseModel):
     acceptance_tests: list[str] = Field(default_factory=list)
     hidden_tests: bool = False
     """Its `acceptance_tests` can't be read by the agents, only the gate runs them (gate/hidden.py); else frozen."""
+    repairs_base: bool = False
+    """The task repairs a base whose tests never ran (import, collection or build errors): the run is not refused
+    for it, and every test the gate runs must pass (nothing is waived as already failing on the base)."""
     verify: str | None = None
     kind: TaskKind = "feature"
     """What the task is: a feature's or fix's new tests must fail on the base's code, a refactor's pass there
@@ -88,7 +91,7 @@ class TaskSpec(BaseModel):
 
     _verify_not_blank = field_validator("verify")(_not_blank)
 
-    @field_validator("hidden_tests", mode="before")
+    @field_validator("hidden_tests", "repairs_base", mode="before")
     @classmethod
     def _bool_only(cls, value: Any) -> Any:
         # "yes" or 1 would otherwise pass as true: hiding tests is a decision, said as true or false.
@@ -165,6 +168,10 @@ class FeaturePlan(BaseModel):
 
     def task_ids(self) -> list[str]:
         return [task.id for task in self.tasks]
+
+    def repairs_base(self) -> bool:
+        """A task of the plan repairs a base whose tests never ran (`repairs_base`)."""
+        return any(task.repairs_base for task in self.tasks)
 
     def groups(self) -> list[list[str]]:
         """The parallel groups: explicit ones when given (already validated), else computed."""
@@ -400,8 +407,10 @@ def remember_plan_file(repo: Path, plan: FeaturePlan, plan_file: Path) -> None:
 def plan_digest(plan: FeaturePlan) -> str:
     """What a run was started from: any change to the plan (or its task files) changes it. A task's `file_path`
     counts through the markdown it brought (its description), so plans without one keep their digest; so do plans
-    whose tasks don't hide their tests (`hidden_tests` counts only when true) or say they are features (`kind`)."""
+    whose tasks don't hide their tests, repair the base (`hidden_tests`, `repairs_base` count only when true) or say
+    they are features (`kind`)."""
     left_out = {"file_path"} if any(task.hidden_tests for task in plan.tasks) else {"file_path", "hidden_tests"}
+    left_out |= set() if any(task.repairs_base for task in plan.tasks) else {"repairs_base"}
     dump = plan.model_dump_json(exclude={"tasks": {index: left_out | ({"kind"} if task.kind == "feature" else set())
                                                    for index, task in enumerate(plan.tasks)}})
     return hashlib.sha256(dump.encode()).hexdigest()[:16]

@@ -144,7 +144,7 @@ async def gate_problem(repo: Path, plan: FeaturePlan) -> str | None:
         return None
     git = GitRepo(repo)
     try:
-        request = GateRequest(plan_verify=plan.verify, plan_setup=plan.setup)
+        request = GateRequest(plan_verify=plan.verify, plan_setup=plan.setup, repairs_base=plan.repairs_base())
         await Gates(git, request).check_base(plan.id, git.rev(plan.base_branch or "HEAD"))
     except GateUnusableError as exc:
         return f"the plan's verify `{plan.verify}` does not run on the base: {exc.reason}; propose one that does"
