@@ -1,6 +1,7 @@
 """The command line, thin over the typed core: the parser and dispatch, and one module per command family.
 
 main.py: the parser and dispatch only, with the exit codes of DESIGN §5.
+ids.py: the ids on a command line checked before anything reads or writes.
 run.py: `run`, `resume` and `answer`: the run itself under the repository's lock.
 dry_run.py: `run --dry-run`: the tasks a command would run, their expected turns and cost, the gate.
 ask.py: questions at the terminal, asked as soon as an agent asks them.

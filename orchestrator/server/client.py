@@ -10,7 +10,8 @@ from typing import Any
 
 from orchestrator.errors import InputError, RunLockedError
 from orchestrator.plan.files import MAX_TASK_MARKDOWN_BYTES
-from orchestrator.plan.model import check_id, load_plan_file, load_target
+from orchestrator.plan.ids import check_id
+from orchestrator.plan.model import load_plan_file, load_target
 from orchestrator.repo import confined
 from orchestrator.repo.commands import check_branch_name, git_sync
 from orchestrator.repo.git import GitRepo
