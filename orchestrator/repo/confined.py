@@ -120,6 +120,9 @@ def append_under(root: Path, relative: PurePosixPath, text: str, what: str) -> N
             raise
         with os.fdopen(fd, "a", encoding="utf-8") as out:
             out.write(text)
+    except OSError as exc:  # a full disk, say: which file it was (the write itself names none)
+        exc.filename = exc.filename or str(root / relative)
+        raise
     finally:
         os.close(folder)
 

@@ -45,6 +45,9 @@ def write(path: Path, data: str | bytes, what: str = "report") -> Path:
         replace_at(folder, relative.name, data)
     except IsADirectoryError:
         raise _refused(what, path) from None
+    except OSError as exc:  # a full disk, say: which file it was (the write itself names none)
+        exc.filename = exc.filename or str(path)
+        raise
     finally:
         os.close(folder)
     return path
