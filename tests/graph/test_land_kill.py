@@ -165,3 +165,19 @@ def test_an_index_lock_a_live_process_holds_is_never_removed(done: Repo, tmp_pat
     assert code == 0 and "undid the half-done update" in err, err
     assert done.sha("main") == old
     _clean(done, status)
+
+
+def test_the_users_hook_dies_with_a_killed_land(done: Repo, tmp_path: Path,
+                                                capsys: pytest.CaptureFixture[str]) -> None:
+    """The user's pre-commit hook, which `land` runs over the landed change, is leashed as the gate is: a kill -9
+    of `land` while it runs takes it (and what it started) along; the next `land` lands."""
+    old = done.sha("main")
+    hook = done.root / ".git" / "hooks" / "pre-commit"
+    hook.parent.mkdir(exist_ok=True)
+    hook.write_text('#!/bin/sh\n[ -n "$STALL_MARK" ] || exit 0\necho $$ > "$STALL_MARK"; exec sleep 600\n')
+    hook.chmod(0o755)
+    stalled = _land_killed_at(done, tmp_path, "hook", "--verify", VERIFY)
+    _wait_for(lambda: not _alive(stalled), "the user's hook ending with land (the leash)", limit=10)
+    assert done.sha("main") == old
+    code, out, _ = done.cli(capsys, "land", "FEAT-001")
+    assert code == 0 and "was interrupted" in out and "landed autobuild/FEAT-001 on main" in out, out
