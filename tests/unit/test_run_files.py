@@ -4,15 +4,18 @@ itself, the feature's folder, a task's folder, the file), is refused and nothing
 
 from __future__ import annotations
 
+import asyncio
 import os
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from agents.limits import Pause
 from agents.stream import Transcript, _opened_at
 from orchestrator.errors import InputError
+from orchestrator.gate.cache import CACHE_NAME, GateCache
 from orchestrator.repo import run_files
 from orchestrator.store import traces
 from orchestrator.store.pause import pause_path, read_pause, write_pause
@@ -221,3 +224,19 @@ def test_a_trace_appends_to_its_own_file(repo: Path) -> None:
     traces.append(repo, FEATURE, "TASK-001", {"event": "one"})
     traces.append(repo, FEATURE, "TASK-001", {"event": "two"})
     assert [e["event"] for e in traces.read(repo, FEATURE, "TASK-001")] == ["one", "two"]
+
+
+def test_the_gate_cache_is_written_as_a_run_file(repo: Path, outside: Path) -> None:
+    """`.autobuild/runs/gate-cache.json`: a hard link at its name is replaced, a linked runs folder refused."""
+    async def passing() -> Any:
+        return {"passed": True, "summary": "1 passed"}
+
+    cached = _hard_linked(outside, repo / ".autobuild" / "runs" / CACHE_NAME)
+    asyncio.run(GateCache.for_repo(repo).run("key", passing))
+    assert '"key"' in cached.read_text() and (outside / "id_rsa").read_text() == "SECRET KEY\n"
+    cached.unlink()
+    (repo / ".autobuild" / "runs").rmdir()
+    (repo / ".autobuild" / "runs").symlink_to(outside, target_is_directory=True)
+    with pytest.raises(InputError, match="symlink"):
+        asyncio.run(GateCache.for_repo(repo).run("key", passing))
+    assert sorted(p.name for p in outside.iterdir()) == ["id_rsa"]
