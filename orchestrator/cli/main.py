@@ -317,6 +317,9 @@ def _dispatch(args: argparse.Namespace) -> int:
         from orchestrator.cli.completion import completion_command
 
         return completion_command(args, build_parser())
+    from orchestrator.cli.ids import check_id_arguments
+
+    check_id_arguments(args)
     module_name, _, function_name = _COMMANDS[args.command].partition(":")
     if args.command in ("serve", "submit") or getattr(args, "server", None):  # the workers: no local repo or DB
         from orchestrator.cli import workers

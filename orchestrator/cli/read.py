@@ -9,7 +9,8 @@ from typing import Any
 from orchestrator.cli import output
 from orchestrator.errors import InputError
 from orchestrator.facts import accepted_summary
-from orchestrator.plan.model import check_id, load_plan
+from orchestrator.plan.ids import check_id
+from orchestrator.plan.model import load_plan
 from orchestrator.settings import Settings
 from orchestrator.store import inspection, pause, receipts
 from orchestrator.store.checkpoints import CheckpointStore

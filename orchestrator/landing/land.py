@@ -24,7 +24,7 @@ from orchestrator.gate import NO_GATE, GateRequest, Gates, HiddenTests
 from orchestrator.landing import hooks, journal, unverified
 from orchestrator.landing.record import RunRecord, Standing, predicted_conflicts, read_record, standing
 from orchestrator.plan.model import FeaturePlan, load_plan
-from orchestrator.repo.git import GitRepo
+from orchestrator.repo.git import GitRepo, Leash
 from orchestrator.repo.guard import LandPermit, land_ref
 from orchestrator.repo.lock import repo_lock
 from orchestrator.settings import Settings
@@ -131,6 +131,11 @@ def leashed(command: str) -> str:
     return f"exec {shlex.quote(sys.executable)} -I {shlex.quote(str(leash))} {shlex.quote(command)}"
 
 
+def leashed_argv(argv: list[str]) -> list[str]:
+    """`argv` (a git that runs the user's hooks or writes their checkout) run so that it dies with `land`."""
+    return [sys.executable, "-I", str(Path(__file__).with_name("leash.py")), shlex.join(argv)]
+
+
 @dataclass
 class Attempt:
     """One try at landing `tip` on the base, in a throwaway worktree that is always removed: merge, verify,
@@ -164,10 +169,14 @@ class Attempt:
     async def run(self, squash: bool) -> Landing:
         worktree = Path(self.journal.worktree)
         journal.write(self.repo, self.journal)  # before anything exists that a kill would leave behind
+        # Its git carries the landing's tag (the recovery ends what a kill -9 left running); the user's hooks and
+        # the write of their checkout die with `land` as the gate does.
+        self.repo.leash = Leash({reaper.SESSION_TAG_ENV: self.journal.tag}, leashed_argv)
         try:
             landing = await self._steps(worktree, squash)
         finally:
             await self.repo.remove_worktree(worktree)
+            self.repo.leash = None
         journal.clear(self.repo)  # not after an exception or Ctrl+C: the next command finishes or undoes it
         return landing
 

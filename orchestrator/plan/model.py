@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import hashlib
-import re
 from datetime import datetime
 from fnmatch import fnmatch
 from pathlib import Path
@@ -29,12 +28,11 @@ from orchestrator.plan.files import (
     shown,
     task_markdown,
 )
+from orchestrator.plan.ids import ID_PATTERN, MAX_ID_LENGTH, check_id
 from orchestrator.plan.rules import check_consistency, compute_groups
 from orchestrator.repo import confined
 
-ID_PATTERN = r"^[A-Za-z0-9_-]+$"
-_ID_RE = re.compile(ID_PATTERN)
-Identifier = Annotated[str, StringConstraints(pattern=ID_PATTERN, min_length=1, max_length=64)]
+Identifier = Annotated[str, StringConstraints(pattern=ID_PATTERN, min_length=1, max_length=MAX_ID_LENGTH)]
 Complexity = Annotated[int, Field(ge=1, le=10)]
 
 
@@ -226,13 +224,6 @@ def parse_plan(data: Any, source: str) -> FeaturePlan:
         raise PlanError(f"{source}: {exc}") from None
     plan.notes.extend(notes)
     return plan
-
-
-def check_id(kind: str, value: str) -> str:
-    """Reject ids that could escape a path or a branch name (`/`, `..`, spaces)."""
-    if not _ID_RE.match(value):
-        raise PlanError(f"invalid {kind} id {value!r}: use only letters, digits, '-' and '_'")
-    return value
 
 
 def plan_path(repo: Path, feature_id: str) -> Path:

@@ -39,7 +39,7 @@ def next_id(repo: Path, prefix: str) -> str:
     used = [0]
     autobuild = repo / ".autobuild"
     for path in [*autobuild.glob("features/*.yaml"), *autobuild.glob("tasks/*.md")]:
-        found = _NUMBERED.match(path.stem)
+        found = _NUMBERED.fullmatch(path.stem)
         if found and found.group(1) == prefix:
             used.append(int(found.group(2)))
         if path.suffix == ".yaml" and prefix == "TASK":
@@ -54,7 +54,7 @@ def _task_numbers(plan_file: Path) -> list[int]:
         return []
     numbers = []
     for task in data.get("tasks", []) if isinstance(data, dict) else []:
-        found = _NUMBERED.match(str(task.get("id", ""))) if isinstance(task, dict) else None
+        found = _NUMBERED.fullmatch(str(task.get("id", ""))) if isinstance(task, dict) else None
         if found and found.group(1) == "TASK":
             numbers.append(int(found.group(2)))
     return numbers
