@@ -57,6 +57,7 @@ class GateResult(TypedDict):
     test_changes: NotRequired[list[TestChange]]  # base tests that don't pass here, and what became of them
     unverified: NotRequired[list[str]]  # new tests the gate only skipped, or whose code the tamper screen flags
     unstable: NotRequired[list[str]]  # a base run's tests present in only one of its two runs: not accounted
+    reads: NotRequired[dict[str, list[str]]]  # a base run's pytest tests -> the files each read (gate/reads.py)
 
 
 class PackageGate(TypedDict):
