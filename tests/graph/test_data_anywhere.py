@@ -28,8 +28,8 @@ NESTED = {"pkg/__init__.py": "", "pkg/mul.py": MUL, "pkg/tests/__init__.py": "",
                                     "            self.assertEqual(mul(a, b), want)\n")}
 GOLDEN = {"calc/__init__.py": "", "calc/mul.py": MUL, "golden/out.txt": "6\n",
           "tests/test_golden.py": ("import pathlib\n\nfrom calc.mul import mul\n\nROOT = pathlib.Path(__file__)"
-                                   ".parent.parent\n\n\ndef test_golden():\n"
-                                   "    assert str(mul(2, 3)) == (ROOT / 'golden' / 'out.txt').read_text().strip()\n\n\n"
+                                   ".parent.parent\n\n\ndef test_golden():\n    assert str(mul(2, 3)) == "
+                                   "(ROOT / 'golden' / 'out.txt').read_text().strip()\n\n\n"
                                    "def test_other():\n    assert callable(mul)\n")}
 
 
