@@ -2,8 +2,9 @@
 breaks the code and rewrites the expected output in a data folder below the top level (`pkg/tests/data/`), or in a
 folder of no test name that the base's test read (`golden/out.txt`, recorded by the gate's pytest plugin): the
 base's data, put back and run on the task's code, fails, and the approval is refused. Before, only a top-level
-tests/ or test/ folder held data, and both blind approvals stood. A file the code under test opens is the
-product's: a task that changes it with the code is judged as before. Real git, unittest and pytest, through the
+tests/ or test/ folder held data, and both blind approvals stood. An input the test hands the code under test
+is the test's data too; a file the code opens from its own package is the product's: a task that changes it with
+the code is judged as before. Real git, unittest and pytest, through the
 gate service."""
 
 from __future__ import annotations
@@ -77,3 +78,22 @@ async def test_a_file_the_code_under_test_opens_is_the_products_not_test_data(tm
         "split('=')", "split(':')")}, verify)
     assert result["passed"], result["summary"]
     assert not result.get("test_changes"), result["test_changes"]
+
+
+@pytest.mark.heavy
+async def test_an_input_the_test_hands_the_code_is_its_data_too(tmp_path: Path) -> None:
+    """The code under test opens the input file, but the test handed it over: a file outside the code's own
+    package, read during a test, is the test's. The player breaks `mul` and rewrites the input to a case the broken
+    code gets right (5 * 1 + 1 == 6)."""
+    verify = "python -m pytest -q"
+    files = {"calc/__init__.py": "", "calc/mul.py": MUL, "golden/in.txt": "2 3\n",
+             "calc/table.py": ("from calc.mul import mul\n\n\ndef products(path):\n    with open(path) as lines:\n"
+                               "        return [mul(*map(int, line.split())) for line in lines]\n"),
+             "tests/test_table.py": ("import pathlib\n\nfrom calc.table import products\n\n\ndef test_products():\n"
+                                     "    assert products(pathlib.Path(__file__).parent.parent / 'golden' / 'in.txt')"
+                                     " == [6]\n")}
+    repo = make_sample_repo(tmp_path / "repo", files=files, plan=plan(task("TASK-001"), verify=verify))
+    result = await judged(repo, {"calc/mul.py": BROKEN, "golden/in.txt": "5 1\n"}, verify)
+    assert not result["passed"], result["summary"]
+    changes = {change["test"]: change for change in result["test_changes"] or []}
+    assert changes["tests.test_table::test_products"]["fate"] == "changed expectation", result["summary"]

@@ -63,7 +63,9 @@ def _through(filename: str, inner: str, recorder: Any, path: str) -> None:
 def test_a_file_a_test_opened_is_its_data_not_one_the_code_or_an_import_opened(tmp_path: Path) -> None:
     root = tmp_path.resolve()
     (root / "golden").mkdir()
-    for name in ("out.txt", "config.txt", "written.txt", "module.txt"):
+    (root / "pkg").mkdir()
+    (root / "pkg" / "__init__.py").write_text("")
+    for name in ("out.txt", "in.txt", "written.txt", "module.txt"):
         (root / "golden" / name).write_text("x")
     recorder = READS.ReadsRecorder(str(root), str(tmp_path / "reads"))
     stdlib = str(tmp_path / "stdlib") + os.sep
@@ -71,7 +73,8 @@ def test_a_file_a_test_opened_is_its_data_not_one_the_code_or_an_import_opened(t
     test_file, code_file = str(root / "tests" / "test_x.py"), str(root / "pkg" / "mul.py")
     recorder.current = "tests.test_x::test_golden"
     _through(test_file, stdlib + "pathlib.py", recorder, str(root / "golden" / "out.txt"))  # Path.read_text()
-    _through(test_file, code_file, recorder, str(root / "golden" / "config.txt"))  # the code under test's read
+    _through(test_file, code_file, recorder, str(root / "pkg" / "config.txt"))  # the code's own resource
+    _through(test_file, code_file, recorder, str(root / "golden" / "in.txt"))  # an input the test handed it
     _caller(test_file, recorder, str(root / "golden" / "written.txt"), os.O_WRONLY | os.O_CREAT)  # a write
     _caller("<frozen importlib._bootstrap_external>", recorder, str(root / "golden" / "module.txt"))  # an import
     _caller(test_file, recorder, "/etc/hostname")  # outside the tree
@@ -79,7 +82,8 @@ def test_a_file_a_test_opened_is_its_data_not_one_the_code_or_an_import_opened(t
     _caller(str(root / "tests" / "conftest.py"), recorder, str(root / "golden" / "module.txt"))  # at import
     items = {"tests.test_x::test_golden": test_file, "tests.sub.test_y::test_y": str(root / "tests/sub/test_y.py"),
              "other.test_z::test_z": str(root / "other" / "test_z.py")}
-    assert recorder.by_test(items) == {"tests.test_x::test_golden": ["golden/module.txt", "golden/out.txt"],
+    assert recorder.by_test(items) == {"tests.test_x::test_golden": ["golden/in.txt", "golden/module.txt",
+                                                                     "golden/out.txt"],
                                        "tests.sub.test_y::test_y": ["golden/module.txt"]}
 
 

@@ -1,8 +1,9 @@
 """Registered by the gate's pytest plugin (autobuild_gate_pytest.py) when AUTOBUILD_PYTEST_READS names a folder:
 which files of the tree (AUTOBUILD_GATE_ROOT) each test read, when the code that opened the file is a test or
 test-support file. Those are its data wherever they live (`golden/out.txt`): a task that rewrites one has the
-base's version put back under the base's test. Not recorded: imports, and files the code under test opens (the
-first frame outside the standard library and installed packages is then the product's).
+base's version put back under the base's test. Not recorded: imports, and the files the code under test opens
+from its own package (the first frame outside the standard library and installed packages is then the
+product's); a file it opens elsewhere during a test is an input the test handed it, and recorded.
 
 A `sys.addaudithook` sees every `open` (builtins, io, os, pathlib, json.load(open(...))); a read outside a test
 (a test module or support module reading data at import, as a parametrize table does) is its module's, given to
@@ -27,6 +28,7 @@ _TEST_NAME = re.compile(r"^(?:test_.*|.*_test|tests|conftest)\.py$")
 _TEST_FOLDERS = frozenset({"tests", "test", "__tests__", "__snapshots__", "testdata", "snapshots", "fixtures"})
 _INSTALLED = (os.sep + "site-packages" + os.sep, os.sep + "dist-packages" + os.sep)
 _IMPORT = ("<frozen importlib", "<frozen zipimport")
+_NOT_DATA = frozenset({".git", ".venv", "venv", ".tox", ".nox", "node_modules", "__pycache__", "site-packages"})
 
 
 def _stdlib() -> tuple[str, ...]:
@@ -69,6 +71,7 @@ class ReadsRecorder:
         self.reads: dict[str, set[str]] = {}
         self.at_import: dict[str, set[str]] = {}
         self.resolved: dict[str, str] = {}
+        self.packages: dict[str, str] = {}
         self.pairs = 0
 
     def audit(self, event: str, args: Any) -> None:
@@ -85,15 +88,26 @@ class ReadsRecorder:
         if caller is None:
             return
         caller = self._real(caller)
-        if not test_side(caller, self.root, self.collected):
-            return
         full = os.path.realpath(os.fsdecode(path))
-        if not full.startswith(self.root + os.sep) or full == caller:
+        if not full.startswith(self.root + os.sep) or full == caller or _NOT_DATA & set(full.split(os.sep)):
+            return
+        if not test_side(caller, self.root, self.collected) and (self.current is None or self._own(caller, full)):
             return
         found = self.reads.setdefault(self.current, set()) if self.current else self.at_import.setdefault(caller, set())
         if len(found) < PER_TEST and full not in found:
             found.add(full)
             self.pairs += 1
+
+    def _own(self, caller: str, full: str) -> bool:
+        """Whether the code under test opened a file of its own: inside the top package its module belongs to (a
+        resource beside its modules), or, for a module of no package, inside its folder. A file it opens elsewhere
+        during a test is one the test handed it (an input: `golden/in.txt`), the test's data."""
+        if caller not in self.packages:
+            top = folder = os.path.dirname(caller)
+            while os.path.isfile(os.path.join(folder, "__init__.py")) and folder.startswith(self.root + os.sep):
+                top, folder = folder, os.path.dirname(folder)
+            self.packages[caller] = top
+        return full.startswith(os.path.join(self.packages[caller], ""))
 
     def _real(self, filename: str) -> str:
         if filename not in self.resolved:
