@@ -13,7 +13,7 @@ from orchestrator.facts import GateResult
 from orchestrator.gate.runners.junit import without_worktree
 from orchestrator.gate.test_files import is_test_data
 
-PER_TEST = 20
+PER_TEST = 100
 TOTAL = 10_000
 """At most PER_TEST files a test and TOTAL pairs a run (as the plugin caps each process): a base run's record
 stays small in the checkpoint and the cache."""

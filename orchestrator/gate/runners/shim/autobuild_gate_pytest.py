@@ -100,7 +100,8 @@ class _Reads:
         finally:
             self.recorder.current = None
 
-    def pytest_unconfigure(self, config: Any) -> None:
+    @pytest.hookimpl(tryfirst=True)  # before pytest-xdist's worker says it finished (then it may be ended)
+    def pytest_sessionfinish(self, session: Any) -> None:
         with contextlib.suppress(Exception):  # the user's run goes on: the gate then has no record of reads
             recorder = self.recorder
             importlib.import_module("autobuild_gate_reads").write(recorder.folder, recorder.by_test(self.items))

@@ -21,7 +21,7 @@ from typing import Any
 
 READS = "AUTOBUILD_PYTEST_READS"
 ROOT = "AUTOBUILD_GATE_ROOT"
-PER_TEST = 20
+PER_TEST = 100
 TOTAL = 10_000
 """At most PER_TEST files a test, TOTAL pairs a process: the record stays small whatever the suite does."""
 _TEST_NAME = re.compile(r"^(?:test_.*|.*_test|tests|conftest)\.py$")
