@@ -1,8 +1,8 @@
 """The tests are the spec, for one judged tree: what became of every test that passed on the commit it is judged
 against (gate/accounting.py), the base's versions of the test files it changed run on its code (gate/overlay.py),
-the tamper screen on what it added (gate/screen.py), tests inside code files (gate/inline_tests.py) and ids that
-shift (gate/shifted.py), folded into the one verdict the gate service returns; a monorepo's packages each judged
-the same way in their folders (gate/package_accounting.py)."""
+the tamper screen on what it added (gate/screen.py) and on its code (gate/code_screen.py), tests inside code files
+(gate/inline_tests.py) and ids that shift (gate/shifted.py), folded into the one verdict the gate service returns;
+a monorepo's packages each judged the same way in their folders (gate/package_accounting.py)."""
 
 from __future__ import annotations
 
@@ -16,6 +16,7 @@ from orchestrator.facts import Acceptance, GateResult, PackageGate, TestChange
 from orchestrator.gate import (
     accounting,
     base_command,
+    code_screen,
     inline_tests,
     overlay,
     package_accounting,
@@ -57,11 +58,12 @@ class SpecCheck:
                                      unstable={*(base.get("unstable") or []), *unstable})
         screened, unverified = await self._screened(worktree, against, diff, texts)
         unverified += accounting.new_only_skipped(base, result)
-        judged = accounting.accept([*changes, *screened], accepted, diff.test_files_changed, diff.reads)
+        code = code_screen.changes(await code_screen.hits(self.repo, worktree, against, diff))
+        judged = accounting.accept([*changes, *screened, *code], accepted, diff.test_files_changed, diff.reads)
         case_diff = await self._case_diff(judged, against, diff, texts)
-        verdict = accounting.judged(result, judged, case_diff=case_diff)
+        verdict = accounting.judged(result, code_screen.others(judged), case_diff=case_diff)
         verdict["unverified"] = unverified
-        return verdict
+        return code_screen.folded(verdict, judged)
 
     async def judged_packages(self, worktree: Path, command: str, result: GateResult, against: str, *,
                               runs: Sequence[tuple[PackageGate, GateResult]],
@@ -92,10 +94,12 @@ class SpecCheck:
                            for entry in accounting.new_only_skipped(base, run)]
         screened, flagged = await self._screened(worktree, against, diff, texts)
         diff = dataclasses.replace(diff, reads=read_in_repo)
-        judged = accounting.accept([*changes, *screened], accepted, diff.test_files_changed, diff.reads)
-        verdict = accounting.judged(result, judged, case_diff=await self._case_diff(judged, against, diff, texts))
+        code = code_screen.changes(await code_screen.hits(self.repo, worktree, against, diff))
+        judged = accounting.accept([*changes, *screened, *code], accepted, diff.test_files_changed, diff.reads)
+        verdict = accounting.judged(result, code_screen.others(judged),
+                                    case_diff=await self._case_diff(judged, against, diff, texts))
         verdict["unverified"] = [*flagged, *unverified]
-        return verdict
+        return code_screen.folded(verdict, judged)
 
     async def _tree_diff(self, worktree: Path, command: str, against: str, base_files: Sequence[str],
                          hosts: frozenset[str] = frozenset()) -> tuple[accounting.TreeDiff, dict[str, str]]:
