@@ -59,6 +59,7 @@ class GateResult(TypedDict):
     unstable: NotRequired[list[str]]  # a base run's tests present in only one of its two runs: not accounted
     load_errors: NotRequired[list[str]]  # failures that are a test file failing to load or build (no_baseline.py)
     not_a_baseline: NotRequired[str]  # a base run: why it is none, when a task repairs it (every test must pass)
+    reads: NotRequired[dict[str, list[str]]]  # a base run's pytest tests -> the files each read (gate/reads.py)
 
 
 class PackageGate(TypedDict):

@@ -26,6 +26,7 @@ judge.py: what a run means: can the command gate at all, and the verdict against
 spec_check.py: the tests are the spec: what became of every base test on the judged tree.
 accounting.py: every test that passed on the base must pass on the judged tree.
 test_files.py: which files are test code, test data, support modules and runner config.
+reads.py: the files each base test read (recorded by the gate's pytest plugin): its data, wherever it lives.
 overlay.py: the base's test files put back over the task's code.
 new_tests.py: a task's new tests run on the base's code: a feature's or fix's must be able to fail there.
 screen.py: the tamper screen on what a task added to test code (skip, only, xfail markers).

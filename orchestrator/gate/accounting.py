@@ -61,13 +61,16 @@ class TreeDiff:
     inherited: Mapping[str, str] = field(default_factory=dict)
     """`file::name` of a Python test its file collects but doesn't define -> the changed support module whose base
     version defined it (a mixin in tests/__init__.py): `inherited_tests`."""
+    reads: Mapping[str, frozenset[str]] = field(default_factory=dict)
+    """Base files the base's tests read (their runs recorded it: gate/reads.py) -> those tests: test data, wherever
+    it lives."""
 
     @property
     def test_files_changed(self) -> list[str]:
         """Base test files the tree deleted, modified or renamed with changes."""
         renamed = [old for old, (_new, similarity) in self.renamed.items() if similarity < 100]
         return sorted(path for path in {*self.deleted, *self.modified, *renamed}
-                      if is_test_file(path) or path in self.hosts)
+                      if is_test_file(path) or path in self.hosts or path in self.reads)
 
 
 _JS_SUFFIXES = (".js", ".mjs", ".cjs", ".ts", ".mts", ".cts", ".jsx", ".tsx")
@@ -162,7 +165,8 @@ def _moved(test_id: str, file: str | None, diff: TreeDiff) -> tuple[str, int] | 
 def _gone_detail(test_id: str, file: str | None, diff: TreeDiff) -> str:
     if (removed := _removed_detail(test_id, file, diff)) is not None:
         return removed
-    if fed := sorted(path for path in diff.deleted if is_test_data(path) and fed_by(test_id, path)):
+    if fed := sorted(path for path in diff.deleted if (is_test_data(path) and fed_by(test_id, path))
+                     or test_id in diff.reads.get(path, ())):
         return f"its data file deleted ({', '.join(fed[:3])})"
     if diff.config_lines:
         where = ", ".join(f"{path}:{line}" for path, line in sorted(diff.config_lines.items()))
@@ -218,7 +222,7 @@ def account(base: GateResult, run: GateResult, diff: TreeDiff, base_files: Seque
     for test in sorted(set(base_passing) - set(unstable)):
         file = file_of(test, base_files)
         file = diff.inherited.get(f"{file}::{_leaf(test)}", file)  # a mixin's test: where it is defined
-        base_version = f"; the base's version fails on this code: {expectations[test]}" if test in expectations else ""
+        base_version = _base_version(test, expectations, diff)
         if test in now_passing:
             if base_version:
                 changes.append(_change(test, "changed expectation", base_version.removeprefix("; "), file))
@@ -238,6 +242,15 @@ def account(base: GateResult, run: GateResult, diff: TreeDiff, base_files: Seque
         else:
             changes.append(_change(test, "gone", _gone_detail(test, file, diff) + base_version, file))
     return changes
+
+
+def _base_version(test: str, expectations: Mapping[str, str], diff: TreeDiff) -> str:
+    """How the test's base version fails on the tree's code ("" when it doesn't), naming the data it read."""
+    if test not in expectations:
+        return ""
+    data = [path for path in diff.test_files_changed if test in diff.reads.get(path, ())]
+    read = f" (with the base's {', '.join(data[:3])}, which it reads)" if data else ""
+    return f"; the base's version fails on this code: {expectations[test]}{read}"
 
 
 def new_only_skipped(base: GateResult, run: GateResult) -> list[str]:
@@ -269,10 +282,11 @@ def _normal(test: str) -> str:
     return head + sep + rest
 
 
-def accept(changes: Iterable[TestChange], accepted: Sequence[Acceptance], changed_files: Sequence[str] = ()
-           ) -> list[TestChange]:
+def accept(changes: Iterable[TestChange], accepted: Sequence[Acceptance], changed_files: Sequence[str] = (),
+           reads: Mapping[str, frozenset[str]] | None = None) -> list[TestChange]:
     """`changes` with the coach's reasons where an acceptance names the test, its file or a prefix of its id, or
-    a data file the tree changed whose name is in the test's (`fed_by`); a changed expectation of a test in a file
+    a data file the tree changed whose name is in the test's (`fed_by`) or that the test read on the base
+    (`reads`: file -> tests, gate/reads.py); a changed expectation of a test in a file
     the tree didn't change, when every test file it changed is accepted; a count drop by naming a test file the
     tree changed."""
     entries = [(_normal(str(entry.get("test") or "")), str(entry.get("reason") or "")) for entry in accepted]
@@ -290,6 +304,7 @@ def accept(changes: Iterable[TestChange], accepted: Sequence[Acceptance], change
                 covers = any(target == name or target.startswith((name + "::", name + ".", name + " > "))
                              for target in targets)
                 covers = covers or (name in changed_files and is_test_data(name) and fed_by(change["test"], name))
+                covers = covers or (name in changed_files and change["test"] in (reads or {}).get(name, ()))
                 covers = covers or (every_file and change["fate"] == "changed expectation"
                                     and change["file"] not in changed_files)
                 if change["fate"] == "fewer passing":
@@ -317,6 +332,7 @@ def judged(run: GateResult, changes: list[TestChange], *, case_diff: str = "") -
     verdict = run.copy()
     verdict["test_changes"] = changes
     verdict.pop("passing", None)  # kept in the cache and the base's run, not in every turn's state
+    verdict.pop("reads", None)
     open_changes = [change for change in unaccepted(changes) if change["fate"] != "failing"]
     if open_changes:
         verdict["passed"] = False

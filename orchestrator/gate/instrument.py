@@ -1,5 +1,6 @@
 """How the gate gets test ids out of runners it does not control, through the environment they read (the same
-inside `make test`, `npm test`, tox or nox when they pass it on): pytest writes JUnit (PYTEST_ADDOPTS), node's
+inside `make test`, `npm test`, tox or nox when they pass it on): pytest writes JUnit (PYTEST_ADDOPTS) and which
+files each test read (its plugin, gate/reads.py), node's
 test runner TAP on stdout and JUnit to a file (NODE_OPTIONS), jest, vitest and mocha a JSON report each into a
 folder of ours (a NODE_OPTIONS preload adds the runner's own reporter option when it sees one start), `go test`
 runs verbose (GOFLAGS), unittest runs under a result-recording shim (a sitecustomize on PYTHONPATH), and `cargo
@@ -53,8 +54,11 @@ DEADLINE = "AUTOBUILD_GATE_DEADLINE"
 (seconds since the epoch; the shim's autobuild_gate_pytest.py reads it by the same name, and prints STOPPED when
 it did: the run timed out, as if killed)."""
 STOPPED = "autobuild: pytest interrupted at the gate's deadline"
+READS, ROOT = "AUTOBUILD_PYTEST_READS", "AUTOBUILD_GATE_ROOT"
+"""Where the gate's pytest plugin records the files each test read, and the tree they are named relative to (the
+shim's autobuild_gate_reads.py reads them by the same names)."""
 REPORTER_VARIABLES = ("PYTEST_ADDOPTS", "NODE_OPTIONS", "GOFLAGS", "AUTOBUILD_UNITTEST_REPORT", "PYTHONPATH",
-                      DEADLINE)
+                      DEADLINE, READS, ROOT)
 """The variables the runners' reports depend on (PYTHONPATH: the unittest shim; an env's own `setenv` of it
 still wins in tox): an edit that clears them loses the base's passing ids."""
 
@@ -71,6 +75,8 @@ class Reports:
     """A folder: one JSON document per jest, vitest or mocha process (runners/js_report.py)."""
     ctest: Path | None = None
     """A folder: ctest's JUnit reports, one per call."""
+    reads: Path | None = None
+    """A folder: which files each pytest test read, one JSON document per process (gate/reads.py)."""
 
 
 def _add(env: dict[str, str], key: str, value: str, sep: str = " ") -> None:
@@ -100,7 +106,7 @@ async def _node_major(env: dict[str, str], cwd: Path) -> int:
 async def instrument(env: dict[str, str], scratch: Path, cwd: Path) -> tuple[dict[str, str], Reports]:
     """`env` with the gate's instrumentation; reports go under `scratch` (a directory of the run's own)."""
     reports = Reports(scratch / "pytest.xml", scratch / "node.xml", scratch / "unittest.jsonl", scratch / "node.jsonl",
-                      scratch / "js", scratch / "ctest")
+                      scratch / "js", scratch / "ctest", scratch / "reads")
     env = dict(env)
     _add(env, "PYTEST_ADDOPTS", f"--junitxml={reports.pytest_junit} --continue-on-collection-errors")
     node = await _node_major(env, cwd)
@@ -115,6 +121,7 @@ async def instrument(env: dict[str, str], scratch: Path, cwd: Path) -> tuple[dic
     if "-v" not in env.get("GOFLAGS", "").split():
         _add(env, "GOFLAGS", "-v")
     env["AUTOBUILD_UNITTEST_REPORT"] = str(reports.unittest)
+    env[READS], env[ROOT] = str(reports.reads), str(cwd)
     # tox passes an env only the variables it is told to (tox 4 reads any option from TOX_<OPTION>): ours too.
     _add(env, "TOX_OVERRIDE", f"testenv.pass_env+={','.join(REPORTER_VARIABLES)}", ";")
     env["PYTHONPATH"] = os.pathsep.join([str(SHIM), *(p for p in env["PYTHONPATH"].split(os.pathsep)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import itertools
 import re
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Collection, Sequence
 from pathlib import Path, PurePosixPath
 
 from orchestrator.facts import GateResult
@@ -91,9 +91,11 @@ def _owners(files: Sequence[str]) -> set[str]:
 
 async def expectations(repo: GitRepo, worktree: Path, base: GateResult, against: str, files: Sequence[str], *,
                        base_files: Sequence[str], run_in: RunIn,
-                       set_up: Callable[[Path], Awaitable[object]], folder: str = ".") -> dict[str, str]:
+                       set_up: Callable[[Path], Awaitable[object]], folder: str = ".",
+                       read: Collection[str] = ()) -> dict[str, str]:
     """Base tests (passing on the base, in `files`, any Python test when a support module among them changed, any
-    test when test data did) whose base version fails on the worktree's code -> why. In a monorepo package,
+    test when test data did: a file in a test folder, or one a base test `read`) whose base version fails on the
+    worktree's code -> why. In a monorepo package,
     `files`, `base_files` and the test ids are relative to its `folder`, and `run_in` runs the package's command
     in it."""
     # Go compiles a package's test files together: a test belongs to the overlay when its package's folder does.
@@ -101,7 +103,7 @@ async def expectations(repo: GitRepo, worktree: Path, base: GateResult, against:
     owners = _owners(files)
     support = any(path.endswith(".py") and not is_collected_python(path) for path in files)
     # Test data (a golden file, a data-driven test's expected output) judges whichever test reads it: all of them.
-    data = any(is_test_data(path) and not path.endswith(".snap") for path in files)
+    data = any((is_test_data(path) or path in read) and not path.endswith(".snap") for path in files)
     overlaid = [test for test in base.get("passing") or [] if (file := file_of(test, base_files)) in owners
                 or (file is not None and file.endswith("_test.go") and str(PurePosixPath(file).parent) in folders)
                 or (support and file is not None and file.endswith(".py")) or (data and file is not None)]

@@ -38,6 +38,7 @@ def combine(runs: list[tuple[str, GateResult]], command: str, skipped: list[str]
     if any package gave none); each package's summary and output under its name."""
     first = runs[0][1]
     combined = first.copy()  # keeps whatever else a run records
+    combined.pop("reads", None)  # relative to one package's folder: each package's own base keeps its
     failing: list[str] | None = [] if all(r["failing"] is not None for _, r in runs) else None
     ran: list[str] | None = [] if all(r["ran_classes"] is not None for _, r in runs) else None
     new: list[str] = []

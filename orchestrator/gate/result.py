@@ -18,6 +18,7 @@ from orchestrator.facts import GateResult
 from orchestrator.gate.excerpt import failure_excerpts
 from orchestrator.gate.instrument import DEADLINE, STOPPED, Reports, instrument
 from orchestrator.gate.no_baseline import load_errors
+from orchestrator.gate.reads import pytest_reads
 from orchestrator.gate.runners import Observed, combine
 from orchestrator.gate.runners.ctest import ctest_junit, ctest_output
 from orchestrator.gate.runners.js import jest, mocha, vitest
@@ -56,6 +57,8 @@ def _clear(reports: Reports) -> None:
     for path in reports.js.glob("*.json") if reports.js.is_dir() else ():
         path.unlink(missing_ok=True)
     for report in reports.ctest.glob("*.xml") if reports.ctest is not None else ():
+        report.unlink(missing_ok=True)
+    for report in reports.reads.glob("*.json") if reports.reads is not None and reports.reads.is_dir() else ():
         report.unlink(missing_ok=True)
 
 
@@ -123,6 +126,7 @@ async def run_gate(command: str, cwd: Path, timeout_s: float, env: dict[str, str
                                           f" output: {completed.tail(5)}")
         seen = await asyncio.to_thread(observe, completed.stdout + "\n" + completed.stderr, reports, cwd)
         unloaded = load_errors(completed.stdout + "\n" + completed.stderr, seen.failing if seen else None)
+        reads = await asyncio.to_thread(pytest_reads, reports.reads)
     finally:
         await asyncio.to_thread(scratch.cleanup)
     ran_none = seen is not None and seen.total == 0
@@ -143,7 +147,7 @@ async def run_gate(command: str, cwd: Path, timeout_s: float, env: dict[str, str
     if failing and (excerpt := await asyncio.to_thread(failure_excerpts, completed.stdout + "\n" + completed.stderr,
                                                        failing, known_failing)):
         output = f"{without_secrets(excerpt, run_env)}\n{TAIL_MARK}\n{output}"
-    return GateResult(
+    result = GateResult(
         passed=passed, command=command, summary=summary, output=output,
         exit_code=None if completed.timed_out else completed.returncode,
         tests_passed=seen.passed if seen else None, tests_failed=seen.failed if seen else None,
@@ -151,6 +155,9 @@ async def run_gate(command: str, cwd: Path, timeout_s: float, env: dict[str, str
         tests_skipped=seen.skipped_count if seen else None, skipped=seen.skipped if seen else None,
         runner=seen.runner if seen else None, judged_by=judged_by, passing=seen.passing if seen else None,
         skipped_ids=seen.skipped_ids if seen else [], xfailed=seen.xfailed if seen else [], load_errors=unloaded)
+    if reads:  # kept with `passing` (a base's run, the cache), dropped from a judged run's verdict
+        result["reads"] = reads
+    return result
 
 
 def describe_base(base: GateResult) -> list[str]:

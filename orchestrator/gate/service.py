@@ -234,6 +234,7 @@ class Gates:
                                             kind=kind)
         result = result.copy()
         result.pop("passing", None)  # kept in the cache and in the base's run, not in every turn's state
+        result.pop("reads", None)
         if hidden_tests and result["exit_code"] is not None:
             result, hidden_ran = await self._with_hidden(worktree, command, result, hidden_tests)
             ran = ran or hidden_ran

@@ -7,6 +7,7 @@ a monorepo's packages each judged the same way in their folders (gate/package_ac
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -20,6 +21,7 @@ from orchestrator.gate import (
     new_tests,
     overlay,
     package_accounting,
+    reads,
     screen,
     shifted,
     test_files,
@@ -54,13 +56,14 @@ class SpecCheck:
         base_files = await self.repo.files_at(against)
         diff, texts = await self._tree_diff(worktree, command, against, base_files,
                                             accounting.test_hosts(base, base_files))
+        diff = dataclasses.replace(diff, reads=reads.data_read(base, base_files))
         expectations = await self._expectations(worktree, command, base, against, diff=diff, base_files=base_files)
         changes = accounting.account(base, result, diff, base_files, expectations=expectations,
                                      unstable={*(base.get("unstable") or []), *unstable})
         screened, unverified = await self._screened(worktree, against, diff, texts)
         unverified += accounting.new_only_skipped(base, result)
         code = code_screen.changes(await code_screen.hits(self.repo, worktree, against, diff))
-        judged = accounting.accept([*changes, *screened, *code], accepted, diff.test_files_changed)
+        judged = accounting.accept([*changes, *screened, *code], accepted, diff.test_files_changed, diff.reads)
         case_diff = await self._case_diff(judged, against, diff, texts)
         verdict = accounting.judged(result, code_screen.others(judged), case_diff=case_diff)
         verdict["unverified"] = unverified
@@ -87,11 +90,14 @@ class SpecCheck:
         diff, texts = await self._tree_diff(worktree, command, against, every, hosts)
         changes: list[TestChange] = []
         unverified: list[str] = []
+        read_in_repo: dict[str, frozenset[str]] = {}
         for package, run in runs:
             folder, base = package["path"], package["base"]
             if base is None:
                 continue
             local, files = package_accounting.local_diff(diff, folder), package_accounting.local_files(folder, every)
+            local = dataclasses.replace(local, reads=reads.data_read(base, files))
+            read_in_repo.update(reads.in_repo(local.reads, folder))
             expectations = await self._expectations(worktree, package["command"], base, against, diff=local,
                                                     base_files=files, package=package)
             changes += package_accounting.named_in_repo(accounting.account(
@@ -99,8 +105,9 @@ class SpecCheck:
             unverified += [entry.replace(": ", f": {folder}::", 1) if folder != "." else entry
                            for entry in accounting.new_only_skipped(base, run)]
         screened, flagged = await self._screened(worktree, against, diff, texts)
+        diff = dataclasses.replace(diff, reads=read_in_repo)
         code = code_screen.changes(await code_screen.hits(self.repo, worktree, against, diff))
-        judged = accounting.accept([*changes, *screened, *code], accepted, diff.test_files_changed)
+        judged = accounting.accept([*changes, *screened, *code], accepted, diff.test_files_changed, diff.reads)
         verdict = accounting.judged(result, code_screen.others(judged),
                                     case_diff=await self._case_diff(judged, against, diff, texts))
         verdict["unverified"] = [*flagged, *unverified]
@@ -198,7 +205,7 @@ class SpecCheck:
 
             self._overlaid[key] = await overlay.expectations(
                 self.repo, worktree, base, against, diff.test_files_changed, base_files=base_files,
-                run_in=run_in, set_up=self.set_up, folder=folder)
+                run_in=run_in, set_up=self.set_up, folder=folder, read=diff.reads)
         return self._overlaid[key]
 
     async def _screen(self, against: str, renamed: Mapping[str, tuple[str, int]],

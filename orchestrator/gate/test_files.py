@@ -15,7 +15,9 @@ _TEST_FILES = ("test_*.py", "*_test.py", "tests.py", "conftest.py", "*_test.go",
                # node --test's own defaults (many packages run a root `test.js`)
                "test.js", "test.[cm]js", "test-*.js", "test-*.[cm]js", "*-test.js", "*-test.[cm]js", "*_test.js",
                "*_test.[cm]js")
-_TEST_FOLDERS = ("__tests__", "__snapshots__", "testdata", "snapshots", "fixtures")
+_TEST_FOLDERS = frozenset({"tests", "test", "__tests__", "__snapshots__", "testdata", "snapshots", "fixtures"})
+"""Folders whose files are tests, their support and their data, at any depth (`src/pkg/tests/data/x.json`,
+`packages/web/__tests__/fixtures/x.json`): a product's own modules and resources go by other names."""
 _RUNNER_CONFIG = ("pyproject.toml", "setup.cfg", "pytest.ini", "tox.ini", "noxfile.py", "conftest.py", "Makefile",
                   "package.json", "jest.config.*", "vitest.config.*", "vite.config.*", ".mocharc*", "Cargo.toml",
                   ".cargo/config.toml", ".cargo/config", "go.mod", "go.work", ".npmrc", ".yarnrc", ".yarnrc.yml",
@@ -27,16 +29,13 @@ _CODE_SUFFIXES = (".py", ".js", ".mjs", ".cjs", ".ts", ".tsx", ".jsx", ".go", ".
 
 
 def is_test_file(path: str) -> bool:
-    """A file the runners collect as tests, or their expectation data (snapshots, golden files, fixtures, any
-    other file in a top-level tests/ or test/ folder: the inputs and outputs of data-driven tests)."""
+    """A file the runners collect as tests, a module that supports them, or their expectation data (snapshots,
+    golden files, fixtures): any file in a test folder at any depth (cargo's and the JS runners' tests/ and test/,
+    a package's own `src/pkg/tests/`, the data a test module reads from beside it)."""
     posix = PurePosixPath(path)
     if any(fnmatch.fnmatch(posix.name, pattern) for pattern in _TEST_FILES):
         return True
-    parts = posix.parts[:-1]
-    if any(part in _TEST_FOLDERS for part in parts):
-        return True
-    # cargo's integration tests, JS runners' test folders, and the data a test module reads from beside it.
-    return bool(parts) and parts[0] in ("tests", "test")
+    return any(part in _TEST_FOLDERS for part in posix.parts[:-1])
 
 
 def is_test_data(path: str) -> bool:

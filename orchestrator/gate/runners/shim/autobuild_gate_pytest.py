@@ -5,12 +5,18 @@ tests. Options given on the command line come after PYTEST_ADDOPTS, so only a pl
 A run the gate's timeout would kill (SIGKILL, through the sandbox) writes no JUnit report; so just before that
 deadline (AUTOBUILD_GATE_DEADLINE, seconds since the epoch) pytest is interrupted as by Ctrl+C, and still writes the
 report of the tests that finished: a test that hangs leaves the others' results, and its own id unreported. It
-says so last (STOPPED), for the gate to call the run timed out."""
+says so last (STOPPED), for the gate to call the run timed out.
+
+Where the gate asks (AUTOBUILD_PYTEST_READS), it records which files each test read (autobuild_gate_reads.py):
+once per process, in the first session only (pytest's own tests start sessions inside a session)."""
 
 from __future__ import annotations
 
+import contextlib
+import importlib
 import os
 import signal
+import sys
 import threading
 import time
 from typing import Any
@@ -30,6 +36,7 @@ def _interrupt() -> None:
 @pytest.hookimpl(trylast=True)
 def pytest_configure(config: Any) -> None:
     config.option.maxfail = 0
+    _record_reads(config)
     deadline = os.environ.get(DEADLINE, "")
     try:
         delay = float(deadline) - time.time()
@@ -44,3 +51,57 @@ def pytest_configure(config: Any) -> None:
 def pytest_unconfigure(config: Any) -> None:
     if _fired.is_set():  # after pytest's own capture ended: straight to the run's output
         os.write(1, f"\n{STOPPED}\n".encode())
+
+
+_recording: list[object] = []
+
+
+def _record_reads(config: Any) -> None:
+    folder, root = os.environ.get("AUTOBUILD_PYTEST_READS"), os.environ.get("AUTOBUILD_GATE_ROOT")
+    if not folder or not root or _recording or not hasattr(sys, "addaudithook"):
+        return
+    try:  # beside this module, on the shim's path
+        recorder = importlib.import_module("autobuild_gate_reads").ReadsRecorder(root, folder)
+    except Exception:  # noqa: BLE001 - the user's run goes on: the gate then has no record of reads
+        return
+    _recording.append(recorder)
+    sys.addaudithook(recorder.audit)
+    config.pluginmanager.register(_Reads(recorder), "autobuild_gate_reads")
+
+
+def _junit_id(nodeid: str) -> str:
+    """The test's id as the gate names it from pytest's JUnit report (`classname::name`)."""
+    try:
+        from _pytest.junitxml import mangle_test_address  # noqa: PLC0415 - pytest's own, as its JUnit writes it
+
+        names = mangle_test_address(nodeid)
+    except Exception:  # noqa: BLE001 - another pytest: the node id, which the gate then doesn't match
+        return nodeid
+    return "::".join(part for part in (".".join(names[:-1]), names[-1]) if part)
+
+
+class _Reads:
+    """Tells the recorder which test runs, which modules were collected, and writes its record at the end."""
+
+    def __init__(self, recorder: Any) -> None:
+        self.recorder = recorder
+        self.items: dict[str, str] = {}
+
+    def pytest_collection_finish(self, session: Any) -> None:
+        for item in session.items:
+            self.items[_junit_id(item.nodeid)] = os.path.realpath(str(getattr(item, "path", None) or item.fspath))
+        self.recorder.collected = frozenset(self.items.values())
+
+    @pytest.hookimpl(hookwrapper=True)
+    def pytest_runtest_protocol(self, item: Any, nextitem: Any) -> Any:
+        self.recorder.current = _junit_id(item.nodeid)
+        try:
+            yield
+        finally:
+            self.recorder.current = None
+
+    @pytest.hookimpl(tryfirst=True)  # before pytest-xdist's worker says it finished (then it may be ended)
+    def pytest_sessionfinish(self, session: Any) -> None:
+        with contextlib.suppress(Exception):  # the user's run goes on: the gate then has no record of reads
+            recorder = self.recorder
+            importlib.import_module("autobuild_gate_reads").write(recorder.folder, recorder.by_test(self.items))
