@@ -57,6 +57,9 @@ class GateResult(TypedDict):
     test_changes: NotRequired[list[TestChange]]  # base tests that don't pass here, and what became of them
     unverified: NotRequired[list[str]]  # new tests the gate only skipped, or whose code the tamper screen flags
     unstable: NotRequired[list[str]]  # a base run's tests present in only one of its two runs: not accounted
+    tampering: NotRequired[list[str]]  # accounts of the run that disagree, "subject: what" (gate/crosscheck.py)
+    channel: NotRequired[list[str]]  # the runners the gate's channel heard in this run
+    tracked_changed: NotRequired[list[str] | None]  # tracked files the run changed (None: not a git worktree)
 
 
 class PackageGate(TypedDict):

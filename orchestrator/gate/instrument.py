@@ -54,7 +54,7 @@ DEADLINE = "AUTOBUILD_GATE_DEADLINE"
 it did: the run timed out, as if killed)."""
 STOPPED = "autobuild: pytest interrupted at the gate's deadline"
 REPORTER_VARIABLES = ("PYTEST_ADDOPTS", "NODE_OPTIONS", "GOFLAGS", "AUTOBUILD_UNITTEST_REPORT", "PYTHONPATH",
-                      DEADLINE)
+                      DEADLINE, "AUTOBUILD_GATE_CHANNEL")
 """The variables the runners' reports depend on (PYTHONPATH: the unittest shim; an env's own `setenv` of it
 still wins in tox): an edit that clears them loses the base's passing ids."""
 

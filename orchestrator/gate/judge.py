@@ -11,6 +11,7 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 from orchestrator.facts import GateResult
+from orchestrator.gate.crosscheck import refusals, refused
 from orchestrator.gate.result import BY_COUNTS, failing_on, last_lines, run_gate
 from orchestrator.sandbox import Sandbox
 
@@ -65,7 +66,12 @@ def unusable_base(base: GateResult, detected: bool = True, judge_by_counts: bool
 
 
 def judge(run: GateResult, base: GateResult | None) -> GateResult:
-    """The verdict on a task's (or a merge's) run, given the base's run of the same command."""
+    """The verdict on a task's (or a merge's) run, given the base's run of the same command: refused, named,
+    where its accounts disagree (gate/crosscheck.py: never judged by counts then)."""
+    return refused(run, tampering) if (tampering := refusals(run, base)) else _judged(run, base)
+
+
+def _judged(run: GateResult, base: GateResult | None) -> GateResult:
     if ran_none(run):
         verdict = run.copy()
         verdict["passed"] = False

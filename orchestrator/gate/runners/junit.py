@@ -15,7 +15,7 @@ from orchestrator.gate.runners import Observed
 _WORKTREE_PREFIX = re.compile(r"^(?:.*\.)?\.?autobuild\.worktrees\.[^.]+\.[^.]+\.")
 
 
-def _classname(raw: str | None) -> str:
+def junit_classname(raw: str | None) -> str:
     return _WORKTREE_PREFIX.sub("", raw or "")
 
 
@@ -46,7 +46,7 @@ def pytest_junit(path: Path) -> Observed | None:
     for case in root.iter("testcase"):
         if not case.get("name") and not case.get("classname"):
             continue  # the test a Ctrl+C (or the gate's deadline) interrupted: pytest writes it blank, unjudged
-        classname = _classname(case.get("classname"))
+        classname = junit_classname(case.get("classname"))
         test_id = "::".join(part for part in (classname, case.get("name")) if part)
         _outcome(observed, case, test_id, classname or test_id)
     observed.ran = sorted(set(observed.ran))
