@@ -25,7 +25,8 @@ def pytest_id(record: dict[str, Any]) -> str:
 
 def pytest_sessions(sessions: list[Session]) -> Observed | None:
     """pytest's reports test by test: a failure in any phase fails the test (an error in setup or teardown as
-    JUnit's <error>), a skip or an expected failure skips it; a rerun's earlier reports don't count."""
+    JUnit's <error>), a skip or an expected failure skips it, a passing call passes it; a rerun's earlier
+    reports don't count."""
     if not sessions:
         return None
     observed = Observed("pytest")
@@ -41,8 +42,9 @@ def pytest_sessions(sessions: list[Session]) -> Observed | None:
                 observed.ran[-1] = classname or test_id
             elif skipped := next((record for record in records if record.get("outcome") == "skipped"), None):
                 observed.skip(test_id, str(skipped.get("reason") or ""), xfail=bool(skipped.get("xfail")))
-            else:
+            elif any(record.get("phase") == "call" for record in records):
                 observed.ok(test_id, classname or test_id)
+            # else: interrupted before its call ended (the gate's deadline), as JUnit's blank case: not judged
     observed.ran = sorted(set(observed.ran))
     if observed.failing is not None:
         observed.failing.sort()

@@ -76,9 +76,37 @@ function runnerOf(main) {
   return undefined;
 }
 
+// node starts its children without the descriptor: a process that is no runner (npm, yarn, pnpm running a script)
+// hands it on by the same number, so a runner its script starts still finds it.
+function handOn() {
+  const fd = Number(process.env[CHANNEL]);
+  try {
+    if (!Number.isInteger(fd) || fd < 3 || fd > 255 || !fs.fstatSync(fd).isFIFO()) return;
+  } catch {
+    return;
+  }
+  const childProcess = require('node:child_process');
+  const withChannel = (options) => {
+    const given = (options && options.stdio) || 'pipe';
+    const stdio = typeof given === 'string' ? [given, given, given] : [...given];
+    if (stdio[fd] !== undefined && stdio[fd] !== null) return options;
+    for (let index = stdio.length; index < fd; index += 1) stdio[index] = 'ignore';
+    stdio[fd] = fd;
+    return { ...options, stdio };
+  };
+  for (const name of ['spawn', 'spawnSync']) {
+    const original = childProcess[name];
+    childProcess[name] = function spawnWithChannel(command, args, options) {
+      if (Array.isArray(args)) return original.call(this, command, args, withChannel(options));
+      return original.call(this, command, withChannel(args));
+    };
+  }
+}
+
 if (process.env[CHANNEL]) {
   const runner = runnerOf(started());
   if (runner) takeChannel(runner);
+  else handOn();
   const channel = globalThis[Symbol.for('autobuild.gate.channel')];
   if (channel && runner === 'jest') channel.session = channel.open('jest'); // its results come at its end
 
