@@ -11,14 +11,11 @@ import asyncio
 import contextlib
 import json
 import os
-import select
-import threading
 from dataclasses import dataclass, field
 from typing import Any
 
 CHANNEL = "AUTOBUILD_GATE_CHANNEL"
 """The write end's descriptor number, for the runners' reporters (shim/) to take and remove."""
-_POLL_S = 0.2
 _MAX_BYTES = 20_000_000
 """What the gate keeps of one run's channel (a run that floods it is cut there, and says so by its records)."""
 
@@ -82,14 +79,14 @@ def parse(data: bytes) -> Received:
 
 class Channel:
     """One run's pipe: `env` names the write end for the command (pass `fds` to the process), `listen()` reads
-    it in a thread until `close()` after the command finished; `received` is what arrived by then."""
+    it on the event loop as records arrive, until `close()` after the command finished; `close` returns what
+    arrived by then (what is still in the pipe is read; nothing written later counts)."""
 
     def __init__(self) -> None:
         self._read, self._write = os.pipe()
         os.set_blocking(self._read, False)
         self._data = bytearray()
-        self._stop = threading.Event()
-        self._reader: asyncio.Future[None] | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
 
     @property
     def fds(self) -> tuple[int, ...]:
@@ -100,37 +97,36 @@ class Channel:
         return {CHANNEL: str(self._write)}
 
     def listen(self) -> None:
-        self._reader = asyncio.ensure_future(asyncio.to_thread(self._pump))
+        self._loop = asyncio.get_running_loop()
+        self._loop.add_reader(self._read, self._drain)
 
     async def close(self) -> Received:
-        """Stop reading (what is in the pipe now is still read; nothing written later counts) and parse."""
         with contextlib.suppress(OSError):
             os.close(self._write)
-        self._stop.set()
-        if self._reader is not None:
-            await self._reader
+        if self._loop is not None:
+            self._loop.remove_reader(self._read)
+        self._drain(chunks=_MAX_BYTES // 65536)
         with contextlib.suppress(OSError):
             os.close(self._read)
         return await asyncio.to_thread(parse, bytes(self._data))
 
-    def _pump(self) -> None:
-        while True:
-            stopping = self._stop.is_set()
-            readable, _, _ = select.select([self._read], [], [], 0 if stopping else _POLL_S)
-            if not readable:
-                if stopping:
-                    return
-                continue
+    def _drain(self, chunks: int = 16) -> None:
+        """What the pipe holds now, at most `chunks` reads (a callback of the loop: never blocks, and a process
+        that floods the channel can't hold the loop)."""
+        for _ in range(chunks):
             try:
                 chunk = os.read(self._read, 65536)
-            except BlockingIOError:
-                continue
-            except OSError:
+            except (BlockingIOError, InterruptedError):
                 return
-            if not chunk:  # every write end closed: the run and everything it started are done with it
-                if stopping:
-                    return
-                self._stop.wait(_POLL_S)
-                continue
+            except OSError:
+                self._stop_reading()
+                return
+            if not chunk:  # every write end closed
+                self._stop_reading()
+                return
             if len(self._data) < _MAX_BYTES:
                 self._data += chunk
+
+    def _stop_reading(self) -> None:
+        if self._loop is not None:
+            self._loop.remove_reader(self._read)

@@ -122,7 +122,7 @@ async def judged_run(command: str, cwd: Path, timeout_s: float, env: dict[str, s
         return await run_gate(command, cwd, timeout_s, env, sandbox, known_failing=failing_on(base))
 
     first = judge(await once(), base)
-    if first["passed"] or not _new(first, base):
+    if first["passed"] or not _new(first, base) or refusals(first, base):  # tampering is never run again
         return first
     again = judge(await once(), base)
     flaky = sorted(_new(first, base) - _new(again, base))

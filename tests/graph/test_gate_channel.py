@@ -142,3 +142,19 @@ async def test_code_that_prints_a_fake_jest_summary_is_refused(tmp_path: Path) -
     assert not result["passed"] and result.get("channel") == ["jest"], result["summary"]
     assert "jest summary: it says 6 passed, 6 total; the gate's channel heard 1 failed, 3 passed, 4 total" in (
         result.get("tampering") or []), result["summary"]
+
+
+@pytest.mark.heavy  # the same family by other means: keep the reporter from loading, rewrite a tracked file
+@pytest.mark.parametrize(("cheat", "named"), [
+    ({"pytest.ini": "[pytest]\naddopts = -p no:autobuild_gate_pytest\n",
+      "calc/__init__.py": PYTEST_CHEATS["rewrites the JUnit report at exit"]},
+     "lost ids: the base's run reported pytest"),
+    ({"calc/__init__.py": ("import pathlib\n\n"
+                           "pathlib.Path('tests/test_add.py').write_text('def test_add():\\n    pass\\n')\n")},
+     "tracked files: the run changed tests/test_add.py"),
+], ids=["reporter kept from loading", "a tracked test file rewritten by the run"])
+async def test_a_run_that_loses_the_channel_or_rewrites_a_tracked_file_is_refused(
+        tmp_path: Path, cheat: dict[str, str], named: str) -> None:
+    result = await judged(_pytest_repo(tmp_path), {**BROKEN, **cheat}, "python -m pytest -q")
+    assert not result["passed"], result["summary"]
+    assert any(finding.startswith(named) for finding in result.get("tampering") or []), result["summary"]
