@@ -60,6 +60,9 @@ class GateResult(TypedDict):
     load_errors: NotRequired[list[str]]  # failures that are a test file failing to load or build (no_baseline.py)
     not_a_baseline: NotRequired[str]  # a base run: why it is none, when a task repairs it (every test must pass)
     reads: NotRequired[dict[str, list[str]]]  # a base run's pytest tests -> the files each read (gate/reads.py)
+    tampering: NotRequired[list[str]]  # accounts of the run that disagree, "subject: what" (gate/crosscheck.py)
+    channel: NotRequired[list[str]]  # the runners the gate's channel heard in this run
+    tracked_changed: NotRequired[list[str] | None]  # tracked files the run changed (None: not a git worktree)
 
 
 class PackageGate(TypedDict):

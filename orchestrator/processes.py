@@ -78,9 +78,11 @@ def run(
 
 
 async def run_async(
-    args: Sequence[str], cwd: Path, timeout: float = 600.0, env: Mapping[str, str] | None = None
+    args: Sequence[str], cwd: Path, timeout: float = 600.0, env: Mapping[str, str] | None = None, *,
+    pass_fds: Sequence[int] = (),
 ) -> Completed:
-    """Run a command without blocking the event loop; timeout or cancellation kills its process group."""
+    """Run a command without blocking the event loop; timeout or cancellation kills its process group.
+    `pass_fds` are inherited by the command (the gate's channel)."""
     proc = await asyncio.create_subprocess_exec(
         *args,
         cwd=cwd,
@@ -89,6 +91,7 @@ async def run_async(
         stdin=asyncio.subprocess.DEVNULL,
         env=dict(env) if env is not None else None,
         start_new_session=True,
+        pass_fds=tuple(pass_fds),
     )
     reading = asyncio.ensure_future(proc.communicate())
     try:
@@ -126,11 +129,12 @@ set up again, at most this many times in all: the entries of concurrent agent se
 
 
 async def run_shell(command: str, cwd: Path, timeout: float, env: Mapping[str, str] | None = None,
-                    sandbox: Sandbox | None = None) -> Completed:
+                    sandbox: Sandbox | None = None, *, pass_fds: Sequence[int] = ()) -> Completed:
     """A user-supplied command line (a plan's `verify`, a `setup`), run by bash; under `sandbox` (when bwrap
-    runs here) it can only write there, and what the sandbox refused is named at the end of its output."""
+    runs here) it can only write there, and what the sandbox refused is named at the end of its output.
+    `pass_fds` are inherited by the command (bwrap passes them on)."""
     if sandbox is None or not await asyncio.to_thread(sandboxing.available):  # probes bwrap once: off the loop
-        return await run_async(["bash", "-c", command], cwd, timeout, env)
+        return await run_async(["bash", "-c", command], cwd, timeout, env, pass_fds=pass_fds)
     base = dict(os.environ) if env is None else dict(env)
     full = base | dict(sandbox.env)
     if "GOMODCACHE" in sandbox.env:  # go's module cache is read-only by default: `clean` could not remove it
@@ -139,7 +143,7 @@ async def run_shell(command: str, cwd: Path, timeout: float, env: Mapping[str, s
         full["PYTHONPATH"] = os.pathsep.join(filter(None, [full.get("PYTHONPATH", ""), target]))
     for _attempt in range(_SANDBOX_ATTEMPTS):
         wrapped = await asyncio.to_thread(sandboxing.wrap, ["bash", "-c", command], cwd, sandbox)  # makes folders
-        done = await run_async(wrapped, cwd, timeout, full)
+        done = await run_async(wrapped, cwd, timeout, full, pass_fds=pass_fds)
         if not await asyncio.to_thread(sandboxing.lost_tmp_entry, done.returncode, done.stdout, done.stderr):
             break
     refused = sandboxing.refusals(done.stdout + "\n" + done.stderr)

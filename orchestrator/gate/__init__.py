@@ -20,6 +20,10 @@ no_baseline.py: a base whose tests never ran (import, collection, build errors) 
 cache.py: gate runs remembered by tree, command, setup and environment, per repository.
 result.py: runs of the gate command and what they observed.
 instrument.py: test ids from runners the gate does not control, through their environment.
+channel.py: the gate's own pipe out of a run, where the runners' reporters write as tests end.
+summaries.py: every end-of-session summary a runner printed in a run's output.
+crosscheck.py: every account of a run must agree; what disagrees is tampering.
+tracked.py: which tracked files a run of the gate changed.
 runners/: what each runner family observed in one run, from its reports or its output.
 excerpt.py: where a failing test's own lines are in a run's output.
 judge.py: what a run means: can the command gate at all, and the verdict against the base.

@@ -58,7 +58,7 @@ READS, ROOT = "AUTOBUILD_PYTEST_READS", "AUTOBUILD_GATE_ROOT"
 """Where the gate's pytest plugin records the files each test read, and the tree they are named relative to (the
 shim's autobuild_gate_reads.py reads them by the same names)."""
 REPORTER_VARIABLES = ("PYTEST_ADDOPTS", "NODE_OPTIONS", "GOFLAGS", "AUTOBUILD_UNITTEST_REPORT", "PYTHONPATH",
-                      DEADLINE, READS, ROOT)
+                      DEADLINE, READS, ROOT, "AUTOBUILD_GATE_CHANNEL")
 """The variables the runners' reports depend on (PYTHONPATH: the unittest shim; an env's own `setenv` of it
 still wins in tox): an edit that clears them loses the base's passing ids."""
 

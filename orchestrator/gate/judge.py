@@ -11,6 +11,7 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 from orchestrator.facts import GateResult
+from orchestrator.gate.crosscheck import refusals, refused
 from orchestrator.gate.no_baseline import baseline
 from orchestrator.gate.result import BY_COUNTS, failing_on, last_lines, run_gate
 from orchestrator.sandbox import Sandbox
@@ -66,7 +67,12 @@ def unusable_base(base: GateResult, detected: bool = True, judge_by_counts: bool
 
 
 def judge(run: GateResult, base: GateResult | None) -> GateResult:
-    """The verdict on a task's (or a merge's) run, given the base's run of the same command."""
+    """The verdict on a task's (or a merge's) run, given the base's run of the same command: refused, named,
+    where its accounts disagree (gate/crosscheck.py: never judged by counts then)."""
+    return refused(run, tampering) if (tampering := refusals(run, base)) else _judged(run, base)
+
+
+def _judged(run: GateResult, base: GateResult | None) -> GateResult:
     base = baseline(base)  # a base whose tests never ran waives nothing
     if ran_none(run):
         verdict = run.copy()
@@ -119,7 +125,7 @@ async def judged_run(command: str, cwd: Path, timeout_s: float, env: dict[str, s
         return await run_gate(command, cwd, timeout_s, env, sandbox, known_failing=failing_on(base))
 
     first = judge(await once(), base)
-    if first["passed"] or not _new(first, base):
+    if first["passed"] or not _new(first, base) or refusals(first, base):  # tampering is never run again
         return first
     again = judge(await once(), base)
     flaky = sorted(_new(first, base) - _new(again, base))

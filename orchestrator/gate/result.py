@@ -15,11 +15,14 @@ from pathlib import Path
 
 from orchestrator.errors import InfrastructureError
 from orchestrator.facts import GateResult
+from orchestrator.gate import crosscheck, tracked
+from orchestrator.gate.channel import Channel, Received
 from orchestrator.gate.excerpt import failure_excerpts
 from orchestrator.gate.instrument import DEADLINE, STOPPED, Reports, instrument
 from orchestrator.gate.no_baseline import load_errors
 from orchestrator.gate.reads import pytest_reads
 from orchestrator.gate.runners import Observed, combine
+from orchestrator.gate.runners.channel_reports import channel_observed
 from orchestrator.gate.runners.ctest import ctest_junit, ctest_output
 from orchestrator.gate.runners.js import jest, mocha, vitest
 from orchestrator.gate.runners.js_report import js_reports
@@ -78,14 +81,17 @@ def no_gate(reason: str) -> GateResult:
                       skipped=None, runner=None, judged_by=BY_EXIT)
 
 
-def observe(output: str, reports: Reports, cwd: Path | None = None) -> Observed | None:
-    """Every runner's account of one run in `cwd` (a report the runner wrote first, else its own output lines)."""
+def observe(output: str, reports: Reports, cwd: Path | None = None,
+            heard: dict[str, Observed] | None = None) -> Observed | None:
+    """Every runner's account of one run in `cwd`: what the gate's channel `heard` first, else a report the
+    runner wrote, else its own output lines."""
+    heard = heard or {}
     reported = {one.runner: one for one in js_reports(reports.js, cwd or Path.cwd())}
     found = [
-        pytest_junit(reports.pytest_junit) or pytest_summary(output),
-        unittest_report(reports.unittest) or unittest_summary(output),
-        node_report(reports.node) or node_tap(output) or node_junit(reports.node_junit),
-        reported.get("jest") or jest(output), reported.get("vitest") or vitest(output),
+        heard.get("pytest") or pytest_junit(reports.pytest_junit) or pytest_summary(output),
+        heard.get("unittest") or unittest_report(reports.unittest) or unittest_summary(output),
+        heard.get("node --test") or node_report(reports.node) or node_tap(output) or node_junit(reports.node_junit),
+        heard.get("jest") or reported.get("jest") or jest(output), reported.get("vitest") or vitest(output),
         reported.get("mocha") or mocha(output), go_test(output), cargo_test(output),
         ctest_junit(reports.ctest) or ctest_output(output),
     ]
@@ -108,23 +114,11 @@ async def run_gate(command: str, cwd: Path, timeout_s: float, env: dict[str, str
     try:  # off the event loop
         tmp = scratch.name
         run_env, reports = await instrument(env, Path(tmp), cwd)
-        # One stream, in the order it was written: runners print a test's section header on one stream and its
-        # results on the other (cargo: "Running tests/x.rs" on stderr, "test y ... FAILED" on stdout).
-        for attempt in range(1, KILLED_TRIES + 1):
-            await asyncio.to_thread(_clear, reports)
-            run_env[DEADLINE] = f"{time.time() + timeout_s - min(15.0, timeout_s * 0.2):.1f}"
-            completed = await run_shell(f"exec 2>&1\n{command}", cwd, timeout_s, run_env,
-                                        sandbox.with_writable(Path(tmp)) if sandbox else None)
-            if STOPPED in completed.stdout[-2000:]:  # interrupted just before the timeout, its report written
-                completed = dataclasses.replace(completed, timed_out=True)
-            if (signal := killed_by(completed)) is None:
-                break
-            if attempt == KILLED_TRIES:  # never a verdict, never a baseline: what it printed is cut short
-                raise InfrastructureError(f"the gate `{command}` was killed by signal {signal} {KILLED_TRIES} times"
-                                          f" in a row (not a timeout: something on this machine killed it, such as"
-                                          f" the kernel's out-of-memory killer); its results don't count. Last"
-                                          f" output: {completed.tail(5)}")
-        seen = await asyncio.to_thread(observe, completed.stdout + "\n" + completed.stderr, reports, cwd)
+        box = sandbox.with_writable(Path(tmp)) if sandbox else None
+        completed, received, changed = await _run_unkilled(command, cwd, timeout_s, run_env, reports=reports,
+                                                           sandbox=box)
+        heard = channel_observed(received, cwd)
+        seen = await asyncio.to_thread(observe, completed.stdout + "\n" + completed.stderr, reports, cwd, heard)
         unloaded = load_errors(completed.stdout + "\n" + completed.stderr, seen.failing if seen else None)
         reads = await asyncio.to_thread(pytest_reads, reports.reads)
     finally:
@@ -154,10 +148,48 @@ async def run_gate(command: str, cwd: Path, timeout_s: float, env: dict[str, str
         failing=failing, new_failures=[], ran_classes=seen.ran if seen else None,
         tests_skipped=seen.skipped_count if seen else None, skipped=seen.skipped if seen else None,
         runner=seen.runner if seen else None, judged_by=judged_by, passing=seen.passing if seen else None,
-        skipped_ids=seen.skipped_ids if seen else [], xfailed=seen.xfailed if seen else [], load_errors=unloaded)
+        skipped_ids=seen.skipped_ids if seen else [], xfailed=seen.xfailed if seen else [],
+        tampering=crosscheck.check(received, completed.stdout + "\n" + completed.stderr,
+                                   None if completed.timed_out else completed.returncode, completed.timed_out, heard),
+        channel=list(heard), tracked_changed=changed, load_errors=unloaded)
     if reads:  # kept with `passing` (a base's run, the cache), dropped from a judged run's verdict
         result["reads"] = reads
     return result
+
+
+async def _run_unkilled(command: str, cwd: Path, timeout_s: float, run_env: dict[str, str], *, reports: Reports,
+                        sandbox: Sandbox | None) -> tuple[Completed, Received, list[str] | None]:
+    """The command's run, again when something on the machine killed it (not our timeout), at most KILLED_TRIES
+    times; one stream, in the order it was written: runners print a test's section header on one stream and its
+    results on the other (cargo: "Running tests/x.rs" on stderr, "test y ... FAILED" on stdout)."""
+    for attempt in range(1, KILLED_TRIES + 1):
+        await asyncio.to_thread(_clear, reports)
+        run_env[DEADLINE] = f"{time.time() + timeout_s - min(15.0, timeout_s * 0.2):.1f}"
+        completed, received, changed = await _run_heard(command, cwd, timeout_s, run_env, sandbox)
+        if STOPPED in completed.stdout[-2000:]:  # interrupted just before the timeout, its report written
+            completed = dataclasses.replace(completed, timed_out=True)
+        if (signal := killed_by(completed)) is None:
+            return completed, received, changed
+        if attempt == KILLED_TRIES:  # never a verdict, never a baseline: what it printed is cut short
+            raise InfrastructureError(f"the gate `{command}` was killed by signal {signal} {KILLED_TRIES} times"
+                                      f" in a row (not a timeout: something on this machine killed it, such as"
+                                      f" the kernel's out-of-memory killer); its results don't count. Last"
+                                      f" output: {completed.tail(5)}")
+    raise AssertionError("unreachable: the last attempt returns or raises")
+
+
+async def _run_heard(command: str, cwd: Path, timeout_s: float, env: dict[str, str],
+                     sandbox: Sandbox | None) -> tuple[Completed, Received, list[str] | None]:
+    """One run of the command with the gate's channel open (gate/channel.py), and the tracked files it changed."""
+    before = await tracked.snapshot(cwd)
+    channel = Channel()
+    channel.listen()
+    try:
+        completed = await run_shell(f"exec 2>&1\n{command}", cwd, timeout_s, env | channel.env, sandbox,
+                                    pass_fds=channel.fds)
+    finally:
+        received = await channel.close()
+    return completed, received, tracked.changed(before, await tracked.snapshot(cwd))
 
 
 def describe_base(base: GateResult) -> list[str]:

@@ -240,10 +240,12 @@ async def test_a_test_present_in_one_of_two_base_runs_is_unstable_not_held_again
     # Collected when no flag lies beside it, then a flag is left; the next run finds it and collects nothing.
     flip = ("import pathlib\n\nFLAG = pathlib.Path(__file__).with_name('flag')\nif FLAG.exists():\n    FLAG.unlink()\n"
             "else:\n    FLAG.touch()\n\n    def test_sometimes():\n        assert True\n")
-    repo = make_sample_repo(tmp_path / "repo", files={**PY_FILES, "tests/test_flip.py": flip},
+    files = {**PY_FILES, "tests/test_flip.py": flip, ".gitignore": "tests/flag\n"}
+    repo = make_sample_repo(tmp_path / "repo", files=files,
                             plan=plan(task("TASK-001"), verify="python -m pytest -q"))
-    # The task's tree happens to hold a flag: its run collects no test_sometimes, as the base's second run didn't.
-    agents = ScriptedAgents({"player": writes({"calc/div.py": "X = 1\n", "tests/flag": ""}), "coach": approve()})
+    # The flag is git-ignored: a tracked file a run deletes is tampering (gate/crosscheck.py), and what the agents
+    # leave outside git is removed before a gate run (gate/fresh_tree.py).
+    agents = ScriptedAgents({"player": writes({"calc/div.py": "X = 1\n"}), "coach": approve()})
     run = await Workflow(repo, agents).run(max_turns=1)
     assert run.status("TASK-001") == "approved", first_gate(run)["summary"]
     report = (repo / ".autobuild/runs/FEAT-001/AUTO-RUN.md").read_text()

@@ -10,6 +10,7 @@ js.py: jest, vitest and mocha from their own output.
 js_report.py: jest, vitest and mocha from the reports the preload shim adds to their runs.
 native.py: Go and Rust from their own output.
 ctest.py: CMake's ctest: its JUnit reports, else its console.
+channel_reports.py: pytest, unittest, node --test and jest from their sessions on the gate's channel.
 """
 
 from __future__ import annotations

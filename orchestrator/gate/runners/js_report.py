@@ -31,7 +31,7 @@ def js_reports(folder: Path, cwd: Path) -> list[Observed]:
         observed = found.setdefault(runner, Observed(runner))
         for suite in document.get("testResults") or []:
             if isinstance(suite, dict):
-                _read_suite(observed, suite, cwd)
+                read_suite(observed, suite, cwd)
     for observed in found.values():
         if observed.failing is not None:
             observed.failing.sort()
@@ -46,7 +46,7 @@ def _load(path: Path) -> dict[str, Any] | None:
     return document if isinstance(document, dict) else None
 
 
-def _read_suite(observed: Observed, suite: dict[str, Any], cwd: Path) -> None:
+def read_suite(observed: Observed, suite: dict[str, Any], cwd: Path) -> None:
     file = _relative(str(suite.get("name") or ""), cwd)
     tests = [test for test in suite.get("assertionResults") or [] if isinstance(test, dict)]
     if suite.get("status") == "failed" and not any(test.get("status") == "failed" for test in tests):

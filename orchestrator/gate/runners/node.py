@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import re
 from pathlib import Path
+from typing import Any
 
 from orchestrator.gate.runners import Observed
 
@@ -77,8 +78,14 @@ def node_report(path: Path) -> Observed | None:
             event = json.loads(line)
         except json.JSONDecodeError:
             continue
-        if isinstance(event, dict) and isinstance(event.get("path"), list):
+        if isinstance(event, dict):
             events.append(event)
+    return node_events(events)
+
+
+def node_events(records: list[dict[str, Any]]) -> Observed | None:
+    """The reporter's records (from its file or the gate's channel), children before their parent."""
+    events = [event for event in records if isinstance(event.get("path"), list)]
     if not events:
         return None
     observed = Observed("node --test")

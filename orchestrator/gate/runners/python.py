@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import re
 from pathlib import Path
+from typing import Any
 
 from orchestrator.gate.runners import Observed
 
@@ -24,12 +25,21 @@ def unittest_report(path: Path) -> Observed | None:
         lines = path.read_text(encoding="utf-8").splitlines()
     except OSError:
         return None
-    observed, started = Observed("unittest"), False
+    events = []
     for line in lines:
         try:
             event = json.loads(line)
         except json.JSONDecodeError:
             continue
+        if isinstance(event, dict):
+            events.append(event)
+    return unittest_events(events)
+
+
+def unittest_events(events: list[dict[str, Any]], started: bool = False) -> Observed | None:
+    """The shim's records (from its file or the gate's channel); None when no unittest run started."""
+    observed = Observed("unittest")
+    for event in events:
         outcome, test_id = event.get("outcome"), str(event.get("id") or "").removeprefix(_FAILED_IMPORT)
         if outcome == "run":
             started = True
@@ -37,7 +47,7 @@ def unittest_report(path: Path) -> Observed | None:
             observed.ok(test_id)
         elif outcome == "subtest-passed" and observed.passing is not None:
             observed.passing.append(test_id)
-        elif outcome in ("failed", "error"):
+        elif outcome in ("failed", "error", "unexpected"):
             observed.fail(test_id)
         elif outcome in ("skipped", "xfail"):
             observed.skip(test_id, str(event.get("reason") or ("expected failure" if outcome == "xfail" else "")),

@@ -7,6 +7,10 @@ deadline (AUTOBUILD_GATE_DEADLINE, seconds since the epoch) pytest is interrupte
 report of the tests that finished: a test that hangs leaves the others' results, and its own id unreported. It
 says so last (STOPPED), for the gate to call the run timed out.
 
+The first session in this process (not one a test starts inside it, as pytester's inline runs do) sends every
+report on the gate's channel as it happens (autobuild_channel.py): per test and phase, the id JUnit would give
+it, its outcome and the category pytest's own summary counts it in; its start and its end with pytest's exit
+status.
 Where the gate asks (AUTOBUILD_PYTEST_READS), it records which files each test read (autobuild_gate_reads.py):
 once per process, in the first session only (pytest's own tests start sessions inside a session)."""
 
@@ -21,11 +25,72 @@ import threading
 import time
 from typing import Any
 
+import autobuild_channel
 import pytest
 
 DEADLINE = "AUTOBUILD_GATE_DEADLINE"
 STOPPED = "autobuild: pytest interrupted at the gate's deadline"
 _fired = threading.Event()
+_reporting: list[Any] = []
+
+
+def _junit_names(nodeid: str) -> tuple[str, str]:
+    """(classname, name) as pytest's JUnit report writes them."""
+    try:
+        from _pytest.junitxml import mangle_test_address  # noqa: PLC0415 - pytest's own, as its report does
+
+        names = mangle_test_address(nodeid)
+    except Exception:  # noqa: BLE001 - an older or newer pytest: the node id as it is
+        names = [nodeid]
+    return ".".join(names[:-1]), names[-1]
+
+
+def _cut(text: str, prefix: str) -> str:
+    return text[len(prefix):] if text.startswith(prefix) else text
+
+
+def _reason(report: Any) -> str:
+    if hasattr(report, "wasxfail"):
+        return _cut(str(report.wasxfail), "reason: ")
+    longrepr = report.longrepr
+    if report.skipped and isinstance(longrepr, tuple) and len(longrepr) == 3:
+        return _cut(str(longrepr[2]), "Skipped: ")
+    return ""
+
+
+class _ChannelReporter:
+    """Every report of this process's first session, on the gate's channel as it happens."""
+
+    def __init__(self, config: Any) -> None:
+        self.config = config
+        self.session: autobuild_channel.Session | None = None
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_sessionstart(self, session: Any) -> None:
+        self.session = autobuild_channel.Session("pytest")
+
+    def _send(self, report: Any, phase: str) -> None:
+        if self.session is None:
+            return
+        try:
+            category = self.config.hook.pytest_report_teststatus(report=report, config=self.config)[0]
+        except Exception:  # noqa: BLE001 - a plugin's own status hook failing: the outcome still goes out
+            category = report.outcome
+        classname, name = _junit_names(report.nodeid)
+        self.session.test(id=report.nodeid, classname=classname, name=name, phase=phase, outcome=report.outcome,
+                          category=str(category or ""), xfail=hasattr(report, "wasxfail"), reason=_reason(report))
+
+    def pytest_collectreport(self, report: Any) -> None:
+        if report.failed or report.skipped:
+            self._send(report, "collect")
+
+    def pytest_runtest_logreport(self, report: Any) -> None:
+        self._send(report, report.when)
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_sessionfinish(self, session: Any, exitstatus: Any) -> None:
+        if self.session is not None:
+            self.session.end(int(exitstatus))
 
 
 def _interrupt() -> None:
@@ -37,6 +102,9 @@ def _interrupt() -> None:
 def pytest_configure(config: Any) -> None:
     config.option.maxfail = 0
     _record_reads(config)
+    if not _reporting:
+        _reporting.append(config)
+        config.pluginmanager.register(_ChannelReporter(config), "autobuild_channel")
     deadline = os.environ.get(DEADLINE, "")
     try:
         delay = float(deadline) - time.time()

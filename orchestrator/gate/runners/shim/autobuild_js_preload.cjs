@@ -38,6 +38,80 @@ function added(main) {
   return [];
 }
 
+// The gate's channel (gate/channel.py): taken by a runner's own process only (jest's, whose tests run in its
+// workers unless in band; a `node --test` run, whose test files run in processes of their own: not npm, not a
+// build script before them; vitest and mocha run tests in the process that would report, and have none yet), the variable removed before any project code loads;
+// node starts its children without the descriptor. Its reporters (this folder) write one JSON line per record.
+const CHANNEL = 'AUTOBUILD_GATE_CHANNEL';
+let sessions = 0;
+
+function takeChannel(runner) {
+  const raw = process.env[CHANNEL];
+  delete process.env[CHANNEL];
+  const fd = Number(raw);
+  try {
+    if (!raw || !Number.isInteger(fd) || !fs.fstatSync(fd).isFIFO()) return;
+  } catch {
+    return;
+  }
+  const open = (name) => {
+    sessions += 1;
+    const key = `${process.pid}-${sessions}`;
+    const send = (event, fields) => {
+      try {
+        fs.writeSync(fd, JSON.stringify({ s: key, runner: name, event, ...fields }) + '\n');
+      } catch {
+        // the channel is gone: the gate sees the session without its end
+      }
+    };
+    send('open', {});
+    return { test: (fields) => send('test', fields), end: (status) => send('end', { status }) };
+  };
+  Object.defineProperty(globalThis, Symbol.for('autobuild.gate.channel'), { value: { runner, open } });
+}
+
+function runnerOf(main) {
+  if (/\/jest(-cli)?\/bin\/jest\.js$|\/react-scripts\/scripts\/test\.js$/.test(main)) return 'jest';
+  if (process.execArgv.includes('--test') && !process.env.NODE_TEST_CONTEXT) return 'node --test';
+  return undefined;
+}
+
+// node starts its children without the descriptor: a process that is no runner (npm, yarn, pnpm running a script)
+// hands it on by the same number, so a runner its script starts still finds it.
+function handOn() {
+  const fd = Number(process.env[CHANNEL]);
+  try {
+    if (!Number.isInteger(fd) || fd < 3 || fd > 255 || !fs.fstatSync(fd).isFIFO()) return;
+  } catch {
+    return;
+  }
+  const childProcess = require('node:child_process');
+  const withChannel = (options) => {
+    const given = (options && options.stdio) || 'pipe';
+    const stdio = typeof given === 'string' ? [given, given, given] : [...given];
+    if (stdio[fd] !== undefined && stdio[fd] !== null) return options;
+    for (let index = stdio.length; index < fd; index += 1) stdio[index] = 'ignore';
+    stdio[fd] = fd;
+    return { ...options, stdio };
+  };
+  for (const name of ['spawn', 'spawnSync']) {
+    const original = childProcess[name];
+    childProcess[name] = function spawnWithChannel(command, args, options) {
+      if (Array.isArray(args)) return original.call(this, command, args, withChannel(options));
+      return original.call(this, command, withChannel(args));
+    };
+  }
+}
+
+if (process.env[CHANNEL]) {
+  const runner = runnerOf(started());
+  if (runner) takeChannel(runner);
+  else handOn();
+  const channel = globalThis[Symbol.for('autobuild.gate.channel')];
+  if (channel && runner === 'jest') channel.session = channel.open('jest'); // its results come at its end
+
+}
+
 // Once per run: mocha's bin may start `_mocha` again as its child, which inherits the arguments.
 if (reports && !process.env.AUTOBUILD_JS_REPORTING) {
   const extra = added(started());

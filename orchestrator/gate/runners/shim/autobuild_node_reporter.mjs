@@ -1,10 +1,15 @@
 // AutoBuild's gate: every node:test outcome as one JSON line, named by its file (relative to where the
 // runner started) and its suite path, so a passing test has the same id in the base's run and a task's.
-// Loaded through NODE_OPTIONS (--test-reporter) in the gate's own runs only.
+// Loaded through NODE_OPTIONS (--test-reporter) in the gate's own runs only. The same lines go on the gate's
+// channel as they happen (taken by autobuild_js_preload.cjs in this, the runner's parent process; the test files
+// run in child processes that have neither the channel nor its variable), between an `open` and an `end`.
 import { relative } from 'node:path';
 
 export default async function* autobuildReporter(source) {
+  const channel = globalThis[Symbol.for('autobuild.gate.channel')];
+  const session = channel && channel.runner === 'node --test' ? channel.open('node --test') : undefined;
   const stacks = new Map();
+  let failed = false;
   for await (const event of source) {
     const data = event.data ?? {};
     if (!['test:start', 'test:pass', 'test:fail'].includes(event.type)) continue;
@@ -27,6 +32,13 @@ export default async function* autobuildReporter(source) {
     const outcome = skipped ? 'skip' : todo ? 'todo' : event.type === 'test:pass' ? 'pass' : 'fail';
     const reason = typeof data.skip === 'string' ? data.skip : typeof data.todo === 'string' ? data.todo : '';
     const path = [...stack.slice(0, data.nesting).map((entry) => entry.name), name];
+    if (outcome === 'fail' && data.details?.type !== 'suite') failed = true;
+    if (session) { // what node's own summary counts it as: a suite is no test, a test its parent cancelled no failure
+      const suite = data.details?.type === 'suite';
+      const cancelled = data.details?.error?.failureType === 'cancelledByParent';
+      session.test({ outcome, file, path, parent, reason, suite, cancelled });
+    }
     yield JSON.stringify({ outcome, file, path, parent, reason }) + '\n';
   }
+  if (session) session.end(failed || process.exitCode ? 1 : 0);
 }

@@ -1,5 +1,7 @@
 """Put on PYTHONPATH by AutoBuild's gate: every unittest outcome, by test id, appended as a JSON line to the file
 named by AUTOBUILD_UNITTEST_REPORT (python -m unittest honours no option like PYTEST_ADDOPTS), and no fail-fast.
+Each outcome of a run goes on the gate's channel too (autobuild_channel.py), as it happens: a session per run of
+this process's tests (a run started inside another one, by a test, is not reported), ended with its verdict.
 Then the sitecustomize this one shadows (the interpreter's or the venv's own), if any, runs as it would have.
 Runs inside the user's interpreter (any Python 3): plain code, and nothing here may raise."""
 
@@ -14,12 +16,30 @@ import os
 import sys
 from typing import Any
 
+_running: list[Any] = []
+"""The result object whose run this process reports on the channel, and its session (one at a time)."""
 
-def _write(report: str, outcome: str, test: Any, reason: str = "") -> None:
+
+def _channel(result: Any, name: str, outcome: str, test_id: str, reason: str) -> None:
+    if name == "startTestRun" and not _running:
+        _running.extend([result, autobuild_channel.Session("unittest")])
+    elif _running and _running[0] is result:
+        if name == "stopTestRun":
+            _running.pop(1).end(0 if result.wasSuccessful() else 1)
+            _running.clear()
+        elif name != "startTestRun":
+            _running[1].test(outcome=outcome, id=test_id, reason=reason)
+
+
+def _write(report: str, outcome: str, test: Any, reason: str = "", *, result: Any = None, name: str = "") -> None:
     try:
         test_id = str(test.id()) if hasattr(test, "id") else str(test)
     except Exception:  # noqa: BLE001 - a test whose id() raises must not break the user's run
         test_id = str(test)
+    with contextlib.suppress(Exception):
+        _channel(result, name, outcome, test_id, reason)
+    if name in ("stopTestRun", "startTest"):  # on the channel only: what unittest's "Ran N tests" counts
+        return
     with contextlib.suppress(OSError), open(report, "a", encoding="utf-8") as out:
         out.write(json.dumps({"outcome": outcome, "id": test_id, "reason": reason}) + "\n")
 
@@ -34,26 +54,28 @@ def _record(report: str) -> None:
 
         def hooked(self: Any, *args: Any) -> Any:
             result = original(self, *args)
-            if name == "startTestRun":
-                _write(report, outcome, "")
+            if name in ("startTestRun", "stopTestRun"):
+                _write(report, outcome, "", result=self, name=name)
             elif name == "addSubTest":
                 test, sub, err = args
                 if err is None:  # by its id, not counted as a test (unittest counts the test, not its subTests)
-                    _write(report, "subtest-passed", sub)
+                    _write(report, "subtest-passed", sub, result=self, name=name)
                 else:
                     failure = getattr(test, "failureException", AssertionError)
-                    _write(report, "failed" if issubclass(err[0], failure) else "error", sub)
+                    _write(report, "failed" if issubclass(err[0], failure) else "error", sub, result=self,
+                           name=name)
             else:
-                _write(report, outcome, args[0], str(args[1]) if name == "addSkip" else "")
+                _write(report, outcome, args[0], str(args[1]) if name == "addSkip" else "", result=self, name=name)
             return result
 
         setattr(base, name, hooked)
 
     # No fail-fast (-f): the base's run and each task's see the same tests.
     base.failfast = property(lambda self: False, lambda self, value: None)
-    for name, outcome in (("startTestRun", "run"), ("addSuccess", "passed"), ("addFailure", "failed"),
-                          ("addError", "error"), ("addSkip", "skipped"), ("addExpectedFailure", "xfail"),
-                          ("addUnexpectedSuccess", "error"), ("addSubTest", "")):
+    for name, outcome in (("startTestRun", "run"), ("stopTestRun", "end"), ("startTest", "start"),
+                          ("addSuccess", "passed"), ("addFailure", "failed"), ("addError", "error"),
+                          ("addSkip", "skipped"), ("addExpectedFailure", "xfail"),
+                          ("addUnexpectedSuccess", "unexpected"), ("addSubTest", "")):
         hook(name, outcome)
 
 
@@ -82,6 +104,8 @@ class _PytestPlugin:
         spec = importlib.util.find_spec(name)
         if spec is not None and spec.loader is not None:
             inner = spec.loader
+            with contextlib.suppress(Exception):  # pytest is starting: before its plugins and conftests load
+                autobuild_channel.take()
 
             class Loader(importlib.abc.Loader):
                 def create_module(self, spec: Any) -> Any:
@@ -98,6 +122,11 @@ class _PytestPlugin:
 
 
 if os.environ.get("AUTOBUILD_UNITTEST_REPORT"):
+    with contextlib.suppress(Exception):
+        import autobuild_channel
+
+        if autobuild_channel.named_runner():  # started as a runner: the channel is taken before anything else
+            autobuild_channel.take()
     with contextlib.suppress(Exception):  # never break the user's interpreter: ids are then simply missing
         _record(os.environ["AUTOBUILD_UNITTEST_REPORT"])
     sys.meta_path.insert(0, _PytestPlugin())

@@ -1,0 +1,85 @@
+"""What each runner's sessions on the gate's channel (gate/channel.py) observed, with the ids its report would
+give: pytest's as its JUnit report names them (`classname::name`, a module that failed to collect by its
+module), unittest's and node's test runner's as their reporters' lines, jest's as its results document does."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from orchestrator.gate.channel import Received, Session
+from orchestrator.gate.runners import Observed
+from orchestrator.gate.runners.js_report import read_suite
+from orchestrator.gate.runners.junit import without_worktree as junit_classname
+from orchestrator.gate.runners.node import node_events
+from orchestrator.gate.runners.python import unittest_events
+
+RUNNERS = ("pytest", "unittest", "node --test", "jest")
+"""The runners whose reporters write on the channel."""
+
+
+def pytest_id(record: dict[str, Any]) -> str:
+    return "::".join(part for part in (junit_classname(str(record.get("classname") or "")),
+                                       str(record.get("name") or "")) if part)
+
+
+def pytest_sessions(sessions: list[Session]) -> Observed | None:
+    """pytest's reports test by test: a failure in any phase fails the test (an error in setup or teardown as
+    JUnit's <error>), a skip or an expected failure skips it, a passing call passes it; a rerun's earlier
+    reports don't count."""
+    if not sessions:
+        return None
+    observed = Observed("pytest")
+    for session in sessions:
+        outcomes: dict[str, list[dict[str, Any]]] = {}
+        for record in session.tests:
+            if record.get("outcome") != "rerun" and record.get("category") != "rerun":
+                outcomes.setdefault(pytest_id(record), []).append(record)
+        for test_id, records in outcomes.items():
+            classname = junit_classname(str(records[0].get("classname") or ""))
+            if any(record.get("outcome") == "failed" for record in records):
+                observed.fail(test_id)
+                observed.ran[-1] = classname or test_id
+            elif skipped := next((record for record in records if record.get("outcome") == "skipped"), None):
+                observed.skip(test_id, str(skipped.get("reason") or ""), xfail=bool(skipped.get("xfail")))
+            elif any(record.get("phase") == "call" for record in records):
+                observed.ok(test_id, classname or test_id)
+            # else: interrupted before its call ended (the gate's deadline), as JUnit's blank case: not judged
+    observed.ran = sorted(set(observed.ran))
+    if observed.failing is not None:
+        observed.failing.sort()
+    return observed
+
+
+def jest_sessions(sessions: list[Session], cwd: Path) -> Observed | None:
+    if not sessions:
+        return None
+    observed = Observed("jest")
+    for session in sessions:
+        suites: dict[str, dict[str, Any]] = {}
+        for record in session.tests:
+            name = str(record.get("file") or "")
+            suite = suites.setdefault(name, {"name": name, "status": "passed", "assertionResults": []})
+            if record.get("suite") == "failed":
+                suite["status"] = "failed"
+            else:
+                suite["assertionResults"].append(record)
+        for suite in suites.values():
+            read_suite(observed, suite, cwd)
+    if observed.failing is not None:
+        observed.failing.sort()
+    return observed
+
+
+def channel_observed(received: Received, cwd: Path) -> dict[str, Observed]:
+    """Each runner the channel heard from, by its sessions' records (a runner with a session of no tests ran
+    none: it is still heard, and passed nothing)."""
+    found: dict[str, Observed | None] = {
+        "pytest": pytest_sessions(received.of("pytest")),
+        "unittest": unittest_events([r for s in received.of("unittest") for r in s.tests], started=True)
+        if received.of("unittest") else None,
+        "node --test": (node_events([r for s in received.of("node --test") for r in s.tests])
+                        or Observed("node --test")) if received.of("node --test") else None,
+        "jest": jest_sessions(received.of("jest"), cwd),
+    }
+    return {runner: observed for runner, observed in found.items() if observed is not None}

@@ -1,0 +1,61 @@
+"""Which tracked files one run of the gate changed: the worktree's modified tracked files and their content's
+hashes, taken before and after the run (a file the run rewrote, deleted or restored shows as a difference). The
+base's run records its own, so a task's run that touches what the base's leaves alone is named
+(gate/crosscheck.py). Outside a git worktree there is nothing to compare (None)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from orchestrator.processes import run_async
+
+State = dict[str, str]
+"""A modified (or deleted) tracked file, by its path from the repository's top, and its content's hash."""
+_TIMEOUT_S = 120.0
+
+
+async def snapshot(cwd: Path) -> State | None:
+    """The tracked files that differ from HEAD in `cwd`'s worktree, each with its content's hash ("" when
+    deleted); None when `cwd` is no git worktree or git can't say."""
+    try:
+        top = await run_async(["git", "rev-parse", "--show-toplevel"], cwd, _TIMEOUT_S)
+        if not top.ok:
+            return None
+        root = Path(top.stdout.strip())
+        listed = await run_async(["git", "-c", "core.quotePath=false", "status", "--porcelain=v1", "-z",
+                                  "--untracked-files=no", "--ignore-submodules=all"], root, _TIMEOUT_S)
+    except OSError:
+        return None
+    if not listed.ok:
+        return None
+    paths = _paths(listed.stdout)
+    present = [path for path in paths if (root / path).is_file()]
+    hashes: list[str] = []
+    if present:
+        hashed = await run_async(["git", "hash-object", "--no-filters", "--", *present], root, _TIMEOUT_S)
+        if not hashed.ok:
+            return None
+        hashes = hashed.stdout.split()
+    state = dict.fromkeys(paths, "")
+    state.update(zip(present, hashes, strict=False))
+    return state
+
+
+def _paths(porcelain: str) -> list[str]:
+    """Paths of `git status --porcelain=v1 -z` (a rename's entry names its new path, then its old one)."""
+    paths: list[str] = []
+    entries = iter(porcelain.split("\0"))
+    for entry in entries:
+        if len(entry) < 4:
+            continue
+        paths.append(entry[3:])
+        if entry[0] in "RC":
+            paths.append(next(entries, ""))
+    return [path for path in paths if path]
+
+
+def changed(before: State | None, after: State | None) -> list[str] | None:
+    """The tracked files whose state differs after the run (None when either side is unknown)."""
+    if before is None or after is None:
+        return None
+    return sorted(path for path in set(before) | set(after) if before.get(path) != after.get(path))
