@@ -1,8 +1,8 @@
 """The tests are the spec, for one judged tree: what became of every test that passed on the commit it is judged
 against (gate/accounting.py), the base's versions of the test files it changed run on its code (gate/overlay.py),
 the tamper screen on what it added (gate/screen.py), tests inside code files (gate/inline_tests.py) and ids that
-shift (gate/shifted.py), folded into the one verdict the gate service returns; a monorepo's packages each judged
-the same way in their folders (gate/package_accounting.py)."""
+shift (gate/shifted.py), gathered as evidence of the one verdict the gate service returns (gate/verdict.py); a
+monorepo's packages each accounted the same way in their folders (gate/package_accounting.py)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from orchestrator.facts import Acceptance, GateResult, PackageGate, TestChange
+from orchestrator.facts import Acceptance, GateResult, Observation, PackageGate, TestChange
 from orchestrator.gate import (
     accounting,
     base_command,
@@ -21,6 +21,7 @@ from orchestrator.gate import (
     screen,
     shifted,
     test_files,
+    verdict,
 )
 from orchestrator.processes import Completed
 from orchestrator.repo.git import GitRepo
@@ -40,12 +41,12 @@ class SpecCheck:
     """(package, worktree, extra variables): a monorepo package's command in its folder, not remembered."""
     _overlaid: dict[tuple[str, str, str], dict[str, str]] = field(default_factory=dict)
 
-    async def judged(self, worktree: Path, command: str, result: GateResult, against: str,
-                     accepted: Sequence[Acceptance], *, unstable: Sequence[str] = ()) -> GateResult:
-        """`result` judged by what became of every test that passed on `against`'s tree."""
+    async def account(self, worktree: Path, command: str, result: Observation, against: str,
+                      accepted: Sequence[Acceptance], *, unstable: Sequence[str] = ()) -> verdict.Accounted | None:
+        """What became of every test that passed on `against`'s tree in `result` (None: no run of that tree)."""
         base = await self.tree_run(against, command, worktree)
         if base is None:
-            return result
+            return None
         base_files = await self.repo.files_at(against)
         diff, texts = await self._tree_diff(worktree, command, against, base_files,
                                             accounting.test_hosts(base, base_files))
@@ -55,15 +56,13 @@ class SpecCheck:
         screened, unverified = await self._screened(worktree, against, diff, texts)
         unverified += accounting.new_only_skipped(base, result)
         judged = accounting.accept([*changes, *screened], accepted, diff.test_files_changed)
-        case_diff = await self._case_diff(judged, against, diff, texts)
-        verdict = accounting.judged(result, judged, case_diff=case_diff)
-        verdict["unverified"] = unverified
-        return verdict
+        return verdict.Accounted(tuple([*changes, *screened]), tuple(diff.test_files_changed), tuple(unverified),
+                                 await self._case_diff(judged, against, diff, texts))
 
-    async def judged_packages(self, worktree: Path, command: str, result: GateResult, against: str, *,
-                              runs: Sequence[tuple[PackageGate, GateResult]],
-                              accepted: Sequence[Acceptance]) -> GateResult:
-        """A monorepo's `result` judged package by package as the top is judged: each package's run against its
+    async def account_packages(self, worktree: Path, command: str, against: str, *,
+                               runs: Sequence[tuple[PackageGate, GateResult]],
+                               accepted: Sequence[Acceptance]) -> verdict.Accounted:
+        """A monorepo's run accounted package by package as the top is: each package's run against its
         base run (ids and files relative to its folder, named back with its path), the base's versions of its
         changed test files run on the tree's code in its folder, and the tamper screen on every test file."""
         every = await self.repo.files_at(against)
@@ -86,9 +85,8 @@ class SpecCheck:
                            for entry in accounting.new_only_skipped(base, run)]
         screened, flagged = await self._screened(worktree, against, diff, texts)
         judged = accounting.accept([*changes, *screened], accepted, diff.test_files_changed)
-        verdict = accounting.judged(result, judged, case_diff=await self._case_diff(judged, against, diff, texts))
-        verdict["unverified"] = [*flagged, *unverified]
-        return verdict
+        return verdict.Accounted(tuple([*changes, *screened]), tuple(diff.test_files_changed),
+                                 (*flagged, *unverified), await self._case_diff(judged, against, diff, texts))
 
     async def _tree_diff(self, worktree: Path, command: str, against: str, base_files: Sequence[str],
                          hosts: frozenset[str] = frozenset()) -> tuple[accounting.TreeDiff, dict[str, str]]:
