@@ -117,8 +117,11 @@ def decide(evidence: Evidence) -> Verdict:
 
 
 def judged_run(evidence: Evidence) -> Observation:
-    """The run the verdict is on: the flaky re-run when there is one (a monorepo's: its combined run)."""
-    return evidence.again if evidence.again is not None and not evidence.packages else evidence.run
+    """The run the verdict is on: the flaky re-run when the first run called for one (a monorepo's: its combined
+    run)."""
+    if evidence.again is None or evidence.packages or evidence.run["command"] is None or not wants_again(evidence):
+        return evidence.run
+    return evidence.again
 
 
 def record(evidence: Evidence, verdict: Verdict | None = None) -> GateResult:
