@@ -8,6 +8,7 @@ import gc
 import importlib
 import importlib.metadata
 import os
+import re
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -280,9 +281,30 @@ def _settings(args: argparse.Namespace) -> Any:
         raise InputError(f"{args.command} continues a run; use `run --fresh` to start over")
     fields = set(RunSettings.model_fields) - {"repo", "interactive", "resume_only"}
     flags = {_FLAG_NAMES.get(name, name): value for name, value in vars(args).items()}
-    return load_settings(RunSettings, repo, **{name: value for name, value in flags.items() if name in fields},
-                         interactive=bool(args.interactive or (not args.autonomous and sys.stdin.isatty())),
-                         resume_only=args.command in ("resume", "answer"))
+    args.given_options = {name: value for name, value in flags.items() if value is not None}
+    kept = _kept_options(args, repo, flags)
+    try:
+        return load_settings(RunSettings, repo, **{name: value for name, value in flags.items() if name in fields},
+                             interactive=bool(args.interactive or (not args.autonomous and sys.stdin.isatty())),
+                             resume_only=args.command in ("resume", "answer"))
+    except InputError as exc:
+        if not kept:
+            raise
+        raise InputError(f"{exc}; {args.command} kept {', '.join(f'--{name.replace('_', '-')}' for name in kept)}"
+                         f" from the run's flags in .autobuild/runs/{args.target}/options.json: give the flag"
+                         " again to override it") from None
+
+
+def _kept_options(args: argparse.Namespace, repo: Path, flags: dict[str, Any]) -> list[str]:
+    """`resume` and `answer` keep the flags `run` was given, under their own (store/run_options.py): the names kept."""
+    if args.command == "run" or not re.fullmatch(r"[A-Za-z0-9_-]{1,64}", args.target or ""):
+        return []
+    from orchestrator.store import run_options
+
+    recorded = run_options.recorded(repo, args.target)
+    kept = [name for name in recorded if flags.get(name) is None]
+    flags.update({name: recorded[name] for name in kept})
+    return kept
 
 
 def _dispatch(args: argparse.Namespace) -> int:
@@ -301,6 +323,10 @@ def _dispatch(args: argparse.Namespace) -> int:
         _modules_loaded()
         return int(getattr(workers, function_name)(args, settings))
     settings = _settings(args)
+    if args.command in _RUN_COMMANDS and not args.dry_run:  # before the run's modules load (seconds)
+        from orchestrator.cli.preflight import refuse_early
+
+        refuse_early(settings)
     command: Callable[[argparse.Namespace, Any], int] = getattr(importlib.import_module(module_name), function_name)
     _modules_loaded()
     if args.command not in _TRACED:

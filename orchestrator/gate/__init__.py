@@ -27,6 +27,11 @@ accounting.py: every test that passed on the base must pass on the judged tree.
 test_files.py: which files are test code, test data, support modules and runner config.
 overlay.py: the base's test files put back over the task's code.
 screen.py: the tamper screen on what a task added to test code (skip, only, xfail markers).
+code_screen.py: the screen on code that knows it is judged, in the code files a task added or changed.
+code_tokens.py: what that screen looks for in every language, and tree-sitter's parsers.
+code_python.py: Python code that knows it is judged, read with `ast`.
+code_js.py: JavaScript and TypeScript code that knows it is judged, read with tree-sitter.
+code_native.py: Go and Rust code that knows it is judged, read with tree-sitter.
 shifted.py: test ids that shift when a case is dropped, and the diff that shows which case.
 per_package.py: a monorepo's gate, run per touched package.
 package_accounting.py: a monorepo's accounting, package by package.
@@ -39,6 +44,7 @@ from orchestrator.facts import GateResult, GateSetup, Observation
 from orchestrator.gate.accounting import describe as describe_test_change
 from orchestrator.gate.accounting import parse_name_status
 from orchestrator.gate.accounting import unaccepted as unaccepted_test_changes
+from orchestrator.gate.code_screen import hits as code_screen_hits
 from orchestrator.gate.detect import NO_GATE, GateChoice, choose_gate, detect_test_command
 from orchestrator.gate.environment import default_setup, gate_env, session_env
 from orchestrator.gate.hidden import FOLDER as HIDDEN_FOLDER
@@ -64,7 +70,7 @@ from orchestrator.gate.verdict import VERDICT_RULES, Evidence, Verdict, decide, 
 __all__ = ["BY_EXIT", "HIDDEN_FOLDER", "NODE_REPORTER", "NO_GATE", "RUNNER_SHIM", "SHIFTED_IDS_NOTE", "VERDICT_RULES",
            "Evidence", "GateChoice", "GateRequest", "GateResult", "GateRun", "GateSetup", "Gates", "HiddenTests",
            "Observation", "Observed", "Verdict", "cargo_test", "case_diff", "check_hidden_tests", "choose_gate",
-           "decide", "default_setup", "describe_base", "describe_test_change",
+           "code_screen_hits", "decide", "default_setup", "describe_base", "describe_test_change",
            "detect_test_command", "gate_document", "gate_env", "gate_lines", "go_test", "inline_tests_changed",
            "is_test_data", "is_test_file", "judge", "judged_run", "no_gate", "parse_name_status", "run_gate",
            "session_env", "submodule_changes", "submodule_refusal", "tests_not_run", "tests_only_skipped",

@@ -1,8 +1,9 @@
 """The tests are the spec, for one judged tree: what became of every test that passed on the commit it is judged
 against (gate/accounting.py), the base's versions of the test files it changed run on its code (gate/overlay.py),
-the tamper screen on what it added (gate/screen.py), tests inside code files (gate/inline_tests.py) and ids that
-shift (gate/shifted.py), gathered as evidence of the one verdict the gate service returns (gate/verdict.py); a
-monorepo's packages each accounted the same way in their folders (gate/package_accounting.py)."""
+the tamper screen on what it added (gate/screen.py) and on its code (gate/code_screen.py), tests inside code files
+(gate/inline_tests.py) and ids that shift (gate/shifted.py), gathered as evidence of the one verdict the gate
+service returns (gate/verdict.py); a monorepo's packages each accounted the same way in their folders
+(gate/package_accounting.py)."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ from orchestrator.facts import Acceptance, GateResult, Observation, PackageGate,
 from orchestrator.gate import (
     accounting,
     base_command,
+    code_screen,
     inline_tests,
     overlay,
     package_accounting,
@@ -55,9 +57,10 @@ class SpecCheck:
                                      unstable={*(base.get("unstable") or []), *unstable})
         screened, unverified = await self._screened(worktree, against, diff, texts)
         unverified += accounting.new_only_skipped(base, result)
-        judged = accounting.accept([*changes, *screened], accepted, diff.test_files_changed)
-        return verdict.Accounted(tuple([*changes, *screened]), tuple(diff.test_files_changed), tuple(unverified),
-                                 await self._case_diff(judged, against, diff, texts))
+        code = code_screen.changes(await code_screen.hits(self.repo, worktree, against, diff))
+        judged = accounting.accept([*changes, *screened, *code], accepted, diff.test_files_changed)
+        return verdict.Accounted(tuple([*changes, *screened, *code]), tuple(diff.test_files_changed),
+                                 tuple(unverified), await self._case_diff(judged, against, diff, texts))
 
     async def account_packages(self, worktree: Path, command: str, against: str, *,
                                runs: Sequence[tuple[PackageGate, GateResult]],
@@ -84,8 +87,9 @@ class SpecCheck:
             unverified += [entry.replace(": ", f": {folder}::", 1) if folder != "." else entry
                            for entry in accounting.new_only_skipped(base, run)]
         screened, flagged = await self._screened(worktree, against, diff, texts)
-        judged = accounting.accept([*changes, *screened], accepted, diff.test_files_changed)
-        return verdict.Accounted(tuple([*changes, *screened]), tuple(diff.test_files_changed),
+        code = code_screen.changes(await code_screen.hits(self.repo, worktree, against, diff))
+        judged = accounting.accept([*changes, *screened, *code], accepted, diff.test_files_changed)
+        return verdict.Accounted(tuple([*changes, *screened, *code]), tuple(diff.test_files_changed),
                                  (*flagged, *unverified), await self._case_diff(judged, against, diff, texts))
 
     async def _tree_diff(self, worktree: Path, command: str, against: str, base_files: Sequence[str],

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import cast
 
 from orchestrator.facts import Acceptance, GateResult, Observation, TestChange
-from orchestrator.gate import accounting, hidden, shifted
+from orchestrator.gate import accounting, code_screen, hidden, shifted
 from orchestrator.gate.observed import BY_COUNTS, BY_EXIT, green, ran_none, unusable
 
 VERDICT_RULES = "1"
@@ -222,7 +222,8 @@ def _against_base(run: Observation, base: Observation | None) -> GateResult:
 def _accounted(run: GateResult, found: Accounted, accepted: tuple[Acceptance, ...]) -> GateResult:
     """The run with its accounting: failed, naming them, when a base test's change is not accepted (a failing
     base test is the run's own failure, judged against the base)."""
-    changes = accounting.accept(found.changes, accepted, found.test_files_changed)
+    judged = accounting.accept(found.changes, accepted, found.test_files_changed)
+    changes = [change for change in judged if change["fate"] != code_screen.FATE]
     verdict = run.copy()
     verdict["test_changes"] = changes
     open_changes = [change for change in accounting.unaccepted(changes) if change["fate"] != "failing"]
@@ -238,6 +239,30 @@ def _accounted(run: GateResult, found: Accounted, accepted: tuple[Acceptance, ..
                              f" coach must accept the change in test_changes_accepted, naming the requirement"
                              f" it serves):\n{listing}{cases}\n\n{run['output']}")
     verdict["unverified"] = list(found.unverified)
+    return _code_screened(verdict, [change for change in judged if change["fate"] == code_screen.FATE])
+
+
+def _code_screened(verdict: GateResult, hits: list[TestChange]) -> GateResult:
+    """The verdict with the code screen's hits (gate/code_screen.py) among its test changes: refused naming each
+    one the coach did not accept; an accepted one leaves the approval unverified."""
+    if not hits:
+        return verdict
+    verdict = verdict.copy()
+    verdict["test_changes"] = [*(verdict.get("test_changes") or []), *hits]
+    verdict["unverified"] = [*(verdict.get("unverified") or []),
+                             *(accounting.describe(change) for change in hits if change["accepted"])]
+    open_hits = [change for change in hits if change["accepted"] is None]
+    if open_hits:
+        verdict["passed"] = False
+        named = "; ".join(f"{change['test']}: {change['detail']}" for change in open_hits[:5])
+        more = f" (and {len(open_hits) - 5} more)" if len(open_hits) > 5 else ""
+        verdict["summary"] = (f"{verdict['summary']}; {len(open_hits)} place(s) in the code the task wrote know"
+                              f" they are tested, and the coach did not accept it: {named}{more}")
+        listing = "\n".join(f"- {change['test']}: {change['detail']}" for change in open_hits[:50])
+        verdict["output"] = (f"Code the task wrote that behaves differently under a test runner, touches the runner"
+                             f" or its output, or answers a comparison without reading it (remove it, or the coach"
+                             f" must accept its file in test_changes_accepted, naming the requirement it serves;"
+                             f" the approval is then unverified):\n{listing}\n\n{verdict['output']}")
     return verdict
 
 

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import io
+from typing import Any
 
+import pytest
 from rich.console import Console
 
 from orchestrator.views.live_view import TaskBoard
@@ -83,7 +85,7 @@ def test_a_watcher_sees_what_the_coach_ran_and_why_it_decided() -> None:
               "rationale": "1 test fails: add() subtracts\nmore detail",
               "feedback_items": [{"file": "calc.py", "line": 3, "issue": "returns a - b"}]})
     text = out.getvalue()
-    assert "T1 turn 1 coach → Bash: python -m pytest -q" in text
+    assert "T1 turn 1 coach running `python -m pytest -q`" in text
     assert "coach decision: feedback (1 test fails: add() subtracts)" in text
     assert "more detail" not in text and "- calc.py:3: returns a - b" in text
 
@@ -99,3 +101,24 @@ def test_the_board_shows_the_gate_and_a_usage_limit_pause() -> None:
     assert "‖ paused" in shown, "a running task shows the pause as its state"
     board.update({"event": "usage_limit_over"}, 3.0)
     assert "PAUSED" not in _shown(board, 4.0)
+
+
+@pytest.mark.parametrize("event", [
+    {"event": "gate", "task": "TASK-001", "turn": None, "passed": True, "summary": "ok"},
+    {"event": "tool", "task": "TASK-001", "role": "player", "tool": "Bash"},
+    {"event": "player_start", "task": "TASK-001"},
+    {"event": "session_end", "task": "TASK-001", "turn": None, "role": "coach", "status": "success"},
+])
+def test_an_event_outside_a_turn_says_no_turn_none(event: dict[str, Any]) -> None:
+    line = Progress.describe(event)
+    assert line is not None and "None" not in line and line.startswith("TASK-001")
+    assert "turn 2" in str(Progress.describe({**event, "turn": 2}))
+
+
+def test_piped_tool_lines_say_what_the_agent_does_not_our_tool_names() -> None:
+    line = Progress.describe({"event": "tool", "task": "TASK-001", "turn": 1, "role": "player",
+                              "tool": "mcp__autobuild__report_progress"})
+    assert line is not None and "mcp__" not in line and line.startswith("TASK-001 turn 1 player "), line
+    bash = Progress.describe({"event": "tool", "task": "TASK-001", "turn": 1, "role": "coach", "tool": "Bash",
+                              "detail": "python -m pytest -q"})
+    assert bash == "TASK-001 turn 1 coach running `python -m pytest -q`"
