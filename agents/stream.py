@@ -37,6 +37,7 @@ class QuestionSource(Protocol):
     pending: dict[str, Any] | None
 
 
+_APPEND = os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC
 _FOLDER = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 
 
@@ -89,8 +90,11 @@ class Transcript:
             payload.update(dataclasses.asdict(message))
         else:
             payload["repr"] = repr(message)
-        fd = os.open(self.path.name, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644,
-                     dir_fd=self._folder)
+        fd = os.open(self.path.name, _APPEND, 0o644, dir_fd=self._folder)
+        if os.fstat(fd).st_nlink > 1:  # a hard link planted at its name (we never make one): a file of our own
+            os.close(fd)
+            os.unlink(self.path.name, dir_fd=self._folder)
+            fd = os.open(self.path.name, _APPEND | os.O_EXCL, 0o644, dir_fd=self._folder)
         with os.fdopen(fd, "a", encoding="utf-8") as out:
             out.write(json.dumps(payload, default=str) + "\n")
 

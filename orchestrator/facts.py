@@ -57,6 +57,8 @@ class Observation(TypedDict):
     test_changes: NotRequired[list[TestChange]]  # base tests that don't pass here, and what became of them
     unverified: NotRequired[list[str]]  # new tests the gate only skipped, or whose code the tamper screen flags
     unstable: NotRequired[list[str]]  # a base run's tests present in only one of its two runs: not accounted
+    load_errors: NotRequired[list[str]]  # failures that are a test file failing to load or build (no_baseline.py)
+    not_a_baseline: NotRequired[str]  # a base run: why it is none, when a task repairs it (every test must pass)
 
 
 class GateResult(Observation):

@@ -1,7 +1,9 @@
 """The command line, thin over the typed core: the parser and dispatch, and one module per command family.
 
 main.py: the parser and dispatch only, with the exit codes of DESIGN §5.
+ids.py: the ids on a command line checked before anything reads or writes.
 run.py: `run`, `resume` and `answer`: the run itself under the repository's lock.
+disk_full.py: a full disk, however a run met it, as the one line it ends with (`resume` named).
 dry_run.py: `run --dry-run`: the tasks a command would run, their expected turns and cost, the gate.
 ask.py: questions at the terminal, asked as soon as an agent asks them.
 as_found.py: exit 2 leaves the repository and the store as they were found.

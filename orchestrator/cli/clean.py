@@ -10,7 +10,7 @@ from pathlib import Path
 
 from orchestrator.cli import output
 from orchestrator.cli.read import repo_and_db
-from orchestrator.plan.model import check_id
+from orchestrator.plan.ids import check_id
 from orchestrator.repo.git import GitRepo
 from orchestrator.repo.lock import repo_lock
 from orchestrator.settings import Settings

@@ -65,6 +65,9 @@ def _add_run_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--judge-by-counts", action="store_true", default=None,
                         help="on a red base whose failing tests the runner doesn't name, judge tasks by the number"
                              " of failures (weaker: a fix plus a break looks unchanged; every report says so)")
+    parser.add_argument("--repair-base", action="store_true", default=None,
+                        help="the run repairs a base whose tests never ran (import, collection or build errors):"
+                             " don't refuse it, and judge every task by all the gate's tests passing")
     parser.add_argument("--setup", default=None, metavar="CMD",
                         help="prepare each new worktree (e.g. 'npm ci'); 'none' for nothing (default: the plan's"
                              " setup, else reuse the main checkout's .venv / node_modules)")
@@ -160,7 +163,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_common(plan, db=False)
     doctor = commands.add_parser("doctor", help="check the CLI, credentials, git, the DB and the model endpoint")
     doctor.add_argument("--offline", action="store_true",
-                        help="skip the live model call that checks the credentials really work")
+                        help="ask nothing over the network: no models listing, no tracing endpoint, no live model call")
     _add_common(doctor)
     validate = commands.add_parser("validate", help="validate a feature plan")
     validate.add_argument("feature", nargs="?", default="")
@@ -228,6 +231,8 @@ def _add_landing_commands(commands: argparse._SubParsersAction[_Parser]) -> None
     land.add_argument("--partial", action="store_true", help="land the approved tasks even if others are not")
     land.add_argument("--verify", default=None, metavar="CMD",
                       help="check the merged result with CMD instead of the run's gate; 'none' lands it unchecked")
+    land.add_argument("--accept-unverified", action="store_true",
+                      help="land approved tasks the gate could not verify too (listed first; refused without it)")
     discard = commands.add_parser("discard", help="remove the feature's worktrees and branches (a backup ref is kept)")
     pull_request = commands.add_parser("pr", help="push the feature branch to the repo's remote and open a pull"
                                                   " request with `gh` (else print where to open it); refused as"
@@ -312,6 +317,9 @@ def _dispatch(args: argparse.Namespace) -> int:
         from orchestrator.cli.completion import completion_command
 
         return completion_command(args, build_parser())
+    from orchestrator.cli.ids import check_id_arguments
+
+    check_id_arguments(args)
     module_name, _, function_name = _COMMANDS[args.command].partition(":")
     if args.command in ("serve", "submit") or getattr(args, "server", None):  # the workers: no local repo or DB
         from orchestrator.cli import workers

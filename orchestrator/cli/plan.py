@@ -13,7 +13,8 @@ from orchestrator.cli.next_steps import after_plan
 from orchestrator.cli.preflight import require_credentials
 from orchestrator.errors import EXIT_FAILED, EXIT_OK, InputError
 from orchestrator.gate import check_hidden_tests, choose_gate, gate_document, gate_lines
-from orchestrator.plan.model import check_id, load_named_plan, plan_path
+from orchestrator.plan.ids import check_id
+from orchestrator.plan.model import load_named_plan, plan_path
 from orchestrator.repo.git import GitRepo
 from orchestrator.repo.lock import repo_lock
 from orchestrator.settings import Settings

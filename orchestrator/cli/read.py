@@ -9,7 +9,8 @@ from typing import Any
 from orchestrator.cli import output
 from orchestrator.errors import InputError
 from orchestrator.facts import accepted_summary
-from orchestrator.plan.model import check_id, load_plan
+from orchestrator.plan.ids import check_id
+from orchestrator.plan.model import load_plan
 from orchestrator.settings import Settings
 from orchestrator.store import inspection, pause, receipts
 from orchestrator.store.checkpoints import CheckpointStore
@@ -61,6 +62,12 @@ def history(args: argparse.Namespace, settings: Settings) -> int:
         f"{' ' + r['decision'] if r['decision'] else ''}" for r in rows))
 
 
+def feedback_line(item: dict[str, Any]) -> str:
+    """A coach's feedback item as `file:line: issue`, with no bare `:` where it names no place."""
+    where = f"{item.get('file') or ''}{':' + str(item['line']) if item.get('line') else ''}"
+    return f"{where + ': ' if where else ''}{item.get('issue')}"
+
+
 def show(args: argparse.Namespace, settings: Settings) -> int:
     repo, db = repo_and_db(settings, args.feature)
     plan = inspection.replanned(db, load_plan(repo, args.feature))  # with the tasks replans added
@@ -98,7 +105,7 @@ def _task_text(data: dict[str, Any]) -> str:
         if coach:
             lines.append(f"  coach: {coach.get('decision')}: {coach.get('rationale')}")
             for item in coach.get("feedback_items") or []:
-                lines.append(f"    - {item.get('file') or ''}:{item.get('line') or ''} {item.get('issue')}")
+                lines.append(f"    - {feedback_line(item)}")
         lines.extend(f"  contract violation: {v}" for v in turn["violations"])
     final = data.get("final")
     if final:

@@ -20,14 +20,23 @@ from orchestrator import jsonout
 from orchestrator.cli import next_steps, output
 from orchestrator.cli.as_found import AsFound
 from orchestrator.cli.ask import NO_ANSWER, QuestionDesk
+from orchestrator.cli.disk_full import full_disk, full_disk_line
 from orchestrator.cli.dry_run import dry_run, listed
 from orchestrator.cli.messages import notice
 from orchestrator.cli.preflight import require_credentials
-from orchestrator.errors import EXIT_INTERRUPTED, EXIT_QUESTION, EXIT_USAGE_LIMIT, InputError, RunLockedError
+from orchestrator.errors import (
+    EXIT_FAILED,
+    EXIT_INTERRUPTED,
+    EXIT_QUESTION,
+    EXIT_USAGE_LIMIT,
+    AutobuildError,
+    InputError,
+    RunLockedError,
+)
 from orchestrator.events import EventSink, event_dict
 from orchestrator.facts import settled
 from orchestrator.graph import rerun, runner
-from orchestrator.landing import journal
+from orchestrator.landing import journal, unverified
 from orchestrator.repo.git import GitRepo
 from orchestrator.repo.lock import repo_lock
 from orchestrator.settings import RunSettings, environment
@@ -127,10 +136,9 @@ def run_command(args: argparse.Namespace, settings: RunSettings) -> int:
     again = rerun.planned_rerun(run_plan)
     if again and not settings.json_output:  # said before anything runs (`--json`: the `resume` event says it)
         print(f"{run_plan.thread_id}: running {listed(again)}; the other tasks keep their latest results", flush=True)
-    try:
-        summary = _run_locked(run_plan, command, answer, getattr(args, "given_options", {}))
-    except (KeyboardInterrupt, asyncio.CancelledError):
-        return _interrupted(run_plan)
+    summary = _run_or_stop(run_plan, command, answer, getattr(args, "given_options", {}))
+    if isinstance(summary, int):
+        return summary
     if summary.interrupted:
         return _interrupted(run_plan)
     exit_code = EXIT_QUESTION if summary.pending_questions else summary.exit_code
@@ -145,20 +153,21 @@ def run_command(args: argparse.Namespace, settings: RunSettings) -> int:
     if summary.pending_questions:
         return _paused(summary, run_plan)
     for task_id, why in summary.held.items():
-        print(f"{task_id} did not finish: {visible(why)}", file=sys.stderr)
+        output.say(f"{task_id} did not finish: {visible(why)}", sys.stderr)
     render_table(summary.results, summary.order, spent=summary.spent)
     print(f"branch:      {summary.branch}")
     print(f"checkpoints: {summary.store} (thread {summary.thread_id})")
     print(f"reports:     {summary.report}")
     if summary.already_finished:
-        print(_finished_hint(summary, run_plan))
+        output.say(_finished_hint(summary, run_plan))
     if summary.held:
         if summary.usage_limited:
-            print(f"stopped: a usage limit outlasted --max-wait {settings.max_wait:.0f}s; finished work is kept",
-                  file=sys.stderr)
+            output.say(f"stopped: a usage limit outlasted --max-wait {settings.max_wait:.0f}s; finished work is kept",
+                       sys.stderr)
         print(f"resume with: {_resume_command(run_plan)}")
     else:
-        print("\n".join(next_steps.after_run(run_plan.plan.id, summary.results, summary.order, settings.repo)))
+        output.say("\n".join([*next_steps.after_run(run_plan.plan.id, summary.results, summary.order, settings.repo),
+                              *unverified.last_line(summary.results, run_plan.plan.id)]))
     return exit_code
 
 
@@ -186,6 +195,19 @@ def _finished_hint(summary: runner.RunSummary, run_plan: runner.RunPlan) -> str:
             f" show {feature} {person[0]}{where}`, then `autobuild resume {feature} {' '.join(person)}{where}` runs"
             f" {'them' if len(person) > 1 else 'it'} again, dependents too (`run {feature} --fresh` starts the whole"
             " feature over)")
+
+
+def _run_or_stop(run_plan: runner.RunPlan, command: str, answer: tuple[str, str] | None,
+                 given: dict[str, Any]) -> runner.RunSummary | int:
+    """The run's summary, or the exit code it stopped with: interrupted, or a full disk (one line, exit 1)."""
+    try:
+        return _run_locked(run_plan, command, answer, given)
+    except (KeyboardInterrupt, asyncio.CancelledError):
+        return _interrupted(run_plan)
+    except (OSError, AutobuildError) as exc:
+        if (full := full_disk(exc)) is None:
+            raise
+        return _stopped(run_plan, full_disk_line(full, run_plan.settings.repo, _resume_command(run_plan)))
 
 
 def _run_locked(run_plan: runner.RunPlan, command: str, answer: tuple[str, str] | None,
@@ -253,6 +275,14 @@ def _interrupted(run_plan: runner.RunPlan) -> int:
         output.print_json({"error": message, "exit_code": EXIT_INTERRUPTED})
     print(f"\n{message}", file=sys.stderr)
     return EXIT_INTERRUPTED
+
+
+def _stopped(run_plan: runner.RunPlan, message: str) -> int:
+    """The run stopped on its machine's account (a full disk): one line, exit 1, `resume` named in it."""
+    if run_plan.settings.json_output:
+        output.print_json({"error": message, "exit_code": EXIT_FAILED})
+    print(f"error: {message}", file=sys.stderr)
+    return EXIT_FAILED
 
 
 def _resume_command(run_plan: runner.RunPlan) -> str:

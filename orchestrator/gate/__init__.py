@@ -12,8 +12,11 @@ base_command.py: the command as the base defines it: a task's edit to its script
 environment.py: the repo's own environment for the gate, setup and the agents' test runs.
 pyenv.py: where the repo's Python environment reaches into the main checkout.
 node_modules.py: a worktree's own `node_modules`, workspace packages linked to its code.
+generated.py: the version file an install generated, copied into worktrees when the build config names it.
 submodules.py: submodules in a run's worktrees, and a task's changes inside one found and undone.
 baseline.py: the gate checked on the base before any money is spent.
+fresh_tree.py: what agents left in a worktree outside git is removed before a gate run there.
+no_baseline.py: a base whose tests never ran (import, collection, build errors) is no baseline.
 cache.py: gate runs remembered by tree, command, setup and environment, per repository.
 result.py: runs of the gate command and what they observed.
 observed.py: what one run shows on its own: judged by ids, counts or exit status; ran no test; can't run.
@@ -26,12 +29,14 @@ spec_check.py: the tests are the spec: what became of every base test on the jud
 accounting.py: every test that passed on the base must pass on the judged tree.
 test_files.py: which files are test code, test data, support modules and runner config.
 overlay.py: the base's test files put back over the task's code.
+new_tests.py: a task's new tests run on the base's code: a feature's or fix's must be able to fail there.
 screen.py: the tamper screen on what a task added to test code (skip, only, xfail markers).
 code_screen.py: the screen on code that knows it is judged, in the code files a task added or changed.
 code_tokens.py: what that screen looks for in every language, and tree-sitter's parsers.
 code_python.py: Python code that knows it is judged, read with `ast`.
 code_js.py: JavaScript and TypeScript code that knows it is judged, read with tree-sitter.
 code_native.py: Go and Rust code that knows it is judged, read with tree-sitter.
+vacuous.py: assertions that can't fail or never run, per runner, for the tamper screen.
 shifted.py: test ids that shift when a case is dropped, and the diff that shows which case.
 per_package.py: a monorepo's gate, run per touched package.
 package_accounting.py: a monorepo's accounting, package by package.

@@ -14,8 +14,11 @@ from orchestrator.errors import GateUnusableError
 from orchestrator.facts import GateResult, GateSetup, PackageGate
 from orchestrator.gate.detect import NO_GATE, GateChoice, choose_gate
 from orchestrator.gate.environment import default_setup, gate_env
+from orchestrator.gate.generated import copy_generated
 from orchestrator.gate.judge import unusable_base
+from orchestrator.gate.no_baseline import no_baseline, refusal
 from orchestrator.gate.node_modules import own_node_modules
+from orchestrator.gate.observed import unusable
 from orchestrator.gate.per_package import combine, run_package
 from orchestrator.gate.result import run_gate
 from orchestrator.gate.submodules import init_submodules
@@ -32,9 +35,10 @@ def choose_setup(root: Path, plan_setup: str | None, override: str | None, packa
 
 async def check_gate(repo: GitRepo, feature_id: str, base_sha: str, *, plan_verify: str | None,
                      plan_setup: str | None, verify: str | None, setup: str | None, timeout_s: float,
-                     judge_by_counts: bool = False, choice: GateChoice | None = None) -> GateSetup:
+                     judge_by_counts: bool = False, choice: GateChoice | None = None,
+                     repairs_base: bool = False) -> GateSetup:
     """Decide the run's gate (unless the caller already did: `choice`) and run it once on `base_sha`; raise
-    GateUnusableError when it can't gate."""
+    GateUnusableError when it can't gate, or when the base's tests never ran unless a task `repairs_base`."""
     if choice is None:  # reading the repo's files (and asking its python for pytest) must not block the loop
         choice = await asyncio.to_thread(choose_gate, repo.root, plan_verify, verify)
     setup_command = await asyncio.to_thread(choose_setup, repo.root, plan_setup, setup,
@@ -47,6 +51,7 @@ async def check_gate(repo: GitRepo, feature_id: str, base_sha: str, *, plan_veri
     try:
         notes = await init_submodules(repo, worktree)  # named when the base can't run: a likely cause
         await own_node_modules(repo, worktree)
+        await copy_generated(repo, worktree)  # a version file the install generated, named by the build config
         env = await asyncio.to_thread(gate_env, repo.root, worktree)
         if setup_command:
             done = await run_shell(setup_command, worktree, timeout_s, env, sandbox.for_worktree(worktree))
@@ -56,11 +61,13 @@ async def check_gate(repo: GitRepo, feature_id: str, base_sha: str, *, plan_veri
                                         f" no agent was started{_noted(notes)}\n{done.tail(20)}", why)
         if choice.packages:
             decided["packages"] = await _package_bases(choice, repo.root, worktree, base_sha, timeout_s=timeout_s,
-                                                       notes=notes, judge_by_counts=judge_by_counts)
+                                                       notes=notes, judge_by_counts=judge_by_counts,
+                                                       repairs_base=repairs_base)
             base = combine([(p["path"], p["base"]) for p in decided["packages"] if p["base"]], choice.command)
         else:
             base = await run_gate(choice.command, worktree, timeout_s, env, sandbox.for_worktree(worktree))
-            _refuse(choice.describe(), base, choice.detected, base_sha, notes, judge_by_counts=judge_by_counts)
+            _refuse(choice.describe(), base, choice.detected, base_sha, notes, judge_by_counts=judge_by_counts,
+                    repairs_base=repairs_base, worktree=worktree)
             if base.get("passing") is not None:  # a second run: tests that come and go are not held against tasks
                 again = await run_gate(choice.command, worktree, timeout_s, env, sandbox.for_worktree(worktree))
                 base["unstable"] = unstable(base, again)
@@ -87,7 +94,14 @@ def _noted(notes: list[str]) -> str:
 
 
 def _refuse(gate: str, base: GateResult, detected: bool, base_sha: str, notes: list[str], *,
-            judge_by_counts: bool) -> None:
+            judge_by_counts: bool, repairs_base: bool, worktree: Path) -> None:
+    reason = unusable(base)
+    if reason is None and (cause := no_baseline(base, worktree)) is not None:
+        if repairs_base:  # a task repairs it: no failure is waived as "already failing on the base"
+            base["not_a_baseline"] = cause
+            return
+        raise GateUnusableError(f"the gate {gate} is no baseline on the base ({base_sha[:10]}): {refusal(cause)};"
+                                f" no agent was started{_noted(notes)}\n{base['output']}", cause)
     reason = unusable_base(base, detected=detected, judge_by_counts=judge_by_counts)
     if reason is None and notes and not base["passed"] and not base["tests_passed"]:
         # A red base that passes nothing is a fact, but not when a submodule its tests need is missing here:
@@ -101,12 +115,13 @@ def _refuse(gate: str, base: GateResult, detected: bool, base_sha: str, notes: l
 
 
 async def _package_bases(choice: GateChoice, root: Path, worktree: Path, base_sha: str, *, timeout_s: float,
-                         notes: list[str], judge_by_counts: bool) -> list[PackageGate]:
+                         notes: list[str], judge_by_counts: bool, repairs_base: bool) -> list[PackageGate]:
     """Each package's command run on the base in its folder; one that can't gate stops the run, named."""
     packages = []
     for package in choice.packages:
         base = await run_package(package, root, worktree, timeout_s)
         _refuse(f"of package {package['path']}, `{package['command']}` ({package['source']}),", base,
-                choice.detected, base_sha, notes, judge_by_counts=judge_by_counts)
+                choice.detected, base_sha, notes, judge_by_counts=judge_by_counts, repairs_base=repairs_base,
+                worktree=worktree / package["path"])
         packages.append(PackageGate(**{**package, "base": base}))
     return packages

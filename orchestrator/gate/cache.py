@@ -19,7 +19,6 @@ import hashlib
 import json
 import os
 import threading
-import uuid
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -28,6 +27,7 @@ from typing import Any
 from orchestrator.facts import GateResult
 from orchestrator.gate.environment import repo_venv, run_env_of
 from orchestrator.gate.verdict import VERDICT_RULES
+from orchestrator.repo import confined
 from orchestrator.repo.git import GitRepo
 
 CACHE_NAME = "gate-cache.json"
@@ -183,7 +183,15 @@ class GateCache:
 
 
 def _write_atomic(path: Path, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.{uuid.uuid4().hex[:8]}.tmp")
-    tmp.write_text(text, encoding="utf-8")
-    os.replace(tmp, path)
+    """As every run file is written (repo/confined.py): the folders from the repository down (`.autobuild/runs`)
+    opened without following a link, the file replaced by a temporary one renamed over it (a link planted at its
+    name is replaced, never written through)."""
+    parts = path.parts
+    top = next((i for i in range(len(parts) - 2, -1, -1) if parts[i] == ".autobuild"), None)
+    root, below = (Path(*parts[:top]), parts[top:-1]) if top else (path.parent, ())
+    root.mkdir(parents=True, exist_ok=True)
+    folder = confined.open_folder(root.resolve(), below, "gate cache", make=True)
+    try:
+        confined.replace_at(folder, path.name, text)
+    finally:
+        os.close(folder)

@@ -16,6 +16,7 @@ from orchestrator.gate.environment import gate_env, package_json
 from orchestrator.processes import run
 
 _NPM_DEFAULT_TEST = "no test specified"
+_TOP_TEST_MODULE = re.compile(r"test_\w+\.py|\w+_test\.py|tests?\.py")
 _NODE_RUNNERS = (("pnpm-lock.yaml", "pnpm test"), ("yarn.lock", "yarn test"), ("bun.lockb", "bun run test"),
                  ("bun.lock", "bun run test"))
 
@@ -113,23 +114,44 @@ def _tests_folder(root: Path) -> str | None:
     return None
 
 
+def _top_test_modules(folder: Path) -> list[str]:
+    """Test modules at the folder's top (`test_gnupg.py`, `tests.py`): a one-module library's tests."""
+    return sorted(path.name for path in folder.glob("*.py") if _TOP_TEST_MODULE.fullmatch(path.name))
+
+
 def _python(folder: Path, python: str, root: Path) -> GateChoice | None:
     config = _pytest_config(folder)
     tests = _tests_folder(folder)
-    if config is None and tests is None:
+    modules = _top_test_modules(folder) if tests is None else []
+    if config is None and tests is None and not modules:
         return None
     if config:
         return GateChoice(f"{python} -m pytest", f"pytest configuration in {config}")
-    env = gate_env(root, root)
-    try:
-        has_pytest = run([python, "-c", "import pytest"], folder, timeout=60, env=env).ok
-    except OSError:
-        has_pytest = False
-    if has_pytest:
+    if modules:
+        return _top_level(folder, python, root, modules)
+    if _has_pytest(folder, python, root):
         return GateChoice(f"{python} -m pytest", f"Python tests in {tests}/, pytest in the repo's environment")
     top = " -t ." if (folder / str(tests) / "__init__.py").is_file() else ""
     return GateChoice(f"{python} -m unittest discover -s {tests}{top}",
                       f"Python tests in {tests}/, unittest (no pytest in the repo's environment)")
+
+
+def _has_pytest(folder: Path, python: str, root: Path) -> bool:
+    try:
+        return run([python, "-c", "import pytest"], folder, timeout=60, env=gate_env(root, root)).ok
+    except OSError:
+        return False
+
+
+def _top_level(folder: Path, python: str, root: Path, modules: list[str]) -> GateChoice:
+    """The test modules at the top, by pytest when the repo's environment has it (unless only `tests.py`, which
+    pytest doesn't collect), else by unittest's discovery there."""
+    named = ", ".join(modules[:3])
+    if _has_pytest(folder, python, root) and any(name not in ("test.py", "tests.py") for name in modules):
+        return GateChoice(f"{python} -m pytest", f"Python test modules at the top ({named}), pytest in the repo's"
+                                                 " environment")
+    return GateChoice(f"{python} -m unittest discover -s . -p 'test*.py'",
+                      f"Python test modules at the top ({named}), unittest")
 
 
 def node_runner(folder: Path, root: Path) -> str:

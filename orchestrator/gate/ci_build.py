@@ -1,7 +1,8 @@
-"""A CI job's ctest step as one command the gate can run: ctest needs the build its job's earlier steps made, so
-the job's build steps (cmake, make, ninja, meson, configure: nothing that installs) come first, each step in the
-folder it ran in, with the workflow's `${{ }}` expressions that have a fixed value resolved
-(`github.workspace`, `env.X`, a matrix's first value); None when one can't be shown."""
+"""A CI job's ctest step as one command the gate can run: ctest needs the build its job's earlier steps made, so the
+job's build steps (cmake, make, ninja, meson, configure: nothing that installs; a step's other lines, such as `ls`
+or `sudo apt-get install`, left out) come first, each step in the folder it ran in, with the workflow's `${{ }}`
+expressions that have a fixed value resolved (`github.workspace`, `env.X`, a matrix's first value); None when one
+can't be shown."""
 
 from __future__ import annotations
 
@@ -62,22 +63,22 @@ def _tool(piece: str) -> str:
 
 
 def _step(step: dict[str, Any], values: dict[str, str], *, build_only: bool) -> str | None:
-    """A step's lines as one command in its folder: all of a build step (None if any line is not a build's), a test
-    step's up to its ctest call."""
-    script = _resolve(str(step.get("run") or ""), values)
+    """A step's lines as one command in its folder: a build step's build lines (None if it has none: another line
+    of it, `ls` or an install, is left out, not the step), a test step's up to its ctest call."""
     folder = _resolve(str(step.get("working-directory") or ""), values)
-    if script is None or folder is None:
-        return None
-    pieces = _pieces(script)
+    pieces = _pieces(str(step.get("run") or ""))
     if build_only:
-        if not pieces or any(_tool(piece) not in _BUILD_TOOLS or "install" in piece.split() for piece in pieces):
-            return None
+        pieces = [piece for piece in pieces if _tool(piece) in _BUILD_TOOLS and "install" not in piece.split()]
+        if all(_tool(piece) == "cd" for piece in pieces):
+            return None  # nothing built (a folder made is kept: a later step may build in it)
     else:
         ends = [i for i, piece in enumerate(pieces) if _tool(piece) == "ctest"]
         pieces = pieces[:ends[0] + 1] if ends else []
-        if not pieces:
-            return None
+    resolved = [_resolve(piece, values) for piece in pieces]
+    if folder is None or not resolved or None in resolved:
+        return None
+    lines = [piece for piece in resolved if piece is not None]
     if folder:
-        pieces.insert(0, f"cd {shlex.quote(folder)}")
-    command = " && ".join(pieces)
-    return f"({command})" if any(_tool(piece) in ("cd", "pushd") for piece in pieces) else command
+        lines.insert(0, f"cd {shlex.quote(folder)}")
+    command = " && ".join(lines)
+    return f"({command})" if any(_tool(piece) in ("cd", "pushd") for piece in lines) else command

@@ -10,6 +10,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from orchestrator.facts import GateResult, Observation
+from orchestrator.gate.no_baseline import baseline
 from orchestrator.gate.observed import green, ran_none, unusable
 from orchestrator.gate.result import failing_on, run_gate
 from orchestrator.gate.verdict import Evidence, record, wants_again
@@ -43,7 +44,7 @@ def unusable_base(base: Observation, detected: bool = True, judge_by_counts: boo
 
 def judge(run: Observation, base: Observation | None) -> GateResult:
     """The verdict on a task's (or a merge's) run, given the base's run of the same command (gate/verdict.py)."""
-    return record(Evidence(run=run, base=base))
+    return record(Evidence(run=run, base=baseline(base)))  # a base whose tests never ran waives nothing
 
 
 async def gathered_run(command: str, cwd: Path, timeout_s: float, env: dict[str, str],
@@ -51,7 +52,9 @@ async def gathered_run(command: str, cwd: Path, timeout_s: float, env: dict[str,
                        sandbox: Sandbox | None = None) -> Evidence:
     """The gate's run next to the base's; when tests fail that did not on the base, the command runs once more
     (the whole command, which works for every runner) and only what fails both times counts (flaky tests).
-    `run` replaces the plain run of the command (the run's gate cache)."""
+    `run` replaces the plain run of the command (the run's gate cache). A base whose tests never ran waives
+    nothing (gate/no_baseline.py)."""
+    base = baseline(base)
 
     async def once() -> GateResult:
         if run is not None:

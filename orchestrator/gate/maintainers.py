@@ -21,7 +21,9 @@ MAKE_TEST = re.compile(r"^(tests?)\s*:(?!=)(.*)$", re.MULTILINE)
 _RUNNER_TOOLS = {"pytest", "py.test", "tox", "nox", "ctest", "jest", "vitest", "mocha", "trial", "nose2",
                  "zope-testrunner"}
 _PYTHON_MODULES = {"pytest", "unittest", "nose2", "tox", "nox", "twisted.trial", "zope.testrunner"}
-_TEST_SCRIPT = re.compile(r"(^|/)(run_?tests?|tests?)\.py$")
+_TEST_SCRIPT = re.compile(r"(^|/)(run_?tests?|tests?|test_\w+|\w+_tests?)\.py$")
+"""A Python file run as a script that runs tests: `runtests.py`, `tests.py`, a test module (`test_gnupg.py`, run by
+python-gnupg's tox and CI as `python test_gnupg.py`)."""
 
 
 def is_runner(command: str) -> bool:  # noqa: PLR0911 - one return per family of runners, read top down

@@ -17,6 +17,7 @@ from orchestrator.errors import InfrastructureError
 from orchestrator.facts import GateResult, Observation
 from orchestrator.gate.excerpt import failure_excerpts
 from orchestrator.gate.instrument import DEADLINE, STOPPED, Reports, instrument
+from orchestrator.gate.no_baseline import load_errors
 from orchestrator.gate.observed import BY_COUNTS, BY_EXIT, BY_IDS, TAIL_MARK
 from orchestrator.gate.runners import Observed, combine
 from orchestrator.gate.runners.ctest import ctest_junit, ctest_output
@@ -107,6 +108,7 @@ async def run_gate(command: str, cwd: Path, timeout_s: float, env: dict[str, str
                                           f" the kernel's out-of-memory killer); its results don't count. Last"
                                           f" output: {completed.tail(5)}")
         seen = await asyncio.to_thread(observe, completed.stdout + "\n" + completed.stderr, reports, cwd)
+        unloaded = load_errors(completed.stdout + "\n" + completed.stderr, seen.failing if seen else None)
     finally:
         await asyncio.to_thread(scratch.cleanup)
     ran_none = seen is not None and seen.total == 0
@@ -133,12 +135,15 @@ async def run_gate(command: str, cwd: Path, timeout_s: float, env: dict[str, str
         failing=failing, new_failures=[], ran_classes=seen.ran if seen else None,
         tests_skipped=seen.skipped_count if seen else None, skipped=seen.skipped if seen else None,
         runner=seen.runner if seen else None, judged_by=judged_by, passing=seen.passing if seen else None,
-        skipped_ids=seen.skipped_ids if seen else [], xfailed=seen.xfailed if seen else []))
+        skipped_ids=seen.skipped_ids if seen else [], xfailed=seen.xfailed if seen else [], load_errors=unloaded))
 
 
 def describe_base(base: GateResult) -> list[str]:
     """Report lines on the base's run: green, no tests yet, or what was already failing before any task."""
     judged = f"judged by {base.get('judged_by') or BY_IDS}"
+    if base.get("not_a_baseline"):
+        return [f"no baseline ({base['summary']}): {base.get('not_a_baseline')}; a task repairs it"
+                " (repairs_base): every test the gate runs must pass"]
     skipped = [f"  - skipped: {entry}" for entry in (base.get("skipped") or [])[:20]]
     skipped += [f"  - unstable on the base (in one of its two runs only, not held against tasks): {test}"
                 for test in (base.get("unstable") or [])[:20]]

@@ -19,12 +19,14 @@ from typing import Protocol, TypeVar
 
 from orchestrator import sandbox
 from orchestrator.facts import Acceptance, GateResult, GateSetup, PackageGate
-from orchestrator.gate import base_command, hidden, verdict
+from orchestrator.gate import base_command, fresh_tree, hidden, verdict
 from orchestrator.gate.baseline import check_gate, choose_setup
 from orchestrator.gate.cache import GateCache, cache_key, env_digest, gated_tree, worktree_tree
 from orchestrator.gate.detect import GateChoice, choose_gate
 from orchestrator.gate.environment import gate_env
+from orchestrator.gate.generated import copy_generated
 from orchestrator.gate.judge import gathered_run, unusable_base
+from orchestrator.gate.no_baseline import no_baseline
 from orchestrator.gate.node_modules import own_node_modules
 from orchestrator.gate.per_package import changed_since as changed_files
 from orchestrator.gate.per_package import gate_packages, run_package
@@ -61,6 +63,9 @@ class GateRequest:
     """Seconds the setup and each gate run may take."""
     judge_by_counts: bool = False
     """`--judge-by-counts`: a red base whose failures are not named judges tasks by their number."""
+    repairs_base: bool = False
+    """A task repairs a base whose tests never ran (`repairs_base`, `--repair-base`): not refused, and no failure
+    is waived as already failing on it."""
 
 
 @dataclass(frozen=True)
@@ -123,8 +128,8 @@ class Gates:
         key = cache_key(await gated_tree(self.repo, base_sha), choice.command, setup_command,
                         await self._env_digest(worktree))
         found = await asyncio.to_thread(self.cache.lookup, key)
-        if found is not None and unusable_base(found, detected=choice.detected,
-                                               judge_by_counts=request.judge_by_counts) is None:
+        if found is not None and unusable_base(found, detected=choice.detected, judge_by_counts=request.judge_by_counts
+                                               ) is None and not (found.get("not_a_baseline") or no_baseline(found)):
             self.cache.reused += 1
             base = found.copy()
             base["summary"] = f"{found['summary']} (reused: this base tree was gated by an earlier run)"
@@ -142,35 +147,56 @@ class Gates:
         decided = await check_gate(self.repo, feature_id, base_sha, plan_verify=request.plan_verify,
                                    plan_setup=request.plan_setup, verify=request.verify, setup=request.setup,
                                    timeout_s=request.timeout_s, judge_by_counts=request.judge_by_counts,
-                                   choice=choice)
+                                   choice=choice, repairs_base=request.repairs_base)
         decided["base_sha"] = base_sha
         return decided
 
     async def set_up(self, worktree: Path, *, submodules: bool = True) -> Completed | None:
         """Make a new worktree able to run the repo's tests: its submodules from the main checkout's copies, then
-        its own node_modules (gate/node_modules.py), then the run's setup command (watched); its run, None without
+        its own node_modules (gate/node_modules.py) and the version file the build configuration names
+        (gate/generated.py), then the run's setup command (watched); its run, None without
         one."""
         if submodules:
             await init_submodules(self.repo, worktree)
         await own_node_modules(self.repo, worktree)
-        command = self.setup["setup"]
-        if not command:
-            return None
-        env, box = await asyncio.to_thread(self._environment, worktree)
-        return await self._watched(f"setup `{command}`", worktree, run_shell(
-            self._launch(command), worktree, self.request.timeout_s, env, box),
-            lambda done: done.stdout + "\n" + done.stderr)
+        await copy_generated(self.repo, worktree)
+        command, done = self.setup["setup"], None
+        if command:
+            env, box = await asyncio.to_thread(self._environment, worktree)
+            done = await self._watched(f"setup `{command}`", worktree, run_shell(
+                self._launch(command), worktree, self.request.timeout_s, env, box),
+                lambda done: done.stdout + "\n" + done.stderr)
+        await fresh_tree.record(self.repo, worktree, "setup")  # what setup made stays for every gate run
+        return done
 
     async def run(self, worktree: Path, command: str | None = None, *, changed_since: str | None = None,
                   base: GateResult | None = None, against: str | None = None,
-                  accepted: Sequence[Acceptance] = (), hidden_tests: Sequence[str] = ()) -> GateRun:
+                  accepted: Sequence[Acceptance] = (), hidden_tests: Sequence[str] = (),
+                  kind: str | None = None) -> GateRun:
+        """`_run` on what is committed in `worktree`: what the agents left there outside git is removed first, and
+        setup run again if they changed what it made (gate/fresh_tree.py); what this run leaves is recorded as the
+        gate's."""
+        _, changed_setup = await fresh_tree.clean(self.repo, worktree)
+        if changed_setup:  # what setup made was changed by the agents: made again (a failure fails the gate's run)
+            await self.set_up(worktree)
+        try:
+            return await self._run(worktree, command, changed_since=changed_since, base=base, against=against,
+                                   accepted=accepted, hidden_tests=hidden_tests, kind=kind)
+        finally:
+            await fresh_tree.record(self.repo, worktree, "gate")
+
+    async def _run(self, worktree: Path, command: str | None = None, *, changed_since: str | None = None,
+                   base: GateResult | None = None, against: str | None = None,
+                   accepted: Sequence[Acceptance] = (), hidden_tests: Sequence[str] = (),
+                   kind: str | None = None) -> GateRun:
         """The gate in `worktree` (`command`, else the run's), judged against the base's run of it (`base`, else
         the run's); `no_gate` when nothing can check the work. A tree already gated with the same command,
         setup and environment is not gated again. A monorepo's gate runs the packages the commits since
         `changed_since` touched (all of them without it). With `against` (a commit), every test that passed
         on that commit's tree must pass here, or be a change the coach `accepted` (gate/accounting.py). With
         `hidden_tests`, they run too, in a throwaway tree of the gate's own (gate/hidden.py), remembered by tree and
-        the hidden files' content, and every line of a hidden file is redacted from the result."""
+        the hidden files' content, and every line of a hidden file is redacted from the result. With the task's
+        `kind` (and `against`), its new tests are run on the base's code too (gate/new_tests.py)."""
         decided = self.setup
         command = command or decided["command"]
         if command is None:
@@ -210,6 +236,9 @@ class Gates:
             unstable = (run_base.get("unstable") or []) if run_base else []
             evidence = replace(evidence, accepted=tuple(accepted), accounted=await self.spec.account(
                 worktree, command, judged, against, accepted, unstable=unstable))
+            if kind is not None and evidence.accounted is not None and verdict.decide(evidence).passed:
+                evidence = replace(evidence, new_tests=await self.spec.new_tests(worktree, command, judged, against,
+                                                                                 kind))
         secrets: frozenset[str] = frozenset()
         if hidden_tests and judged["exit_code"] is not None:
             found, secrets, hidden_ran = await self._hidden_evidence(worktree, command, hidden_tests)

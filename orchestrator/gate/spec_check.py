@@ -18,6 +18,7 @@ from orchestrator.gate import (
     base_command,
     code_screen,
     inline_tests,
+    new_tests,
     overlay,
     package_accounting,
     screen,
@@ -42,6 +43,8 @@ class SpecCheck:
     run_package_in: Callable[[PackageGate, Path, Mapping[str, str]], Awaitable[GateResult]]
     """(package, worktree, extra variables): a monorepo package's command in its folder, not remembered."""
     _overlaid: dict[tuple[str, str, str], dict[str, str]] = field(default_factory=dict)
+    _on_base: dict[tuple[str, str, str], new_tests.Finding | None] = field(default_factory=dict)
+    _diffs: dict[tuple[str, str, str], tuple[accounting.TreeDiff, dict[str, str]]] = field(default_factory=dict)
 
     async def account(self, worktree: Path, command: str, result: Observation, against: str,
                       accepted: Sequence[Acceptance], *, unstable: Sequence[str] = ()) -> verdict.Accounted | None:
@@ -59,8 +62,24 @@ class SpecCheck:
         unverified += accounting.new_only_skipped(base, result)
         code = code_screen.changes(await code_screen.hits(self.repo, worktree, against, diff))
         judged = accounting.accept([*changes, *screened, *code], accepted, diff.test_files_changed)
+        self._diffs[(await self.repo.head(worktree), against, command)] = (diff, texts)
         return verdict.Accounted(tuple([*changes, *screened, *code]), tuple(diff.test_files_changed),
                                  tuple(unverified), await self._case_diff(judged, against, diff, texts))
+
+    async def new_tests(self, worktree: Path, command: str, result: Observation, against: str,
+                        kind: str) -> new_tests.Finding | None:
+        """Whether the task's new tests can fail (gate/new_tests.py): run on the base's code once per commit, base,
+        kind and command, with the tree's diff `account` read (None before it)."""
+        head = await self.repo.head(worktree)
+        key = (head, against, f"{kind}\0{command}")
+        if key not in self._on_base:
+            if (read := self._diffs.get((head, against, command))) is None:
+                return None
+            diff, texts = read
+            self._on_base[key] = await new_tests.check(
+                self.repo, worktree, against, kind, result=result, diff=diff, texts=texts,
+                run_in=lambda place, extra: self.run_in(command, place, extra), set_up=self.set_up)
+        return self._on_base[key]
 
     async def account_packages(self, worktree: Path, command: str, against: str, *,
                                runs: Sequence[tuple[PackageGate, GateResult]],

@@ -2,9 +2,9 @@
 `passed` (tests/unit/test_verdict_writer.py fails if any other module assigns it).
 
 The gate service gathers the `Evidence` (plain data, no callables): the task's run and the base's, the flaky
-re-run, the accounting of every base test (gate/spec_check.py) with the coach's acceptances, the hidden tests'
-run, a monorepo's per-package verdicts, and the slots other checks fill (the clean room's run, the task's new
-tests run on the base's code). `decide` reads nothing else and does no I/O; `record` puts its `Verdict` on the
+re-run, the accounting of every base test (gate/spec_check.py, the tamper and code screens' hits among it) with
+the coach's acceptances, what the task's new tests showed on the base's code (gate/new_tests.py), the hidden
+tests' run, a monorepo's per-package verdicts, and a slot for the clean room's run. `decide` reads nothing else and does no I/O; `record` puts its `Verdict` on the
 run it judged, as the GateResult that state, events and `status --json` carry. A new kind of evidence is a new
 field of `Evidence` (default: absent) and a step of `decide`; a change to what any step concludes bumps
 VERDICT_RULES, which is part of every gate cache key (gate/cache.py): verdicts of older rules are never reused.
@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import cast
 
 from orchestrator.facts import Acceptance, GateResult, Observation, TestChange
-from orchestrator.gate import accounting, code_screen, hidden, shifted
+from orchestrator.gate import accounting, code_screen, hidden, new_tests, shifted
 from orchestrator.gate.observed import BY_COUNTS, BY_EXIT, green, ran_none, unusable
 
 VERDICT_RULES = "1"
@@ -66,8 +66,9 @@ class Evidence:
     """A monorepo's packages, each already decided against its own base run: all must pass."""
     clean_room: Observation | None = None
     """The same tree run in the clean room: judged against the base as `run` is, its new failures refuse too."""
-    new_tests_on_base: Observation | None = None
-    """The task's new tests run on the base's code: all green there, they don't show the change (unverified)."""
+    new_tests: new_tests.Finding | None = None
+    """What the task's new tests showed on the base's code, when they break the rule (gate/new_tests.py): refuses,
+    unless the coach accepted it (then unverified)."""
 
 
 @dataclass(frozen=True)
@@ -90,7 +91,7 @@ class Verdict:
 def decide(evidence: Evidence) -> Verdict:
     """The verdict on the evidence: no command passes (nothing could check the work); a monorepo passes when every
     package does; else the run against the base's (the flaky re-run's when there is one), then every base test
-    accounted for, the hidden tests, the clean room, the new tests on the base, in that order."""
+    accounted for, the new tests on the base's code, the hidden tests, the clean room, in that order."""
     run = evidence.run
     if run["command"] is None:
         judged = _with(run, True)
@@ -100,13 +101,12 @@ def decide(evidence: Evidence) -> Verdict:
         judged = _flaky(evidence.run, evidence.again, evidence.base)
     if evidence.accounted is not None:
         judged = _accounted(judged, evidence.accounted, evidence.accepted)
+    if evidence.new_tests is not None:
+        judged = _new_tests(judged, evidence.new_tests, evidence.accepted)
     if evidence.hidden is not None:
         judged = _hidden(judged, evidence.hidden)
     if evidence.clean_room is not None:
         judged = _clean_room(judged, evidence.clean_room, evidence.base)
-    if evidence.new_tests_on_base is not None and green(evidence.new_tests_on_base):
-        note = f"the task's new tests pass on the base's code too (`{evidence.new_tests_on_base['command']}`)"
-        judged["unverified"] = [*(judged.get("unverified") or []), note]
     changes, unverified = judged.get("test_changes"), judged.get("unverified")
     return Verdict(passed=judged["passed"], summary=judged["summary"], output=judged["output"],
                    new_failures=tuple(judged["new_failures"]),
@@ -289,6 +289,20 @@ def _hidden(result: GateResult, found: HiddenRun) -> GateResult:
                          + (f"; {result['summary']}" if result["summary"] else ""))
     merged["output"] = f"{result['output']}\n--- the hidden acceptance tests' run ---\n{found.run['output']}"
     return merged
+
+
+def _new_tests(result: GateResult, finding: new_tests.Finding, accepted: tuple[Acceptance, ...]) -> GateResult:
+    """The verdict with the new-tests rule's finding: refused, unless the coach accepted it (then unverified)."""
+    verdict = result.copy()
+    reason = next((entry["reason"] or "accepted by the coach" for entry in accepted
+                   if str(entry.get("test") or "").strip() == new_tests.ACCEPTANCE), None)
+    if reason is not None:
+        verdict["unverified"] = [*(result.get("unverified") or []), f"{finding.line} (accepted by the coach: {reason})"]
+        return verdict
+    verdict["passed"] = False
+    verdict["summary"] = f"{result['summary']}; {finding.line}"
+    verdict["output"] = f"{finding.explanation}\n\n{result['output']}"
+    return verdict
 
 
 def _clean_room(result: GateResult, run: Observation, base: Observation | None) -> GateResult:

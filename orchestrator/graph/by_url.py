@@ -24,7 +24,8 @@ from orchestrator.errors import InputError
 from orchestrator.graph.context import RunContext
 from orchestrator.graph.events import EventLog
 from orchestrator.graph.state import FeatureInput, FeatureOutput, TaskState
-from orchestrator.plan.model import check_id, load_target
+from orchestrator.plan.ids import check_id
+from orchestrator.plan.model import load_target
 from orchestrator.repo import confined, forge, remote
 from orchestrator.repo.commands import check_branch_name
 from orchestrator.repo.git import GitRepo, feature_branch

@@ -86,7 +86,8 @@ class RunContext:
     def __post_init__(self) -> None:
         request = GateRequest(plan_verify=self.plan.verify, plan_setup=self.plan.setup, verify=self.options.verify,
                               setup=self.options.setup, timeout_s=self.options.verify_timeout,
-                              judge_by_counts=self.options.judge_by_counts)
+                              judge_by_counts=self.options.judge_by_counts,
+                              repairs_base=self.options.repair_base or self.plan.repairs_base())
         self.hidden = HiddenTests.of_plan(self.repo.root, self.plan)
         self.gates = Gates(self.repo, request, decided=self.gate, watch=self._watched,
                            hidden=self.hidden if self.hidden.by_task else None)

@@ -67,13 +67,13 @@ async def prepare_feature(repo: str, feature_id: str, base_branch: str | None, d
 @task
 async def gate_baseline(repo: str, feature_id: str, base_branch: str | None, *, plan_verify: str | None,
                         plan_setup: str | None, verify: str | None, setup: str | None,
-                        timeout_s: float, judge_by_counts: bool = False) -> GateSetup:
+                        timeout_s: float, judge_by_counts: bool = False, repairs_base: bool = False) -> GateSetup:
     """The run's gate, decided and run once on the base before any agent session (kept in the checkpoint,
     so a resume neither re-runs it nor re-decides it)."""
     git = GitRepo(Path(repo))
     base = await asyncio.to_thread(lambda: git.rev(base_branch or git.current_branch()))
     request = GateRequest(plan_verify=plan_verify, plan_setup=plan_setup, verify=verify, setup=setup,
-                          timeout_s=timeout_s, judge_by_counts=judge_by_counts)
+                          timeout_s=timeout_s, judge_by_counts=judge_by_counts, repairs_base=repairs_base)
     return await Gates(git, request).check_base(feature_id, base)
 
 
@@ -214,7 +214,8 @@ async def _base_gate(repo: GitRepo, plan: FeaturePlan, options: RunOptions, base
     gate `--verify` names now: a resume can't swap it silently."""
     gate = await gate_baseline(str(repo.root), plan.id, base_branch, plan_verify=plan.verify,
                                plan_setup=plan.setup, verify=options.verify, setup=options.setup,
-                               timeout_s=options.verify_timeout, judge_by_counts=options.judge_by_counts)
+                               timeout_s=options.verify_timeout, judge_by_counts=options.judge_by_counts,
+                               repairs_base=options.repair_base or plan.repairs_base())
     chosen = None if options.verify is None else await asyncio.to_thread(choose_gate, repo.root, plan.verify,
                                                                           options.verify)
     if chosen is not None and chosen.command != gate["command"]:

@@ -86,7 +86,8 @@ async def prepare(state: TaskRunState, runtime: Runtime[RunOptions]) -> TaskRunS
                          " `base_branch` in the input, or set it in the plan")
     request = GateRequest(plan_verify=plan.verify, plan_setup=plan.setup, verify=options.verify,
                           setup=options.setup, timeout_s=options.verify_timeout,
-                          judge_by_counts=options.judge_by_counts)
+                          judge_by_counts=options.judge_by_counts,
+                          repairs_base=options.repair_base or plan.task(task_id).repairs_base)
     async with repo_lock_async(repo.root, f"run {task_id}"):
         gate = await Gates(repo, request).check_base(plan.id, await asyncio.to_thread(repo.rev, base))
         await repo.ensure_excluded()

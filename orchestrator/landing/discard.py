@@ -13,7 +13,7 @@ from typing import Any
 
 from orchestrator.errors import InputError
 from orchestrator.landing import journal
-from orchestrator.plan.model import check_id
+from orchestrator.plan.ids import check_id
 from orchestrator.repo.git import AUTOBUILD_REFS, GitRepo, feature_branch
 from orchestrator.repo.lock import repo_lock
 from orchestrator.settings import Settings

@@ -7,11 +7,13 @@ One small JSON file, `<git common dir>/autobuild-land.json`, replaced atomically
 It is deleted when the landing ends, whatever its outcome. `recover` reads a journal left behind by a dead
 `land` (the repository lock proves it dead) and puts things right:
 
-- the gate's processes still alive (found by their tag) are killed; the throwaway worktree is removed;
+- the landing's processes still alive (its git, the user's hooks, its setup and gate: found by their tag) are
+  killed and waited for; the throwaway worktree is removed;
 - the base moved to the landed commit: the landing finished; nothing else to do;
 - the base still where it was: the fast-forward of the user's checkout stopped half-way (the checkout was clean
   when it started: `land` refuses otherwise). Only the landing's own paths are touched: git's stale
-  `index.lock` (made after the journal) goes; a file the landing adds is removed unless something was there
+  `index.lock` (made after the journal) goes, unless a live process holds it (then nothing is touched and the
+  journal stays for the next command); a file the landing adds is removed unless something was there
   before the step (an ignored file, noted in the journal); a file the landing changes is put back as the base
   has it, and if it holds neither version (git cut off mid-write) what it held is first kept under
   `<git dir>/autobuild-land-kept/`, so nothing is lost.
@@ -29,8 +31,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from agents import reaper
 from orchestrator.errors import RunLockedError
+from orchestrator.landing import holders
 from orchestrator.repo.commands import git_sync
 from orchestrator.repo.git import GitRepo
 from orchestrator.repo.lock import repo_lock
@@ -57,6 +59,10 @@ class Journal:
     """Paths the landing adds that already held something in `checkout` (ignored files): never removed."""
     pid: int = field(default_factory=os.getpid)
     since: float = field(default_factory=time.time)
+
+
+class LockHeld(Exception):
+    """The checkout's `index.lock` is held by a live process: the undo waits for another command."""
 
 
 def path(repo: GitRepo) -> Path:
@@ -163,6 +169,9 @@ def _undo_checkout(repo: GitRepo, journal: Journal) -> list[str]:
     git_dir = Path(git_sync(checkout, "rev-parse", "--absolute-git-dir").stdout.strip() or checkout / ".git")
     stale = git_dir / "index.lock"
     if stale.exists() and stale.stat().st_mtime >= journal.since - 1:
+        if held := holders.held_after_waiting(stale):  # a live git is writing the index: never taken from it
+            raise LockHeld(f"{stale} is held by a live process (pid {', '.join(map(str, held))}): the checkout was"
+                           " left as it is; run the command again once it has ended")
         stale.unlink()
         said.append("removed git's index.lock the killed landing left")
     ok, out = _git(repo.root, "diff", "--name-only", "--no-renames", "-z", journal.old, journal.new)
@@ -197,9 +206,9 @@ def recover(repo: GitRepo) -> list[str]:
         return []
     name = journal.ref.removeprefix("refs/heads/")
     said = [f"a landing of {journal.feature} on {name} was interrupted ({journal.step}, pid {journal.pid})"]
-    killed = reaper.kill_session(journal.tag)
+    killed = holders.end_landing(journal.tag)  # and waited for: none of them writes after the undo
     if killed:
-        said.append(f"stopped {killed} process(es) of its setup or gate")
+        said.append(f"stopped {killed} process(es) of the landing (its git, hooks, setup or gate)")
     worktree = Path(journal.worktree)
     if worktree.is_relative_to(repo.worktrees_dir):
         repo.read("worktree", "remove", "--force", "--", str(worktree))
@@ -210,7 +219,10 @@ def recover(repo: GitRepo) -> list[str]:
     if journal.step == "moving" and journal.new and current == journal.new:
         said.append(f"{name} had moved to {journal.new[:10]}: the landing finished")
     elif journal.step == "moving" and journal.checkout and current == journal.old:
-        said += _undo_checkout(repo, journal)
+        try:
+            said += _undo_checkout(repo, journal)
+        except LockHeld as held:  # the journal stays: the next command tries again
+            return [*said, str(held)]
         said.append(f"{name} stays at {journal.old[:10]}: land again to land it")
     elif current != journal.old and journal.step == "moving":
         said.append(f"{name} is at {current[:10] or 'nothing'} (neither before nor after the landing): left as is")

@@ -21,10 +21,10 @@ from agents import reaper
 from orchestrator.errors import InputError
 from orchestrator.facts import Acceptance, AcceptedChange, GateResult, GateSetup, accepted_changes
 from orchestrator.gate import NO_GATE, GateRequest, Gates, HiddenTests
-from orchestrator.landing import hooks, journal
+from orchestrator.landing import hooks, journal, unverified
 from orchestrator.landing.record import RunRecord, Standing, predicted_conflicts, read_record, standing
 from orchestrator.plan.model import FeaturePlan, load_plan
-from orchestrator.repo.git import GitRepo
+from orchestrator.repo.git import GitRepo, Leash
 from orchestrator.repo.guard import LandPermit, land_ref
 from orchestrator.repo.lock import repo_lock
 from orchestrator.settings import Settings
@@ -70,6 +70,8 @@ class Landing:
     unexpected: list[str] = field(default_factory=list)
     accepted_test_changes: list[AcceptedChange] = field(default_factory=list)
     """The base tests the landed tasks changed, each accepted by its coach."""
+    accepted_unverified: list[str] = field(default_factory=list)
+    """Approved-unverified tasks landed on the person's word (`--accept-unverified`)."""
 
     def fail(self, outcome: str, detail: str) -> Landing:
         self.outcome, self.detail = outcome, detail
@@ -129,6 +131,11 @@ def leashed(command: str) -> str:
     return f"exec {shlex.quote(sys.executable)} -I {shlex.quote(str(leash))} {shlex.quote(command)}"
 
 
+def leashed_argv(argv: list[str]) -> list[str]:
+    """`argv` (a git that runs the user's hooks or writes their checkout) run so that it dies with `land`."""
+    return [sys.executable, "-I", str(Path(__file__).with_name("leash.py")), shlex.join(argv)]
+
+
 @dataclass
 class Attempt:
     """One try at landing `tip` on the base, in a throwaway worktree that is always removed: merge, verify,
@@ -162,10 +169,14 @@ class Attempt:
     async def run(self, squash: bool) -> Landing:
         worktree = Path(self.journal.worktree)
         journal.write(self.repo, self.journal)  # before anything exists that a kill would leave behind
+        # Its git carries the landing's tag (the recovery ends what a kill -9 left running); the user's hooks and
+        # the write of their checkout die with `land` as the gate does.
+        self.repo.leash = Leash({reaper.SESSION_TAG_ENV: self.journal.tag}, leashed_argv)
         try:
             landing = await self._steps(worktree, squash)
         finally:
             await self.repo.remove_worktree(worktree)
+            self.repo.leash = None
         journal.clear(self.repo)  # not after an exception or Ctrl+C: the next command finishes or undoes it
         return landing
 
@@ -264,6 +275,8 @@ class LandRequest:
     partial: bool = False
     verify: str | None = None
     """A command that checks the merged result, `none`, or None: the run's own gate."""
+    accept_unverified: bool = False
+    """`--accept-unverified`: the person's word that approved-unverified tasks may land."""
 
 
 async def land(request: LandRequest, settings: Settings, say: Callable[[str], None]) -> Landing:
@@ -291,6 +304,11 @@ async def land(request: LandRequest, settings: Settings, say: Callable[[str], No
         refusals = found.refusals(request.partial)
         if refusals or found.feature_sha is None:
             raise InputError("; ".join(refusals) + ". Nothing was moved.")
+        held = unverified.unverified(record.results, found.approved, gated=bool(record.gate and record.gate["command"]))
+        for line in unverified.listing(held):
+            say(line)
+        unverified.refuse(held, request.accept_unverified)
+        landing.accepted_unverified = list(held)
         gate = choose_gate(record, request.verify, landing.old_sha)
         conflicts = predicted_conflicts(repo, landing.old_sha, found.feature_sha)
         if conflicts:  # known without a worktree (git 2.38+); else the merge itself finds them

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import hashlib
-import re
 from datetime import datetime
 from fnmatch import fnmatch
 from pathlib import Path
@@ -29,12 +28,11 @@ from orchestrator.plan.files import (
     shown,
     task_markdown,
 )
+from orchestrator.plan.ids import ID_PATTERN, MAX_ID_LENGTH, check_id
 from orchestrator.plan.rules import check_consistency, compute_groups
 from orchestrator.repo import confined
 
-ID_PATTERN = r"^[A-Za-z0-9_-]+$"
-_ID_RE = re.compile(ID_PATTERN)
-Identifier = Annotated[str, StringConstraints(pattern=ID_PATTERN, min_length=1, max_length=64)]
+Identifier = Annotated[str, StringConstraints(pattern=ID_PATTERN, min_length=1, max_length=MAX_ID_LENGTH)]
 Complexity = Annotated[int, Field(ge=1, le=10)]
 
 
@@ -44,6 +42,7 @@ def _not_blank(value: str | None) -> str | None:
     return value
 
 
+TaskKind = Literal["feature", "fix", "refactor", "docs", "test", "chore"]
 NonBlank = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=500)]
 
 
@@ -63,7 +62,13 @@ class TaskSpec(BaseModel):
     acceptance_tests: list[str] = Field(default_factory=list)
     hidden_tests: bool = False
     """Its `acceptance_tests` can't be read by the agents, only the gate runs them (gate/hidden.py); else frozen."""
+    repairs_base: bool = False
+    """The task repairs a base whose tests never ran (import, collection or build errors): the run is not refused
+    for it, and every test the gate runs must pass (nothing is waived as already failing on the base)."""
     verify: str | None = None
+    kind: TaskKind = "feature"
+    """What the task is: a feature's or fix's new tests must fail on the base's code, a refactor's pass there
+    (gate/new_tests.py); docs, test and chore tasks are judged as before."""
     budget_usd: float | None = Field(default=None, gt=0)
     description: str = ""
     file_path: str | None = None
@@ -84,7 +89,7 @@ class TaskSpec(BaseModel):
 
     _verify_not_blank = field_validator("verify")(_not_blank)
 
-    @field_validator("hidden_tests", mode="before")
+    @field_validator("hidden_tests", "repairs_base", mode="before")
     @classmethod
     def _bool_only(cls, value: Any) -> Any:
         # "yes" or 1 would otherwise pass as true: hiding tests is a decision, said as true or false.
@@ -162,6 +167,10 @@ class FeaturePlan(BaseModel):
     def task_ids(self) -> list[str]:
         return [task.id for task in self.tasks]
 
+    def repairs_base(self) -> bool:
+        """A task of the plan repairs a base whose tests never ran (`repairs_base`)."""
+        return any(task.repairs_base for task in self.tasks)
+
     def groups(self) -> list[list[str]]:
         """The parallel groups: explicit ones when given (already validated), else computed."""
         if self.orchestration.parallel_groups:
@@ -215,13 +224,6 @@ def parse_plan(data: Any, source: str) -> FeaturePlan:
         raise PlanError(f"{source}: {exc}") from None
     plan.notes.extend(notes)
     return plan
-
-
-def check_id(kind: str, value: str) -> str:
-    """Reject ids that could escape a path or a branch name (`/`, `..`, spaces)."""
-    if not _ID_RE.match(value):
-        raise PlanError(f"invalid {kind} id {value!r}: use only letters, digits, '-' and '_'")
-    return value
 
 
 def plan_path(repo: Path, feature_id: str) -> Path:
@@ -396,7 +398,10 @@ def remember_plan_file(repo: Path, plan: FeaturePlan, plan_file: Path) -> None:
 def plan_digest(plan: FeaturePlan) -> str:
     """What a run was started from: any change to the plan (or its task files) changes it. A task's `file_path`
     counts through the markdown it brought (its description), so plans without one keep their digest; so do plans
-    whose tasks don't hide their tests (`hidden_tests` counts only when true)."""
+    whose tasks don't hide their tests, repair the base (`hidden_tests`, `repairs_base` count only when true) or say
+    they are features (`kind`)."""
     left_out = {"file_path"} if any(task.hidden_tests for task in plan.tasks) else {"file_path", "hidden_tests"}
-    dump = plan.model_dump_json(exclude={"tasks": {"__all__": left_out}})
+    left_out |= set() if any(task.repairs_base for task in plan.tasks) else {"repairs_base"}
+    dump = plan.model_dump_json(exclude={"tasks": {index: left_out | ({"kind"} if task.kind == "feature" else set())
+                                                   for index, task in enumerate(plan.tasks)}})
     return hashlib.sha256(dump.encode()).hexdigest()[:16]

@@ -39,7 +39,7 @@ def next_id(repo: Path, prefix: str) -> str:
     used = [0]
     autobuild = repo / ".autobuild"
     for path in [*autobuild.glob("features/*.yaml"), *autobuild.glob("tasks/*.md")]:
-        found = _NUMBERED.match(path.stem)
+        found = _NUMBERED.fullmatch(path.stem)
         if found and found.group(1) == prefix:
             used.append(int(found.group(2)))
         if path.suffix == ".yaml" and prefix == "TASK":
@@ -54,7 +54,7 @@ def _task_numbers(plan_file: Path) -> list[int]:
         return []
     numbers = []
     for task in data.get("tasks", []) if isinstance(data, dict) else []:
-        found = _NUMBERED.match(str(task.get("id", ""))) if isinstance(task, dict) else None
+        found = _NUMBERED.fullmatch(str(task.get("id", ""))) if isinstance(task, dict) else None
         if found and found.group(1) == "TASK":
             numbers.append(int(found.group(2)))
     return numbers
@@ -144,7 +144,7 @@ async def gate_problem(repo: Path, plan: FeaturePlan) -> str | None:
         return None
     git = GitRepo(repo)
     try:
-        request = GateRequest(plan_verify=plan.verify, plan_setup=plan.setup)
+        request = GateRequest(plan_verify=plan.verify, plan_setup=plan.setup, repairs_base=plan.repairs_base())
         await Gates(git, request).check_base(plan.id, git.rev(plan.base_branch or "HEAD"))
     except GateUnusableError as exc:
         return f"the plan's verify `{plan.verify}` does not run on the base: {exc.reason}; propose one that does"

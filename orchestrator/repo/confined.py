@@ -12,6 +12,7 @@ import contextlib
 import errno
 import os
 import stat
+import threading
 from pathlib import Path, PurePosixPath
 
 from orchestrator.errors import InputError
@@ -105,21 +106,61 @@ def write_under(root: Path, given: str | PurePosixPath, data: str | bytes, what:
 
 def append_under(root: Path, relative: PurePosixPath, text: str, what: str) -> None:
     """Append `text` to a file of ours below `root` (a trace): every folder from `root` down opened with
-    O_NOFOLLOW, missing ones made, the file never a symlink, so a link swapped in is refused, never followed."""
+    O_NOFOLLOW, missing ones made, the file never a symlink, so a link swapped in is refused, never followed; a hard
+    link planted at its name is replaced by a file of our own (`_opened_own`), never written through."""
     parts = relative.parts
     folder = open_folder(root.resolve(), parts[:-1], what, make=True)
     try:
         try:
-            fd = os.open(parts[-1], os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644,
-                         dir_fd=folder)
+            fd = _opened_own(folder, parts[-1])
         except OSError as exc:
-            if exc.errno == errno.ELOOP:
-                raise InputError(f"{what}: {root / relative} is a symlink: refused (nothing written)") from None
+            if exc.errno in (errno.ELOOP, errno.EISDIR, errno.ENXIO):
+                raise InputError(f"{what}: {root / relative} is a symlink or not a file: refused (nothing"
+                                 " written)") from None
             raise
         with os.fdopen(fd, "a", encoding="utf-8") as out:
             out.write(text)
+    except OSError as exc:  # a full disk, say: which file it was (the write itself names none)
+        exc.filename = exc.filename or str(root / relative)
+        raise
     finally:
         os.close(folder)
+
+
+_APPEND = os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK
+_NEW_FILE = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+
+
+def _opened_own(folder: int, name: str) -> int:
+    """`name` in `folder` opened to append. A file we made has one name; one with more is a hard link planted there
+    (we never make one): its name is unlinked and a file of our own made in its place, so nothing reaches the
+    file it shares (a FIFO planted there fails the open, ENXIO, instead of blocking it)."""
+    fd = os.open(name, _APPEND, 0o644, dir_fd=folder)
+    found = os.fstat(fd)
+    if stat.S_ISREG(found.st_mode) and found.st_nlink == 1:
+        return fd
+    os.close(fd)
+    if not stat.S_ISREG(found.st_mode):
+        raise OSError(errno.ENXIO, "not a regular file", name)
+    os.unlink(name, dir_fd=folder)
+    return os.open(name, _NEW_FILE | os.O_APPEND, 0o644, dir_fd=folder)
+
+
+def replace_at(folder: int, name: str, data: str | bytes) -> None:
+    """Write `name` in the open `folder` whole or not at all: a temporary file beside it, renamed over it. A link
+    planted at the name (hard or symbolic) is replaced, never written through; a write that fails (a full disk)
+    leaves the old file or none, never part of one, and no temporary file behind."""
+    temp = f".{name}.{os.getpid()}.{threading.get_ident()}.tmp"  # two runs (or two threads) may write it at once
+    payload = data.encode("utf-8") if isinstance(data, str) else data
+    fd = os.open(temp, _NEW_FILE | os.O_TRUNC, 0o644, dir_fd=folder)
+    try:
+        with os.fdopen(fd, "wb") as out:
+            out.write(payload)
+        os.replace(temp, name, src_dir_fd=folder, dst_dir_fd=folder)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(temp, dir_fd=folder)
+        raise
 
 
 def read_under(root: Path, given: str | PurePosixPath, what: str, *, limit: int) -> bytes:

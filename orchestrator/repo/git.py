@@ -13,7 +13,7 @@ from __future__ import annotations
 import asyncio
 import os
 import shutil
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -60,6 +60,15 @@ class MergeResult:
     detail: str = ""
 
 
+@dataclass(frozen=True)
+class Leash:
+    """What `land` puts on the git it starts: `env` (the landing's process tag, which the next command's recovery
+    finds) on every one, and `wrap` (a command line that dies with `land`) on those that run the user's code."""
+
+    env: Mapping[str, str]
+    wrap: Callable[[list[str]], list[str]]
+
+
 class GitRepo(TreeQueries):
     """The target repository."""
 
@@ -73,6 +82,9 @@ class GitRepo(TreeQueries):
         self._git_dir: Path | None = None
         self._proofs = Proofs()  # worktree_problem's answers, by footing
         self._filters: tuple[str, ...] | None = None  # the user's filter drivers, switched off (repo/commands.py)
+        self.leash: Leash | None = None
+        """Set by `land` while it lands: every git it starts carries the landing's tag, and the ones that run the
+        user's hooks or write the user's checkout die with it (a kill -9 of `land` leaves neither running)."""
 
     @property
     def lock(self) -> asyncio.Lock:
@@ -138,7 +150,11 @@ class GitRepo(TreeQueries):
         if self._filters is None:
             await asyncio.to_thread(self._no_filters)
         off = () if user_hooks or user_filters else self._no_filters()
-        result = await run_async(["git", *hooks, *off, *args], where, timeout=300, env=self._env(where))
+        command, env = ["git", *hooks, *off, *args], self._env(where)
+        if self.leash is not None:
+            env = {**(env or os.environ), **self.leash.env}
+            command = self.leash.wrap(command) if user_hooks or user_filters else command
+        result = await run_async(command, where, timeout=300, env=env)
         if check and not result.ok:
             raise GitError(f"git {' '.join(args)} failed: {result.tail(5)}")
         return result

@@ -1,9 +1,11 @@
 """Files of a run under `.autobuild/runs/<FEAT>` (reports, report.html, pictures, the pause record, the PR body):
-written and read with every level from the repository down opened without following a symlink (confined.py).
+written and read with every level from the repository down opened without following a symlink (confined.py), and
+written by a temporary file renamed over the old one, so a link planted at a file's own name is replaced.
 
 A repository can commit `.autobuild -> ~`, `.autobuild/runs/FEAT-001 -> ~/.ssh` or an `AUTO-RUN.md` link, and a
-link can be swapped in while a run goes on: each is refused (InputError, one line, nothing written), never followed,
-so a run's files land in its own folder or nowhere. Traces go the same way (store/traces.py, `append_under`).
+link can be swapped in while a run goes on: a link on the way is refused (InputError, one line, nothing written),
+one at the file itself replaced, never followed, so a run's files land in its own folder or nowhere. Traces go the
+same way (store/traces.py, `append_under`: a hard link at a trace's name is replaced before a line is appended).
 """
 
 from __future__ import annotations
@@ -15,10 +17,9 @@ import stat
 from pathlib import Path, PurePosixPath
 
 from orchestrator.errors import InputError
-from orchestrator.repo.confined import open_folder
+from orchestrator.repo.confined import open_folder, replace_at
 
 RUNS = (".autobuild", "runs")
-_NEW = os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC
 
 
 def split(path: Path) -> tuple[Path, PurePosixPath]:
@@ -35,36 +36,26 @@ def _refused(what: str, path: Path) -> InputError:
 
 
 def write(path: Path, data: str | bytes, what: str = "report") -> Path:
-    """Write a run's file (made or truncated), no link followed from the repository down; `path`."""
+    """Write a run's file whole or not at all (`confined.replace_at`: a temporary file renamed over it, in its
+    folder opened without following a link from the repository down): a link planted at the path, hard or
+    symbolic, is replaced, never written through; a full disk leaves the old file or none. `path`."""
     root, relative = split(path)
     folder = open_folder(root, relative.parts[:-1], what, make=True)
     try:
-        try:
-            fd = os.open(relative.name, _NEW | os.O_TRUNC, 0o644, dir_fd=folder)
-        except OSError as exc:
-            if exc.errno in (errno.ELOOP, errno.EISDIR):
-                raise _refused(what, path) from None
-            raise
-        with os.fdopen(fd, "wb") as out:
-            out.write(data.encode("utf-8") if isinstance(data, str) else data)
+        replace_at(folder, relative.name, data)
+    except IsADirectoryError:
+        raise _refused(what, path) from None
+    except OSError as exc:  # a full disk, say: which file it was (the write itself names none)
+        exc.filename = exc.filename or str(path)
+        raise
     finally:
         os.close(folder)
     return path
 
 
 def replace(path: Path, data: str | bytes, what: str) -> None:
-    """Write a run's file whole or not at all (a temporary file renamed over it, both in the one folder opened
-    without following links: the rename replaces a link planted there, never writes through it)."""
-    root, relative = split(path)
-    folder = open_folder(root, relative.parts[:-1], what, make=True)
-    temp = f".{relative.name}.{os.getpid()}.tmp"  # two runs may write one record at once
-    try:
-        fd = os.open(temp, _NEW | os.O_TRUNC, 0o644, dir_fd=folder)
-        with os.fdopen(fd, "wb") as out:
-            out.write(data.encode("utf-8") if isinstance(data, str) else data)
-        os.replace(temp, relative.name, src_dir_fd=folder, dst_dir_fd=folder)
-    finally:
-        os.close(folder)
+    """`write`, for the records that are rewritten as a run goes on (the pause record)."""
+    write(path, data, what)
 
 
 def remove(path: Path, what: str) -> None:

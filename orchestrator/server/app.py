@@ -12,6 +12,7 @@ from typing import Any
 from fastapi import FastAPI, Header, HTTPException
 
 from orchestrator.server import waker
+from orchestrator.server.guard import RequestGuard
 from orchestrator.settings import environment
 from orchestrator.store.paused_threads import is_pause
 
@@ -31,6 +32,7 @@ async def _lifespan(_app: FastAPI) -> AsyncIterator[None]:
 _PUBLIC_DOCS = not environment().auth_token.strip()
 app = FastAPI(lifespan=_lifespan, docs_url="/docs" if _PUBLIC_DOCS else None,
               redoc_url="/redoc" if _PUBLIC_DOCS else None, openapi_url="/openapi.json" if _PUBLIC_DOCS else None)
+app.add_middleware(RequestGuard)  # the engine's routes join this app: the guard stands in front of them too
 _workflow: list[Any] = []
 
 

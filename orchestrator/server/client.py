@@ -10,11 +10,13 @@ from typing import Any
 
 from orchestrator.errors import InputError, RunLockedError
 from orchestrator.plan.files import MAX_TASK_MARKDOWN_BYTES
-from orchestrator.plan.model import check_id, load_plan_file, load_target
+from orchestrator.plan.ids import check_id
+from orchestrator.plan.model import load_plan_file, load_target
 from orchestrator.repo import confined
 from orchestrator.repo.commands import check_branch_name, git_sync
 from orchestrator.repo.git import GitRepo
 from orchestrator.repo.remote import check_url
+from orchestrator.server.plan_at_base import check_plan_at_base
 from orchestrator.server.worker import GRAPH_ID
 from orchestrator.settings import environment
 from orchestrator.store.paused_threads import is_pause
@@ -110,13 +112,13 @@ def _check_plan_at_base(repository: Path, feature: str, base: str) -> None:
         return  # the workers may see a folder we don't: they say
     if not git_sync(repository, "rev-parse", "--verify", "-q", f"refs/heads/{base}^{{commit}}").ok:
         raise InputError(f"{repository} has no branch {base!r}: pass --base, the branch the feature starts from")
-    if git_sync(repository, "cat-file", "-e", f"refs/heads/{base}:.autobuild/features/{feature}.yaml").ok:
-        return
-    listed = git_sync(repository, "grep", "-q", "-E", f"id: *['\"]?{feature}['\"]?$", f"refs/heads/{base}", "--",
-                      ".autobuild/features/")
-    if not listed.ok:
-        raise InputError(f"no plan of {feature} on {base} of {repository} (.autobuild/features/{feature}.yaml):"
-                         " commit it there, or pass --plan FILE to send one")
+    if not git_sync(repository, "cat-file", "-e", f"refs/heads/{base}:.autobuild/features/{feature}.yaml").ok:
+        listed = git_sync(repository, "grep", "-q", "-E", f"id: *['\"]?{feature}['\"]?$", f"refs/heads/{base}",
+                          "--", ".autobuild/features/")
+        if not listed.ok:
+            raise InputError(f"no plan of {feature} on {base} of {repository} (.autobuild/features/{feature}.yaml):"
+                             " commit it there, or pass --plan FILE to send one")
+    check_plan_at_base(repository, feature, base)  # what it holds, checked as `run` checks it
 
 
 def sent_plan(plan: Path) -> dict[str, Any]:

@@ -41,6 +41,9 @@ class RunOptions(BaseModel):
     judge_by_counts: bool = False
     """Judge tasks on a red base by the number of failures when its runner names no failing test (shown in
     every report); without it such a run stops before any session."""
+    repair_base: bool = False
+    """The run repairs a base whose tests never ran (like a task's `repairs_base`): the base is not refused, and
+    no failure is waived as already failing on it."""
     setup: str | None = None
     """Prepares each new worktree (e.g. `npm ci`), over the plan's `setup` and the default; "none": nothing."""
     budget_usd: float | None = None

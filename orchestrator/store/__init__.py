@@ -1,6 +1,7 @@
 """Where a run's facts are kept: checkpoint stores and their read-only readers, traces, pauses.
 
 checkpoints.py: checkpoint storage: SQLite (default) or Postgres, a writer per run.
+sqlite_said.py: SQLite's errors as one line each: a lock, a damaged file, a full disk said as what they are.
 inspection.py: read-only views of the checkpoints and traces for `status`, `history`, `show`.
 outcomes.py: the one truth about a feature's tasks: each task's latest finished attempt.
 locations.py: where things are: the target repo from any folder in it, its checkpoint DB.

@@ -20,6 +20,7 @@ from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 from orchestrator.errors import InputError, RunLockedError, StoreError, StoreUnavailableError
 from orchestrator.settings import environment
 from orchestrator.store.locations import POSTGRES_SCHEMES, choose_db, without_credentials
+from orchestrator.store.sqlite_said import sqlite_said
 
 
 class _Checked:
@@ -187,10 +188,10 @@ class CheckpointStore:
                 try:
                     yield checked(saver, str(self))
                 except sqlite3.Error as exc:  # the run's own steps: a lock held past the wait, say (exit 1)
-                    raise StoreError(f"checkpoint DB {self}: {exc} (another process may hold it locked;"
-                                     " ORCHESTRATOR_DB_LOCK_TIMEOUT sets how long to wait)") from None
+                    raise StoreError(f"{sqlite_said(exc, self.path)}; the run stopped, `resume` goes on from"
+                                     " its last checkpoint") from None
         except sqlite3.Error as exc:  # opening it (exit 2)
-            raise unavailable(exc) from None
+            raise unavailable(exc, self.path) from None
 
     @contextlib.contextmanager
     def lock(self, thread_id: str) -> Iterator[None]:
@@ -285,12 +286,12 @@ class CheckpointStore:
         try:
             conn = sqlite3.connect(f"file:{self.path}?mode=ro", uri=True, check_same_thread=False, timeout=5)
         except sqlite3.Error as exc:
-            raise unavailable(exc) from None
+            raise unavailable(exc, self.path) from None
         try:
             saver = checked(SqliteSaver(conn), str(self))
             yield Reader(saver, lambda sql, params: conn.execute(sql, params).fetchall(), "writes", "?")
         except sqlite3.Error as exc:
-            raise unavailable(exc) from None
+            raise unavailable(exc, self.path) from None
         finally:
             conn.close()
 
@@ -326,17 +327,16 @@ class CheckpointStore:
                     conn.execute("DELETE FROM checkpoints WHERE thread_id = ?", (thread,))
                     conn.execute("DELETE FROM writes WHERE thread_id = ?", (thread,))
         except sqlite3.Error as exc:
-            raise unavailable(exc) from None
+            raise unavailable(exc, self.path) from None
 
 
 TABLES_MISSING: tuple[type[Exception], ...] = (sqlite3.OperationalError,)
 """What reading a SQLite store whose tables were never made raises (a Postgres one says so as an InputError)."""
 
 
-def unavailable(exc: sqlite3.Error) -> StoreUnavailableError:
-    """SQLite's error as ours: the one line a command ends with (exit 2)."""
-    return StoreUnavailableError(f"checkpoint DB: {exc}: another process may hold it locked; try again when it is"
-                                 " done")
+def unavailable(exc: sqlite3.Error, path: Path | None = None) -> StoreUnavailableError:
+    """SQLite's error as ours: the one line a command ends with (exit 2), a damaged file said as one."""
+    return StoreUnavailableError(sqlite_said(exc, path))
 
 
 def _can_create_in(folder: Path) -> bool:

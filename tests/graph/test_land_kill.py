@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import signal
 import subprocess
 import sys
 import time
@@ -65,8 +64,9 @@ def _wait_for(predicate: object, what: str, limit: float = 120.0) -> None:
         time.sleep(0.05)
 
 
-def _land_killed_at(repo: Repo, tmp_path: Path, stall: str, *extra: str) -> None:
-    """Start `land` as a process, wait until it reaches `stall`, kill -9 it (and the stalled git)."""
+def _land_killed_at(repo: Repo, tmp_path: Path, stall: str, *extra: str) -> int:
+    """Start `land` as a process, wait until it reaches `stall`, kill -9 it; the stalled process's pid (nothing
+    else is killed: what `land` started must die with it, or be ended by the next command's recovery)."""
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
     (bin_dir / "git").write_text(FAKE_GIT.format(real=REAL_GIT))
@@ -84,10 +84,7 @@ def _land_killed_at(repo: Repo, tmp_path: Path, stall: str, *extra: str) -> None
     finally:
         land.kill()
         land.wait()
-    stalled = int(mark.read_text())
-    if stall != "gate":  # a git stalled by the fake: the machine that killed land took it too
-        os.kill(stalled, signal.SIGKILL)
-    _wait_for(lambda: not _alive(stalled), "the stalled process ending")
+    return int(mark.read_text())
 
 
 def _clean(repo: Repo, status: str) -> None:
@@ -103,7 +100,8 @@ def test_a_killed_land_takes_its_gate_with_it_and_the_next_land_lands(done: Repo
     old, status = done.sha("main"), done.git("status", "--porcelain", "--untracked-files=all")
     mark = tmp_path / "stalled.pid"
     gate = f"echo $$ > {mark}; exec python -c 'import time; time.sleep(600)'"
-    _land_killed_at(done, tmp_path, "gate", "--verify", gate)
+    stalled = _land_killed_at(done, tmp_path, "gate", "--verify", gate)
+    _wait_for(lambda: not _alive(stalled), "the gate ending with land (the leash)")
     assert done.sha("main") == old
     code, out, err = done.cli(capsys, "land", "FEAT-001")
     assert "a landing of FEAT-001 on main was interrupted" in out and "was not moved" in out, out
@@ -114,7 +112,8 @@ def test_a_killed_land_takes_its_gate_with_it_and_the_next_land_lands(done: Repo
 def test_a_land_killed_while_updating_the_checkout_is_undone_then_lands(done: Repo, tmp_path: Path,
                                                                        capsys: pytest.CaptureFixture[str]) -> None:
     old, status = done.sha("main"), done.git("status", "--porcelain", "--untracked-files=all")
-    _land_killed_at(done, tmp_path, "ff", "--verify", VERIFY)
+    stalled = _land_killed_at(done, tmp_path, "ff", "--verify", VERIFY)
+    _wait_for(lambda: not _alive(stalled), "the checkout's git ending with land (the leash)", limit=10)
     stray = done.git("status", "--porcelain", "--untracked-files=all")
     assert stray.count("??") == status.count("??") + 3, "the files a killed git wrote"
     assert (done.root / ".git" / "index.lock").exists(), "and its lock"
@@ -130,10 +129,55 @@ def test_a_land_killed_while_updating_the_checkout_is_undone_then_lands(done: Re
 def test_a_land_killed_after_moving_the_base_is_finished(done: Repo, tmp_path: Path,
                                                          capsys: pytest.CaptureFixture[str]) -> None:
     old, status = done.sha("main"), done.git("status", "--porcelain", "--untracked-files=all")
-    _land_killed_at(done, tmp_path, "moved", "--verify", VERIFY)
+    stalled = _land_killed_at(done, tmp_path, "moved", "--verify", VERIFY)
     new = done.sha("main")
     assert new != old and done.git("status", "--porcelain", "--untracked-files=all") == status
+    assert _alive(stalled), "a git of ours (no user code in it) outlives land: the recovery must end it"
     code, out, _ = done.cli(capsys, "land", "FEAT-001")
     assert code == 0 and "the landing finished" in out and "nothing to land" in out, out
+    assert "stopped 1 process(es) of the landing" in out and not _alive(stalled), out
     assert done.sha("main") == new
     _clean(done, status)
+
+
+def test_an_index_lock_a_live_process_holds_is_never_removed(done: Repo, tmp_path: Path,
+                                                             capsys: pytest.CaptureFixture[str]) -> None:
+    """The recovery of a land killed mid-update finds git's index.lock held by a live process (a git of the
+    user's, say): it takes nothing from it, touches nothing, keeps the journal; once it ends, the next command
+    undoes the update as usual."""
+    old, status = done.sha("main"), done.git("status", "--porcelain", "--untracked-files=all")
+    stalled = _land_killed_at(done, tmp_path, "ff", "--verify", VERIFY)
+    _wait_for(lambda: not _alive(stalled), "the checkout's git ending with land (the leash)", limit=10)
+    lock = done.root / ".git" / "index.lock"
+    stray = done.git("status", "--porcelain", "--untracked-files=all")
+    holder = subprocess.Popen([sys.executable, "-c", f"f = open({str(lock)!r}, 'a'); print(flush=True);"
+                               " import time; time.sleep(600)"], stdout=subprocess.PIPE)
+    try:
+        assert holder.stdout is not None and holder.stdout.readline()  # it holds the lock now
+        code, _, err = done.cli(capsys, "review", "FEAT-001")
+        assert "is held by a live process" in err and f"pid {holder.pid}" in err, err
+        assert lock.exists() and (done.root / ".git" / "autobuild-land.json").exists()
+        assert done.git("status", "--porcelain", "--untracked-files=all") == stray, "nothing touched"
+    finally:
+        holder.kill()
+        holder.wait()
+    code, _, err = done.cli(capsys, "review", "FEAT-001")
+    assert code == 0 and "undid the half-done update" in err, err
+    assert done.sha("main") == old
+    _clean(done, status)
+
+
+def test_the_users_hook_dies_with_a_killed_land(done: Repo, tmp_path: Path,
+                                                capsys: pytest.CaptureFixture[str]) -> None:
+    """The user's pre-commit hook, which `land` runs over the landed change, is leashed as the gate is: a kill -9
+    of `land` while it runs takes it (and what it started) along; the next `land` lands."""
+    old = done.sha("main")
+    hook = done.root / ".git" / "hooks" / "pre-commit"
+    hook.parent.mkdir(exist_ok=True)
+    hook.write_text('#!/bin/sh\n[ -n "$STALL_MARK" ] || exit 0\necho $$ > "$STALL_MARK"; exec sleep 600\n')
+    hook.chmod(0o755)
+    stalled = _land_killed_at(done, tmp_path, "hook", "--verify", VERIFY)
+    _wait_for(lambda: not _alive(stalled), "the user's hook ending with land (the leash)", limit=10)
+    assert done.sha("main") == old
+    code, out, _ = done.cli(capsys, "land", "FEAT-001")
+    assert code == 0 and "was interrupted" in out and "landed autobuild/FEAT-001 on main" in out, out

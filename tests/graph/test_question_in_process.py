@@ -14,6 +14,7 @@ from agents.testing.scripted_agents import ScriptedAgents, approve, writes
 from orchestrator.cli.ask import QuestionDesk
 from orchestrator.graph import runner
 from orchestrator.settings import RunSettings
+from orchestrator.views.live_view import TaskBoard
 from orchestrator.views.progress import Progress
 from tests.graph.harness import CALC_FILES, plan, task
 
@@ -102,3 +103,23 @@ async def test_a_task_waiting_for_an_answer_gives_its_slot_to_another(tmp_path: 
     summary = await runner.execute(runner.prepare(settings), on_event)
     assert summary.exit_code == 0, summary.results
     assert finished == ["TASK-2", "TASK-1"]
+
+
+async def test_after_resume_the_live_table_shows_finished_tasks_as_they_ended(tmp_path: Path) -> None:
+    repo = make_sample_repo(tmp_path / "repo", files=CALC_FILES, plan=plan(task("TASK-1"), task("TASK-2"),
+                                                                           verify=None))
+    agents = ScriptedAgents({("player", "TASK-1"): writes({"calc/a.py": "A = 1\n"}),
+                             ("player", "TASK-2"): writes({"calc/b.py": "B = 1\n"}, question=QUESTION),
+                             "coach": approve()})
+    settings = RunSettings(repo=repo, target="FEAT-001", db=str(tmp_path / "db.sqlite"), agents=agents,
+                           interactive=True, replan=0)
+    paused = await runner.execute(runner.prepare(settings), lambda event: None)
+    assert [q["task"] for q in paused.pending_questions] == ["TASK-2"], paused.results
+    board = TaskBoard()
+    resumed = settings.model_copy(update={"resume_only": True})
+    question_id = paused.pending_questions[0]["question_id"]
+    done = await runner.execute(runner.prepare(resumed), lambda event: board.update(event, 0.0),
+                                answer=(question_id, "Postgres"))
+    assert done.exit_code == 0, done.results
+    resume = board.rows["TASK-1"]
+    assert resume.state == "approved-unverified", "an earlier run's task is not shown queued (no gate here)"

@@ -109,6 +109,7 @@ def test_a_ci_workflows_test_step_beats_a_guess_but_installs_and_expressions_are
     ("pip install pytest", False), ("python -m pip install pytest", False), ("npm ci", False),
     ("cargo build", False), ("echo pytest", False), ("make lint", False), ("npm run lint", False),
     ("make -C tests EXTRA_CFLAGS=-W", True), ("make -Ctests", True), ("make -C doc", False),
+    ("python test_gnupg.py -v", True), ("python tests/calc_test.py", True), ("python scripts/gen_docs.py", False),
 ])
 def test_a_test_step_is_told_by_what_it_runs(line: str, runs_tests: bool) -> None:
     assert is_runner(line) is runs_tests
@@ -294,3 +295,21 @@ def test_validate_names_each_runner_whose_passing_tests_the_gate_reads_by_id(tmp
     assert "node where it runs node:test" in judged_by("npm test", tmp_path), "read through the scripts it runs"
     assert judged_by("make test", tmp_path).startswith("by test id where the runner it starts reports them")
     assert judged_by("./run-tests.sh") == "by exit status, and failure counts where the output has them"
+
+
+def test_a_top_level_test_module_run_by_tox_as_a_script_is_the_gate(tmp_path: Path) -> None:
+    """vsajip/python-gnupg (32a9abb): tox runs `{envpython} test_gnupg.py` (CI: `python test_gnupg.py -v`); no
+    tests folder, no pytest configuration: no gate was found."""
+    tox = (Path(__file__).resolve().parents[1] / "fixtures" / "gate" / "python-gnupg" / "tox.ini").read_text()
+    repo = repo_with(tmp_path, {"tox.ini": tox, "gnupg.py": "", "test_gnupg.py": "import unittest\n"})
+    choice = detect_test_command(repo)
+    assert (python_of(choice.command), choice.source) == ("python test_gnupg.py", "tox.ini [testenv] commands")
+
+
+def test_top_level_test_modules_alone_are_found(tmp_path: Path) -> None:
+    repo = repo_with(tmp_path / "unittest", {"calc.py": "", "test_calc.py": "import unittest\n"})
+    choice = detect_test_command(repo)
+    assert choice.command is not None and choice.source.startswith("Python test modules at the top (test_calc.py)")
+    only_tests = repo_with(tmp_path / "tests_py", {"calc.py": "", "tests.py": "import unittest\n"})
+    assert "unittest discover -s . -p 'test*.py'" in str(detect_test_command(only_tests).command)
+    assert detect_test_command(repo_with(tmp_path / "none", {"calc.py": "", "testing.py": ""})).command is None

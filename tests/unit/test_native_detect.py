@@ -96,3 +96,23 @@ def test_a_cmake_project_with_tests_is_gated_by_ctest_over_a_build_only_target(t
     assert choice.command == "cmake -S . -B build && cmake --build build && (cd build && ctest)"
     assert choice.source == "CMakeLists.txt (enable_testing: ctest)"
     assert detect_test_command(repo_with(tmp_path / "plain", {"CMakeLists.txt": "project(x C)\n"})).command is None
+
+
+def test_a_ci_build_step_keeps_its_build_lines_when_another_line_is_not_a_build_tool(tmp_path: Path) -> None:
+    """libuv/libuv (6179e7af8): its macOS job's Build step is `cmake --build build` then `ls -lh`; the step was
+    dropped, so ctest ran on a build folder only configured (every test "Not Run")."""
+    workflow = (Path(__file__).resolve().parents[1] / "fixtures" / "gate" / "ci" / "libuv-CI-unix.yml").read_text()
+    cmake = "project(libuv C)\ninclude(CTest)\nadd_test(NAME uv_test COMMAND uv_run_tests)\n"
+    choice = detect_test_command(repo_with(tmp_path, {".github/workflows/CI-unix.yml": workflow,
+                                                      "CMakeLists.txt": cmake}))
+    assert choice.command == ("cmake -B build -DBUILD_TESTING=ON -G Ninja && cmake --build build"
+                              " && (cd build && ctest -V)")
+
+
+def test_a_ci_step_that_only_makes_its_build_folder_is_kept(tmp_path: Path) -> None:
+    ci = ("jobs:\n  t:\n    steps:\n      - run: |\n          sudo apt-get install -y ninja-build\n"
+          "          mkdir build\n"
+          "      - working-directory: build\n        run: |\n          cmake .. -G Ninja\n          echo configured\n"
+          "      - run: ninja -C build\n      - run: cd build && ctest\n")
+    choice = detect_test_command(repo_with(tmp_path, {".github/workflows/ci.yml": ci}))
+    assert choice.command == "mkdir build && (cd build && cmake .. -G Ninja) && ninja -C build && (cd build && ctest)"

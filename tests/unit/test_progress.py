@@ -8,6 +8,8 @@ from typing import Any
 import pytest
 from rich.console import Console
 
+from orchestrator.cli.output import wrapped
+from orchestrator.cli.read import feedback_line
 from orchestrator.views.live_view import TaskBoard
 from orchestrator.views.progress import Progress
 
@@ -122,3 +124,27 @@ def test_piped_tool_lines_say_what_the_agent_does_not_our_tool_names() -> None:
     bash = Progress.describe({"event": "tool", "task": "TASK-001", "turn": 1, "role": "coach", "tool": "Bash",
                               "detail": "python -m pytest -q"})
     assert bash == "TASK-001 turn 1 coach running `python -m pytest -q`"
+
+
+@pytest.mark.parametrize(("item", "line"), [
+    ({"file": "calc/a.py", "line": 3, "issue": "off by one"}, "calc/a.py:3: off by one"),
+    ({"file": "calc/a.py", "line": None, "issue": "missing"}, "calc/a.py: missing"),
+    ({"file": "", "line": None, "issue": "no tests"}, "no tests"),
+])
+def test_show_names_a_feedback_items_place_only_when_it_has_one(item: dict[str, Any], line: str) -> None:
+    assert feedback_line(item) == line
+
+
+def test_lines_after_the_table_wrap_between_words_and_commands_paste_whole() -> None:
+    comment = "  # TASK-002 failed at max turns: read its feedback and the gate's output, then run it again with more"
+    command = "  autobuild resume FEAT-001 TASK-002 --repo /a/very/long/path/to/the/users/repository/that/goes/on/on"
+    prose = "FEAT-001 already finished; TASK-002 waits for a person: see `autobuild show FEAT-001 TASK-002` first"
+    text = wrapped("\n".join([comment, command, prose]), 80)
+    lines = text.splitlines()
+    assert all(len(line) <= 80 for line in lines if not line.lstrip().startswith("autobuild ")), lines
+    assert command in lines, "a command is never cut"
+    assert [line.split()[0] for line in lines[:2]] == ["#", "#"], "a continued comment stays a comment"
+    def words(found: list[str]) -> list[str]:
+        return [word for word in " ".join(found).split() if word != "#"]
+
+    assert words(lines) == words([comment, command, prose]), "no word broken or lost"

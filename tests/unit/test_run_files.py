@@ -4,15 +4,18 @@ itself, the feature's folder, a task's folder, the file), is refused and nothing
 
 from __future__ import annotations
 
+import asyncio
 import os
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from agents.limits import Pause
 from agents.stream import Transcript, _opened_at
 from orchestrator.errors import InputError
+from orchestrator.gate.cache import CACHE_NAME, GateCache
 from orchestrator.repo import run_files
 from orchestrator.store import traces
 from orchestrator.store.pause import pause_path, read_pause, write_pause
@@ -66,12 +69,14 @@ def test_no_report_is_written_through_a_link_planted_in_the_runs_folder(repo: Pa
         writes += [lambda: reports.write(runs_dir(repo, FEATURE) / reports.REPORT_NAME, "# feature\n"),
                    lambda: html_report.write(runs_dir(repo, FEATURE) / html_report.REPORT_HTML, "<html>")]
     for write in writes:
-        if where == "file" and write is writes[1]:
-            write()  # a file that isn't linked, beside the links: written as usual
+        if where == "file":
+            write()  # a link at the file's own name is replaced by the file (a temporary file renamed over it)
             continue
         with pytest.raises(InputError, match="symlink") as refused:
             write()
         assert "\n" not in str(refused.value)
+    if where == "file":
+        assert not any(p.is_symlink() for p in runs_dir(repo, FEATURE).rglob("*"))
     assert sorted(p.name for p in outside.iterdir()) == ["id_rsa"]
     assert (outside / "id_rsa").read_text() == "SECRET KEY\n"
 
@@ -181,3 +186,57 @@ def test_a_trace_linked_out_of_the_run_is_not_read(repo: Path, outside: Path) ->
     (folder / "trace.jsonl").unlink()
     (folder / "trace.jsonl").write_text('{"event": "ours"}\n')
     assert traces.read(repo, FEATURE, "TASK-001") == [{"event": "ours"}]
+
+
+def _hard_linked(outside: Path, path: Path) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    os.link(outside / "id_rsa", path)
+    return path
+
+
+def test_a_hard_link_planted_at_a_run_file_is_replaced_never_written_through(repo: Path, outside: Path) -> None:
+    """A hard link is no symlink: O_NOFOLLOW opens it. Every run file is written by a temporary file renamed over
+    its name (reports, the page, the PR body, the pause record), and an appended one (a trace, a transcript) is
+    made anew when its name has another link: the file outside keeps its bytes, the run's file has the run's."""
+    task = runs_dir(repo, FEATURE, "TASK-001")
+    written = {
+        _hard_linked(outside, task / reports.REPORT_NAME): lambda p: reports.write(p, "# task\n"),
+        _hard_linked(outside, runs_dir(repo, FEATURE) / reports.REPORT_NAME): lambda p: reports.write(p, "# f\n"),
+        _hard_linked(outside, runs_dir(repo, FEATURE) / html_report.REPORT_HTML): lambda p: html_report.write(
+            p, "<html>"),
+        _hard_linked(outside, pause_path(repo, FEATURE)): lambda p: write_pause(
+            p, Pause(until=time.time() + 60, reason="x", since=time.time()), in_run=True),
+        _hard_linked(outside, task / "trace.jsonl"): lambda p: traces.append(repo, FEATURE, "TASK-001",
+                                                                             {"event": "ours"}),
+    }
+    for path, write in written.items():
+        write(path)
+        assert path.stat().st_nlink == 1 and "SECRET" not in path.read_text(), path.name
+    transcript = Transcript(_hard_linked(outside, task / "turn-1-player.jsonl"))
+    transcript.write({"line": 1})
+    transcript.close()
+    assert "SECRET" not in (task / "turn-1-player.jsonl").read_text()
+    assert (outside / "id_rsa").read_text() == "SECRET KEY\n" and (outside / "id_rsa").stat().st_nlink == 1
+    assert not [p for p in runs_dir(repo, FEATURE).rglob("*.tmp")]
+
+
+def test_a_trace_appends_to_its_own_file(repo: Path) -> None:
+    traces.append(repo, FEATURE, "TASK-001", {"event": "one"})
+    traces.append(repo, FEATURE, "TASK-001", {"event": "two"})
+    assert [e["event"] for e in traces.read(repo, FEATURE, "TASK-001")] == ["one", "two"]
+
+
+def test_the_gate_cache_is_written_as_a_run_file(repo: Path, outside: Path) -> None:
+    """`.autobuild/runs/gate-cache.json`: a hard link at its name is replaced, a linked runs folder refused."""
+    async def passing() -> Any:
+        return {"passed": True, "summary": "1 passed"}
+
+    cached = _hard_linked(outside, repo / ".autobuild" / "runs" / CACHE_NAME)
+    asyncio.run(GateCache.for_repo(repo).run("key", passing))
+    assert '"key"' in cached.read_text() and (outside / "id_rsa").read_text() == "SECRET KEY\n"
+    cached.unlink()
+    (repo / ".autobuild" / "runs").rmdir()
+    (repo / ".autobuild" / "runs").symlink_to(outside, target_is_directory=True)
+    with pytest.raises(InputError, match="symlink"):
+        asyncio.run(GateCache.for_repo(repo).run("key", passing))
+    assert sorted(p.name for p in outside.iterdir()) == ["id_rsa"]

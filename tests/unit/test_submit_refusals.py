@@ -130,3 +130,27 @@ def test_a_file_url_without_the_plan_at_its_base_is_refused(sample_repo: Path, s
     assert (code, _Worker.requests) == (2, []) and "no plan of FEAT-001 on main" in err, err
     code = main(["submit", "FEAT-001", "--repo-url", f"file://{bare}", "--server", server, "--base", "nope"])
     assert (code, _Worker.requests) == (2, []) and "has no branch 'nope'" in capsys.readouterr().err
+
+
+_BOMB = "a: &a [x, x, x, x, x, x, x, x, x]\n" + "".join(
+    f"{c}: &{c} [{', '.join([f'*{p}'] * 9)}]\n" for p, c in zip("abcdefgh", "bcdefghi", strict=True))
+_HOSTILE_PLANS = {
+    "yaml-bomb": _BOMB + "id: FEAT-001\nname: bomb\ntasks: [{id: TASK-001, name: t}]\n",
+    "file-path-outside": "id: FEAT-001\nname: out\ntasks: [{id: TASK-001, name: t, file_path: ../../etc/passwd}]\n",
+    "self-dependency": "id: FEAT-001\nname: self\ntasks: [{id: TASK-001, name: t, dependencies: [TASK-001]}]\n",
+}
+
+
+@pytest.mark.parametrize("plan", _HOSTILE_PLANS.values(), ids=_HOSTILE_PLANS.keys())
+def test_a_file_url_plan_is_refused_as_run_refuses_it(plan: str, sample_repo: Path, server: str,
+                                                      capsys: pytest.CaptureFixture[str]) -> None:
+    """`submit --repo-url file://…` reads the plan at the base: it is checked as `run` (and the worker) would."""
+    (sample_repo / ".autobuild" / "features" / "FEAT-001.yaml").write_text(plan)
+    git(sample_repo, "add", "-f", ".autobuild/features/FEAT-001.yaml")
+    git(sample_repo, "commit", "-qm", "a hostile plan")
+    assert main(["validate", "FEAT-001", "--repo", str(sample_repo)]) == 2  # what `run` says of it
+    said_by_run = capsys.readouterr().err
+    code = main(["submit", "FEAT-001", "--repo-url", f"file://{sample_repo}", "--server", server, "--base", "main"])
+    err = capsys.readouterr().err
+    assert (code, err.count("\n"), _Worker.requests) == (2, 1, []), err
+    assert err.split(":")[-1] == said_by_run.split(":")[-1], (err, said_by_run)

@@ -7,6 +7,7 @@ from dataclasses import replace
 
 from orchestrator import facts
 from orchestrator.facts import Acceptance, Observation
+from orchestrator.gate import new_tests
 from orchestrator.gate.verdict import VERDICT_RULES, Accounted, Evidence, HiddenRun, alone, decide, record
 
 
@@ -117,10 +118,13 @@ def test_a_clean_room_run_failing_refuses_as_the_task_run_would() -> None:
     assert decide(red_both).passed, "tests red on the base don't refuse in the clean room either"
 
 
-def test_new_tests_that_pass_on_the_base_leave_it_unverified() -> None:
-    verdict = decide(Evidence(run=GREEN, base=GREEN, new_tests_on_base=GREEN))
-    assert verdict.passed and verdict.unverified and "pass on the base's code too" in verdict.unverified[0]
-    assert decide(Evidence(run=GREEN, base=GREEN, new_tests_on_base=run(1, ["t::new"]))).unverified is None
+def test_new_tests_that_cannot_fail_refuse_unless_accepted() -> None:
+    finding = new_tests.Finding("none of the 2 test(s) the feature added fails on the base's code", "add one")
+    refused = decide(Evidence(run=GREEN, base=GREEN, new_tests=finding))
+    assert not refused.passed and refused.summary.endswith("fails on the base's code")
+    accepted = decide(Evidence(run=GREEN, base=GREEN, new_tests=finding,
+                               accepted=(Acceptance(test=new_tests.ACCEPTANCE, reason="a perf change"),)))
+    assert accepted.passed and accepted.unverified and "a perf change" in accepted.unverified[0]
 
 
 def test_a_monorepo_passes_when_every_package_does() -> None:

@@ -192,7 +192,7 @@ async def _verify(state: TaskState, ctx: RunContext, accepted: list[Acceptance])
     worktree = Path(state["worktree"])
     run = await ctx.gates.run(worktree, ctx.gate_command(state["task_id"]), changed_since=ctx.feature_branch,
                               against=state["base_sha"], accepted=accepted,
-                              hidden_tests=ctx.hidden_of([state["task_id"]]))
+                              hidden_tests=ctx.hidden_of([state["task_id"]]), kind=ctx.plan.task(state["task_id"]).kind)
     await ctx.repo.reset(worktree, state["head_sha"])
     return run.result
 
