@@ -4,10 +4,11 @@
 The gate service gathers the `Evidence` (plain data, no callables): the task's run and the base's, the flaky
 re-run, the accounting of every base test (gate/spec_check.py, the tamper and code screens' hits among it) with
 the coach's acceptances, what the task's new tests showed on the base's code (gate/new_tests.py), the hidden
-tests' run, a monorepo's per-package verdicts, and a slot for the clean room's run. `decide` reads nothing else and does no I/O; `record` puts its `Verdict` on the
-run it judged, as the GateResult that state, events and `status --json` carry. A new kind of evidence is a new
-field of `Evidence` (default: absent) and a step of `decide`; a change to what any step concludes bumps
-VERDICT_RULES, which is part of every gate cache key (gate/cache.py): verdicts of older rules are never reused.
+tests' run, a monorepo's per-package verdicts, and a slot for the clean room's run. `decide` reads nothing else
+and does no I/O; `record` puts its `Verdict` on the run it judged, as the GateResult that state, events and
+`status --json` carry. A new kind of evidence is a new field of `Evidence` (default: absent) and a step of
+`decide`; a change to what any step concludes bumps VERDICT_RULES, which is part of every gate cache key
+(gate/cache.py): verdicts of older rules are never reused.
 """
 
 from __future__ import annotations
