@@ -236,9 +236,8 @@ class Gates:
             unstable = (run_base.get("unstable") or []) if run_base else []
             evidence = replace(evidence, accepted=tuple(accepted), accounted=await self.spec.account(
                 worktree, command, judged, against, accepted, unstable=unstable))
-            if kind is not None and evidence.accounted is not None and verdict.decide(evidence).passed:
-                evidence = replace(evidence, new_tests=await self.spec.new_tests(worktree, command, judged, against,
-                                                                                 kind))
+            if kind is not None and evidence.accounted is not None:
+                evidence = await self._with_new_tests(evidence, worktree, command, against, kind)
         secrets: frozenset[str] = frozenset()
         if hidden_tests and judged["exit_code"] is not None:
             found, secrets, hidden_ran = await self._hidden_evidence(worktree, command, hidden_tests)
@@ -246,6 +245,14 @@ class Gates:
         result = verdict.record(evidence)
         result.pop("passing", None)  # kept in the cache and in the base's run, not in every turn's state
         return GateRun(hidden.redact_result(result, secrets), ran=ran)
+
+    async def _with_new_tests(self, evidence: verdict.Evidence, worktree: Path, command: str, against: str,
+                              kind: str) -> verdict.Evidence:
+        """The evidence with what the task's new tests show on the base's code, asked only while it passes."""
+        if not verdict.decide(evidence).passed:
+            return evidence
+        judged = verdict.judged_run(evidence)
+        return replace(evidence, new_tests=await self.spec.new_tests(worktree, command, judged, against, kind))
 
     async def _hidden_evidence(self, worktree: Path, command: str,
                                paths: Sequence[str]) -> tuple[verdict.HiddenRun, frozenset[str], bool]:
