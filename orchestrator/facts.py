@@ -33,10 +33,10 @@ class TestChange(TypedDict):
     accepted: str | None  # the coach's reason (None: not accepted)
 
 
-class GateResult(TypedDict):
-    """The orchestrator's own run of a gate command (a fact for state, traces and reports)."""
+class Observation(TypedDict):
+    """What one run of a gate command showed (exit status, counts, test ids, output): no verdict. GateResult is
+    the record of a run with the verdict gate/verdict.py decided on it."""
 
-    passed: bool
     command: str | None
     summary: str
     output: str
@@ -63,6 +63,14 @@ class GateResult(TypedDict):
     tampering: NotRequired[list[str]]  # accounts of the run that disagree, "subject: what" (gate/crosscheck.py)
     channel: NotRequired[list[str]]  # the runners the gate's channel heard in this run
     tracked_changed: NotRequired[list[str] | None]  # tracked files the run changed (None: not a git worktree)
+
+
+class GateResult(Observation):
+    """The orchestrator's own run of a gate command and its verdict (a fact for state, traces and reports): the
+    observation with `passed` and what the verdict added, all written by gate/verdict.py alone."""
+
+    passed: bool
+    rules: NotRequired[str]  # the verdict rules' version it was decided by (gate/verdict.py VERDICT_RULES)
 
 
 class PackageGate(TypedDict):

@@ -331,10 +331,6 @@ def _dispatch(args: argparse.Namespace) -> int:
         _modules_loaded()
         return int(getattr(workers, function_name)(args, settings))
     settings = _settings(args)
-    if args.command in _RUN_COMMANDS and not args.dry_run:  # before the run's modules load (seconds)
-        from orchestrator.cli.preflight import refuse_early
-
-        refuse_early(settings)
     command: Callable[[argparse.Namespace, Any], int] = getattr(importlib.import_module(module_name), function_name)
     _modules_loaded()
     if args.command not in _TRACED:

@@ -19,6 +19,7 @@ fresh_tree.py: what agents left in a worktree outside git is removed before a ga
 no_baseline.py: a base whose tests never ran (import, collection, build errors) is no baseline.
 cache.py: gate runs remembered by tree, command, setup and environment, per repository.
 result.py: runs of the gate command and what they observed.
+observed.py: what one run shows on its own: judged by ids, counts or exit status; ran no test; can't run.
 instrument.py: test ids from runners the gate does not control, through their environment.
 channel.py: the gate's own pipe out of a run, where the runners' reporters write as tests end.
 summaries.py: every end-of-session summary a runner printed in a run's output.
@@ -26,7 +27,8 @@ crosscheck.py: every account of a run must agree; what disagrees is tampering.
 tracked.py: which tracked files a run of the gate changed.
 runners/: what each runner family observed in one run, from its reports or its output.
 excerpt.py: where a failing test's own lines are in a run's output.
-judge.py: what a run means: can the command gate at all, and the verdict against the base.
+judge.py: can the command gate at all, and the runs a verdict is decided on (the flaky re-run).
+verdict.py: the verdict, one pure function over a gate run's evidence: the only writer of `passed`.
 spec_check.py: the tests are the spec: what became of every base test on the judged tree.
 accounting.py: every test that passed on the base must pass on the judged tree.
 test_files.py: which files are test code, test data, support modules and runner config.
@@ -48,7 +50,7 @@ hidden.py: hidden acceptance tests: checked, run in a tree of the gate's own, re
 report.py: what `validate` and `run --dry-run` say about the gate before anything runs.
 """
 
-from orchestrator.facts import GateResult, GateSetup
+from orchestrator.facts import GateResult, GateSetup, Observation
 from orchestrator.gate.accounting import describe as describe_test_change
 from orchestrator.gate.accounting import parse_name_status
 from orchestrator.gate.accounting import unaccepted as unaccepted_test_changes
@@ -61,9 +63,10 @@ from orchestrator.gate.hidden import check as check_hidden_tests
 from orchestrator.gate.inline_tests import changed as inline_tests_changed
 from orchestrator.gate.instrument import NODE_REPORTER
 from orchestrator.gate.instrument import SHIM as RUNNER_SHIM
-from orchestrator.gate.judge import judge, judged_run, tests_not_run, tests_only_skipped, unusable
+from orchestrator.gate.judge import judge, judged_run, tests_not_run, tests_only_skipped
+from orchestrator.gate.observed import BY_EXIT, unusable
 from orchestrator.gate.report import gate_document, gate_lines
-from orchestrator.gate.result import BY_EXIT, describe_base, no_gate, run_gate
+from orchestrator.gate.result import describe_base, run_gate
 from orchestrator.gate.runners import Observed
 from orchestrator.gate.runners.native import cargo_test, go_test
 from orchestrator.gate.service import GateRequest, GateRun, Gates
@@ -72,11 +75,12 @@ from orchestrator.gate.shifted import case_diff
 from orchestrator.gate.submodules import refusal as submodule_refusal
 from orchestrator.gate.submodules import submodule_changes, undo_submodule_changes
 from orchestrator.gate.test_files import is_test_data, is_test_file
+from orchestrator.gate.verdict import VERDICT_RULES, Evidence, Verdict, decide, no_gate
 
-__all__ = ["BY_EXIT", "HIDDEN_FOLDER", "NODE_REPORTER", "NO_GATE", "RUNNER_SHIM", "SHIFTED_IDS_NOTE", "GateChoice",
-           "GateRequest", "GateResult", "GateRun", "GateSetup", "Gates", "HiddenTests", "Observed", "cargo_test",
-           "case_diff", "check_hidden_tests", "choose_gate", "code_screen_hits", "default_setup", "describe_base",
-           "describe_test_change",
+__all__ = ["BY_EXIT", "HIDDEN_FOLDER", "NODE_REPORTER", "NO_GATE", "RUNNER_SHIM", "SHIFTED_IDS_NOTE", "VERDICT_RULES",
+           "Evidence", "GateChoice", "GateRequest", "GateResult", "GateRun", "GateSetup", "Gates", "HiddenTests",
+           "Observation", "Observed", "Verdict", "cargo_test", "case_diff", "check_hidden_tests", "choose_gate",
+           "code_screen_hits", "decide", "default_setup", "describe_base", "describe_test_change",
            "detect_test_command", "gate_document", "gate_env", "gate_lines", "go_test", "inline_tests_changed",
            "is_test_data", "is_test_file", "judge", "judged_run", "no_gate", "parse_name_status", "run_gate",
            "session_env", "submodule_changes", "submodule_refusal", "tests_not_run", "tests_only_skipped",

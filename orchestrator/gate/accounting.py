@@ -16,8 +16,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 
-from orchestrator.facts import Acceptance, GateResult, TestChange, TestFate
-from orchestrator.gate import shifted
+from orchestrator.facts import Acceptance, Observation, TestChange, TestFate
 from orchestrator.gate.test_files import is_test_data, is_test_file
 
 UNACCEPTABLE = frozenset({"failing"})
@@ -76,7 +75,7 @@ class TreeDiff:
 _JS_SUFFIXES = (".js", ".mjs", ".cjs", ".ts", ".mts", ".cts", ".jsx", ".tsx")
 
 
-def test_hosts(base: GateResult, base_files: Sequence[str]) -> frozenset[str]:
+def test_hosts(base: Observation, base_files: Sequence[str]) -> frozenset[str]:
     """The JavaScript files the base's passing ids name (`file > describe > name`): a runner given a file by its
     command (`node check.js`, mocha's `spec`) collects tests from it whatever it is called. A Python or Rust id can
     name a code file (doctests, `#[cfg(test)]`), whose tests gate/inline_tests.py accounts instead."""
@@ -203,7 +202,7 @@ def _go_case(test_id: str) -> str | None:
     return found.group(1) if found else None
 
 
-def account(base: GateResult, run: GateResult, diff: TreeDiff, base_files: Sequence[str], *,
+def account(base: Observation, run: Observation, diff: TreeDiff, base_files: Sequence[str], *,
             expectations: Mapping[str, str] | None = None, unstable: Iterable[str] = ()) -> list[TestChange]:
     """What became of each test that passed on the base and does not pass, as such, in `run`; `expectations`
     maps base tests whose base version fails on the tree's code to the failure (gate/overlay.py); `unstable`
@@ -253,7 +252,7 @@ def _base_version(test: str, expectations: Mapping[str, str], diff: TreeDiff) ->
     return f"; the base's version fails on this code: {expectations[test]}{read}"
 
 
-def new_only_skipped(base: GateResult, run: GateResult) -> list[str]:
+def new_only_skipped(base: Observation, run: Observation) -> list[str]:
     """Tests the base didn't have that the run only skipped or xfailed: work the gate did not verify."""
     known = {*(base.get("passing") or []), *(base["failing"] or []), *(base.get("skipped_ids") or [])}
     return [f"a test the task added was only skipped: {test}"
@@ -264,7 +263,7 @@ def _change(test: str, fate: TestFate, detail: str, file: str | None) -> TestCha
     return TestChange(test=test, fate=fate, detail=detail, file=file, accepted=None)
 
 
-def _by_count(base: GateResult, run: GateResult) -> list[TestChange]:
+def _by_count(base: Observation, run: Observation) -> list[TestChange]:
     before, now = base.get("tests_passed"), run.get("tests_passed")
     if before is None or now is None or now >= before:
         return []
@@ -324,25 +323,3 @@ def describe(change: TestChange) -> str:
     """One line: `tests.test_mul::test_mul: gone: deleted from tests/test_mul.py`."""
     line = f"{change['test']}: {change['fate']}: {change['detail']}"
     return f"{line} (accepted: {change['accepted']})" if change["accepted"] else line
-
-
-def judged(run: GateResult, changes: list[TestChange], *, case_diff: str = "") -> GateResult:
-    """The run with its accounting: failed, naming them, when a base test's change is not accepted; `case_diff`
-    (gate/shifted.py) shows the cases of tests whose ids are positions."""
-    verdict = run.copy()
-    verdict["test_changes"] = changes
-    verdict.pop("passing", None)  # kept in the cache and the base's run, not in every turn's state
-    verdict.pop("reads", None)
-    open_changes = [change for change in unaccepted(changes) if change["fate"] != "failing"]
-    if open_changes:
-        verdict["passed"] = False
-        named = "; ".join(describe(change) for change in open_changes[:5])
-        more = f" (and {len(open_changes) - 5} more)" if len(open_changes) > 5 else ""
-        verdict["summary"] = (f"{run['summary']}; {len(open_changes)} test(s) that passed on the base don't pass here"
-                              f" and the coach did not accept it: {named}{more}")
-        listing = "\n".join(f"- {describe(change)}" for change in open_changes[:50])
-        cases = f"\n\n{shifted.NOTE}\n```diff\n{case_diff}```" if case_diff else ""
-        verdict["output"] = (f"Tests that passed on the base and don't pass here (each must pass again, or the"
-                             f" coach must accept the change in test_changes_accepted, naming the requirement"
-                             f" it serves):\n{listing}{cases}\n\n{run['output']}")
-    return verdict

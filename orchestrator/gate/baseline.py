@@ -15,9 +15,10 @@ from orchestrator.facts import GateResult, GateSetup, PackageGate
 from orchestrator.gate.detect import NO_GATE, GateChoice, choose_gate
 from orchestrator.gate.environment import default_setup, gate_env
 from orchestrator.gate.generated import copy_generated
-from orchestrator.gate.judge import unusable, unusable_base
+from orchestrator.gate.judge import unusable_base
 from orchestrator.gate.no_baseline import no_baseline, refusal
 from orchestrator.gate.node_modules import own_node_modules
+from orchestrator.gate.observed import unusable
 from orchestrator.gate.per_package import combine, run_package
 from orchestrator.gate.result import run_gate
 from orchestrator.gate.submodules import init_submodules

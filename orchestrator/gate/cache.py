@@ -1,5 +1,6 @@
 """Gate runs as a function of the tree: a run is remembered by (tree, command, setup, environment digest), so the
-same tree is never gated twice and the base's run is reused by later runs, resumes, other features and `land`.
+same tree is never gated twice and the base's run is reused by later runs, resumes, other features and `land`,
+as long as the verdict rules are the same (their version, gate/verdict.py VERDICT_RULES, is part of the key).
 
 The tree is the commit's tree without `.autobuild/` (AutoBuild's own reports, committed on task branches, are
 never what a gate tests). The environment digest covers the variables the gate sees (the worktree's own path
@@ -25,6 +26,7 @@ from typing import Any
 
 from orchestrator.facts import GateResult
 from orchestrator.gate.environment import repo_venv, run_env_of
+from orchestrator.gate.verdict import VERDICT_RULES
 from orchestrator.repo import confined
 from orchestrator.repo.git import GitRepo
 
@@ -96,8 +98,10 @@ async def worktree_tree(repo: GitRepo, worktree: Path) -> str | None:
     return await gated_tree(repo, "HEAD", cwd=worktree)
 
 
-def cache_key(tree: str, command: str, setup: str | None, environment: str) -> str:
-    return hashlib.sha256(json.dumps([tree, command, setup or "", environment]).encode()).hexdigest()[:32]
+def cache_key(tree: str, command: str, setup: str | None, environment: str, rules: str = VERDICT_RULES) -> str:
+    """A run's key; `rules`, the verdict rules' version (gate/verdict.py): a run remembered with its verdict under
+    older rules is never reused (a resumed run gates its tree again)."""
+    return hashlib.sha256(json.dumps([tree, command, setup or "", environment, rules]).encode()).hexdigest()[:32]
 
 
 def _same_failure(a: GateResult, b: GateResult) -> bool:

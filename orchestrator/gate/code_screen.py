@@ -14,9 +14,9 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from orchestrator.facts import GateResult, TestChange, TestFate
+from orchestrator.facts import TestChange, TestFate
 from orchestrator.gate import code_js, code_native, code_python
-from orchestrator.gate.accounting import TreeDiff, describe, parse_name_status
+from orchestrator.gate.accounting import TreeDiff, parse_name_status
 from orchestrator.gate.code_tokens import TOUCHES, Finding
 from orchestrator.gate.screen import Hit
 from orchestrator.gate.test_files import is_runner_config, is_test_file
@@ -134,33 +134,3 @@ def changes(found: Iterable[Hit]) -> list[TestChange]:
     """Each hit as a change the coach must accept, by its file (`test_changes_accepted: [{test: <file>}]`)."""
     return [TestChange(test=f"{hit.file}:{hit.line}", fate=FATE, detail=hit.what, file=hit.file, accepted=None)
             for hit in found]
-
-
-def others(judged: Iterable[TestChange]) -> list[TestChange]:
-    """The base tests' changes (accounting.judged words them), without the screen's hits."""
-    return [change for change in judged if change["fate"] != FATE]
-
-
-def folded(verdict: GateResult, judged: Sequence[TestChange]) -> GateResult:
-    """The verdict with the screen's hits among its test changes: refused naming each one the coach did not
-    accept; an accepted one leaves the approval unverified."""
-    hits_here = [change for change in judged if change["fate"] == FATE]
-    if not hits_here:
-        return verdict
-    verdict = verdict.copy()
-    verdict["test_changes"] = [*(verdict.get("test_changes") or []), *hits_here]
-    verdict["unverified"] = [*(verdict.get("unverified") or []),
-                             *(describe(change) for change in hits_here if change["accepted"])]
-    open_hits = [change for change in hits_here if change["accepted"] is None]
-    if open_hits:
-        verdict["passed"] = False
-        named = "; ".join(f"{change['test']}: {change['detail']}" for change in open_hits[:5])
-        more = f" (and {len(open_hits) - 5} more)" if len(open_hits) > 5 else ""
-        verdict["summary"] = (f"{verdict['summary']}; {len(open_hits)} place(s) in the code the task wrote know"
-                              f" they are tested, and the coach did not accept it: {named}{more}")
-        listing = "\n".join(f"- {change['test']}: {change['detail']}" for change in open_hits[:50])
-        verdict["output"] = (f"Code the task wrote that behaves differently under a test runner, touches the runner"
-                             f" or its output, or answers a comparison without reading it (remove it, or the coach"
-                             f" must accept its file in test_changes_accepted, naming the requirement it serves;"
-                             f" the approval is then unverified):\n{listing}\n\n{verdict['output']}")
-    return verdict

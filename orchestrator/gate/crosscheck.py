@@ -10,7 +10,7 @@ from collections import Counter
 from collections.abc import Callable
 from typing import Any
 
-from orchestrator.facts import GateResult
+from orchestrator.facts import Observation
 from orchestrator.gate.channel import Received, Session
 from orchestrator.gate.runners import Observed
 from orchestrator.gate.runners.channel_reports import pytest_id
@@ -157,7 +157,7 @@ def _subject(finding: str) -> str:
     return finding.split(": ", 1)[0]
 
 
-def refusals(run: GateResult, base: GateResult | None) -> list[str]:
+def refusals(run: Observation, base: Observation | None) -> list[str]:
     """The run's findings its base's run of the same command doesn't also show, and what it lost or changed
     that the base's run did not: the runners the base's channel heard (a base judged by ids), tracked files."""
     same = base is not None and base.get("command") == run.get("command")
@@ -175,12 +175,3 @@ def refusals(run: GateResult, base: GateResult | None) -> list[str]:
             found.append(f"tracked files: the run changed {', '.join(changed[:10])}, which the base's run of the"
                          " same command leaves alone")
     return found
-
-
-def refused(run: GateResult, tampering: list[str]) -> GateResult:
-    """The run refused for what disagreed in it."""
-    verdict = run.copy()
-    verdict["passed"] = False
-    verdict["tampering"] = tampering
-    verdict["summary"] = f"{run['summary']}; refused, tampering: {'; '.join(tampering[:3])}"
-    return verdict

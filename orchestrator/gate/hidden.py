@@ -18,7 +18,7 @@ from pathlib import Path, PurePosixPath
 from typing import Protocol
 
 from orchestrator.errors import InputError
-from orchestrator.facts import GateResult
+from orchestrator.facts import GateResult, Observation
 from orchestrator.gate.accounting import file_of
 from orchestrator.repo import confined
 from orchestrator.repo.git import GitRepo
@@ -155,7 +155,7 @@ def redact_result(result: GateResult, secrets: frozenset[str]) -> GateResult:
     return redacted
 
 
-def failing_hidden(run: GateResult, paths: Sequence[str]) -> list[str]:
+def failing_hidden(run: Observation, paths: Sequence[str]) -> list[str]:
     """What fails the gate in a run with the hidden tests in place: each failing test that lives in a hidden file;
     else, when the runner names passing tests and none of them is hidden, the hidden files themselves (they did not
     run: a collection error, or a command that doesn't collect them); a runner that names no passing test is judged
@@ -167,24 +167,6 @@ def failing_hidden(run: GateResult, paths: Sequence[str]) -> list[str]:
     if passing is not None:
         return [] if any(file_of(test, paths) is not None for test in passing) else list(paths)
     return [] if run["exit_code"] == 0 else list(paths)
-
-
-def combined(result: GateResult, hidden_run: GateResult, paths: Sequence[str]) -> GateResult:
-    """The tree's verdict with its hidden tests' run folded in: any hidden test failing fails the gate, named
-    with the first lines of the hidden run's output (already redacted)."""
-    failing = failing_hidden(hidden_run, paths)
-    if not failing:
-        return result
-    merged = result.copy()
-    merged["passed"] = False
-    merged["failing"] = list(dict.fromkeys([*(result["failing"] or []), *failing]))
-    merged["new_failures"] = list(dict.fromkeys([*result["new_failures"], *failing]))
-    merged["tests_failed"] = (result["tests_failed"] or 0) + len(failing)
-    did_not_run = " (did not run: see the output)" if set(failing) <= set(paths) else ""
-    merged["summary"] = (f"{len(failing)} hidden acceptance test(s) failing: {', '.join(failing[:5])}{did_not_run}"
-                         + (f"; {result['summary']}" if result["summary"] else ""))
-    merged["output"] = f"{result['output']}\n--- the hidden acceptance tests' run ---\n{hidden_run['output']}"
-    return merged
 
 
 def place(tree: Path, contents: Mapping[str, bytes]) -> str | None:
@@ -200,13 +182,3 @@ def place(tree: Path, contents: Mapping[str, bytes]) -> str | None:
         except InputError as exc:
             return str(exc)
     return None
-
-
-def refused(result: GateResult, why: str, paths: Sequence[str]) -> GateResult:
-    """The tree's verdict when its hidden tests could not be put in place: failed, saying why."""
-    failed = result.copy()
-    failed["passed"] = False
-    failed["failing"] = list(dict.fromkeys([*(result["failing"] or []), *paths]))
-    failed["new_failures"] = list(dict.fromkeys([*result["new_failures"], *paths]))
-    failed["summary"] = f"the hidden acceptance tests could not be put in place: {why}"
-    return failed

@@ -1,56 +1,32 @@
-"""What a run of the gate means: whether the command can gate at all (it must run: not found, not executable,
-usage and internal errors can't), whether the base's run leaves something to judge tasks by, and the verdict on
-a task's run next to the base's. Never by subtraction: tests already red on the base neither block a task nor
-hide a new failure, compared by id; by count only where the user said so (--judge-by-counts); a run of no test
-passes nothing; a new failure is run again once before it fails a task (flaky tests)."""
+"""What a run of the gate can mean: whether the command can gate at all (it must run: not found, not executable,
+usage and internal errors can't), whether the base's run leaves something to judge tasks by (a red base must
+name its failures, unless --judge-by-counts), and the runs a task's verdict is decided on (gate/verdict.py): a
+new failure is run again once before it counts (flaky tests)."""
 
 from __future__ import annotations
 
-import re
 from collections.abc import Awaitable, Callable
+from dataclasses import replace
 from pathlib import Path
 
-from orchestrator.facts import GateResult
-from orchestrator.gate.crosscheck import refusals, refused
+from orchestrator.facts import GateResult, Observation
 from orchestrator.gate.no_baseline import baseline
-from orchestrator.gate.result import BY_COUNTS, failing_on, last_lines, run_gate
+from orchestrator.gate.observed import green, ran_none, unusable
+from orchestrator.gate.result import failing_on, run_gate
+from orchestrator.gate.verdict import Evidence, record, wants_again
 from orchestrator.sandbox import Sandbox
 
-_PYTEST_UNUSABLE = {3: "pytest hit an internal error", 4: "pytest usage error"}
-_USAGE = re.compile(r"^(?:usage: |error: unrecognized arguments|error: unexpected argument|.*: bad option: |"
-                    r"flag provided but not defined)", re.IGNORECASE | re.MULTILINE)
 NAMED_RUNNERS = "pytest, unittest, node --test, jest, vitest, mocha, go test, cargo test"
 
 
-def ran_none(run: GateResult) -> bool:
-    """A recognised runner ran no test at all."""
-    return run.get("runner") is not None and not run["tests_passed"] and not run["tests_failed"]
-
-
-def unusable(run: GateResult) -> str | None:
-    """Why this run shows the command can't run at all (timed out, not found, not executable, a usage or an
-    internal error), or None. A run of no test is a fact (a young repo), not a reason."""
-    code = run["exit_code"]
-    if code is None:
-        return run["summary"]
-    if code in (126, 127):
-        return f"`{run['command']}` could not run (exit {code}: command not found or not executable)"
-    if code in _PYTEST_UNUSABLE and (run.get("runner") == "pytest" or "pytest" in (run["command"] or "")) \
-            and not run["tests_passed"] and not run["tests_failed"]:
-        return f"`{run['command']}`: {_PYTEST_UNUSABLE[code]} (exit {code})"
-    if code != 0 and not run["tests_passed"] and not run["tests_failed"] and _USAGE.search(last_lines(run)):
-        return f"`{run['command']}`: usage error (exit {code})"
-    return None
-
-
-def unusable_base(base: GateResult, detected: bool = True, judge_by_counts: bool = False) -> str | None:
+def unusable_base(base: Observation, detected: bool = True, judge_by_counts: bool = False) -> str | None:
     """Why the base's run leaves nothing to judge tasks by, or None. A base that ran no test is fine (every task
     must then run and pass one). A red base must name its failing tests, unless the user accepts judgement by
     counts (`--judge-by-counts`). A red command that is no test runner is judged by exit status (each task must
     make it pass: a plan's acceptance check may be red by design), but a detected one means the repo's own
     test command is broken here."""
     reason = unusable(base)
-    if reason or base["passed"] or ran_none(base) or base["failing"] is not None:
+    if reason or green(base) or ran_none(base) or base["failing"] is not None:
         return reason
     if base.get("runner") is None:
         if not detected:
@@ -66,57 +42,18 @@ def unusable_base(base: GateResult, detected: bool = True, judge_by_counts: bool
             f" ({NAMED_RUNNERS}), or --judge-by-counts to judge tasks by the number of failures")
 
 
-def judge(run: GateResult, base: GateResult | None) -> GateResult:
-    """The verdict on a task's (or a merge's) run, given the base's run of the same command: refused, named,
-    where its accounts disagree (gate/crosscheck.py: never judged by counts then)."""
-    return refused(run, tampering) if (tampering := refusals(run, base)) else _judged(run, base)
+def judge(run: Observation, base: Observation | None) -> GateResult:
+    """The verdict on a task's (or a merge's) run, given the base's run of the same command (gate/verdict.py)."""
+    return record(Evidence(run=run, base=baseline(base)))  # a base whose tests never ran waives nothing
 
 
-def _judged(run: GateResult, base: GateResult | None) -> GateResult:
-    base = baseline(base)  # a base whose tests never ran waives nothing
-    if ran_none(run):
-        verdict = run.copy()
-        verdict["passed"] = False
-        return verdict
-    if run["passed"] or base is None or base["passed"] or ran_none(base) or base["command"] != run["command"]:
-        return run
-    if unusable(run) or run["exit_code"] is None:
-        return run
-    verdict = run.copy()
-    if run["failing"] is not None and base["failing"] is not None:
-        new = sorted(set(run["failing"]) - set(base["failing"]))
-        if new:
-            verdict["new_failures"] = new
-            verdict["summary"] = f"{run['summary']}; failing and not on the base: {', '.join(new[:5])}"
-        else:
-            verdict["passed"] = True
-            verdict["summary"] = f"{run['summary']}; only tests already failing on the base fail"
-        return verdict
-    # No ids (only reachable when the user accepted judgement by counts): the same exit status and no more
-    # failures than the base had.
-    if run["tests_failed"] is None or base["tests_failed"] is None:
-        return verdict
-    verdict["judged_by"] = BY_COUNTS
-    if run["exit_code"] == base["exit_code"] and run["tests_failed"] <= base["tests_failed"]:
-        verdict["passed"] = True
-        verdict["summary"] = (f"{run['summary']}; judged by counts (--judge-by-counts): no more failures than"
-                              f" the base's {base['tests_failed']}")
-    return verdict
-
-
-def _new(run: GateResult, base: GateResult | None) -> set[str]:
-    """The failing tests the base did not have (all of them when the base was green or ran none)."""
-    if run["new_failures"] or (base is not None and base["failing"] and not base["passed"]):
-        return set(run["new_failures"])
-    return set(run["failing"] or [])
-
-
-async def judged_run(command: str, cwd: Path, timeout_s: float, env: dict[str, str],
-                     base: GateResult | None, *, run: Callable[[], Awaitable[GateResult]] | None = None,
-                     sandbox: Sandbox | None = None) -> GateResult:
-    """Run the gate and judge it; when tests fail that did not on the base, the command runs once more (the
-    whole command, which works for every runner) and only what fails both times counts (flaky tests). `run`
-    replaces the plain run of the command (the run's gate cache)."""
+async def gathered_run(command: str, cwd: Path, timeout_s: float, env: dict[str, str],
+                       base: Observation | None, *, run: Callable[[], Awaitable[GateResult]] | None = None,
+                       sandbox: Sandbox | None = None) -> Evidence:
+    """The gate's run next to the base's; when tests fail that did not on the base, the command runs once more
+    (the whole command, which works for every runner) and only what fails both times counts (flaky tests).
+    `run` replaces the plain run of the command (the run's gate cache). A base whose tests never ran waives
+    nothing (gate/no_baseline.py)."""
     base = baseline(base)
 
     async def once() -> GateResult:
@@ -124,14 +61,17 @@ async def judged_run(command: str, cwd: Path, timeout_s: float, env: dict[str, s
             return await run()
         return await run_gate(command, cwd, timeout_s, env, sandbox, known_failing=failing_on(base))
 
-    first = judge(await once(), base)
-    if first["passed"] or not _new(first, base) or refusals(first, base):  # tampering is never run again
-        return first
-    again = judge(await once(), base)
-    flaky = sorted(_new(first, base) - _new(again, base))
-    if again["passed"] and flaky:
-        again["summary"] = f"{again['summary']}; failed once, passed when run again (flaky): {', '.join(flaky[:5])}"
-    return again
+    evidence = Evidence(run=await once(), base=base)
+    if not wants_again(evidence):
+        return evidence
+    return replace(evidence, again=await once())
+
+
+async def judged_run(command: str, cwd: Path, timeout_s: float, env: dict[str, str],
+                     base: Observation | None, *, run: Callable[[], Awaitable[GateResult]] | None = None,
+                     sandbox: Sandbox | None = None) -> GateResult:
+    """`gathered_run`'s verdict."""
+    return record(await gathered_run(command, cwd, timeout_s, env, base, run=run, sandbox=sandbox))
 
 
 def _module_of(path: str) -> str | None:

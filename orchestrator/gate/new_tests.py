@@ -12,7 +12,7 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
-from orchestrator.facts import Acceptance, GateResult
+from orchestrator.facts import GateResult, Observation
 from orchestrator.gate.accounting import TreeDiff, file_of
 from orchestrator.gate.overlay import RunIn, _first_message, _restriction
 from orchestrator.gate.test_files import is_test_data, is_test_file
@@ -163,7 +163,7 @@ async def run_on_base(repo: GitRepo, worktree: Path, against: str, *, code: Sequ
         await repo.remove_worktree(place)
 
 
-async def check(repo: GitRepo, worktree: Path, against: str, kind: str, *, result: GateResult, diff: TreeDiff,
+async def check(repo: GitRepo, worktree: Path, against: str, kind: str, *, result: Observation, diff: TreeDiff,
                 texts: Mapping[str, str], run_in: RunIn,
                 set_up: Callable[[Path], Awaitable[object]]) -> Finding | None:
     """The rule on a judged tree (its run `result`, its diff against `against` and its test files' `texts`):
@@ -183,19 +183,3 @@ async def check(repo: GitRepo, worktree: Path, against: str, kind: str, *, resul
     run = await run_on_base(repo, worktree, against, code=code, tests=tests, files=files, run_in=run_in,
                             set_up=set_up)
     return verdict(kind, tests, run)
-
-
-def folded(result: GateResult, finding: Finding | None, accepted: Sequence[Acceptance]) -> GateResult:
-    """The verdict with the rule's finding: refused, unless the coach accepted it (then only unverified)."""
-    if finding is None:
-        return result
-    verdict = result.copy()
-    reason = next((entry["reason"] or "accepted by the coach" for entry in accepted
-                   if str(entry.get("test") or "").strip() == ACCEPTANCE), None)
-    if reason is not None:
-        verdict["unverified"] = [*(result.get("unverified") or []), f"{finding.line} (accepted by the coach: {reason})"]
-        return verdict
-    verdict["passed"] = False
-    verdict["summary"] = f"{result['summary']}; {finding.line}"
-    verdict["output"] = f"{finding.explanation}\n\n{result['output']}"
-    return verdict

@@ -10,8 +10,11 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TypeVar
 
-from orchestrator.facts import GateResult
+from orchestrator.facts import GateResult, Observation
+
+B = TypeVar("B", bound=Observation)
 
 _GO_UNBUILT = re.compile(r" \[(?:build|setup) failed\]$")
 _UNITTEST_IMPORT = re.compile(r"\(unittest\.loader\.(?:_FailedTest|ModuleImportFailure)\.([\w.]+)\)")
@@ -93,7 +96,7 @@ def refusal(cause: str) -> str:
     return f"{cause}; {WHAT_TO_SET}"
 
 
-def baseline(base: GateResult | None) -> GateResult | None:
+def baseline(base: B | None) -> B | None:
     """The base to judge a run against: None (every test must pass) when the base's run is no baseline and a task
     repairs it."""
     return None if base is not None and base.get("not_a_baseline") else base

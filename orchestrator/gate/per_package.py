@@ -10,11 +10,13 @@ from collections.abc import Awaitable, Callable, Mapping
 from pathlib import Path
 
 from orchestrator import sandbox
-from orchestrator.facts import GateResult, GateSetup, PackageGate
+from orchestrator.facts import GateResult, GateSetup, Observation, PackageGate
 from orchestrator.gate.environment import gate_env
 from orchestrator.gate.judge import judged_run
 from orchestrator.gate.monorepo import affected
-from orchestrator.gate.result import BY_COUNTS, BY_EXIT, BY_IDS, run_gate
+from orchestrator.gate.observed import BY_COUNTS, BY_EXIT, BY_IDS
+from orchestrator.gate.result import run_gate
+from orchestrator.gate.verdict import Evidence, record
 from orchestrator.repo.git import GitRepo
 
 
@@ -34,11 +36,17 @@ def _ids(path: str, ids: list[str]) -> list[str]:
 
 
 def combine(runs: list[tuple[str, GateResult]], command: str, skipped: list[str] | None = None) -> GateResult:
-    """Several packages' runs as one: passed if every one passed; ids prefixed by package; counts added (None
-    if any package gave none); each package's summary and output under its name."""
+    """Several packages' runs as one record: passed if every one passed (gate/verdict.py)."""
+    return record(combined(runs, command, skipped))
+
+
+def combined(runs: list[tuple[str, GateResult]], command: str, skipped: list[str] | None = None) -> Evidence:
+    """Several packages' runs as the evidence of one: their runs combined (ids prefixed by package; counts added,
+    None if any package gave none; each package's summary and output under its name), and each package's
+    verdict."""
     first = runs[0][1]
-    combined = first.copy()  # keeps whatever else a run records
-    combined.pop("reads", None)  # relative to one package's folder: each package's own base keeps its
+    together: Observation = first.copy()  # keeps whatever else a run records
+    together.pop("reads", None)  # relative to one package's folder: each package's own base keeps its
     failing: list[str] | None = [] if all(r["failing"] is not None for _, r in runs) else None
     ran: list[str] | None = [] if all(r["ran_classes"] is not None for _, r in runs) else None
     new: list[str] = []
@@ -54,23 +62,22 @@ def combine(runs: list[tuple[str, GateResult]], command: str, skipped: list[str]
     summary = "; ".join(f"{path}: {result['summary']}" for path, result in runs)
     if skipped:
         summary += f"; not touched by the change: {', '.join(skipped)}"
-    combined["passed"] = all(r["passed"] for _, r in runs)
-    combined["command"], combined["summary"] = command, summary
-    combined["output"] = "\n".join(f"== {path} ==\n{result['output']}" for path, result in runs)
-    combined["exit_code"] = None if None in exits else next((code for code in exits if code), 0)
-    combined["tests_passed"] = None if any(p is None for p, _ in counts) else sum(p or 0 for p, _ in counts)
-    combined["tests_failed"] = None if any(f is None for _, f in counts) else sum(f or 0 for _, f in counts)
-    combined["failing"], combined["new_failures"], combined["ran_classes"] = failing, new, ran
+    together["command"], together["summary"] = command, summary
+    together["output"] = "\n".join(f"== {path} ==\n{result['output']}" for path, result in runs)
+    together["exit_code"] = None if None in exits else next((code for code in exits if code), 0)
+    together["tests_passed"] = None if any(p is None for p, _ in counts) else sum(p or 0 for p, _ in counts)
+    together["tests_failed"] = None if any(f is None for _, f in counts) else sum(f or 0 for _, f in counts)
+    together["failing"], together["new_failures"], together["ran_classes"] = failing, new, ran
     skips = [r.get("tests_skipped") for _, r in runs]
-    combined["tests_skipped"] = None if None in skips else sum(n or 0 for n in skips)
-    combined["skipped"] = [test for path, r in runs for test in _ids(path, r.get("skipped") or [])]
+    together["tests_skipped"] = None if None in skips else sum(n or 0 for n in skips)
+    together["skipped"] = [test for path, r in runs for test in _ids(path, r.get("skipped") or [])]
     runners = sorted({str(r.get("runner")) for _, r in runs if r.get("runner")})
-    combined["runner"] = ", ".join(runners) or None
+    together["runner"] = ", ".join(runners) or None
     judged = {r.get("judged_by") for _, r in runs}
     # The weakest judgement of any package is the run's: one package judged by exit status makes it so.
-    combined["judged_by"] = next((how for how in (BY_EXIT, BY_COUNTS, BY_IDS) if how in judged),
+    together["judged_by"] = next((how for how in (BY_EXIT, BY_COUNTS, BY_IDS) if how in judged),
                                  first.get("judged_by") or BY_EXIT)
-    return combined
+    return Evidence(run=together, packages=tuple(result for _, result in runs))
 
 
 async def changed_since(repo: GitRepo, worktree: Path, base: str) -> list[str] | None:
@@ -81,10 +88,11 @@ async def changed_since(repo: GitRepo, worktree: Path, base: str) -> list[str] |
 
 async def gate_packages(gate: GateSetup, root: Path, worktree: Path, changed: list[str] | None,
                         timeout_s: float, *, each: list[tuple[PackageGate, GateResult]] | None = None,
-                        run: Callable[[PackageGate, Path], Awaitable[GateResult]] | None = None) -> GateResult:
+                        run: Callable[[PackageGate, Path], Awaitable[GateResult]] | None = None) -> Evidence:
     """The packages a change touches (all of them when `changed` is None or touches none), each run in its
     folder (by `run` when given: the gate service's run, with the command as the base defines it) and judged
-    against its own run on the base, combined; each package's own run is added to `each`."""
+    against its own run on the base, combined (the evidence of the combined verdict); each package's own run is
+    added to `each`."""
     packages = gate.get("packages") or []
     touched = affected(packages, changed) or [p["path"] for p in packages]
     runs = []
@@ -98,4 +106,4 @@ async def gate_packages(gate: GateSetup, root: Path, worktree: Path, changed: li
             if each is not None:
                 each.append((package, runs[-1][1]))
     skipped = [p["path"] for p in packages if p["path"] not in touched]
-    return combine(runs, str(gate["command"]), skipped)
+    return combined(runs, str(gate["command"]), skipped)

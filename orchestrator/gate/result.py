@@ -1,8 +1,8 @@
 """Runs of the gate command and what they observed: the command run once with the runners instrumented
 (gate/instrument.py), then what each runner reported (gate/runners/) gathered into a GateResult: passed,
 failing and skipped tests by id where the runner names them, by count where it only counts, by exit status
-when no test runner is recognised; a recognised runner that ran no test passed nothing. Judged against the
-base in gate/judge.py."""
+when no test runner is recognised. Each run's record is its observation judged on its own (gate/verdict.py:
+green, and for a recognised runner, a test run); the gate service judges it against the base."""
 
 from __future__ import annotations
 
@@ -14,12 +14,13 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from orchestrator.errors import InfrastructureError
-from orchestrator.facts import GateResult
+from orchestrator.facts import GateResult, Observation
 from orchestrator.gate import crosscheck, tracked
 from orchestrator.gate.channel import Channel, Received
 from orchestrator.gate.excerpt import failure_excerpts
 from orchestrator.gate.instrument import DEADLINE, STOPPED, Reports, instrument
 from orchestrator.gate.no_baseline import load_errors
+from orchestrator.gate.observed import BY_COUNTS, BY_EXIT, BY_IDS, TAIL_MARK
 from orchestrator.gate.reads import pytest_reads
 from orchestrator.gate.runners import Observed, combine
 from orchestrator.gate.runners.channel_reports import channel_observed
@@ -30,14 +31,10 @@ from orchestrator.gate.runners.junit import node_junit, pytest_junit
 from orchestrator.gate.runners.native import cargo_test, go_test
 from orchestrator.gate.runners.node import node_report, node_tap
 from orchestrator.gate.runners.python import pytest_summary, unittest_report, unittest_summary
+from orchestrator.gate.verdict import alone
 from orchestrator.processes import Completed, run_shell
 from orchestrator.sandbox import Sandbox
 from orchestrator.text import without_secrets
-
-BY_IDS, BY_COUNTS, BY_EXIT = "test ids", "counts", "exit status"
-TAIL_MARK = "… (the end of the output:)"
-"""In a gate run's `output`, between the failing tests' own lines and the run's last lines."""
-
 
 KILLED_TRIES = 3
 """Runs of the gate killed by a signal (not our timeout) before one counts as the machine's failure."""
@@ -65,20 +62,9 @@ def _clear(reports: Reports) -> None:
         report.unlink(missing_ok=True)
 
 
-def failing_on(base: GateResult | None) -> list[str]:
+def failing_on(base: Observation | None) -> list[str]:
     """The tests already failing on the base's run (none without one)."""
     return (base["failing"] or []) if base else []
-
-
-def last_lines(run: GateResult) -> str:
-    """The run's last lines of output, without the failing tests' lines that lead it."""
-    return run["output"].rsplit(TAIL_MARK, 1)[-1]
-
-
-def no_gate(reason: str) -> GateResult:
-    return GateResult(passed=True, command=None, summary=reason, output="", exit_code=None, tests_passed=None,
-                      tests_failed=None, failing=None, new_failures=[], ran_classes=None, tests_skipped=None,
-                      skipped=None, runner=None, judged_by=BY_EXIT)
 
 
 def observe(output: str, reports: Reports, cwd: Path | None = None,
@@ -107,8 +93,8 @@ def counts_text(passed: int | None, failed: int | None, skipped: int | None) -> 
 
 async def run_gate(command: str, cwd: Path, timeout_s: float, env: dict[str, str],
                    sandbox: Sandbox | None = None, *, known_failing: Sequence[str] = ()) -> GateResult:
-    """Run the gate command once in `cwd` and record what it observed (not yet judged against the base:
-    `passed` is exit 0, no failing test named, and, for a recognised runner, at least one test run). Its output
+    """Run the gate command once in `cwd` and record what it observed, judged on its own (not yet against the
+    base: gate/verdict.py). Its output
     is the lines around the failing tests (those not `known_failing` on the base first), then the last lines."""
     scratch = await asyncio.to_thread(tempfile.TemporaryDirectory, prefix="autobuild-gate-")  # made and removed
     try:  # off the event loop
@@ -125,7 +111,6 @@ async def run_gate(command: str, cwd: Path, timeout_s: float, env: dict[str, str
         await asyncio.to_thread(scratch.cleanup)
     ran_none = seen is not None and seen.total == 0
     failing = seen.failing if seen is not None else None
-    passed = completed.ok and not ran_none and not failing
     if completed.timed_out:
         summary = f"`{command}` timed out after {timeout_s:.0f}s"
     elif ran_none:
@@ -141,8 +126,8 @@ async def run_gate(command: str, cwd: Path, timeout_s: float, env: dict[str, str
     if failing and (excerpt := await asyncio.to_thread(failure_excerpts, completed.stdout + "\n" + completed.stderr,
                                                        failing, known_failing)):
         output = f"{without_secrets(excerpt, run_env)}\n{TAIL_MARK}\n{output}"
-    result = GateResult(
-        passed=passed, command=command, summary=summary, output=output,
+    observed = Observation(
+        command=command, summary=summary, output=output,
         exit_code=None if completed.timed_out else completed.returncode,
         tests_passed=seen.passed if seen else None, tests_failed=seen.failed if seen else None,
         failing=failing, new_failures=[], ran_classes=seen.ran if seen else None,
@@ -153,8 +138,8 @@ async def run_gate(command: str, cwd: Path, timeout_s: float, env: dict[str, str
                                    None if completed.timed_out else completed.returncode, completed.timed_out, heard),
         channel=list(heard), tracked_changed=changed, load_errors=unloaded)
     if reads:  # kept with `passing` (a base's run, the cache), dropped from a judged run's verdict
-        result["reads"] = reads
-    return result
+        observed["reads"] = reads
+    return alone(observed)
 
 
 async def _run_unkilled(command: str, cwd: Path, timeout_s: float, run_env: dict[str, str], *, reports: Reports,

@@ -13,26 +13,27 @@ from __future__ import annotations
 import asyncio
 import shutil
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Protocol, TypeVar
 
 from orchestrator import sandbox
 from orchestrator.facts import Acceptance, GateResult, GateSetup, PackageGate
-from orchestrator.gate import base_command, fresh_tree, hidden
+from orchestrator.gate import base_command, fresh_tree, hidden, verdict
 from orchestrator.gate.baseline import check_gate, choose_setup
 from orchestrator.gate.cache import GateCache, cache_key, env_digest, gated_tree, worktree_tree
 from orchestrator.gate.detect import GateChoice, choose_gate
 from orchestrator.gate.environment import gate_env
 from orchestrator.gate.generated import copy_generated
-from orchestrator.gate.judge import judged_run, unusable_base
+from orchestrator.gate.judge import gathered_run, unusable_base
 from orchestrator.gate.no_baseline import no_baseline
 from orchestrator.gate.node_modules import own_node_modules
 from orchestrator.gate.per_package import changed_since as changed_files
 from orchestrator.gate.per_package import gate_packages, run_package
-from orchestrator.gate.result import failing_on, no_gate, run_gate
+from orchestrator.gate.result import failing_on, run_gate
 from orchestrator.gate.spec_check import SpecCheck, read_texts
 from orchestrator.gate.submodules import init_submodules
+from orchestrator.gate.verdict import no_gate
 from orchestrator.processes import Completed, run_shell
 from orchestrator.repo import confined
 from orchestrator.repo.git import GitRepo
@@ -193,9 +194,8 @@ class Gates:
         setup and environment is not gated again. A monorepo's gate runs the packages the commits since
         `changed_since` touched (all of them without it). With `against` (a commit), every test that passed
         on that commit's tree must pass here, or be a change the coach `accepted` (gate/accounting.py). With
-        `hidden_tests`, they run too, in a throwaway tree of the gate's own (gate/hidden.py), remembered by tree and
-        the hidden files' content, and every line of a hidden file is redacted from the result. With the task's
-        `kind` (and `against`), its new tests are run on the base's code too (gate/new_tests.py)."""
+        `hidden_tests`, they run in a tree of the gate's own (gate/hidden.py), redacted from the result. With the
+        task's `kind` (and `against`), its new tests are run on the base's code too (gate/new_tests.py)."""
         decided = self.setup
         command = command or decided["command"]
         if command is None:
@@ -204,15 +204,17 @@ class Gates:
         if decided.get("packages") and command == decided["command"]:
             changed = await changed_files(self.repo, worktree, changed_since) if changed_since else None
             each: list[tuple[PackageGate, GateResult]] = []
-            result = await self._watched(what, worktree, gate_packages(
+            evidence = await self._watched(what, worktree, gate_packages(
                 decided, self.repo.root, worktree, changed, self.request.timeout_s, each=each, run=self._package_run),
-                lambda run: run["output"])
+                lambda run: run.run["output"])
             if against is not None and against == decided.get("base_sha"):  # the packages' base runs are its
-                result = await self.spec.judged_packages(worktree, command, result, against, runs=each,
-                                                           accepted=accepted)
-            if hidden_tests and result["exit_code"] is not None:  # a monorepo's hidden tests run from the top
-                result, _ = await self._with_hidden(worktree, command, result, hidden_tests)
-            return GateRun(result, ran=True)
+                evidence = replace(evidence, accepted=tuple(accepted), accounted=await self.spec.account_packages(
+                    worktree, command, against, runs=each, accepted=accepted))
+            hidden_lines: frozenset[str] = frozenset()
+            if hidden_tests and evidence.run["exit_code"] is not None:  # a monorepo's hidden tests run from the top
+                found, hidden_lines, _ = await self._hidden_evidence(worktree, command, hidden_tests)
+                evidence = replace(evidence, hidden=found)
+            return GateRun(hidden.redact_result(verdict.record(evidence), hidden_lines), ran=True)
         base = base if base is not None else decided["base"]
         ran = False
 
@@ -226,25 +228,37 @@ class Gates:
         remembered = once if cache is None else lambda: cache.run(key, once)
         # Through the cache: a pass is reused at once; a new failure runs again (judged_run's flaky re-run), and
         # the second sighting is what the cache may keep.
-        result = await judged_run(command, worktree, self.request.timeout_s, {}, base, run=remembered)
-        if against is not None and result["exit_code"] is not None:
+        evidence = await gathered_run(command, worktree, self.request.timeout_s, {}, base, run=remembered)
+        judged = verdict.judged_run(evidence)
+        if against is not None and judged["exit_code"] is not None:
             run_base = self.setup["base"]
             unstable = (run_base.get("unstable") or []) if run_base else []
-            result = await self.spec.judged(worktree, command, result, against, accepted, unstable=unstable,
-                                            kind=kind)
-        result = result.copy()
-        result.pop("passing", None)  # kept in the cache and in the base's run, not in every turn's state
-        result.pop("reads", None)
-        if hidden_tests and result["exit_code"] is not None:
-            result, hidden_ran = await self._with_hidden(worktree, command, result, hidden_tests)
-            ran = ran or hidden_ran
-        return GateRun(result, ran=ran)
+            evidence = replace(evidence, accepted=tuple(accepted), accounted=await self.spec.account(
+                worktree, command, judged, against, accepted, unstable=unstable))
+            if kind is not None and evidence.accounted is not None:
+                evidence = await self._with_new_tests(evidence, worktree, command, against, kind)
+        secrets: frozenset[str] = frozenset()
+        if hidden_tests and judged["exit_code"] is not None:
+            found, secrets, hidden_ran = await self._hidden_evidence(worktree, command, hidden_tests)
+            evidence, ran = replace(evidence, hidden=found), ran or hidden_ran
+        result = verdict.record(evidence)
+        for base_only in ("passing", "reads"):  # kept in the cache and the base's run, not in every turn's state
+            result.pop(base_only, None)  # type: ignore[misc]  # NotRequired keys, named by a variable
+        return GateRun(hidden.redact_result(result, secrets), ran=ran)
 
-    async def _with_hidden(self, worktree: Path, command: str, result: GateResult,
-                           paths: Sequence[str]) -> tuple[GateResult, bool]:
-        """`result` with the hidden tests' run folded in, redacted, and whether they ran. Their run is remembered
-        as the main one is, by the commit's tree, the command, setup and environment, and by the hidden files'
-        content (the cache keeps only its redacted copy): the same tree judged again runs nothing."""
+    async def _with_new_tests(self, evidence: verdict.Evidence, worktree: Path, command: str, against: str,
+                              kind: str) -> verdict.Evidence:
+        """The evidence with what the task's new tests show on the base's code, asked only while it passes."""
+        if not verdict.decide(evidence).passed:
+            return evidence
+        judged = verdict.judged_run(evidence)
+        return replace(evidence, new_tests=await self.spec.new_tests(worktree, command, judged, against, kind))
+
+    async def _hidden_evidence(self, worktree: Path, command: str,
+                               paths: Sequence[str]) -> tuple[verdict.HiddenRun, frozenset[str], bool]:
+        """The hidden tests' run (redacted), the lines to redact from the verdict, and whether they ran. Their run
+        is remembered as the main one is, by the commit's tree, the command, setup and environment, and by the
+        hidden files' content (the cache keeps only its redacted copy): the same tree judged again runs nothing."""
         if self.hidden is None:
             raise RuntimeError("hidden tests asked for, but the gate was given none")
         contents, masked = await asyncio.to_thread(self.hidden.read, paths), self.hidden.sources()
@@ -256,14 +270,14 @@ class Gates:
                             self.setup["setup"], await self._env_digest(worktree))
             if (found := await asyncio.to_thread(cache.lookup, key)) is not None:
                 cache.reused += 1
-                return hidden.redact_result(hidden.combined(result, found, paths), secrets), False
+                return verdict.HiddenRun(tuple(paths), run=found), secrets, False
         run = await self._hidden_run(worktree, sha, command, contents, secrets=secrets, masked=masked)
         if isinstance(run, str):  # the task's tree can't hold them: a verdict of the tree, not a run to remember
-            return hidden.redact_result(hidden.refused(result, run, paths), secrets), True
+            return verdict.HiddenRun(tuple(paths), refused=run), secrets, True
         if cache is not None:
             cache.runs += 1
             await cache.store(key, run)
-        return hidden.redact_result(hidden.combined(result, run, paths), secrets), True
+        return verdict.HiddenRun(tuple(paths), run=run), secrets, True
 
     async def _hidden_run(self, worktree: Path, sha: str, command: str, contents: Mapping[str, bytes], *,
                           secrets: frozenset[str], masked: Sequence[Path]) -> GateResult | str:

@@ -1,8 +1,9 @@
 """The tests are the spec, for one judged tree: what became of every test that passed on the commit it is judged
 against (gate/accounting.py), the base's versions of the test files it changed run on its code (gate/overlay.py),
 the tamper screen on what it added (gate/screen.py) and on its code (gate/code_screen.py), tests inside code files
-(gate/inline_tests.py) and ids that shift (gate/shifted.py), folded into the one verdict the gate service returns;
-a monorepo's packages each judged the same way in their folders (gate/package_accounting.py)."""
+(gate/inline_tests.py) and ids that shift (gate/shifted.py), gathered as evidence of the one verdict the gate
+service returns (gate/verdict.py); a monorepo's packages each accounted the same way in their folders
+(gate/package_accounting.py)."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from orchestrator.facts import Acceptance, GateResult, PackageGate, TestChange
+from orchestrator.facts import Acceptance, GateResult, Observation, PackageGate, TestChange
 from orchestrator.gate import (
     accounting,
     base_command,
@@ -25,6 +26,7 @@ from orchestrator.gate import (
     screen,
     shifted,
     test_files,
+    verdict,
 )
 from orchestrator.processes import Completed
 from orchestrator.repo.git import GitRepo
@@ -44,15 +46,14 @@ class SpecCheck:
     """(package, worktree, extra variables): a monorepo package's command in its folder, not remembered."""
     _overlaid: dict[tuple[str, str, str], dict[str, str]] = field(default_factory=dict)
     _on_base: dict[tuple[str, str, str], new_tests.Finding | None] = field(default_factory=dict)
+    _diffs: dict[tuple[str, str, str], tuple[accounting.TreeDiff, dict[str, str]]] = field(default_factory=dict)
 
-    async def judged(self, worktree: Path, command: str, result: GateResult, against: str,
-                     accepted: Sequence[Acceptance], *, unstable: Sequence[str] = (), kind: str | None = None
-                     ) -> GateResult:
-        """`result` judged by what became of every test that passed on `against`'s tree; with the task's `kind`,
-        by whether its new tests can fail too (gate/new_tests.py)."""
+    async def account(self, worktree: Path, command: str, result: Observation, against: str,
+                      accepted: Sequence[Acceptance], *, unstable: Sequence[str] = ()) -> verdict.Accounted | None:
+        """What became of every test that passed on `against`'s tree in `result` (None: no run of that tree)."""
         base = await self.tree_run(against, command, worktree)
         if base is None:
-            return result
+            return None
         base_files = await self.repo.files_at(against)
         diff, texts = await self._tree_diff(worktree, command, against, base_files,
                                             accounting.test_hosts(base, base_files))
@@ -64,23 +65,30 @@ class SpecCheck:
         unverified += accounting.new_only_skipped(base, result)
         code = code_screen.changes(await code_screen.hits(self.repo, worktree, against, diff))
         judged = accounting.accept([*changes, *screened, *code], accepted, diff.test_files_changed, diff.reads)
-        case_diff = await self._case_diff(judged, against, diff, texts)
-        verdict = accounting.judged(result, code_screen.others(judged), case_diff=case_diff)
-        verdict["unverified"] = unverified
-        verdict = code_screen.folded(verdict, judged)
-        if kind is not None and verdict["passed"]:
-            key = (await self.repo.head(worktree), against, f"{kind}\0{command}")
-            if key not in self._on_base:
-                self._on_base[key] = await new_tests.check(
-                    self.repo, worktree, against, kind, result=result, diff=diff, texts=texts,
-                    run_in=lambda place, extra: self.run_in(command, place, extra), set_up=self.set_up)
-            verdict = new_tests.folded(verdict, self._on_base[key], accepted)
-        return verdict
+        self._diffs[(await self.repo.head(worktree), against, command)] = (diff, texts)
+        return verdict.Accounted(tuple([*changes, *screened, *code]), tuple(diff.test_files_changed),
+                                 tuple(unverified), await self._case_diff(judged, against, diff, texts),
+                                 _reads(diff))
 
-    async def judged_packages(self, worktree: Path, command: str, result: GateResult, against: str, *,
-                              runs: Sequence[tuple[PackageGate, GateResult]],
-                              accepted: Sequence[Acceptance]) -> GateResult:
-        """A monorepo's `result` judged package by package as the top is judged: each package's run against its
+    async def new_tests(self, worktree: Path, command: str, result: Observation, against: str,
+                        kind: str) -> new_tests.Finding | None:
+        """Whether the task's new tests can fail (gate/new_tests.py): run on the base's code once per commit, base,
+        kind and command, with the tree's diff `account` read (None before it)."""
+        head = await self.repo.head(worktree)
+        key = (head, against, f"{kind}\0{command}")
+        if key not in self._on_base:
+            if (read := self._diffs.get((head, against, command))) is None:
+                return None
+            diff, texts = read
+            self._on_base[key] = await new_tests.check(
+                self.repo, worktree, against, kind, result=result, diff=diff, texts=texts,
+                run_in=lambda place, extra: self.run_in(command, place, extra), set_up=self.set_up)
+        return self._on_base[key]
+
+    async def account_packages(self, worktree: Path, command: str, against: str, *,
+                               runs: Sequence[tuple[PackageGate, GateResult]],
+                               accepted: Sequence[Acceptance]) -> verdict.Accounted:
+        """A monorepo's run accounted package by package as the top is: each package's run against its
         base run (ids and files relative to its folder, named back with its path), the base's versions of its
         changed test files run on the tree's code in its folder, and the tamper screen on every test file."""
         every = await self.repo.files_at(against)
@@ -108,10 +116,9 @@ class SpecCheck:
         diff = dataclasses.replace(diff, reads=read_in_repo)
         code = code_screen.changes(await code_screen.hits(self.repo, worktree, against, diff))
         judged = accounting.accept([*changes, *screened, *code], accepted, diff.test_files_changed, diff.reads)
-        verdict = accounting.judged(result, code_screen.others(judged),
-                                    case_diff=await self._case_diff(judged, against, diff, texts))
-        verdict["unverified"] = [*flagged, *unverified]
-        return code_screen.folded(verdict, judged)
+        return verdict.Accounted(tuple([*changes, *screened, *code]), tuple(diff.test_files_changed),
+                                 (*flagged, *unverified), await self._case_diff(judged, against, diff, texts),
+                                 _reads(diff))
 
     async def _tree_diff(self, worktree: Path, command: str, against: str, base_files: Sequence[str],
                          hosts: frozenset[str] = frozenset()) -> tuple[accounting.TreeDiff, dict[str, str]]:
@@ -230,6 +237,11 @@ class SpecCheck:
                 else:
                     unverified.append(f"a test the task added has {hit.describe()}")
         return changes, unverified
+
+
+def _reads(diff: accounting.TreeDiff) -> tuple[tuple[str, tuple[str, ...]], ...]:
+    """The base tests each changed file fed (gate/reads.py), as plain data for the verdict's evidence."""
+    return tuple((path, tuple(sorted(tests))) for path, tests in sorted(diff.reads.items()))
 
 
 def read_texts(worktree: Path, paths: Sequence[str]) -> dict[str, str]:

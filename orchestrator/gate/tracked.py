@@ -5,9 +5,11 @@ base's run records its own, so a task's run that touches what the base's leaves 
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 
-from orchestrator.processes import run_async
+from orchestrator.processes import Completed
+from orchestrator.repo.commands import git_sync
 
 State = dict[str, str]
 """A modified (or deleted) tracked file, by its path from the repository's top, and its content's hash."""
@@ -18,12 +20,12 @@ async def snapshot(cwd: Path) -> State | None:
     """The tracked files that differ from HEAD in `cwd`'s worktree, each with its content's hash ("" when
     deleted); None when `cwd` is no git worktree or git can't say."""
     try:
-        top = await run_async(["git", "rev-parse", "--show-toplevel"], cwd, _TIMEOUT_S)
+        top = await _git(cwd, "rev-parse", "--show-toplevel")
         if not top.ok:
             return None
         root = Path(top.stdout.strip())
-        listed = await run_async(["git", "-c", "core.quotePath=false", "status", "--porcelain=v1", "-z",
-                                  "--untracked-files=no", "--ignore-submodules=all"], root, _TIMEOUT_S)
+        listed = await _git(root, "-c", "core.quotePath=false", "status", "--porcelain=v1", "-z",
+                            "--untracked-files=no", "--ignore-submodules=all")
     except OSError:
         return None
     if not listed.ok:
@@ -32,13 +34,19 @@ async def snapshot(cwd: Path) -> State | None:
     present = [path for path in paths if (root / path).is_file()]
     hashes: list[str] = []
     if present:
-        hashed = await run_async(["git", "hash-object", "--no-filters", "--", *present], root, _TIMEOUT_S)
+        hashed = await _git(root, "hash-object", "--no-filters", "--", *present)
         if not hashed.ok:
             return None
         hashes = hashed.stdout.split()
     state = dict.fromkeys(paths, "")
     state.update(zip(present, hashes, strict=False))
     return state
+
+
+async def _git(where: Path, *args: str) -> Completed:
+    """Git through our one guarded way (no hooks, no fsmonitor: the task's worktree may configure either), off
+    the event loop."""
+    return await asyncio.to_thread(git_sync, where, *args, timeout=_TIMEOUT_S)
 
 
 def _paths(porcelain: str) -> list[str]:

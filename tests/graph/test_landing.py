@@ -159,7 +159,7 @@ def test_land_makes_a_merge_commit_with_your_hooks_once_verify_passes(done: Repo
     done.hook("commit-msg", 'echo "Reviewed-by: the user\'s own hook" >> "$1"')
     code, out, _ = done.cli(capsys, "land", "FEAT-001", "--json")
     data = valid(out, "land")
-    assert code == 0 and data["outcome"] == "landed" and data["landed"], data
+    assert code == 0 and data["outcome"] == "landed" and data["landed"], json.dumps(data)[:3000]
     assert data["tasks_landed"] == ["A", "C"] and data["old_sha"] == old and data["new_sha"] == done.sha("main")
     assert done.git("rev-list", "--parents", "-n1", "main").split()[1:] == [old, tip], "a merge commit"
     message = done.git("log", "-1", "--format=%B", "main")

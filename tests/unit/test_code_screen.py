@@ -6,9 +6,10 @@ from __future__ import annotations
 
 import pytest
 
-from orchestrator.facts import Acceptance
-from orchestrator.gate import accounting, code_screen
+from orchestrator.facts import Acceptance, Observation
+from orchestrator.gate import code_screen
 from orchestrator.gate.code_tokens import LIES, PRESENCE, TOUCHES
+from orchestrator.gate.verdict import Accounted, Evidence, decide
 
 BASE = "import sys\n\n\ndef mul(a, b):\n    return a * b\n"
 
@@ -164,13 +165,15 @@ def test_ordinary_code_is_no_hit() -> None:
 def test_a_hit_is_accepted_by_its_file_and_leaves_the_approval_unverified() -> None:
     hits = code_screen.screen("calc/mul.py", BASE, BASE + "import pytest\n")
     changes = code_screen.changes(hits)
-    run = {"passed": True, "summary": "ok", "output": "", "test_changes": []}
-    refused = code_screen.folded(run, accounting.accept(changes, []))  # type: ignore[arg-type]
-    assert not refused["passed"] and "calc/mul.py:6" in refused["summary"]
-    accepted = accounting.accept(changes, [Acceptance(test="calc/mul.py", reason="a pytest plugin")])
-    verdict = code_screen.folded(run, accepted)  # type: ignore[arg-type]
-    assert verdict["passed"] and verdict["unverified"] and "a pytest plugin" in verdict["unverified"][0]
-    assert verdict["test_changes"][0]["fate"] == code_screen.FATE
+    run = Observation(command="pytest", summary="ok", output="", exit_code=0, tests_passed=1, tests_failed=0,
+                      failing=[], new_failures=[], ran_classes=None)
+    found = Accounted(tuple(changes))
+    refused = decide(Evidence(run=run, accounted=found))
+    assert not refused.passed and "calc/mul.py:6" in refused.summary
+    verdict = decide(Evidence(run=run, accounted=found,
+                              accepted=(Acceptance(test="calc/mul.py", reason="a pytest plugin"),)))
+    assert verdict.passed and verdict.unverified and "a pytest plugin" in verdict.unverified[0]
+    assert verdict.test_changes and verdict.test_changes[0]["fate"] == code_screen.FATE
 
 
 def test_a_package_that_depends_on_itself_is_a_hit() -> None:

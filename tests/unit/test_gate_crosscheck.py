@@ -12,10 +12,10 @@ from typing import Any
 from orchestrator.facts import GateResult
 from orchestrator.gate.channel import parse
 from orchestrator.gate.crosscheck import check, refusals
-from orchestrator.gate.result import no_gate
 from orchestrator.gate.runners.channel_reports import channel_observed
 from orchestrator.gate.summaries import jest_summaries, node_summaries, pytest_summaries, unittest_summaries
 from orchestrator.gate.tracked import changed
+from orchestrator.gate.verdict import no_gate
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "gate"
 

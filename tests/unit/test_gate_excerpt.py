@@ -14,8 +14,9 @@ import pytest
 from orchestrator.errors import InfrastructureError
 from orchestrator.gate import overlay
 from orchestrator.gate.excerpt import MAX_LINE, MOST_LINES, failure_excerpts
-from orchestrator.gate.judge import unusable
-from orchestrator.gate.result import TAIL_MARK, no_gate, run_gate
+from orchestrator.gate.observed import TAIL_MARK, unusable
+from orchestrator.gate.result import run_gate
+from orchestrator.gate.verdict import no_gate
 from orchestrator.processes import Completed
 from tests.unit.test_gate_runners import FIXTURES, seen
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 from orchestrator.facts import Acceptance, GateResult
 from orchestrator.gate import new_tests
 from orchestrator.gate.accounting import TreeDiff
+from orchestrator.gate.verdict import Evidence, record
 
 BASE_TEST = "def test_a():\n    assert f() == 1\n\n\ndef test_b():\n    assert f() == 1\n"
 
@@ -71,8 +72,10 @@ def test_what_the_run_on_the_base_means_by_kind() -> None:
 
 def test_a_finding_refuses_unless_the_coach_accepted_it() -> None:
     finding = new_tests.Finding("none of them fails", "add a failing test")
-    refused = new_tests.folded(run(["t::a"], []), finding, [Acceptance(test="t::a", reason="other")])
+    refused = record(Evidence(run=run(["t::a"], []), new_tests=finding,
+                              accepted=(Acceptance(test="t::a", reason="other"),)))
     assert not refused["passed"] and refused["summary"].endswith("; none of them fails")
     assert refused["output"].startswith("add a failing test")
-    accepted = new_tests.folded(run(["t::a"], []), finding, [Acceptance(test="new-tests-on-base", reason="perf")])
+    accepted = record(Evidence(run=run(["t::a"], []), new_tests=finding,
+                               accepted=(Acceptance(test="new-tests-on-base", reason="perf"),)))
     assert accepted["passed"] and accepted.get("unverified") == ["none of them fails (accepted by the coach: perf)"]
