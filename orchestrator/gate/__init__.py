@@ -24,6 +24,9 @@ spec_check.py: the tests are the spec: what became of every base test on the jud
 accounting.py: every test that passed on the base must pass on the judged tree.
 test_files.py: which files are test code, test data, support modules and runner config.
 overlay.py: the base's test files put back over the task's code.
+clean_room.py: the task's code with the base's test side, where the base's tests give their verdict.
+sides.py: which side of the product a file is on: code, test side, or a manifest split key by key.
+manifests.py: mixed manifests split key by key: the base's with the task's code-side keys.
 screen.py: the tamper screen on what a task added to test code (skip, only, xfail markers).
 shifted.py: test ids that shift when a case is dropped, and the diff that shows which case.
 per_package.py: a monorepo's gate, run per touched package.
