@@ -114,24 +114,35 @@ async def expectations(repo: GitRepo, worktree: Path, base: GateResult, against:
     too and every base test runs: each one that fails there twice -> why. In a monorepo package, `files`,
     `base_files` and the test ids are relative to its `folder`, and `run_in` runs the package's command in it."""
     cleaning = room is not None and not room.empty
-    overlaid = list(base.get("passing") or []) if cleaning else judged_by(base, files, base_files)
+    owned = judged_by(base, files, base_files)
+    overlaid = list(base.get("passing") or []) if cleaning else owned
     if not overlaid:
         return {}
     present = [path for path in files if path in base_files]
-    found = await _overlay_run(repo, worktree, against, overlaid, run_in=run_in, set_up=set_up, folder=folder,
-                               present=present, room=room if cleaning else None)
-    if found and cleaning:  # a refusal to come: a flaky base test must fail twice to count, as in the task's run
+    run = await _overlay_run(repo, worktree, against, overlaid, run_in=run_in, set_up=set_up, folder=folder,
+                             present=present, room=room if cleaning else None)
+    found = _failed(run, overlaid)
+    if not cleaning:
+        return found
+    unfinished = {test for test in found if found[test].startswith(_UNFINISHED)}
+    if unfinished & set(owned):  # the run stopped in a base test the task changed: the others just didn't get to run
+        found = {test: why for test, why in found.items() if test not in unfinished or test in owned}
+    if found and run["exit_code"] is not None:  # a refusal to come: a flaky test must fail twice, as in the task's run
         again = await _overlay_run(repo, worktree, against, list(found), run_in=run_in, set_up=set_up,
                                    folder=folder, present=present, room=room)
-        found = {test: why for test, why in found.items() if test in again}
+        found = {test: why for test, why in found.items() if test in _failed(again, list(found))}
     return found
+
+
+_UNFINISHED = "it does not finish against this code"
 
 
 async def _overlay_run(repo: GitRepo, worktree: Path, against: str, overlaid: Sequence[str], *, run_in: RunIn,
                        set_up: Callable[[Path], Awaitable[object]], folder: str, present: Sequence[str],
-                       room: clean_room.Room | None) -> dict[str, str]:
+                       room: clean_room.Room | None) -> GateResult:
     """One run in a throwaway tree at the worktree's commit with the base's `present` test files put back (and,
-    in a clean room, its whole test side, before the setup runs): the `overlaid` tests that fail there -> why."""
+    in a clean room, its whole test side, before the setup runs); only the `overlaid` tests where the runner allows
+it, outside a clean room."""
     place = worktree.parent / f"_overlay-{worktree.name}"
     head = await repo.head(worktree)
     await repo.add_detached_worktree(place, head)
@@ -144,7 +155,7 @@ async def _overlay_run(repo: GitRepo, worktree: Path, against: str, overlaid: Se
         run = await run_in(place, {} if room is not None else _restriction(present, overlaid))
     finally:
         await repo.remove_worktree(place)
-    return _failed(run, overlaid)
+    return run
 
 
 def _failed(run: GateResult, overlaid: Sequence[str]) -> dict[str, str]:
@@ -157,7 +168,7 @@ def _failed(run: GateResult, overlaid: Sequence[str]) -> dict[str, str]:
         if test in failing or any(other.startswith((test + " ", test + "/")) for other in failing):  # or a subtest
             found[test] = _first_message(run["output"], test)
         elif test not in passing and stopped:
-            found[test] = f"it does not finish against this code: {run['summary']} before it passed"
+            found[test] = f"{_UNFINISHED}: {run['summary']} before it passed"
         elif test not in passing and run.get("passing") is not None:
             lines = [line for line in run["output"].splitlines() if line.strip()][:3]
             found[test] = "it does not run against this code: " + (" / ".join(lines)[:300] or run["summary"])

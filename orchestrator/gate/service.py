@@ -19,7 +19,7 @@ from typing import Protocol, TypeVar
 
 from orchestrator import sandbox
 from orchestrator.facts import Acceptance, GateResult, GateSetup, PackageGate
-from orchestrator.gate import base_command, hidden
+from orchestrator.gate import base_command, clean_room, hidden
 from orchestrator.gate.baseline import check_gate, choose_setup
 from orchestrator.gate.cache import GateCache, cache_key, env_digest, gated_tree, worktree_tree
 from orchestrator.gate.detect import GateChoice, choose_gate
@@ -185,7 +185,8 @@ class Gates:
                 result = await self.spec.judged_packages(worktree, command, result, against, runs=each,
                                                            accepted=accepted)
             if hidden_tests and result["exit_code"] is not None:  # a monorepo's hidden tests run from the top
-                result, _ = await self._with_hidden(worktree, command, result, hidden_tests)
+                result, _ = await self._with_hidden(worktree, command, result, hidden_tests,
+                                                           against=against)
             return GateRun(result, ran=True)
         base = base if base is not None else decided["base"]
         ran = False
@@ -208,28 +209,33 @@ class Gates:
         result = result.copy()
         result.pop("passing", None)  # kept in the cache and in the base's run, not in every turn's state
         if hidden_tests and result["exit_code"] is not None:
-            result, hidden_ran = await self._with_hidden(worktree, command, result, hidden_tests)
+            result, hidden_ran = await self._with_hidden(worktree, command, result, hidden_tests,
+                                                           against=against)
             ran = ran or hidden_ran
         return GateRun(result, ran=ran)
 
-    async def _with_hidden(self, worktree: Path, command: str, result: GateResult,
-                           paths: Sequence[str]) -> tuple[GateResult, bool]:
-        """`result` with the hidden tests' run folded in, redacted, and whether they ran. Their run is remembered
-        as the main one is, by the commit's tree, the command, setup and environment, and by the hidden files'
-        content (the cache keeps only its redacted copy): the same tree judged again runs nothing."""
+    async def _with_hidden(self, worktree: Path, command: str, result: GateResult, paths: Sequence[str], *,
+                           against: str | None = None) -> tuple[GateResult, bool]:
+        """`result` with the hidden tests' run folded in, redacted, and whether they ran; with `against`, they run
+        in the clean room (gate/clean_room.py). Their run is remembered as the main one is, by the commit's tree,
+        the command, setup and environment, and by the hidden files' content (the cache keeps only its redacted
+        copy) and the clean room's base: the same tree judged again runs nothing."""
         if self.hidden is None:
             raise RuntimeError("hidden tests asked for, but the gate was given none")
         contents, masked = await asyncio.to_thread(self.hidden.read, paths), self.hidden.sources()
         secrets = hidden.secret_lines(contents.values())
         sha = await self.repo.head(worktree)
+        room = await clean_room.plan(self.repo, worktree, against, command) if against else clean_room.Room()
         cache, key = self.cache, ""
         if cache is not None:
-            key = cache_key(await gated_tree(self.repo, sha), f"{command}\0{hidden.digest(contents)}",
+            clean = "" if room.empty or against is None else f"\0{await gated_tree(self.repo, against)}"
+            key = cache_key(await gated_tree(self.repo, sha), f"{command}\0{hidden.digest(contents)}{clean}",
                             self.setup["setup"], await self._env_digest(worktree))
             if (found := await asyncio.to_thread(cache.lookup, key)) is not None:
                 cache.reused += 1
                 return hidden.redact_result(hidden.combined(result, found, paths), secrets), False
-        run = await self._hidden_run(worktree, sha, command, contents, secrets=secrets, masked=masked)
+        run = await self._hidden_run(worktree, sha, command, contents, secrets=secrets, masked=masked,
+                                     clean=(against, room) if against and not room.empty else None)
         if isinstance(run, str):  # the task's tree can't hold them: a verdict of the tree, not a run to remember
             return hidden.redact_result(hidden.refused(result, run, paths), secrets), True
         if cache is not None:
@@ -238,16 +244,19 @@ class Gates:
         return hidden.redact_result(hidden.combined(result, run, paths), secrets), True
 
     async def _hidden_run(self, worktree: Path, sha: str, command: str, contents: Mapping[str, bytes], *,
-                          secrets: frozenset[str], masked: Sequence[Path]) -> GateResult | str:
-        """The hidden tests' run, redacted: on `sha` in a detached tree under `<feature>/_hidden/`, its setup done
-        before they are put in place, in a sandbox that writes only that tree and a private folder beside it
-        (both removed after); why not, when they can't be put in place."""
+                          secrets: frozenset[str], masked: Sequence[Path],
+                          clean: tuple[str, clean_room.Room] | None = None) -> GateResult | str:
+        """The hidden tests' run, redacted: on `sha` in a detached tree under `<feature>/_hidden/` (the clean room
+        of `clean`: against, room), its setup done before they are put in place, in a sandbox that writes only that
+        tree and a private folder beside it (both removed after); why not, when they can't be put in place."""
         paths = list(contents)
         folder = worktree.parent / hidden.FOLDER
         # Not named as the worktree: the run's environment keeps per-name files (an editable install's redirect).
         place, private = folder / f"hidden-{worktree.name}", folder / f"hidden-{worktree.name}.private"
         await self.repo.add_detached_worktree(place, sha)
         try:
+            if clean is not None:  # the task's test side can't steer the acceptance tests either
+                await clean_room.furnish(self.repo, place, *clean)
             await self.set_up(place)  # nothing hidden is in the tree yet
             if refused := await asyncio.to_thread(hidden.place, place, contents):
                 return refused

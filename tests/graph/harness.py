@@ -4,6 +4,7 @@ real git repos under tmp_path. No CLI, no model server: each run takes a fractio
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -14,8 +15,9 @@ from langgraph.types import Command
 
 from agents.testing.repos import git as git_in
 from agents.testing.scripted_agents import ScriptedAgents
-from orchestrator.facts import GateResult
+from orchestrator.facts import Acceptance, GateResult
 from orchestrator.gate import GateRequest, Gates
+from orchestrator.gate.service import Watch
 from orchestrator.graph.workflow import build_feature_workflow
 from orchestrator.repo.git import GitRepo
 from orchestrator.settings import RunOptions
@@ -112,11 +114,13 @@ def unsandboxed(tmp_path: Path, monkeypatch: Any) -> None:
 
 
 async def judged(repo: Path, changed: dict[str, str | None], verify: str | None = None, *,
-                 timeout_s: float = 300) -> GateResult:
+                 timeout_s: float = 300, accepted: Sequence[Acceptance] = (), watch: Watch | None = None
+                 ) -> GateResult:
     """The gate's verdict (the plan's `verify`, else the detected command), as the task's turns judge, on a commit
-    on the base that writes `changed`: through the gate service, nothing remembered."""
+    on the base that writes `changed`, with the coach's `accepted` test changes: through the gate service, nothing
+    remembered; `watch` sees every command the gate runs."""
     git = GitRepo(repo)
-    gates = Gates(git, GateRequest(plan_verify=verify, timeout_s=timeout_s), no_cache=True)
+    gates = Gates(git, GateRequest(plan_verify=verify, timeout_s=timeout_s), no_cache=True, watch=watch)
     base = git.rev("HEAD")
     await gates.check_base("FEAT-001", base)
     worktree = repo / ".autobuild" / "worktrees" / "FEAT-001" / "_land"
@@ -129,4 +133,4 @@ async def judged(repo: Path, changed: dict[str, str | None], verify: str | None 
             (worktree / path).write_text(text)
     git_in(worktree, "add", "-A")
     git_in(worktree, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "a cheat")
-    return (await gates.run(worktree, changed_since=base, against=base)).result
+    return (await gates.run(worktree, changed_since=base, against=base, accepted=accepted)).result
