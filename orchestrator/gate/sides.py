@@ -28,7 +28,7 @@ _LOCKS = ("package-lock.json", "npm-shrinkwrap.json", "yarn.lock", "pnpm-lock.ya
 """Dependency pins: what the product is built with."""
 _TEST_FOLDERS = frozenset({"tests", "test", "testing", "__tests__", "__mocks__", "__fixtures__", "spec", "specs",
                            "testdata", "fixtures", "snapshots", "__snapshots__", "e2e", "benches", "benchmarks",
-                           "examples", "docs", "doc", "scripts", "tools", "ci"})
+                           "examples", "docs", "doc", "scripts", "tools", "ci", "node_modules"})
 _HOOKS = ("conftest.py", "sitecustomize.py", "usercustomize.py", "*.pth", "setup.py", "noxfile.py", "tasks.py",
           "*.config.*", "*.conf.*", "*rc", "*rc.*", "*rc.json", "*.setup.*", "setupTests.*", "setup-tests.*",
           "jest.*", "vitest.*", "vite.*", "karma.*", "babel.*", "tsconfig*.json", "jsconfig*.json", "build.rs",

@@ -20,7 +20,8 @@ TEST = ["tests/conftest.py", "conftest.py", "calc/conftest.py", "pytest.ini", "t
         ".npmrc", ".env", ".cargo/config.toml", ".github/workflows/ci.yml", "__mocks__/mul.js", "fix_test.go",
         "testdata/golden.txt", "build.rs", "tests/it.rs", "benches/b.rs", "Makefile", "CMakeLists.txt",
         "setup.py", "noxfile.py", "tsconfig.json", "babel.config.js", "mul", "README.md", "docs/conf.py",
-        "requirements-dev.txt", "calc/data/expected.json", "jest.setup.ts", "src/setupTests.ts", "x.test.ts"]
+        "requirements-dev.txt", "calc/data/expected.json", "jest.setup.ts", "src/setupTests.ts", "x.test.ts",
+        "node_modules/left-pad/index.js", "go.work"]
 
 
 @pytest.mark.parametrize("path", CODE)
