@@ -1,5 +1,6 @@
-"""Which side of the product a file is on (gate/sides.py), and mixed manifests split key by key
-(gate/manifests.py): what the clean room puts back to the base's version."""
+"""Which side of the product a file is on (gate/sides.py), mixed manifests split key by key (gate/manifests.py):
+what the clean room puts back to the base's version; and what a base test failing there becomes
+(gate/clean_room.py)."""
 
 from __future__ import annotations
 
@@ -8,6 +9,9 @@ import tomllib
 
 import pytest
 
+from orchestrator.facts import Acceptance, GateResult
+from orchestrator.gate import clean_room
+from orchestrator.gate.clean_room import Room
 from orchestrator.gate.manifests import clean
 from orchestrator.gate.sides import command_files, side_of
 
@@ -98,3 +102,25 @@ def test_setup_cfg_puts_back_the_pytest_section() -> None:
     text, test_side = clean("setup.cfg", base, tree)
     assert test_side and text is not None
     assert "install_requires = a" in text and "tool:pytest" not in text
+
+
+def _run(passing: list[str]) -> GateResult:
+    return GateResult(passed=True, command="pytest", summary="", output="", exit_code=0, tests_passed=len(passing),
+                      tests_failed=0, failing=[], new_failures=[], ran_classes=None, passing=passing)
+
+
+def test_a_base_test_passing_only_with_the_tasks_test_side_is_accepted_only_by_naming_every_file() -> None:
+    base, tree = _run(["tests.test_mul::test_mul", "tests.test_mul::test_zero"]), _run(["tests.test_mul::test_mul"])
+    room = Room(restore=("tests/conftest.py", "pytest.ini"), named=("pytest.ini", "tests/conftest.py"))
+    failing = {"tests.test_mul::test_mul": "assert 7 == 6", "tests.test_mul::test_zero": "fails"}
+
+    def fates(accepted: list[Acceptance]) -> list[tuple[str, str | None]]:
+        found = clean_room.changes(base, tree, failing, room, ["tests/test_mul.py"], accepted=accepted)
+        return [(change["test"], change["accepted"]) for change in found]
+
+    assert fates([]) == [("tests.test_mul::test_mul", None)], "a test failing in the tree is accounted there"
+    assert fates([Acceptance(test="tests/conftest.py", reason="r")]) == [("tests.test_mul::test_mul", None)]
+    assert fates([Acceptance(test="tests/conftest.py", reason="r"), Acceptance(test="pytest.ini", reason="r")]) == [
+        ("tests.test_mul::test_mul", "r")]
+    detail = clean_room.changes(base, tree, failing, room, ["tests/test_mul.py"], accepted=[])[0]["detail"]
+    assert detail.endswith("(assert 7 == 6); the task added or changed on the test side: pytest.ini, tests/conftest.py")
