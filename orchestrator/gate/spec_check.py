@@ -1,9 +1,8 @@
 """The tests are the spec, for one judged tree: what became of every test that passed on the commit it is judged
 against (gate/accounting.py), the base's tests run on its code with the base's test side (gate/clean_room.py,
-gate/overlay.py),
-the tamper screen on what it added (gate/screen.py), tests inside code files (gate/inline_tests.py) and ids that
-shift (gate/shifted.py), folded into the one verdict the gate service returns; a monorepo's packages each judged
-the same way in their folders (gate/package_accounting.py)."""
+gate/overlay.py), the tamper screen on what it added (gate/screen.py), tests inside code files
+(gate/inline_tests.py) and ids that shift (gate/shifted.py), folded into the one verdict the gate service returns;
+a monorepo's packages each judged the same way in their folders (gate/package_accounting.py)."""
 
 from __future__ import annotations
 
