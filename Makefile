@@ -8,10 +8,16 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 DEMO_STAMP := $(VENV)/.installed-demo
 REAL_HISTORY := $(VENV)/.real-history
+DOCS_STAMP := $(VENV)/.installed-docs
 
-.PHONY: install install-demo test test-heavy test-workers demo docs docs-graphs check lint types bench clean
+.PHONY: install install-demo install-bench test test-heavy test-workers demo docs docs-graphs check lint types bench clean
 
-install: $(STAMP) $(REAL_HISTORY)
+# What the tests need and nothing more: the real-history bench's releases (90 archives from three registries) are
+# fetched by `make install-bench`, which `make bench` and `make test-heavy` run; `make test`'s smoke test of that
+# bench reads the few archives it needs from benchmarks/real_history/smoke/, kept in the tree.
+install: $(STAMP)
+
+install-bench: $(REAL_HISTORY)
 
 $(STAMP): pyproject.toml
 	@# The Postgres tests start a real server on 127.0.0.1: install Debian's postgresql when it is missing.
@@ -55,8 +61,8 @@ $(STAMP): pyproject.toml
 
 # The real-history bench's releases (benchmarks/real_history/manifest.json), fetched once from the registries by
 # pip and npm, and the Go and Rust ones from Debian's archive by apt-get under a private configuration in
-# benchmarks/real_history/releases/apt (the machine's apt untouched), checked by sha256, so the bench and its smoke
-# test in `make test` run offline.
+# benchmarks/real_history/releases/apt (the machine's apt untouched), checked by sha256, so the bench and the heavy
+# tests that replay it run offline.
 $(REAL_HISTORY): $(STAMP) benchmarks/real_history/manifest.json benchmarks/real_history/releases.py \
 		benchmarks/real_history/debian.py
 	$(BIN)/python -m benchmarks.real_history.releases
@@ -89,7 +95,7 @@ test: install
 # damaged checkpoint stores), the longer end-to-end runs of the real CLI (conflict turns, the planner, tracing,
 # clean, the served graph, a terminal question, the key never written) and the pip-installing or LFS-fetching
 # safety cases: slow by nature, so `make test` stays under 5 minutes; CI runs both.
-test-heavy: install
+test-heavy: install $(REAL_HISTORY)
 	$(BIN)/python -m pytest -q -p no:cacheprovider -n 4 --dist worksteal -m "heavy and not workers"
 
 # Workers (`autobuild serve`, Aegra): real Postgres, Redis and two worker processes per test, the real CLI against
@@ -101,8 +107,15 @@ demo: install-demo
 	$(BIN)/python -m orchestrator.cli.demo
 
 # The docs site (docs/, mkdocs.yml) into site/, offline; strict: a broken link between pages fails the build.
-docs: install
+# Only the docs' own tools (docs/requirements.txt), nothing of the test stack.
+docs: $(DOCS_STAMP)
 	$(BIN)/mkdocs build --strict --site-dir site
+
+$(DOCS_STAMP): docs/requirements.txt
+	@test -n "$(PYTHON)" || { echo "error: Python >= 3.12 is needed: install python3.12 or set PYTHON=" >&2; exit 2; }
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install -q -r docs/requirements.txt
+	touch $(DOCS_STAMP)
 
 # docs/architecture.md's generated parts (the layers, the feature and task graphs as Mermaid), drawn again from the
 # code; tests/unit/test_architecture_doc.py fails until this is run after a change to them.
@@ -117,7 +130,7 @@ types: install
 
 check: lint types test
 
-bench: install
+bench: install $(REAL_HISTORY)
 	$(BIN)/python -m benchmarks.run
 
 clean:

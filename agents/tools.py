@@ -71,7 +71,21 @@ SCHEMAS: dict[str, dict[str, Any]] = {
         },
         "required": ["task_id", "decision", "rationale"],
     },
-    "submit_plan": {"type": "object", "properties": {"id": {"type": "string"}}, "additionalProperties": True},
+    "submit_plan": {
+        "type": "object",
+        "properties": {
+            "id": {"type": "string"},
+            "tasks": {
+                "type": "array",
+                "items": {
+                    "type": "object",
+                    "properties": {"kind": {"enum": ["feature", "fix", "refactor", "docs", "test", "chore"]}},
+                    "additionalProperties": True,
+                },
+            },
+        },
+        "additionalProperties": True,
+    },
 }
 DESCRIPTIONS = {
     "start_implementation": "Announce that you start implementing the task and the approach you take.",
@@ -80,7 +94,7 @@ DESCRIPTIONS = {
                        " base test the task removed, skipped or whose expectation it changed must be listed in"
                        " test_changes_accepted (a test id or its file, and the requirement that demands the"
                        " change), or the approval does not count.",
-    "submit_plan": "Submit the feature plan (id, name, tasks with dependencies and complexity).",
+    "submit_plan": "Submit the feature plan (id, name, tasks with dependencies, complexity and kind).",
 }
 
 

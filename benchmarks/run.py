@@ -16,7 +16,7 @@ from typing import Any
 from agents.testing.repos import DEMO_PLAN, make_sample_repo, scripted_env
 from agents.testing.scenario import Scenario
 from agents.testing.scripted_model import ScriptedModel
-from benchmarks import cheat_corpus, graph_bench, merge_bench, overhead_bench, scaling_bench, workers_bench
+from benchmarks import cheat_corpus, fresh_clone, graph_bench, merge_bench, overhead_bench, scaling_bench, workers_bench
 from benchmarks.real_history import bench as real_history
 from orchestrator.views.timeline import timed
 
@@ -182,6 +182,7 @@ def main() -> None:
         workers = workers_bench.measure()
     cheats = cheat_corpus.measure()
     history = real_history.measure()
+    newcomer = fresh_clone.measure()
     lines = [
         "# Benchmarks",
         "",
@@ -220,6 +221,7 @@ def main() -> None:
         f" {slow_branch['ratio']:.2f}; the difference is per-task work (worktree, commit, merge, gate,"
         " checkpoints), a fixed cost per task that real sessions of minutes make negligible",
         "",
+        *fresh_clone.lines(newcomer),
         *merge_bench.report_lines(landing),
         *cheat_corpus.report_lines(cheats),
         *real_history.report_lines(history),

@@ -53,10 +53,13 @@ def checks(repo: Path, db: str | None, cli_path: str | None = None, live: bool =
     except (OSError, InputError) as exc:
         results.append(_check("checkpoint DB", False, f"{store}: {exc}"))
     results.append(_sandbox())
+    if not live:  # --offline: nothing goes over the network, the free listing included
+        results.append(_check("model endpoint", True, "not asked (--offline)"))
+        results.append(_check("tracing", *tracing_check()))
+        return results
     results.append(_endpoint())
     results.append(_tracing())
-    if live:
-        results.append(_model_call(repo))
+    results.append(_model_call(repo))
     return results
 
 

@@ -44,6 +44,8 @@ def _land_text(result: Landing) -> str:
         lines.append(f"your checkout {result.checkout} is now at {(result.new_sha or '')[:10]}")
     if result.tasks_left_out:
         lines.append(f"not landed: {', '.join(f'{t} ({s})' for t, s in result.tasks_left_out.items())}")
+    if result.accepted_unverified:
+        lines.append(f"landed on your word (--accept-unverified): {', '.join(result.accepted_unverified)}")
     if summary := accepted_summary(result.accepted_test_changes):
         lines.append(summary)
     lines += [f"warning: also changed meanwhile: {change}" for change in result.unexpected]
@@ -56,7 +58,8 @@ def land_command(args: argparse.Namespace, settings: Settings) -> int:
         if not args.json:
             print(visible(line), flush=True)
 
-    request = LandRequest(args.feature, squash=bool(args.squash), partial=bool(args.partial), verify=args.verify)
+    request = LandRequest(args.feature, squash=bool(args.squash), partial=bool(args.partial), verify=args.verify,
+                          accept_unverified=bool(getattr(args, "accept_unverified", False)))
     result = asyncio.run(land(request, settings, say))
     if args.json:
         print_json({**result.to_dict(), "time": now_utc()})

@@ -8,6 +8,7 @@ import gc
 import importlib
 import importlib.metadata
 import os
+import re
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -159,7 +160,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_common(plan, db=False)
     doctor = commands.add_parser("doctor", help="check the CLI, credentials, git, the DB and the model endpoint")
     doctor.add_argument("--offline", action="store_true",
-                        help="skip the live model call that checks the credentials really work")
+                        help="ask nothing over the network: no models listing, no tracing endpoint, no live model call")
     _add_common(doctor)
     validate = commands.add_parser("validate", help="validate a feature plan")
     validate.add_argument("feature", nargs="?", default="")
@@ -227,6 +228,8 @@ def _add_landing_commands(commands: argparse._SubParsersAction[_Parser]) -> None
     land.add_argument("--partial", action="store_true", help="land the approved tasks even if others are not")
     land.add_argument("--verify", default=None, metavar="CMD",
                       help="check the merged result with CMD instead of the run's gate; 'none' lands it unchecked")
+    land.add_argument("--accept-unverified", action="store_true",
+                      help="land approved tasks the gate could not verify too (listed first; refused without it)")
     discard = commands.add_parser("discard", help="remove the feature's worktrees and branches (a backup ref is kept)")
     pull_request = commands.add_parser("pr", help="push the feature branch to the repo's remote and open a pull"
                                                   " request with `gh` (else print where to open it); refused as"
@@ -280,9 +283,30 @@ def _settings(args: argparse.Namespace) -> Any:
         raise InputError(f"{args.command} continues a run; use `run --fresh` to start over")
     fields = set(RunSettings.model_fields) - {"repo", "interactive", "resume_only"}
     flags = {_FLAG_NAMES.get(name, name): value for name, value in vars(args).items()}
-    return load_settings(RunSettings, repo, **{name: value for name, value in flags.items() if name in fields},
-                         interactive=bool(args.interactive or (not args.autonomous and sys.stdin.isatty())),
-                         resume_only=args.command in ("resume", "answer"))
+    args.given_options = {name: value for name, value in flags.items() if value is not None}
+    kept = _kept_options(args, repo, flags)
+    try:
+        return load_settings(RunSettings, repo, **{name: value for name, value in flags.items() if name in fields},
+                             interactive=bool(args.interactive or (not args.autonomous and sys.stdin.isatty())),
+                             resume_only=args.command in ("resume", "answer"))
+    except InputError as exc:
+        if not kept:
+            raise
+        raise InputError(f"{exc}; {args.command} kept {', '.join(f'--{name.replace('_', '-')}' for name in kept)}"
+                         f" from the run's flags in .autobuild/runs/{args.target}/options.json: give the flag"
+                         " again to override it") from None
+
+
+def _kept_options(args: argparse.Namespace, repo: Path, flags: dict[str, Any]) -> list[str]:
+    """`resume` and `answer` keep the flags `run` was given, under their own (store/run_options.py): the names kept."""
+    if args.command == "run" or not re.fullmatch(r"[A-Za-z0-9_-]{1,64}", args.target or ""):
+        return []
+    from orchestrator.store import run_options
+
+    recorded = run_options.recorded(repo, args.target)
+    kept = [name for name in recorded if flags.get(name) is None]
+    flags.update({name: recorded[name] for name in kept})
+    return kept
 
 
 def _dispatch(args: argparse.Namespace) -> int:
@@ -301,6 +325,10 @@ def _dispatch(args: argparse.Namespace) -> int:
         _modules_loaded()
         return int(getattr(workers, function_name)(args, settings))
     settings = _settings(args)
+    if args.command in _RUN_COMMANDS and not args.dry_run:  # before the run's modules load (seconds)
+        from orchestrator.cli.preflight import refuse_early
+
+        refuse_early(settings)
     command: Callable[[argparse.Namespace, Any], int] = getattr(importlib.import_module(module_name), function_name)
     _modules_loaded()
     if args.command not in _TRACED:

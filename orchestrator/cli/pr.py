@@ -20,6 +20,9 @@ from orchestrator.text import visible
 
 def pr_text(result: Proposal) -> str:
     lines = [f"pushed {result.branch} ({result.sha[:10]}) to {result.remote}: {', '.join(result.tasks_proposed)}"]
+    if result.unverified:
+        lines.append(f"a draft: {len(result.unverified)} approved task(s) the gate could not verify"
+                     f" ({', '.join(result.unverified)}) are listed first in its body")
     if result.tasks_left_out:
         lines.append(f"left out (not approved): {', '.join(f'{t} ({s})' for t, s in result.tasks_left_out.items())}")
     if result.opened:

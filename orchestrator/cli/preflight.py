@@ -7,12 +7,28 @@ import os
 from agents.credentials import DEFAULT_ENDPOINT, Credential, check_credentials, check_endpoint, find_credential
 from agents.errors import AgentSetupError
 from orchestrator.errors import InputError
+from orchestrator.plan.model import load_target
+from orchestrator.repo import confined
+from orchestrator.settings import RunSettings
 
 
 def require_credentials() -> None:
     """Refuse in one line (InputError: exit 2) unless the sessions would authenticate and reach the model."""
     try:
         check_credentials()
+    except AgentSetupError as exc:
+        raise InputError(str(exc)) from None
+
+
+def refuse_early(settings: RunSettings) -> None:
+    """What a run refuses before its modules load (they take seconds): bad settings, a run folder linked out, a
+    plan that doesn't load, then no key or login at all (asking nothing of the network: the endpoint is asked
+    under the run's lock). Each is one line (InputError: exit 2); `runner.prepare` checks them again, with more."""
+    settings.validate()
+    confined.check_own_folders(settings.repo)
+    load_target(settings.repo, settings.target, settings.plan)
+    try:
+        find_credential(os.environ)
     except AgentSetupError as exc:
         raise InputError(str(exc)) from None
 

@@ -37,8 +37,9 @@ def status(args: argparse.Namespace, settings: Settings) -> int:
         lines = [f"{data['feature']} ({state}; updated {data['updated']})",
                  f"{'task':<12} {'grp':>3}  {'status':<28} {'turn':>4}  {'decision':<9} {'cost':>9}  reason"]
         for row in data["tasks"]:
+            cost = f"${row['cost_usd']:.4f}"  # the sign beside its number, the pair right-aligned
             lines.append(f"{row['task']:<12} {row['group']:>3}  {row['status']:<28} {row['turn']:>4}  "
-                         f"{row['last_decision'] or '-':<9} ${row['cost_usd']:>8.4f}  {one_line(row['reason'], 100)}")
+                         f"{row['last_decision'] or '-':<9} {cost:>9}  {one_line(row['reason'], 100)}")
         lines.append(f"receipt: {receipts.describe(data['receipt'])}")
         lines.append(f"coach claims contradicted: {data['claims_contradicted']}"
                      + (f"; approvals unverified (no gate): {data['unverified']}" if data["unverified"] else ""))
@@ -53,10 +54,17 @@ def history(args: argparse.Namespace, settings: Settings) -> int:
     _, db = repo_and_db(settings, args.feature)
     check_id("feature", args.feature)
     timeline = inspection.history(db, args.feature, args.task)
+    width = max([len(str(r["task"] or "")) for r in timeline] + [len("feature")])
     return output.print_document(timeline, args.json, lambda rows: "\n".join(
-        f"step {r['step']:>3}  {r['time']}  {r['node']:<18} → {', '.join(r['next']) or '-':<18}"
-        f"{' turn ' + str(r['turn']) if r['turn'] else ''}{' ' + r['decision'] if r['decision'] else ''}"
-        for r in rows))
+        f"{r['task'] or 'feature':<{width}}  step {r['step']:>3}  {r['time']}  {r['node']:<18} →"
+        f" {', '.join(r['next']) or '-':<18}{' turn ' + str(r['turn']) if r['turn'] else ''}"
+        f"{' ' + r['decision'] if r['decision'] else ''}" for r in rows))
+
+
+def feedback_line(item: dict[str, Any]) -> str:
+    """A coach's feedback item as `file:line: issue`, with no bare `:` where it names no place."""
+    where = f"{item.get('file') or ''}{':' + str(item['line']) if item.get('line') else ''}"
+    return f"{where + ': ' if where else ''}{item.get('issue')}"
 
 
 def show(args: argparse.Namespace, settings: Settings) -> int:
@@ -96,7 +104,7 @@ def _task_text(data: dict[str, Any]) -> str:
         if coach:
             lines.append(f"  coach: {coach.get('decision')}: {coach.get('rationale')}")
             for item in coach.get("feedback_items") or []:
-                lines.append(f"    - {item.get('file') or ''}:{item.get('line') or ''} {item.get('issue')}")
+                lines.append(f"    - {feedback_line(item)}")
         lines.extend(f"  contract violation: {v}" for v in turn["violations"])
     final = data.get("final")
     if final:

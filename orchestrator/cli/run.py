@@ -27,11 +27,11 @@ from orchestrator.errors import EXIT_INTERRUPTED, EXIT_QUESTION, EXIT_USAGE_LIMI
 from orchestrator.events import EventSink, event_dict
 from orchestrator.facts import settled
 from orchestrator.graph import rerun, runner
-from orchestrator.landing import journal
+from orchestrator.landing import journal, unverified
 from orchestrator.repo.git import GitRepo
 from orchestrator.repo.lock import repo_lock
 from orchestrator.settings import RunSettings, environment
-from orchestrator.store import inspection
+from orchestrator.store import inspection, run_options
 from orchestrator.store.locations import remember_db
 from orchestrator.text import visible
 from orchestrator.views.notify import Notifier
@@ -128,7 +128,7 @@ def run_command(args: argparse.Namespace, settings: RunSettings) -> int:
     if again and not settings.json_output:  # said before anything runs (`--json`: the `resume` event says it)
         print(f"{run_plan.thread_id}: running {listed(again)}; the other tasks keep their latest results", flush=True)
     try:
-        summary = _run_locked(run_plan, command, answer)
+        summary = _run_locked(run_plan, command, answer, getattr(args, "given_options", {}))
     except (KeyboardInterrupt, asyncio.CancelledError):
         return _interrupted(run_plan)
     if summary.interrupted:
@@ -145,20 +145,21 @@ def run_command(args: argparse.Namespace, settings: RunSettings) -> int:
     if summary.pending_questions:
         return _paused(summary, run_plan)
     for task_id, why in summary.held.items():
-        print(f"{task_id} did not finish: {visible(why)}", file=sys.stderr)
+        output.say(f"{task_id} did not finish: {visible(why)}", sys.stderr)
     render_table(summary.results, summary.order, spent=summary.spent)
     print(f"branch:      {summary.branch}")
     print(f"checkpoints: {summary.store} (thread {summary.thread_id})")
     print(f"reports:     {summary.report}")
     if summary.already_finished:
-        print(_finished_hint(summary, run_plan))
+        output.say(_finished_hint(summary, run_plan))
     if summary.held:
         if summary.usage_limited:
-            print(f"stopped: a usage limit outlasted --max-wait {settings.max_wait:.0f}s; finished work is kept",
-                  file=sys.stderr)
+            output.say(f"stopped: a usage limit outlasted --max-wait {settings.max_wait:.0f}s; finished work is kept",
+                       sys.stderr)
         print(f"resume with: {_resume_command(run_plan)}")
     else:
-        print("\n".join(next_steps.after_run(run_plan.plan.id, summary.results, summary.order, settings.repo)))
+        output.say("\n".join([*next_steps.after_run(run_plan.plan.id, summary.results, summary.order, settings.repo),
+                              *unverified.last_line(summary.results, run_plan.plan.id)]))
     return exit_code
 
 
@@ -188,7 +189,8 @@ def _finished_hint(summary: runner.RunSummary, run_plan: runner.RunPlan) -> str:
             " feature over)")
 
 
-def _run_locked(run_plan: runner.RunPlan, command: str, answer: tuple[str, str] | None) -> runner.RunSummary:
+def _run_locked(run_plan: runner.RunPlan, command: str, answer: tuple[str, str] | None,
+                given: dict[str, Any]) -> runner.RunSummary:
     """The run under the repository's lock, with the live view and notifications; refused once started (its gate
     can't run on the base…: exit 2), it leaves the repository and the store as it found them."""
     settings = run_plan.settings
@@ -210,12 +212,25 @@ def _run_locked(run_plan: runner.RunPlan, command: str, answer: tuple[str, str] 
                 remember_db(settings.repo, run_plan.plan.id, run_plan.store.location)
                 if not settings.json_output:
                     print(f"AutoBuild {run_plan.thread_id}: checkpoints in {run_plan.store}", flush=True)
-                return asyncio.run(_run_with_signals(run_plan, desk, answer, desk))
+                sink = _keeping_options(desk, settings.repo, run_plan.plan.id, given if command == "run" else None)
+                return asyncio.run(_run_with_signals(run_plan, sink, answer, desk))
     except RunLockedError:  # another live run holds the repo or the thread: what changed is its, not ours
         raise
     except InputError:
         found.undo()
         raise
+
+
+def _keeping_options(sink: EventSink, repo: Path, feature: str, given: dict[str, Any] | None) -> EventSink:
+    """`sink`, which also keeps `run`'s flags for `resume` (store/run_options.py) once the run really started (its
+    `feature_start`, after the base's gate: a run refused before leaves nothing)."""
+
+    def on_event(event: dict[str, Any]) -> None:
+        if given is not None and event.get("event") == "feature_start":
+            run_options.record(repo, feature, given)
+        sink(event)
+
+    return on_event
 
 
 def _can_prompt(run_plan: runner.RunPlan) -> bool:

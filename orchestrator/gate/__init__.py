@@ -27,7 +27,14 @@ overlay.py: the base's test files put back over the task's code.
 clean_room.py: the task's code with the base's test side, where the base's tests give their verdict.
 sides.py: which side of the product a file is on: code, test side, or a manifest split key by key.
 manifests.py: mixed manifests split key by key: the base's with the task's code-side keys.
+new_tests.py: a task's new tests run on the base's code: a feature's or fix's must be able to fail there.
 screen.py: the tamper screen on what a task added to test code (skip, only, xfail markers).
+code_screen.py: the screen on code that knows it is judged, in the code files a task added or changed.
+code_tokens.py: what that screen looks for in every language, and tree-sitter's parsers.
+code_python.py: Python code that knows it is judged, read with `ast`.
+code_js.py: JavaScript and TypeScript code that knows it is judged, read with tree-sitter.
+code_native.py: Go and Rust code that knows it is judged, read with tree-sitter.
+vacuous.py: assertions that can't fail or never run, per runner, for the tamper screen.
 shifted.py: test ids that shift when a case is dropped, and the diff that shows which case.
 per_package.py: a monorepo's gate, run per touched package.
 package_accounting.py: a monorepo's accounting, package by package.
@@ -40,6 +47,7 @@ from orchestrator.facts import GateResult, GateSetup
 from orchestrator.gate.accounting import describe as describe_test_change
 from orchestrator.gate.accounting import parse_name_status
 from orchestrator.gate.accounting import unaccepted as unaccepted_test_changes
+from orchestrator.gate.code_screen import hits as code_screen_hits
 from orchestrator.gate.detect import NO_GATE, GateChoice, choose_gate, detect_test_command
 from orchestrator.gate.environment import default_setup, gate_env, session_env
 from orchestrator.gate.hidden import FOLDER as HIDDEN_FOLDER
@@ -62,7 +70,8 @@ from orchestrator.gate.test_files import is_test_data, is_test_file
 
 __all__ = ["BY_EXIT", "HIDDEN_FOLDER", "NODE_REPORTER", "NO_GATE", "RUNNER_SHIM", "SHIFTED_IDS_NOTE", "GateChoice",
            "GateRequest", "GateResult", "GateRun", "GateSetup", "Gates", "HiddenTests", "Observed", "cargo_test",
-           "case_diff", "check_hidden_tests", "choose_gate", "default_setup", "describe_base", "describe_test_change",
+           "case_diff", "check_hidden_tests", "choose_gate", "code_screen_hits", "default_setup", "describe_base",
+           "describe_test_change",
            "detect_test_command", "gate_document", "gate_env", "gate_lines", "go_test", "inline_tests_changed",
            "is_test_data", "is_test_file", "judge", "judged_run", "no_gate", "parse_name_status", "run_gate",
            "session_env", "submodule_changes", "submodule_refusal", "tests_not_run", "tests_only_skipped",

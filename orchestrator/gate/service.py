@@ -162,14 +162,16 @@ class Gates:
 
     async def run(self, worktree: Path, command: str | None = None, *, changed_since: str | None = None,
                   base: GateResult | None = None, against: str | None = None,
-                  accepted: Sequence[Acceptance] = (), hidden_tests: Sequence[str] = ()) -> GateRun:
+                  accepted: Sequence[Acceptance] = (), hidden_tests: Sequence[str] = (),
+                  kind: str | None = None) -> GateRun:
         """The gate in `worktree` (`command`, else the run's), judged against the base's run of it (`base`, else
         the run's); `no_gate` when nothing can check the work. A tree already gated with the same command,
         setup and environment is not gated again. A monorepo's gate runs the packages the commits since
         `changed_since` touched (all of them without it). With `against` (a commit), every test that passed
         on that commit's tree must pass here, or be a change the coach `accepted` (gate/accounting.py). With
         `hidden_tests`, they run too, in a throwaway tree of the gate's own (gate/hidden.py), remembered by tree and
-        the hidden files' content, and every line of a hidden file is redacted from the result."""
+        the hidden files' content, and every line of a hidden file is redacted from the result. With the task's
+        `kind` (and `against`), its new tests are run on the base's code too (gate/new_tests.py)."""
         decided = self.setup
         command = command or decided["command"]
         if command is None:
@@ -205,7 +207,8 @@ class Gates:
         if against is not None and result["exit_code"] is not None:
             run_base = self.setup["base"]
             unstable = (run_base.get("unstable") or []) if run_base else []
-            result = await self.spec.judged(worktree, command, result, against, accepted, unstable=unstable)
+            result = await self.spec.judged(worktree, command, result, against, accepted, unstable=unstable,
+                                            kind=kind)
         result = result.copy()
         result.pop("passing", None)  # kept in the cache and in the base's run, not in every turn's state
         if hidden_tests and result["exit_code"] is not None:

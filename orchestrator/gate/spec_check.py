@@ -1,8 +1,8 @@
 """The tests are the spec, for one judged tree: what became of every test that passed on the commit it is judged
 against (gate/accounting.py), the base's tests run on its code with the base's test side (gate/clean_room.py,
-gate/overlay.py), the tamper screen on what it added (gate/screen.py), tests inside code files
-(gate/inline_tests.py) and ids that shift (gate/shifted.py), folded into the one verdict the gate service returns;
-a monorepo's packages each judged the same way in their folders (gate/package_accounting.py)."""
+gate/overlay.py), the tamper screen on what it added (gate/screen.py) and on its code (gate/code_screen.py), tests
+inside code files (gate/inline_tests.py) and ids that shift (gate/shifted.py), folded into the one verdict the gate
+service returns; a monorepo's packages each judged the same way in their folders (gate/package_accounting.py)."""
 
 from __future__ import annotations
 
@@ -16,7 +16,9 @@ from orchestrator.gate import (
     accounting,
     base_command,
     clean_room,
+    code_screen,
     inline_tests,
+    new_tests,
     overlay,
     package_accounting,
     screen,
@@ -40,10 +42,13 @@ class SpecCheck:
     run_package_in: Callable[[PackageGate, Path, Mapping[str, str]], Awaitable[GateResult]]
     """(package, worktree, extra variables): a monorepo package's command in its folder, not remembered."""
     _overlaid: dict[tuple[str, str, str], dict[str, str]] = field(default_factory=dict)
+    _on_base: dict[tuple[str, str, str], new_tests.Finding | None] = field(default_factory=dict)
 
     async def judged(self, worktree: Path, command: str, result: GateResult, against: str,
-                     accepted: Sequence[Acceptance], *, unstable: Sequence[str] = ()) -> GateResult:
-        """`result` judged by what became of every test that passed on `against`'s tree."""
+                     accepted: Sequence[Acceptance], *, unstable: Sequence[str] = (), kind: str | None = None
+                     ) -> GateResult:
+        """`result` judged by what became of every test that passed on `against`'s tree; with the task's `kind`,
+        by whether its new tests can fail too (gate/new_tests.py)."""
         base = await self.tree_run(against, command, worktree)
         if base is None:
             return result
@@ -60,10 +65,19 @@ class SpecCheck:
                                       unstable=every_unstable)
         screened, unverified = await self._screened(worktree, against, diff, texts)
         unverified += accounting.new_only_skipped(base, result)
-        judged = accounting.accept([*changes, *screened], accepted, diff.test_files_changed)
+        code = code_screen.changes(await code_screen.hits(self.repo, worktree, against, diff))
+        judged = accounting.accept([*changes, *screened, *code], accepted, diff.test_files_changed)
         case_diff = await self._case_diff(judged, against, diff, texts)
-        verdict = accounting.judged(result, judged, case_diff=case_diff)
+        verdict = accounting.judged(result, code_screen.others(judged), case_diff=case_diff)
         verdict["unverified"] = unverified
+        verdict = code_screen.folded(verdict, judged)
+        if kind is not None and verdict["passed"]:
+            key = (await self.repo.head(worktree), against, f"{kind}\0{command}")
+            if key not in self._on_base:
+                self._on_base[key] = await new_tests.check(
+                    self.repo, worktree, against, kind, result=result, diff=diff, texts=texts,
+                    run_in=lambda place, extra: self.run_in(command, place, extra), set_up=self.set_up)
+            verdict = new_tests.folded(verdict, self._on_base[key], accepted)
         return verdict
 
     async def judged_packages(self, worktree: Path, command: str, result: GateResult, against: str, *,
@@ -91,10 +105,12 @@ class SpecCheck:
             unverified += [entry.replace(": ", f": {folder}::", 1) if folder != "." else entry
                            for entry in accounting.new_only_skipped(base, run)]
         screened, flagged = await self._screened(worktree, against, diff, texts)
-        judged = accounting.accept([*changes, *screened], accepted, diff.test_files_changed)
-        verdict = accounting.judged(result, judged, case_diff=await self._case_diff(judged, against, diff, texts))
+        code = code_screen.changes(await code_screen.hits(self.repo, worktree, against, diff))
+        judged = accounting.accept([*changes, *screened, *code], accepted, diff.test_files_changed)
+        verdict = accounting.judged(result, code_screen.others(judged),
+                                    case_diff=await self._case_diff(judged, against, diff, texts))
         verdict["unverified"] = [*flagged, *unverified]
-        return verdict
+        return code_screen.folded(verdict, judged)
 
     async def _tree_diff(self, worktree: Path, command: str, against: str, base_files: Sequence[str],
                          hosts: frozenset[str] = frozenset()) -> tuple[accounting.TreeDiff, dict[str, str]]:

@@ -7,7 +7,8 @@ Built once per run by the feature workflow from its input and options, shared by
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable
+import contextlib
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
@@ -75,6 +76,8 @@ class RunContext:
     """The approving coach's test-change acceptances of each task waiting to land (they cover its landing)."""
     remote_url: str | None = None
     """A run by URL: where every node-end commit is pushed (graph/by_url.py); None for a local repo."""
+    slots: asyncio.Semaphore | None = None
+    """The run's `--parallel` slots, one held by each running task (None: a task run alone)."""
     gates: Gates = field(init=False)
     """The run's gate (`gate`), run on trees: remembered by tree, sandboxed, what the user owns watched."""
     hidden: HiddenTests = field(init=False)
@@ -87,6 +90,20 @@ class RunContext:
         self.hidden = HiddenTests.of_plan(self.repo.root, self.plan)
         self.gates = Gates(self.repo, request, decided=self.gate, watch=self._watched,
                            hidden=self.hidden if self.hidden.by_task else None)
+
+    @contextlib.asynccontextmanager
+    async def slot_given_up(self) -> AsyncIterator[None]:
+        """While a task waits for a person (an answer at the terminal), its slot is another task's: taken back
+        before it goes on. A cancel while taking it back leaves the taking shielded, so the task's own release on
+        the way out is matched and the run's count of slots stays `--parallel`."""
+        if self.slots is None:
+            yield
+            return
+        self.slots.release()
+        try:
+            yield
+        finally:
+            await asyncio.shield(self.slots.acquire())
 
     @property
     def feature_id(self) -> str:

@@ -165,6 +165,7 @@ async def _run_plan(inputs: FeatureInput, options: RunOptions, repo: GitRepo, ru
     await _announce(run, order)
     ignore_deps = options.ignore_deps or only_task is not None
     scheduler = Scheduler(plan, order, options.parallel, options.schedule, ignore_deps, earlier=earlier)
+    run.ctx.slots = scheduler.slots  # a task waiting for an answer gives its slot up (RunContext)
     questions = await _run_tasks(run, scheduler, order,
                                  task_graphs(options.max_turns, bool(options.precheck_model)))
     return await _finish(inputs, run, scheduler, questions, order=order, earlier=earlier, only_task=only_task)

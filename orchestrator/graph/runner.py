@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -282,11 +283,11 @@ def _starting(run_plan: RunPlan, snapshot: StateSnapshot, summary: RunSummary, e
     what `resume` would run."""
     finished = bool(snapshot.values) and not snapshot.next
     feature, thread = run_plan.plan.id, run_plan.thread_id
-    if snapshot.next:
-        emit(event_dict("resume", feature=feature, thread=thread, next=list(snapshot.next),
-                        spent_usd=rerun.spent_before(run_plan)))
-        return True
     truth = outcomes.truth(run_plan.store, feature).outcomes()
+    if snapshot.next:  # with how each finished task ended: the live table shows them so, not queued
+        emit(event_dict("resume", feature=feature, thread=thread, next=list(snapshot.next),
+                        spent_usd=rerun.spent_before(run_plan), finished=_finished(truth, summary.order)))
+        return True
     if finished:
         summary.rerun = rerun.rerun_plan(run_plan)
         runs = bool(summary.rerun) and (run_plan.settings.resume_only or bool(run_plan.only_task))
@@ -305,8 +306,14 @@ def _starting(run_plan: RunPlan, snapshot: StateSnapshot, summary: RunSummary, e
         summary.already_finished = True
         return False
     if (before := rerun.spent_before(run_plan)) or summary.rerun:
-        emit(event_dict("resume", feature=feature, thread=thread, next=[], rerun=summary.rerun, spent_usd=before))
+        emit(event_dict("resume", feature=feature, thread=thread, next=[], rerun=summary.rerun, spent_usd=before,
+                        finished=_finished(truth, [task for task in summary.order if task not in summary.rerun])))
     return True
+
+
+def _finished(truth: Mapping[str, Mapping[str, Any]], order: Sequence[str]) -> dict[str, str]:
+    """How each task of `order` that an earlier run finished ended (its latest result's status)."""
+    return {task: str(truth[task].get("status")) for task in order if task in truth and truth[task].get("status")}
 
 
 def _conclude(summary: RunSummary, final: StateSnapshot, end: dict[str, Any]) -> None:

@@ -8,4 +8,5 @@ hooks.py: the user's hooks, run in `land`'s throwaway worktree as for the user's
 leash.py: `python -m orchestrator.landing.leash CMD`: a command that dies with its starter.
 discard.py: `discard`: a feature's worktrees and branches removed, a backup kept.
 pull_request.py: `pr`: the feature branch pushed and proposed for review.
+unverified.py: approved-unverified tasks held back from the user's branch without the person's word.
 """

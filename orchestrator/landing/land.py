@@ -21,7 +21,7 @@ from agents import reaper
 from orchestrator.errors import InputError
 from orchestrator.facts import Acceptance, AcceptedChange, GateResult, GateSetup, accepted_changes
 from orchestrator.gate import NO_GATE, GateRequest, Gates, HiddenTests
-from orchestrator.landing import hooks, journal
+from orchestrator.landing import hooks, journal, unverified
 from orchestrator.landing.record import RunRecord, Standing, predicted_conflicts, read_record, standing
 from orchestrator.plan.model import FeaturePlan, load_plan
 from orchestrator.repo.git import GitRepo
@@ -70,6 +70,8 @@ class Landing:
     unexpected: list[str] = field(default_factory=list)
     accepted_test_changes: list[AcceptedChange] = field(default_factory=list)
     """The base tests the landed tasks changed, each accepted by its coach."""
+    accepted_unverified: list[str] = field(default_factory=list)
+    """Approved-unverified tasks landed on the person's word (`--accept-unverified`)."""
 
     def fail(self, outcome: str, detail: str) -> Landing:
         self.outcome, self.detail = outcome, detail
@@ -264,6 +266,8 @@ class LandRequest:
     partial: bool = False
     verify: str | None = None
     """A command that checks the merged result, `none`, or None: the run's own gate."""
+    accept_unverified: bool = False
+    """`--accept-unverified`: the person's word that approved-unverified tasks may land."""
 
 
 async def land(request: LandRequest, settings: Settings, say: Callable[[str], None]) -> Landing:
@@ -291,6 +295,11 @@ async def land(request: LandRequest, settings: Settings, say: Callable[[str], No
         refusals = found.refusals(request.partial)
         if refusals or found.feature_sha is None:
             raise InputError("; ".join(refusals) + ". Nothing was moved.")
+        held = unverified.unverified(record.results, found.approved, gated=bool(record.gate and record.gate["command"]))
+        for line in unverified.listing(held):
+            say(line)
+        unverified.refuse(held, request.accept_unverified)
+        landing.accepted_unverified = list(held)
         gate = choose_gate(record, request.verify, landing.old_sha)
         conflicts = predicted_conflicts(repo, landing.old_sha, found.feature_sha)
         if conflicts:  # known without a worktree (git 2.38+); else the merge itself finds them

@@ -5,7 +5,8 @@ Refused as `land` refuses (exit 2, nothing pushed): a run holding the repository
 part (nothing lands on it), so its uncommitted changes don't matter here. Then the feature branch (only it, never
 the base) is pushed to the remote's URL (no remote-tracking ref of the user's moves) and `gh` opens the pull
 request, as a served run's `--pr` does (repo/forge.py); without `gh`, the page to open it on is printed and the
-body is in the run's folder.
+body is in the run's folder. Approved tasks the gate could not verify make it a draft, listed first in its body
+(landing/unverified.py).
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from orchestrator.errors import GitError, InputError
+from orchestrator.landing import unverified
 from orchestrator.landing.record import read_record, standing
 from orchestrator.plan.model import load_plan
 from orchestrator.repo import forge, remote
@@ -45,6 +47,8 @@ class Proposal:
     pull_request_url: str = ""
     compare_url: str | None = None
     detail: str = ""
+    unverified: dict[str, str] | None = None
+    """Approved tasks the gate could not verify -> why: the pull request is then a draft, listing them first."""
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -68,10 +72,14 @@ async def propose(root: Path, feature: str, db: str | None, *, partial: bool,
         if refusals or found.feature_sha is None:
             raise InputError("; ".join(refusals) + ". Nothing was pushed.")
         chosen = forge.choose_remote(root, found.base_branch)
-        body, report = write_body(root, plan.id, found.approved, found.not_approved, record.results)
+        held = unverified.unverified(record.results, found.approved, gated=bool(record.gate and record.gate["command"]))
+        for line in unverified.listing(held):
+            say(line)
+        body, report = write_body(root, plan.id, found.approved, found.not_approved, record.results, unverified=held)
         proposal = Proposal(plan.id, found.feature_branch, found.base_branch, chosen.name, chosen.url, partial,
                             list(found.approved), dict(found.not_approved), str(body), found.feature_sha,
-                            compare_url=forge.compare_url(chosen.url, found.base_branch, found.feature_branch))
+                            compare_url=forge.compare_url(chosen.url, found.base_branch, found.feature_branch),
+                            unverified=held)
         say(f"pushing {found.feature_branch} ({found.feature_sha[:10]}) to {chosen.name} ({chosen.url})")
         await _push_and_open(repo, proposal, forge.title_of(report, plan.id))
         return proposal
@@ -86,5 +94,6 @@ async def _push_and_open(repo: GitRepo, proposal: Proposal, title: str) -> None:
                        f" {proposal.remote} has a {proposal.branch} of an earlier run, delete it there or"
                        f" `autobuild discard {proposal.feature}` and run again") from exc
     proposal.pushed = True
-    opened = await forge.open_pull_request(repo.root, proposal.branch, proposal.base, title, Path(proposal.body_file))
+    opened = await forge.open_pull_request(repo.root, proposal.branch, proposal.base, title, Path(proposal.body_file),
+                                           draft=bool(proposal.unverified))
     proposal.opened, proposal.pull_request_url, proposal.detail = opened.opened, opened.url, opened.reason

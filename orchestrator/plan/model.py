@@ -44,6 +44,7 @@ def _not_blank(value: str | None) -> str | None:
     return value
 
 
+TaskKind = Literal["feature", "fix", "refactor", "docs", "test", "chore"]
 NonBlank = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=500)]
 
 
@@ -64,6 +65,9 @@ class TaskSpec(BaseModel):
     hidden_tests: bool = False
     """Its `acceptance_tests` can't be read by the agents, only the gate runs them (gate/hidden.py); else frozen."""
     verify: str | None = None
+    kind: TaskKind = "feature"
+    """What the task is: a feature's or fix's new tests must fail on the base's code, a refactor's pass there
+    (gate/new_tests.py); docs, test and chore tasks are judged as before."""
     budget_usd: float | None = Field(default=None, gt=0)
     description: str = ""
     file_path: str | None = None
@@ -396,7 +400,8 @@ def remember_plan_file(repo: Path, plan: FeaturePlan, plan_file: Path) -> None:
 def plan_digest(plan: FeaturePlan) -> str:
     """What a run was started from: any change to the plan (or its task files) changes it. A task's `file_path`
     counts through the markdown it brought (its description), so plans without one keep their digest; so do plans
-    whose tasks don't hide their tests (`hidden_tests` counts only when true)."""
+    whose tasks don't hide their tests (`hidden_tests` counts only when true) or say they are features (`kind`)."""
     left_out = {"file_path"} if any(task.hidden_tests for task in plan.tasks) else {"file_path", "hidden_tests"}
-    dump = plan.model_dump_json(exclude={"tasks": {"__all__": left_out}})
+    dump = plan.model_dump_json(exclude={"tasks": {index: left_out | ({"kind"} if task.kind == "feature" else set())
+                                                   for index, task in enumerate(plan.tasks)}})
     return hashlib.sha256(dump.encode()).hexdigest()[:16]

@@ -95,13 +95,15 @@ def title_of(report: str, feature_id: str) -> str:
     return first.removeprefix("AUTO-RUN:").strip() or f"AutoBuild {feature_id}"
 
 
-async def open_pull_request(root: Path, branch: str, base: str, title: str, body_file: Path) -> Opened:
+async def open_pull_request(root: Path, branch: str, base: str, title: str, body_file: Path, *,
+                            draft: bool = False) -> Opened:
     """`gh pr create` from `branch` (already pushed) into `base`, in the repository (so `gh` finds the forge from
-    its remotes); not opened, with the reason, when `gh` is missing or refuses (already open, not logged in)."""
+    its remotes), a draft when asked; not opened, with the reason, when `gh` is missing or refuses (already open,
+    not logged in)."""
     if await asyncio.to_thread(shutil.which, "gh") is None:
         return Opened(False, reason="`gh` is not on PATH")
     done = await run_async(["gh", "pr", "create", "--head", branch, "--base", base, "--title", title,
-                            "--body-file", str(body_file)], root, timeout=GH_TIMEOUT_S)
+                            "--body-file", str(body_file), *(["--draft"] if draft else [])], root, timeout=GH_TIMEOUT_S)
     if not done.ok:
         said = f"{done.stdout}\n{done.stderr}"
         if "already exists" in said and (open_one := _URL_IN_TEXT.search(said)):  # it now shows what was pushed

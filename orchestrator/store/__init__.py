@@ -7,6 +7,7 @@ locations.py: where things are: the target repo from any folder in it, its check
 traces.py: every event as a JSON line, per task and per feature.
 receipts.py: what a task's approved attempt cost against everything else it spent.
 stats.py: the loop's scorecard (`autobuild stats`), read-only.
+run_options.py: the options a run was started with, so `resume` keeps them.
 pause.py: the run's usage-limit pause on disk, so a kill during it resumes the same wait.
 paused_threads.py: served runs that gave their worker slot back during a long pause.
 quota_store.py: a credential's quota pause in the workers' shared Postgres.

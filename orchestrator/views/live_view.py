@@ -58,6 +58,8 @@ class TaskBoard:
             self.budget_usd = event.get("budget_usd")
         elif kind == "resume":  # what status counted so far, of which the rows already hold this view's sessions
             self.spent_before = float(event.get("spent_usd") or 0.0) - sum(row.cost_usd for row in self.rows.values())
+            for task_id, status in (event.get("finished") or {}).items():  # an earlier run's: not queued
+                self.rows.setdefault(str(task_id), TaskRow()).state = str(status)
         elif kind == "usage_limit":
             self.paused = one_line(event.get("status") or "paused, usage limit", 100)
         elif kind == "usage_limit_over":

@@ -51,9 +51,13 @@ def accepted_test_changes(repo: Path, feature_id: str, task_ids: Sequence[str],
 
 
 def pull_request_body(report: str, proposed: Sequence[str], left_out: Mapping[str, str],
-                      test_changes: Mapping[str, Sequence[tuple[str, str]]]) -> str:
-    """The body: what it holds, the base tests changed (or that none were), then the feature report as written."""
-    lines = [f"Built by AutoBuild: {len(proposed)} approved task(s) ({', '.join(proposed) or '-'}); how each was"
+                      test_changes: Mapping[str, Sequence[tuple[str, str]]], *,
+                      unverified: Mapping[str, str] | None = None) -> str:
+    """The body: the approvals the gate could not verify first, what it holds, the base tests changed (or that none
+    were), then the feature report as written."""
+    lines = [f"**Approved but not verified by the gate ({len(unverified)}): a draft until a person has read them.**",
+             *[f"- {task}: {why}" for task, why in unverified.items()], ""] if unverified else []
+    lines += [f"Built by AutoBuild: {len(proposed)} approved task(s) ({', '.join(proposed) or '-'}); how each was"
              " checked is in the report below."]
     if left_out:
         lines += ["", "**Left out (not approved):**", *[f"- {task}: {status}" for task, status in left_out.items()]]
@@ -85,12 +89,14 @@ def _fitted(report: str, room: int) -> str:
 
 
 def write_body(repo: Path, feature_id: str, proposed: Sequence[str], left_out: Mapping[str, str],
-               results: Mapping[str, Mapping[str, Any]]) -> tuple[Path, str]:
+               results: Mapping[str, Mapping[str, Any]], *, unverified: Mapping[str, str] | None = None
+               ) -> tuple[Path, str]:
     """The body built from the feature's report and traces, written to the run's folder; its path and the report
     (blocking file work: async callers run it in a thread)."""
     folder = trace.runs_dir(repo, feature_id)
     report_path = folder / REPORT_NAME
     report = run_files.read(report_path) or ""  # a link planted there is refused: the body is published
     changes = accepted_test_changes(repo, feature_id, [*proposed, *left_out], results)
-    body = run_files.write(folder / BODY_NAME, pull_request_body(report, proposed, left_out, changes), "PR body")
+    body = run_files.write(folder / BODY_NAME, pull_request_body(report, proposed, left_out, changes,
+                                                                 unverified=unverified or {}), "PR body")
     return body, report

@@ -18,7 +18,7 @@ from rich.text import Text
 from orchestrator import jsonout
 from orchestrator.facts import TaskResult
 from orchestrator.text import one_line, visible
-from orchestrator.views.live_layout import cut_middle, elapsed_text, state_cell
+from orchestrator.views.live_layout import cut_middle, elapsed_text, state_cell, tool_words
 from orchestrator.views.live_view import MARK, TaskBoard, gate_line
 
 
@@ -111,12 +111,18 @@ class Progress:
         return formatter(event) if formatter else None
 
 
+def _at(e: dict[str, Any]) -> str:
+    """The task and its turn (no `turn None` for an event outside a turn: the merge queue's, a setup's)."""
+    turn = e.get("turn")
+    return f"{e.get('task') or ''} turn {turn}" if turn is not None else str(e.get("task") or "")
+
+
 def _who(e: dict[str, Any]) -> str:
-    return f"{e.get('task', '')} turn {e.get('turn')} {e.get('role', '')}".rstrip()
+    return f"{_at(e)} {e.get('role') or ''}".strip()
 
 
 def _decision(e: dict[str, Any]) -> str:
-    text = f"{e['task']} turn {e['turn']} coach decision: {e['decision']}"
+    text = f"{_at(e)} coach decision: {e['decision']}"
     rationale = str(e.get("rationale") or "").strip()
     if rationale:
         first_line = rationale.splitlines()[0]
@@ -145,20 +151,20 @@ _FORMATS: dict[str, Callable[[dict[str, Any]], str]] = {
     "task_ready": lambda e: f"{e['task']} ready: its dependencies are merged",
     "task_error": lambda e: f"{e['task']} ERROR (resumable): {e['reason']}",
     "initialize": lambda e: f"{e['task']} worktree ready at {e['worktree']}",
-    "player_start": lambda e: f"{e['task']} turn {e['turn']} player working",
-    "coach_validate": lambda e: f"{e['task']} turn {e['turn']} coach reviewing",
-    "tool": lambda e: f"{_who(e)} → {e['tool']}{': ' + str(e['detail']) if e.get('detail') else ''}",
+    "player_start": lambda e: f"{_at(e)} player working",
+    "coach_validate": lambda e: f"{_at(e)} coach reviewing",
+    "tool": lambda e: f"{_who(e)} {tool_words(str(e['tool']), str(e.get('detail') or ''))}",
     "retry": lambda e: f"{_who(e)}: {e['reason']}, retrying in {float(e['wait_s']):.0f} s (attempt {e['attempt']}"
     f"{', ' + str(e['how']) if e.get('how') else ''})",
     "session_end": lambda e: f"{_who(e)} session {e['status']} (${float(e.get('cost_usd') or 0):.4f})",
-    "player_report": lambda e: f"{e['task']} turn {e['turn']} player reported: {len(e.get('files') or [])} file(s)",
-    "gate": lambda e: f"{e['task']} turn {e['turn']} verify {'passed' if e['passed'] else 'FAILED'}: {e['summary']}",
+    "player_report": lambda e: f"{_at(e)} player reported: {len(e.get('files') or [])} file(s)",
+    "gate": lambda e: f"{_at(e)} verify {'passed' if e['passed'] else 'FAILED'}: {e['summary']}",
     "coach_decision": _decision,
     "contract_violation": lambda e: f"{e['task']} contract violation: {e['detail']}",
     "usage_limit": lambda e: f"{e.get('status') or 'paused'}: no session starts until then",
     "usage_pause_yield": lambda e: f"{e.get('status') or 'paused'}: the run ends here, re-queued after the pause",
     "usage_limit_over": lambda e: "usage limit over: sessions go on",
-    "command_hung": lambda e: f"{e['task']} turn {e['turn']} {e['role']} stopped by the session timeout;"
+    "command_hung": lambda e: f"{_at(e)} {e['role']} stopped by the session timeout;"
     f" still running: {'; '.join(e['commands'])} (not retried; the next turn is told)",
     "blocker": lambda e: f"{e['task']} blocker {e['hash']}: {e['description']}",
     "finalize": lambda e: f"{e['task']} {MARK.get(e['status'], '•')} {e['status']}: {e['reason']}",
@@ -169,7 +175,7 @@ _FORMATS: dict[str, Callable[[dict[str, Any]], str]] = {
     "skipped": lambda e: f"{e['task']} skipped: {e['reason']}",
     "user_state_changed": lambda e: f"{e.get('task') or 'run'}: your repository changed during {e['during']} (yours:"
     f" kept, not reverted): {'; '.join(e['changes'])}",
-    "repo_tampering": lambda e: f"{e['task']} turn {e['turn']} {e['role']}: your repository changed during an"
+    "repo_tampering": lambda e: f"{_at(e)} {e['role']}: your repository changed during an"
     f" unsandboxed session (the task fails, nothing reverted): {'; '.join(e['changes'])}",
     "sandbox_refused": lambda e: f"{_who(e)}: the sandbox refused {'; '.join(e['refused'])}",
     "sandbox_unavailable": lambda e: f"warning: no sandbox: {e['detail']}",

@@ -114,11 +114,11 @@ def unsandboxed(tmp_path: Path, monkeypatch: Any) -> None:
 
 
 async def judged(repo: Path, changed: dict[str, str | None], verify: str | None = None, *,
-                 timeout_s: float = 300, accepted: Sequence[Acceptance] = (), watch: Watch | None = None
-                 ) -> GateResult:
+                 timeout_s: float = 300, kind: str | None = None, accepted: Sequence[Acceptance] = (),
+                 watch: Watch | None = None) -> GateResult:
     """The gate's verdict (the plan's `verify`, else the detected command), as the task's turns judge, on a commit
-    on the base that writes `changed`, with the coach's `accepted` test changes: through the gate service, nothing
-    remembered; `watch` sees every command the gate runs."""
+    on the base that writes `changed`: through the gate service, nothing remembered; a task of `kind` whose coach
+    `accepted` these; `watch` sees every command the gate runs."""
     git = GitRepo(repo)
     gates = Gates(git, GateRequest(plan_verify=verify, timeout_s=timeout_s), no_cache=True, watch=watch)
     base = git.rev("HEAD")
@@ -133,4 +133,4 @@ async def judged(repo: Path, changed: dict[str, str | None], verify: str | None 
             (worktree / path).write_text(text)
     git_in(worktree, "add", "-A")
     git_in(worktree, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "a cheat")
-    return (await gates.run(worktree, changed_since=base, against=base, accepted=accepted)).result
+    return (await gates.run(worktree, changed_since=base, against=base, kind=kind, accepted=accepted)).result

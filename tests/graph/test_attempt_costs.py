@@ -59,7 +59,9 @@ async def test_a_task_run_three_times_costs_three_times_in_every_view(
     shown = schemas.valid("show-task", capsys.readouterr().out)
     assert shown["attempts"] == 3 and shown["spent"]["cost_usd"] == pytest.approx(0.10), shown
     assert main(["show", "FEAT-001", "TASK-002", "--repo", str(repo), "--db", str(db)]) == 0
-    assert "every attempt: $0.1000" in capsys.readouterr().out
+    shown_text = capsys.readouterr().out
+    assert "every attempt: $0.1000" in shown_text
+    assert "    - calc/mul.py: missing" in shown_text, shown_text
     assert main(["status", "--repo", str(repo), "--db", str(db), "--json"]) == 0
     listed = json.loads(capsys.readouterr().out)  # `status` without a feature: one row per thread
     assert [row["cost_usd"] for row in listed if row["thread"] == "FEAT-001"] == [pytest.approx(total)], listed
@@ -69,6 +71,12 @@ async def test_a_task_run_three_times_costs_three_times_in_every_view(
     assert "| TASK-002 | approved | 1 | $0.1000 | $0.0200 (1) | $0.0800 (4) |" in report, report
     page = (repo / ".autobuild/runs/FEAT-001/report.html").read_text()
     assert f"total cost ${total:.4f}" in page
+    assert main(["status", "FEAT-001", "--repo", str(repo), "--db", str(db)]) == 0
+    row = next(line for line in capsys.readouterr().out.splitlines() if line.startswith("TASK-002"))
+    assert "  $0.1000  " in row and "$ " not in row, row  # the sign beside its number
+    assert main(["history", "FEAT-001", "--repo", str(repo), "--db", str(db)]) == 0
+    steps = capsys.readouterr().out.splitlines()
+    assert {line.split()[0] for line in steps} >= {"feature", "TASK-001", "TASK-002"}, steps  # whose step it is
 
     table = io.StringIO()
     render_table(summary.results, summary.order, table, width=120, spent=summary.spent)

@@ -14,6 +14,7 @@ from agents.testing.scripted_agents import ScriptedAgents, approve, writes
 from orchestrator.cli.ask import QuestionDesk
 from orchestrator.graph import runner
 from orchestrator.settings import RunSettings
+from orchestrator.views.live_view import TaskBoard
 from orchestrator.views.progress import Progress
 from tests.graph.harness import CALC_FILES, plan, task
 
@@ -75,3 +76,50 @@ async def test_without_an_asker_the_question_is_an_interrupt_as_before(tmp_path:
                            interactive=True, replan=0)
     paused = await runner.execute(runner.prepare(settings), lambda event: None)
     assert [q["question"] for q in paused.pending_questions] == [QUESTION]
+
+
+async def test_a_task_waiting_for_an_answer_gives_its_slot_to_another(tmp_path: Path) -> None:
+    """At `--parallel 1` (the default) a question at the terminal no longer stops every other task: the person
+    answers only once TASK-2 finished (bounded: a held slot fails the test, it doesn't hang it)."""
+    repo = make_sample_repo(tmp_path / "repo", files=CALC_FILES, plan=plan(task("TASK-1"), task("TASK-2"),
+                                                                           verify=None))
+    agents = ScriptedAgents({("player", "TASK-1"): writes({"calc/a.py": "A = 1\n"}, question=QUESTION),
+                             ("player", "TASK-2"): writes({"calc/b.py": "B = 1\n"}), "coach": approve()})
+    finished: list[str] = []
+
+    def on_event(event: dict[str, Any]) -> None:
+        if event.get("event") == "finalize":
+            finished.append(str(event.get("task")))
+
+    async def person(question: dict[str, Any]) -> str:
+        for _ in range(300):  # 30 s at most
+            if "TASK-2" in finished:
+                return "Postgres"
+            await asyncio.sleep(0.1)
+        return "gave up: TASK-2 never ran while TASK-1 waited"
+
+    settings = RunSettings(repo=repo, target="FEAT-001", db=str(tmp_path / "db.sqlite"), agents=agents,
+                           interactive=True, parallel=1, replan=0, asker=person)
+    summary = await runner.execute(runner.prepare(settings), on_event)
+    assert summary.exit_code == 0, summary.results
+    assert finished == ["TASK-2", "TASK-1"]
+
+
+async def test_after_resume_the_live_table_shows_finished_tasks_as_they_ended(tmp_path: Path) -> None:
+    repo = make_sample_repo(tmp_path / "repo", files=CALC_FILES, plan=plan(task("TASK-1"), task("TASK-2"),
+                                                                           verify=None))
+    agents = ScriptedAgents({("player", "TASK-1"): writes({"calc/a.py": "A = 1\n"}),
+                             ("player", "TASK-2"): writes({"calc/b.py": "B = 1\n"}, question=QUESTION),
+                             "coach": approve()})
+    settings = RunSettings(repo=repo, target="FEAT-001", db=str(tmp_path / "db.sqlite"), agents=agents,
+                           interactive=True, replan=0)
+    paused = await runner.execute(runner.prepare(settings), lambda event: None)
+    assert [q["task"] for q in paused.pending_questions] == ["TASK-2"], paused.results
+    board = TaskBoard()
+    resumed = settings.model_copy(update={"resume_only": True})
+    question_id = paused.pending_questions[0]["question_id"]
+    done = await runner.execute(runner.prepare(resumed), lambda event: board.update(event, 0.0),
+                                answer=(question_id, "Postgres"))
+    assert done.exit_code == 0, done.results
+    resume = board.rows["TASK-1"]
+    assert resume.state == "approved-unverified", "an earlier run's task is not shown queued (no gate here)"

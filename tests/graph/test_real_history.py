@@ -14,7 +14,8 @@ import pytest
 
 from benchmarks.real_history import js_bend, npm
 from benchmarks.real_history.bench import case_id, run_variant, selected
-from benchmarks.real_history.releases import Release, manifest, tree
+from benchmarks.real_history.releases import SMOKE as IN_THE_TREE
+from benchmarks.real_history.releases import Release, manifest, sha256, tree
 from benchmarks.real_history.variants import CHEATS, variants
 
 SMOKE = {"cachetools 7.2.4 -> 7.2.5": "gold", "cachetools 7.2.2 -> 7.2.3": "the failing tests skipped",
@@ -32,6 +33,15 @@ def test_the_manifest_names_enough_history() -> None:
     assert len(npm_cases) >= 10 and len({case["package"] for case in npm_cases}) >= 6
     assert all(f"npm:{name}=={version}" in manifest()["releases"] for case in npm_cases
                for name, version in case.get("vendor", {}).items())
+
+
+def test_make_test_replays_only_archives_kept_in_the_tree() -> None:
+    """`make test` fetches nothing (issue 39): the smoke cases it runs read their releases from the tree."""
+    releases = manifest()["releases"]
+    for case in selected([name for name, variant in SMOKE.items() if variant == "gold"]):
+        for version in (case["old"], case["new"]):
+            entry = releases[Release(case["registry"], case["package"], version).key]
+            assert sha256(IN_THE_TREE / entry["file"]) == entry["sha256"]
 
 
 @pytest.mark.heavy  # every case's two releases read and bent: ~1 min on a busy machine, so in `make test-heavy`

@@ -125,9 +125,12 @@ def test_doctor_checks_the_endpoint_with_the_same_free_models_listing(
     repo = make_sample_repo(tmp_path / "repo", plan=one_task_plan())
     db = str(tmp_path / "db.sqlite")
     model = model_factory({"sessions": []})
-    good = run_cli("doctor", "--repo", str(repo), "--db", db, "--offline", model=model)
+    good = run_cli("doctor", "--repo", str(repo), "--db", db, model=model)
     assert "ok    model endpoint" in good.stdout, good.stdout
-    assert model.listings == 1 and model.requests == [], "one free listing, no session"
-    bad = run_cli("doctor", "--repo", str(repo), "--db", db, "--offline", ANTHROPIC_BASE_URL=refusing_endpoint)
+    assert model.listings == 1, "one free listing"
+    offline = run_cli("doctor", "--repo", str(repo), "--db", db, "--offline", model=model)
+    assert "not asked (--offline)" in offline.stdout and "model call" not in offline.stdout, offline.stdout
+    assert model.listings == 1, "--offline asks nothing over the network"
+    bad = run_cli("doctor", "--repo", str(repo), "--db", db, ANTHROPIC_BASE_URL=refusing_endpoint)
     assert bad.returncode == 1 and "FAIL  model endpoint" in bad.stdout, bad.stdout
     assert "refused ANTHROPIC_API_KEY (401)" in bad.stdout and SECRET_KEY not in bad.stdout + bad.stderr

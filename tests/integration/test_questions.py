@@ -106,7 +106,8 @@ def test_pending_question_survives_sigkill(tmp_path: Path, model_factory: Callab
             {"tool": {"name": "report_progress", "input": {"files_modified": ["two.txt"],
                                                            "implementation_notes": "x"}}},
             {"text": "done"}]}]}).sessions[0])
-    resumed = run(run_cli, tmp_path, model, "resume", "FEAT-001", "--parallel", "2")
+    assert json.loads((repo / ".autobuild/runs/FEAT-001/options.json").read_text()) == {"parallel": 2}
+    resumed = run(run_cli, tmp_path, model, "resume", "FEAT-001")  # keeps run's --parallel 2
     assert resumed.returncode == 3, resumed.stdout + resumed.stderr
     done = run(run_cli, tmp_path, model, "answer", "FEAT-001", qid(resumed, "TASK-1"), "Postgres")
     assert done.returncode == 0, done.stdout + done.stderr

@@ -203,3 +203,51 @@ def test_the_command_line_rule_sees_each_of_its_three_tools() -> None:
             "asyncio.run(main())\nconsole.print('x')\nloop.run(x)\n")
     found = _command_line_calls_in(code)
     assert [line.split(":")[0] for line in found] == ["1", "2", "3", "4", "5"]
+
+
+# The modules that may start a process themselves, each for a reason the one owner (processes.py) can't serve:
+# sandbox.py probes bubblewrap once (a blocking check at start-up), landing/leash.py is the leash `land` runs the
+# user's git and hooks under (it must be the parent it leashes), cli/demo.py runs the demo's CLI in the foreground,
+# and agents/testing/repos.py builds throwaway repos for tests and demos. The SDK starts the Claude CLI itself.
+SUBPROCESS_STARTERS = {"orchestrator.processes", "orchestrator.sandbox", "orchestrator.landing.leash",
+                       "orchestrator.cli.demo", "agents.testing.repos"}
+_PROCESS_CALLS = {("subprocess", name) for name in ("run", "Popen", "call", "check_call", "check_output",
+                                                    "getoutput", "getstatusoutput")} | {
+    ("asyncio", "create_subprocess_exec"), ("asyncio", "create_subprocess_shell"), ("os", "system"),
+    ("os", "popen"), ("os", "fork"), ("os", "forkpty"), ("pty", "spawn"), ("os", "posix_spawn"),
+    ("os", "posix_spawnp")} | {("os", f"exec{suffix}") for suffix in ("l", "le", "lp", "lpe", "v", "ve", "vp", "vpe")} \
+    | {("os", f"spawn{suffix}") for suffix in ("l", "le", "lp", "lpe", "v", "ve", "vp", "vpe")}
+
+
+def _process_starts(tree: ast.AST) -> list[int]:
+    """Lines that start a process: `subprocess.run(...)`, `asyncio.create_subprocess_exec(...)`, `os.fork()`…, and
+    any import of `subprocess` or of one of those names (`from subprocess import Popen`)."""
+    return sorted({node.lineno for node in ast.walk(tree) if _starts_a_process(node)})
+
+
+def _starts_a_process(node: ast.AST) -> bool:
+    if isinstance(node, ast.Call):
+        func = node.func
+        return isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) \
+            and (func.value.id, func.attr) in _PROCESS_CALLS
+    if isinstance(node, ast.Import):
+        return any(alias.name == "subprocess" for alias in node.names)
+    if isinstance(node, ast.ImportFrom):
+        return node.module == "subprocess" or any((node.module, alias.name) in _PROCESS_CALLS for alias in node.names)
+    return False
+
+
+def test_only_the_allowed_modules_start_processes() -> None:
+    """processes.py owns subprocesses (own session, killpg on timeout or cancel, output capped); a module outside
+    the allow-list that starts one bypasses that."""
+    offenders = [f"{module}:{line}" for module, path in MODULES.items() if module not in SUBPROCESS_STARTERS
+                 for line in _process_starts(ast.parse(path.read_text()))]
+    assert offenders == []
+    unused = [module for module in SUBPROCESS_STARTERS if not _process_starts(ast.parse(MODULES[module].read_text()))]
+    assert unused == []  # an allow-list entry that starts nothing any more is dropped
+
+
+def test_the_process_rule_sees_each_way_to_start_one() -> None:
+    code = ("import subprocess\nfrom subprocess import Popen\nfrom asyncio import create_subprocess_exec\n"
+            "asyncio.create_subprocess_shell('x')\nos.execvp('x', [])\nos.fork()\nos.system('x')\nprint('x')\n")
+    assert _process_starts(ast.parse(code)) == [1, 2, 3, 4, 5, 6, 7]

@@ -37,6 +37,11 @@ def test_seed_example_with_contradicting_groups_names_both_tasks() -> None:
     assert "\n" not in message
 
 
+def test_a_task_is_a_feature_unless_it_says_what_it_is() -> None:
+    parsed = parse_plan(plan(task("A"), task("B", kind="fix")), "FEAT-001.yaml")
+    assert [spec.kind for spec in parsed.tasks] == ["feature", "fix"]
+
+
 def test_groups_computed_from_dependencies_when_absent() -> None:
     data = plan(task("A"), task("B"), task("C", "A"), task("D", "B", "C"))
     assert parse_plan(data, "p").groups() == [["A", "B"], ["C"], ["D"]]
@@ -70,6 +75,7 @@ def test_explicit_consistent_groups_are_kept() -> None:
         (plan(task("A"), task("B"), orchestration={"parallel_groups": [["A"]]}), "missing"),
         (plan(task("A", "A")), "itself"),
         (["not", "a", "mapping"], "mapping"),
+        (plan(task("A", kind="bugfix")), "tasks[A].kind: Input should be 'feature', 'fix', 'refactor'"),
     ],
 )
 def test_bad_plans_give_one_line_reason(data: Any, expected: str) -> None:

@@ -3,9 +3,13 @@
 from __future__ import annotations
 
 import io
+from typing import Any
 
+import pytest
 from rich.console import Console
 
+from orchestrator.cli.output import wrapped
+from orchestrator.cli.read import feedback_line
 from orchestrator.views.live_view import TaskBoard
 from orchestrator.views.progress import Progress
 
@@ -83,7 +87,7 @@ def test_a_watcher_sees_what_the_coach_ran_and_why_it_decided() -> None:
               "rationale": "1 test fails: add() subtracts\nmore detail",
               "feedback_items": [{"file": "calc.py", "line": 3, "issue": "returns a - b"}]})
     text = out.getvalue()
-    assert "T1 turn 1 coach → Bash: python -m pytest -q" in text
+    assert "T1 turn 1 coach running `python -m pytest -q`" in text
     assert "coach decision: feedback (1 test fails: add() subtracts)" in text
     assert "more detail" not in text and "- calc.py:3: returns a - b" in text
 
@@ -99,3 +103,48 @@ def test_the_board_shows_the_gate_and_a_usage_limit_pause() -> None:
     assert "‖ paused" in shown, "a running task shows the pause as its state"
     board.update({"event": "usage_limit_over"}, 3.0)
     assert "PAUSED" not in _shown(board, 4.0)
+
+
+@pytest.mark.parametrize("event", [
+    {"event": "gate", "task": "TASK-001", "turn": None, "passed": True, "summary": "ok"},
+    {"event": "tool", "task": "TASK-001", "role": "player", "tool": "Bash"},
+    {"event": "player_start", "task": "TASK-001"},
+    {"event": "session_end", "task": "TASK-001", "turn": None, "role": "coach", "status": "success"},
+])
+def test_an_event_outside_a_turn_says_no_turn_none(event: dict[str, Any]) -> None:
+    line = Progress.describe(event)
+    assert line is not None and "None" not in line and line.startswith("TASK-001")
+    assert "turn 2" in str(Progress.describe({**event, "turn": 2}))
+
+
+def test_piped_tool_lines_say_what_the_agent_does_not_our_tool_names() -> None:
+    line = Progress.describe({"event": "tool", "task": "TASK-001", "turn": 1, "role": "player",
+                              "tool": "mcp__autobuild__report_progress"})
+    assert line is not None and "mcp__" not in line and line.startswith("TASK-001 turn 1 player "), line
+    bash = Progress.describe({"event": "tool", "task": "TASK-001", "turn": 1, "role": "coach", "tool": "Bash",
+                              "detail": "python -m pytest -q"})
+    assert bash == "TASK-001 turn 1 coach running `python -m pytest -q`"
+
+
+@pytest.mark.parametrize(("item", "line"), [
+    ({"file": "calc/a.py", "line": 3, "issue": "off by one"}, "calc/a.py:3: off by one"),
+    ({"file": "calc/a.py", "line": None, "issue": "missing"}, "calc/a.py: missing"),
+    ({"file": "", "line": None, "issue": "no tests"}, "no tests"),
+])
+def test_show_names_a_feedback_items_place_only_when_it_has_one(item: dict[str, Any], line: str) -> None:
+    assert feedback_line(item) == line
+
+
+def test_lines_after_the_table_wrap_between_words_and_commands_paste_whole() -> None:
+    comment = "  # TASK-002 failed at max turns: read its feedback and the gate's output, then run it again with more"
+    command = "  autobuild resume FEAT-001 TASK-002 --repo /a/very/long/path/to/the/users/repository/that/goes/on/on"
+    prose = "FEAT-001 already finished; TASK-002 waits for a person: see `autobuild show FEAT-001 TASK-002` first"
+    text = wrapped("\n".join([comment, command, prose]), 80)
+    lines = text.splitlines()
+    assert all(len(line) <= 80 for line in lines if not line.lstrip().startswith("autobuild ")), lines
+    assert command in lines, "a command is never cut"
+    assert [line.split()[0] for line in lines[:2]] == ["#", "#"], "a continued comment stays a comment"
+    def words(found: list[str]) -> list[str]:
+        return [word for word in " ".join(found).split() if word != "#"]
+
+    assert words(lines) == words([comment, command, prose]), "no word broken or lost"

@@ -13,6 +13,7 @@ from orchestrator.gate import (
     SHIFTED_IDS_NOTE,
     GateResult,
     case_diff,
+    code_screen_hits,
     describe_test_change,
     is_test_data,
     is_test_file,
@@ -51,6 +52,18 @@ async def _review_input(agent: AgentTurn) -> CoachInput:
     )
 
 
+async def _knowing_code(ctx: RunContext, worktree: Path, base: str) -> str:
+    """The screen's hits on the code the turn wrote (gate/code_screen.py), for the coach to accept or send back."""
+    hits = await code_screen_hits(ctx.repo, worktree, base)
+    if not hits:
+        return ""
+    listing = "\n".join(f"- {hit.describe()}" for hit in hits[:50])
+    return (f"\n\nCode this task wrote that knows it is tested (it reads whether a runner runs it, touches the"
+            f" runner or its output, or answers a comparison without reading it). The gate refuses your approval"
+            f" unless you name each file in test_changes_accepted with the requirement that demands it; an"
+            f" accepted one leaves the approval unverified:\n{listing}")
+
+
 async def _test_changes(ctx: RunContext, worktree: Path, base: str, head: str) -> str:
     """The base's test files the turn changed or deleted (renames named), with their diff, then the cases of
     parametrized and table tests that changed (their ids are positions that shift: gate/shifted.py)."""
@@ -59,15 +72,16 @@ async def _test_changes(ctx: RunContext, worktree: Path, base: str, head: str) -
     # code's out of the shown part.
     files = sorted((path for path in {*deleted, *modified, *renamed} if is_test_file(path)),
                    key=lambda path: (is_test_data(path), path))
+    knowing = await _knowing_code(ctx, worktree, base)
     if not files:
-        return ""
+        return f"None: no test file of the base was changed or deleted.{knowing}" if knowing else ""
     lines = [f"- {path}: " + ("deleted" if path in deleted else f"renamed to {renamed[path][0]}"
                               f" ({renamed[path][1]}% similar)" if path in renamed else "changed") for path in files]
     patches = "".join([await ctx.repo.patch_of(worktree, base, path) for path in files])[:30_000]
     cases = "".join([case_diff(path, await ctx.repo.show_file(base, path), await ctx.repo.show_file(
         head, renamed[path][0] if path in renamed else path)) for path in files if path not in deleted])[:20_000]
     shifting = f"\n\nParametrized cases and test tables the turn changed. {SHIFTED_IDS_NOTE}\n```diff\n{cases}```"
-    return "\n".join(lines) + f"\n\n```diff\n{patches}```" + (shifting if cases else "")
+    return "\n".join(lines) + f"\n\n```diff\n{patches}```" + (shifting if cases else "") + knowing
 
 
 async def coach(state: TaskState, runtime: Runtime[RunContext]) -> TaskState:
@@ -178,7 +192,7 @@ async def _verify(state: TaskState, ctx: RunContext, accepted: list[Acceptance])
     worktree = Path(state["worktree"])
     run = await ctx.gates.run(worktree, ctx.gate_command(state["task_id"]), changed_since=ctx.feature_branch,
                               against=state["base_sha"], accepted=accepted,
-                              hidden_tests=ctx.hidden_of([state["task_id"]]))
+                              hidden_tests=ctx.hidden_of([state["task_id"]]), kind=ctx.plan.task(state["task_id"]).kind)
     await ctx.repo.reset(worktree, state["head_sha"])
     return run.result
 

@@ -212,7 +212,10 @@ async def ask_human(state: TaskState, runtime: Runtime[RunContext]) -> TaskState
     question = state.get("question") or Question()
     asker: Asker | None = runtime.context.options.asker
     # Only the CLI sets it (a served run's JSON context can't carry a function: anything else there is ignored).
-    answer = await asker(dict(question)) if callable(asker) else None
+    answer = None
+    if callable(asker):
+        async with runtime.context.slot_given_up():  # another task runs while a person decides
+            answer = await asker(dict(question))
     if answer is None:
         answer = interrupt(dict(question))
     runtime.context.events(runtime)("question_answered", state["task_id"], question_id=question.get("question_id"),

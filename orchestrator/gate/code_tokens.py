@@ -1,0 +1,146 @@
+"""What the screen on code that knows it is judged looks for, in every language: the runners' names and variables, a
+finding's shape, and tree-sitter's parsers for JavaScript, TypeScript, Go and Rust."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+from functools import cache
+
+import tree_sitter
+import tree_sitter_go
+import tree_sitter_javascript
+import tree_sitter_rust
+import tree_sitter_typescript
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One construct in one version of a file: its line, what it does, and its text normalized (`key`), so the
+    same construct on the base and in the task's version is the same finding wherever it moved."""
+
+    line: int
+    what: str
+    key: str
+
+
+PRESENCE = "reads whether a test runner is running"
+TOUCHES = "touches the test runner or its output"
+LIES = "answers without looking at what it is compared with"
+
+RUNNER_VARIABLES = frozenset({
+    "PYTEST_CURRENT_TEST", "PYTEST_VERSION", "PYTEST_XDIST_WORKER", "PYTEST_XDIST_WORKER_COUNT", "PYTEST_ADDOPTS",
+    "PYTEST_PLUGINS", "PYTEST_DISABLE_PLUGIN_AUTOLOAD", "_PYTEST_RAISE", "UNITTEST_MAIN", "NODE_TEST_CONTEXT",
+    "JEST_WORKER_ID", "VITEST", "VITEST_WORKER_ID", "VITEST_POOL_ID", "VITEST_MODE", "MOCHA_WORKER_ID",
+    "AVA_PATH", "TAP", "TAP_CHILD_ID", "RUST_TEST_THREADS", "RUST_TEST_NOCAPTURE", "RUST_TEST_TIME_UNIT",
+    "RUST_TEST_TIME_INTEGRATION", "RUST_TEST_SHUFFLE", "NEXTEST", "NEXTEST_RUN_ID", "NEXTEST_EXECUTION_MODE",
+    "GOTEST", "GO_TEST", "_called_from_test", "CARGO_TARGET_TMPDIR",
+})
+"""Variables that exist only while a runner runs the code (cargo's for integration tests too), pytest's documented
+`sys._called_from_test`, and the files only a test run has."""
+_VARIABLE_PREFIXES = ("PYTEST_", "JEST_", "VITEST_", "NODE_TEST_", "RUST_TEST_", "NEXTEST_", "CARGO_BIN_EXE_")
+
+_RUNNER_WORDS = re.compile(r"pytest|py\.test|unittest|nosetests|nose2|doctest|jest|vitest|mocha|jasmine|node:test"
+                           r"|(?:^|[^\w])--test\b|\.test$|\.test\.exe$|_test\.go|^-?test\.\w+$"
+                           r"|\.(?:test|spec)\.[cm]?[jt]sx?$|(?:^|/)_?tests?/")
+"""A runner's name in a string a probe is compared with (`"pytest" in sys.modules`, `os.Args[0]` ending in `.test`)."""
+_EXACT_WORDS = frozenset({"test", "tests", "testing", "nose"})
+
+
+def names_runner_variable(text: str) -> bool:
+    return text in RUNNER_VARIABLES or text.startswith(_VARIABLE_PREFIXES) or text.endswith(
+        ("conftest.py", ".pytest_cache"))
+
+
+def names_runner(text: str) -> bool:
+    """A string that names a test runner: a module, a program, a test binary's suffix, the word `test` alone."""
+    return text.strip().lower() in _EXACT_WORDS or _RUNNER_WORDS.search(text.strip()) is not None
+
+
+def normal(text: str) -> str:
+    return " ".join(text.split())
+
+
+@cache
+def parser(language: str) -> tree_sitter.Parser:
+    """tree-sitter's parser for "javascript", "typescript", "tsx", "go" or "rust"."""
+    grammars = {"javascript": tree_sitter_javascript.language, "typescript": tree_sitter_typescript.language_typescript,
+                "tsx": tree_sitter_typescript.language_tsx, "go": tree_sitter_go.language,
+                "rust": tree_sitter_rust.language}
+    return tree_sitter.Parser(tree_sitter.Language(grammars[language]()))
+
+
+def parse(language: str, text: str) -> tree_sitter.Node:
+    return parser(language).parse(text.encode("utf-8")).root_node
+
+
+def text_of(node: tree_sitter.Node | None) -> str:
+    return (node.text or b"").decode("utf-8", errors="replace") if node is not None else ""
+
+
+def line_of(node: tree_sitter.Node) -> int:
+    return node.start_point[0] + 1
+
+
+def walk(node: tree_sitter.Node) -> Iterator[tree_sitter.Node]:
+    """Every node under `node`, itself first, depth first (a stack: no recursion limit on deep files)."""
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        yield current
+        stack.extend(reversed(current.children))
+
+
+def ancestors(node: tree_sitter.Node) -> Iterator[tree_sitter.Node]:
+    parent = node.parent
+    while parent is not None:
+        yield parent
+        parent = parent.parent
+
+
+def string_value(node: tree_sitter.Node) -> str | None:
+    """A string literal's text without its quotes (JavaScript, Go, Rust); None for anything else."""
+    if node.type not in ("string", "template_string", "interpreted_string_literal", "raw_string_literal",
+                         "string_literal"):
+        return None
+    return text_of(node).strip("`'\"")
+
+
+_CLOSURES = frozenset({"arrow_function", "function_expression", "function", "closure_expression", "func_literal"})
+
+
+def is_statement(node: tree_sitter.Node, compounds: frozenset[str] = frozenset()) -> bool:
+    return node.type.endswith(("_statement", "_declaration")) or node.type in compounds
+
+
+def statement_of(node: tree_sitter.Node, compounds: frozenset[str] = frozenset()) -> tree_sitter.Node:
+    """The innermost statement around `node` (its declaration, or the `if` it is the condition of)."""
+    return next((up for up in ancestors(node) if is_statement(up, compounds)), node)
+
+
+def deciding(node: tree_sitter.Node, functions: frozenset[str], loops: frozenset[str],
+             compounds: frozenset[str] = frozenset()) -> Iterator[tree_sitter.Node]:
+    """What decides around `node`: its statement, or the condition or head of the compound statement it is in, and
+    the heads of the loops around it, up to its named function; a closure's statement and the one it is in
+    (`if (process.argv.some(a => a.includes("jest")))`)."""
+    first = True
+    for up in ancestors(node):
+        if up.type in functions:
+            if up.type not in _CLOSURES:
+                return
+            first = True
+        if is_statement(up, compounds) and (first or up.type in loops):
+            first = False
+            bodies = {child.id for field in ("body", "consequence", "alternative")
+                      if (child := up.child_by_field_name(field)) is not None}
+            yield from (child for child in up.children if child.id not in bodies)
+
+
+def scope_of(node: tree_sitter.Node) -> str:
+    """The named functions, methods and types around `node`, outermost first: where a touch of the runner is (a
+    base function that already swapped a stream may change how without it being the task's)."""
+    names = [text_of(up.child_by_field_name("name")) for up in ancestors(node)
+             if up.child_by_field_name("name") is not None and up.type.endswith(("_declaration", "_definition",
+                                                                                  "_item", "_spec"))]
+    return "scope:" + ".".join(reversed(names))
