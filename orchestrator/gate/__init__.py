@@ -34,6 +34,9 @@ accounting.py: every test that passed on the base must pass on the judged tree.
 test_files.py: which files are test code, test data, support modules and runner config.
 reads.py: the files each base test read (recorded by the gate's pytest plugin): its data, wherever it lives.
 overlay.py: the base's test files put back over the task's code.
+clean_room.py: the task's code with the base's test side, where the base's tests give their verdict.
+sides.py: which side of the product a file is on: code, test side, or a manifest split key by key.
+manifests.py: mixed manifests split key by key: the base's with the task's code-side keys.
 new_tests.py: a task's new tests run on the base's code: a feature's or fix's must be able to fail there.
 screen.py: the tamper screen on what a task added to test code (skip, only, xfail markers).
 code_screen.py: the screen on code that knows it is judged, in the code files a task added or changed.

@@ -19,7 +19,7 @@ from typing import Protocol, TypeVar
 
 from orchestrator import sandbox
 from orchestrator.facts import Acceptance, GateResult, GateSetup, PackageGate
-from orchestrator.gate import base_command, fresh_tree, hidden, verdict
+from orchestrator.gate import base_command, clean_room, fresh_tree, hidden, verdict
 from orchestrator.gate.baseline import check_gate, choose_setup
 from orchestrator.gate.cache import GateCache, cache_key, env_digest, gated_tree, worktree_tree
 from orchestrator.gate.detect import GateChoice, choose_gate
@@ -212,7 +212,7 @@ class Gates:
                     worktree, command, against, runs=each, accepted=accepted))
             hidden_lines: frozenset[str] = frozenset()
             if hidden_tests and evidence.run["exit_code"] is not None:  # a monorepo's hidden tests run from the top
-                found, hidden_lines, _ = await self._hidden_evidence(worktree, command, hidden_tests)
+                found, hidden_lines, _ = await self._hidden_evidence(worktree, command, hidden_tests, against=against)
                 evidence = replace(evidence, hidden=found)
             return GateRun(hidden.redact_result(verdict.record(evidence), hidden_lines), ran=True)
         base = base if base is not None else decided["base"]
@@ -239,7 +239,7 @@ class Gates:
                 evidence = await self._with_new_tests(evidence, worktree, command, against, kind)
         secrets: frozenset[str] = frozenset()
         if hidden_tests and judged["exit_code"] is not None:
-            found, secrets, hidden_ran = await self._hidden_evidence(worktree, command, hidden_tests)
+            found, secrets, hidden_ran = await self._hidden_evidence(worktree, command, hidden_tests, against=against)
             evidence, ran = replace(evidence, hidden=found), ran or hidden_ran
         result = verdict.record(evidence)
         for base_only in ("passing", "reads"):  # kept in the cache and the base's run, not in every turn's state
@@ -254,24 +254,28 @@ class Gates:
         judged = verdict.judged_run(evidence)
         return replace(evidence, new_tests=await self.spec.new_tests(worktree, command, judged, against, kind))
 
-    async def _hidden_evidence(self, worktree: Path, command: str,
-                               paths: Sequence[str]) -> tuple[verdict.HiddenRun, frozenset[str], bool]:
-        """The hidden tests' run (redacted), the lines to redact from the verdict, and whether they ran. Their run
-        is remembered as the main one is, by the commit's tree, the command, setup and environment, and by the
-        hidden files' content (the cache keeps only its redacted copy): the same tree judged again runs nothing."""
+    async def _hidden_evidence(self, worktree: Path, command: str, paths: Sequence[str], *,
+                               against: str | None = None) -> tuple[verdict.HiddenRun, frozenset[str], bool]:
+        """The hidden tests' run (redacted), the lines to redact from the verdict, and whether they ran; with
+        `against`, they run in the clean room (gate/clean_room.py). Their run is remembered as the main one is, by
+        the commit's tree, the command, setup and environment, and by the hidden files' content (the cache keeps
+        only its redacted copy) and the clean room's base: the same tree judged again runs nothing."""
         if self.hidden is None:
             raise RuntimeError("hidden tests asked for, but the gate was given none")
         contents, masked = await asyncio.to_thread(self.hidden.read, paths), self.hidden.sources()
         secrets = hidden.secret_lines(contents.values())
         sha = await self.repo.head(worktree)
+        room = await clean_room.plan(self.repo, worktree, against, command) if against else clean_room.Room()
         cache, key = self.cache, ""
         if cache is not None:
-            key = cache_key(await gated_tree(self.repo, sha), f"{command}\0{hidden.digest(contents)}",
+            clean = "" if room.empty or against is None else f"\0{await gated_tree(self.repo, against)}"
+            key = cache_key(await gated_tree(self.repo, sha), f"{command}\0{hidden.digest(contents)}{clean}",
                             self.setup["setup"], await self._env_digest(worktree))
             if (found := await asyncio.to_thread(cache.lookup, key)) is not None:
                 cache.reused += 1
                 return verdict.HiddenRun(tuple(paths), run=found), secrets, False
-        run = await self._hidden_run(worktree, sha, command, contents, secrets=secrets, masked=masked)
+        run = await self._hidden_run(worktree, sha, command, contents, secrets=secrets, masked=masked,
+                                     clean=(against, room) if against and not room.empty else None)
         if isinstance(run, str):  # the task's tree can't hold them: a verdict of the tree, not a run to remember
             return verdict.HiddenRun(tuple(paths), refused=run), secrets, True
         if cache is not None:
@@ -280,16 +284,19 @@ class Gates:
         return verdict.HiddenRun(tuple(paths), run=run), secrets, True
 
     async def _hidden_run(self, worktree: Path, sha: str, command: str, contents: Mapping[str, bytes], *,
-                          secrets: frozenset[str], masked: Sequence[Path]) -> GateResult | str:
-        """The hidden tests' run, redacted: on `sha` in a detached tree under `<feature>/_hidden/`, its setup done
-        before they are put in place, in a sandbox that writes only that tree and a private folder beside it
-        (both removed after); why not, when they can't be put in place."""
+                          secrets: frozenset[str], masked: Sequence[Path],
+                          clean: tuple[str, clean_room.Room] | None = None) -> GateResult | str:
+        """The hidden tests' run, redacted: on `sha` in a detached tree under `<feature>/_hidden/` (the clean room
+        of `clean`: against, room), its setup done before they are put in place, in a sandbox that writes only that
+        tree and a private folder beside it (both removed after); why not, when they can't be put in place."""
         paths = list(contents)
         folder = worktree.parent / hidden.FOLDER
         # Not named as the worktree: the run's environment keeps per-name files (an editable install's redirect).
         place, private = folder / f"hidden-{worktree.name}", folder / f"hidden-{worktree.name}.private"
         await self.repo.add_detached_worktree(place, sha)
         try:
+            if clean is not None:  # the task's test side can't steer the acceptance tests either
+                await clean_room.furnish(self.repo, place, *clean)
             await self.set_up(place)  # nothing hidden is in the tree yet
             if refused := await asyncio.to_thread(hidden.place, place, contents):
                 return refused

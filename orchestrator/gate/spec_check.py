@@ -1,9 +1,9 @@
 """The tests are the spec, for one judged tree: what became of every test that passed on the commit it is judged
-against (gate/accounting.py), the base's versions of the test files it changed run on its code (gate/overlay.py),
-the tamper screen on what it added (gate/screen.py) and on its code (gate/code_screen.py), tests inside code files
-(gate/inline_tests.py) and ids that shift (gate/shifted.py), gathered as evidence of the one verdict the gate
-service returns (gate/verdict.py); a monorepo's packages each accounted the same way in their folders
-(gate/package_accounting.py)."""
+against (gate/accounting.py), the base's tests run on its code with the base's test side (gate/clean_room.py,
+gate/overlay.py), the tamper screen on what it added (gate/screen.py) and on its code (gate/code_screen.py), tests
+inside code files (gate/inline_tests.py) and ids that shift (gate/shifted.py), gathered as evidence of the one
+verdict the gate service returns (gate/verdict.py); a monorepo's packages each accounted the same way in their
+folders (gate/package_accounting.py)."""
 
 from __future__ import annotations
 
@@ -17,6 +17,7 @@ from orchestrator.facts import Acceptance, GateResult, Observation, PackageGate,
 from orchestrator.gate import (
     accounting,
     base_command,
+    clean_room,
     code_screen,
     inline_tests,
     new_tests,
@@ -58,9 +59,15 @@ class SpecCheck:
         diff, texts = await self._tree_diff(worktree, command, against, base_files,
                                             accounting.test_hosts(base, base_files))
         diff = dataclasses.replace(diff, reads=reads.data_read(base, base_files))
-        expectations = await self._expectations(worktree, command, base, against, diff=diff, base_files=base_files)
+        room = await clean_room.plan(self.repo, worktree, against, command)
+        found = await self._expectations(worktree, command, base, against, diff=diff, base_files=base_files, room=room)
+        expectations, elsewhere = clean_room.split(found, overlay.judged_by(base, diff.test_files_changed, base_files,
+                                                                                   diff.reads))
+        every_unstable = {*(base.get("unstable") or []), *unstable}
         changes = accounting.account(base, result, diff, base_files, expectations=expectations,
-                                     unstable={*(base.get("unstable") or []), *unstable})
+                                     unstable=every_unstable)
+        changes += clean_room.changes(base, result, elsewhere, room, base_files, accepted=accepted,
+                                      unstable=every_unstable)
         screened, unverified = await self._screened(worktree, against, diff, texts)
         unverified += accounting.new_only_skipped(base, result)
         code = code_screen.changes(await code_screen.hits(self.repo, worktree, against, diff))
@@ -195,11 +202,12 @@ class SpecCheck:
 
     async def _expectations(self, worktree: Path, command: str, base: GateResult, against: str, *,
                             diff: accounting.TreeDiff, base_files: list[str],
-                            package: PackageGate | None = None) -> dict[str, str]:
+                            package: PackageGate | None = None, room: clean_room.Room | None = None
+                            ) -> dict[str, str]:
         """The base tests whose base version fails on the tree's code (gate/overlay.py; a monorepo package's in its
-        folder), once per commit, base and command: the merge queue gating the tree the coach's turn gated
-        doesn't overlay it again."""
-        if not diff.test_files_changed:
+        folder), or, with a clean `room`, every base test that fails there; once per commit, base and command: the
+        merge queue gating the tree the coach's turn gated doesn't overlay it again."""
+        if not diff.test_files_changed and (room is None or room.empty):
             return {}
         folder = package["path"] if package is not None else "."
         key = (await self.repo.head(worktree), against, f"{folder}\0{command}")
@@ -212,7 +220,7 @@ class SpecCheck:
 
             self._overlaid[key] = await overlay.expectations(
                 self.repo, worktree, base, against, diff.test_files_changed, base_files=base_files,
-                run_in=run_in, set_up=self.set_up, folder=folder, read=diff.reads)
+                run_in=run_in, set_up=self.set_up, folder=folder, read=diff.reads, room=room)
         return self._overlaid[key]
 
     async def _screen(self, against: str, renamed: Mapping[str, tuple[str, int]],

@@ -17,6 +17,7 @@ from agents.testing.repos import git as git_in
 from agents.testing.scripted_agents import ScriptedAgents
 from orchestrator.facts import Acceptance, GateResult
 from orchestrator.gate import GateRequest, Gates
+from orchestrator.gate.service import Watch
 from orchestrator.graph.workflow import build_feature_workflow
 from orchestrator.repo.git import GitRepo
 from orchestrator.settings import RunOptions
@@ -113,13 +114,13 @@ def unsandboxed(tmp_path: Path, monkeypatch: Any) -> None:
 
 
 async def judged(repo: Path, changed: dict[str, str | None], verify: str | None = None, *,
-                 timeout_s: float = 300, kind: str | None = None, accepted: Sequence[Acceptance] = ()
-                 ) -> GateResult:
+                 timeout_s: float = 300, kind: str | None = None, accepted: Sequence[Acceptance] = (),
+                 watch: Watch | None = None) -> GateResult:
     """The gate's verdict (the plan's `verify`, else the detected command), as the task's turns judge, on a commit
     on the base that writes `changed`: through the gate service, nothing remembered; a task of `kind` whose coach
-    `accepted` these."""
+    `accepted` these; `watch` sees every command the gate runs."""
     git = GitRepo(repo)
-    gates = Gates(git, GateRequest(plan_verify=verify, timeout_s=timeout_s), no_cache=True)
+    gates = Gates(git, GateRequest(plan_verify=verify, timeout_s=timeout_s), no_cache=True, watch=watch)
     base = git.rev("HEAD")
     await gates.check_base("FEAT-001", base)
     worktree = repo / ".autobuild" / "worktrees" / "FEAT-001" / "_land"

@@ -225,7 +225,8 @@ async def test_a_served_run_refuses_a_hidden_test_git_could_show(tmp_path: Path)
 
 async def test_a_link_the_task_commits_where_a_hidden_test_goes_is_never_written_through(tmp_path: Path) -> None:
     """Issue 32's resolver: the gate puts hidden tests in place only inside its tree; a task that commits
-    `tests/acceptance -> <outside>` gets a failed gate saying so, and nothing is written outside."""
+    `tests/acceptance -> <outside>` gets a failed gate saying so (where no clean room puts the link away), and
+    nothing is written outside."""
     repo = repo_with_hidden_test(tmp_path)
     outside = tmp_path / "outside"
     outside.mkdir()
@@ -240,9 +241,14 @@ async def test_a_link_the_task_commits_where_a_hidden_test_goes_is_never_written
     (worktree / "tests" / "acceptance").symlink_to(outside)
     git_in(worktree, "add", "-A", "-f")
     git_in(worktree, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "a link")
-    result = (await gates.run(worktree, against=base, hidden_tests=[HIDDEN])).result
+    result = (await gates.run(worktree, hidden_tests=[HIDDEN])).result
     assert not result["passed"] and "could not be put in place" in result["summary"], result["summary"]
     assert "resolves outside" in result["summary"]
+    assert list(outside.iterdir()) == []
+    # Judged against the base, they run in the clean room (gate/clean_room.py), where the link the task added on
+    # the test side is gone: they run and pass, and nothing is written outside either.
+    result = (await gates.run(worktree, against=base, hidden_tests=[HIDDEN])).result
+    assert result["passed"], result["summary"]
     assert list(outside.iterdir()) == []
 
 
