@@ -48,12 +48,13 @@ async def plan(repo: GitRepo, worktree: Path, against: str, command: str | None)
     touched = sorted({*deleted, *modified, *added, *renamed, *(new for new, _ in renamed.values())})
     if not touched:
         return Room()
-    named_by_command = sides.command_files(command, frozenset(await repo.files_at(against)))
+    base_files = frozenset(await repo.files_at(against))
+    named_by_command, packages = sides.command_files(command, base_files), sides.python_packages(base_files)
     head = await repo.head(worktree)
     restore: list[str] = []
     written: dict[str, str | None] = {}
     for path in touched:
-        side = sides.side_of(path, named_by_command)
+        side = sides.side_of(path, named_by_command, packages)
         if side == "test":
             restore.append(path)
         elif side == "mixed":

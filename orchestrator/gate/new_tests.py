@@ -61,6 +61,25 @@ def _go_functions(text: str) -> dict[str, str]:
             for i, match in enumerate(starts)}
 
 
+_RUST_FN = re.compile(r"^\s*(?:pub(?:\([^)]*\))?\s+)?(?:async\s+)?fn\s+(\w+)\s*[<(]", re.MULTILINE)
+
+
+def _rust_functions(text: str) -> dict[str, str]:
+    """A Rust file's functions by name -> their text to the brace that closes their body (a neighbour's attributes,
+    `#[test]`, are no part of it: removing the next test changes nothing of this one)."""
+    found = {}
+    for match in _RUST_FN.finditer(text):
+        opening = text.find("{", match.end())
+        depth, end = 0, len(text)
+        for index in range(opening, len(text)) if opening >= 0 else ():
+            depth += {"{": 1, "}": -1}.get(text[index], 0)
+            if depth == 0:
+                end = index + 1
+                break
+        found[match.group(1)] = text[match.start():end].strip()
+    return found
+
+
 _JS_TEST_CALL = re.compile(r"""\b(?:test|it)(?:\.\w+)*\s*\(\s*(['"`])((?:\\.|(?!\1).)*)\1""")
 
 
@@ -80,6 +99,8 @@ def changed_functions(path: str, base_text: str | None, text: str) -> set[str] |
         before, after = _python_functions(base_text), _python_functions(text)
     elif path.endswith(".go"):
         before, after = _go_functions(base_text), _go_functions(text)
+    elif path.endswith(".rs"):
+        before, after = _rust_functions(base_text), _rust_functions(text)
     elif path.endswith((".js", ".mjs", ".cjs", ".ts", ".mts", ".cts", ".jsx", ".tsx")):
         before, after = _js_tests(base_text), _js_tests(text)
         if not after:  # tests named some other way (a table, a helper): every test of the file counts

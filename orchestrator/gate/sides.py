@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import fnmatch
 import re
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from pathlib import PurePosixPath
 from typing import Literal
 
@@ -30,7 +30,7 @@ _TEST_FOLDERS = frozenset({"tests", "test", "testing", "__tests__", "__mocks__",
                            "testdata", "fixtures", "snapshots", "__snapshots__", "e2e", "benches", "benchmarks",
                            "examples", "docs", "doc", "scripts", "tools", "ci", "node_modules"})
 _HOOKS = ("conftest.py", "sitecustomize.py", "usercustomize.py", "*.pth", "setup.py", "noxfile.py", "tasks.py",
-          "*.config.*", "*.conf.*", "*rc", "*rc.*", "*rc.json", "*.setup.*", "setupTests.*", "setup-tests.*",
+          "*.config.*", "*.conf.*", "*rc", "*rc.json", "*.setup.*", "setupTests.*", "setup-tests.*",
           "jest.*", "vitest.*", "vite.*", "karma.*", "babel.*", "tsconfig*.json", "jsconfig*.json", "build.rs",
           "Makefile", "makefile", "GNUmakefile", "*.mk", "CMakeLists.txt", "*.cmake", "*.ini", "*.cfg", "*.toml",
           "*.yml", "*.yaml", "Dockerfile*", "*.sh")
@@ -43,9 +43,11 @@ _SUPPORT_WORDS = re.compile(r"^(?:test(?:s|ing|utils?|lib|helpers?|kit)?|mocks?|
 that config is put back)."""
 
 
-def side_of(path: str, named_by_command: frozenset[str] = frozenset()) -> Side:
+def side_of(path: str, named_by_command: frozenset[str] = frozenset(),
+            packages: frozenset[str] = frozenset()) -> Side:
     """The side `path` is on (in the task's tree); `named_by_command`: files the gate's command names (`python
-    check.py`), which judge rather than get judged."""
+    check.py`), which judge rather than get judged; `packages`: the base's Python package folders (a folder with
+    an `__init__.py`), whose other files are the package's data, which its own code reads."""
     posix = PurePosixPath(path)
     name, folders = posix.name, posix.parts[:-1]
     if path in named_by_command or any(part.startswith(".") for part in posix.parts):
@@ -57,7 +59,15 @@ def side_of(path: str, named_by_command: frozenset[str] = frozenset()) -> Side:
     if (is_test_file(path) or any(part.lower() in _TEST_FOLDERS for part in folders)
             or any(fnmatch.fnmatch(name, pattern) for pattern in _HOOKS)):
         return "test"
-    return "code" if _is_source(name, folders) else "test"
+    if _is_source(name, folders):
+        return "code"
+    return "code" if any("/".join(folders[:depth]) in packages for depth in range(1, len(folders) + 1)) else "test"
+
+
+def python_packages(files: Iterable[str]) -> frozenset[str]:
+    """The folders of `files` that are Python packages (they hold an `__init__.py`), outside test folders."""
+    return frozenset(str(PurePosixPath(path).parent) for path in files if PurePosixPath(path).name == "__init__.py"
+                     and not any(part.lower() in _TEST_FOLDERS for part in PurePosixPath(path).parts[:-1]))
 
 
 def _is_source(name: str, folders: tuple[str, ...]) -> bool:

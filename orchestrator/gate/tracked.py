@@ -9,7 +9,7 @@ import asyncio
 from pathlib import Path
 
 from orchestrator.processes import Completed
-from orchestrator.repo.commands import git_sync
+from orchestrator.repo.commands import filters_off, git_sync
 
 State = dict[str, str]
 """A modified (or deleted) tracked file, by its path from the repository's top, and its content's hash."""
@@ -24,7 +24,8 @@ async def snapshot(cwd: Path) -> State | None:
         if not top.ok:
             return None
         root = Path(top.stdout.strip())
-        listed = await _git(root, "-c", "core.quotePath=false", "status", "--porcelain=v1", "-z",
+        off = await asyncio.to_thread(filters_off, root)  # `status` would run the user's clean filters
+        listed = await _git(root, *off, "-c", "core.quotePath=false", "status", "--porcelain=v1", "-z",
                             "--untracked-files=no", "--ignore-submodules=all")
     except OSError:
         return None
@@ -34,7 +35,7 @@ async def snapshot(cwd: Path) -> State | None:
     present = [path for path in paths if (root / path).is_file()]
     hashes: list[str] = []
     if present:
-        hashed = await _git(root, "hash-object", "--no-filters", "--", *present)
+        hashed = await _git(root, *off, "hash-object", "--no-filters", "--", *present)
         if not hashed.ok:
             return None
         hashes = hashed.stdout.split()

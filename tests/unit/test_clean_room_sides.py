@@ -13,7 +13,7 @@ from orchestrator.facts import Acceptance, GateResult
 from orchestrator.gate import clean_room
 from orchestrator.gate.clean_room import Room
 from orchestrator.gate.manifests import clean
-from orchestrator.gate.sides import command_files, side_of
+from orchestrator.gate.sides import command_files, python_packages, side_of
 
 CODE = ["calc/mul.py", "src/calc/mul.py", "mul.py", "mul.js", "lib/index.mjs", "src/app.tsx", "mul.go",
         "internal/store/fake.go", "src/lib.rs", "crates/a/src/x.rs", "src/mul.c", "go.mod", "go.sum", "yarn.lock",
@@ -124,3 +124,21 @@ def test_a_base_test_passing_only_with_the_tasks_test_side_is_accepted_only_by_n
         ("tests.test_mul::test_mul", "r")]
     detail = clean_room.changes(base, tree, failing, room, ["tests/test_mul.py"], accepted=[])[0]["detail"]
     assert detail.endswith("(assert 7 == 6); the task added or changed on the test side: pytest.ini, tests/conftest.py")
+
+
+def test_a_python_packages_data_is_code_and_a_test_folders_is_not() -> None:
+    packages = python_packages(["calc/__init__.py", "calc/sub/__init__.py", "tests/__init__.py", "setup.py"])
+    assert packages == frozenset({"calc", "calc/sub"})
+    assert side_of("calc/factor.txt", packages=packages) == "code", "the package's own data, read by its code"
+    assert side_of("calc/sub/table.json", packages=packages) == "code"
+    assert side_of("tests/data/expected.txt", packages=packages) == "test"
+    assert side_of("calc/.hidden.cfg", packages=packages) == "test"
+    assert side_of("calc/conftest.py", packages=packages) == "test"
+    assert side_of("golden/out.txt", packages=packages) == "test"
+
+
+def test_a_module_whose_name_ends_in_rc_is_code_its_dotfile_config_not() -> None:
+    """arc.go at a Go module's top was taken for an `rc` config (`*rc.*`): the clean room put the broken code back
+    with the test, and a rewritten test was approved (tests/graph/test_nested_modules.py)."""
+    assert side_of("arc.go") == "code" and side_of("src/lib/arc.py") == "code" and side_of("orc.js") == "code"
+    assert side_of(".mocharc.yml") == "test" and side_of(".babelrc.js") == "test" and side_of("npmrc") == "test"
