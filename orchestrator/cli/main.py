@@ -8,7 +8,6 @@ import gc
 import importlib
 import importlib.metadata
 import os
-import re
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -302,7 +301,9 @@ def _settings(args: argparse.Namespace) -> Any:
 
 def _kept_options(args: argparse.Namespace, repo: Path, flags: dict[str, Any]) -> list[str]:
     """`resume` and `answer` keep the flags `run` was given, under their own (store/run_options.py): the names kept."""
-    if args.command == "run" or not re.fullmatch(r"[A-Za-z0-9_-]{1,64}", args.target or ""):
+    from orchestrator.plan.ids import is_id
+
+    if args.command == "run" or not is_id(args.target or ""):
         return []
     from orchestrator.store import run_options
 
