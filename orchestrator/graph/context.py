@@ -27,7 +27,7 @@ from orchestrator.graph.events import EventLog
 from orchestrator.plan.model import FeaturePlan
 from orchestrator.repo import watch
 from orchestrator.repo.git import GitRepo, feature_branch, task_branch
-from orchestrator.settings import RunOptions
+from orchestrator.settings import RunOptions, session_model
 from orchestrator.store import traces as trace
 
 T = TypeVar("T")
@@ -184,8 +184,9 @@ class RunContext:
         return f"budget exhausted: the task spent ${task_spent:.4f} of its budget"
 
     def session_settings(self, role: str, task_id: str, task_spent: float, events: EventLog) -> SessionSettings:
-        model = {"coach": self.options.coach_model, "precheck": self.options.precheck_model}.get(role)
-        model = model or self.options.model
+        model = session_model(role, self.plan.task(task_id).complexity, model=self.options.model,
+                              coach_model=self.options.coach_model, precheck_model=self.options.precheck_model,
+                              routing=self.options.models)
         caps = [c for c in (self.options.session_budget_usd, self.remaining_budget(task_id, task_spent)) if c]
         return SessionSettings(
             model=model,
