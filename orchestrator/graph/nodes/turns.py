@@ -99,7 +99,9 @@ class TurnSessions:
         tokens = sum(result.input_tokens + result.output_tokens for result in self.results)
         return HistoryEntry(turn=self.turn, role=self.role, status=status, cost_usd=round(self.cost_usd, 6),
                             tokens=tokens, sha=sha, summary=summary,
-                            retry_cost_usd=round(sum(result.cost_usd for result in self.results[:-1]), 6))
+                            retry_cost_usd=round(sum(result.cost_usd for result in self.results[:-1]), 6),
+                            input_tokens=sum(result.input_tokens for result in self.results),
+                            cache_read_tokens=sum(result.cache_read_tokens for result in self.results))
 
 
 _SANDBOXED_SESSIONS: dict[Path, tuple[int, list[Path]]] = {}
