@@ -72,7 +72,7 @@ def _review(turn: int, reviewer: Reviewer, notes: list[str]) -> Review:
 async def player(state: TaskState, runtime: Runtime[RunContext]) -> TaskState:
     ctx, task_id, turn = runtime.context, state["task_id"], state["turn"]
     agent = AgentTurn(state, runtime, "player")
-    if stop := agent.out_of_budget():
+    if stop := await agent.budget_stop():
         return TaskState(stop=stop)
     previous = state.get("review")
     conflict = bring_up.pending(state)  # a conflict turn: the merge is re-created first, also on resume
