@@ -53,7 +53,7 @@ def test_a_repo_without_conventions_adds_nothing(tmp_path: Path) -> None:
 def test_agents_md_is_read_as_claude_md_is_and_once_when_imported(tmp_path: Path) -> None:
     """AGENTS.md beside each CLAUDE.md, the general first; a CLAUDE.md that imports `@AGENTS.md` (or is a link to
     it) doesn't read it twice; a nested AGENTS.md comes with its folder, an ignored folder's never."""
-    root = write(tmp_path, {
+    root = write(tmp_path / "repo", {
         "AGENTS.md": "MARK-AGENTS-ROOT, see @docs/agents-style.md\n",
         "docs/agents-style.md": "MARK-AGENTS-IMPORT\n",
         "CLAUDE.md": "@AGENTS.md\nMARK-CLAUDE-ROOT\n",
@@ -61,11 +61,14 @@ def test_agents_md_is_read_as_claude_md_is_and_once_when_imported(tmp_path: Path
         "pkg/deep/AGENTS.md": "MARK-AGENTS-DEEP\n", "node_modules/x/AGENTS.md": "MARK-DEPS\n",
     })
     (root / "pkg" / "deep" / "CLAUDE.md").symlink_to(root / "pkg" / "AGENTS.md")
+    (tmp_path / "outside-agents.md").write_text("SECRET-OUTSIDE\n")
+    (root / "ext").mkdir()
+    (root / "ext" / "AGENTS.md").symlink_to(tmp_path / "outside-agents.md")  # a link out of the repo
     found = load_conventions(root)
     for marker in ("MARK-AGENTS-ROOT", "MARK-AGENTS-IMPORT", "MARK-CLAUDE-ROOT", "MARK-AGENTS-NESTED",
                    "MARK-CLAUDE-NESTED", "MARK-AGENTS-DEEP"):
         assert found.memory.count(marker) == 1, marker
-    assert "MARK-DEPS" not in found.memory
+    assert "MARK-DEPS" not in found.memory and "SECRET-OUTSIDE" not in found.memory
     assert found.sources == ["AGENTS.md", "CLAUDE.md", "pkg/AGENTS.md", "pkg/CLAUDE.md", "pkg/deep/AGENTS.md"]
     order = [found.memory.index(marker) for marker in ("MARK-AGENTS-ROOT", "MARK-CLAUDE-ROOT", "MARK-AGENTS-NESTED",
                                                        "MARK-CLAUDE-NESTED", "MARK-AGENTS-DEEP")]
