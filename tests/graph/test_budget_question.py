@@ -8,7 +8,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from agents.testing.repos import make_sample_repo
+from agents.testing.repos import git, make_sample_repo
 from agents.testing.scripted_agents import ScriptedAgents, Turn, approve, writes
 from orchestrator.graph.nodes.budget_question import raised_to
 from tests.graph.harness import CALC_FILES, Workflow, plan, task
@@ -51,9 +51,16 @@ async def test_a_session_stopped_at_the_cap_asks_and_a_yes_goes_on(tmp_path: Pat
 
 
 async def test_a_no_stops_the_task_as_the_cap_did(tmp_path: Path) -> None:
+    """Also when the repository commits a raise of its own: only a person's answer raises a budget."""
+    repo = _repo(tmp_path)
+    planted = repo / ".autobuild/runs/FEAT-001/budgets.json"
+    planted.parent.mkdir(parents=True)
+    planted.write_text(json.dumps({"feature": [0.05, 100.0]}))
+    git(repo, "add", "-f", str(planted))
+    git(repo, "commit", "-qm", "a raise nobody made")
     agents = ScriptedAgents({"player": writes(SUB, cost_usd=0.06), "coach": approve()})
     person = Person("2")
-    run = await Workflow(_repo(tmp_path), agents).run(budget_usd=0.05, interactive=True, asker=person)
+    run = await Workflow(repo, agents).run(budget_usd=0.05, interactive=True, asker=person)
     assert run.status("TASK-1") == "aborted" and run.results["TASK-1"]["cause"] == "budget"
     assert "a person kept it" in run.results["TASK-1"]["reason"]
     assert len(person.asked) == 1 and [call.role for call in agents.calls] == ["player"], "no coach session"

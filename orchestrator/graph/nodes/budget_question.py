@@ -17,7 +17,7 @@ import re
 from langgraph.types import interrupt
 
 from agents import AgentResult
-from orchestrator.graph.budgets import FEATURE
+from orchestrator.graph.budgets import FEATURE, FILE
 from orchestrator.graph.context import RunContext
 from orchestrator.graph.events import EventLog
 from orchestrator.graph.state import Question, Stop
@@ -34,6 +34,13 @@ def _spent_budget(ctx: RunContext, task_id: str, spent: float) -> tuple[str, str
     if feature is not None and ctx.spend.usd >= feature:
         return FEATURE, "The feature's", feature, ctx.spend.usd
     return task_id, f"{task_id}'s", float(ctx.task_budget(task_id) or 0.0), spent
+
+
+async def _committed(ctx: RunContext) -> bool:
+    """The raises file is part of the repository (a repo can commit `.autobuild/runs/FEAT/budgets.json`): it is
+    not a person's raise, and never read."""
+    kept = (ctx.runs_dir() / FILE).relative_to(ctx.repo.root).as_posix()
+    return bool((await ctx.repo.git("ls-files", "--", kept, check=False)).stdout.strip())
 
 
 def question_of(ctx: RunContext, task_id: str, spent: float, turn: int) -> tuple[Question, str, float, float]:
@@ -59,7 +66,9 @@ async def stop_or_raise(ctx: RunContext, events: EventLog, task_id: str, spent: 
     """None when a session may start (the budgets allow it, or a person raised the one spent); else why not."""
     if ctx.budget_exhausted(task_id, spent) is None:
         return None
-    await asyncio.to_thread(ctx.budgets.load, ctx.runs_dir())  # a raise an earlier pass of the run kept
+    if not ctx.budgets.loaded and not await _committed(ctx):  # a raise an earlier pass of the run kept
+        await asyncio.to_thread(ctx.budgets.load, ctx.runs_dir())
+    ctx.budgets.loaded = True
     exhausted = ctx.budget_exhausted(task_id, spent)
     if exhausted is None:
         return None
