@@ -48,6 +48,8 @@ async def test_a_session_stopped_at_the_cap_asks_and_a_yes_goes_on(tmp_path: Pat
     assert "budget_reached" in run.kinds("TASK-1") and "question_asked" in run.kinds("TASK-1")
     kept = json.loads((repo / ".autobuild/runs/FEAT-001/budgets.json").read_text())
     assert kept == {"feature": [0.05, 0.11]}
+    assert "stopped at the run's budget" in agents.prompts_of("player", "TASK-1")[1].feedback_notes[0]
+    assert "contract_violation" not in run.kinds("TASK-1"), "the cap ended the session, not the agent"
 
 
 async def test_a_no_stops_the_task_as_the_cap_did(tmp_path: Path) -> None:

@@ -102,3 +102,8 @@ def unfinished_at_cap(ctx: RunContext, task_id: str, spent: float, result: Agent
     result.status = "success"
     result.errors.append(CAP_NOTE)
     return True
+
+
+def at_cap(result: AgentResult) -> bool:
+    """A session `unfinished_at_cap` let go on: not the agent's failure to report (no contract violation)."""
+    return CAP_NOTE in result.errors
