@@ -97,7 +97,7 @@ def test_the_dry_run_shows_each_task_s_models_and_their_estimate(tmp_path: Path,
         ("TASK-002", "claude-sonnet-4-5", "judge"), ("TASK-004", "claude-haiku-4-5", "judge")}
     assert main(["run", "FEAT-001", "--repo", str(repo), "--dry-run", "--model", "mine"]) == 0
     text = capsys.readouterr().out
-    assert "haiku" not in text and text.count("model mine ~$") == 4, text
+    assert "haiku" not in text and text.count("    model mine, ~$") == 4, text
     assert main(["run", "FEAT-001", "--repo", str(_config(repo, "parallel: 1\n")), "--dry-run"]) == 0
-    assert capsys.readouterr().out.count("default model ~$0.50") == 4, "no routing: the CLI's default, as before"
+    assert capsys.readouterr().out.count("    default model, ~$0.50") == 4, "no routing: the CLI's default, as before"
     assert json.loads(json.dumps(expected.document()))["cost_usd_expected"] == 1.3
