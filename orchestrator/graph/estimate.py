@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from orchestrator.graph import rerun, runner
+from orchestrator.settings import Settings, session_model
 
 
 @dataclass(frozen=True)
@@ -39,16 +40,27 @@ def estimate_rows(run_plan: runner.RunPlan) -> list[dict[str, Any]]:
             turns = max(1, min(max_turns, round(task.complexity / 3)))
             row = {"group": index, "task": task_id, "dependencies": task.dependencies,
                    "complexity": task.complexity, "expected_turns": turns, "max_turns": max_turns,
-                   "hidden_tests": list(task.acceptance_tests) if task.hidden_tests else []}
+                   "hidden_tests": list(task.acceptance_tests) if task.hidden_tests else [],
+                   **_models(run_plan.settings, task.complexity, turns)}
             rows.append(row if again is None else {**row, "why": again[task_id]})
     return rows
 
 
 def estimate(run_plan: runner.RunPlan) -> Estimate:
     """The tasks this command runs and their sessions: two per expected turn (player and coach), priced at the
-    `est_session_usd` setting (ORCHESTRATOR_EST_SESSION_USD)."""
+    `est_session_usd` setting (ORCHESTRATOR_EST_SESSION_USD), or at the routed model's `models.session_usd`."""
     rows = estimate_rows(run_plan)
     session_usd = run_plan.settings.est_session_usd
     expected = 2 * sum(r["expected_turns"] for r in rows)
-    return Estimate(rows, expected, 2 * run_plan.settings.max_turns * len(rows), round(expected * session_usd, 2),
-                    session_usd)
+    return Estimate(rows, expected, 2 * run_plan.settings.max_turns * len(rows),
+                    round(sum(r["cost_usd_expected"] for r in rows), 2), session_usd)
+
+
+def _models(settings: Settings, complexity: int, turns: int) -> dict[str, Any]:
+    """A task's player and coach models (None: the CLI's default) and its expected cost: a player and a coach
+    session per expected turn, each at its model's `models.session_usd`, else at `est_session_usd`."""
+    chosen = {role: session_model(role, complexity, model=settings.model, coach_model=settings.coach_model,
+                                  precheck_model=None, routing=settings.models) for role in ("player", "coach")}
+    prices = settings.models.session_usd if settings.models is not None else {}
+    cost = sum(turns * prices.get(model or "", settings.est_session_usd) for model in chosen.values())
+    return {"model": chosen["player"], "coach_model": chosen["coach"], "cost_usd_expected": round(cost, 4)}
