@@ -49,6 +49,7 @@ shifted.py: test ids that shift when a case is dropped, and the diff that shows 
 per_package.py: a monorepo's gate, run per touched package.
 package_accounting.py: a monorepo's accounting, package by package.
 inline_tests.py: tests inside code files (Rust's `#[cfg(test)]`, doctests).
+inline_splice.py: a Rust code file as the base has it with the task's test modules, for the new-tests run.
 hidden.py: hidden acceptance tests: checked, run in a tree of the gate's own, redacted.
 report.py: what `validate` and `run --dry-run` say about the gate before anything runs.
 """

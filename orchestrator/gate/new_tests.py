@@ -1,21 +1,24 @@
 """A task's new tests must be able to fail: the tests a feature or fix added or changed are run on the base's code
 (a throwaway worktree at the task's commit with its code files put back as the base has them, its tests kept) and
 at least one must fail there; a refactor's must all pass there. The mirror image of gate/overlay.py, whose
-restriction and messages it reuses. Only tests in test files are judged: tests inside code files (Rust's
-`#[cfg(test)]`, doctests) go back with the code, so they are left out (splicing them in is not done yet)."""
+restriction and messages it reuses. Tests inside code files go back with the code, except Rust's `#[cfg(test)]`
+modules: spliced into the base's version of their file (gate/inline_splice.py); doctests are left out."""
 
 from __future__ import annotations
 
 import ast
+import asyncio
 import re
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
 from orchestrator.facts import GateResult, Observation
+from orchestrator.gate import inline_splice
 from orchestrator.gate.accounting import TreeDiff, file_of
 from orchestrator.gate.overlay import RunIn, _first_message, _restriction
 from orchestrator.gate.test_files import is_test_data, is_test_file
+from orchestrator.repo import confined
 from orchestrator.repo.git import GitRepo
 
 ACCEPTANCE = "new-tests-on-base"
@@ -170,16 +173,20 @@ def verdict(kind: str, tests: Sequence[str], run: GateResult) -> Finding | None:
 
 
 async def run_on_base(repo: GitRepo, worktree: Path, against: str, *, code: Sequence[str], tests: Sequence[str],
-                      files: Sequence[str], run_in: RunIn, set_up: Callable[[Path], Awaitable[object]]
-                      ) -> GateResult:
-    """`tests` (in test `files`) run in a throwaway worktree at the task's commit, its `code` files put back as
-    `against` has them, restricted to those files or tests where the runner allows it."""
+                      files: Sequence[str], run_in: RunIn, set_up: Callable[[Path], Awaitable[object]],
+                      spliced: Sequence[inline_splice.Spliced] = ()) -> GateResult:
+    """`tests` (in test `files`, or inside the `spliced` code files) run in a throwaway worktree at the task's
+    commit, its `code` files put back as `against` has them (the spliced ones with the task's test modules),
+    restricted to those files or tests where the runner allows it."""
     place = worktree.parent / f"_newtests-{worktree.name}"
     await repo.add_detached_worktree(place, await repo.head(worktree))
     try:
         await set_up(place)
         await repo.restore_paths(place, against, list(code), detached_ok=True)
-        return await run_in(place, _restriction(list(files), list(tests)))
+        await asyncio.to_thread(_write, place, spliced)
+        inline = inline_splice.test_ids(tests, spliced)
+        restriction = _restriction([*files], [test for test in tests if test not in inline])
+        return await run_in(place, inline_splice.restriction(files, inline, restriction))
     finally:
         await repo.remove_worktree(place)
 
@@ -192,15 +199,28 @@ async def check(repo: GitRepo, worktree: Path, against: str, kind: str, *, resul
     (a task that changed no code runs its tests on the base's code already: moving or editing tests is judged by
     the accounting alone)."""
     files, code = [path for path in touched_tests(diff) if path in texts], code_files(diff)
-    if kind not in JUDGED_KINDS or not files or not code or result.get("passing") is None:
+    if kind not in JUDGED_KINDS or not code or result.get("passing") is None:
         return None
+    head = await repo.head(worktree)
+    spliced = [found for path in sorted(diff.modified) if path in code and path.endswith(".rs")
+               if (found := inline_splice.spliced(path, await repo.show_file(against, path),
+                                                  await repo.show_file(head, path))) is not None]
+    if len(code) == sum(found.only_tests for found in spliced):
+        return None  # only test modules changed: the tests already ran on the base's code
     old_of = {new: old for old, (new, _) in diff.renamed.items()}
     changed = {path: changed_functions(path, await repo.show_file(against, old_of.get(path, path)), texts[path])
                for path in files}
-    tree_files = await repo.files_at(await repo.head(worktree))
-    tests = candidates(result.get("passing") or [], tree_files, changed)
+    passing = result.get("passing") or []
+    tree_files = await repo.files_at(head) if changed else []
+    tests = candidates(passing, tree_files, changed) + inline_splice.test_ids(passing, spliced)
     if not tests:
         return None
     run = await run_on_base(repo, worktree, against, code=code, tests=tests, files=files, run_in=run_in,
-                            set_up=set_up)
+                            set_up=set_up, spliced=spliced)
     return verdict(kind, tests, run)
+
+
+def _write(place: Path, spliced: Sequence[inline_splice.Spliced]) -> None:
+    """The spliced code files, written into our throwaway worktree (no link followed: a committed link)."""
+    for found in spliced:
+        confined.write_under(place, found.path, found.text, "the base's code with the task's test modules")
