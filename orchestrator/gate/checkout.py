@@ -1,0 +1,56 @@
+"""A gate run judges the commit's own files: every tracked file of a task's worktree whose content, mode or type
+is not the commit's is put back, whatever the worktree's index says. The index is the agents' to write (a
+worktree's git admin folder is writable in their sandbox): a `--skip-worktree` or `--assume-unchanged` flag, or a
+forged stat, hides an edit from `git status` and from `git reset --hard`. So the index is read again from the
+commit (no flag, no stat), every file hashed against it, and what differs checked out; the same inside each
+checked-out submodule, at the commit the tree records for it (its own index and HEAD are the agents' too)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from orchestrator.repo.git import GitRepo
+
+
+async def _submodule_commits(repo: GitRepo, worktree: Path) -> dict[str, str]:
+    """The submodules the worktree's commit records: path -> the commit it records for each."""
+    listed = await repo.git("ls-tree", "-r", "-z", "HEAD", cwd=worktree, check=False)
+    found = {}
+    for entry in listed.stdout.split("\0"):
+        meta, _, path = entry.partition("\t")
+        parts = meta.split()
+        if len(parts) == 3 and parts[1] == "commit":
+            found[path] = parts[2]
+    return found
+
+
+async def _files_back(repo: GitRepo, checkout: Path, commit: str) -> list[str]:
+    """`checkout`'s index read again from `commit`, its files hashed against it, and those that differ (edited,
+    deleted, another mode or type) checked out: the paths put back (submodules aside)."""
+    await repo.git("read-tree", commit, cwd=checkout)
+    await repo.git("update-index", "-q", "--really-refresh", cwd=checkout, check=False)  # hashes every file
+    listed = await repo.git("diff-files", "--name-only", "-z", "--ignore-submodules=all", cwd=checkout, check=False)
+    paths = [path for path in listed.stdout.split("\0") if path]
+    for start in range(0, len(paths), 500):  # a command line of bounded length
+        await repo.git("checkout-index", "-f", "--", *paths[start:start + 500], cwd=checkout, check=False)
+    if paths:
+        await repo.git("update-index", "-q", "--refresh", cwd=checkout, check=False)
+    return paths
+
+
+async def put_back(repo: GitRepo, worktree: Path) -> list[str]:
+    """Every tracked file of `worktree` (and of its checked-out submodules) back to what its commit holds: the
+    paths that were not (a submodule's named below its path)."""
+    changed = await _files_back(repo, worktree, "HEAD")
+    for path, commit in sorted((await _submodule_commits(repo, worktree)).items()):
+        inside = worktree / path
+        if not (inside / ".git").exists():
+            continue
+        moved = await repo.git("rev-parse", "HEAD", cwd=inside, check=False)
+        if moved.stdout.strip() != commit:
+            await repo.git("reset", "-q", "--hard", commit, cwd=inside, check=False)
+            changed.append(path)
+        changed += [f"{path}/{inner}" for inner in await _files_back(repo, inside, commit)]
+        left = await repo.git("clean", "-ffdx", cwd=inside, check=False)  # a submodule's untracked files too
+        changed += [f"{path}/{line.removeprefix('Removing ')}" for line in left.stdout.splitlines() if line]
+    return changed
