@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
 from orchestrator.facts import GateResult, Observation
-from orchestrator.gate import inline_splice
+from orchestrator.gate import inline_splice, package_accounting
 from orchestrator.gate.accounting import TreeDiff, file_of
 from orchestrator.gate.overlay import RunIn, _first_message, _restriction
 from orchestrator.gate.test_files import is_test_data, is_test_file
@@ -148,14 +148,17 @@ def candidates(passing: Sequence[str], tree_files: Sequence[str], changed: Mappi
     return found
 
 
-def verdict(kind: str, tests: Sequence[str], run: GateResult) -> Finding | None:
+def verdict(kind: str, tests: Sequence[str], run: GateResult, folder: str = ".") -> Finding | None:
     """What the run of `tests` on the base's code says about a task of `kind`: a feature's or fix's with none
-    failing there, a refactor's with some failing there; None when the rule holds or the run can't tell."""
+    failing there, a refactor's with some failing there; None when the rule holds or the run can't tell. A
+    monorepo package's (`folder`) tests are named with its path."""
     passing, failing = set(run.get("passing") or []), set(run["failing"] or [])
     if run.get("passing") is None and not failing:
         return None  # the runner named no test: nothing to judge by
     failed = [test for test in tests if test not in passing]
-    named = "; ".join(tests[:5]) + (f" (and {len(tests) - 5} more)" if len(tests) > 5 else "")
+    prefix = "" if folder == "." else f"{folder}::"
+    named = "; ".join(prefix + test for test in tests[:5]) + (f" (and {len(tests) - 5} more)" if len(tests) > 5
+                                                               else "")
     if kind in ("feature", "fix") and not failed:
         line = (f"none of the {len(tests)} test(s) the {kind} added or changed fails on the code it started from"
                 f" ({named}): they don't show the {kind} works")
@@ -164,7 +167,7 @@ def verdict(kind: str, tests: Sequence[str], run: GateResult) -> Finding | None:
                              " such test can exist, the coach accepts it in test_changes_accepted as"
                              f" {{test: \"{ACCEPTANCE}\", reason: why}} (the task is then approved-unverified).")
     if kind == "refactor" and failed:
-        why = "; ".join(f"{test}: {_first_message(run['output'], test)}" for test in failed[:5])
+        why = "; ".join(f"{prefix}{test}: {_first_message(run['output'], test)}" for test in failed[:5])
         line = f"{len(failed)} test(s) the refactor added or changed fail on the code it started from: {why}"
         return Finding(line, f"A refactor keeps behaviour: its new tests must pass on the code it started from, and"
                              f" these fail there: {why}. If the behaviour had to change, the coach accepts it in"
@@ -193,12 +196,15 @@ async def run_on_base(repo: GitRepo, worktree: Path, against: str, *, code: Sequ
 
 async def check(repo: GitRepo, worktree: Path, against: str, kind: str, *, result: Observation, diff: TreeDiff,
                 texts: Mapping[str, str], run_in: RunIn,
-                set_up: Callable[[Path], Awaitable[object]]) -> Finding | None:
+                set_up: Callable[[Path], Awaitable[object]], folder: str = ".") -> Finding | None:
     """The rule on a judged tree (its run `result`, its diff against `against` and its test files' `texts`):
     runs only for a feature, fix or refactor that changed code and added or changed tests that pass in the tree
     (a task that changed no code runs its tests on the base's code already: moving or editing tests is judged by
-    the accounting alone)."""
-    files, code = [path for path in touched_tests(diff) if path in texts], code_files(diff)
+    the accounting alone). For a monorepo package, `folder`: `result` is its run (ids relative to it), its tests
+    are those under it, and the task's code goes back everywhere (a package runs on the packages it uses)."""
+    local = package_accounting.local_diff(diff, folder)
+    files = [path for path in touched_tests(local) if package_accounting.joined(folder, path) in texts]
+    code = code_files(diff)
     if kind not in JUDGED_KINDS or not code or result.get("passing") is None:
         return None
     head = await repo.head(worktree)
@@ -207,17 +213,19 @@ async def check(repo: GitRepo, worktree: Path, against: str, kind: str, *, resul
                                                   await repo.show_file(head, path))) is not None]
     if len(code) == sum(found.only_tests for found in spliced):
         return None  # only test modules changed: the tests already ran on the base's code
-    old_of = {new: old for old, (new, _) in diff.renamed.items()}
-    changed = {path: changed_functions(path, await repo.show_file(against, old_of.get(path, path)), texts[path])
-               for path in files}
+    old_of = {new: old for old, (new, _) in local.renamed.items()}
+    changed = {path: changed_functions(path, await repo.show_file(
+        against, package_accounting.joined(folder, old_of.get(path, path))), texts[package_accounting.joined(
+            folder, path)]) for path in files}
     passing = result.get("passing") or []
-    tree_files = await repo.files_at(head) if changed else []
-    tests = candidates(passing, tree_files, changed) + inline_splice.test_ids(passing, spliced)
+    tree_files = package_accounting.local_files(folder, await repo.files_at(head)) if changed else []
+    tests = candidates(passing, tree_files, changed) + inline_splice.test_ids(passing, [
+        found for found in spliced if package_accounting.inside(folder, found.path) is not None])
     if not tests:
         return None
     run = await run_on_base(repo, worktree, against, code=code, tests=tests, files=files, run_in=run_in,
                             set_up=set_up, spliced=spliced)
-    return verdict(kind, tests, run)
+    return verdict(kind, tests, run, folder)
 
 
 def _write(place: Path, spliced: Sequence[inline_splice.Spliced]) -> None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import functools
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -77,6 +78,25 @@ class SpecCheck:
                                  tuple(unverified), await self._case_diff(judged, against, diff, texts),
                                  _reads(diff))
 
+    async def new_tests_in_packages(self, worktree: Path, command: str, against: str, kind: str, *,
+                                    runs: Sequence[tuple[PackageGate, Observation]]) -> new_tests.Finding | None:
+        """The new-tests rule in each monorepo package's folder (its run, its tests, its command), once per commit,
+        base, kind and package, with the tree's diff `account_packages` read: the first package that breaks it."""
+        head = await self.repo.head(worktree)
+        if (read := self._diffs.get((head, against, command))) is None:
+            return None
+        diff, texts = read
+        for package, run in runs:
+            key = (head, against, f"{kind}\0{package['path']}\0{package['command']}")
+            if key not in self._on_base:
+                self._on_base[key] = await new_tests.check(
+                    self.repo, worktree, against, kind, result=run, diff=diff, texts=texts, folder=package["path"],
+                    run_in=functools.partial(self.run_package_in, package),
+                    set_up=self.set_up)
+            if self._on_base[key] is not None:
+                return self._on_base[key]
+        return None
+
     async def new_tests(self, worktree: Path, command: str, result: Observation, against: str,
                         kind: str) -> new_tests.Finding | None:
         """Whether the task's new tests can fail (gate/new_tests.py): run on the base's code once per commit, base,
@@ -120,6 +140,7 @@ class SpecCheck:
             unverified += [entry.replace(": ", f": {folder}::", 1) if folder != "." else entry
                            for entry in accounting.new_only_skipped(base, run)]
         screened, flagged = await self._screened(worktree, against, diff, texts)
+        self._diffs[(await self.repo.head(worktree), against, command)] = (diff, texts)
         diff = dataclasses.replace(diff, reads=read_in_repo)
         code = code_screen.changes(await code_screen.hits(self.repo, worktree, against, diff))
         judged = accounting.accept([*changes, *screened, *code], accepted, diff.test_files_changed, diff.reads)
