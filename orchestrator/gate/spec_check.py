@@ -116,8 +116,8 @@ class SpecCheck:
                                runs: Sequence[tuple[PackageGate, GateResult]],
                                accepted: Sequence[Acceptance]) -> verdict.Accounted:
         """A monorepo's run accounted package by package as the top is: each package's run against its
-        base run (ids and files relative to its folder, named back with its path), the base's versions of its
-        changed test files run on the tree's code in its folder, and the tamper screen on every test file."""
+        base run (ids and files relative to its folder, named back with its path), its base tests run in its folder
+        of the clean room (the task's code with the base's test side), and the tamper screen on every test file."""
         every = await self.repo.files_at(against)
         hosts = frozenset(package_accounting.joined(package["path"], host) for package, _ in runs if package["base"]
                           for host in accounting.test_hosts(package["base"],
@@ -126,6 +126,7 @@ class SpecCheck:
         changes: list[TestChange] = []
         unverified: list[str] = []
         read_in_repo: dict[str, frozenset[str]] = {}
+        room = await clean_room.plan(self.repo, worktree, against, command)  # the base's test side everywhere
         for package, run in runs:
             folder, base = package["path"], package["base"]
             if base is None:
@@ -133,10 +134,14 @@ class SpecCheck:
             local, files = package_accounting.local_diff(diff, folder), package_accounting.local_files(folder, every)
             local = dataclasses.replace(local, reads=reads.data_read(base, files))
             read_in_repo.update(reads.in_repo(local.reads, folder))
-            expectations = await self._expectations(worktree, package["command"], base, against, diff=local,
-                                                    base_files=files, package=package)
-            changes += package_accounting.named_in_repo(accounting.account(
-                base, run, local, files, expectations=expectations, unstable=base.get("unstable") or []), folder)
+            found = await self._expectations(worktree, package["command"], base, against, diff=local,
+                                             base_files=files, package=package, room=room)
+            expectations, elsewhere = clean_room.split(found, overlay.judged_by(base, local.test_files_changed, files,
+                                                                                local.reads))
+            unstable = base.get("unstable") or []
+            changes += package_accounting.named_in_repo([*accounting.account(
+                base, run, local, files, expectations=expectations, unstable=unstable), *clean_room.changes(
+                base, run, elsewhere, room, files, accepted=accepted, unstable=unstable)], folder)
             unverified += [entry.replace(": ", f": {folder}::", 1) if folder != "." else entry
                            for entry in accounting.new_only_skipped(base, run)]
         screened, flagged = await self._screened(worktree, against, diff, texts)

@@ -1,5 +1,7 @@
-"""A monorepo task's new tests are judged in their package (issue 38 item 5): a fix in `backend/` whose added test
-passes on the code it started from is refused, naming the test with its package; a real fix passes. Real git and
+"""A monorepo task is judged in its package as a one-package repo is: its new tests must be able to fail there
+(issue 38 item 5: a fix in `backend/` whose added test passes on the code it started from is refused, naming the
+test with its package; a real fix passes), and the package's base tests give their verdict in the clean room
+(item 2: a conftest.py the task added that makes a broken function pass is refused, naming it). Real git and
 pytest, each package run in its folder, through the gate service as the coach's turn calls it."""
 
 from __future__ import annotations
@@ -33,3 +35,19 @@ async def test_a_packages_fix_whose_new_test_passes_on_the_old_code_is_refused(t
     assert "backend::tests.test_div::test_div_again" in weak["summary"]
     real = await judged(repo, {"backend/calc/div.py": FIXED, "backend/tests/test_div.py": ZERO_TEST}, kind="fix")
     assert real["passed"], real["summary"]
+
+
+MASK = ("import pytest\n\nimport calc.div\n\n\n@pytest.fixture(autouse=True)\ndef _fixed(monkeypatch):\n"
+        "    monkeypatch.setattr(calc.div, 'div', lambda a, b: a // b)\n")
+
+
+@pytest.mark.heavy
+async def test_a_packages_base_tests_run_with_the_bases_test_side(tmp_path: Path) -> None:
+    repo = make_sample_repo(tmp_path / "repo", files={**FILES, "backend/tests/test_div.py": DIV_TEST.replace(
+        "from calc.div import div", "import calc.div").replace("div(6, 3)", "calc.div.div(6, 3)")},
+                            plan=plan(task("TASK-001")))
+    masked = await judged(repo, {"backend/calc/div.py": "def div(a, b):\n    return a * b\n",
+                                 "backend/tests/conftest.py": MASK}, kind="chore")
+    assert not masked["passed"], masked["summary"]
+    assert "backend::tests.test_div::test_div" in masked["summary"], masked["summary"]
+    assert "backend/tests/conftest.py" in masked["output"], masked["output"][-2000:]
