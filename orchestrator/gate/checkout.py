@@ -3,13 +3,27 @@ is not the commit's is put back, whatever the worktree's index says. The index i
 worktree's git admin folder is writable in their sandbox): a `--skip-worktree` or `--assume-unchanged` flag, or a
 forged stat, hides an edit from `git status` and from `git reset --hard`. So the index is read again from the
 commit (no flag, no stat), every file hashed against it, and what differs checked out; the same inside each
-checked-out submodule, at the commit the tree records for it (its own index and HEAD are the agents' too)."""
+checked-out submodule, at the commit the tree records for it (its own index and HEAD are the agents' too), and a
+submodule that is not checked out is emptied again."""
 
 from __future__ import annotations
 
+import asyncio
+import shutil
 from pathlib import Path
 
 from orchestrator.repo.git import GitRepo
+
+
+def _emptied(folder: Path) -> list[str]:
+    """What lies in a submodule's folder that is not checked out (git made it empty), removed: the names."""
+    if folder.is_symlink() or not folder.is_dir():
+        return []
+    names = []
+    for child in sorted(folder.iterdir()):
+        shutil.rmtree(child) if child.is_dir() and not child.is_symlink() else child.unlink()
+        names.append(child.name)
+    return names
 
 
 async def _submodule_commits(repo: GitRepo, worktree: Path) -> dict[str, str]:
@@ -44,7 +58,8 @@ async def put_back(repo: GitRepo, worktree: Path) -> list[str]:
     changed = await _files_back(repo, worktree, "HEAD")
     for path, commit in sorted((await _submodule_commits(repo, worktree)).items()):
         inside = worktree / path
-        if not (inside / ".git").exists():
+        if not (inside / ".git").exists():  # not checked out: git sees nothing written there, the gate would
+            changed += [f"{path}/{name}" for name in await asyncio.to_thread(_emptied, inside)]
             continue
         moved = await repo.git("rev-parse", "HEAD", cwd=inside, check=False)
         if moved.stdout.strip() != commit:

@@ -58,6 +58,13 @@ async def test_a_submodule_is_put_back_at_its_recorded_commit_without_its_dirt(t
     await fresh_tree.clean(GitRepo(repo), worktree)
     assert (inside / "lib.py").read_text() == "VALUE = 1\n"
     assert not (inside / "extra.py").exists()
+    (worktree / "vendor" / "lib" / ".git").unlink()  # as if never checked out: git sees no file written there
+    for child in inside.iterdir():
+        child.unlink()
+    (inside / "lib.py").write_text("VALUE = 4\n")
+    await fresh_tree.clean(GitRepo(repo), worktree)
+    assert list(inside.iterdir()) == [], "a submodule not checked out is emptied again"
+    git(worktree, "-c", "protocol.file.allow=always", "submodule", "update", "-q", "--init", "--force")
     git(inside, "fetch", "-q", str(library))
     git(inside, "checkout", "-q", "FETCH_HEAD")  # the submodule moved to a commit the tree doesn't record
     await fresh_tree.clean(GitRepo(repo), worktree)
