@@ -13,11 +13,14 @@ import json
 import os
 import shutil
 from pathlib import Path
+from typing import Any
 
 from orchestrator.gate import checkout
 from orchestrator.repo.git import GitRepo
 
 RECORD_PREFIX = "_untracked-"
+TRACKED = "setup_tracked"
+"""In a record: the tracked files setup changed, by the blob of its content (kept while they hold it)."""
 _KEPT = (".git",)
 """Never removed: a worktree's `.git` link file."""
 
@@ -56,7 +59,7 @@ def _guarded(worktree: Path) -> bool:
     return not worktree.name.startswith("_") and worktree.parent.parent.name == "worktrees"
 
 
-def _read(worktree: Path) -> dict[str, dict[str, float]] | None:
+def _read(worktree: Path) -> dict[str, dict[str, Any]] | None:
     try:
         found = json.loads(record_path(worktree).read_text("utf-8"))
     except (OSError, ValueError):
@@ -73,7 +76,9 @@ async def record(repo: GitRepo, worktree: Path, by: str) -> None:
     known = await asyncio.to_thread(_read, worktree) or {}
     setup = known.get("setup", {}) if by == "gate" else {}
     seen = await asyncio.to_thread(lambda: {e: _newest_change(worktree / e) for e in entries if e not in setup})
+    tracked = await checkout.changed_tracked(repo, worktree) if by == "setup" else known.get(TRACKED, {})
     known = {"setup": seen, "gate": {}} if by == "setup" else {"setup": setup, "gate": seen}
+    known[TRACKED] = tracked
     await asyncio.to_thread(record_path(worktree).write_text, json.dumps(known), "utf-8")
 
 
@@ -94,7 +99,9 @@ async def clean(repo: GitRepo, worktree: Path) -> tuple[list[str], bool]:
     if known is None:
         return [], False
     setup, gate = known.get("setup", {}), known.get("gate", {})
-    gone, again = await checkout.put_back(repo, worktree), False
+    made = known.get(TRACKED, {})
+    gone = await checkout.put_back(repo, worktree, keep=made)
+    again = any(path in made for path in gone)  # what setup made of a tracked file, changed: made again
     for entry in await _entries(repo, worktree):
         was = setup.get(entry, gate.get(entry))
         if was is None or await asyncio.to_thread(_newest_change, worktree / entry) > float(was):

@@ -70,3 +70,17 @@ async def test_a_submodule_is_put_back_at_its_recorded_commit_without_its_dirt(t
     await fresh_tree.clean(GitRepo(repo), worktree)
     assert git(inside, "rev-parse", "HEAD").strip() == first
     assert (inside / "lib.py").read_text() == "VALUE = 1\n"
+
+
+async def test_a_tracked_file_setup_changed_is_kept_while_it_holds_what_setup_made(tmp_path: Path) -> None:
+    repo = make_sample_repo(tmp_path / "repo", {"package-lock.json": "{}\n", "src/calc.py": GOOD})
+    worktree = repo / ".autobuild" / "worktrees" / "FEAT-001" / "TASK-001"
+    git(repo, "worktree", "add", "-q", "--detach", str(worktree), "HEAD")
+    (worktree / "package-lock.json").write_text('{"lockfileVersion": 3}\n')  # an install rewrote the lockfile
+    await fresh_tree.record(GitRepo(repo), worktree, "setup")
+    assert await fresh_tree.clean(GitRepo(repo), worktree) == ([], False)
+    assert (worktree / "package-lock.json").read_text() == '{"lockfileVersion": 3}\n'
+    (worktree / "package-lock.json").write_text('{"planted": true}\n')
+    gone, again = await fresh_tree.clean(GitRepo(repo), worktree)
+    assert gone == ["package-lock.json"] and again, "put back, and setup runs again"
+    assert (worktree / "package-lock.json").read_text() == "{}\n"
