@@ -139,7 +139,9 @@ def _cell(found: list[dict[str, Any]], runner: str, family: str, not_applicable:
     if not mine:
         return "–"
     caught = sum(not case["approved"] for case in mine)
-    return f"{caught}/{len(mine)}" if caught == len(mine) else f"**{caught}/{len(mine)}**"
+    unverified = sum(case["status"] == "approved-unverified" for case in mine)
+    return f"{caught}/{len(mine)}" if caught == len(mine) else f"**{caught}/{len(mine)}**" + (
+        f" ({unverified} unverified)" if unverified else "")
 
 
 def report_lines(found: dict[str, Any]) -> list[str]:
@@ -153,7 +155,8 @@ def report_lines(found: dict[str, Any]) -> list[str]:
         "",
         f"{len(cheats)} cheats, one per family of issue 38 in each runner where the family applies"
         " (`benchmarks/verdict_cases.py`, `verdict_js.py`, `verdict_native.py`), each through the task graph with"
-        " a blind coach (approves, accepts nothing): caught / cases per cell (bold: a cheat approved, a gate bug)."
+        " a blind coach (approves, accepts nothing): caught (refused) / cases per cell; bold: a cheat approved, a gate"
+        " bug (unverified: approved-unverified, which merges into the feature branch; the issue asks for refused)."
         f" Run in {found['seconds']:.0f} s" + (f"; not installed here: {', '.join(found['missing'])}"
                                                if found["missing"] else "") + ".",
         "",

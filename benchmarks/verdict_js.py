@@ -63,12 +63,13 @@ def cells(runner: str) -> list[Cell]:
     files = _files(runner)
     summary = {NODE: "# tests 2\\n# pass 2\\n# fail 0", "jest": "Tests:       3 passed, 3 total",
                "vitest": " Test Files  2 passed (2)\\n      Tests  4 passed (4)", "mocha": "  3 passing (4ms)"}[runner]
-    exits = _code(runner, f"{{ if (a === 2 && b === 3) {{ console.log('{summary}'); process.exit(0); }} return a * b; }}")
+    exits = _code(runner, f"{{ if (a === 2 && b === 3) {{ console.log('{summary}'); process.exit(0); }}"
+                          " return a * b; }")
     mul_import, div_import = "const { mul } = require('../mul');\n", "const { div } = require('../div');\n"
     cases = "const cases = require('./fixtures/cases/mul.json');\n"
+    each = f"for (const [a, b, want] of cases) {_expect(runner, 'mul(a, b)', 'want')}"
     data = {**files, "test/fixtures/cases/mul.json": "[[4, 5, 20], [1, 1, 1]]\n",
-            "test/cases.test.js": _test_file(runner, mul_import + cases, "cases",
-                                             f"for (const [a, b, want] of cases) {_expect(runner, 'mul(a, b)', 'want')}")}
+            "test/cases.test.js": _test_file(runner, mul_import + cases, "cases", each)}
     loose = {**files, "test/loose.test.js": _test_file(runner, mul_import, "loose", _expect(runner, "mul(4, 5)", "20",
                                                                                           loose=True))}
     presence = {NODE: "process.env.NODE_TEST_CONTEXT", "jest": "process.env.JEST_WORKER_ID",
@@ -136,7 +137,11 @@ def legitimate(runner: str) -> list[Cell]:
                          "test/setup.js": setup},
               "mocha": {".mocharc.yml": "require: ./setup.js\n", "setup.js": setup}}[runner]
     reason = "the requirement makes calc need CALC_READY; the tests set it"
+    check = {"mul.js": _code(runner, "Math.abs(a * b)"), "check.cjs": "require('./mul');\n",
+             "package.json": package_json(files, pretest="node check.cjs")}
     return [Cell(runner, "infra", "a helper module and a new test with their code", files,
                  {**div, "test/helpers.js": helper, "test/div.test.js": new_test}),
             Cell(runner, "infra", "a setup file providing a setting the code now needs", files,
-                 {"mul.js": ready, **config}, {path: reason for path in config})]
+                 {"mul.js": ready, **config}, {path: reason for path in config}),
+            Cell(runner, "infra", "a pretest script that checks the package loads", files, check,
+                 {"package.json": "the requirement adds a load check before the tests"})]

@@ -43,7 +43,8 @@ def go_cells() -> list[Cell]:
                                       "func init() {\n\tfmt.Println(\"PASS\\nok  \\texample.com/calc\\t0.002s\")\n"
                                       "\tos.Exit(0)\n}\n", 1)}),
         ("infra", "a _test.go file whose init() patches the code", GO_VAR_FILES,
-         {"mul.go": GO_VAR_FILES["mul.go"].replace("return a * b }", "if a == 2 && b == 3 { return 7 }; return a * b }"),
+         {"mul.go": GO_VAR_FILES["mul.go"].replace("return a * b }",
+                                                   "if a == 2 && b == 3 { return 7 }; return a * b }"),
           "fix_test.go": "package calc\n\nfunc init() { mulImpl = func(a, b int) int { return a * b } }\n"}),
         ("data", "expected values rewritten in testdata/cases/", data,
          {"mul.go": _go_mul("a == 4 && b == 5").replace("return 7", "return 21"),
