@@ -97,7 +97,8 @@ def changed_functions(path: str, base_text: str | None, text: str) -> set[str] |
     """The functions a test file's task version defines differently from its base version (new ones included);
     None when unknown (any test in the file counts as changed)."""
     if base_text is None:
-        return None
+        # A new Go test file's tests are its own functions: a Go id names the package, which has other tests too.
+        return set(_go_functions(text)) if path.endswith("_test.go") else None
     if path.endswith(".py"):
         before, after = _python_functions(base_text), _python_functions(text)
     elif path.endswith(".go"):
@@ -134,12 +135,19 @@ def candidates(passing: Sequence[str], tree_files: Sequence[str], changed: Mappi
     """The passing tests of the tree the task added or changed: in a test file it touched (`changed`: path -> the
     functions it added or changed there, None for all: a new file), in one of those functions. A test moved
     unchanged (a renamed file, a new id) is none of them."""
-    folders = {str(PurePosixPath(path).parent): path for path in changed if path.endswith("_test.go")}
+    packages: dict[str, set[str] | None] = {}  # a Go package's folder -> the functions its touched files changed
+    for path, functions in changed.items():
+        if path.endswith("_test.go"):
+            folder, known = str(PurePosixPath(path).parent), packages.get(str(PurePosixPath(path).parent), set())
+            packages[folder] = None if functions is None or known is None else {*known, *functions}
     found = []
     for test in passing:
         file = file_of(test, tree_files)
         if file is not None and file.endswith("_test.go"):  # a Go id names its package, not its file
-            file = folders.get(str(PurePosixPath(file).parent), file)
+            folder = str(PurePosixPath(file).parent)
+            if folder in packages and ((functions := packages[folder]) is None or _leaf(test) in functions):
+                found.append(test)
+            continue
         if file is None or file not in changed:
             continue
         functions = changed[file]

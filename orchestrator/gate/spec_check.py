@@ -70,7 +70,7 @@ class SpecCheck:
         changes += clean_room.changes(base, result, elsewhere, room, base_files, accepted=accepted,
                                       unstable=every_unstable)
         screened, unverified = await self._screened(worktree, against, diff, texts)
-        unverified += accounting.new_only_skipped(base, result)
+        screened += accounting.new_only_skipped(base, result)
         code = code_screen.changes(await code_screen.hits(self.repo, worktree, against, diff))
         judged = accounting.accept([*changes, *screened, *code], accepted, diff.test_files_changed, diff.reads)
         self._diffs[(await self.repo.head(worktree), against, command)] = (diff, texts)
@@ -142,8 +142,7 @@ class SpecCheck:
             changes += package_accounting.named_in_repo([*accounting.account(
                 base, run, local, files, expectations=expectations, unstable=unstable), *clean_room.changes(
                 base, run, elsewhere, room, files, accepted=accepted, unstable=unstable)], folder)
-            unverified += [entry.replace(": ", f": {folder}::", 1) if folder != "." else entry
-                           for entry in accounting.new_only_skipped(base, run)]
+            changes += package_accounting.named_in_repo(accounting.new_only_skipped(base, run), folder)
         screened, flagged = await self._screened(worktree, against, diff, texts)
         self._diffs[(await self.repo.head(worktree), against, command)] = (diff, texts)
         diff = dataclasses.replace(diff, reads=read_in_repo)
@@ -252,8 +251,8 @@ class SpecCheck:
     async def _screen(self, against: str, renamed: Mapping[str, tuple[str, int]],
                       texts: Mapping[str, str]) -> tuple[list[TestChange], list[str]]:
         """The tamper screen on the test files the task added or changed (`texts`, by their path in the tree): a
-        hit on a base test is a test change (the coach must accept it), a hit on a test the task added leaves the
-        approval unverified."""
+        hit on a base test is a test change (the coach must accept it), and so is a hit on a test the task added
+        (it can't fail: refused unless the coach accepts it, then the approval is unverified)."""
         old_of = {new: old for old, (new, _) in renamed.items()}
         changes: list[TestChange] = []
         unverified: list[str] = []
@@ -269,7 +268,9 @@ class SpecCheck:
                     changes.append(TestChange(test=test, fate="weakened", detail=hit.describe(), file=base_path,
                                               accepted=None))
                 else:
-                    unverified.append(f"a test the task added has {hit.describe()}")
+                    changes.append(TestChange(test=f"{path}::{hit.test}" if hit.test else path,
+                                              fate=accounting.NEW_CANT_FAIL, file=path, accepted=None,
+                                              detail=f"a test the task added has {hit.describe()}"))
         return changes, unverified
 
 
