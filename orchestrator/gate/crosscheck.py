@@ -196,3 +196,9 @@ def refusals(run: Observation, base: Observation | None) -> list[str]:
             found.append(f"tracked files: the run changed {', '.join(changed[:10])}, which the base's run of the"
                          " same command leaves alone")
     return found
+
+
+def other_runs(base: Observation | None, runs: tuple[tuple[str, Observation | None], ...]) -> list[str]:
+    """The refusals of the gate's other runs of the same tree (the hidden acceptance tests', the clean room's),
+    each against the base's run as the task's run is, named by the run it came from."""
+    return [f"{name}: {finding}" for name, run in runs if run is not None for finding in refusals(run, base)]
