@@ -52,7 +52,9 @@ _GO = """#!/bin/sh
 # AutoBuild's gate: `go test` as `go test -json`, its events read and put on the gate's channel by the gate's own
 # Python (runners/shim/autobuild_go.py), outside the test binaries; any other go command is the real one.
 case " $* " in
-  *" test "*) exec "$AUTOBUILD_GATE_PYTHON" -I -S "$AUTOBUILD_GO_SHIM" "$@";;
+  *" test "*) if [ -x "$AUTOBUILD_GATE_PYTHON" ] && [ -f "$AUTOBUILD_GO_SHIM" ]; then
+                exec "$AUTOBUILD_GATE_PYTHON" -I -S "$AUTOBUILD_GO_SHIM" "$@"
+              fi;;
 esac
 exec "$AUTOBUILD_REAL_GO" "$@"
 """
@@ -69,7 +71,8 @@ READS, ROOT = "AUTOBUILD_PYTEST_READS", "AUTOBUILD_GATE_ROOT"
 """Where the gate's pytest plugin records the files each test read, and the tree they are named relative to (the
 shim's autobuild_gate_reads.py reads them by the same names)."""
 REPORTER_VARIABLES = ("PYTEST_ADDOPTS", "NODE_OPTIONS", "GOFLAGS", "AUTOBUILD_UNITTEST_REPORT", "PYTHONPATH",
-                      DEADLINE, READS, ROOT, "AUTOBUILD_GATE_CHANNEL")
+                      DEADLINE, READS, ROOT, "AUTOBUILD_GATE_CHANNEL", "AUTOBUILD_REAL_GO", "AUTOBUILD_GO_SHIM",
+                      "AUTOBUILD_GATE_PYTHON")
 """The variables the runners' reports depend on (PYTHONPATH: the unittest shim; an env's own `setenv` of it
 still wins in tox): an edit that clears them loses the base's passing ids."""
 

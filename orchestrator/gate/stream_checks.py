@@ -49,8 +49,8 @@ def go_findings(sessions: list[Session], output: str, *, timed_out: bool) -> lis
                              " test binary left in the middle of it)")
             elif outcome is None and package not in results and session.ended and not timed_out:
                 found.append(f"go test end: package {package} started {test} and has no result")
-    if not timed_out:
-        found += _go_lines(Counter(go_packages(output)), Counter(heard))
+    if not timed_out and (printed := Counter(go_packages(output))):  # none: a wrapper reprinted them (gotestsum)
+        found += _go_lines(printed, Counter(heard))
     return found
 
 
