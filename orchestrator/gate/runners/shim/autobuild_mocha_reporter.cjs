@@ -10,7 +10,10 @@ function specOfThisRun() {
   // This run's own mocha (<mocha>/bin/mocha.js, or bin/_mocha before mocha 10): its spec reporter, CommonJS up
   // to mocha 11 and an ES module (`export { Spec }`, loaded by node's require of ES modules) from mocha 12 on.
   try {
-    const root = path.dirname(path.dirname(fs.realpathSync(process.argv[1] || '')));
+    // (bin/mocha.js starts lib/cli/cli.js as its child when node flags are given: the package's root either way.)
+    const main = fs.realpathSync(process.argv[1] || '');
+    const at = main.lastIndexOf(`${path.sep}mocha${path.sep}`);
+    const root = at === -1 ? path.dirname(path.dirname(main)) : main.slice(0, at + 'mocha'.length + 1);
     const spec = require(path.join(root, 'lib', 'reporters', 'spec.js'));
     return spec.Spec || spec.default || spec;
   } catch {
