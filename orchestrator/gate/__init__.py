@@ -25,6 +25,7 @@ instrument.py: test ids from runners the gate does not control, through their en
 channel.py: the gate's own pipe out of a run, where the runners' reporters write as tests end.
 summaries.py: every end-of-session summary a runner printed in a run's output.
 crosscheck.py: every account of a run must agree; what disagrees is tampering.
+stream_checks.py: go's packages and cargo's test binaries, account by account.
 tracked.py: which tracked files a run of the gate changed.
 runners/: what each runner family observed in one run, from its reports or its output.
 excerpt.py: where a failing test's own lines are in a run's output.

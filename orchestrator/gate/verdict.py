@@ -175,10 +175,13 @@ def wants_again(evidence: Evidence) -> bool:
 
 
 def _tampering(evidence: Evidence) -> list[str]:
-    """What disagreed in the run (a monorepo's packages: each judged on its own)."""
+    """What disagreed in the run, the hidden tests' and the clean room's (a monorepo's packages: each judged on its
+    own)."""
     if evidence.run["command"] is None or evidence.packages:
         return []
-    return crosscheck.refusals(evidence.run, evidence.base)
+    hidden_run = evidence.hidden.run if evidence.hidden is not None else None
+    return crosscheck.refusals(evidence.run, evidence.base) + crosscheck.other_runs(
+        evidence.base, (("the hidden acceptance tests' run", hidden_run), ("the clean room", evidence.clean_room)))
 
 
 def _with(run: Observation, passed: bool) -> GateResult:
