@@ -12,6 +12,7 @@ base_command.py: the command as the base defines it: a task's edit to its script
 environment.py: the repo's own environment for the gate, setup and the agents' test runs.
 pyenv.py: where the repo's Python environment reaches into the main checkout.
 node_modules.py: a worktree's own `node_modules`, workspace packages linked to its code.
+node_bins.py: the main checkout's `node_modules/.bin` on a worktree's PATH (yarn's and pnpm's runners need it).
 generated.py: the version file an install generated, copied into worktrees when the build config names it.
 submodules.py: submodules in a run's worktrees, and a task's changes inside one found and undone.
 baseline.py: the gate checked on the base before any money is spent.
