@@ -28,6 +28,7 @@ crosscheck.py: every account of a run must agree; what disagrees is tampering.
 tracked.py: which tracked files a run of the gate changed.
 runners/: what each runner family observed in one run, from its reports or its output.
 excerpt.py: where a failing test's own lines are in a run's output.
+failure_message.py: why one failing test failed, in a line, from its runner's own report of it.
 judge.py: can the command gate at all, and the runs a verdict is decided on (the flaky re-run).
 verdict.py: the verdict, one pure function over a gate run's evidence: the only writer of `passed`.
 spec_check.py: the tests are the spec: what became of every base test on the judged tree.
