@@ -12,6 +12,7 @@ base_command.py: the command as the base defines it: a task's edit to its script
 environment.py: the repo's own environment for the gate, setup and the agents' test runs.
 pyenv.py: where the repo's Python environment reaches into the main checkout.
 node_modules.py: a worktree's own `node_modules`, workspace packages linked to its code.
+node_bins.py: the main checkout's `node_modules/.bin` on a worktree's PATH (yarn's and pnpm's runners need it).
 generated.py: the version file an install generated, copied into worktrees when the build config names it.
 submodules.py: submodules in a run's worktrees, and a task's changes inside one found and undone.
 baseline.py: the gate checked on the base before any money is spent.
@@ -29,6 +30,7 @@ stream_checks.py: go's packages and cargo's test binaries, account by account.
 tracked.py: which tracked files a run of the gate changed.
 runners/: what each runner family observed in one run, from its reports or its output.
 excerpt.py: where a failing test's own lines are in a run's output.
+failure_message.py: why one failing test failed, in a line, from its runner's own report of it.
 judge.py: can the command gate at all, and the runs a verdict is decided on (the flaky re-run).
 verdict.py: the verdict, one pure function over a gate run's evidence: the only writer of `passed`.
 spec_check.py: the tests are the spec: what became of every base test on the judged tree.

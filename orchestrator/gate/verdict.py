@@ -18,7 +18,7 @@ from typing import cast
 
 from orchestrator.facts import Acceptance, GateResult, Observation, TestChange
 from orchestrator.gate import accounting, code_screen, crosscheck, hidden, new_tests, shifted
-from orchestrator.gate.observed import BY_COUNTS, BY_EXIT, green, ran_none, unusable
+from orchestrator.gate.observed import BY_COUNTS, BY_EXIT, failing_named, green, ran_none, unusable
 
 VERDICT_RULES = "2"
 """The version of the rules below: bump it with any change to what `decide` concludes from the same evidence."""
@@ -218,6 +218,8 @@ def _against_base(run: Observation, base: Observation | None) -> GateResult:
     if ran_none(run):
         verdict["passed"] = False
         return verdict
+    if not verdict["passed"] and base is not None and green(base):
+        verdict["summary"] = f"{run['summary']}{failing_named(run)}"  # on a red base: named below, if new
     if verdict["passed"] or base is None or green(base) or ran_none(base) or base["command"] != run["command"]:
         return verdict
     if unusable(run) or run["exit_code"] is None:

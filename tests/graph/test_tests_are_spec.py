@@ -237,7 +237,8 @@ async def test_go_a_rewritten_expectation_is_the_base_versions_failure(tmp_path:
     run = await cheat(repo, {**broken, "mul_test.go": GO_FILES["mul_test.go"].replace("!= 6", "!= 7")},
                       {**GO_FILES, "div.go": "package calc\n\nconst X = 1\n"})
     summary = first_gate(run)["summary"]
-    assert "example.com/calc.TestMul: changed expectation: the base's version fails on this code: want 6" in summary
+    quoted = "example.com/calc.TestMul: changed expectation: the base's version fails on this code: mul_test.go:"
+    assert quoted in summary and ": want 6" in summary, summary
     assert run.status("TASK-001") == "approved"
 
 
