@@ -96,10 +96,13 @@ class Call:
     task: str
     turn: int
     input: AgentInput
+    attempt: int = 1
+    """Which of the task's attempts asked (1 when there is one)."""
 
 
 class ScriptedAgents:
     """Agents whose sessions play a script. Keys: (role, task, turn), (role, task) or role; most specific wins.
+    One attempt of several is keyed by `TASK-001.a2` before its task's keys (`(role, "TASK-001.a2", turn)`).
 
     A list plays one entry per call of that key (the last repeats); a callable decides from the session input.
     A session with nothing scripted ends without a report (an incomplete turn).
@@ -112,8 +115,10 @@ class ScriptedAgents:
 
     def _turn(self, role: str, data: AgentInput) -> Turn:
         task, turn = data.brief.task_id, data.round if isinstance(data, ReplanInput) else data.turn
-        self.calls.append(Call(role, task, turn, data))
-        for key in ((role, task, turn), (role, task), role):
+        attempt = getattr(data, "attempt", 1)
+        self.calls.append(Call(role, task, turn, data, attempt))
+        one = f"{task}.a{attempt}"
+        for key in ((role, one, turn), (role, one), (role, task, turn), (role, task), role):
             if key in self.script:
                 entry = self.script[key]
                 if isinstance(entry, list):

@@ -1,0 +1,159 @@
+"""A task run as several attempts (issue 40), in-process: each in its own worktree and branch, only the pick lands,
+`first` cancels the rest at the first verified approval, `best` ranks by the selection's keys, and a resume never
+runs a finished attempt again."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Any
+
+import pytest
+from langgraph.checkpoint.memory import InMemorySaver
+from langgraph.runtime import RunControl
+
+from agents.testing.repos import git, make_sample_repo
+from agents.testing.scripted_agents import ScriptedAgents, Turn, approve, feedback, writes
+from tests.graph.harness import CALC_FILES, Workflow, plan, task
+
+SUB = {"calc/sub.py": "def sub(a, b):\n    return a - b\n"}
+WRONG = {"calc/other.py": "X = 1\n"}  # the gate (check.py) needs calc/sub.py
+
+
+def repo_with(tmp_path: Path, **fields: Any) -> Path:
+    return make_sample_repo(tmp_path / "repo", files=dict(CALC_FILES), plan=plan(task("TASK-001", **fields)))
+
+
+def branches(repo: Path) -> list[str]:
+    return git(repo, "for-each-ref", "--format=%(refname)", "refs/heads/autobuild/").split()
+
+
+def attempt_records(run: Any, task_id: str = "TASK-001") -> dict[int, dict[str, Any]]:
+    return {record["attempt"]: record for record in run.results[task_id]["attempts"]}
+
+
+async def test_three_attempts_the_second_right_only_it_lands(tmp_path: Path) -> None:
+    repo = repo_with(tmp_path, attempts=3)
+    agents = ScriptedAgents({("player", "TASK-001.a1"): writes({"calc/other.py": "A = 1\n"}),
+                             ("player", "TASK-001.a2"): writes(SUB),
+                             ("player", "TASK-001.a3"): writes({"calc/third.py": "C = 3\n"}),
+                             ("coach", "TASK-001.a2"): approve(), "coach": feedback(("calc", None, "wrong"))})
+    run = await Workflow(repo, agents).run(max_turns=2, attempts_policy="best")
+    result = run.results["TASK-001"]
+    assert (result["status"], result["merged"], result["picked"]) == ("approved", True, 2)
+    records = attempt_records(run)
+    assert [records[k]["status"] for k in (1, 2, 3)] == ["failed", "approved", "failed"]
+    assert records[2]["landed"] and not records[1]["landed"] and not records[3]["landed"]
+    feature = git(repo, "ls-tree", "-r", "--name-only", "autobuild/FEAT-001").split()
+    assert "calc/sub.py" in feature and "calc/other.py" not in feature and "calc/third.py" not in feature
+    # Each attempt had its own worktree, branch, approach and turns; attempt 1 keeps today's names.
+    worktrees = {call.input.worktree.name for call in agents.calls if call.role == "player"}
+    assert worktrees == {"TASK-001", "TASK-001.a2", "TASK-001.a3"}
+    assert {"refs/heads/autobuild/FEAT-001.TASK-001", "refs/heads/autobuild/FEAT-001.TASK-001.a3"} <= set(
+        branches(repo))
+    approaches = {call.attempt: call.input.approach for call in agents.calls if call.role == "player"}
+    assert approaches == {1: "attempt_smallest", 2: "attempt_pattern", 3: "attempt_test_first"}
+    assert sorted(c.turn for c in agents.calls if c.role == "player" and c.attempt == 1) == [1, 2]
+    # The task's cost is every attempt's; every event of an attempt's loop says which one.
+    assert result["cost_usd"] == round(sum(r["cost_usd"] for r in records.values()), 6)
+    assert all(e.get("attempt") for e in run.events if e["event"] in ("player_report", "coach_decision"))
+    assert [e["picked"] for e in run.events if e["event"] == "selection"] == [2]
+
+
+async def test_first_policy_cancels_the_others_at_the_first_verified_approval(tmp_path: Path) -> None:
+    repo = repo_with(tmp_path, attempts=3)
+    slow = Turn(delay_s=30, files=WRONG, report={"files_modified": list(WRONG)})  # would take far too long
+    agents = ScriptedAgents({("player", "TASK-001.a1"): slow, ("player", "TASK-001.a3"): slow,
+                             ("player", "TASK-001.a2"): writes(SUB), "coach": approve()})
+    run = await asyncio.wait_for(Workflow(repo, agents).run(parallel=3), 25)
+    result = run.results["TASK-001"]
+    assert (result["status"], result["picked"], result["attempts_policy"]) == ("approved", 2, "first")
+    records = attempt_records(run)
+    assert [records[k]["status"] for k in (1, 2, 3)] == ["cancelled", "approved", "cancelled"]
+    assert [c.attempt for c in agents.calls if c.role == "coach"] == [2]
+    # The cancelled attempts' worktrees stay (for `show`, until `discard`); the winner's went with its landing.
+    worktrees = repo / ".autobuild/worktrees/FEAT-001"
+    assert (worktrees / "TASK-001").is_dir() and (worktrees / "TASK-001.a3").is_dir()
+    assert not (worktrees / "TASK-001.a2").exists()
+
+
+def _with_test(test: str, **extra: Any) -> Turn:
+    files = {**SUB, "tests/test_sub.py": test}
+    return Turn(files=files, report={"files_modified": list(SUB), "tests_written": ["tests/test_sub.py"],
+                                     "implementation_notes": "sub"}, **extra)
+
+
+SKIPPED = "import pytest\n\n\n@pytest.mark.skip(reason='later')\ndef test_sub():\n    assert False\n"
+REAL = "from calc.sub import sub\n\n\ndef test_sub():\n    assert sub(3, 1) == 2\n"
+
+
+@pytest.mark.heavy  # pytest as the gate, with the new tests' run on the base: seconds per attempt
+async def test_an_unverified_approval_waits_for_a_verified_sibling(tmp_path: Path) -> None:
+    # Attempt 1 is approved first, but the gate only skipped its new test (approved-unverified): it waits, and
+    # attempt 2, approved later and verified, wins under policy `first`.
+    repo = make_sample_repo(tmp_path / "repo", plan=plan(task("TASK-001", attempts=2), verify="python -m pytest -q"))
+    agents = ScriptedAgents({("player", "TASK-001.a1"): _with_test(SKIPPED),
+                             ("player", "TASK-001.a2"): _with_test(REAL, delay_s=1.0), "coach": approve()})
+    run = await Workflow(repo, agents).run(parallel=2)
+    result = run.results["TASK-001"]
+    assert [r["status"] for r in result["attempts"]] == ["approved-unverified", "approved"]
+    assert (result["status"], result["picked"], result["merged"]) == ("approved", 2, True)
+    assert git(repo, "show", "autobuild/FEAT-001:tests/test_sub.py").strip() == REAL.strip()
+
+
+async def test_attempts_queue_for_slots(tmp_path: Path) -> None:
+    repo = repo_with(tmp_path)
+    agents = ScriptedAgents({("player", "TASK-001.a1"): writes(WRONG), ("player", "TASK-001.a2"): writes(SUB),
+                             ("coach", "TASK-001.a2"): approve(), "coach": feedback(("x", None, "no"))})
+    run = await Workflow(repo, agents).run(attempts=2, parallel=1, max_turns=1)
+    assert run.results["TASK-001"]["picked"] == 2
+    started = [e for e in run.events if e["event"] == "attempts_start"]
+    assert (started[0]["attempts"], started[0]["queued"]) == (2, 1)
+    order = [(e["event"], e.get("attempt")) for e in run.events if e["event"] in ("attempt_start", "attempt_end")]
+    assert order == [("attempt_start", 1), ("attempt_end", 1), ("attempt_start", 2), ("attempt_end", 2)]
+
+
+async def test_one_attempt_is_todays_loop(tmp_path: Path) -> None:
+    repo = repo_with(tmp_path)
+    agents = ScriptedAgents({"player": writes(SUB), "coach": approve()})
+    run = await Workflow(repo, agents).run()
+    result = run.results["TASK-001"]
+    assert result["status"] == "approved" and "attempts" not in result and "picked" not in result
+    assert not any("attempt" in e for e in run.events if e["event"] in ("player_report", "coach_decision"))
+    assert [call.input.approach for call in agents.calls if call.role == "player"] == [""]
+    assert branches(repo) == ["refs/heads/autobuild/FEAT-001"]
+
+
+async def test_all_attempts_fail_the_task_fails_nothing_lands(tmp_path: Path) -> None:
+    repo = repo_with(tmp_path, attempts=2)
+    agents = ScriptedAgents({"player": writes(WRONG), "coach": approve()})
+    run = await Workflow(repo, agents).run(max_turns=1, replan=0)
+    result = run.results["TASK-001"]
+    assert (result["status"], result["merged"], result["picked"]) == ("failed", False, None)
+    assert git(repo, "rev-parse", "autobuild/FEAT-001") == git(repo, "rev-parse", "main")
+
+
+async def test_resume_after_an_interrupt_never_runs_a_finished_attempt_again(tmp_path: Path) -> None:
+    repo = repo_with(tmp_path, attempts=2)
+    saver = InMemorySaver()
+    agents = ScriptedAgents({("player", "TASK-001.a1"): writes(WRONG),
+                             ("player", "TASK-001.a2"): writes(SUB, delay_s=1.0),
+                             ("coach", "TASK-001.a2"): approve(), "coach": feedback(("x", None, "no"))})
+    control = RunControl()
+    workflow = Workflow(repo, agents, checkpointer=saver)
+
+    async def drain_when_attempt_one_ended() -> None:
+        while not any(c.role == "coach" and c.attempt == 1 for c in agents.calls):
+            await asyncio.sleep(0.02)
+        await asyncio.sleep(0.3)  # its verdict checkpointed; attempt 2's player still in its session
+        control.request_drain()
+
+    drainer = asyncio.ensure_future(drain_when_attempt_one_ended())
+    first = await workflow.run(control=control, max_turns=1, parallel=2)
+    await drainer
+    assert "TASK-001" not in first.results
+    calls_before = len([c for c in agents.calls if c.attempt == 1])
+    second = await workflow.run(fresh_input=False, max_turns=1, parallel=2)
+    assert second.results["TASK-001"]["picked"] == 2 and second.results["TASK-001"]["merged"]
+    assert len([c for c in agents.calls if c.attempt == 1]) == calls_before, "attempt 1 ran again"
+    assert [r["status"] for r in second.results["TASK-001"]["attempts"]] == ["failed", "approved"]
