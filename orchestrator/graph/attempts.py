@@ -256,7 +256,8 @@ def _combined(final: dict[str, Any], records: dict[int, AttemptRecord], selectio
     total = sum(outcome["cost_usd"] for outcome in group.outcomes.values()) + max(0.0, landed_extra)
     result["cost_usd"] = round(total, 6)
     result["attempts"] = list(records.values())
-    result["picked"] = selection.picked
+    landed = [attempt for attempt, record in records.items() if record.get("landed")]
+    result["picked"] = landed[0] if landed else selection.picked
     result["pick"] = selection.reason
     result["attempts_policy"] = group.policy
     return {**final, "result": result}

@@ -5,6 +5,7 @@ runs a finished attempt again."""
 from __future__ import annotations
 
 import asyncio
+import json
 from pathlib import Path
 from typing import Any
 
@@ -14,6 +15,10 @@ from langgraph.runtime import RunControl
 
 from agents.testing.repos import git, make_sample_repo
 from agents.testing.scripted_agents import ScriptedAgents, Turn, approve, feedback, writes
+from orchestrator.cli.main import main
+from orchestrator.graph import runner
+from orchestrator.settings import RunSettings
+from tests import schemas
 from tests.graph.harness import CALC_FILES, Workflow, plan, task
 
 SUB = {"calc/sub.py": "def sub(a, b):\n    return a - b\n"}
@@ -136,24 +141,77 @@ async def test_all_attempts_fail_the_task_fails_nothing_lands(tmp_path: Path) ->
 async def test_resume_after_an_interrupt_never_runs_a_finished_attempt_again(tmp_path: Path) -> None:
     repo = repo_with(tmp_path, attempts=2)
     saver = InMemorySaver()
-    agents = ScriptedAgents({("player", "TASK-001.a1"): writes(WRONG),
-                             ("player", "TASK-001.a2"): writes(SUB, delay_s=1.0),
-                             ("coach", "TASK-001.a2"): approve(), "coach": feedback(("x", None, "no"))})
     control = RunControl()
-    workflow = Workflow(repo, agents, checkpointer=saver)
 
-    async def drain_when_attempt_one_ended() -> None:
-        while not any(c.role == "coach" and c.attempt == 1 for c in agents.calls):
-            await asyncio.sleep(0.02)
-        await asyncio.sleep(0.3)  # its verdict checkpointed; attempt 2's player still in its session
-        control.request_drain()
+    def ctrl_c(data: Any) -> Turn:  # a person presses Ctrl+C while attempt 2's player works
+        control.request_drain("signal")
+        return Turn(report=None, text="[Request interrupted by user]", delay_s=0.2)
 
-    drainer = asyncio.ensure_future(drain_when_attempt_one_ended())
-    first = await workflow.run(control=control, max_turns=1, parallel=2)
-    await drainer
+    before = ScriptedAgents({("player", "TASK-001.a1"): writes(WRONG), ("player", "TASK-001.a2"): ctrl_c,
+                             "coach": feedback(("x", None, "no"))})
+    first = await Workflow(repo, before, checkpointer=saver).run(control=control, max_turns=1)
     assert "TASK-001" not in first.results
-    calls_before = len([c for c in agents.calls if c.attempt == 1])
-    second = await workflow.run(fresh_input=False, max_turns=1, parallel=2)
-    assert second.results["TASK-001"]["picked"] == 2 and second.results["TASK-001"]["merged"]
-    assert len([c for c in agents.calls if c.attempt == 1]) == calls_before, "attempt 1 ran again"
-    assert [r["status"] for r in second.results["TASK-001"]["attempts"]] == ["failed", "approved"]
+    assert [(c.role, c.attempt) for c in before.calls] == [("player", 1), ("coach", 1), ("player", 2)]
+    after = ScriptedAgents({("player", "TASK-001.a2"): writes(SUB), ("coach", "TASK-001.a2"): approve()})
+    second = await Workflow(repo, after, checkpointer=saver).run(fresh_input=False, max_turns=1)
+    assert [(c.role, c.attempt) for c in after.calls] == [("player", 2), ("coach", 2)], "attempt 1 ran again"
+    result = second.results["TASK-001"]
+    assert (result["picked"], result["merged"]) == (2, True)
+    assert [r["status"] for r in result["attempts"]] == ["failed", "approved"]
+
+
+def _land_elsewhere(path: str, text: str) -> Any:
+    """A session effect: another landing moves the feature branch meanwhile (a commit adding `path` on top)."""
+
+    def effect(worktree: Path) -> None:
+        repo = worktree.parents[3]
+        side = repo / ".autobuild" / "side"
+        git(repo, "worktree", "add", "-q", "--detach", str(side), "autobuild/FEAT-001")
+        (side / path).write_text(text)
+        git(side, "add", "-A")
+        git(side, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "landed meanwhile")
+        git(repo, "update-ref", "refs/heads/autobuild/FEAT-001", git(side, "rev-parse", "HEAD").strip())
+        git(repo, "worktree", "remove", "--force", str(side))
+
+    return effect
+
+
+async def test_a_pick_refused_at_the_merge_gives_way_to_the_next_candidate(tmp_path: Path) -> None:
+    repo = repo_with(tmp_path, attempts=2)
+    # While attempt 2 works, another landing adds calc/sub.py: attempt 1's landing (it was approved first, so it is
+    # the first candidate) conflicts, attempt 2's doesn't.
+    meanwhile = _land_elsewhere("calc/sub.py", "def sub(a, b):\n    return a - b  # X\n")
+    agents = ScriptedAgents({("player", "TASK-001.a1"): writes(SUB),
+                             ("player", "TASK-001.a2"): writes({"calc/mul.py": "M = 1\n"}, effect=meanwhile),
+                             "coach": approve()})
+    run = await Workflow(repo, agents).run(attempts_policy="best", verify="python -c pass")
+    result = run.results["TASK-001"]
+    records = attempt_records(run)
+    assert "conflict" in records[1]["refused"] and not records[1]["landed"]
+    assert (result["status"], result["merged"], result["picked"], records[2]["landed"]) == ("approved", True, 2, True)
+    assert [c.role for c in agents.calls].count("player") == 2, "no new turn before the next candidate"
+    assert "attempt_refused" in run.kinds("TASK-001")
+
+
+async def test_status_and_show_say_every_attempts_verdict_and_the_pick(tmp_path: Path,
+                                                                      capsys: pytest.CaptureFixture[str]) -> None:
+    repo, db = repo_with(tmp_path, attempts=2), tmp_path / "db.sqlite"
+    agents = ScriptedAgents({("player", "TASK-001.a1"): writes(WRONG), ("player", "TASK-001.a2"): writes(SUB),
+                             ("coach", "TASK-001.a2"): approve(), "coach": feedback(("x", None, "no"))})
+    settings = RunSettings(repo=repo, target="FEAT-001", db=str(db), agents=agents, interactive=False, replan=0,
+                           max_turns=1, attempts_policy="best")
+    summary = await runner.execute(runner.prepare(settings), lambda event: None)
+    assert summary.results["TASK-001"]["picked"] == 2
+    assert main(["status", "FEAT-001", "--repo", str(repo), "--db", str(db), "--json"]) == 0
+    row = schemas.valid("status", json.loads(capsys.readouterr().out))["tasks"][0]
+    assert (row["status"], row["picked"], row["attempts_policy"]) == ("approved", 2, "best")
+    assert [(v["attempt"], v["status"]) for v in row["attempt_verdicts"]] == [(1, "failed"), (2, "approved")]
+    assert row["cost_usd"] == pytest.approx(sum(v["cost_usd"] for v in row["attempt_verdicts"]))
+    assert main(["show", "FEAT-001", "TASK-001", "--repo", str(repo), "--db", str(db), "--json"]) == 0
+    shown = schemas.valid("show-task", json.loads(capsys.readouterr().out))
+    assert shown["picked"] == 2 and "only one approved" in shown["pick"]
+    assert sorted((t["attempt"], t["turn"]) for t in shown["turns"]) == [(1, 1), (2, 1)]
+    assert shown["final"]["status"] == "approved" and shown["final"]["attempt"] == 2
+    assert main(["show", "FEAT-001", "TASK-001", "--repo", str(repo), "--db", str(db)]) == 0
+    text = capsys.readouterr().out
+    assert "picked attempt 2" in text and "attempt 1 [attempt_smallest]: failed" in text
