@@ -22,7 +22,7 @@ import asyncio
 import contextlib
 import time
 from dataclasses import dataclass, field
-from typing import Any, TypedDict
+from typing import Any, TypedDict, cast
 
 from langchain_core.runnables import RunnableConfig
 from langgraph.errors import GraphDrained, GraphInterrupt
@@ -153,7 +153,9 @@ async def _landing(task_id: str, attempt: int, run_key: str, more_candidates: bo
                                     carried_turns=int(carried.get("turns", 0)))}
     graph = active.landing_graph
     assert graph is not None, "a run with attempts has a landing graph"
-    final: dict[str, Any] = await graph.ainvoke(landing, _config(active, task_id, attempt), context=active.ctx)
+    # The landing graph takes a whole task state (workflow.build_task_graph(landing=True)); its type says TaskInput.
+    final: dict[str, Any] = await graph.ainvoke(cast("TaskInput", landing), _config(active, task_id, attempt),
+                                                context=active.ctx)
     return final
 
 
