@@ -98,6 +98,8 @@ class Call:
     input: AgentInput
     attempt: int = 1
     """Which of the task's attempts asked (1 when there is one)."""
+    model: str | None = None
+    """The model the session was given (its settings')."""
 
 
 class ScriptedAgents:
@@ -113,10 +115,10 @@ class ScriptedAgents:
         self.calls: list[Call] = []
         self._used: dict[Any, int] = {}
 
-    def _turn(self, role: str, data: AgentInput) -> Turn:
+    def _turn(self, role: str, data: AgentInput, model: str | None = None) -> Turn:
         task, turn = data.brief.task_id, data.round if isinstance(data, ReplanInput) else data.turn
         attempt = getattr(data, "attempt", 1)
-        self.calls.append(Call(role, task, turn, data, attempt))
+        self.calls.append(Call(role, task, turn, data, attempt, model))
         one = f"{task}.a{attempt}"
         for key in ((role, one, turn), (role, one), (role, task, turn), (role, task), role):
             if key in self.script:
@@ -128,8 +130,9 @@ class ScriptedAgents:
                 return entry(data) if callable(entry) else entry
         return Turn(report=None, text="nothing scripted")
 
-    async def _play(self, role: str, data: AgentInput) -> tuple[AgentResult, Turn]:
-        turn = self._turn(role, data)
+    async def _play(self, role: str, data: AgentInput, settings: SessionSettings | None = None
+                    ) -> tuple[AgentResult, Turn]:
+        turn = self._turn(role, data, settings.model if settings is not None else None)
         if turn.delay_s:
             await asyncio.sleep(turn.delay_s)
         if turn.raises is not None:
@@ -161,10 +164,10 @@ class ScriptedAgents:
         return result, turn
 
     async def player(self, data: PlayerInput, settings: SessionSettings) -> AgentResult:
-        return (await self._play("player", data))[0]
+        return (await self._play("player", data, settings))[0]
 
     async def coach(self, data: CoachInput, settings: SessionSettings) -> AgentResult:
-        return (await self._play("coach", data))[0]
+        return (await self._play("coach", data, settings))[0]
 
     async def precheck(self, data: CoachInput, settings: SessionSettings) -> tuple[AgentResult, PrecheckVerdict]:
         result, turn = await self._play("precheck", data)

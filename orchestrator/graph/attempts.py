@@ -91,6 +91,8 @@ async def _attempt(task_id: str, attempt: int, run_key: str) -> AttemptOutcome:
     try:
         async with active.scheduler.slots:
             if group.won.is_set():
+                events("attempt_cancelled", task_id, reason="a sibling attempt was verified before it started",
+                       cost_usd=0.0)
                 return AttemptOutcome(attempt=attempt, state={}, cancelled=True, finished_at=time.time(),
                                       cost_usd=0.0)
             approach = _approach(attempt)

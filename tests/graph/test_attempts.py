@@ -106,8 +106,8 @@ async def test_an_unverified_approval_waits_for_a_verified_sibling(tmp_path: Pat
     assert git(repo, "show", "autobuild/FEAT-001:tests/test_sub.py").strip() == REAL.strip()
 
 
-async def test_attempts_queue_for_slots(tmp_path: Path) -> None:
-    repo = repo_with(tmp_path)
+async def test_attempts_queue_for_slots_and_take_their_models_in_turn(tmp_path: Path) -> None:
+    repo = repo_with(tmp_path, attempt_models=["model-one", "model-two"])
     agents = ScriptedAgents({("player", "TASK-001.a1"): writes(WRONG), ("player", "TASK-001.a2"): writes(SUB),
                              ("coach", "TASK-001.a2"): approve(), "coach": feedback(("x", None, "no"))})
     run = await Workflow(repo, agents).run(attempts=2, parallel=1, max_turns=1)
@@ -116,6 +116,8 @@ async def test_attempts_queue_for_slots(tmp_path: Path) -> None:
     assert (started[0]["attempts"], started[0]["queued"]) == (2, 1)
     order = [(e["event"], e.get("attempt")) for e in run.events if e["event"] in ("attempt_start", "attempt_end")]
     assert order == [("attempt_start", 1), ("attempt_end", 1), ("attempt_start", 2), ("attempt_end", 2)]
+    assert [(c.role, c.attempt, c.model) for c in agents.calls] == [
+        ("player", 1, "model-one"), ("coach", 1, None), ("player", 2, "model-two"), ("coach", 2, None)]
 
 
 async def test_one_attempt_is_todays_loop(tmp_path: Path) -> None:
@@ -215,3 +217,15 @@ async def test_status_and_show_say_every_attempts_verdict_and_the_pick(tmp_path:
     assert main(["show", "FEAT-001", "TASK-001", "--repo", str(repo), "--db", str(db)]) == 0
     text = capsys.readouterr().out
     assert "picked attempt 2" in text and "attempt 1 [attempt_smallest]: failed" in text
+
+
+async def test_the_task_budget_covers_all_its_attempts(tmp_path: Path) -> None:
+    # $0.05 for the task: attempt 1 spends $0.04 on its two turns; attempt 2 may start its first session ($0.04
+    # spent) but not its second, so it stops at the budget and the task, with no candidate, is aborted.
+    repo = repo_with(tmp_path, attempts=2, budget_usd=0.05)
+    agents = ScriptedAgents({"player": writes(WRONG, cost_usd=0.01), "coach": feedback(("x", None, "no"))})
+    run = await Workflow(repo, agents).run(max_turns=2, replan=0)
+    records = attempt_records(run)
+    assert records[1]["status"] == "failed" and records[2]["status"] == "aborted"
+    assert "budget exhausted" in records[2]["reason"]
+    assert run.results["TASK-001"]["cost_usd"] <= 0.05 + 0.01 + 1e-9

@@ -172,6 +172,14 @@ class AgentTurn:
         """The task's spend including this turn's sessions so far."""
         return float(self.state.get("cost_usd", 0.0)) + self.sessions.cost_usd
 
+    @property
+    def task_spent(self) -> float:
+        """What the task spent: this loop's spend, and its sibling attempts' as they recorded it (the task's
+        budget covers all its attempts)."""
+        siblings = f"{self.task_id}.a"
+        return self.spent + sum(usd for key, usd in self.ctx.spend.by_task.items()
+                                if key.startswith(siblings) and key != self.spend_key)
+
     def transcript(self) -> Path:
         attempt = f"-{len(self.sessions.results) + 1}" if self.sessions.results else ""
         folder = self.ctx.runs_dir(self.task_id, max(self.attempt, 1))
@@ -179,7 +187,7 @@ class AgentTurn:
 
     def out_of_budget(self) -> Stop | None:
         """Checked before every session: an exhausted budget never starts one."""
-        exhausted = self.ctx.budget_exhausted(self.task_id, self.spent)
+        exhausted = self.ctx.budget_exhausted(self.task_id, self.task_spent)
         return Stop(outcome="aborted", reason=exhausted, cause="budget") if exhausted else None
 
     async def run(self, call: Callable[[SessionSettings], Awaitable[AgentResult]]) -> AgentResult:
@@ -191,7 +199,7 @@ class AgentTurn:
         await self.ctx.ensure_worktree(self.worktree, self.state["branch"], self.state["head_sha"])
         await repo.reset(self.worktree, self.state["head_sha"])
         settings = await asyncio.to_thread(partial(self.ctx.session_settings, attempt=self.attempt), self.role,
-                                           self.task_id, self.spent, self.events)  # env: read from the venvs' files
+                                           self.task_id, self.task_spent, self.events)  # env: from the venvs' files
         before = await watch.take(repo)
         try:
             sandboxed = settings.sandbox_writable is not None
