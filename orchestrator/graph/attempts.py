@@ -67,6 +67,10 @@ class _Group:
     """One task's attempts in this process (in memory; a resume rebuilds it from the replayed outcomes)."""
 
     policy: str
+    limit: int = 1
+    """The attempts this run may start (`--attempts` now): a resume with fewer finishes the started ones only."""
+    fresh: set[int] = field(default_factory=set)
+    """Attempts whose start `attempt_began` recorded in this process (not replayed: never started before)."""
     won: asyncio.Event = field(default_factory=asyncio.Event)
     outcomes: dict[int, AttemptOutcome] = field(default_factory=dict)
     raised: dict[int, BaseException] = field(default_factory=dict)
@@ -85,14 +89,19 @@ async def _attempt(task_id: str, attempt: int, run_key: str) -> AttemptOutcome:
     but an interrupt (a question re-raised; anything else noted for the group and held for resume)."""
     active, group = ACTIVE[run_key], _GROUPS[(run_key, task_id)]
     ctx = active.ctx
-    events = ctx.events(get_runtime())
+    runtime = get_runtime()
+    events = ctx.events(runtime)
     ATTEMPT.set(attempt)  # this task body's own context: its subgraph's events carry the attempt
     spend_key = f"{task_id}.a{attempt}"
     try:
         async with active.scheduler.slots:
-            if group.won.is_set():
-                events("attempt_cancelled", task_id, reason="a sibling attempt was verified before it started",
-                       cost_usd=0.0)
+            if runtime.drain_requested:  # stopping: it starts on resume (or not, with fewer --attempts then)
+                raise GraphDrained("the run is stopping")
+            if group.won.is_set() or (await attempt_began(task_id, attempt, run_key) and attempt > group.limit
+                                      and attempt in group.fresh):
+                why = ("a sibling attempt was verified before it started" if group.won.is_set() else
+                       f"not started: this run allows {group.limit} attempt(s)")
+                events("attempt_cancelled", task_id, reason=why, cost_usd=0.0)
                 return AttemptOutcome(attempt=attempt, state={}, cancelled=True, finished_at=time.time(),
                                       cost_usd=0.0)
             approach = _approach(attempt)
@@ -118,6 +127,20 @@ async def _attempt(task_id: str, attempt: int, run_key: str) -> AttemptOutcome:
            cost_usd=result.get("cost_usd"))
     return AttemptOutcome(attempt=attempt, state=dict(final), cancelled=False, finished_at=time.time(),
                           cost_usd=float(result.get("cost_usd", cost)))
+
+
+@task
+async def attempt_began(task_id: str, attempt: int, run_key: str) -> bool:
+    """An attempt's start, recorded once: replayed on resume, so a resume knows the attempts that had started (a
+    resume with fewer `--attempts` finishes those, and starts no other)."""
+    _GROUPS[(run_key, task_id)].fresh.add(attempt)
+    return True
+
+
+@task
+async def attempts_started(task_id: str, count: int) -> int:
+    """How many attempts the task's run started with, recorded once (a resume issues as many, in order)."""
+    return count
 
 
 _attempt.__name__ = "run_task"  # named as a task's own loop: status and the costs read it as one (store/outcomes.py)
@@ -174,16 +197,28 @@ def _candidate(outcome: AttemptOutcome) -> Candidate:
                      finished_at=outcome["finished_at"])
 
 
-async def run(task_id: str, run_key: str, count: int) -> dict[str, Any]:
-    """Every attempt of the task, the pick, its landing: the final state `run_task` takes a task loop's from."""
+async def planned(options: RunOptions, plan: FeaturePlan, task_id: str) -> tuple[int, int]:
+    """The attempts this run may start, and how many to launch: as many as the task's first run started (recorded
+    once, so a resume with fewer `--attempts` still finishes those), or more. A task of one attempt where no
+    `--attempts` was given is today's loop: nothing is recorded."""
+    count = attempts_of(options, plan, task_id)
+    if count == 1 and options.attempts is None:
+        return 1, 1
+    return count, max(count, await attempts_started(task_id, count))
+
+
+async def run(task_id: str, run_key: str, count: int, launched: int) -> dict[str, Any]:
+    """Every attempt of the task (`launched`, of which this run may start `count`), the pick, its landing: the
+    final state `run_task` takes a task loop's from."""
     active = ACTIVE[run_key]
     policy = active.ctx.options.attempts_policy
-    group = _GROUPS[(run_key, task_id)] = _Group(policy)
+    group = _GROUPS[(run_key, task_id)] = _Group(policy, limit=count)
     events = active.ctx.events(get_runtime())
-    events("attempts_start", task_id, attempts=count, policy=policy,
-           queued=max(0, count - active.ctx.options.parallel))
     try:
-        await _settle(group, {k: asyncio.ensure_future(run_attempt(task_id, k, run_key)) for k in range(1, count + 1)})
+        events("attempts_start", task_id, attempts=launched, policy=policy,
+               queued=max(0, min(count, launched) - active.ctx.options.parallel))
+        await _settle(group, {k: asyncio.ensure_future(run_attempt(task_id, k, run_key))
+                              for k in range(1, launched + 1)})
         candidates = [_candidate(outcome) for _, outcome in sorted(group.outcomes.items())]
         verified = first_verified(candidates) if policy == "first" else None
         if group.raised and verified is None:  # an unfinished attempt could still change the pick: resume it
@@ -197,7 +232,7 @@ async def run(task_id: str, run_key: str, count: int) -> dict[str, Any]:
         return await _land(task_id, run_key, group, selection)
     finally:
         del _GROUPS[(run_key, task_id)]
-        _count_spend(active, task_id, count)
+        _count_spend(active, task_id, max([count, *group.outcomes]))
 
 
 async def _settle(group: _Group, pending: dict[int, asyncio.Future[AttemptOutcome]]) -> None:

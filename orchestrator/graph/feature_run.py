@@ -98,13 +98,13 @@ async def run_task(task_id: str, run_key: str) -> TaskResult:
     # A trace shows the task's subgraph under its id, its runs tagged with it (neither reaches the checkpoints).
     config: RunnableConfig = {"recursion_limit": 12 * ctx.options.max_turns + 30, "run_name": f"task {task_id}",
                    "tags": [task_id]}
-    count = 1 if skip_reason else attempts.attempts_of(ctx.options, ctx.plan, task_id)
-    async with contextlib.nullcontext() if count > 1 else scheduler.slots:  # each attempt takes a slot of its own
+    count, launched = (1, 1) if skip_reason else await attempts.planned(ctx.options, ctx.plan, task_id)
+    async with contextlib.nullcontext() if launched > 1 else scheduler.slots:  # each attempt takes its own slot
         try:
             events("task_ready", task_id)
             task_input = TaskInput(feature_id=ctx.feature_id, task_id=task_id, skip_reason=skip_reason,
                                    plan_digest=active.digest)
-            final = await (attempts.run(task_id, run_key, count) if count > 1
+            final = await (attempts.run(task_id, run_key, count, launched) if launched > 1
                            else graph.ainvoke(task_input, config, context=ctx))
         except GraphInterrupt:
             await scheduler.hold(task_id, "waiting for an answer")

@@ -229,3 +229,24 @@ async def test_the_task_budget_covers_all_its_attempts(tmp_path: Path) -> None:
     assert records[1]["status"] == "failed" and records[2]["status"] == "aborted"
     assert "budget exhausted" in records[2]["reason"]
     assert run.results["TASK-001"]["cost_usd"] <= 0.05 + 0.01 + 1e-9
+
+
+async def test_resume_with_fewer_attempts_finishes_the_started_ones_and_starts_no_other(tmp_path: Path) -> None:
+    repo = repo_with(tmp_path, attempts=3)
+    saver = InMemorySaver()
+    control = RunControl()
+
+    def ctrl_c(data: Any) -> Turn:  # Ctrl+C while attempt 2 works; attempt 3 waits for the one slot
+        control.request_drain("signal")
+        return Turn(report=None, text="[Request interrupted by user]", delay_s=0.2)
+
+    before = ScriptedAgents({("player", "TASK-001.a1"): writes(WRONG), ("player", "TASK-001.a2"): ctrl_c,
+                             "coach": feedback(("x", None, "no"))})
+    await Workflow(repo, before, checkpointer=saver).run(control=control, max_turns=1)
+    after = ScriptedAgents({("player", "TASK-001.a2"): writes(SUB), "coach": approve()})
+    second = await Workflow(repo, after, checkpointer=saver).run(fresh_input=False, max_turns=1, attempts=1)
+    assert [(c.role, c.attempt) for c in after.calls] == [("player", 2), ("coach", 2)]
+    result = second.results["TASK-001"]
+    assert [(r["attempt"], r["status"]) for r in result["attempts"]] == [(1, "failed"), (2, "approved"),
+                                                                         (3, "cancelled")]
+    assert (result["picked"], result["merged"]) == (2, True)
