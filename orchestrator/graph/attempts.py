@@ -30,13 +30,14 @@ from langgraph.func import task
 from langgraph.runtime import get_runtime
 
 from agents.limits import UsageLimitYield
-from orchestrator.facts import AttemptRecord, TaskResult, TaskState
+from orchestrator.facts import AttemptRecord, Receipt, TaskResult, TaskState
 from orchestrator.graph.active import ACTIVE, ActiveRun
 from orchestrator.graph.events import ATTEMPT
 from orchestrator.graph.selection import Candidate, Selection, first_verified, rank
 from orchestrator.graph.state import TaskInput
 from orchestrator.plan.model import FeaturePlan
 from orchestrator.settings import RunOptions
+from orchestrator.store import receipts
 
 APPROACHES = ("attempt_smallest", "attempt_pattern", "attempt_test_first")
 """The approach hints (prompts/ by name) the attempts' players get in turn: the smallest change; the codebase's
@@ -293,6 +294,15 @@ def _combined(final: dict[str, Any], records: dict[int, AttemptRecord], selectio
     result = TaskResult(**(final.get("result") or {}))  # type: ignore[typeddict-item]
     landed_extra = float(result.get("cost_usd", 0.0)) - float(final.get("carried_usd", result.get("cost_usd", 0.0)))
     total = sum(outcome["cost_usd"] for outcome in group.outcomes.values()) + max(0.0, landed_extra)
+    own = int(final.get("attempt") or 0)
+    siblings = [records[a] for a in records if a != own]
+    # The task's receipt: its standing attempt's, with every sibling attempt spent beside it.
+    receipt = receipts.of_result(result)
+    sibling_usd = round(sum(float(r.get("cost_usd") or 0.0) for r in siblings), 6)
+    result["receipt"] = Receipt(**{
+        **receipt, "other": {**receipt["other"], "sibling_attempts_usd": sibling_usd},
+        "other_cost_usd": round(float(receipt["other_cost_usd"]) + sibling_usd, 6),
+        "other_turns": int(receipt["other_turns"]) + sum(int(r.get("turns") or 0) for r in siblings)})
     result["cost_usd"] = round(total, 6)
     result["attempts"] = list(records.values())
     landed = [attempt for attempt, record in records.items() if record.get("landed")]

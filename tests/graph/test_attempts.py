@@ -61,8 +61,13 @@ async def test_three_attempts_the_second_right_only_it_lands(tmp_path: Path) -> 
     assert sorted(c.turn for c in agents.calls if c.role == "player" and c.attempt == 1) == [1, 2]
     # The task's cost is every attempt's; every event of an attempt's loop says which one.
     assert result["cost_usd"] == round(sum(r["cost_usd"] for r in records.values()), 6)
+    receipt = result["receipt"]
+    assert receipt["approved_cost_usd"] + receipt["other_cost_usd"] == pytest.approx(result["cost_usd"])
+    assert receipt["other"]["sibling_attempts_usd"] == pytest.approx(records[1]["cost_usd"] + records[3]["cost_usd"])
     assert all(e.get("attempt") for e in run.events if e["event"] in ("player_report", "coach_decision"))
     assert [e["picked"] for e in run.events if e["event"] == "selection"] == [2]
+    report = (repo / ".autobuild/runs/FEAT-001/AUTO-RUN.md").read_text()
+    assert "### TASK-001: 3 attempts (best), picked 2" in report and "- attempt 1 (attempt_smallest): failed" in report
 
 
 async def test_first_policy_cancels_the_others_at_the_first_verified_approval(tmp_path: Path) -> None:
