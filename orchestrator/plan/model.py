@@ -43,7 +43,7 @@ ModelName = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1
 
 def _attempts_int(value: Any) -> Any:
     """`attempts: true` or `"3"` is a mistake, not a number: attempts are said as a whole number from 1 to 8."""
-    if isinstance(value, bool) or not isinstance(value, int):
+    if value is not None and (isinstance(value, bool) or not isinstance(value, int)):
         raise ValueError(f"must be a whole number from 1 to {MAX_ATTEMPTS}")
     return value
 

@@ -4,7 +4,7 @@ approved), with a seam for a tie-breaker."""
 
 from __future__ import annotations
 
-from hypothesis import given
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from orchestrator.graph.selection import Candidate, first_verified, rank
@@ -50,6 +50,7 @@ _CANDIDATES = st.lists(st.builds(Candidate, attempt=st.integers(1, 8),
 
 
 @given(_CANDIDATES)
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 def test_the_ranking_is_a_pure_function_of_the_records(candidates: list[Candidate]) -> None:
     forward, backward = rank(candidates), rank(list(reversed(candidates)))
     assert forward == backward  # the order the attempts ended in changes nothing

@@ -83,6 +83,8 @@ def test_attempts_in_a_plan_and_the_digest_of_plans_without_them() -> None:
         3, ["sonnet", "opus"], 2, None)
     # How many attempts is how a task runs, not what it is: a run resumes with another count.
     assert plan_digest(plan) == plan_digest(parse_plan(_plan(), "p"))
+    again = parse_plan(plan.model_dump(mode="json"), "p")  # a dumped plan (a replan's) says `attempts: null`
+    assert (again.attempts, again.tasks[1].attempts) == (3, None)
     assert yaml.safe_dump(_plan()) == yaml.safe_dump(DEMO_PLAN)  # the fixture itself is untouched
 
 
