@@ -258,9 +258,9 @@ def _request(
 def _memory_section(conventions: Conventions) -> str:
     if not conventions.memory:
         return ""
-    return ("\n\n# The project's conventions (its CLAUDE.md files)\n\nFollow them. Where they conflict with the"
-            " rules above (work only in this worktree, the coach never writes, report through the autobuild"
-            f" tools), the rules above win.\n\n{conventions.memory}\n")
+    return ("\n\n# The project's conventions (its CLAUDE.md and AGENTS.md files)\n\nFollow them. Where they"
+            " conflict with the rules above (work only in this worktree, the coach never writes, report through the"
+            f" autobuild tools), the rules above win.\n\n{conventions.memory}\n")
 
 
 def _limits(limits: SessionLimits, meta: dict[str, Any]) -> SessionLimits:

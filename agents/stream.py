@@ -192,7 +192,9 @@ class Collector:
         result.num_turns = message.num_turns
         result.cost_usd = float(message.total_cost_usd or 0.0)
         usage = message.usage or {}
-        result.input_tokens = int(usage.get("input_tokens", 0)) + int(usage.get("cache_read_input_tokens", 0))
+        result.cache_read_tokens = int(usage.get("cache_read_input_tokens") or 0)
+        result.input_tokens = (int(usage.get("input_tokens") or 0) + result.cache_read_tokens
+                               + int(usage.get("cache_creation_input_tokens") or 0))
         result.output_tokens = int(usage.get("output_tokens", 0))
         result.session_id = message.session_id or result.session_id
         for denial in message.permission_denials or []:

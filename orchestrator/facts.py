@@ -269,6 +269,8 @@ class HistoryEntry(TypedDict):
     sha: str
     summary: str
     retry_cost_usd: NotRequired[float]  # what this turn's repeated sessions of the role cost (in cost_usd)
+    input_tokens: NotRequired[int]  # every input token of the turn's sessions of the role (in tokens)
+    cache_read_tokens: NotRequired[int]  # the part of input_tokens read from the prompt cache
 
 
 class Receipt(TypedDict):
@@ -285,6 +287,10 @@ class Receipt(TypedDict):
     other_turns: int
     other: dict[str, float]
     replans: int
+    input_tokens: NotRequired[int]
+    """Every input token of the sessions counted (older receipts lack it)."""
+    cache_read_tokens: NotRequired[int]
+    """The part of `input_tokens` read from the prompt cache, at a tenth of an input token's price."""
 
 
 class AttemptRecord(TypedDict, total=False):

@@ -34,6 +34,8 @@ class Turn:
     """report_progress input (player) or record_decision input (coach)."""
     status: SessionStatus = "success"
     cost_usd: float = 0.01
+    cache_read_tokens: int = 0
+    """Of the session's 100 input tokens plus these: the ones read from the prompt cache."""
     text: str = "done"
     blocker: dict[str, str] | None = None
     question: str | None = None
@@ -157,7 +159,8 @@ class ScriptedAgents:
         digest = hashlib.md5(f"{role}{data.brief.task_id}{number}".encode(), usedforsecurity=False).hexdigest()
         result = AgentResult(
             role=role, status="question" if question else turn.status, report=turn.report, tool_calls=calls,
-            files_modified=list(turn.files), final_text=turn.text, cost_usd=turn.cost_usd, input_tokens=100,
+            files_modified=list(turn.files), final_text=turn.text, cost_usd=turn.cost_usd,
+            input_tokens=100 + turn.cache_read_tokens, cache_read_tokens=turn.cache_read_tokens,
             output_tokens=50, num_turns=1, session_id=f"scripted-{next(_session_ids)}-{digest[:6]}",
             blocker=turn.blocker, question=question, stuck_commands=list(turn.stuck_commands),
         )

@@ -55,5 +55,6 @@ def _text(card: dict[str, Any]) -> str:
         f"replans:                      {card['replans']}",
         f"cost:                         ${card['cost_usd']:.4f}"
         + (f", ${cost_per:.4f} per approved task" if cost_per is not None else ""),
-        f"receipt:                      {receipts.describe(card['receipt'])}",
+        f"receipt:                      {receipts.describe(card['receipt'], cache=False)}",
+        f"cache reads:                  {receipts.cache_reads(card['receipt']) or '- (no tokens counted)'}",
     ])

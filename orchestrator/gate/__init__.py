@@ -16,6 +16,7 @@ generated.py: the version file an install generated, copied into worktrees when 
 submodules.py: submodules in a run's worktrees, and a task's changes inside one found and undone.
 baseline.py: the gate checked on the base before any money is spent.
 fresh_tree.py: what agents left in a worktree outside git is removed before a gate run there.
+checkout.py: a worktree's tracked files put back to its commit's, whatever its index (the agents') says.
 no_baseline.py: a base whose tests never ran (import, collection, build errors) is no baseline.
 cache.py: gate runs remembered by tree, command, setup and environment, per repository.
 result.py: runs of the gate command and what they observed.
@@ -49,6 +50,7 @@ shifted.py: test ids that shift when a case is dropped, and the diff that shows 
 per_package.py: a monorepo's gate, run per touched package.
 package_accounting.py: a monorepo's accounting, package by package.
 inline_tests.py: tests inside code files (Rust's `#[cfg(test)]`, doctests).
+inline_splice.py: a Rust code file as the base has it with the task's test modules, for the new-tests run.
 hidden.py: hidden acceptance tests: checked, run in a tree of the gate's own, redacted.
 report.py: what `validate` and `run --dry-run` say about the gate before anything runs.
 """

@@ -210,6 +210,9 @@ class Gates:
             if against is not None and against == decided.get("base_sha"):  # the packages' base runs are its
                 evidence = replace(evidence, accepted=tuple(accepted), accounted=await self.spec.account_packages(
                     worktree, command, against, runs=each, accepted=accepted))
+                if kind is not None and verdict.decide(evidence).passed:  # the new-tests rule, package by package
+                    evidence = replace(evidence, new_tests=await self.spec.new_tests_in_packages(
+                        worktree, command, against, kind, runs=each))
             hidden_lines: frozenset[str] = frozenset()
             if hidden_tests and evidence.run["exit_code"] is not None:  # a monorepo's hidden tests run from the top
                 found, hidden_lines, _ = await self._hidden_evidence(worktree, command, hidden_tests, against=against)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import functools
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -77,6 +78,25 @@ class SpecCheck:
                                  tuple(unverified), await self._case_diff(judged, against, diff, texts),
                                  _reads(diff))
 
+    async def new_tests_in_packages(self, worktree: Path, command: str, against: str, kind: str, *,
+                                    runs: Sequence[tuple[PackageGate, Observation]]) -> new_tests.Finding | None:
+        """The new-tests rule in each monorepo package's folder (its run, its tests, its command), once per commit,
+        base, kind and package, with the tree's diff `account_packages` read: the first package that breaks it."""
+        head = await self.repo.head(worktree)
+        if (read := self._diffs.get((head, against, command))) is None:
+            return None
+        diff, texts = read
+        for package, run in runs:
+            key = (head, against, f"{kind}\0{package['path']}\0{package['command']}")
+            if key not in self._on_base:
+                self._on_base[key] = await new_tests.check(
+                    self.repo, worktree, against, kind, result=run, diff=diff, texts=texts, folder=package["path"],
+                    run_in=functools.partial(self.run_package_in, package),
+                    set_up=self.set_up)
+            if self._on_base[key] is not None:
+                return self._on_base[key]
+        return None
+
     async def new_tests(self, worktree: Path, command: str, result: Observation, against: str,
                         kind: str) -> new_tests.Finding | None:
         """Whether the task's new tests can fail (gate/new_tests.py): run on the base's code once per commit, base,
@@ -96,8 +116,8 @@ class SpecCheck:
                                runs: Sequence[tuple[PackageGate, GateResult]],
                                accepted: Sequence[Acceptance]) -> verdict.Accounted:
         """A monorepo's run accounted package by package as the top is: each package's run against its
-        base run (ids and files relative to its folder, named back with its path), the base's versions of its
-        changed test files run on the tree's code in its folder, and the tamper screen on every test file."""
+        base run (ids and files relative to its folder, named back with its path), its base tests run in its folder
+        of the clean room (the task's code with the base's test side), and the tamper screen on every test file."""
         every = await self.repo.files_at(against)
         hosts = frozenset(package_accounting.joined(package["path"], host) for package, _ in runs if package["base"]
                           for host in accounting.test_hosts(package["base"],
@@ -106,6 +126,7 @@ class SpecCheck:
         changes: list[TestChange] = []
         unverified: list[str] = []
         read_in_repo: dict[str, frozenset[str]] = {}
+        room = await clean_room.plan(self.repo, worktree, against, command)  # the base's test side everywhere
         for package, run in runs:
             folder, base = package["path"], package["base"]
             if base is None:
@@ -113,13 +134,18 @@ class SpecCheck:
             local, files = package_accounting.local_diff(diff, folder), package_accounting.local_files(folder, every)
             local = dataclasses.replace(local, reads=reads.data_read(base, files))
             read_in_repo.update(reads.in_repo(local.reads, folder))
-            expectations = await self._expectations(worktree, package["command"], base, against, diff=local,
-                                                    base_files=files, package=package)
-            changes += package_accounting.named_in_repo(accounting.account(
-                base, run, local, files, expectations=expectations, unstable=base.get("unstable") or []), folder)
+            found = await self._expectations(worktree, package["command"], base, against, diff=local,
+                                             base_files=files, package=package, room=room)
+            expectations, elsewhere = clean_room.split(found, overlay.judged_by(base, local.test_files_changed, files,
+                                                                                local.reads))
+            unstable = base.get("unstable") or []
+            changes += package_accounting.named_in_repo([*accounting.account(
+                base, run, local, files, expectations=expectations, unstable=unstable), *clean_room.changes(
+                base, run, elsewhere, room, files, accepted=accepted, unstable=unstable)], folder)
             unverified += [entry.replace(": ", f": {folder}::", 1) if folder != "." else entry
                            for entry in accounting.new_only_skipped(base, run)]
         screened, flagged = await self._screened(worktree, against, diff, texts)
+        self._diffs[(await self.repo.head(worktree), against, command)] = (diff, texts)
         diff = dataclasses.replace(diff, reads=read_in_repo)
         code = code_screen.changes(await code_screen.hits(self.repo, worktree, against, diff))
         judged = accounting.accept([*changes, *screened, *code], accepted, diff.test_files_changed, diff.reads)

@@ -23,11 +23,12 @@ from orchestrator import sandbox
 from orchestrator.errors import InfrastructureError
 from orchestrator.facts import Acceptance
 from orchestrator.gate import HIDDEN_FOLDER, GateRequest, Gates, GateSetup, HiddenTests, session_env
+from orchestrator.graph.budgets import FEATURE, RaisedBudgets
 from orchestrator.graph.events import EventLog
 from orchestrator.plan.model import FeaturePlan
 from orchestrator.repo import watch
 from orchestrator.repo.git import GitRepo, feature_branch, task_branch
-from orchestrator.settings import RunOptions
+from orchestrator.settings import RunOptions, session_model
 from orchestrator.store import traces as trace
 
 T = TypeVar("T")
@@ -74,6 +75,8 @@ class RunContext:
     limit_gate: UsageLimitGate | None = None
     """The run-wide usage-limit pause every session waits on (None: sessions retry on their own)."""
     spend: Spend = field(default_factory=Spend)
+    budgets: RaisedBudgets = field(default_factory=RaisedBudgets)
+    """The budgets a person raised at their cap (graph/budgets.py): they hold over the options' own."""
     merge_lock: asyncio.Lock = field(default_factory=asyncio.Lock)
     landing_queue: dict[str, str] = field(default_factory=dict)
     """Approved tasks waiting to land, by id: the commit each would land (a landing may take them along)."""
@@ -180,29 +183,35 @@ class RunContext:
     def remaining_budget(self, task_id: str, task_spent: float) -> float | None:
         """What the next session of this task may still spend: the tightest of feature and task budgets."""
         limits = []
-        if self.options.budget_usd is not None:
-            limits.append(self.options.budget_usd - self.spend.usd)
-        task_budget = self.plan.task(task_id).budget_usd or self.options.task_budget_usd
-        if task_budget is not None:
+        if (feature_budget := self.feature_budget()) is not None:
+            limits.append(feature_budget - self.spend.usd)
+        if (task_budget := self.task_budget(task_id)) is not None:
             limits.append(task_budget - task_spent)
         return min(limits) if limits else None
+
+    def feature_budget(self) -> float | None:
+        return self.budgets.budget(FEATURE, self.options.budget_usd)
+
+    def task_budget(self, task_id: str) -> float | None:
+        return self.budgets.budget(task_id, self.plan.task(task_id).budget_usd or self.options.task_budget_usd)
 
     def budget_exhausted(self, task_id: str, task_spent: float) -> str | None:
         """Why no new session may start, or None. Checked before every session."""
         remaining = self.remaining_budget(task_id, task_spent)
         if remaining is None or remaining > 0:
             return None
-        if self.options.budget_usd is not None and self.spend.usd >= self.options.budget_usd:
-            return f"budget exhausted: the feature spent ${self.spend.usd:.4f} of ${self.options.budget_usd:.4f}"
+        if (feature_budget := self.feature_budget()) is not None and self.spend.usd >= feature_budget:
+            return f"budget exhausted: the feature spent ${self.spend.usd:.4f} of ${feature_budget:.4f}"
         return f"budget exhausted: the task spent ${task_spent:.4f} of its budget"
 
     def session_settings(self, role: str, task_id: str, task_spent: float, events: EventLog, *,
                          attempt: int = 0) -> SessionSettings:
         """A session's settings; `attempt` k > 0: one of a task's attempts (its worktree, its player's model)."""
-        model = {"coach": self.options.coach_model, "precheck": self.options.precheck_model}.get(role)
+        model = session_model(role, self.plan.task(task_id).complexity, model=self.options.model,
+                              coach_model=self.options.coach_model, precheck_model=self.options.precheck_model,
+                              routing=self.options.models)
         if role == "player" and attempt > 0 and (of_attempt := self.attempt_model(task_id, attempt)):
             model = of_attempt
-        model = model or self.options.model
         worktree = self.worktree(task_id, max(attempt, 1))
         caps = [c for c in (self.options.session_budget_usd, self.remaining_budget(task_id, task_spent)) if c]
         return SessionSettings(

@@ -29,7 +29,15 @@ from agents import ClaudeAgents
 from agents.limits import UsageLimitGate, UsageLimitYield
 from orchestrator import facts, sandbox
 from orchestrator.errors import InputError, PlanError
-from orchestrator.gate import GateChoice, GateRequest, Gates, GateSetup, check_hidden_tests, choose_gate
+from orchestrator.gate import (
+    GateChoice,
+    GateRequest,
+    GateResult,
+    Gates,
+    GateSetup,
+    check_hidden_tests,
+    choose_gate,
+)
 from orchestrator.graph import attempts, by_url, pause, replan
 from orchestrator.graph.active import ACTIVE, ActiveRun, TaskGraph
 from orchestrator.graph.context import RunContext, Spend
@@ -240,11 +248,19 @@ async def _announce(run: _Started, order: list[str]) -> None:
     events("feature_start", branch=ctx.feature_branch, sha=run.feature_sha, tasks=order,
            budget_usd=ctx.options.budget_usd,
            gate=gate["command"], gate_source=gate["source"], setup=gate["setup"],
-           gate_base=gate["base"]["summary"] if gate["base"] else None,
+           gate_base=_base_line(gate["base"]) if gate["base"] else None,
            base_failing=(gate["base"]["failing"] if gate["base"] else None) or [])
     if not await asyncio.to_thread(sandbox.agents_available):  # said once per run start; then a change around a
         # session fails its task
         events("sandbox_unavailable", detail=await asyncio.to_thread(sandbox.why_unavailable))
+
+
+def _base_line(base: GateResult) -> str:
+    """What the base's run showed, and, when it is no baseline a task repairs, why it is none (the refusal's cause,
+    said again where the run starts: every test the gate runs must pass)."""
+    cause = base.get("not_a_baseline")
+    return base["summary"] + (f"; no baseline ({cause}): a task repairs it, every test the gate runs must pass"
+                              if cause else "")
 
 
 async def _run_tasks(run: _Started, scheduler: Scheduler, order: list[str], task_graph: TaskGraph,

@@ -9,6 +9,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validat
 
 from orchestrator.errors import InputError
 from orchestrator.settings.environment import environment
+from orchestrator.settings.models import ModelRouting
 
 Schedule = Literal["dag", "groups"]
 AttemptsPolicy = Literal["first", "best"]
@@ -56,6 +57,9 @@ class RunOptions(BaseModel):
     model: str | None = None
     coach_model: str | None = None
     precheck_model: str | None = None
+    models: ModelRouting | None = None
+    """Model routing by a task's complexity (`models:` in `.autobuild/config.yaml`, settings/models.py): off unless
+    configured; `--model` and `--coach-model` win over it."""
     interactive: bool = True
     """Served runs ask (an interrupt per question); the CLI decides from the terminal and its flags."""
     keep_worktrees: bool = False

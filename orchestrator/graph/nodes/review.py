@@ -88,7 +88,7 @@ async def _test_changes(ctx: RunContext, worktree: Path, base: str, head: str) -
 async def coach(state: TaskState, runtime: Runtime[RunContext]) -> TaskState:
     ctx, task_id, turn = runtime.context, state["task_id"], state["turn"]
     agent = AgentTurn(state, runtime, "coach")
-    if stop := agent.out_of_budget():
+    if stop := await agent.budget_stop():
         return TaskState(stop=stop)
     data = await _review_input(agent)
     agent.events("coach_validate", task_id, turn=turn)
@@ -202,7 +202,7 @@ async def precheck(state: TaskState, runtime: Runtime[RunContext]) -> TaskState:
     """Optional cheap yes/no plausibility check on a fast model before spending a coach session."""
     ctx, task_id, turn = runtime.context, state["task_id"], state["turn"]
     agent = AgentTurn(state, runtime, "precheck")
-    if stop := agent.out_of_budget():
+    if stop := await agent.budget_stop():
         return TaskState(stop=stop)
     data = await _review_input(agent)
     verdicts = []

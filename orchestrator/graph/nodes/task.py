@@ -31,6 +31,7 @@ from orchestrator.gate import (
 from orchestrator.graph.context import RunContext
 from orchestrator.graph.events import EventLog
 from orchestrator.graph.nodes import bring_up
+from orchestrator.graph.nodes.budget_question import at_cap
 from orchestrator.graph.nodes.turns import AgentTurn, hung_command_note, session_failure
 from orchestrator.graph.state import (
     Outcome,
@@ -73,7 +74,7 @@ def _review(turn: int, reviewer: Reviewer, notes: list[str]) -> Review:
 async def player(state: TaskState, runtime: Runtime[RunContext]) -> TaskState:
     ctx, task_id, turn = runtime.context, state["task_id"], state["turn"]
     agent = AgentTurn(state, runtime, "player")
-    if stop := agent.out_of_budget():
+    if stop := await agent.budget_stop():
         return TaskState(stop=stop)
     previous = state.get("review")
     conflict = bring_up.pending(state)  # a conflict turn: the merge is re-created first, also on resume
@@ -122,7 +123,7 @@ async def player(state: TaskState, runtime: Runtime[RunContext]) -> TaskState:
         head_sha=sha, base_sha=base, review=None,
         history=[agent.sessions.history(result.status, sha, f"{len(changed)} file(s) changed")],
     )
-    missing_report = result.status == "success" and result.report is None
+    missing_report = result.status == "success" and result.report is None and not at_cap(result)
     update["violations"] = agent.record_violations(
         [f"turn {turn} player: ended without calling report_progress"] if missing_report else [])
     if tampered:
@@ -152,7 +153,10 @@ def judge_player(state: TaskState, events: EventLog, result: AgentResult, change
                            " restored. Make the code pass them instead.")
         return TaskState(review=_review(turn, "tampering" if tampered else "incomplete", refused), blocker_hashes=[])
     notes = [hung] if hung else []
-    if not hung and result.report is None and not result.promise_complete:
+    if at_cap(result):  # the CLI stopped it at the run's budget, which a person was asked to raise
+        notes.append("Your previous session was stopped at the run's budget before it finished; its work is kept:"
+                     " finish the task, then report.")
+    elif not hung and result.report is None and not result.promise_complete:
         notes.append("Your previous turn ended without calling report_progress: implement, then report.")
     report = result.report or {}
     reported = [str(p) for key in ("files_modified", "tests_written") for p in report.get(key) or [] if p]

@@ -17,6 +17,7 @@ from orchestrator.causes import StopCause
 from orchestrator.errors import InfrastructureError
 from orchestrator.graph.context import RunContext
 from orchestrator.graph.events import EventLog
+from orchestrator.graph.nodes import budget_question
 from orchestrator.graph.state import HistoryEntry, Stop, TaskState
 from orchestrator.repo import sandbox_stubs, watch
 
@@ -100,7 +101,9 @@ class TurnSessions:
         tokens = sum(result.input_tokens + result.output_tokens for result in self.results)
         return HistoryEntry(turn=self.turn, role=self.role, status=status, cost_usd=round(self.cost_usd, 6),
                             tokens=tokens, sha=sha, summary=summary,
-                            retry_cost_usd=round(sum(result.cost_usd for result in self.results[:-1]), 6))
+                            retry_cost_usd=round(sum(result.cost_usd for result in self.results[:-1]), 6),
+                            input_tokens=sum(result.input_tokens for result in self.results),
+                            cache_read_tokens=sum(result.cache_read_tokens for result in self.results))
 
 
 _SANDBOXED_SESSIONS: dict[Path, tuple[int, list[Path]]] = {}
@@ -185,8 +188,14 @@ class AgentTurn:
         folder = self.ctx.runs_dir(self.task_id, max(self.attempt, 1))
         return folder / f"turn-{self.state['turn']}-{self.role}{attempt}.jsonl"
 
+    async def budget_stop(self) -> Stop | None:
+        """Checked at an agent node's start, before its session: an exhausted budget never starts one; an
+        interactive run asks whether to raise it first (graph/nodes/budget_question.py)."""
+        return await budget_question.stop_or_raise(self.ctx, self.events, self.task_id, self.task_spent,
+                                                   self.sessions.turn)
+
     def out_of_budget(self) -> Stop | None:
-        """Checked before every session: an exhausted budget never starts one."""
+        """Checked before a node's further sessions (a retry): an exhausted budget never starts one."""
         exhausted = self.ctx.budget_exhausted(self.task_id, self.task_spent)
         return Stop(outcome="aborted", reason=exhausted, cause="budget") if exhausted else None
 
@@ -224,6 +233,8 @@ class AgentTurn:
             raise GraphDrained("interrupted by a person while a session ran")
         self.sessions.results.append(result)
         self.ctx.spend.record(self.spend_key, self.spent)
+        if budget_question.unfinished_at_cap(self.ctx, self.task_id, self.spent, result):
+            self.events("budget_reached", self.task_id, turn=turn, role=self.role, cost_usd=result.cost_usd)
         return result
 
     def tampering(self) -> Stop | None:
