@@ -22,7 +22,7 @@ import asyncio
 import contextlib
 import time
 from dataclasses import dataclass, field
-from typing import Any, TypedDict, cast
+from typing import Any, cast
 
 from langchain_core.runnables import RunnableConfig
 from langgraph.errors import GraphDrained, GraphInterrupt
@@ -30,37 +30,19 @@ from langgraph.func import task
 from langgraph.runtime import get_runtime
 
 from agents.limits import UsageLimitYield
-from orchestrator.facts import AttemptRecord, Receipt, TaskResult, TaskState
+from orchestrator.facts import TaskState
 from orchestrator.graph.active import ACTIVE, ActiveRun
+from orchestrator.graph.attempt_records import AttemptOutcome, approach, as_candidate, combined, record
 from orchestrator.graph.events import ATTEMPT
-from orchestrator.graph.selection import Candidate, Selection, first_verified, rank
+from orchestrator.graph.selection import Selection, first_verified, rank
 from orchestrator.graph.state import TaskInput
 from orchestrator.plan.model import FeaturePlan
 from orchestrator.settings import RunOptions
-from orchestrator.store import receipts
-
-APPROACHES = ("attempt_smallest", "attempt_pattern", "attempt_test_first")
-"""The approach hints (prompts/ by name) the attempts' players get in turn: the smallest change; the codebase's
-nearest pattern; the failing test first."""
-
-
-def _approach(attempt: int) -> str:
-    return APPROACHES[(attempt - 1) % len(APPROACHES)]
 
 
 def attempts_of(options: RunOptions, plan: FeaturePlan, task_id: str) -> int:
     """How many attempts this task gets: `--attempts`, else the task's `attempts`, else the feature's, else 1."""
     return options.attempts or plan.task(task_id).attempts or plan.attempts or 1
-
-
-class AttemptOutcome(TypedDict):
-    """What one attempt's `@task` hands back (checkpointed): its loop's final state, or that it was cancelled."""
-
-    attempt: int
-    state: dict[str, Any]
-    cancelled: bool
-    finished_at: float
-    cost_usd: float
 
 
 @dataclass
@@ -105,10 +87,10 @@ async def _attempt(task_id: str, attempt: int, run_key: str) -> AttemptOutcome:
                 events("attempt_cancelled", task_id, reason=why, cost_usd=0.0)
                 return AttemptOutcome(attempt=attempt, state={}, cancelled=True, finished_at=time.time(),
                                       cost_usd=0.0)
-            approach = _approach(attempt)
-            events("attempt_start", task_id, approach=approach, model=ctx.attempt_model(task_id, attempt))
+            hint = approach(attempt)
+            events("attempt_start", task_id, approach=hint, model=ctx.attempt_model(task_id, attempt))
             task_input = TaskInput(feature_id=ctx.feature_id, task_id=task_id, skip_reason=None,
-                                   plan_digest=active.digest, attempt=attempt, approach=approach, hold_landing=True)
+                                   plan_digest=active.digest, attempt=attempt, approach=hint, hold_landing=True)
             final = await _unless_won(group, active.task_graph.ainvoke(task_input, _config(active, task_id, attempt),
                                                                        context=ctx))
     except GraphInterrupt as exc:
@@ -189,15 +171,6 @@ _landing.__name__ = "run_task"
 land_attempt = task(_landing)
 
 
-def _candidate(outcome: AttemptOutcome) -> Candidate:
-    result = outcome["state"].get("result") or {}
-    accepted = [change for change in result.get("test_changes") or []
-                if change.get("accepted") and change.get("accepted") != "moved unchanged"]
-    return Candidate(attempt=outcome["attempt"], status="cancelled" if outcome["cancelled"] else
-                     str(result.get("status", "error")), accepted_changes=len(accepted), failing_on_base=None,
-                     finished_at=outcome["finished_at"])
-
-
 async def planned(options: RunOptions, plan: FeaturePlan, task_id: str) -> tuple[int, int]:
     """The attempts this run may start, and how many to launch: as many as the task's first run started (recorded
     once, so a resume with fewer `--attempts` still finishes those), or more. A task of one attempt where no
@@ -220,7 +193,7 @@ async def run(task_id: str, run_key: str, count: int, launched: int) -> dict[str
                queued=max(0, min(count, launched) - active.ctx.options.parallel))
         await _settle(group, {k: asyncio.ensure_future(run_attempt(task_id, k, run_key))
                               for k in range(1, launched + 1)})
-        candidates = [_candidate(outcome) for _, outcome in sorted(group.outcomes.items())]
+        candidates = [as_candidate(outcome) for _, outcome in sorted(group.outcomes.items())]
         verified = first_verified(candidates) if policy == "first" else None
         if group.raised and verified is None:  # an unfinished attempt could still change the pick: resume it
             raise next(iter(group.raised.values()))
@@ -249,7 +222,7 @@ async def _settle(group: _Group, pending: dict[int, asyncio.Future[AttemptOutcom
                 group.outcomes[by_future[future]] = future.result()
             except GraphInterrupt as exc:
                 questions.extend(exc.args[0] if exc.args else ())
-        finished = [_candidate(outcome) for outcome in group.outcomes.values()]
+        finished = [as_candidate(outcome) for outcome in group.outcomes.values()]
         if group.policy == "first" and first_verified(finished) is not None:
             group.won.set()
     if questions:
@@ -258,7 +231,7 @@ async def _settle(group: _Group, pending: dict[int, asyncio.Future[AttemptOutcom
 
 async def _land(task_id: str, run_key: str, group: _Group, selection: Selection) -> dict[str, Any]:
     """The pick lands; refused, the next candidate is tried. The task's final state, with every attempt's record."""
-    records = {attempt: _record(outcome, selection) for attempt, outcome in sorted(group.outcomes.items())}
+    records = {attempt: record(outcome, selection) for attempt, outcome in sorted(group.outcomes.items())}
     events = ACTIVE[run_key].ctx.events(get_runtime())
     final: dict[str, Any] | None = None
     for index, attempt in enumerate(selection.order):
@@ -272,44 +245,7 @@ async def _land(task_id: str, run_key: str, group: _Group, selection: Selection)
         events("attempt_refused", task_id, reason=result.get("reason", ""), next=selection.order[index + 1])
     if final is None:  # no candidate: the first attempt's failure stands for the task
         final = dict(group.outcomes[min(group.outcomes, key=lambda a: (group.outcomes[a]["cancelled"], a))]["state"])
-    return _combined(final, records, selection, group)
-
-
-def _record(outcome: AttemptOutcome, selection: Selection) -> AttemptRecord:
-    state = outcome["state"]
-    result = state.get("result") or {}
-    candidate = _candidate(outcome)
-    rank_of = selection.order.index(candidate.attempt) + 1 if candidate.attempt in selection.order else None
-    return AttemptRecord(attempt=candidate.attempt, status=candidate.status, reason=str(result.get("reason", "")),
-                         verified=candidate.verified, turns=int(result.get("turns", state.get("turn", 0)) or 0),
-                         cost_usd=round(outcome["cost_usd"], 6), branch=str(state.get("branch", "")),
-                         sha=str(result.get("sha", "")), approach=_approach(candidate.attempt),
-                         accepted_changes=candidate.accepted_changes, failing_on_base=candidate.failing_on_base,
-                         rank=rank_of, picked=candidate.attempt == selection.picked, landed=False)
-
-
-def _combined(final: dict[str, Any], records: dict[int, AttemptRecord], selection: Selection,
-              group: _Group) -> dict[str, Any]:
-    """The task's final state: the landing's (or the standing failure's) result, its cost every attempt's."""
-    result = TaskResult(**(final.get("result") or {}))  # type: ignore[typeddict-item]
-    landed_extra = float(result.get("cost_usd", 0.0)) - float(final.get("carried_usd", result.get("cost_usd", 0.0)))
-    total = sum(outcome["cost_usd"] for outcome in group.outcomes.values()) + max(0.0, landed_extra)
-    own = int(final.get("attempt") or 0)
-    siblings = [records[a] for a in records if a != own]
-    # The task's receipt: its standing attempt's, with every sibling attempt spent beside it.
-    receipt = receipts.of_result(result)
-    sibling_usd = round(sum(float(r.get("cost_usd") or 0.0) for r in siblings), 6)
-    result["receipt"] = Receipt(**{
-        **receipt, "other": {**receipt["other"], "sibling_attempts_usd": sibling_usd},
-        "other_cost_usd": round(float(receipt["other_cost_usd"]) + sibling_usd, 6),
-        "other_turns": int(receipt["other_turns"]) + sum(int(r.get("turns") or 0) for r in siblings)})
-    result["cost_usd"] = round(total, 6)
-    result["attempts"] = list(records.values())
-    landed = [attempt for attempt, record in records.items() if record.get("landed")]
-    result["picked"] = landed[0] if landed else selection.picked
-    result["pick"] = selection.reason
-    result["attempts_policy"] = group.policy
-    return {**final, "result": result}
+    return combined(final, records, selection, group.outcomes, group.policy)
 
 
 def _count_spend(active: ActiveRun, task_id: str, count: int) -> None:
