@@ -71,6 +71,10 @@ class PlayerInput:
     feedback_notes: list[str] = field(default_factory=list)
     answers: dict[str, str] = field(default_factory=dict)
     transcript_path: Path | None = None
+    attempt: int = 1
+    """Which of the task's independent attempts this turn belongs to (1 when there is one)."""
+    approach: str = ""
+    """The approach hint of this attempt: a prompt's name (`attempt_smallest`, …); empty: none (one attempt)."""
 
 
 @dataclass
@@ -87,6 +91,8 @@ class CoachInput:
     """Whether this turn resolved a merge conflict with the feature head, and where (empty: say nothing)."""
     test_changes: str = ""
     """The base's test files this task changed or deleted, with their diff (empty: none)."""
+    attempt: int = 1
+    """Which of the task's independent attempts it reviews (1 when there is one)."""
 
 
 def _bullets(items: list[str], empty: str) -> str:
@@ -127,6 +133,7 @@ async def run_player(data: PlayerInput, settings: SessionSettings) -> AgentResul
         "file_scope": _bullets(data.brief.file_scope, "Any file in the worktree except .autobuild/."),
         "frozen_tests": _bullets(data.brief.frozen_tests, "None."),
         "answers": "\n".join(f"- Q: {q}\n  A: {a}" for q, a in data.answers.items()) or "None.",
+        "approach": "\n" + load_prompt(data.approach).render() if data.approach else "",
     }
     return await run_session(
         _request(

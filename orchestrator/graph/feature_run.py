@@ -10,12 +10,13 @@ interrupt (resumable).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import uuid
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from langchain_core.runnables import RunnableConfig
 from langgraph.config import get_config
@@ -37,7 +38,7 @@ from orchestrator.gate import (
     check_hidden_tests,
     choose_gate,
 )
-from orchestrator.graph import by_url, pause, replan
+from orchestrator.graph import attempts, by_url, pause, replan
 from orchestrator.graph.active import ACTIVE, ActiveRun, TaskGraph
 from orchestrator.graph.context import RunContext, Spend
 from orchestrator.graph.events import EventLog
@@ -54,8 +55,12 @@ from orchestrator.store.pause import pause_path
 from orchestrator.store.paused_threads import interrupt_value, shared_paused_threads
 from orchestrator.views import html_report, pictures, reports
 
-TaskGraphs = Callable[[int, bool], TaskGraph]
-"""The compiled task graph for `(max_turns, precheck)` (`workflow.task_graph`, passed in: it imports this)."""
+
+class TaskGraphs(Protocol):
+    """The compiled task graph for `(max_turns, precheck)`, or its landing entry (`workflow.task_graph`, passed in:
+    it imports this)."""
+
+    def __call__(self, max_turns: int, precheck: bool, landing: bool = False, /) -> TaskGraph: ...
 
 _ACTIVE = ACTIVE
 """Task bodies find their run by key: task arguments stay plain strings, never live objects."""
@@ -101,12 +106,14 @@ async def run_task(task_id: str, run_key: str) -> TaskResult:
     # A trace shows the task's subgraph under its id, its runs tagged with it (neither reaches the checkpoints).
     config: RunnableConfig = {"recursion_limit": 12 * ctx.options.max_turns + 30, "run_name": f"task {task_id}",
                    "tags": [task_id]}
-    async with scheduler.slots:
+    count, launched = (1, 1) if skip_reason else await attempts.planned(ctx.options, ctx.plan, task_id)
+    async with contextlib.nullcontext() if launched > 1 else scheduler.slots:  # each attempt takes its own slot
         try:
             events("task_ready", task_id)
             task_input = TaskInput(feature_id=ctx.feature_id, task_id=task_id, skip_reason=skip_reason,
                                    plan_digest=active.digest)
-            final = await graph.ainvoke(task_input, config, context=ctx)
+            final = await (attempts.run(task_id, run_key, count, launched) if launched > 1
+                           else graph.ainvoke(task_input, config, context=ctx))
         except GraphInterrupt:
             await scheduler.hold(task_id, "waiting for an answer")
             raise
@@ -175,7 +182,8 @@ async def _run_plan(inputs: FeatureInput, options: RunOptions, repo: GitRepo, ru
     scheduler = Scheduler(plan, order, options.parallel, options.schedule, ignore_deps, earlier=earlier)
     run.ctx.slots = scheduler.slots  # a task waiting for an answer gives its slot up (RunContext)
     questions = await _run_tasks(run, scheduler, order,
-                                 task_graphs(options.max_turns, bool(options.precheck_model)))
+                                 task_graphs(options.max_turns, bool(options.precheck_model)),
+                                 task_graphs(options.max_turns, bool(options.precheck_model), True))
     return await _finish(inputs, run, scheduler, questions, order=order, earlier=earlier, only_task=only_task)
 
 
@@ -256,10 +264,10 @@ def _base_line(base: GateResult) -> str:
 
 
 async def _run_tasks(run: _Started, scheduler: Scheduler, order: list[str], task_graph: TaskGraph,
-                     ) -> list[Interrupt]:
+                     landing_graph: TaskGraph) -> list[Interrupt]:
     """Every task of the run, one `run_task` each, launched up front in `order`; the questions they leave."""
     key = uuid.uuid4().hex
-    _ACTIVE[key] = ActiveRun(run.ctx, scheduler, task_graph, run.digest)
+    _ACTIVE[key] = ActiveRun(run.ctx, scheduler, task_graph, run.digest, landing_graph)
     try:
         return await _collect({task_id: run_task(task_id, key) for task_id in order}, scheduler,
                               run.ctx.spend)

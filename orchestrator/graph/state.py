@@ -52,6 +52,12 @@ class TaskInput(TypedDict, total=False):
     task_id: str
     skip_reason: str | None
     plan_digest: str
+    attempt: int
+    """One of the task's independent attempts (graph/attempts.py; absent: the only one)."""
+    approach: str
+    """That attempt's approach hint, a prompt's name."""
+    hold_landing: bool
+    """An attempt ends at its verdict: only the one the selection picks lands."""
 
 
 @with_config(ConfigDict(use_attribute_docstrings=True))  # the docstrings below are the input form's help (Studio)

@@ -49,6 +49,7 @@ async def _review_input(agent: AgentTurn) -> CoachInput:
         diff=await ctx.repo.diff(agent.worktree, state["base_sha"]), transcript_path=agent.transcript(),
         conflict=bring_up.coach_note(state),
         test_changes=await _test_changes(ctx, agent.worktree, state["base_sha"], state["head_sha"]),
+        attempt=max(agent.attempt, 1),
     )
 
 

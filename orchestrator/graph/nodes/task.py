@@ -58,11 +58,12 @@ async def initialize(state: TaskState, runtime: Runtime[RunContext]) -> TaskStat
         return update | TaskState(stop=Stop(outcome="skipped", reason=str(state["skip_reason"]), cause="dependency"),
                                   turn=0)
     start = await asyncio.to_thread(ctx.repo.rev, ctx.feature_branch)
-    worktree = ctx.worktree(task_id)
-    sha = await ctx.repo.add_worktree(worktree, ctx.task_branch(task_id), start)
+    attempt = int(state.get("attempt") or 1)
+    worktree, branch = ctx.worktree(task_id, attempt), ctx.task_branch(task_id, attempt)
+    sha = await ctx.repo.add_worktree(worktree, branch, start)
     await ctx.setup_worktree(worktree)
     ctx.events(runtime)("initialize", task_id, worktree=str(worktree), base_sha=sha)
-    return update | TaskState(worktree=str(worktree), branch=ctx.task_branch(task_id), base_sha=sha, head_sha=sha)
+    return update | TaskState(worktree=str(worktree), branch=branch, base_sha=sha, head_sha=sha)
 
 
 def _review(turn: int, reviewer: Reviewer, notes: list[str]) -> Review:
@@ -87,6 +88,7 @@ async def player(state: TaskState, runtime: Runtime[RunContext]) -> TaskState:
             feedback=[dict(item) for item in previous["items"]] if previous else [],
             feedback_notes=list(previous["notes"]) if previous else [],
             answers=dict(state.get("answers") or {}), transcript_path=agent.transcript(),
+            attempt=int(state.get("attempt") or 1), approach=str(state.get("approach") or ""),
         ), settings)
 
     result = await agent.run(session)
@@ -260,7 +262,8 @@ async def feedback(state: TaskState, runtime: Runtime[RunContext]) -> TaskState:
         update["review"] = warned
     handed = update.get("review") or review
     text = format_feedback([dict(i) for i in handed["items"]], list(handed["notes"]))
-    await asyncio.to_thread(reports.write, ctx.runs_dir(task_id) / f"feedback-turn-{turn}.md",
+    await asyncio.to_thread(reports.write, ctx.runs_dir(task_id, int(state.get("attempt") or 1))
+                            / f"feedback-turn-{turn}.md",
                             f"# Feedback, turn {turn}\n\n{text}\n")
     events("feedback", task_id, turn=turn, items=len(handed["items"]), notes=handed["notes"])
     return update
@@ -334,7 +337,8 @@ async def _finish(state: TaskState, runtime: Runtime[RunContext], status: Outcom
     text = reports.task_report(state, status, reason, artifacts, task.name, cause=cause)
     # The report stays in the run's folder only: a commit of it on the task branch would reach the feature branch,
     # the pushed branch and the pull request, and (as history) the user's branch on `land`.
-    report_path = await asyncio.to_thread(reports.write, ctx.runs_dir(task_id) / reports.REPORT_NAME, text)
+    report_path = await asyncio.to_thread(reports.write, ctx.runs_dir(task_id, int(state.get("attempt") or 1))
+                                          / reports.REPORT_NAME, text)
     sha = state.get("head_sha", "")
     duration = time.time() - float(state.get("started") or time.time())
     result = TaskResult(status=status, reason=reason, turns=int(state.get("turn", 0)),
