@@ -308,6 +308,7 @@ class TaskResult(TypedDict, total=False):
     conflict_turns: int  # player turns spent resolving a merge conflict with the feature head
     test_changes_accepted: list[Acceptance]  # the approving coach's acceptances (they cover its landing too)
     test_changes: list[TestChange]  # base tests the approved work changed, each accepted by the coach
+    answers: dict[str, str]  # a person's answers to its questions, by question: a run of it again starts with them
 
 
 class ConflictTurn(TypedDict):
