@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from orchestrator.cli.main import main
+from orchestrator.cli.stats import _text as stats_text
 from orchestrator.errors import InputError
 from orchestrator.facts import run_order, settled
 from orchestrator.store import receipts
@@ -104,3 +105,16 @@ def test_approvals_with_accepted_test_changes_are_counted_beside_unverified_ones
              TaskFacts("F", "C", "approved-unverified", 1, 0.1)]
     card = scorecard(facts)
     assert (card["approvals_with_accepted_test_changes"], card["unverified_approvals"]) == (1, 1)
+
+
+def test_the_text_never_nests_parentheses() -> None:
+    """Each figure has at most one parenthesis, its target follows after a semicolon ("(66.7%) (target … (…)…)" was
+    hard to read)."""
+    for since in (None, parse_since("1970-01-15")):
+        card = scorecard(FACTS, since=since) | {"store": "db.sqlite"}
+        for line in stats_text(card).splitlines():
+            depth = 0
+            for char in line:
+                depth += {"(": 1, ")": -1}.get(char, 0)
+                assert depth <= 1, line
+            assert "target" not in line or "; target " in line, line
