@@ -57,6 +57,9 @@ class TaskBrief:
     frozen_tests: list[str] = field(default_factory=list)
     hidden_tests: list[str] = field(default_factory=list)
     """Acceptance tests the agents can't read: only the gate runs them, failures come back redacted."""
+    answers: dict[str, str] = field(default_factory=dict)
+    """A person's answers to the task's questions, by question (in this run or before it, or to the task a replan
+    replaced): part of the task for every later turn, run and replacement, never asked again."""
 
 
 @dataclass
@@ -121,18 +124,24 @@ def _common(brief: TaskBrief, turn: int) -> dict[str, object]:
         "acceptance_criteria": _bullets(brief.acceptance_criteria, "- (none given)"),
         "verify": brief.verify or "(no objective check configured)",
         "hidden_tests": _bullets(brief.hidden_tests, "None."),
+        "answers": _answers(brief.answers),
     }
+
+
+def _answers(answers: dict[str, str]) -> str:
+    return "\n".join(f"- Q: {q}\n  A: {a}" for q, a in answers.items()) or "None."
 
 
 async def run_player(data: PlayerInput, settings: SessionSettings) -> AgentResult:
     """Run one player session in the task's worktree."""
     system = load_prompt("player")
+    answers = {**data.brief.answers, **data.answers}  # an AskUserQuestion already answered is answered again
     variables = _common(data.brief, data.turn) | {
         "max_turns": data.max_turns,
         "feedback": format_feedback(data.feedback, data.feedback_notes),
         "file_scope": _bullets(data.brief.file_scope, "Any file in the worktree except .autobuild/."),
         "frozen_tests": _bullets(data.brief.frozen_tests, "None."),
-        "answers": "\n".join(f"- Q: {q}\n  A: {a}" for q, a in data.answers.items()) or "None.",
+        "answers": _answers(answers),
         "approach": "\n" + load_prompt(data.approach).render() if data.approach else "",
     }
     return await run_session(
@@ -140,7 +149,7 @@ async def run_player(data: PlayerInput, settings: SessionSettings) -> AgentResul
             "player", task_id=data.brief.task_id, turn=data.turn, cwd=data.worktree, system=system,
             prompt=load_prompt("player_turn").render(**variables), settings=settings,
             transcript_path=data.transcript_path, file_scope=data.brief.file_scope, frozen=data.brief.frozen_tests,
-            answers=dict(data.answers),
+            answers=answers,
         )
     )
 

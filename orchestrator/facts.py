@@ -340,6 +340,7 @@ class TaskResult(TypedDict, total=False):
     picked: int | None  # the attempt that landed or would have (None: no candidate)
     pick: str  # why that one: the selection's keys, or the policy (`first`: the first verified approval)
     attempts_policy: str  # first | best
+    answers: dict[str, str]  # a person's answers to its questions, by question: a run of it again starts with them
 
 
 class ConflictTurn(TypedDict):

@@ -205,6 +205,9 @@ def build_parser() -> argparse.ArgumentParser:
 def _add_completion_command(commands: argparse._SubParsersAction[_Parser]) -> None:
     completion = commands.add_parser("completion", help="print the shell completion script (bash or zsh)")
     completion.add_argument("shell", choices=["bash", "zsh"])
+    # Asked by the script at each Tab: `--ids KIND WORD…`, the feature or task ids for the line typed so far, its
+    # options and all (cli/completion_ids.py).
+    completion.add_argument("--ids", nargs=argparse.REMAINDER, default=None, help=argparse.SUPPRESS)
 
 
 def _add_graph_options(graph: argparse.ArgumentParser) -> None:

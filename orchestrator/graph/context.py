@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
@@ -86,6 +86,9 @@ class RunContext:
     """A run by URL: where every node-end commit is pushed (graph/by_url.py); None for a local repo."""
     slots: asyncio.Semaphore | None = None
     """The run's `--parallel` slots, one held by each running task (None: a task run alone)."""
+    answers: dict[str, dict[str, str]] = field(default_factory=dict)
+    """A person's answers given before a task starts, by task id: its own in earlier runs (`resume`), or the task's
+    it replaces (`--replan`). Each start of the task begins with them: they are part of its brief."""
     gates: Gates = field(init=False)
     """The run's gate (`gate`), run on trees: remembered by tree, sandboxed, what the user owns watched."""
     hidden: HiddenTests = field(init=False)
@@ -143,7 +146,9 @@ class RunContext:
         models = self.plan.task(task_id).attempt_models or self.plan.attempt_models
         return models[(attempt - 1) % len(models)] if models else None
 
-    def brief(self, task_id: str) -> TaskBrief:
+    def brief(self, task_id: str, answers: Mapping[str, str] | None = None) -> TaskBrief:
+        """What every role is told of the task; `answers`: the ones its state holds (this run's, and those it
+        started with)."""
         task = self.plan.task(task_id)
         requirements = list(task.requirements)
         if task.description:
@@ -158,6 +163,7 @@ class RunContext:
             file_scope=list(task.files),
             frozen_tests=[] if task.hidden_tests else list(task.acceptance_tests),
             hidden_tests=list(task.acceptance_tests) if task.hidden_tests else [],
+            answers={**self.answers.get(task_id, {}), **(answers or {})},
         )
 
     def hidden_of(self, task_ids: list[str]) -> tuple[str, ...]:

@@ -221,7 +221,8 @@ async def _start(inputs: FeatureInput, options: RunOptions, repo: GitRepo, runti
                                          partial(pause.yielded, runtime, events, thread, unrecorded))
     ctx = RunContext(options=options, plan=plan, repo=repo, base_branch=setup["base_branch"],
                      agents=options.agents or ClaudeAgents(), gate=gate, spend=Spend(),
-                     limit_gate=limit_gate, remote_url=inputs.get("repo_url"))
+                     limit_gate=limit_gate, remote_url=inputs.get("repo_url"),
+                     answers={t: dict(a) for t, a in (inputs.get("answers") or {}).items()})
     return _Started(ctx, events, setup["feature_sha"], digest, limit_gate, unrecorded)
 
 

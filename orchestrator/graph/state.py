@@ -92,6 +92,9 @@ class FeatureInput(TypedDict, total=False):
     """What each task's attempts before this run cost (USD): the feature report counts every attempt."""
     spent_turns: dict[str, int]
     """The turns those attempts took."""
+    answers: dict[str, dict[str, str]]
+    """A run again (`resume`): a person's answers to each task's questions in its earlier runs, by task id (each
+    starts with them, as part of its brief: nothing answered is asked again)."""
 
 
 @with_config(ConfigDict(use_attribute_docstrings=True))

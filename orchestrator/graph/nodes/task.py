@@ -51,8 +51,8 @@ from orchestrator.views import reports
 async def initialize(state: TaskState, runtime: Runtime[RunContext]) -> TaskState:
     ctx, task_id = runtime.context, state["task_id"]
     update = TaskState(started=time.time(), turn=1, cost_usd=0.0, blocker_hashes=[], stop=None, review=None,
-                       player=None, question=None, answers={}, stall_count=0, false_approvals=0, claims_contradicted=0,
-                       result=None, conflict=None, conflict_turns=0)
+                       player=None, question=None, answers=dict(ctx.answers.get(task_id, {})), stall_count=0,
+                       false_approvals=0, claims_contradicted=0, result=None, conflict=None, conflict_turns=0)
     if state.get("skip_reason"):
         ctx.events(runtime)("skipped", task_id, reason=state["skip_reason"])
         return update | TaskState(stop=Stop(outcome="skipped", reason=str(state["skip_reason"]), cause="dependency"),
@@ -84,7 +84,8 @@ async def player(state: TaskState, runtime: Runtime[RunContext]) -> TaskState:
         if conflict is not None:
             await bring_up.recreate(ctx, agent.worktree, task_id, conflict)
         return await ctx.agents.player(PlayerInput(
-            brief=ctx.brief(task_id), turn=turn, max_turns=ctx.options.max_turns, worktree=agent.worktree,
+            brief=ctx.brief(task_id, state.get("answers")), turn=turn, max_turns=ctx.options.max_turns,
+            worktree=agent.worktree,
             feedback=[dict(item) for item in previous["items"]] if previous else [],
             feedback_notes=list(previous["notes"]) if previous else [],
             answers=dict(state.get("answers") or {}), transcript_path=agent.transcript(),
@@ -349,6 +350,8 @@ async def _finish(state: TaskState, runtime: Runtime[RunContext], status: Outcom
                         conflict_turns=int(state.get("conflict_turns", 0)))
     if cause is not None:
         result["cause"] = cause
+    if answers := state.get("answers"):  # a run of the task again starts with them (rerun.new_input)
+        result["answers"] = dict(answers)
     result["receipt"] = receipts.task_receipt(state.get("history", []), status, result["turns"], result["cost_usd"])
     ctx.events(runtime)("finalize", task_id, status=status, reason=reason, cost_usd=result["cost_usd"],
                         receipt=result["receipt"], cause=cause)

@@ -30,6 +30,7 @@ FAILURE_REASONS = {
     "api_error": "model API error after retries",
     "cli_error": "the Claude Code CLI failed",
     "cancelled": "cancelled",
+    "interrupted": "the Claude Code CLI was stopped by a signal (Ctrl+C)",
     "usage_limit": "usage limit outlasted --max-wait",
 }
 
@@ -40,7 +41,8 @@ def failure_reason(role: str, result: AgentResult) -> str:
     return f"{role}: {base}" + (f" ({detail})" if detail else "")
 
 
-INFRASTRUCTURE = frozenset({"api_error", "auth_error", "cli_error", "idle_timeout", "cancelled", "usage_limit"})
+INFRASTRUCTURE = frozenset({"api_error", "auth_error", "cli_error", "idle_timeout", "cancelled", "usage_limit",
+                            "interrupted"})
 """Session ends that say nothing about the work: the API, credentials, the CLI or the model went away."""
 
 
