@@ -106,10 +106,10 @@ def test_a_worktrees_bwrap_sandbox_binds_only_the_runs_paths_writable(tmp_path: 
     box = sandbox.for_worktree(worktree)
     common = (root / ".git").resolve()
     feature = worktree.parent
-    assert set(box.writable) == {worktree, common / "worktrees/A", common / "objects", feature / "_env",
-                                 feature / "_sandbox", feature / "_gate-own"}
+    assert set(box.writable) == {worktree, common / "worktrees/A", common / "objects", feature / "_sandbox",
+                                 feature / "_gate-own"}
     assert box.tmp == feature / "_gate-own/tmp"
-    assert box.env["HUSKY"] == "0" and box.env["PIP_TARGET"] == str(feature / "_env/site-packages")
+    assert box.env["HUSKY"] == "0" and box.env["PIP_TARGET"] == str(feature / "_gate-own/env/site-packages")
     assert all(not value.startswith(str(Path.home())) for value in box.env.values()), "no cache in the user's home"
     if sandbox.available():
         argv = sandbox.wrap(["true"], worktree, box)
@@ -196,3 +196,4 @@ def test_the_gates_tmp_and_build_caches_are_out_of_the_agents_reach(tmp_path: Pa
     assert len(own) == 3 and not [name for name, path in own.items() if path.is_relative_to(agents[1])], own
     assert not any(box.tmp.is_relative_to(folder) for folder in agents)
     assert Path(box.env["GOMODCACHE"]).is_relative_to(agents[1]), "setup's downloads serve the agents too"
+    assert not any(Path(box.env["PIP_TARGET"]).is_relative_to(folder) for folder in agents), "setup's installs"
