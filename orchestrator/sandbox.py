@@ -15,7 +15,7 @@ import re
 import shutil
 import subprocess
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 SANDBOX_FOLDER = "_sandbox"
@@ -52,12 +52,21 @@ class Sandbox:
     readable: tuple[Path, ...] = ()
     masked: tuple[Path, ...] = ()
     """Files the command can't read (an empty file is shown in their place): the plan's hidden tests."""
+    setup_only: tuple[Path, ...] = ()
+    """Inside a writable path, writable by setup only: `for_run()` shows them read-only."""
+    read_only: tuple[Path, ...] = ()
+    """Shown read-only over the writable paths (made first, so a run can't make them either)."""
 
     def with_writable(self, *paths: Path) -> Sandbox:
-        return Sandbox((*self.writable, *paths), self.tmp, self.env, self.readable, self.masked)
+        return replace(self, writable=(*self.writable, *paths))
 
     def with_masked(self, *paths: Path) -> Sandbox:
-        return Sandbox(self.writable, self.tmp, self.env, self.readable, (*self.masked, *paths))
+        return replace(self, masked=(*self.masked, *paths))
+
+    def for_run(self) -> Sandbox:
+        """The sandbox of a gate run: the gate's environment read-only (setup's installs), so the code under test
+        can't plant there what every later run would import (a `.pth` line, a `sitecustomize.py`)."""
+        return replace(self, read_only=(*self.read_only, *self.setup_only))
 
 
 def bwrap() -> str | None:
@@ -164,7 +173,8 @@ def for_worktree(worktree: Path, extra: Sequence[Path] = ()) -> Sandbox:
         # venv; the prefix sends it to the gate's.
         env.update(_LAYERED_PIP, PIP_PREFIX=str(gate_env / "venv"))
     # Not the agents' environment (ENV_FOLDER): nothing the gate or setup needs lives there.
-    return Sandbox((worktree, *_git_paths(worktree), private, own, *extra), own / "tmp", env, (root,))
+    return Sandbox((worktree, *_git_paths(worktree), private, own, *extra), own / "tmp", env, (root,),
+                   setup_only=(gate_env,))
 
 
 def for_hidden(place: Path, private: Path) -> Sandbox:
@@ -210,6 +220,9 @@ def wrap(args: Sequence[str], cwd: Path, sandbox: Sandbox) -> list[str]:
     for path in dict.fromkeys(sandbox.writable):
         path.mkdir(parents=True, exist_ok=True)
         command += ["--bind", str(path.resolve()), str(path.resolve())]
+    for path in dict.fromkeys(sandbox.read_only):  # after the writable binds: mounted over them
+        path.mkdir(parents=True, exist_ok=True)
+        command += ["--ro-bind", str(path.resolve()), str(path.resolve())]
     if cargo := sandbox.env.get("CARGO_HOME"):
         command += _cargo_layers(Path(cargo))
     for path in dict.fromkeys(sandbox.masked):
