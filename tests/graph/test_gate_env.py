@@ -96,6 +96,8 @@ def test_the_run_env_installs_into_its_own_venv_and_the_main_checkout_is_untouch
     env = gate_env(repo, worktree)
     seen = subprocess.run(["python", "-c", probe], cwd=tmp_path, env=env, capture_output=True, text=True, check=True)
     assert seen.stdout.split() == ["42", str(gate_env_dir(repo, "FEAT-001") / "venv")]
+    assert not [value for value in env.values() if str(run_env_dir(repo, "FEAT-001")) in value], \
+        "nothing of the agents' environment on the gate's PATH or PYTHONPATH (a planted `pytest` script)"
     agent = {**os.environ, **session_env(repo, worktree)}  # how the SDK layers a session's env
     assert subprocess.run(["python", "-c", probe], cwd=tmp_path, env=agent, capture_output=True, text=True,
                           check=True).stdout.split() == ["42", str(run_env_dir(repo, "FEAT-001") / "venv")], \

@@ -64,6 +64,7 @@ async def test_a_hook_planted_in_the_agents_venv_does_not_steer_the_gate(tmp_pat
     assert run.status("TASK-001") == "failed"
 
 
+@pytest.mark.heavy  # the unit of it is in tests/graph/test_gate_env.py and tests/unit/test_sandbox_rules.py
 async def test_what_setup_installs_is_seen_by_the_gate_and_by_the_agents(tmp_path: Path) -> None:
     install = ("python -c \"import sysconfig; open(sysconfig.get_paths()['purelib'] + '/ready.py', 'w')"
                ".write('READY = 1')\"")
