@@ -45,6 +45,9 @@ _VOLATILE_PREFIXES = ("SSH_", "TERM_", "ORCHESTRATOR_", "ANTHROPIC_", "CLAUDE", 
                       "DBUS_", "VSCODE_")
 _WORKTREE = "<worktree>"
 _RUN_ENV = "<run-env>"
+_ENV_LAYOUT = b"gate-env-own\0"
+"""Where the gate's Python environment lives (gate/environment.py): runs remembered when it was the agents' to
+write (a `.pth` line they planted may have passed them) are never reused."""
 
 
 def env_digest(root: Path, worktree: Path, env: Mapping[str, str]) -> str:
@@ -52,7 +55,7 @@ def env_digest(root: Path, worktree: Path, env: Mapping[str, str]) -> str:
     checkout's lockfiles, when its shared dependency folders last changed, and what the gate's own venv holds.
     The worktree's path and the run's environment folder are normalised away, so the same tree of another
     feature, in the same environment, has the same key."""
-    digest = hashlib.sha256()
+    digest = hashlib.sha256(_ENV_LAYOUT)
     place, run_env = str(worktree), gate_env_of(root, worktree)
     for name in sorted(env):
         if name in _VOLATILE or name.startswith(_VOLATILE_PREFIXES):
