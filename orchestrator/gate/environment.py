@@ -1,6 +1,7 @@
 """The repo's own environment for its gate, setup and agents' test runs: never AutoBuild's virtualenv; the
-repo's (`.venv`/`venv` of the main checkout) when it has one, with the run's own venv layered over it and the
-worktree's code ahead of every editable install. Plus the default `setup` that makes a fresh worktree able to
+repo's (`.venv`/`venv` of the main checkout) when it has one, with the gate's own venv layered over it (setup's
+installs, out of the agents' reach), the agents' venv over that for their sessions only, and the worktree's code
+ahead of every editable install. Plus the default `setup` that makes a fresh worktree able to
 run the repo's tests."""
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from orchestrator import sandbox
 from orchestrator.gate.node_bins import main_checkout_bins
 from orchestrator.gate.pyenv import editables, layered_venv, overlay
 from orchestrator.repo import watch
@@ -48,10 +50,18 @@ def _without_ours(path: str) -> list[str]:
 
 
 def run_env_dir(root: Path, feature_id: str) -> Path:
-    """The run's own environment: `.autobuild/worktrees/<FEATURE>/_env/` (excluded from git with the worktrees,
-    removed by `clean`/`discard` with them). `venv/` is the run's virtualenv layered over the user's (setup and
-    agents' installs go there, never into the user's), `overlay/<worktree>/` the per-worktree redirections."""
-    return root / ".autobuild" / "worktrees" / feature_id / "_env"
+    """The agents' environment: `.autobuild/worktrees/<FEATURE>/_env/` (sandbox.ENV_FOLDER, excluded from git with
+    the worktrees, removed by `clean`/`discard` with them). `venv/` is the agents' virtualenv layered over the
+    gate's (an agent's installs go there, never into the gate's nor the user's), `overlay/<worktree>/` their
+    per-worktree redirections. No gate run, setup or hidden run imports anything from it."""
+    return root / ".autobuild" / "worktrees" / feature_id / sandbox.ENV_FOLDER
+
+
+def gate_env_dir(root: Path, feature_id: str) -> Path:
+    """The gate's own environment: `.autobuild/worktrees/<FEATURE>/_gate-own/env/` (in sandbox.GATE_FOLDER, which
+    setup and the gate write and no agent can): `venv/` layered over the user's (setup's installs go there),
+    `overlay/<worktree>/` the gate's redirections, `site-packages/` setup's installs when the repo has no venv."""
+    return root / ".autobuild" / "worktrees" / feature_id / sandbox.GATE_FOLDER / sandbox.GATE_ENV
 
 
 def _feature_of(root: Path, worktree: Path) -> str | None:
@@ -64,47 +74,63 @@ def _feature_of(root: Path, worktree: Path) -> str | None:
 
 
 def run_env_of(root: Path, worktree: Path) -> Path | None:
-    """The run's own environment of a run's worktree (None for the main checkout or another folder)."""
+    """The agents' environment of a run's worktree (None for the main checkout or another folder)."""
     feature = _feature_of(root, worktree)
     return run_env_dir(root, feature) if feature is not None else None
 
 
+def gate_env_of(root: Path, worktree: Path) -> Path | None:
+    """The gate's own environment of a run's worktree (None for the main checkout or another folder)."""
+    feature = _feature_of(root, worktree)
+    return gate_env_dir(root, feature) if feature is not None else None
+
+
 def gate_env(root: Path, worktree: Path, feature_id: str | None = None, package: str = ".") -> dict[str, str]:
-    """Environment for the gate, setup and agents' own test runs in `worktree` of the repo at `root`: the user's
-    (minus AutoBuild's own Python), the repo's venv on PATH (a monorepo package's own, `<package>/.venv`, first),
-    and for a run's worktree the run's venv layered over it with every editable install or path entry that points
-    into the main checkout pointed at the worktree's copy instead. Writes only under `run_env_dir` (nothing for
-    the main checkout itself)."""
+    """Environment for the gate and setup in `worktree` of the repo at `root`: the user's (minus AutoBuild's own
+    Python), the repo's venv on PATH (a monorepo package's own, `<package>/.venv`, first), and for a run's
+    worktree the gate's own venv layered over it (`gate_env_dir`: nothing an agent wrote is imported) with every
+    editable install or path entry that points into the main checkout pointed at the worktree's copy instead.
+    Writes only under `gate_env_dir` (nothing for the main checkout itself)."""
+    return _python_env(root, worktree, feature_id or _feature_of(root, worktree), package, agents=False)
+
+
+def session_env(root: Path, worktree: Path) -> dict[str, str]:
+    """What an agent session in `worktree` needs over the orchestrator's own environment (the SDK layers a
+    session's `env` over it) so the agent's own test runs see what the gate sees: the gate's environment with
+    the agents' own venv layered over the gate's (what setup installed is seen; what an agent installs goes
+    only to theirs, which the gate never uses). PATH, VIRTUAL_ENV and PYTHONPATH."""
+    env = _python_env(root, worktree, _feature_of(root, worktree), ".", agents=True)
+    return {key: env[key] for key in ("PATH", "VIRTUAL_ENV", "PYTHONPATH") if key in env}
+
+
+def _python_env(root: Path, worktree: Path, feature: str | None, package: str, *, agents: bool) -> dict[str, str]:
+    """`gate_env` (the layers user <- gate), or with `agents` the agents' (user <- gate <- agents)."""
     env = {key: value for key, value in os.environ.items() if key not in _OURS}
     path = _without_ours(os.environ.get("PATH", ""))
     own = repo_venv(root / package) if package != "." else None
     venv = own or repo_venv(root)
-    feature = feature_id or _feature_of(root, worktree)
     redirected: list[str] = []
+    installed: list[str] = []  # setup's installs without a venv (sandbox PIP_TARGET): after the run's code
     path[:0] = main_checkout_bins(root, worktree, package)  # yarn's and pnpm's runners don't walk up to them
     if venv is not None:
         path.insert(0, str(venv / "bin"))
         env["VIRTUAL_ENV"] = str(venv)
         if feature is not None:
-            folder = run_env_dir(root, feature)
             name = "venv" if own is None else "venv-" + package.replace("/", "-")
-            run_venv = layered_venv(venv, folder / name)
-            path.insert(0, str(run_venv / "bin"))
-            env["VIRTUAL_ENV"] = str(run_venv)
-            redirected = overlay(root, worktree, editables(root, venv), folder / "overlay" / worktree.name)
+            layers = [gate_env_dir(root, feature), *([run_env_dir(root, feature)] if agents else [])]
+            top = venv
+            for folder in layers:
+                top = layered_venv(top, folder / name)
+                path.insert(0, str(top / "bin"))
+            env["VIRTUAL_ENV"] = str(top)
+            redirected = overlay(root, worktree, editables(root, venv), layers[-1] / "overlay" / worktree.name)
+    elif feature is not None and agents and (gate_env_dir(root, feature) / "site-packages").is_dir():
+        installed.append(str(gate_env_dir(root, feature) / "site-packages"))
     env["PATH"] = os.pathsep.join(path)
     # Ahead of the user's editable installs (path entries and finders come after PYTHONPATH): the worktree's code.
     sources = [str(worktree / "src")] if (worktree / "src").is_dir() else []
-    env["PYTHONPATH"] = os.pathsep.join(dict.fromkeys([*redirected, *sources, str(worktree)]))
+    env["PYTHONPATH"] = os.pathsep.join(dict.fromkeys([*redirected, *sources, str(worktree), *installed]))
     return env
-
-
-def session_env(root: Path, worktree: Path) -> dict[str, str]:
-    """What an agent session in `worktree` needs over the orchestrator's own environment (the SDK layers a
-    session's `env` over it) so the agent's own test runs see what the gate sees: the run's PATH, VIRTUAL_ENV
-    and PYTHONPATH from `gate_env`, the single source."""
-    env = gate_env(root, worktree)
-    return {key: env[key] for key in ("PATH", "VIRTUAL_ENV", "PYTHONPATH") if key in env}
 
 
 def default_setup(root: Path, packages: Sequence[str] = ()) -> str | None:

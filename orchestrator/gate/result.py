@@ -102,7 +102,7 @@ async def run_gate(command: str, cwd: Path, timeout_s: float, env: dict[str, str
     try:  # off the event loop
         tmp = scratch.name
         run_env, reports = await instrument(env, Path(tmp), cwd)
-        box = sandbox.with_writable(Path(tmp)) if sandbox else None
+        box = sandbox.with_writable(Path(tmp)).for_run() if sandbox else None  # the gate's env: setup's only
         completed, received, changed = await _run_unkilled(command, cwd, timeout_s, run_env, reports=reports,
                                                            sandbox=box)
         heard = channel_observed(received, cwd)
