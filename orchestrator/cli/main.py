@@ -177,7 +177,7 @@ def build_parser() -> argparse.ArgumentParser:
     show = commands.add_parser("show", help="requirements, reports, feedback and gate results of a task")
     show.add_argument("feature")
     show.add_argument("task", nargs="?")
-    for sub in (status, history, show):
+    for sub in (status, history, show, _logs_parser(commands)):
         _add_common(sub)
     clean = commands.add_parser("clean", help="remove leftover worktrees and task branches (never feature branches)")
     clean.add_argument("feature", nargs="?")
@@ -194,6 +194,12 @@ def build_parser() -> argparse.ArgumentParser:
     _add_worker_commands(commands, status, answer, history, show, stats, graph)
     _add_completion_command(commands)
     return parser
+
+
+def _logs_parser(commands: argparse._SubParsersAction[_Parser]) -> _Parser:
+    from orchestrator.cli.logs import add_logs_command
+
+    return add_logs_command(commands)
 
 
 def _add_completion_command(commands: argparse._SubParsersAction[_Parser]) -> None:
@@ -254,6 +260,7 @@ _COMMANDS: dict[str, str] = {
     "status": "orchestrator.cli.read:status",
     "history": "orchestrator.cli.read:history",
     "show": "orchestrator.cli.read:show",
+    "logs": "orchestrator.cli.logs:logs_command",
     "clean": "orchestrator.cli.clean:clean",
     "graph": "orchestrator.cli.graph:graph_command",
     "stats": "orchestrator.cli.stats:stats_command",
