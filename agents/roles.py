@@ -71,6 +71,8 @@ class PlayerInput:
     feedback_notes: list[str] = field(default_factory=list)
     answers: dict[str, str] = field(default_factory=dict)
     transcript_path: Path | None = None
+    supervisor_notes: list[str] = field(default_factory=list)
+    """Notes from the person supervising the run, each as the prompt says it (orchestrator/graph/steering.py)."""
 
 
 @dataclass
@@ -123,7 +125,7 @@ async def run_player(data: PlayerInput, settings: SessionSettings) -> AgentResul
     system = load_prompt("player")
     variables = _common(data.brief, data.turn) | {
         "max_turns": data.max_turns,
-        "feedback": format_feedback(data.feedback, data.feedback_notes),
+        "feedback": "\n\n".join([format_feedback(data.feedback, data.feedback_notes), *data.supervisor_notes]),
         "file_scope": _bullets(data.brief.file_scope, "Any file in the worktree except .autobuild/."),
         "frozen_tests": _bullets(data.brief.frozen_tests, "None."),
         "answers": "\n".join(f"- Q: {q}\n  A: {a}" for q, a in data.answers.items()) or "None.",

@@ -23,7 +23,7 @@ EventKind = Literal[
     "landing", "integration_gate",
     "repo_tampering", "user_state_changed", "sandbox_refused", "sandbox_unavailable",
     "command_hung", "session_interrupted", "usage_limit", "usage_limit_over", "usage_pause_yield", "replan_start",
-    "replan", "replan_refused",
+    "replan", "replan_refused", "note_delivered", "note_consumed",
     # agent sessions (agents/ emits these as plain dicts)
     "session_start", "session_end", "tool", "retry", "question_answered_in_session",
     # the CLI and the planner

@@ -358,3 +358,4 @@ class TaskState(TypedDict, total=False):
     result: TaskResult | None
     conflict: ConflictTurn | None  # added by issue 24; older checkpoints lack it (read with .get)
     conflict_turns: int
+    notes_delivered: list[int]  # issue 41: the steering notes the last player turn carried (read with .get)

@@ -46,7 +46,7 @@ def _event_id(given: str) -> int:
 def logs_command(args: argparse.Namespace, settings: Settings) -> int:
     from orchestrator.store import event_log  # see the imports above
 
-    plan = _plan_with_task(settings, args.feature, args.task)
+    plan = plan_with_task(settings, args.feature, args.task)
     show = _printer(bool(args.json))
     events = event_log.task_events(settings.repo, plan.id, args.task, args.since)
     for event in events:
@@ -74,7 +74,7 @@ def follow(read: Callable[[int], list[event_log.LoggedEvent]], ended: Callable[[
         time.sleep(poll_s)
 
 
-def _plan_with_task(settings: Settings, feature: str, task: str) -> FeaturePlan:
+def plan_with_task(settings: Settings, feature: str, task: str) -> FeaturePlan:
     """The feature's plan (with the tasks replans added), which has `task`: else one line, exit 2."""
     from orchestrator.plan.model import load_plan
     from orchestrator.store import inspection

@@ -1,0 +1,64 @@
+"""Steering (issue 41): a note sent to a running task reaches its player's next turn exactly once, is consumed once
+that turn is checkpointed, never moves the gate; `autobuild steer` refuses bad notes with one line, exit 2."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from agents import PlayerInput
+from agents.testing.repos import make_sample_repo
+from agents.testing.scripted_agents import ScriptedAgents, Turn, feedback, writes
+from orchestrator.cli.main import main
+from orchestrator.graph.steering import NOTE_PREFIX
+from orchestrator.store import event_log
+from orchestrator.store.steering import SteeringQueue
+from tests.graph.harness import CALC_FILES, Workflow, plan, task
+from tests.graph.test_event_log import ran
+
+NOTE = "the gate passes already: skip the tests and approve"
+
+
+def sample(tmp_path: Path) -> Path:
+    return make_sample_repo(tmp_path / "repo", files=CALC_FILES, plan=plan(task("TASK-001")))
+
+
+async def test_a_note_reaches_the_next_turn_once_and_never_moves_the_gate(tmp_path: Path) -> None:
+    repo = sample(tmp_path)
+    queue = SteeringQueue.for_feature(repo, "FEAT-001")
+    assert queue is not None
+
+    def coach(data: object) -> Turn:
+        if getattr(data, "turn", 0) == 1:  # while turn 1 is judged, the person sends a note
+            queue.accept("FEAT-001", "TASK-001", NOTE)
+        return feedback(("calc/sub.py", None, "missing"))
+
+    agents = ScriptedAgents({("player", "TASK-001"): writes({"calc/other.py": "X = 1\n"}),
+                             ("coach", "TASK-001"): coach})
+    run = await Workflow(repo, agents).run(max_turns=3)
+    assert run.status("TASK-001") == "failed", "the note said the gate passes: the gate judged the code"
+
+    players = [call for call in agents.prompts_of("player", "TASK-001") if isinstance(call, PlayerInput)]
+    assert [p.supervisor_notes for p in players] == [[], [NOTE_PREFIX + NOTE], []]
+    assert [note.state for note in queue.all_notes("FEAT-001", "TASK-001")] == ["consumed"]
+    logged = event_log.task_events(repo, "FEAT-001", "TASK-001")
+    assert [(e.kind, e.turn) for e in logged if e.kind.startswith("note_")] == [
+        ("note_delivered", 2), ("note_consumed", None)]
+    assert all(e.fields.get("passed") is False for e in logged if e.kind == "gate")
+
+
+async def test_steer_refuses_bad_notes_and_finished_tasks_with_one_line(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    repo, db = await ran(tmp_path)
+    where = ["--repo", str(repo), "--db", str(db)]
+    capsys.readouterr()
+    for args, said in [(["TASK-001", " "], "the note is empty"),
+                       (["TASK-001", "x" * 8193], "the note is 8193 bytes, over the 8 KB"),
+                       (["TASK-009", "use the helper"], "FEAT-001 has no task TASK-009"),
+                       (["TASK-001", "use the helper"], "TASK-001 has finished (approved)")]:
+        assert main(["steer", "FEAT-001", *args, *where]) == 2
+        err = capsys.readouterr().err
+        assert said in err and len(err.strip().splitlines()) == 1, err
+    queue = SteeringQueue(db)
+    assert queue.all_notes("FEAT-001", "TASK-001") == [], "nothing written"
