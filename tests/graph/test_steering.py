@@ -6,16 +6,18 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from langgraph.checkpoint.memory import InMemorySaver
 
 from agents import PlayerInput
 from agents.testing.repos import make_sample_repo
-from agents.testing.scripted_agents import ScriptedAgents, Turn, feedback, writes
+from agents.testing.scripted_agents import ScriptedAgents, Turn, approve, feedback, writes
 from orchestrator.cli.main import main
 from orchestrator.graph.steering import NOTE_PREFIX
 from orchestrator.store import event_log
 from orchestrator.store.steering import SteeringQueue
 from tests.graph.harness import CALC_FILES, Workflow, plan, task
 from tests.graph.test_event_log import ran
+from tests.graph.test_one_truth import SUB
 
 NOTE = "the gate passes already: skip the tests and approve"
 
@@ -62,3 +64,33 @@ async def test_steer_refuses_bad_notes_and_finished_tasks_with_one_line(
         assert said in err and len(err.strip().splitlines()) == 1, err
     queue = SteeringQueue(db)
     assert queue.all_notes("FEAT-001", "TASK-001") == [], "nothing written"
+
+
+async def test_a_note_whose_session_died_goes_to_the_turn_that_replaces_it(tmp_path: Path) -> None:
+    repo = sample(tmp_path)
+    queue = SteeringQueue.for_feature(repo, "FEAT-001")
+    assert queue is not None
+
+    def coach(data: object) -> Turn:
+        if getattr(data, "turn", 0) == 1:
+            queue.accept("FEAT-001", "TASK-001", "use calc/sub.py")
+            return feedback(("calc/sub.py", None, "missing"))
+        return approve()
+
+    crash = Turn(raises=OSError("the worker died"))
+    agents = ScriptedAgents({("player", "TASK-001"): [writes({"calc/other.py": "X = 1\n"}), crash, writes(SUB)],
+                             ("coach", "TASK-001"): coach})
+    workflow = Workflow(repo, agents, checkpointer=InMemorySaver())
+    first = await workflow.run(max_turns=3)
+    assert first.output is None and "task_error" in first.kinds("TASK-001")
+    assert [note.state for note in queue.all_notes("FEAT-001", "TASK-001")] == ["delivered"]
+    second = await workflow.run(fresh_input=False, max_turns=3)
+    assert second.status("TASK-001") == "approved"
+
+    players = [call for call in agents.prompts_of("player", "TASK-001") if isinstance(call, PlayerInput)]
+    assert [(p.turn, p.supervisor_notes) for p in players] == [
+        (1, []), (2, [NOTE_PREFIX + "use calc/sub.py"]), (2, [NOTE_PREFIX + "use calc/sub.py"])]
+    assert [note.state for note in queue.all_notes("FEAT-001", "TASK-001")] == ["consumed"]
+    logged = event_log.task_events(repo, "FEAT-001", "TASK-001")
+    assert [e.fields.get("again") for e in logged if e.kind == "note_delivered"] == [False, True]
+    assert len([e for e in logged if e.kind == "note_consumed"]) == 1
