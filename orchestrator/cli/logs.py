@@ -18,7 +18,8 @@ if TYPE_CHECKING:  # the parser is built on every command: what the command need
 
 POLL_S = 0.5
 """How often `--follow` looks at the log again."""
-_SHOWN_FIELDS = ("status", "decision", "passed", "reason", "summary", "rationale", "detail", "tool")
+_SHOWN_FIELDS = ("status", "decision", "passed", "reason", "summary", "rationale", "detail", "tool", "note", "notes",
+                 "text")
 
 
 Parser = TypeVar("Parser", bound=argparse.ArgumentParser)
