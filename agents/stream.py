@@ -212,6 +212,9 @@ class Collector:
             status = message.api_error_status
             if status in (401, 403):
                 result.status = "auth_error"
+            elif message.subtype == "error_during_execution" and (message.terminal_reason or "").startswith(
+                    "aborted"):  # the CLI's turn was aborted by a signal (we interrupt only after the stream)
+                result.status = "interrupted"
             else:
                 result.status = "api_error" if message.terminal_reason == "api_error" or status else "cli_error"
             result.errors.append(f"api status {status}: {message.result or message.terminal_reason}")

@@ -15,6 +15,7 @@ SessionStatus = Literal[
     "auth_error",
     "cli_error",
     "cancelled",
+    "interrupted",  # a signal stopped the CLI (Ctrl+C reaches its whole process group): never retried
     "usage_limit",  # the run's usage-limit pause would outlast its max wait: the session never started
     "question",  # the agent asked a human a question that has no answer yet; the session was stopped
 ]

@@ -5,12 +5,15 @@ the runners that `make install` puts in `.venv/js/node_modules` (from the npm re
 
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 
 RUNNERS = ("jest", "vitest", "mocha")
-TOOLS = Path(__file__).resolve().parents[1] / ".venv" / "js" / "node_modules"
-"""Where `make install` puts jest, vitest and mocha."""
+_OWN = Path(__file__).resolve().parents[1] / ".venv" / "js" / "node_modules"
+TOOLS = _OWN if _OWN.is_dir() else Path(sys.prefix) / "js" / "node_modules"
+"""Where `make install` puts jest, vitest and mocha: this checkout's .venv, else the venv running us (a git
+worktree of the project runs the main checkout's)."""
 TEST = "test/mul.test.js"
 SNAPSHOT = "test/__snapshots__/mul.test.js.snap"
 

@@ -20,6 +20,10 @@ from pathlib import Path
 
 SANDBOX_FOLDER = "_sandbox"
 """Per feature, beside its worktrees: the private tmp and the tool caches of the run."""
+GATE_FOLDER = "_gate-own"
+"""Per feature, beside its worktrees: the private tmp and the build caches of the gate and setup, which no agent
+can write (an agent's cargo config, a Go build cache entry or a jest transform planted there would steer the
+gate's run); the download caches stay shared (`_DOWNLOADS`)."""
 ENV_FOLDER = "_env"
 """Per feature, beside its worktrees: the run's environment (its layered venv), written by setup and agents."""
 OWN_TMPDIR = "/tmp/.autobuild-tmp"
@@ -132,13 +136,20 @@ def agent_env(worktree: Path) -> dict[str, str]:
     return env | {"GOFLAGS": f"{os.environ.get('GOFLAGS', '')} -modcacherw".strip()}
 
 
+_DOWNLOADS = ("PIP_CACHE_DIR", "npm_config_cache", "YARN_CACHE_FOLDER", "PNPM_HOME", "GOMODCACHE")
+"""The caches of downloads, shared by setup, the gate and the agents (an agent's test run needs what setup
+fetched); every other cache of a gate run is its own (GATE_FOLDER)."""
+
+
 def for_worktree(worktree: Path, extra: Sequence[Path] = ()) -> Sandbox:
-    """The sandbox of commands run in one of the run's worktrees (`.autobuild/worktrees/<FEATURE>/<NAME>`)."""
+    """The sandbox of commands run in one of the run's worktrees (`.autobuild/worktrees/<FEATURE>/<NAME>`): the
+    gate's and setup's, with a tmp and build caches of their own, out of the agents' reach."""
     feature_dir = worktree.parent
-    private = feature_dir / SANDBOX_FOLDER
+    private, own = feature_dir / SANDBOX_FOLDER, feature_dir / GATE_FOLDER
     root = feature_dir.parent.parent.parent  # <root>/.autobuild/worktrees/<FEATURE>
     run_env = feature_dir / ENV_FOLDER
-    env = _caches(private)
+    shared = _caches(private)
+    env = {**_caches(own), **{name: shared[name] for name in _DOWNLOADS}}
     if not (run_env / "venv" / "pyvenv.cfg").is_file():
         # No run venv layered over the user's: pip installs (setup's, a test's) go to the run's own folder,
         # never into the user's read-only venv.
@@ -147,7 +158,7 @@ def for_worktree(worktree: Path, extra: Sequence[Path] = ()) -> Sandbox:
         # The layered venv has no pip of its own: a bare `pip` is the user's, which installs into the user's
         # venv; the prefix sends it to the run's.
         env.update(_LAYERED_PIP, PIP_PREFIX=str(run_env / "venv"))
-    return Sandbox((worktree, *_git_paths(worktree), run_env, private, *extra), private / "tmp", env, (root,))
+    return Sandbox((worktree, *_git_paths(worktree), run_env, private, own, *extra), own / "tmp", env, (root,))
 
 
 def for_hidden(place: Path, private: Path) -> Sandbox:

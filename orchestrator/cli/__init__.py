@@ -20,6 +20,7 @@ pr.py: `pr`: its output and exit codes over landing/pull_request.py.
 workers.py: `serve`, `submit` and the `--server` forms of the read commands and `answer`.
 doctor.py: `doctor`: is everything a run needs in place?
 completion.py: `completion bash|zsh`: the shell's completion script, generated from the parser.
+completion_ids.py: the feature and task ids completion offers, read from the repo and the store.
 messages.py: one-line notes and plan warnings on stderr (stdout stays for results and JSON).
 output.py: a command's document or --json error on stdout.
 next_steps.py: the next step, printed after `plan` and at the end of a run.

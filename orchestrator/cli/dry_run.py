@@ -37,12 +37,14 @@ def dry_run(run_plan: runner.RunPlan, as_json: bool) -> int:
             again = f"  (again: {row['why']})" if "why" in row else ""
             print(f"  group {row['group']}  {row['task']:<{task_width}}  complexity {row['complexity']:>2}"
                   f"  deps {deps:<{deps_width}}  ~{row['expected_turns']} turn(s), at most {max_turns}{hidden}"
+                  f"{f' x {row['attempts']} attempts' if row.get('attempts', 1) > 1 else ''}"
                   f"{again}")
             print(f"    {_models(row)}, ~${row['cost_usd_expected']:.2f}")  # its own line: names are long
         priced = ", or models.session_usd" if run_plan.settings.models is not None else ""
         print(f"  sessions: ~{expected.sessions_expected} expected, at most {expected.sessions_max};"
               f" cost ~${expected.cost_usd_expected:.2f} at ${session_usd:.2f}/session"
-              f" (ORCHESTRATOR_EST_SESSION_USD{priced}); nothing was run or written")
+              f" (ORCHESTRATOR_EST_SESSION_USD{priced}); at most {expected.peak_sessions} at once"
+              f" (~{expected.document()['peak_memory_mb']} MB); nothing was run or written")
     else:
         print("  nothing to run: no session, no cost; nothing was run or written")
     print("\n".join(gate_lines(gate, run_plan.gate.describe())))

@@ -12,10 +12,12 @@ base_command.py: the command as the base defines it: a task's edit to its script
 environment.py: the repo's own environment for the gate, setup and the agents' test runs.
 pyenv.py: where the repo's Python environment reaches into the main checkout.
 node_modules.py: a worktree's own `node_modules`, workspace packages linked to its code.
+node_bins.py: the main checkout's `node_modules/.bin` on a worktree's PATH (yarn's and pnpm's runners need it).
 generated.py: the version file an install generated, copied into worktrees when the build config names it.
 submodules.py: submodules in a run's worktrees, and a task's changes inside one found and undone.
 baseline.py: the gate checked on the base before any money is spent.
 fresh_tree.py: what agents left in a worktree outside git is removed before a gate run there.
+checkout.py: a worktree's tracked files put back to its commit's, whatever its index (the agents') says.
 no_baseline.py: a base whose tests never ran (import, collection, build errors) is no baseline.
 cache.py: gate runs remembered by tree, command, setup and environment, per repository.
 result.py: runs of the gate command and what they observed.
@@ -24,9 +26,11 @@ instrument.py: test ids from runners the gate does not control, through their en
 channel.py: the gate's own pipe out of a run, where the runners' reporters write as tests end.
 summaries.py: every end-of-session summary a runner printed in a run's output.
 crosscheck.py: every account of a run must agree; what disagrees is tampering.
+stream_checks.py: go's packages and cargo's test binaries, account by account.
 tracked.py: which tracked files a run of the gate changed.
 runners/: what each runner family observed in one run, from its reports or its output.
 excerpt.py: where a failing test's own lines are in a run's output.
+failure_message.py: why one failing test failed, in a line, from its runner's own report of it.
 judge.py: can the command gate at all, and the runs a verdict is decided on (the flaky re-run).
 verdict.py: the verdict, one pure function over a gate run's evidence: the only writer of `passed`.
 spec_check.py: the tests are the spec: what became of every base test on the judged tree.
@@ -49,6 +53,7 @@ shifted.py: test ids that shift when a case is dropped, and the diff that shows 
 per_package.py: a monorepo's gate, run per touched package.
 package_accounting.py: a monorepo's accounting, package by package.
 inline_tests.py: tests inside code files (Rust's `#[cfg(test)]`, doctests).
+inline_splice.py: a Rust code file as the base has it with the task's test modules, for the new-tests run.
 hidden.py: hidden acceptance tests: checked, run in a tree of the gate's own, redacted.
 report.py: what `validate` and `run --dry-run` say about the gate before anything runs.
 """

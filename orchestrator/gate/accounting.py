@@ -252,10 +252,15 @@ def _base_version(test: str, expectations: Mapping[str, str], diff: TreeDiff) ->
     return f"; the base's version fails on this code: {expectations[test]}{read}"
 
 
-def new_only_skipped(base: Observation, run: Observation) -> list[str]:
+NEW_CANT_FAIL: TestFate = "new test can't fail"
+"""A test the task added that can't fail (only skipped or xfailed, or a tamper-screen hit): it verifies nothing,
+so the approval is refused unless the coach accepts it with its reason (then unverified)."""
+
+
+def new_only_skipped(base: Observation, run: Observation) -> list[TestChange]:
     """Tests the base didn't have that the run only skipped or xfailed: work the gate did not verify."""
     known = {*(base.get("passing") or []), *(base["failing"] or []), *(base.get("skipped_ids") or [])}
-    return [f"a test the task added was only skipped: {test}"
+    return [_change(test, NEW_CANT_FAIL, "a test the task added was only skipped or marked to fail", None)
             for test in sorted({*(run.get("skipped_ids") or []), *(run.get("xfailed") or [])} - known)]
 
 

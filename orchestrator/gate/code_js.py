@@ -161,6 +161,10 @@ def _lies(root: Node) -> Iterator[Finding]:
         constant = len(returns) > 0 and len(constants) == 1 and all(value.type in _LITERALS for value in returns)
         if name in _CONSTANT_VALUE and constant:
             yield _finding(node, f"{LIES}: `{name}` returns {next(iter(constants))} whatever the value", node)
+        elif name in _CONSTANT_VALUE and returns and not any(inner.type == "this" for inner in walk(function)):
+            # A value's primitive that never reads the value itself (`hint => hint === 'default' ? 20 : 21`)
+            # answers a loose comparison with whatever it likes.
+            yield _finding(node, f"{LIES}: `{name}` answers without reading the value it converts", node)
         elif name in _COMPARING and returns:
             operand, body = _operand(function), function.child_by_field_name("body")
             reads = operand is not None and body is not None and any(

@@ -1,8 +1,9 @@
 """Every account of one run must agree: the sessions the gate's channel heard (gate/channel.py), the summaries the
-runners printed (gate/summaries.py), the runners' own end status and the command's exit status. A disagreement is
-tampering, named as `subject: what disagreed`; a finding whose subject the base's run of the same command also
-shows is how the project runs (a wrapper that hides a summary, a retry plugin), not the task's doing. Plain data
-in, plain lines out: the verdict refuses any finding left (`refusals`)."""
+runners printed (gate/summaries.py), the runners' own end status and the command's exit status; go's packages and
+cargo's test binaries as gate/stream_checks.py checks them. A disagreement is tampering, named as `subject: what
+disagreed`; a finding whose subject the base's run of the same command also shows is how the project runs (a
+wrapper that hides a summary, a retry plugin), not the task's doing. Plain data in, plain lines out: the verdict
+refuses any finding left (`refusals`)."""
 
 from __future__ import annotations
 
@@ -14,12 +15,15 @@ from orchestrator.facts import Observation
 from orchestrator.gate.channel import Received, Session
 from orchestrator.gate.runners import Observed
 from orchestrator.gate.runners.channel_reports import pytest_id
+from orchestrator.gate.stream_checks import cargo_findings, go_findings
 from orchestrator.gate.summaries import (
     PYTEST_KINDS,
     jest_summaries,
+    mocha_summaries,
     node_summaries,
     pytest_summaries,
     unittest_summaries,
+    vitest_summaries,
 )
 
 Counts = dict[str, int]
@@ -52,11 +56,19 @@ def _jest_counts(session: Session) -> Counts:
             "total": len(tests)}
 
 
+def _mocha_counts(session: Session) -> Counts:
+    """mocha counts a hook's failure (a record of its file's suite) among its failing."""
+    statuses = Counter(str(record.get("status") or record.get("suite")) for record in session.tests)
+    return {"passing": statuses["passed"], "pending": statuses["pending"], "failing": statuses["failed"]}
+
+
 _CHECKED: dict[str, tuple[Callable[[Session], Counts], Callable[[str], list[Counts]]]] = {
     "pytest": (_pytest_counts, pytest_summaries),
     "unittest": (_unittest_counts, unittest_summaries),
     "node --test": (_node_counts, node_summaries),
     "jest": (_jest_counts, jest_summaries),
+    "vitest": (_jest_counts, vitest_summaries),
+    "mocha": (_mocha_counts, mocha_summaries),
 }
 
 
@@ -99,6 +111,10 @@ def _outcome(runner: str, record: dict[str, Any]) -> tuple[str, str] | None:
     if runner == "unittest":
         outcome = str(record.get("outcome"))
         return None if outcome == "start" else (str(record.get("id")), outcome)
+    if runner == "go test":
+        action = str(record.get("action"))
+        name = ".".join(part for part in (str(record.get("package") or ""), str(record.get("test") or "")) if part)
+        return None if action == "run" else (name, action)
     if runner == "node --test":
         return " > ".join([str(record.get("file") or ""), *map(str, record.get("path") or [])]), \
             str(record.get("outcome"))
@@ -120,8 +136,10 @@ def _twice(session: Session) -> list[str]:
 
 
 def _failing(session: Session) -> int:
+    if session.runner == "go test":
+        return sum(1 for record in session.tests if record.get("action") == "fail")
     counts = _CHECKED[session.runner][0](session) if session.runner in _CHECKED else {}
-    return counts.get("failed", 0) + counts.get("error", 0) + counts.get("fail", 0)
+    return counts.get("failed", 0) + counts.get("error", 0) + counts.get("fail", 0) + counts.get("failing", 0)
 
 
 def _status(session: Session) -> list[str]:
@@ -146,6 +164,9 @@ def check(received: Received, output: str, exit_code: int | None, timed_out: boo
             found += _twice(session) + _status(session)
         if runner in _CHECKED and not timed_out:
             found += _summaries(runner, sessions, output)
+        if runner == "go test":
+            found += go_findings(sessions, output, timed_out=timed_out)
+    found += cargo_findings(output, timed_out=timed_out)
     failing_ids = [test for one in heard.values() for test in one.failing or []]
     if exit_code == 0 and failing_ids:
         found.append(f"exit status: the command exited 0 while the gate's channel heard {len(failing_ids)} failing"
@@ -175,3 +196,9 @@ def refusals(run: Observation, base: Observation | None) -> list[str]:
             found.append(f"tracked files: the run changed {', '.join(changed[:10])}, which the base's run of the"
                          " same command leaves alone")
     return found
+
+
+def other_runs(base: Observation | None, runs: tuple[tuple[str, Observation | None], ...]) -> list[str]:
+    """The refusals of the gate's other runs of the same tree (the hidden acceptance tests', the clean room's),
+    each against the base's run as the task's run is, named by the run it came from."""
+    return [f"{name}: {finding}" for name, run in runs if run is not None for finding in refusals(run, base)]

@@ -12,6 +12,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from orchestrator.gate.node_bins import main_checkout_bins
 from orchestrator.gate.pyenv import editables, layered_venv, overlay
 from orchestrator.repo import watch
 
@@ -80,6 +81,7 @@ def gate_env(root: Path, worktree: Path, feature_id: str | None = None, package:
     venv = own or repo_venv(root)
     feature = feature_id or _feature_of(root, worktree)
     redirected: list[str] = []
+    path[:0] = main_checkout_bins(root, worktree, package)  # yarn's and pnpm's runners don't walk up to them
     if venv is not None:
         path.insert(0, str(venv / "bin"))
         env["VIRTUAL_ENV"] = str(venv)

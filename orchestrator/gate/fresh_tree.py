@@ -1,4 +1,5 @@
-"""A gate run judges what is committed: what the agents left in a task's worktree outside git (a build folder the
+"""A gate run judges what is committed: a tracked file that is not as the commit has it is put back
+(gate/checkout.py), and what the agents left in a task's worktree outside git (a build folder the
 coach made, an ignored file, a stale cache) is removed before the gate runs there. What setup made and what the
 gate's own last run made are recorded after them, outside the worktree (out of the agents' reach), each top entry
 with the newest status-change time (ctime: `touch -d` can't set it back) of anything under it; an entry the gate's
@@ -12,10 +13,14 @@ import json
 import os
 import shutil
 from pathlib import Path
+from typing import Any
 
+from orchestrator.gate import checkout
 from orchestrator.repo.git import GitRepo
 
 RECORD_PREFIX = "_untracked-"
+TRACKED = "setup_tracked"
+"""In a record: the tracked files setup changed, by the blob of its content (kept while they hold it)."""
 _KEPT = (".git",)
 """Never removed: a worktree's `.git` link file."""
 
@@ -54,7 +59,7 @@ def _guarded(worktree: Path) -> bool:
     return not worktree.name.startswith("_") and worktree.parent.parent.name == "worktrees"
 
 
-def _read(worktree: Path) -> dict[str, dict[str, float]] | None:
+def _read(worktree: Path) -> dict[str, dict[str, Any]] | None:
     try:
         found = json.loads(record_path(worktree).read_text("utf-8"))
     except (OSError, ValueError):
@@ -71,7 +76,9 @@ async def record(repo: GitRepo, worktree: Path, by: str) -> None:
     known = await asyncio.to_thread(_read, worktree) or {}
     setup = known.get("setup", {}) if by == "gate" else {}
     seen = await asyncio.to_thread(lambda: {e: _newest_change(worktree / e) for e in entries if e not in setup})
+    tracked = await checkout.changed_tracked(repo, worktree) if by == "setup" else known.get(TRACKED, {})
     known = {"setup": seen, "gate": {}} if by == "setup" else {"setup": setup, "gate": seen}
+    known[TRACKED] = tracked
     await asyncio.to_thread(record_path(worktree).write_text, json.dumps(known), "utf-8")
 
 
@@ -84,14 +91,17 @@ def _remove(worktree: Path, entry: str) -> None:
 
 
 async def clean(repo: GitRepo, worktree: Path) -> tuple[list[str], bool]:
-    """Remove from a task's worktree what is outside git and was not left as it is by setup or by the gate's last
-    run there: the entries removed (none without a record: a worktree the gate did not set up), and whether one
-    was setup's (setup must then run again: a version file edited, a package planted in its `node_modules`)."""
+    """Put every tracked file of a task's worktree back as its commit has it (gate/checkout.py), and remove what is
+    outside git and was not left as it is by setup or by the gate's last run there: the paths put back and the
+    entries removed (none without a record: a worktree the gate did not set up), and whether one was setup's
+    (setup must then run again: a version file edited, a package planted in its `node_modules`)."""
     known = await asyncio.to_thread(_read, worktree) if _guarded(worktree) else None
     if known is None:
         return [], False
     setup, gate = known.get("setup", {}), known.get("gate", {})
-    gone, again = [], False
+    made = known.get(TRACKED, {})
+    gone = await checkout.put_back(repo, worktree, keep=made)
+    again = any(path in made for path in gone)  # what setup made of a tracked file, changed: made again
     for entry in await _entries(repo, worktree):
         was = setup.get(entry, gate.get(entry))
         if was is None or await asyncio.to_thread(_newest_change, worktree / entry) > float(was):

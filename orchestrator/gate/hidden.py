@@ -152,6 +152,8 @@ def redact_result(result: GateResult, secrets: frozenset[str]) -> GateResult:
                                     for change in result.get("test_changes") or []]
     if result.get("unverified"):
         redacted["unverified"] = [redact(entry, secrets) for entry in result.get("unverified") or []]
+    if result.get("tampering"):
+        redacted["tampering"] = [redact(entry, secrets) for entry in result.get("tampering") or []]
     return redacted
 
 

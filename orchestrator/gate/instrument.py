@@ -1,12 +1,13 @@
 """How the gate gets test ids out of runners it does not control, through the environment they read (the same
 inside `make test`, `npm test`, tox or nox when they pass it on): pytest writes JUnit (PYTEST_ADDOPTS) and which
-files each test read (its plugin, gate/reads.py), node's
-test runner TAP on stdout and JUnit to a file (NODE_OPTIONS), jest, vitest and mocha a JSON report each into a
-folder of ours (a NODE_OPTIONS preload adds the runner's own reporter option when it sees one start), `go test`
-runs verbose (GOFLAGS), unittest runs under a result-recording shim (a sitecustomize on PYTHONPATH), and `cargo
-test` finds a `cargo` ahead of the real one on PATH that adds `--no-fail-fast`, so every test binary runs on the
-base and on each task; `ctest` (3.21 and later) finds one that adds `--output-junit`, a report per
-call, so its tests are named."""
+files each test read (its plugin, gate/reads.py), node's test runner TAP on stdout and JUnit to a file
+(NODE_OPTIONS), jest, vitest and mocha a JSON report each into a folder of ours (a NODE_OPTIONS preload adds the
+runner's own reporter option when it sees one start), `go test` runs verbose (GOFLAGS) through a `go` ahead of the
+real one on PATH that runs it as `go test -json` and puts its events on the gate's channel
+(runners/shim/autobuild_go.py), unittest runs under a result-recording shim (a sitecustomize on PYTHONPATH), and
+`cargo test` finds a `cargo` ahead of the real one on PATH that adds `--no-fail-fast`, so every test binary runs
+on the base and on each task; `ctest` (3.21 and later) finds one that adds `--output-junit`, a report per call, so
+its tests are named."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ import asyncio
 import os
 import re
 import shutil
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -22,6 +24,7 @@ from orchestrator.processes import run_async
 SHIM = Path(__file__).resolve().parent / "runners" / "shim"
 NODE_REPORTER = "autobuild_node_reporter.mjs"
 JS_PRELOAD = "autobuild_js_preload.cjs"
+GO_SHIM = "autobuild_go.py"
 _CARGO = """#!/bin/sh
 # AutoBuild's gate: `cargo test` without fail-fast, so base and task runs see the same tests; an overlay's run
 # restricted to the overlaid targets (AUTOBUILD_CARGO_TEST_ARGS: `--test <target>`).
@@ -45,6 +48,16 @@ case " $* " in
 esac
 exec "$real" "$@" --output-junit "$AUTOBUILD_CTEST_REPORTS/ctest-$$.xml"
 """
+_GO = """#!/bin/sh
+# AutoBuild's gate: `go test` as `go test -json`, its events read and put on the gate's channel by the gate's own
+# Python (runners/shim/autobuild_go.py), outside the test binaries; any other go command is the real one.
+case " $* " in
+  *" test "*) if [ -x "$AUTOBUILD_GATE_PYTHON" ] && [ -f "$AUTOBUILD_GO_SHIM" ]; then
+                exec "$AUTOBUILD_GATE_PYTHON" -I -S "$AUTOBUILD_GO_SHIM" "$@"
+              fi;;
+esac
+exec "$AUTOBUILD_REAL_GO" "$@"
+"""
 _CTEST_JUNIT = (3, 21)
 """The first ctest with `--output-junit`."""
 
@@ -58,7 +71,8 @@ READS, ROOT = "AUTOBUILD_PYTEST_READS", "AUTOBUILD_GATE_ROOT"
 """Where the gate's pytest plugin records the files each test read, and the tree they are named relative to (the
 shim's autobuild_gate_reads.py reads them by the same names)."""
 REPORTER_VARIABLES = ("PYTEST_ADDOPTS", "NODE_OPTIONS", "GOFLAGS", "AUTOBUILD_UNITTEST_REPORT", "PYTHONPATH",
-                      DEADLINE, READS, ROOT, "AUTOBUILD_GATE_CHANNEL")
+                      DEADLINE, READS, ROOT, "AUTOBUILD_GATE_CHANNEL", "AUTOBUILD_REAL_GO", "AUTOBUILD_GO_SHIM",
+                      "AUTOBUILD_GATE_PYTHON")
 """The variables the runners' reports depend on (PYTHONPATH: the unittest shim; an env's own `setenv` of it
 still wins in tox): an edit that clears them loses the base's passing ids."""
 
@@ -131,6 +145,10 @@ async def instrument(env: dict[str, str], scratch: Path, cwd: Path) -> tuple[dic
     cargo = await asyncio.to_thread(shutil.which, "cargo", path=env.get("PATH"))
     if cargo is not None:
         env["AUTOBUILD_REAL_CARGO"], shims["cargo"] = cargo, _CARGO
+    go = await asyncio.to_thread(shutil.which, "go", path=env.get("PATH"))
+    if go is not None:
+        env["AUTOBUILD_REAL_GO"], env["AUTOBUILD_GO_SHIM"], shims["go"] = go, str(SHIM / GO_SHIM), _GO
+        env["AUTOBUILD_GATE_PYTHON"] = sys.executable
     ctest = await asyncio.to_thread(shutil.which, "ctest", path=env.get("PATH"))
     if ctest is not None and await _ctest_version(ctest, env, cwd) >= _CTEST_JUNIT:
         env["AUTOBUILD_REAL_CTEST"], env["AUTOBUILD_CTEST_REPORTS"] = ctest, str(reports.ctest)

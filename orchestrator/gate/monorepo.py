@@ -5,6 +5,7 @@ root config, CI) touches them all."""
 
 from __future__ import annotations
 
+import os
 import re
 import shlex
 import tomllib
@@ -152,11 +153,24 @@ def find_packages(root: Path) -> list[PackageGate]:
             found = [c for c in found if not str(c.command).startswith("cargo ")]
         # A CI workflow inside a package folder is not run there; a package needs tests of its own.
         found = [c for c in found if not c.source.startswith((".github", ".gitlab"))]
+        if (folder / "go.mod").is_file() and not has_go_tests(folder):  # tools, generated code: nothing to run
+            found = [c for c in found if not str(c.command).startswith("go test")]
         if found:
             packages[path] = _package(root, path, found[0])
     listed = list(packages.values())
     _link_dependencies(root, listed)
     return listed
+
+
+def has_go_tests(module: Path) -> bool:
+    """Does the Go module in `module` have a test file of its own (`go test ./...` skips `testdata`, `vendor`,
+    folders starting with `.` or `_`, and nested modules)?"""
+    for folder, dirs, files in os.walk(module):
+        if any(name.endswith("_test.go") for name in files):
+            return True
+        dirs[:] = [d for d in dirs if d not in ("testdata", "vendor") and not d.startswith((".", "_"))
+                   and not os.path.isfile(os.path.join(folder, d, "go.mod"))]
+    return False
 
 
 def _names_and_needs(folder: Path) -> tuple[set[str], set[str]]:

@@ -1,21 +1,24 @@
 """A task's new tests must be able to fail: the tests a feature or fix added or changed are run on the base's code
 (a throwaway worktree at the task's commit with its code files put back as the base has them, its tests kept) and
 at least one must fail there; a refactor's must all pass there. The mirror image of gate/overlay.py, whose
-restriction and messages it reuses. Only tests in test files are judged: tests inside code files (Rust's
-`#[cfg(test)]`, doctests) go back with the code, so they are left out (splicing them in is not done yet)."""
+restriction and messages it reuses. Tests inside code files go back with the code, except Rust's `#[cfg(test)]`
+modules: spliced into the base's version of their file (gate/inline_splice.py); doctests are left out."""
 
 from __future__ import annotations
 
 import ast
+import asyncio
 import re
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
 from orchestrator.facts import GateResult, Observation
+from orchestrator.gate import inline_splice, package_accounting
 from orchestrator.gate.accounting import TreeDiff, file_of
 from orchestrator.gate.overlay import RunIn, _first_message, _restriction
 from orchestrator.gate.test_files import is_test_data, is_test_file
+from orchestrator.repo import confined
 from orchestrator.repo.git import GitRepo
 
 ACCEPTANCE = "new-tests-on-base"
@@ -94,7 +97,8 @@ def changed_functions(path: str, base_text: str | None, text: str) -> set[str] |
     """The functions a test file's task version defines differently from its base version (new ones included);
     None when unknown (any test in the file counts as changed)."""
     if base_text is None:
-        return None
+        # A new Go test file's tests are its own functions: a Go id names the package, which has other tests too.
+        return set(_go_functions(text)) if path.endswith("_test.go") else None
     if path.endswith(".py"):
         before, after = _python_functions(base_text), _python_functions(text)
     elif path.endswith(".go"):
@@ -131,12 +135,19 @@ def candidates(passing: Sequence[str], tree_files: Sequence[str], changed: Mappi
     """The passing tests of the tree the task added or changed: in a test file it touched (`changed`: path -> the
     functions it added or changed there, None for all: a new file), in one of those functions. A test moved
     unchanged (a renamed file, a new id) is none of them."""
-    folders = {str(PurePosixPath(path).parent): path for path in changed if path.endswith("_test.go")}
+    packages: dict[str, set[str] | None] = {}  # a Go package's folder -> the functions its touched files changed
+    for path, functions in changed.items():
+        if path.endswith("_test.go"):
+            folder, known = str(PurePosixPath(path).parent), packages.get(str(PurePosixPath(path).parent), set())
+            packages[folder] = None if functions is None or known is None else {*known, *functions}
     found = []
     for test in passing:
         file = file_of(test, tree_files)
         if file is not None and file.endswith("_test.go"):  # a Go id names its package, not its file
-            file = folders.get(str(PurePosixPath(file).parent), file)
+            folder = str(PurePosixPath(file).parent)
+            if folder in packages and ((functions := packages[folder]) is None or _leaf(test) in functions):
+                found.append(test)
+            continue
         if file is None or file not in changed:
             continue
         functions = changed[file]
@@ -145,14 +156,17 @@ def candidates(passing: Sequence[str], tree_files: Sequence[str], changed: Mappi
     return found
 
 
-def verdict(kind: str, tests: Sequence[str], run: GateResult) -> Finding | None:
+def verdict(kind: str, tests: Sequence[str], run: GateResult, folder: str = ".") -> Finding | None:
     """What the run of `tests` on the base's code says about a task of `kind`: a feature's or fix's with none
-    failing there, a refactor's with some failing there; None when the rule holds or the run can't tell."""
+    failing there, a refactor's with some failing there; None when the rule holds or the run can't tell. A
+    monorepo package's (`folder`) tests are named with its path."""
     passing, failing = set(run.get("passing") or []), set(run["failing"] or [])
     if run.get("passing") is None and not failing:
         return None  # the runner named no test: nothing to judge by
     failed = [test for test in tests if test not in passing]
-    named = "; ".join(tests[:5]) + (f" (and {len(tests) - 5} more)" if len(tests) > 5 else "")
+    prefix = "" if folder == "." else f"{folder}::"
+    named = "; ".join(prefix + test for test in tests[:5]) + (f" (and {len(tests) - 5} more)" if len(tests) > 5
+                                                               else "")
     if kind in ("feature", "fix") and not failed:
         line = (f"none of the {len(tests)} test(s) the {kind} added or changed fails on the code it started from"
                 f" ({named}): they don't show the {kind} works")
@@ -161,7 +175,7 @@ def verdict(kind: str, tests: Sequence[str], run: GateResult) -> Finding | None:
                              " such test can exist, the coach accepts it in test_changes_accepted as"
                              f" {{test: \"{ACCEPTANCE}\", reason: why}} (the task is then approved-unverified).")
     if kind == "refactor" and failed:
-        why = "; ".join(f"{test}: {_first_message(run['output'], test)}" for test in failed[:5])
+        why = "; ".join(f"{prefix}{test}: {_first_message(run['output'], test)}" for test in failed[:5])
         line = f"{len(failed)} test(s) the refactor added or changed fail on the code it started from: {why}"
         return Finding(line, f"A refactor keeps behaviour: its new tests must pass on the code it started from, and"
                              f" these fail there: {why}. If the behaviour had to change, the coach accepts it in"
@@ -170,37 +184,59 @@ def verdict(kind: str, tests: Sequence[str], run: GateResult) -> Finding | None:
 
 
 async def run_on_base(repo: GitRepo, worktree: Path, against: str, *, code: Sequence[str], tests: Sequence[str],
-                      files: Sequence[str], run_in: RunIn, set_up: Callable[[Path], Awaitable[object]]
-                      ) -> GateResult:
-    """`tests` (in test `files`) run in a throwaway worktree at the task's commit, its `code` files put back as
-    `against` has them, restricted to those files or tests where the runner allows it."""
+                      files: Sequence[str], run_in: RunIn, set_up: Callable[[Path], Awaitable[object]],
+                      spliced: Sequence[inline_splice.Spliced] = ()) -> GateResult:
+    """`tests` (in test `files`, or inside the `spliced` code files) run in a throwaway worktree at the task's
+    commit, its `code` files put back as `against` has them (the spliced ones with the task's test modules),
+    restricted to those files or tests where the runner allows it."""
     place = worktree.parent / f"_newtests-{worktree.name}"
     await repo.add_detached_worktree(place, await repo.head(worktree))
     try:
         await set_up(place)
         await repo.restore_paths(place, against, list(code), detached_ok=True)
-        return await run_in(place, _restriction(list(files), list(tests)))
+        await asyncio.to_thread(_write, place, spliced)
+        inline = inline_splice.test_ids(tests, spliced)
+        restriction = _restriction([*files], [test for test in tests if test not in inline])
+        return await run_in(place, inline_splice.restriction(files, inline, restriction))
     finally:
         await repo.remove_worktree(place)
 
 
 async def check(repo: GitRepo, worktree: Path, against: str, kind: str, *, result: Observation, diff: TreeDiff,
                 texts: Mapping[str, str], run_in: RunIn,
-                set_up: Callable[[Path], Awaitable[object]]) -> Finding | None:
+                set_up: Callable[[Path], Awaitable[object]], folder: str = ".") -> Finding | None:
     """The rule on a judged tree (its run `result`, its diff against `against` and its test files' `texts`):
     runs only for a feature, fix or refactor that changed code and added or changed tests that pass in the tree
     (a task that changed no code runs its tests on the base's code already: moving or editing tests is judged by
-    the accounting alone)."""
-    files, code = [path for path in touched_tests(diff) if path in texts], code_files(diff)
-    if kind not in JUDGED_KINDS or not files or not code or result.get("passing") is None:
+    the accounting alone). For a monorepo package, `folder`: `result` is its run (ids relative to it), its tests
+    are those under it, and the task's code goes back everywhere (a package runs on the packages it uses)."""
+    local = package_accounting.local_diff(diff, folder)
+    files = [path for path in touched_tests(local) if package_accounting.joined(folder, path) in texts]
+    code = code_files(diff)
+    if kind not in JUDGED_KINDS or not code or result.get("passing") is None:
         return None
-    old_of = {new: old for old, (new, _) in diff.renamed.items()}
-    changed = {path: changed_functions(path, await repo.show_file(against, old_of.get(path, path)), texts[path])
-               for path in files}
-    tree_files = await repo.files_at(await repo.head(worktree))
-    tests = candidates(result.get("passing") or [], tree_files, changed)
+    head = await repo.head(worktree)
+    spliced = [found for path in sorted(diff.modified) if path in code and path.endswith(".rs")
+               if (found := inline_splice.spliced(path, await repo.show_file(against, path),
+                                                  await repo.show_file(head, path))) is not None]
+    if len(code) == sum(found.only_tests for found in spliced):
+        return None  # only test modules changed: the tests already ran on the base's code
+    old_of = {new: old for old, (new, _) in local.renamed.items()}
+    changed = {path: changed_functions(path, await repo.show_file(
+        against, package_accounting.joined(folder, old_of.get(path, path))), texts[package_accounting.joined(
+            folder, path)]) for path in files}
+    passing = result.get("passing") or []
+    tree_files = package_accounting.local_files(folder, await repo.files_at(head)) if changed else []
+    tests = candidates(passing, tree_files, changed) + inline_splice.test_ids(passing, [
+        found for found in spliced if package_accounting.inside(folder, found.path) is not None])
     if not tests:
         return None
     run = await run_on_base(repo, worktree, against, code=code, tests=tests, files=files, run_in=run_in,
-                            set_up=set_up)
-    return verdict(kind, tests, run)
+                            set_up=set_up, spliced=spliced)
+    return verdict(kind, tests, run, folder)
+
+
+def _write(place: Path, spliced: Sequence[inline_splice.Spliced]) -> None:
+    """The spliced code files, written into our throwaway worktree (no link followed: a committed link)."""
+    for found in spliced:
+        confined.write_under(place, found.path, found.text, "the base's code with the task's test modules")

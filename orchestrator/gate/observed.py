@@ -45,3 +45,13 @@ def unusable(run: Observation) -> str | None:
     if code != 0 and not run["tests_passed"] and not run["tests_failed"] and _USAGE.search(last_lines(run)):
         return f"`{run['command']}`: usage error (exit {code})"
     return None
+
+
+def failing_named(run: Observation, shown: int = 3) -> str:
+    """"; failing: a, b, c and N more": the failing tests the run names, for a summary read without `show` (the
+    run's summary line, AUTO-RUN.md); "" when it names none."""
+    failing = run["failing"] or []
+    if not failing:
+        return ""
+    more = f" and {len(failing) - shown} more" if len(failing) > shown else ""
+    return f"; failing: {', '.join(failing[:shown])}{more}"

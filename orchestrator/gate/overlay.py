@@ -7,7 +7,6 @@ overlay is the clean room (gate/clean_room.py): the task's whole test side put b
 
 from __future__ import annotations
 
-import itertools
 import re
 from collections.abc import Awaitable, Callable, Collection, Sequence
 from pathlib import Path, PurePosixPath
@@ -15,13 +14,12 @@ from pathlib import Path, PurePosixPath
 from orchestrator.facts import GateResult
 from orchestrator.gate import clean_room
 from orchestrator.gate.accounting import file_of
+from orchestrator.gate.failure_message import failure_message
 from orchestrator.gate.test_files import is_collected_python, is_test_data
 from orchestrator.repo.git import GitRepo
 
 RunIn = Callable[[Path, dict[str, str]], Awaitable[GateResult]]
 """Runs the gate's command in a worktree with extra environment variables (not remembered: a dirty tree)."""
-_ASSERTION = re.compile(r"^(?:E\s+(.+)|\s*(AssertionError.*)|\s*(assert .+)|.*\berror: (.+)"
-                        r"|\s+\S+_test\.go:\d+: (.+)|\s+(Expected: .+))$", re.MULTILINE)  # jest: Expected: 6
 
 
 def _restriction(files: Sequence[str], tests: Sequence[str]) -> dict[str, str]:
@@ -45,7 +43,6 @@ def _restriction(files: Sequence[str], tests: Sequence[str]) -> dict[str, str]:
     return {}
 
 
-_COLOUR = re.compile(r"\x1b\[[0-9;]*m")
 _JS_TEST = re.compile(r"\.(?:test|spec)\.[cm]?[jt]sx?$")
 
 
@@ -58,25 +55,8 @@ def _js_tests(files: Sequence[str]) -> list[str] | None:
 
 
 def _first_message(output: str, test: str) -> str:
-    """The first assertion or error line after the test's own lines in the run's output (colours off: vitest
-    colours its diff even off a terminal)."""
-    output = _COLOUR.sub("", output)
-    leaf = re.split(r" > |::|\.", test)[-1]
-    start = output.find(leaf)
-    found = _ASSERTION.search(output, start if start >= 0 else 0) or _ASSERTION.search(output)
-    if found is None:
-        return "it fails"
-    message = next(group for group in found.groups() if group).strip()
-    if message in _YAML_BLOCK:  # node's TAP: `error: |-` and the message indented below it
-        key = found.group(0)
-        deeper = " " * (len(key) - len(key.lstrip()) + 1)
-        block = itertools.takewhile(lambda line: not line.strip() or line.startswith(deeper),
-                                    output[found.end():].splitlines()[1:])
-        message = " ".join(line.strip() for line in block if line.strip()) or message
-    return message[:300]
-
-
-_YAML_BLOCK = ("|", "|-", "|+", ">", ">-", ">+")
+    """Why `test` failed, from the runner's own report of it (gate/failure_message.py)."""
+    return failure_message(output, test)
 
 
 def _owners(files: Sequence[str]) -> set[str]:

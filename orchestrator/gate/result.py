@@ -77,8 +77,10 @@ def observe(output: str, reports: Reports, cwd: Path | None = None,
         heard.get("pytest") or pytest_junit(reports.pytest_junit) or pytest_summary(output),
         heard.get("unittest") or unittest_report(reports.unittest) or unittest_summary(output),
         heard.get("node --test") or node_report(reports.node) or node_tap(output) or node_junit(reports.node_junit),
-        heard.get("jest") or reported.get("jest") or jest(output), reported.get("vitest") or vitest(output),
-        reported.get("mocha") or mocha(output), go_test(output), cargo_test(output),
+        heard.get("jest") or reported.get("jest") or jest(output),
+        heard.get("vitest") or reported.get("vitest") or vitest(output),
+        heard.get("mocha") or reported.get("mocha") or mocha(output), heard.get("go test") or go_test(output),
+        cargo_test(output),
         ctest_junit(reports.ctest) or ctest_output(output),
     ]
     return combine([one for one in found if one is not None])

@@ -88,6 +88,8 @@ _RUST_LIKE = re.compile(r"//[^\n]*|/\*.*?\*/|\"(?:\\.|[^\"\\])*\"", re.DOTALL)
 _TOKENS: dict[str, list[tuple[re.Pattern[str], str]]] = {
     "js": [(re.compile(r"\.(skip|only|todo|fixme)\s*\("), "a .{0} marker"),
            (re.compile(r"\bx(it|describe|test)\s*\("), "an x{0} marker"),
+           # jest's `test.failing`, vitest's `test.fails`: a test that passes when its assertion fails
+           (re.compile(r"\b(?:it|test)\.(failing|fails)\b"), "a .{0} marker"),
            (re.compile(r"\bprocess\.exit\s*\("), "an early exit (process.exit)"),
            ],
     "go": [(re.compile(r"\.(Skip|SkipNow|Skipf)\s*\("), "a t.{0} call"),
@@ -95,6 +97,10 @@ _TOKENS: dict[str, list[tuple[re.Pattern[str], str]]] = {
     "rust": [(re.compile(r"#\[\s*ignore\b"), "an #[ignore] attribute"),
              (re.compile(r"\bstd::process::exit\s*\("), "an early exit (process::exit)")],
 }
+
+
+_SHOULD_PANIC = re.compile(r"#\[\s*should_panic\b[^\]]*\]")
+"""A test that passes when it panics: bare, or expecting an assertion's own panic, it passes on a broken fix."""
 
 
 def _family(path: str) -> str | None:
@@ -116,6 +122,12 @@ def _tokens(family: str, text: str) -> set[tuple[str | None, str, int]]:
     for pattern, what in _TOKENS[family]:
         for match in pattern.finditer(blank):
             found.add((None, what.format(*match.groups()), blank.count("\n", 0, match.start()) + 1))
+    if family == "rust":
+        for match in _SHOULD_PANIC.finditer(blank):
+            expected = text[match.start():match.end()]  # the raw attribute: its `expected` message is a string
+            if "expected" not in expected or "assert" in expected.lower():
+                found.add((None, "a #[should_panic] attribute (it passes when its assertions fail)",
+                           blank.count("\n", 0, match.start()) + 1))
     return found
 
 
@@ -136,9 +148,10 @@ def screen(path: str, base_text: str | None, text: str) -> list[Hit]:
             before[(test, what)] -= 1
         else:
             hits.append(Hit(path, line, test, what))
-    if base_text and _family(path) == "go":  # a base test's failure calls turned into log calls
-        hits += [Hit(path, line, test, what) for test, what, line in vacuous.go_demoted(_blank("go", base_text),
-                                                                                        _blank("go", text))]
+    if _family(path) == "go":  # a base test's failure calls turned into log calls; a new test with none
+        base_blank, blank = _blank("go", base_text or ""), _blank("go", text)
+        hits += [Hit(path, line, test, what) for test, what, line in
+                 [*vacuous.go_demoted(base_blank, blank), *vacuous.go_unfailing(base_blank, blank)]]
     return hits
 
 

@@ -200,21 +200,9 @@ class Gates:
         command = command or decided["command"]
         if command is None:
             return GateRun(no_gate(decided["source"]), ran=False)
-        what = f"the gate `{command}`"
         if decided.get("packages") and command == decided["command"]:
-            changed = await changed_files(self.repo, worktree, changed_since) if changed_since else None
-            each: list[tuple[PackageGate, GateResult]] = []
-            evidence = await self._watched(what, worktree, gate_packages(
-                decided, self.repo.root, worktree, changed, self.request.timeout_s, each=each, run=self._package_run),
-                lambda run: run.run["output"])
-            if against is not None and against == decided.get("base_sha"):  # the packages' base runs are its
-                evidence = replace(evidence, accepted=tuple(accepted), accounted=await self.spec.account_packages(
-                    worktree, command, against, runs=each, accepted=accepted))
-            hidden_lines: frozenset[str] = frozenset()
-            if hidden_tests and evidence.run["exit_code"] is not None:  # a monorepo's hidden tests run from the top
-                found, hidden_lines, _ = await self._hidden_evidence(worktree, command, hidden_tests, against=against)
-                evidence = replace(evidence, hidden=found)
-            return GateRun(hidden.redact_result(verdict.record(evidence), hidden_lines), ran=True)
+            return await self._run_packages(worktree, command, changed_since=changed_since, against=against,
+                                            accepted=accepted, hidden_tests=hidden_tests, kind=kind)
         base = base if base is not None else decided["base"]
         ran = False
 
@@ -245,6 +233,28 @@ class Gates:
         for base_only in ("passing", "reads"):  # kept in the cache and the base's run, not in every turn's state
             result.pop(base_only, None)  # type: ignore[misc]  # NotRequired keys, named by a variable
         return GateRun(hidden.redact_result(result, secrets), ran=ran)
+
+    async def _run_packages(self, worktree: Path, command: str, *, changed_since: str | None, against: str | None,
+                            accepted: Sequence[Acceptance], hidden_tests: Sequence[str], kind: str | None) -> GateRun:
+        """A monorepo's gate: the packages the commits since `changed_since` touched, each judged on its own."""
+        decided = self.setup
+        what = f"the gate `{command}`"
+        changed = await changed_files(self.repo, worktree, changed_since) if changed_since else None
+        each: list[tuple[PackageGate, GateResult]] = []
+        evidence = await self._watched(what, worktree, gate_packages(
+            decided, self.repo.root, worktree, changed, self.request.timeout_s, each=each, run=self._package_run),
+            lambda run: run.run["output"])
+        if against is not None and against == decided.get("base_sha"):  # the packages' base runs are its
+            evidence = replace(evidence, accepted=tuple(accepted), accounted=await self.spec.account_packages(
+                worktree, command, against, runs=each, accepted=accepted))
+            if kind is not None and verdict.decide(evidence).passed:  # the new-tests rule, package by package
+                evidence = replace(evidence, new_tests=await self.spec.new_tests_in_packages(
+                    worktree, command, against, kind, runs=each))
+        hidden_lines: frozenset[str] = frozenset()
+        if hidden_tests and evidence.run["exit_code"] is not None:  # a monorepo's hidden tests run from the top
+            found, hidden_lines, _ = await self._hidden_evidence(worktree, command, hidden_tests, against=against)
+            evidence = replace(evidence, hidden=found)
+        return GateRun(hidden.redact_result(verdict.record(evidence), hidden_lines), ran=True)
 
     async def _with_new_tests(self, evidence: verdict.Evidence, worktree: Path, command: str, against: str,
                               kind: str) -> verdict.Evidence:

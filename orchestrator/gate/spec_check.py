@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import functools
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -69,13 +70,32 @@ class SpecCheck:
         changes += clean_room.changes(base, result, elsewhere, room, base_files, accepted=accepted,
                                       unstable=every_unstable)
         screened, unverified = await self._screened(worktree, against, diff, texts)
-        unverified += accounting.new_only_skipped(base, result)
+        screened += accounting.new_only_skipped(base, result)
         code = code_screen.changes(await code_screen.hits(self.repo, worktree, against, diff))
         judged = accounting.accept([*changes, *screened, *code], accepted, diff.test_files_changed, diff.reads)
         self._diffs[(await self.repo.head(worktree), against, command)] = (diff, texts)
         return verdict.Accounted(tuple([*changes, *screened, *code]), tuple(diff.test_files_changed),
                                  tuple(unverified), await self._case_diff(judged, against, diff, texts),
                                  _reads(diff))
+
+    async def new_tests_in_packages(self, worktree: Path, command: str, against: str, kind: str, *,
+                                    runs: Sequence[tuple[PackageGate, Observation]]) -> new_tests.Finding | None:
+        """The new-tests rule in each monorepo package's folder (its run, its tests, its command), once per commit,
+        base, kind and package, with the tree's diff `account_packages` read: the first package that breaks it."""
+        head = await self.repo.head(worktree)
+        if (read := self._diffs.get((head, against, command))) is None:
+            return None
+        diff, texts = read
+        for package, run in runs:
+            key = (head, against, f"{kind}\0{package['path']}\0{package['command']}")
+            if key not in self._on_base:
+                self._on_base[key] = await new_tests.check(
+                    self.repo, worktree, against, kind, result=run, diff=diff, texts=texts, folder=package["path"],
+                    run_in=functools.partial(self.run_package_in, package),
+                    set_up=self.set_up)
+            if self._on_base[key] is not None:
+                return self._on_base[key]
+        return None
 
     async def new_tests(self, worktree: Path, command: str, result: Observation, against: str,
                         kind: str) -> new_tests.Finding | None:
@@ -96,8 +116,8 @@ class SpecCheck:
                                runs: Sequence[tuple[PackageGate, GateResult]],
                                accepted: Sequence[Acceptance]) -> verdict.Accounted:
         """A monorepo's run accounted package by package as the top is: each package's run against its
-        base run (ids and files relative to its folder, named back with its path), the base's versions of its
-        changed test files run on the tree's code in its folder, and the tamper screen on every test file."""
+        base run (ids and files relative to its folder, named back with its path), its base tests run in its folder
+        of the clean room (the task's code with the base's test side), and the tamper screen on every test file."""
         every = await self.repo.files_at(against)
         hosts = frozenset(package_accounting.joined(package["path"], host) for package, _ in runs if package["base"]
                           for host in accounting.test_hosts(package["base"],
@@ -106,6 +126,7 @@ class SpecCheck:
         changes: list[TestChange] = []
         unverified: list[str] = []
         read_in_repo: dict[str, frozenset[str]] = {}
+        room = await clean_room.plan(self.repo, worktree, against, command)  # the base's test side everywhere
         for package, run in runs:
             folder, base = package["path"], package["base"]
             if base is None:
@@ -113,13 +134,17 @@ class SpecCheck:
             local, files = package_accounting.local_diff(diff, folder), package_accounting.local_files(folder, every)
             local = dataclasses.replace(local, reads=reads.data_read(base, files))
             read_in_repo.update(reads.in_repo(local.reads, folder))
-            expectations = await self._expectations(worktree, package["command"], base, against, diff=local,
-                                                    base_files=files, package=package)
-            changes += package_accounting.named_in_repo(accounting.account(
-                base, run, local, files, expectations=expectations, unstable=base.get("unstable") or []), folder)
-            unverified += [entry.replace(": ", f": {folder}::", 1) if folder != "." else entry
-                           for entry in accounting.new_only_skipped(base, run)]
+            found = await self._expectations(worktree, package["command"], base, against, diff=local,
+                                             base_files=files, package=package, room=room)
+            expectations, elsewhere = clean_room.split(found, overlay.judged_by(base, local.test_files_changed, files,
+                                                                                local.reads))
+            unstable = base.get("unstable") or []
+            changes += package_accounting.named_in_repo([*accounting.account(
+                base, run, local, files, expectations=expectations, unstable=unstable), *clean_room.changes(
+                base, run, elsewhere, room, files, accepted=accepted, unstable=unstable)], folder)
+            changes += package_accounting.named_in_repo(accounting.new_only_skipped(base, run), folder)
         screened, flagged = await self._screened(worktree, against, diff, texts)
+        self._diffs[(await self.repo.head(worktree), against, command)] = (diff, texts)
         diff = dataclasses.replace(diff, reads=read_in_repo)
         code = code_screen.changes(await code_screen.hits(self.repo, worktree, against, diff))
         judged = accounting.accept([*changes, *screened, *code], accepted, diff.test_files_changed, diff.reads)
@@ -226,8 +251,8 @@ class SpecCheck:
     async def _screen(self, against: str, renamed: Mapping[str, tuple[str, int]],
                       texts: Mapping[str, str]) -> tuple[list[TestChange], list[str]]:
         """The tamper screen on the test files the task added or changed (`texts`, by their path in the tree): a
-        hit on a base test is a test change (the coach must accept it), a hit on a test the task added leaves the
-        approval unverified."""
+        hit on a base test is a test change (the coach must accept it), and so is a hit on a test the task added
+        (it can't fail: refused unless the coach accepts it, then the approval is unverified)."""
         old_of = {new: old for old, (new, _) in renamed.items()}
         changes: list[TestChange] = []
         unverified: list[str] = []
@@ -243,7 +268,9 @@ class SpecCheck:
                     changes.append(TestChange(test=test, fate="weakened", detail=hit.describe(), file=base_path,
                                               accepted=None))
                 else:
-                    unverified.append(f"a test the task added has {hit.describe()}")
+                    changes.append(TestChange(test=f"{path}::{hit.test}" if hit.test else path,
+                                              fate=accounting.NEW_CANT_FAIL, file=path, accepted=None,
+                                              detail=f"a test the task added has {hit.describe()}"))
         return changes, unverified
 
 

@@ -227,6 +227,8 @@ def tokens(family: str, blank: str) -> set[Found]:
 
 _GO_TEST = re.compile(r"^func\s+((?:Test|Benchmark|Fuzz|Example)\w*)\s*\([^)]*\)\s*\{", re.MULTILINE)
 _GO_FAILS = re.compile(r"\b\w+\.(?:Error|Errorf|Fatal|Fatalf|Fail|FailNow)\s*\(")
+_GO_HANDS_T = re.compile(r"[(,]\s*t\s*[,)]|\bt\.Run\s*\(")
+"""`t` given to a helper (`check(t, got)`, `assert.Equal(t, …)`) or a subtest: it can fail the test."""
 _GO_LOGS = re.compile(r"\b\w+\.(?:Log|Logf)\s*\(")
 
 
@@ -234,6 +236,18 @@ def go_functions(blank: str) -> dict[str, tuple[int, str]]:
     """A Go file's test functions (blanked text) -> (the line it starts on, its body)."""
     return {match.group(1): (_line(blank, match.start()), blank[match.end() - 1:_block_end(blank, match.end() - 1)])
             for match in _GO_TEST.finditer(blank)}
+
+
+def go_unfailing(base_blank: str, blank: str) -> list[Found]:
+    """Go tests the base didn't have that can't fail: no failure call (`t.Error`, `t.Fatal`, `t.Fail`, an
+    assertion helper's), and `t` handed to no other function that could make one."""
+    before, found = go_functions(base_blank), list[Found]()
+    for name, (line, body) in sorted(go_functions(blank).items()):
+        if name in before or not name.startswith("Test"):
+            continue
+        if not _GO_FAILS.search(body) and not _GO_HANDS_T.search(body):
+            found.append((name, f"{CANT_FAIL} (a Go test with no failure call)", line))
+    return found
 
 
 def go_demoted(base_blank: str, blank: str) -> list[Found]:

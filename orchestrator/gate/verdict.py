@@ -18,9 +18,9 @@ from typing import cast
 
 from orchestrator.facts import Acceptance, GateResult, Observation, TestChange
 from orchestrator.gate import accounting, code_screen, crosscheck, hidden, new_tests, shifted
-from orchestrator.gate.observed import BY_COUNTS, BY_EXIT, green, ran_none, unusable
+from orchestrator.gate.observed import BY_COUNTS, BY_EXIT, failing_named, green, ran_none, unusable
 
-VERDICT_RULES = "1"
+VERDICT_RULES = "2"
 """The version of the rules below: bump it with any change to what `decide` concludes from the same evidence."""
 
 
@@ -175,10 +175,13 @@ def wants_again(evidence: Evidence) -> bool:
 
 
 def _tampering(evidence: Evidence) -> list[str]:
-    """What disagreed in the run (a monorepo's packages: each judged on its own)."""
+    """What disagreed in the run, the hidden tests' and the clean room's (a monorepo's packages: each judged on its
+    own)."""
     if evidence.run["command"] is None or evidence.packages:
         return []
-    return crosscheck.refusals(evidence.run, evidence.base)
+    hidden_run = evidence.hidden.run if evidence.hidden is not None else None
+    return crosscheck.refusals(evidence.run, evidence.base) + crosscheck.other_runs(
+        evidence.base, (("the hidden acceptance tests' run", hidden_run), ("the clean room", evidence.clean_room)))
 
 
 def _with(run: Observation, passed: bool) -> GateResult:
@@ -215,6 +218,8 @@ def _against_base(run: Observation, base: Observation | None) -> GateResult:
     if ran_none(run):
         verdict["passed"] = False
         return verdict
+    if not verdict["passed"] and base is not None and green(base):
+        verdict["summary"] = f"{run['summary']}{failing_named(run)}"  # on a red base: named below, if new
     if verdict["passed"] or base is None or green(base) or ran_none(base) or base["command"] != run["command"]:
         return verdict
     if unusable(run) or run["exit_code"] is None:
@@ -244,7 +249,7 @@ def _accounted(run: GateResult, found: Accounted, accepted: tuple[Acceptance, ..
     base test is the run's own failure, judged against the base)."""
     judged = accounting.accept(found.changes, accepted, found.test_files_changed,
                                {path: frozenset(tests) for path, tests in found.reads})
-    changes = [change for change in judged if change["fate"] != code_screen.FATE]
+    changes = [change for change in judged if change["fate"] not in (code_screen.FATE, accounting.NEW_CANT_FAIL)]
     verdict = run.copy()
     verdict["test_changes"] = changes
     open_changes = [change for change in accounting.unaccepted(changes) if change["fate"] != "failing"]
@@ -260,12 +265,24 @@ def _accounted(run: GateResult, found: Accounted, accepted: tuple[Acceptance, ..
                              f" coach must accept the change in test_changes_accepted, naming the requirement"
                              f" it serves):\n{listing}{cases}\n\n{run['output']}")
     verdict["unverified"] = list(found.unverified)
-    return _code_screened(verdict, [change for change in judged if change["fate"] == code_screen.FATE])
+    verdict = _code_screened(verdict, [change for change in judged if change["fate"] == code_screen.FATE])
+    return _code_screened(verdict, [change for change in judged if change["fate"] == accounting.NEW_CANT_FAIL],
+                          _NEW_CANT_FAIL)
 
 
-def _code_screened(verdict: GateResult, hits: list[TestChange]) -> GateResult:
-    """The verdict with the code screen's hits (gate/code_screen.py) among its test changes: refused naming each
-    one the coach did not accept; an accepted one leaves the approval unverified."""
+_CODE_SCREENED = ("place(s) in the code the task wrote know they are tested",
+                  "Code the task wrote that behaves differently under a test runner, touches the runner or its"
+                  " output, or answers a comparison without reading it (remove it")
+_NEW_CANT_FAIL = ("test(s) the task added can't fail",
+                  "Tests the task added that can't fail: skipped, marked to fail, or with assertions that hold"
+                  " whatever the code does (make each able to fail")
+
+
+def _code_screened(verdict: GateResult, hits: list[TestChange],
+                   words: tuple[str, str] = _CODE_SCREENED) -> GateResult:
+    """The verdict with the code screen's hits (gate/code_screen.py), or the tests the task added that can't fail,
+    among its test changes: refused naming each one the coach did not accept; an accepted one leaves the approval
+    unverified."""
     if not hits:
         return verdict
     verdict = verdict.copy()
@@ -277,13 +294,12 @@ def _code_screened(verdict: GateResult, hits: list[TestChange]) -> GateResult:
         verdict["passed"] = False
         named = "; ".join(f"{change['test']}: {change['detail']}" for change in open_hits[:5])
         more = f" (and {len(open_hits) - 5} more)" if len(open_hits) > 5 else ""
-        verdict["summary"] = (f"{verdict['summary']}; {len(open_hits)} place(s) in the code the task wrote know"
-                              f" they are tested, and the coach did not accept it: {named}{more}")
+        verdict["summary"] = (f"{verdict['summary']}; {len(open_hits)} {words[0]}, and the coach did not accept it:"
+                              f" {named}{more}")
         listing = "\n".join(f"- {change['test']}: {change['detail']}" for change in open_hits[:50])
-        verdict["output"] = (f"Code the task wrote that behaves differently under a test runner, touches the runner"
-                             f" or its output, or answers a comparison without reading it (remove it, or the coach"
-                             f" must accept its file in test_changes_accepted, naming the requirement it serves;"
-                             f" the approval is then unverified):\n{listing}\n\n{verdict['output']}")
+        verdict["output"] = (f"{words[1]}, or the coach must accept its file in test_changes_accepted, naming the"
+                             f" requirement it serves; the approval is then unverified):\n{listing}\n\n"
+                             f"{verdict['output']}")
     return verdict
 
 

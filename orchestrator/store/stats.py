@@ -144,7 +144,7 @@ def scorecard(facts: Iterable[TaskFacts], since: float | None = None) -> dict[st
             "turns_per_approved_task": {"target": f"<= {TARGETS['turns_per_approved_task']:.0f}",
                                         "met": None if turns_per_approved is None else
                                         turns_per_approved <= TARGETS["turns_per_approved_task"]},
-            "false_approvals": {"target": "none gets through (the gate catches them; unverified approvals can't"
-                                          " be checked)", "met": unverified == 0},
+            "false_approvals": {"target": "none gets through, none unverified (the gate catches the false ones it"
+                                          " checks)", "met": unverified == 0},
         },
     }

@@ -169,7 +169,7 @@ def test_a_cargo_workspace_is_one_package_and_a_nested_go_module_is_its_own(tmp_
     choice = detect_test_command(cargo)
     assert choice.command == "cargo test" and not choice.packages
     go = repo_with(tmp_path / "go", {"go.mod": "module example.com/top\n",
-                                     "tools/gen/go.mod": "module example.com/gen\n"})
+                                     "tools/gen/go.mod": "module example.com/gen\n", "tools/gen/gen_test.go": ""})
     choice = detect_test_command(go)
     assert [(p["path"], p["command"]) for p in choice.packages] == [(".", "go test ./..."),
                                                                    ("tools/gen", "go test ./...")]

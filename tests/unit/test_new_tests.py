@@ -40,6 +40,18 @@ def test_go_tests_are_found_by_their_package_and_function() -> None:
     assert new_tests.candidates(ids, files, changed) == ["example.com/m/calc.TestB/case_1"]
 
 
+
+def test_a_new_go_test_file_adds_only_its_own_functions_of_the_package() -> None:
+    """A new `main_test.go` with a TestMain beside the package's old tests: the old tests are not the task's."""
+    text = "package calc\n\nfunc TestMain(m *testing.M) {\n\tsetUp()\n\tos.Exit(m.Run())\n}\n"
+    changed = {"calc/main_test.go": new_tests.changed_functions("calc/main_test.go", None, text)}
+    ids = ["example.com/m/calc.TestMul", "example.com/m/calc.TestZero"]
+    assert new_tests.candidates(ids, ["calc/calc_test.go", "calc/main_test.go"], changed) == []
+    more = {**changed, "calc/div_test.go": new_tests.changed_functions(
+        "calc/div_test.go", None, "package calc\n\nfunc TestDiv(t *testing.T) {\n\tcheck(t, 2)\n}\n")}
+    found = new_tests.candidates([*ids, "example.com/m/calc.TestDiv"], ["calc/calc_test.go", "calc/div_test.go"], more)
+    assert found == ["example.com/m/calc.TestDiv"]
+
 def test_js_tests_are_found_by_their_name() -> None:
     base = "test('div', () => {\n  assert.strictEqual(div(6, 3), 2);\n});\n"
     text = base.replace("6, 3), 2", "6, 3), 2.0") + "describe('zero', () => {\n  it(\"by zero\", () => {});\n});\n"

@@ -107,8 +107,8 @@ def test_a_worktrees_bwrap_sandbox_binds_only_the_runs_paths_writable(tmp_path: 
     common = (root / ".git").resolve()
     feature = worktree.parent
     assert set(box.writable) == {worktree, common / "worktrees/A", common / "objects", feature / "_env",
-                                 feature / "_sandbox"}
-    assert box.tmp == feature / "_sandbox/tmp"
+                                 feature / "_sandbox", feature / "_gate-own"}
+    assert box.tmp == feature / "_gate-own/tmp"
     assert box.env["HUSKY"] == "0" and box.env["PIP_TARGET"] == str(feature / "_env/site-packages")
     assert all(not value.startswith(str(Path.home())) for value in box.env.values()), "no cache in the user's home"
     if sandbox.available():
@@ -183,3 +183,16 @@ def test_a_refused_write_in_a_sessions_stream_is_a_typed_refusal_and_a_denial(tm
     assert result.sandbox_refusals == [
         "Bash: sandbox refused a write: /bin/bash: line 1: ../../README.md: Read-only file system"]
     assert result.permission_denials == result.sandbox_refusals
+
+
+def test_the_gates_tmp_and_build_caches_are_out_of_the_agents_reach(tmp_path: Path) -> None:
+    """An agent writes the run's environment and its own caches (`_env`, `_sandbox`): a cargo config, a Go build
+    cache entry or a jest transform it planted there would steer the gate's run, so the gate's are its own; only
+    the download caches (what setup fetched for every test run) are shared."""
+    _, worktree = fake_repo(tmp_path)
+    box, feature = sandbox.for_worktree(worktree), worktree.parent
+    agents = (feature / sandbox.ENV_FOLDER, feature / sandbox.SANDBOX_FOLDER)
+    own = {name: Path(value) for name, value in box.env.items() if name in ("CARGO_HOME", "GOCACHE", "XDG_CACHE_HOME")}
+    assert len(own) == 3 and not [name for name, path in own.items() if path.is_relative_to(agents[1])], own
+    assert not any(box.tmp.is_relative_to(folder) for folder in agents)
+    assert Path(box.env["GOMODCACHE"]).is_relative_to(agents[1]), "setup's downloads serve the agents too"

@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from orchestrator.cli.main import main
+from orchestrator.cli.stats import _text as stats_text
 from orchestrator.errors import InputError
 from orchestrator.facts import run_order, settled
 from orchestrator.store import receipts
@@ -123,3 +124,16 @@ def test_stats_shows_the_share_of_input_tokens_read_from_the_cache(tmp_path: Pat
                                                     " input billed at 28% of uncached)")
     assert scorecard(FACTS)["cache_read_pct"] is None, "no tokens counted: no share, not 0%"
     schemas.valid("stats", {"schema_version": 1, "store": "db.sqlite", **card})
+
+
+def test_the_text_never_nests_parentheses() -> None:
+    """Each figure has at most one parenthesis, its target follows after a semicolon ("(66.7%) (target … (…)…)" was
+    hard to read)."""
+    for since in (None, parse_since("1970-01-15")):
+        card = scorecard(FACTS, since=since) | {"store": "db.sqlite"}
+        for line in stats_text(card).splitlines():
+            depth = 0
+            for char in line:
+                depth += {"(": 1, ")": -1}.get(char, 0)
+                assert depth <= 1, line
+            assert "target" not in line or "; target " in line, line

@@ -109,6 +109,22 @@ def test_a_hidden_test_failing_or_not_in_place_refuses() -> None:
     assert not refused.passed and "could not be put in place: a link leads out" in refused.summary
 
 
+def test_tampering_in_the_hidden_tests_run_or_the_clean_room_refuses_named_by_its_run() -> None:
+    paths = ("tests/acceptance/test_secret.py",)
+    secret = "tests.acceptance.test_secret::test_f"
+    lied = run(0, [], passing=[secret]) | {"tampering": ["pytest end: a session on the gate's channel never ended"]}
+    hidden = decide(Evidence(run=GREEN, base=GREEN, hidden=HiddenRun(paths, run=lied)))
+    assert not hidden.passed and hidden.tampering == (
+        "the hidden acceptance tests' run: pytest end: a session on the gate's channel never ended",)
+    assert "refused, tampering: the hidden acceptance tests' run: pytest end" in hidden.summary
+    heard = GREEN | {"channel": ["pytest"]}
+    clean = decide(Evidence(run=heard, base=heard, clean_room=GREEN | {"channel": []}))
+    assert not clean.passed and clean.tampering[0].startswith("the clean room: lost ids: the base's run reported")
+    excused = GREEN | {"tampering": ["pytest end: a session on the gate's channel never ended"]}
+    assert decide(Evidence(run=GREEN, base=excused, hidden=HiddenRun(paths, run=lied))).passed, \
+        "what the base's run of the same command also shows is how the project runs"
+
+
 def test_a_clean_room_run_failing_refuses_as_the_task_run_would() -> None:
     evidence = Evidence(run=GREEN, base=GREEN, clean_room=run(1, ["t::needs_local_state"]))
     verdict = decide(evidence)
@@ -137,3 +153,13 @@ def test_no_command_passes_unverified() -> None:
     nothing = Observation(command=None, summary="no verify command", output="", exit_code=None, tests_passed=None,
                           tests_failed=None, failing=None, new_failures=[], ran_classes=None)
     assert decide(Evidence(run=nothing)).passed
+
+
+def test_a_failure_on_a_green_base_names_the_failing_tests_in_its_summary() -> None:
+    # The run's summary line and AUTO-RUN.md show this summary: counts alone sent the user to `show`.
+    one = decide(Evidence(run=run(1, ["t::two_by_three"]), base=GREEN))
+    assert not one.passed and one.summary == "exit 1; failing: t::two_by_three"
+    many = decide(Evidence(run=run(1, ["t::a", "t::b", "t::c", "t::d", "t::e"]), base=GREEN))
+    assert many.summary.endswith("; failing: t::a, t::b, t::c and 2 more"), many.summary
+    counted = decide(Evidence(run=run(1, None, failed=2), base=GREEN))
+    assert counted.summary == "exit 1", "no ids named: nothing to add"

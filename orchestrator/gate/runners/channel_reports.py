@@ -1,6 +1,8 @@
 """What each runner's sessions on the gate's channel (gate/channel.py) observed, with the ids its report would
 give: pytest's as its JUnit report names them (`classname::name`, a module that failed to collect by its
-module), unittest's and node's test runner's as their reporters' lines, jest's as its results document does."""
+module), unittest's and node's test runner's as their reporters' lines, jest's, vitest's and mocha's as their
+results documents do, go's as its verbose output does (`package.Test/sub`, a package that failed without a failing
+test by its name)."""
 
 from __future__ import annotations
 
@@ -11,10 +13,11 @@ from orchestrator.gate.channel import Received, Session
 from orchestrator.gate.runners import Observed
 from orchestrator.gate.runners.js_report import read_suite
 from orchestrator.gate.runners.junit import without_worktree as junit_classname
+from orchestrator.gate.runners.native import go_package_done
 from orchestrator.gate.runners.node import node_events
 from orchestrator.gate.runners.python import unittest_events
 
-RUNNERS = ("pytest", "unittest", "node --test", "jest")
+RUNNERS = ("pytest", "unittest", "node --test", "jest", "vitest", "mocha", "go test")
 """The runners whose reporters write on the channel."""
 
 
@@ -51,10 +54,11 @@ def pytest_sessions(sessions: list[Session]) -> Observed | None:
     return observed
 
 
-def jest_sessions(sessions: list[Session], cwd: Path) -> Observed | None:
+def js_sessions(runner: str, sessions: list[Session], cwd: Path) -> Observed | None:
+    """jest's, vitest's or mocha's records, a test file at a time as their results documents give them."""
     if not sessions:
         return None
-    observed = Observed("jest")
+    observed = Observed(runner)
     for session in sessions:
         suites: dict[str, dict[str, Any]] = {}
         for record in session.tests:
@@ -71,6 +75,26 @@ def jest_sessions(sessions: list[Session], cwd: Path) -> Observed | None:
     return observed
 
 
+def go_sessions(sessions: list[Session]) -> Observed | None:
+    """`go test`'s events: each package's tests as they ended, counted at its result (a test with subtests by its
+    subtests), a package that failed without a failing test by its name and why."""
+    if not sessions:
+        return None
+    observed = Observed("go test")
+    for session in sessions:
+        pending: dict[str, list[tuple[str, str, str]]] = {}
+        for record in session.tests:
+            package, test, action = (str(record.get(key) or "") for key in ("package", "test", "action"))
+            if test and action in ("pass", "fail", "skip"):
+                pending.setdefault(package, []).append((action.upper(), test, str(record.get("reason") or "")))
+            elif not test and action in ("pass", "fail"):
+                go_package_done(observed, "ok" if action == "pass" else "FAIL", package,
+                                str(record.get("detail") or "") or None, pending.pop(package, []))
+        for package, tests in pending.items():  # no result (cut at the deadline): its tests as they ended
+            go_package_done(observed, "ok", package, None, tests)
+    return observed
+
+
 def channel_observed(received: Received, cwd: Path) -> dict[str, Observed]:
     """Each runner the channel heard from, by its sessions' records (a runner with a session of no tests ran
     none: it is still heard, and passed nothing)."""
@@ -80,6 +104,7 @@ def channel_observed(received: Received, cwd: Path) -> dict[str, Observed]:
         if received.of("unittest") else None,
         "node --test": (node_events([r for s in received.of("node --test") for r in s.tests])
                         or Observed("node --test")) if received.of("node --test") else None,
-        "jest": jest_sessions(received.of("jest"), cwd),
+        **{runner: js_sessions(runner, received.of(runner), cwd) for runner in ("jest", "vitest", "mocha")},
+        "go test": go_sessions(received.of("go test")),
     }
     return {runner: observed for runner, observed in found.items() if observed is not None}

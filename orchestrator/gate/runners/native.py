@@ -36,7 +36,7 @@ def go_test(output: str) -> Observed | None:
             pending.append((test.group(1), test.group(2), last_log))
         elif (package := _GO_PACKAGE.match(line)) is not None and package.group(1) != "?":
             # ("?": "[no test files]", printed whenever it is known, even amid another package's streamed tests.)
-            _package_done(observed, package.group(1), package.group(2), package.group(3), pending)
+            go_package_done(observed, package.group(1), package.group(2), package.group(3), pending)
             pending = []
         if (log := _GO_LOG.match(line)) is not None:
             last_log = log.group(1).strip()
@@ -45,7 +45,7 @@ def go_test(output: str) -> Observed | None:
     return observed
 
 
-def _package_done(observed: Observed, status: str, name: str, detail: str | None,
+def go_package_done(observed: Observed, status: str, name: str, detail: str | None,
                   pending: list[tuple[str, str, str]]) -> None:
     """A package's "ok"/"FAIL" line: its tests seen since the last such line are its own."""
     leaves = {case for _, case, _ in pending}

@@ -44,11 +44,12 @@ async def _review_input(agent: AgentTurn) -> CoachInput:
     worktree reset to that turn: AgentTurn.run)."""
     ctx, state = agent.ctx, agent.state
     return CoachInput(
-        brief=ctx.brief(agent.task_id), turn=state["turn"], worktree=agent.worktree,
+        brief=ctx.brief(agent.task_id, state.get("answers")), turn=state["turn"], worktree=agent.worktree,
         player_report=player["report"] if (player := state.get("player")) else None,
         diff=await ctx.repo.diff(agent.worktree, state["base_sha"]), transcript_path=agent.transcript(),
         conflict=bring_up.coach_note(state),
         test_changes=await _test_changes(ctx, agent.worktree, state["base_sha"], state["head_sha"]),
+        attempt=max(agent.attempt, 1),
     )
 
 

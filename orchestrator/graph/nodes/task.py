@@ -52,18 +52,19 @@ from orchestrator.views import reports
 async def initialize(state: TaskState, runtime: Runtime[RunContext]) -> TaskState:
     ctx, task_id = runtime.context, state["task_id"]
     update = TaskState(started=time.time(), turn=1, cost_usd=0.0, blocker_hashes=[], stop=None, review=None,
-                       player=None, question=None, answers={}, stall_count=0, false_approvals=0, claims_contradicted=0,
-                       result=None, conflict=None, conflict_turns=0)
+                       player=None, question=None, answers=dict(ctx.answers.get(task_id, {})), stall_count=0,
+                       false_approvals=0, claims_contradicted=0, result=None, conflict=None, conflict_turns=0)
     if state.get("skip_reason"):
         ctx.events(runtime)("skipped", task_id, reason=state["skip_reason"])
         return update | TaskState(stop=Stop(outcome="skipped", reason=str(state["skip_reason"]), cause="dependency"),
                                   turn=0)
     start = await asyncio.to_thread(ctx.repo.rev, ctx.feature_branch)
-    worktree = ctx.worktree(task_id)
-    sha = await ctx.repo.add_worktree(worktree, ctx.task_branch(task_id), start)
+    attempt = int(state.get("attempt") or 1)
+    worktree, branch = ctx.worktree(task_id, attempt), ctx.task_branch(task_id, attempt)
+    sha = await ctx.repo.add_worktree(worktree, branch, start)
     await ctx.setup_worktree(worktree)
     ctx.events(runtime)("initialize", task_id, worktree=str(worktree), base_sha=sha)
-    return update | TaskState(worktree=str(worktree), branch=ctx.task_branch(task_id), base_sha=sha, head_sha=sha)
+    return update | TaskState(worktree=str(worktree), branch=branch, base_sha=sha, head_sha=sha)
 
 
 def _review(turn: int, reviewer: Reviewer, notes: list[str]) -> Review:
@@ -86,10 +87,12 @@ async def player(state: TaskState, runtime: Runtime[RunContext]) -> TaskState:
         if conflict is not None:
             await bring_up.recreate(ctx, agent.worktree, task_id, conflict)
         return await ctx.agents.player(PlayerInput(
-            brief=ctx.brief(task_id), turn=turn, max_turns=ctx.options.max_turns, worktree=agent.worktree,
+            brief=ctx.brief(task_id, state.get("answers")), turn=turn, max_turns=ctx.options.max_turns,
+            worktree=agent.worktree,
             feedback=[dict(item) for item in previous["items"]] if previous else [],
             feedback_notes=list(previous["notes"]) if previous else [],
             answers=dict(state.get("answers") or {}), transcript_path=agent.transcript(), supervisor_notes=notes,
+            attempt=int(state.get("attempt") or 1), approach=str(state.get("approach") or ""),
         ), settings)
 
     result = await agent.run(session)
@@ -263,7 +266,8 @@ async def feedback(state: TaskState, runtime: Runtime[RunContext]) -> TaskState:
         update["review"] = warned
     handed = update.get("review") or review
     text = format_feedback([dict(i) for i in handed["items"]], list(handed["notes"]))
-    await asyncio.to_thread(reports.write, ctx.runs_dir(task_id) / f"feedback-turn-{turn}.md",
+    await asyncio.to_thread(reports.write, ctx.runs_dir(task_id, int(state.get("attempt") or 1))
+                            / f"feedback-turn-{turn}.md",
                             f"# Feedback, turn {turn}\n\n{text}\n")
     events("feedback", task_id, turn=turn, items=len(handed["items"]), notes=handed["notes"])
     return update
@@ -338,7 +342,8 @@ async def _finish(state: TaskState, runtime: Runtime[RunContext], status: Outcom
     text = reports.task_report(state, status, reason, artifacts, task.name, cause=cause)
     # The report stays in the run's folder only: a commit of it on the task branch would reach the feature branch,
     # the pushed branch and the pull request, and (as history) the user's branch on `land`.
-    report_path = await asyncio.to_thread(reports.write, ctx.runs_dir(task_id) / reports.REPORT_NAME, text)
+    report_path = await asyncio.to_thread(reports.write, ctx.runs_dir(task_id, int(state.get("attempt") or 1))
+                                          / reports.REPORT_NAME, text)
     sha = state.get("head_sha", "")
     duration = time.time() - float(state.get("started") or time.time())
     result = TaskResult(status=status, reason=reason, turns=int(state.get("turn", 0)),
@@ -349,6 +354,8 @@ async def _finish(state: TaskState, runtime: Runtime[RunContext], status: Outcom
                         conflict_turns=int(state.get("conflict_turns", 0)))
     if cause is not None:
         result["cause"] = cause
+    if answers := state.get("answers"):  # a run of the task again starts with them (rerun.new_input)
+        result["answers"] = dict(answers)
     result["receipt"] = receipts.task_receipt(state.get("history", []), status, result["turns"], result["cost_usd"])
     ctx.events(runtime)("finalize", task_id, status=status, reason=reason, cost_usd=result["cost_usd"],
                         receipt=result["receipt"], cause=cause)

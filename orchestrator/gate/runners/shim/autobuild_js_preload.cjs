@@ -30,7 +30,8 @@ function added(main) {
     return ['--testResultsProcessor', path.join(__dirname, 'autobuild_jest_results.cjs'), ...paths];
   }
   if (/\/vitest\/vitest\.mjs$/.test(main)) {
-    return ['--reporter=default', '--reporter=json', `--outputFile.json=${ours('vitest')}`, ...only];
+    return ['--reporter=default', '--reporter=json', `--outputFile.json=${ours('vitest')}`,
+      `--reporter=${path.join(__dirname, 'autobuild_vitest_reporter.mjs')}`, ...only];
   }
   if (/\/mocha\/bin\/(mocha(\.js)?|_mocha)$/.test(main)) { // never restricted: its config's `spec` adds up
     return ['--reporter', path.join(__dirname, 'autobuild_mocha_reporter.cjs')];
@@ -38,10 +39,11 @@ function added(main) {
   return [];
 }
 
-// The gate's channel (gate/channel.py): taken by a runner's own process only (jest's, whose tests run in its
-// workers unless in band; a `node --test` run, whose test files run in processes of their own: not npm, not a
-// build script before them; vitest and mocha run tests in the process that would report, and have none yet), the variable removed before any project code loads;
-// node starts its children without the descriptor. Its reporters (this folder) write one JSON line per record.
+// The gate's channel (gate/channel.py): taken by a runner's own process only (jest's and vitest's, whose tests run
+// in their workers unless in band or in threads; a `node --test` run, whose test files run in processes of their
+// own; mocha's, whose tests run in it unless in parallel: not npm, not a build script before them), the variable
+// removed before any project code loads; node starts its children without the descriptor. Its reporters (this
+// folder) write one JSON line per record.
 const CHANNEL = 'AUTOBUILD_GATE_CHANNEL';
 let sessions = 0;
 
@@ -70,16 +72,21 @@ function takeChannel(runner) {
   Object.defineProperty(globalThis, Symbol.for('autobuild.gate.channel'), { value: { runner, open } });
 }
 
+const MOCHA = /\/mocha\/(bin\/(mocha(\.js)?|_mocha)|lib\/cli\/cli\.js)$/;
+
 function runnerOf(main) {
   if (/\/jest(-cli)?\/bin\/jest\.js$|\/react-scripts\/scripts\/test\.js$/.test(main)) return 'jest';
+  if (/\/vitest\/vitest\.mjs$/.test(main)) return 'vitest';
+  if (MOCHA.test(main)) return 'mocha';
   if (process.execArgv.includes('--test') && !process.env.NODE_TEST_CONTEXT) return 'node --test';
   return undefined;
 }
 
 // node starts its children without the descriptor: a process that is no runner (npm, yarn, pnpm running a script)
-// hands it on by the same number, so a runner its script starts still finds it.
-function handOn() {
-  const fd = Number(process.env[CHANNEL]);
+// hands it on by the same number, so a runner its script starts still finds it; mocha's own bin, which took it,
+// hands it on with its variable to the mocha it starts again as its child when node flags are given (fork, which
+// mocha's parallel workers are started by, is left alone: they report to the main process).
+function handOn(fd, variable) {
   try {
     if (!Number.isInteger(fd) || fd < 3 || fd > 255 || !fs.fstatSync(fd).isFIFO()) return;
   } catch {
@@ -89,10 +96,11 @@ function handOn() {
   const withChannel = (options) => {
     const given = (options && options.stdio) || 'pipe';
     const stdio = typeof given === 'string' ? [given, given, given] : [...given];
+    const env = variable ? { ...((options && options.env) || process.env), [CHANNEL]: String(fd) } : undefined;
     if (stdio[fd] !== undefined && stdio[fd] !== null) return options;
     for (let index = stdio.length; index < fd; index += 1) stdio[index] = 'ignore';
     stdio[fd] = fd;
-    return { ...options, stdio };
+    return env ? { ...options, stdio, env } : { ...options, stdio };
   };
   for (const name of ['spawn', 'spawnSync']) {
     const original = childProcess[name];
@@ -101,12 +109,15 @@ function handOn() {
       return original.call(this, command, withChannel(args));
     };
   }
+  require('node:module').syncBuiltinESMExports(); // mocha's bin imports spawn as an ES module
 }
 
 if (process.env[CHANNEL]) {
   const runner = runnerOf(started());
+  const fd = Number(process.env[CHANNEL]);
   if (runner) takeChannel(runner);
-  else handOn();
+  if (runner === 'mocha' && /\/bin\/mocha(\.js)?$/.test(started())) handOn(fd, true);
+  else if (!runner) handOn(fd, false);
   const channel = globalThis[Symbol.for('autobuild.gate.channel')];
   if (channel && runner === 'jest') channel.session = channel.open('jest'); // its results come at its end
 
