@@ -25,9 +25,13 @@ async def consume_kept(ctx: RunContext, state: TaskState, events: Callable[..., 
     events("note_consumed", state["task_id"], notes=kept)
 
 
-async def deliver(ctx: RunContext, task_id: str, turn: int, events: Callable[..., Any]) -> tuple[list[int], list[str]]:
-    """The task's open notes (accepted, or delivered to a session that died), marked delivered for this turn: their
-    ids (kept in the turn's state) and the lines the player's prompt gets."""
+async def deliver(ctx: RunContext, state: TaskState, turn: int,
+                  events: Callable[..., Any]) -> tuple[list[int], list[str]]:
+    """At a player turn's start: the last kept turn's notes consumed (`consume_kept`), then the task's open notes
+    (accepted, or delivered to a session that died), marked delivered for this turn: their ids (kept in the turn's
+    state) and the lines the player's prompt gets."""
+    await consume_kept(ctx, state, events)
+    task_id = state["task_id"]
     queue = SteeringQueue.for_feature(ctx.repo.root, ctx.feature_id)
     if queue is None:
         return [], []

@@ -80,16 +80,14 @@ async def player(state: TaskState, runtime: Runtime[RunContext]) -> TaskState:
     previous = state.get("review")
     conflict = bring_up.pending(state)  # a conflict turn: the merge is re-created first, also on resume
     agent.events("player_start", task_id, turn=turn, conflict=bool(conflict))
-    await steering.consume_kept(ctx, state, agent.events)
-    note_ids, notes = await steering.deliver(ctx, task_id, turn, agent.events)
+    note_ids, notes = await steering.deliver(ctx, state, turn, agent.events)
 
     async def session(settings: SessionSettings) -> AgentResult:
         if conflict is not None:
             await bring_up.recreate(ctx, agent.worktree, task_id, conflict)
         return await ctx.agents.player(PlayerInput(
             brief=ctx.brief(task_id, state.get("answers")), turn=turn, max_turns=ctx.options.max_turns,
-            worktree=agent.worktree,
-            feedback=[dict(item) for item in previous["items"]] if previous else [],
+            worktree=agent.worktree, feedback=[dict(item) for item in previous["items"]] if previous else [],
             feedback_notes=list(previous["notes"]) if previous else [],
             answers=dict(state.get("answers") or {}), transcript_path=agent.transcript(), supervisor_notes=notes,
             attempt=int(state.get("attempt") or 1), approach=str(state.get("approach") or ""),
