@@ -78,6 +78,8 @@ class PlayerInput:
     """Which of the task's independent attempts this turn belongs to (1 when there is one)."""
     approach: str = ""
     """The approach hint of this attempt: a prompt's name (`attempt_smallest`, …); empty: none (one attempt)."""
+    supervisor_notes: list[str] = field(default_factory=list)
+    """Notes from the person supervising the run, each as the prompt says it (orchestrator/graph/steering.py)."""
 
 
 @dataclass
@@ -138,7 +140,7 @@ async def run_player(data: PlayerInput, settings: SessionSettings) -> AgentResul
     answers = {**data.brief.answers, **data.answers}  # an AskUserQuestion already answered is answered again
     variables = _common(data.brief, data.turn) | {
         "max_turns": data.max_turns,
-        "feedback": format_feedback(data.feedback, data.feedback_notes),
+        "feedback": "\n\n".join([format_feedback(data.feedback, data.feedback_notes), *data.supervisor_notes]),
         "file_scope": _bullets(data.brief.file_scope, "Any file in the worktree except .autobuild/."),
         "frozen_tests": _bullets(data.brief.frozen_tests, "None."),
         "answers": _answers(answers),

@@ -23,7 +23,7 @@ EventKind = Literal[
     "landing", "integration_gate",
     "repo_tampering", "user_state_changed", "sandbox_refused", "sandbox_unavailable",
     "command_hung", "session_interrupted", "usage_limit", "usage_limit_over", "usage_pause_yield", "replan_start",
-    "replan", "replan_refused",
+    "replan", "replan_refused", "note_delivered", "note_consumed",
     # a task's attempts (issue 40)
     "attempts_start", "attempt_start", "attempt_end", "attempt_cancelled", "selection", "attempt_refused",
     # agent sessions (agents/ emits these as plain dicts)

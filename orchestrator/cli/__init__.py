@@ -9,6 +9,8 @@ ask.py: questions at the terminal, asked as soon as an agent asks them.
 as_found.py: exit 2 leaves the repository and the store as they were found.
 preflight.py: what `plan` and `run` check before they write or spend anything.
 read.py: `status`, `history` and `show`: what a run recorded, as text or JSON.
+logs.py: `logs FEAT TASK [--follow] [--since ID]`: a task's event log, one line an event.
+steer.py: `steer FEAT TASK "note"`: a note to a running task's player, into the steering queue.
 stats.py: `stats`: the loop's scorecard over every feature in the store.
 clean.py: `clean`: leftover worktrees and task branches.
 plan.py: `validate` and `plan`: check a feature plan, or have the planner agent write one.

@@ -183,7 +183,7 @@ def build_parser() -> argparse.ArgumentParser:
     show = commands.add_parser("show", help="requirements, reports, feedback and gate results of a task")
     show.add_argument("feature")
     show.add_argument("task", nargs="?")
-    for sub in (status, history, show):
+    for sub in (status, history, show, _logs_parser(commands)):
         _add_common(sub)
     clean = commands.add_parser("clean", help="remove leftover worktrees and task branches (never feature branches)")
     clean.add_argument("feature", nargs="?")
@@ -200,6 +200,15 @@ def build_parser() -> argparse.ArgumentParser:
     _add_worker_commands(commands, status, answer, history, show, stats, graph)
     _add_completion_command(commands)
     return parser
+
+
+def _logs_parser(commands: argparse._SubParsersAction[_Parser]) -> _Parser:
+    """`logs`, with `steer` beside it (issue 41): both read or write a running task's record."""
+    from orchestrator.cli.logs import add_logs_command
+    from orchestrator.cli.steer import add_steer_command
+
+    _add_common(add_steer_command(commands))
+    return add_logs_command(commands)
 
 
 def _add_completion_command(commands: argparse._SubParsersAction[_Parser]) -> None:
@@ -263,6 +272,8 @@ _COMMANDS: dict[str, str] = {
     "status": "orchestrator.cli.read:status",
     "history": "orchestrator.cli.read:history",
     "show": "orchestrator.cli.read:show",
+    "logs": "orchestrator.cli.logs:logs_command",
+    "steer": "orchestrator.cli.steer:steer_command",
     "clean": "orchestrator.cli.clean:clean",
     "graph": "orchestrator.cli.graph:graph_command",
     "stats": "orchestrator.cli.stats:stats_command",

@@ -28,6 +28,7 @@ from orchestrator.gate import (
     tests_only_skipped,
     undo_submodule_changes,
 )
+from orchestrator.graph import steering
 from orchestrator.graph.context import RunContext
 from orchestrator.graph.events import EventLog
 from orchestrator.graph.nodes import bring_up
@@ -79,21 +80,21 @@ async def player(state: TaskState, runtime: Runtime[RunContext]) -> TaskState:
     previous = state.get("review")
     conflict = bring_up.pending(state)  # a conflict turn: the merge is re-created first, also on resume
     agent.events("player_start", task_id, turn=turn, conflict=bool(conflict))
+    note_ids, notes = await steering.deliver(ctx, state, turn, agent.events)
 
     async def session(settings: SessionSettings) -> AgentResult:
         if conflict is not None:
             await bring_up.recreate(ctx, agent.worktree, task_id, conflict)
         return await ctx.agents.player(PlayerInput(
             brief=ctx.brief(task_id, state.get("answers")), turn=turn, max_turns=ctx.options.max_turns,
-            worktree=agent.worktree,
-            feedback=[dict(item) for item in previous["items"]] if previous else [],
+            worktree=agent.worktree, feedback=[dict(item) for item in previous["items"]] if previous else [],
             feedback_notes=list(previous["notes"]) if previous else [],
-            answers=dict(state.get("answers") or {}), transcript_path=agent.transcript(),
+            answers=dict(state.get("answers") or {}), transcript_path=agent.transcript(), supervisor_notes=notes,
             attempt=int(state.get("attempt") or 1), approach=str(state.get("approach") or ""),
         ), settings)
 
     result = await agent.run(session)
-    cost = TaskState(cost_usd=agent.spent, user_changes=agent.user_changes)
+    cost = TaskState(cost_usd=agent.spent, user_changes=agent.user_changes, notes_delivered=note_ids)
     if stop := agent.tampering():
         return cost | TaskState(stop=stop)
     if result.question is not None:
@@ -334,6 +335,7 @@ async def finalize_failure(state: TaskState, runtime: Runtime[RunContext]) -> Ta
 async def _finish(state: TaskState, runtime: Runtime[RunContext], status: Outcome, reason: str, *,
                   artifacts: list[str], cause: StopCause | None = None) -> TaskState:
     ctx, task_id = runtime.context, state["task_id"]
+    await steering.consume_kept(ctx, state, ctx.events(runtime))  # the last turn's notes: its checkpoint holds them
     task = ctx.plan.task(task_id)
     text = reports.task_report(state, status, reason, artifacts, task.name, cause=cause)
     # The report stays in the run's folder only: a commit of it on the task branch would reach the feature branch,
