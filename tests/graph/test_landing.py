@@ -40,8 +40,9 @@ WRONG_NEG = {"calc/neg.py": "def neg(a):\n    return a\n",
 VERIFY = "python -m pytest -q"
 
 
-def _build(root: Path, tasks: list[dict[str, Any]], script: dict[Any, Any], files: dict[str, str] = FILES) -> Path:
-    repo = make_sample_repo(root / "repo", files=files, plan=plan(*tasks, verify=VERIFY))
+def _build(root: Path, tasks: list[dict[str, Any]], script: dict[Any, Any], files: dict[str, str] = FILES,
+           verify: str = VERIFY) -> Path:
+    repo = make_sample_repo(root / "repo", files=files, plan=plan(*tasks, verify=verify))
     git(repo, "config", "user.name", "Dev")
     git(repo, "config", "user.email", "dev@example.com")
 
