@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -12,8 +13,9 @@ import yaml
 
 from agents.testing.repos import SAMPLE_FILES, make_sample_repo
 from agents.testing.scripted_model import ScriptedModel
+from orchestrator.cli.main import main
 from tests import schemas
-from tests.conftest import SECRET_KEY, CliRun, approve_scenario, coach_from_pytest, git, one_task_plan
+from tests.conftest import SECRET_KEY, CliRun, approve_scenario, cli_env, coach_from_pytest, git, one_task_plan
 from tests.fake_langsmith import fake_langsmith, langsmith_env
 
 pytestmark = pytest.mark.cli
@@ -146,8 +148,26 @@ BAD_PLANS: dict[str, Any] = {
 }
 
 
+def main_in_process(tmp_path: Path, capsys: pytest.CaptureFixture[str], *args: str) -> CliRun:
+    """`main` in this process, in the environment `run_cli` gives its process (a process starts in ~2 CPU-s)."""
+    env = cli_env(None, tmp_path)
+    capsys.readouterr()
+    with pytest.MonkeyPatch.context() as patch:
+        for name in set(os.environ) - set(env):
+            patch.delenv(name)
+        for name, value in env.items():
+            patch.setenv(name, value)
+        try:
+            code = main(list(args))
+        except SystemExit as exit_:  # argparse's own refusals
+            code = exit_.code if isinstance(exit_.code, int) else 2
+    out, err = capsys.readouterr()
+    return CliRun(code, out, err)
+
+
 @pytest.mark.parametrize("case", [*BAD_PLANS, "missing-file", "malformed-yaml", "feature-id-traversal"])
-def test_bad_input_exits_2_and_writes_nothing(case: str, tmp_path: Path, run_cli: Callable[..., CliRun]) -> None:
+def test_bad_input_exits_2_and_writes_nothing(case: str, tmp_path: Path, run_cli: Callable[..., CliRun],
+                                              capsys: pytest.CaptureFixture[str]) -> None:
     repo = make_sample_repo(tmp_path / "repo")
     features = repo / ".autobuild" / "features"
     features.mkdir(parents=True)
@@ -161,7 +181,9 @@ def test_bad_input_exits_2_and_writes_nothing(case: str, tmp_path: Path, run_cli
     branches_before = git(repo, "branch", "--list")
     db = tmp_path / "ck.sqlite"
     for command in (["run", target], ["validate", target]):
-        result = run_cli(*command, "--repo", str(repo), *(["--db", str(db)] if command[0] == "run" else []))
+        argv = [*command, "--repo", str(repo), *(["--db", str(db)] if command[0] == "run" else [])]
+        # One case through the real process (what a person sees whole); the rest through `main` in this process.
+        result = run_cli(*argv) if case == "malformed-yaml" else main_in_process(tmp_path, capsys, *argv)
         assert result.returncode == 2, (case, result.stdout, result.stderr)
         lines = result.stderr.strip().splitlines()
         assert len(lines) == 1 and lines[0].startswith("error: "), result.stderr
