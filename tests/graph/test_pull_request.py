@@ -20,35 +20,23 @@ from agents.testing.scripted_agents import ScriptedAgents, Turn, approve, writes
 from tests.forge import FakeForge
 from tests.graph.harness import CALC_FILES, plan, task
 from tests.graph.test_by_url import run_by_url
-from tests.graph.test_landing import FILES, MUL, SUB, WRONG_NEG, Repo, _build, valid
+from tests.graph.test_landing import CHEAP_FILES, CHEAP_VERIFY, MUL, SUB, WRONG_NEG, Repo, _build, valid
 from tests.graph.test_safety import lock_holder
-
-RUN_TESTS = """\
-import importlib, pathlib
-for path in sorted(pathlib.Path("tests").glob("test_*.py")):
-    module = importlib.import_module(f"tests.{path.stem}")
-    for name, test in vars(module).items():
-        if name.startswith("test_") and callable(test):
-            test()
-"""
-"""The repo's tests run without pytest: what `pr` proves needs a gate that passes and fails as the tests do, not
-pytest's ids (a gate run is ~0.05 CPU-s instead of ~0.7: the templates run about sixteen)."""
-CHEAP_FILES = {**{name: text for name, text in FILES.items() if name != "tests/test_known_bad.py"},
-               "run_tests.py": RUN_TESTS}
 
 
 @pytest.fixture(scope="module")
 def templates(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     """The finished runs `land`'s tests use (A and C approved; A approved and B failed, its test failing the
-    gate), built once per module, gated by the repo's tests run without pytest."""
+    gate), built once per module. What `pr` proves needs a gate that passes and fails as the tests do, not
+    pytest's ids: the cheap one, as the templates run about sixteen gates."""
     base = tmp_path_factory.mktemp("templates")
     return {
         "done": _build(base / "done", [task("A"), task("C", "A")],
                        {("player", "A"): writes(SUB), ("player", "C"): writes(MUL)},
-                       CHEAP_FILES, "python run_tests.py"),
+                       CHEAP_FILES, CHEAP_VERIFY),
         "partial": _build(base / "partial", [task("A"), task("B")],
                           {("player", "A"): writes(SUB), ("player", "B"): Turn(files=WRONG_NEG)},
-                          CHEAP_FILES, "python run_tests.py"),
+                          CHEAP_FILES, CHEAP_VERIFY),
     }
 
 
