@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -13,9 +12,9 @@ import yaml
 
 from agents.testing.repos import SAMPLE_FILES, make_sample_repo
 from agents.testing.scripted_model import ScriptedModel
-from orchestrator.cli.main import main
 from tests import schemas
-from tests.conftest import SECRET_KEY, CliRun, approve_scenario, cli_env, coach_from_pytest, git, one_task_plan
+from tests.cli_in_process import cli_in_process
+from tests.conftest import SECRET_KEY, CliRun, approve_scenario, coach_from_pytest, git, one_task_plan
 from tests.fake_langsmith import fake_langsmith, langsmith_env
 
 pytestmark = pytest.mark.cli
@@ -148,26 +147,8 @@ BAD_PLANS: dict[str, Any] = {
 }
 
 
-def main_in_process(tmp_path: Path, capsys: pytest.CaptureFixture[str], *args: str) -> CliRun:
-    """`main` in this process, in the environment `run_cli` gives its process (a process starts in ~2 CPU-s)."""
-    env = cli_env(None, tmp_path)
-    capsys.readouterr()
-    with pytest.MonkeyPatch.context() as patch:
-        for name in set(os.environ) - set(env):
-            patch.delenv(name)
-        for name, value in env.items():
-            patch.setenv(name, value)
-        try:
-            code = main(list(args))
-        except SystemExit as exit_:  # argparse's own refusals
-            code = exit_.code if isinstance(exit_.code, int) else 2
-    out, err = capsys.readouterr()
-    return CliRun(code, out, err)
-
-
 @pytest.mark.parametrize("case", [*BAD_PLANS, "missing-file", "malformed-yaml", "feature-id-traversal"])
-def test_bad_input_exits_2_and_writes_nothing(case: str, tmp_path: Path, run_cli: Callable[..., CliRun],
-                                              capsys: pytest.CaptureFixture[str]) -> None:
+def test_bad_input_exits_2_and_writes_nothing(case: str, tmp_path: Path, run_cli: Callable[..., CliRun]) -> None:
     repo = make_sample_repo(tmp_path / "repo")
     features = repo / ".autobuild" / "features"
     features.mkdir(parents=True)
@@ -183,7 +164,7 @@ def test_bad_input_exits_2_and_writes_nothing(case: str, tmp_path: Path, run_cli
     for command in (["run", target], ["validate", target]):
         argv = [*command, "--repo", str(repo), *(["--db", str(db)] if command[0] == "run" else [])]
         # One case through the real process (what a person sees whole); the rest through `main` in this process.
-        result = run_cli(*argv) if case == "malformed-yaml" else main_in_process(tmp_path, capsys, *argv)
+        result = run_cli(*argv) if case == "malformed-yaml" else cli_in_process(tmp_path, *argv)
         assert result.returncode == 2, (case, result.stdout, result.stderr)
         lines = result.stderr.strip().splitlines()
         assert len(lines) == 1 and lines[0].startswith("error: "), result.stderr
