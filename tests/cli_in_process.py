@@ -10,13 +10,16 @@ from pathlib import Path
 
 import pytest
 
+from agents.testing.scripted_model import ScriptedModel
 from orchestrator.cli.main import main
 from tests.conftest import CliRun, cli_env
 
 
-def cli_in_process(workspace: Path, *args: str, cwd: Path | None = None) -> CliRun:
-    """`main(args)`'s exit code, stdout and stderr, run from `cwd`, in `cli_env(None, workspace)`."""
-    env = cli_env(None, workspace)
+def cli_in_process(workspace: Path, *args: str, cwd: Path | None = None, model: ScriptedModel | None = None,
+                   **extra_env: str) -> CliRun:
+    """`main(args)`'s exit code, stdout and stderr, run from `cwd`, in `cli_env(model, workspace)` and
+    `extra_env`, as `run_cli` runs its process."""
+    env = {**cli_env(model, workspace), **extra_env}
     out, err = io.StringIO(), io.StringIO()
     with pytest.MonkeyPatch.context() as patch, contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
         for name in set(os.environ) - set(env):
