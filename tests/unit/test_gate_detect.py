@@ -7,7 +7,6 @@ from __future__ import annotations
 import json
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -19,7 +18,8 @@ from orchestrator.gate.monorepo import affected, find_packages
 from orchestrator.gate.pyenv import editables
 from orchestrator.gate.report import judged_by
 from tests import schemas
-from tests.conftest import cli_env
+from tests.cli_in_process import cli_in_process
+from tests.conftest import CliRun
 
 PYTEST_GUESS = {"pyproject.toml": "[tool.pytest.ini_options]\naddopts = '-q'\n", "tests/test_x.py": ""}
 MARKDOWN_TOX = """[tox]
@@ -194,9 +194,8 @@ def test_validate_and_dry_run_show_the_gate_per_package_its_judgement_setup_and_
     (repo / ".autobuild/features/FEAT-001.yaml").write_text(
         "id: FEAT-001\nname: F\nsetup: acme-setup-not-installed\ntasks:\n  - {id: TASK-001, name: T, complexity: 2}\n")
 
-    def cli(*args: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run([sys.executable, "-m", "orchestrator", *args, "--repo", str(repo)], capture_output=True,
-                              text=True, env=cli_env(None, tmp_path), timeout=60, check=False)
+    def cli(*args: str) -> CliRun:
+        return cli_in_process(tmp_path, *args, "--repo", str(repo))
 
     gate = schemas.valid("validate", cli("validate", "FEAT-001", "--json").stdout)["gate"]
     rows = {row["path"]: row for row in gate["packages"]}
