@@ -1,6 +1,6 @@
 """What issue 38's extra runs cost: gate runs per task on a chain of dependent tasks (in-process, scripted agents, the
-sample's real pytest), by kind — the task's tree, the clean room (gate/clean_room.py) and its new tests on the
-base's code (gate/new_tests.py) — for tasks that touch no test-side file and add no test (goal: +0) and for tasks
+sample's real pytest), by kind — the task's tree, the clean room (gate/prepare/clean_room.py) and its new tests on the
+base's code (gate/spec/new_tests.py) — for tasks that touch no test-side file and add no test (goal: +0) and for tasks
 that add a test (the new-tests run runs only those tests). Each pytest session reports where it ran and what it
 was asked to run through a conftest.py of the base (a datagram to 127.0.0.1: the gate's sandbox shares the network).
 

@@ -13,7 +13,7 @@ from orchestrator.causes import StopCause
 
 TestFate = Literal["gone", "moved", "skipped", "xfailed", "failing", "changed expectation", "fewer passing",
                    "weakened", "knows it is tested", "passes only with the task's test side", "new test can't fail"]
-"""What became of a test that passed on the base (gate/accounting.py)."""
+"""What became of a test that passed on the base (gate/spec/accounting.py)."""
 
 
 class Acceptance(TypedDict):
@@ -59,8 +59,8 @@ class Observation(TypedDict):
     unstable: NotRequired[list[str]]  # a base run's tests present in only one of its two runs: not accounted
     load_errors: NotRequired[list[str]]  # failures that are a test file failing to load or build (no_baseline.py)
     not_a_baseline: NotRequired[str]  # a base run: why it is none, when a task repairs it (every test must pass)
-    reads: NotRequired[dict[str, list[str]]]  # a base run's pytest tests -> the files each read (gate/reads.py)
-    tampering: NotRequired[list[str]]  # accounts of the run that disagree, "subject: what" (gate/crosscheck.py)
+    reads: NotRequired[dict[str, list[str]]]  # a base run's pytest tests -> the files each read (gate/observe/reads.py)
+    tampering: NotRequired[list[str]]  # accounts of the run that disagree, "subject: what" (gate/observe/crosscheck.py)
     channel: NotRequired[list[str]]  # the runners the gate's channel heard in this run
     tracked_changed: NotRequired[list[str] | None]  # tracked files the run changed (None: not a git worktree)
 

@@ -178,7 +178,7 @@ def for_worktree(worktree: Path, extra: Sequence[Path] = ()) -> Sandbox:
 
 
 def for_hidden(place: Path, private: Path) -> Sandbox:
-    """The sandbox of a gate run with hidden tests in place (gate/hidden.py): only the throwaway tree and a
+    """The sandbox of a gate run with hidden tests in place (gate/spec/hidden.py): only the throwaway tree and a
     private folder beside it are writable (never the object store, the run's tmp, caches or environment, which
     the agents can read), so the code under test can't leave a copy of a hidden file where an agent finds it."""
     gate_env = place.parent.parent / GATE_FOLDER / GATE_ENV

@@ -1,6 +1,6 @@
-"""The screen on code that knows it is judged (gate/code_screen.py), run over every real-history gold: the release's
-diff committed on the old release in a repository of its own, the hits it names. Each gold with a hit would need
-the coach's word and end approved-unverified (issue 38's goal: at most 1% of the golds). No test runs: seconds.
+"""The screen on code that knows it is judged (gate/spec/code_screen.py), run over every real-history gold: the
+release's diff committed on the old release in a repository of its own, the hits it names. Each gold with a hit would
+need the coach's word and end approved-unverified (issue 38's goal: at most 1% of the golds). No test runs: seconds.
 
 `python -m benchmarks.real_history.screen_golds` prints the figure and each hit."""
 

@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from orchestrator.facts import GateResult
-from orchestrator.gate.environment import gate_env_of, repo_venv
+from orchestrator.gate.prepare.environment import gate_env_of, repo_venv
 from orchestrator.gate.verdict import VERDICT_RULES
 from orchestrator.repo import confined
 from orchestrator.repo.git import GitRepo
@@ -46,7 +46,7 @@ _VOLATILE_PREFIXES = ("SSH_", "TERM_", "ORCHESTRATOR_", "ANTHROPIC_", "CLAUDE", 
 _WORKTREE = "<worktree>"
 _RUN_ENV = "<run-env>"
 _ENV_LAYOUT = b"gate-env-own\0"
-"""Where the gate's Python environment lives (gate/environment.py): runs remembered when it was the agents' to
+"""Where the gate's Python environment lives (gate/prepare/environment.py): runs remembered when it was the agents' to
 write (a `.pth` line they planted may have passed them) are never reused."""
 
 

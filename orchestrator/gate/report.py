@@ -11,10 +11,10 @@ from pathlib import Path
 from typing import Any
 
 from orchestrator.gate.baseline import choose_setup
-from orchestrator.gate.candidates import GateChoice, read
-from orchestrator.gate.environment import gate_env, package_json
-from orchestrator.gate.node_bins import MAIN_CHECKOUT_BINS, reuses_node_modules
-from orchestrator.gate.submodules import submodules, uninitialised
+from orchestrator.gate.choose.candidates import GateChoice, read
+from orchestrator.gate.prepare.environment import gate_env, package_json
+from orchestrator.gate.prepare.node_bins import MAIN_CHECKOUT_BINS, reuses_node_modules
+from orchestrator.gate.prepare.submodules import submodules, uninitialised
 
 _BY_WRAPPED = ("by test id where the runner it starts reports them (pytest, unittest, node --test, jest, vitest,"
                " mocha, go test, cargo test, ctest), else by exit status and failure counts")

@@ -2,8 +2,8 @@
 `passed` (tests/unit/test_verdict_writer.py fails if any other module assigns it).
 
 The gate service gathers the `Evidence` (plain data, no callables): the task's run and the base's, the flaky
-re-run, the accounting of every base test (gate/spec_check.py, the tamper and code screens' hits among it) with
-the coach's acceptances, what the task's new tests showed on the base's code (gate/new_tests.py), the hidden
+re-run, the accounting of every base test (gate/spec/spec_check.py, the tamper and code screens' hits among it) with
+the coach's acceptances, what the task's new tests showed on the base's code (gate/spec/new_tests.py), the hidden
 tests' run, a monorepo's per-package verdicts, and a slot for the clean room's run. `decide` reads nothing else
 and does no I/O; `record` puts its `Verdict` on the run it judged, as the GateResult that state, events and
 `status --json` carry. A new kind of evidence is a new field of `Evidence` (default: absent) and a step of
@@ -17,8 +17,9 @@ from dataclasses import dataclass
 from typing import cast
 
 from orchestrator.facts import Acceptance, GateResult, Observation, TestChange
-from orchestrator.gate import accounting, code_screen, crosscheck, hidden, new_tests, shifted
-from orchestrator.gate.observed import BY_COUNTS, BY_EXIT, failing_named, green, ran_none, unusable
+from orchestrator.gate.observe import crosscheck
+from orchestrator.gate.observe.observed import BY_COUNTS, BY_EXIT, failing_named, green, ran_none, unusable
+from orchestrator.gate.spec import accounting, code_screen, hidden, new_tests, shifted
 
 VERDICT_RULES = "2"
 """The version of the rules below: bump it with any change to what `decide` concludes from the same evidence."""
@@ -26,7 +27,7 @@ VERDICT_RULES = "2"
 
 @dataclass(frozen=True)
 class Accounted:
-    """What became of every base test on the judged tree (gate/spec_check.py), before the coach's acceptances."""
+    """What became of every base test on the judged tree (gate/spec/spec_check.py), before the coach's acceptances."""
 
     changes: tuple[TestChange, ...]
     """Base tests that don't pass here (the tamper screen's hits on base tests included)."""
@@ -35,9 +36,10 @@ class Accounted:
     unverified: tuple[str, ...] = ()
     """What the gate could not verify: new tests only skipped, or flagged by the tamper screen."""
     case_diff: str = ""
-    """The parametrize / table diff of unaccepted tests whose ids are positions (gate/shifted.py)."""
+    """The parametrize / table diff of unaccepted tests whose ids are positions (gate/spec/shifted.py)."""
     reads: tuple[tuple[str, tuple[str, ...]], ...] = ()
-    """Changed files the base's tests read (gate/reads.py), each with those tests: accepting one accepts them."""
+    """Changed files the base's tests read (gate/observe/reads.py), each with those tests: accepting one accepts
+    them."""
 
 
 @dataclass(frozen=True)
@@ -70,7 +72,7 @@ class Evidence:
     clean_room: Observation | None = None
     """The same tree run in the clean room: judged against the base as `run` is, its new failures refuse too."""
     new_tests: new_tests.Finding | None = None
-    """What the task's new tests showed on the base's code, when they break the rule (gate/new_tests.py): refuses,
+    """What the task's new tests showed on the base's code, when they break the rule (gate/spec/new_tests.py): refuses,
     unless the coach accepted it (then unverified)."""
 
 
@@ -89,7 +91,7 @@ class Verdict:
     """None: not accounted."""
     unverified: tuple[str, ...] | None
     tampering: tuple[str, ...] = ()
-    """Accounts of the run that disagree (gate/crosscheck.py): refused, named, never judged by counts then."""
+    """Accounts of the run that disagree (gate/observe/crosscheck.py): refused, named, never judged by counts then."""
     rules: str = VERDICT_RULES
 
 
@@ -280,7 +282,7 @@ _NEW_CANT_FAIL = ("test(s) the task added can't fail",
 
 def _code_screened(verdict: GateResult, hits: list[TestChange],
                    words: tuple[str, str] = _CODE_SCREENED) -> GateResult:
-    """The verdict with the code screen's hits (gate/code_screen.py), or the tests the task added that can't fail,
+    """The verdict with the code screen's hits (gate/spec/code_screen.py), or the tests the task added that can't fail,
     among its test changes: refused naming each one the coach did not accept; an accepted one leaves the approval
     unverified."""
     if not hits:

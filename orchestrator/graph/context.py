@@ -92,7 +92,7 @@ class RunContext:
     gates: Gates = field(init=False)
     """The run's gate (`gate`), run on trees: remembered by tree, sandboxed, what the user owns watched."""
     hidden: HiddenTests = field(init=False)
-    """The plan's hidden acceptance tests: only the gate reads them (gate/hidden.py)."""
+    """The plan's hidden acceptance tests: only the gate reads them (gate/spec/hidden.py)."""
 
     def __post_init__(self) -> None:
         request = GateRequest(plan_verify=self.plan.verify, plan_setup=self.plan.setup, verify=self.options.verify,

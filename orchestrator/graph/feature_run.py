@@ -29,15 +29,7 @@ from agents import ClaudeAgents
 from agents.limits import UsageLimitGate, UsageLimitYield
 from orchestrator import facts, sandbox
 from orchestrator.errors import InputError, PlanError
-from orchestrator.gate import (
-    GateChoice,
-    GateRequest,
-    GateResult,
-    Gates,
-    GateSetup,
-    check_hidden_tests,
-    choose_gate,
-)
+from orchestrator.gate import GateChoice, GateRequest, GateResult, Gates, GateSetup, check_hidden_tests, choose_gate
 from orchestrator.graph import attempts, by_url, pause, replan
 from orchestrator.graph.active import ACTIVE, ActiveRun, TaskGraph
 from orchestrator.graph.context import RunContext, Spend

@@ -73,14 +73,15 @@ class TaskSpec(BaseModel):
     files: list[str] = Field(default_factory=list)
     acceptance_tests: list[str] = Field(default_factory=list)
     hidden_tests: bool = False
-    """Its `acceptance_tests` can't be read by the agents, only the gate runs them (gate/hidden.py); else frozen."""
+    """Its `acceptance_tests` can't be read by the agents, only the gate runs them (gate/spec/hidden.py); else
+    frozen."""
     repairs_base: bool = False
     """The task repairs a base whose tests never ran (import, collection or build errors): the run is not refused
     for it, and every test the gate runs must pass (nothing is waived as already failing on the base)."""
     verify: str | None = None
     kind: TaskKind = "feature"
     """What the task is: a feature's or fix's new tests must fail on the base's code, a refactor's pass there
-    (gate/new_tests.py); docs, test and chore tasks are judged as before."""
+    (gate/spec/new_tests.py); docs, test and chore tasks are judged as before."""
     budget_usd: float | None = Field(default=None, gt=0)
     description: str = ""
     file_path: str | None = None

@@ -1,6 +1,6 @@
-"""A gate run judges the commit's own files (gate/checkout.py through gate/fresh_tree.py), on real git: what an agent
-can do to its worktree's index — hide an edit behind `--skip-worktree` or `--assume-unchanged`, stage a file no
-commit has, flip a mode, move a submodule or edit inside one — is undone before the gate runs there."""
+"""A gate run judges the commit's own files (gate/prepare/checkout.py through gate/prepare/fresh_tree.py), on real git:
+what an agent can do to its worktree's index — hide an edit behind `--skip-worktree` or `--assume-unchanged`, stage a
+file no commit has, flip a mode, move a submodule or edit inside one — is undone before the gate runs there."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from agents.testing.repos import git, make_sample_repo
-from orchestrator.gate import fresh_tree
+from orchestrator.gate.prepare import fresh_tree
 from orchestrator.repo.git import GitRepo
 
 GOOD, BROKEN = "def mul(a, b):\n    return a * b\n", "def mul(a, b):\n    return a + b\n"

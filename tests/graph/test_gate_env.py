@@ -18,11 +18,11 @@ import pytest
 from agents.testing.repos import git, make_sample_repo
 from agents.testing.scripted_agents import ScriptedAgents, approve, writes
 from orchestrator.errors import GateUnusableError
-from orchestrator.gate.detect import choose_gate
-from orchestrator.gate.environment import gate_env, gate_env_dir, run_env_dir, session_env
-from orchestrator.gate.pyenv import editables
+from orchestrator.gate.choose.detect import choose_gate
+from orchestrator.gate.prepare.environment import gate_env, gate_env_dir, run_env_dir, session_env
+from orchestrator.gate.prepare.pyenv import editables
+from orchestrator.gate.prepare.submodules import init_submodules, submodule_changes, undo_submodule_changes
 from orchestrator.gate.report import gate_document, gate_lines
-from orchestrator.gate.submodules import init_submodules, submodule_changes, undo_submodule_changes
 from orchestrator.repo.git import GitRepo
 from tests.graph.harness import Workflow, plan, task
 

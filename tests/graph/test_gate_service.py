@@ -51,7 +51,7 @@ async def test_a_run_says_whether_a_command_ran(tmp_path: Path) -> None:
     setup = await gates.check_base("FEAT-001", git(repo, "rev-parse", "HEAD").strip())
     assert setup["base"] is not None and setup["base"]["passed"]
     # A worktree of the gate's own (`_`): in a task's, an uncommitted edit is put back before the gate runs
-    # (gate/checkout.py, tests/graph/test_checkout.py).
+    # (gate/prepare/checkout.py, tests/graph/test_checkout.py).
     worktree = repo / ".autobuild" / "worktrees" / "FEAT-001" / "_probe"
     await GitRepo(repo).add_detached_worktree(worktree, "HEAD")
     (worktree / "calc" / "add.py").write_text("def add(a, b):\n    return a + b\n")

@@ -1,6 +1,6 @@
 """A task's new tests inside a code file must be able to fail too (issue 38 item 5): a Rust fix that adds its
 `#[test]` to the `#[cfg(test)]` module of the file it fixes has that module spliced into the base's version of the
-file (gate/inline_splice.py), so a test that passes on the old code is refused and a real one passes. Real git and
+file (gate/spec/inline_splice.py), so a test that passes on the old code is refused and a real one passes. Real git and
 a real cargo (a crate with no dependency builds offline), through the gate service as the coach's turn calls it.
 And the gate's own cargo home: a config an agent planted in its cache folder doesn't reach the gate (item 6)."""
 

@@ -251,8 +251,8 @@ async def test_a_test_present_in_one_of_two_base_runs_is_unstable_not_held_again
     files = {**PY_FILES, "tests/test_flip.py": flip, ".gitignore": "tests/flag\n"}
     repo = make_sample_repo(tmp_path / "repo", files=files,
                             plan=plan(task("TASK-001"), verify="python -m pytest -q"))
-    # The flag is git-ignored: a tracked file a run deletes is tampering (gate/crosscheck.py), and what the agents
-    # leave outside git is removed before a gate run (gate/fresh_tree.py).
+    # The flag is git-ignored: a tracked file a run deletes is tampering (gate/observe/crosscheck.py), and what the
+    # agents leave outside git is removed before a gate run (gate/prepare/fresh_tree.py).
     agents = ScriptedAgents({"player": writes({"calc/div.py": "X = 1\n"}), "coach": approve()})
     run = await Workflow(repo, agents).run(max_turns=1)
     assert run.status("TASK-001") == "approved", first_gate(run)["summary"]

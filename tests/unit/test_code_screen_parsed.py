@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from orchestrator.gate import code_screen
-from orchestrator.gate.code_tokens import LIES, PRESENCE, TOUCHES
+from orchestrator.gate.spec import code_screen
+from orchestrator.gate.spec.code_tokens import LIES, PRESENCE, TOUCHES
 
 JS_BASE = "export function mul(a, b) {\n  return a * b;\n}\n"
 JS = {

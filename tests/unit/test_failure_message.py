@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from orchestrator.gate.failure_message import failure_message
+from orchestrator.gate.observe.failure_message import failure_message
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "gate"
 

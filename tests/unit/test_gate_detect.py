@@ -11,11 +11,11 @@ from pathlib import Path
 
 import pytest
 
-from orchestrator.gate.detect import detect_test_command
-from orchestrator.gate.environment import default_setup
-from orchestrator.gate.maintainers import is_runner, normalize
-from orchestrator.gate.monorepo import affected, find_packages
-from orchestrator.gate.pyenv import editables
+from orchestrator.gate.choose.detect import detect_test_command
+from orchestrator.gate.choose.maintainers import is_runner, normalize
+from orchestrator.gate.choose.monorepo import affected, find_packages
+from orchestrator.gate.prepare.environment import default_setup
+from orchestrator.gate.prepare.pyenv import editables
 from orchestrator.gate.report import judged_by
 from tests import schemas
 from tests.cli_in_process import cli_in_process

@@ -14,7 +14,7 @@ from agents.testing.repos import git, make_sample_repo
 from orchestrator import sandbox
 from orchestrator.errors import InputError, PlanError
 from orchestrator.facts import GateResult
-from orchestrator.gate import hidden
+from orchestrator.gate.spec import hidden
 from orchestrator.plan.model import load_plan
 from orchestrator.repo.git import GitRepo
 from tests.cli_in_process import cli_in_process

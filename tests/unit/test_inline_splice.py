@@ -1,9 +1,9 @@
-"""The base's version of a Rust code file with the task's test modules (gate/inline_splice.py): which tests the task
-added or changed there, the spliced text, and the cargo targets that run only them."""
+"""The base's version of a Rust code file with the task's test modules (gate/spec/inline_splice.py): which tests the
+task added or changed there, the spliced text, and the cargo targets that run only them."""
 
 from __future__ import annotations
 
-from orchestrator.gate import inline_splice
+from orchestrator.gate.spec import inline_splice
 
 BASE = ("pub fn add(a: i32, b: i32) -> i32 {\n    a + b\n}\n\n#[cfg(test)]\nmod tests {\n    use super::*;\n\n"
         "    #[test]\n    fn adds() {\n        assert_eq!(add(1, 2), 3);\n    }\n}\n\npub fn after() {}\n")

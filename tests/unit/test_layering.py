@@ -212,7 +212,8 @@ def test_the_command_line_rule_sees_each_of_its_three_tools() -> None:
 # own, run inside the gate's command, that must be the parent of the real `go` it records. The SDK starts the
 # Claude CLI itself.
 SUBPROCESS_STARTERS = {"orchestrator.processes", "orchestrator.sandbox", "orchestrator.landing.leash",
-                       "orchestrator.cli.demo", "agents.testing.repos", "orchestrator.gate.runners.shim.autobuild_go"}
+                       "orchestrator.cli.demo", "agents.testing.repos",
+                       "orchestrator.gate.observe.runners.shim.autobuild_go"}
 _PROCESS_CALLS = {("subprocess", name) for name in ("run", "Popen", "call", "check_call", "check_output",
                                                     "getoutput", "getstatusoutput")} | {
     ("asyncio", "create_subprocess_exec"), ("asyncio", "create_subprocess_shell"), ("os", "system"),

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from orchestrator.gate.detect import detect_test_command
+from orchestrator.gate.choose.detect import detect_test_command
 
 
 def repo_with(tmp_path: Path, files: dict[str, str]) -> Path:

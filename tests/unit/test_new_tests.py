@@ -1,11 +1,11 @@
 """Which of a task's tests the new-tests rule runs on the base's code, and what their run there means
-(gate/new_tests.py)."""
+(gate/spec/new_tests.py)."""
 
 from __future__ import annotations
 
 from orchestrator.facts import Acceptance, GateResult
-from orchestrator.gate import new_tests
-from orchestrator.gate.accounting import TreeDiff
+from orchestrator.gate.spec import new_tests
+from orchestrator.gate.spec.accounting import TreeDiff
 from orchestrator.gate.verdict import Evidence, record
 
 BASE_TEST = "def test_a():\n    assert f() == 1\n\n\ndef test_b():\n    assert f() == 1\n"

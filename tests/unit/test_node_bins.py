@@ -9,7 +9,7 @@ import shutil
 from pathlib import Path
 
 from orchestrator.gate import choose_gate, gate_document, gate_lines
-from orchestrator.gate.environment import gate_env
+from orchestrator.gate.prepare.environment import gate_env
 
 
 def tool(folder: Path, name: str) -> Path:

@@ -1,9 +1,9 @@
-"""The tamper screen (gate/screen.py) on real snippets: only what the task's version adds counts, aliases and
+"""The tamper screen (gate/spec/screen.py) on real snippets: only what the task's version adds counts, aliases and
 module-level marks included, and a marker inside a string or a comment never does."""
 
 from __future__ import annotations
 
-from orchestrator.gate.screen import screen
+from orchestrator.gate.spec.screen import screen
 
 BASE = "import pytest\n\n\ndef test_a():\n    assert 1 + 1 == 2\n"
 

@@ -7,7 +7,7 @@ from dataclasses import replace
 
 from orchestrator import facts
 from orchestrator.facts import Acceptance, Observation
-from orchestrator.gate import new_tests
+from orchestrator.gate.spec import new_tests
 from orchestrator.gate.verdict import VERDICT_RULES, Accounted, Evidence, HiddenRun, alone, decide, record
 
 

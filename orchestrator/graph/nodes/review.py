@@ -54,7 +54,7 @@ async def _review_input(agent: AgentTurn) -> CoachInput:
 
 
 async def _knowing_code(ctx: RunContext, worktree: Path, base: str) -> str:
-    """The screen's hits on the code the turn wrote (gate/code_screen.py), for the coach to accept or send back."""
+    """The screen's hits on the code the turn wrote (gate/spec/code_screen.py), for the coach to accept or send back."""
     hits = await code_screen_hits(ctx.repo, worktree, base)
     if not hits:
         return ""
@@ -67,7 +67,7 @@ async def _knowing_code(ctx: RunContext, worktree: Path, base: str) -> str:
 
 async def _test_changes(ctx: RunContext, worktree: Path, base: str, head: str) -> str:
     """The base's test files the turn changed or deleted (renames named), with their diff, then the cases of
-    parametrized and table tests that changed (their ids are positions that shift: gate/shifted.py)."""
+    parametrized and table tests that changed (their ids are positions that shift: gate/spec/shifted.py)."""
     renamed, deleted, modified, _ = parse_name_status(await ctx.repo.name_status(worktree, base))
     # Test code first, then its data (golden files, snapshots, fixtures): a large data diff must not crowd the
     # code's out of the shown part.
