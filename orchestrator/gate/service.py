@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import shutil
+import uuid
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -336,7 +337,8 @@ class Gates:
             found = await asyncio.to_thread(lambda: self.cache.lookup(key, any_run=True) if self.cache else None)
             if found is not None:
                 return found
-        place = near.parent / f"_base-{sha[:12]}"
+        # A place of its own: two tasks judged against the same commit at once must not remove each other's.
+        place = near.parent / f"_base-{sha[:12]}-{uuid.uuid4().hex[:8]}"
         await self.repo.add_detached_worktree(place, sha)
         try:
             done = await self.set_up(place)

@@ -28,7 +28,7 @@ from benchmarks.cheat_corpus import GO_FILES, MUL, NODE_FILES, PY_FILES
 from orchestrator.cli.main import main
 from orchestrator.facts import GateResult
 from orchestrator.gate import GateRequest, Gates, HiddenTests
-from orchestrator.gate import hidden as hidden_tests
+from orchestrator.gate.spec import hidden as hidden_tests
 from orchestrator.plan.model import load_plan
 from orchestrator.repo.git import GitRepo
 from tests.graph.harness import Workflow, plan, task
