@@ -99,10 +99,11 @@ REAL = "from calc.sub import sub\n\n\ndef test_sub():\n    assert sub(3, 1) == 2
 
 @pytest.mark.heavy  # pytest as the gate, with the new tests' run on the base: seconds per attempt
 async def test_an_unverified_approval_waits_for_a_verified_sibling(tmp_path: Path) -> None:
-    # Attempt 1 is approved first, but the gate only skipped its new test (approved-unverified): it waits, and
-    # attempt 2, approved later and verified, wins under policy `first`.
+    # Attempt 1 is approved first, but the gate only skipped its new test: its coach accepts that (approved-
+    # unverified), so it waits, and attempt 2, approved later and verified, wins under policy `first`.
     repo = make_sample_repo(tmp_path / "repo", plan=plan(task("TASK-001", attempts=2), verify="python -m pytest -q"))
     agents = ScriptedAgents({("player", "TASK-001.a1"): _with_test(SKIPPED),
+                             ("coach", "TASK-001.a1"): approve(accepts={"tests/test_sub.py": "sub's edge waits"}),
                              ("player", "TASK-001.a2"): _with_test(REAL, delay_s=1.0), "coach": approve()})
     run = await Workflow(repo, agents).run(parallel=2)
     result = run.results["TASK-001"]
