@@ -4,6 +4,7 @@ and `autobuild logs FEAT TASK [--follow] [--since ID]` reads it."""
 from __future__ import annotations
 
 import json
+import types
 from pathlib import Path
 from typing import Any
 
@@ -88,7 +89,8 @@ def test_following_a_live_task_stops_on_ctrl_c_without_a_traceback(
     def interrupted(_: float) -> None:
         raise KeyboardInterrupt
 
-    monkeypatch.setattr("time.sleep", interrupted)
+    # Only the follower's clock: a global time.sleep patch reaches every thread of the test worker (xdist's own).
+    monkeypatch.setattr("orchestrator.cli.logs.time", types.SimpleNamespace(sleep=interrupted))
     capsys.readouterr()
     assert logs(repo, db, "TASK-001", "--follow") == EXIT_INTERRUPTED
     captured = capsys.readouterr()
