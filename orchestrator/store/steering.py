@@ -67,24 +67,22 @@ class SteeringQueue:
 
     def open_notes(self, feature: str, task: str) -> list[Note]:
         """The task's notes not yet consumed, oldest first (none when no note was ever sent: nothing is created)."""
-        if not self.path.is_file():
-            return []
-        with self._connected(create=False) as conn:
-            if not _has_table(conn):
-                return []
-            rows = conn.execute("SELECT id, feature, task, text, state, created, updated FROM autobuild_steering"
-                                " WHERE feature = ? AND task = ? AND state IN (?, ?) ORDER BY id",
-                                (feature, task, *_OPEN)).fetchall()
-        return [Note(*row) for row in rows]
+        return self._notes(feature, task, _OPEN)
 
     def all_notes(self, feature: str, task: str) -> list[Note]:
+        return self._notes(feature, task)
+
+    def _notes(self, feature: str, task: str, states: tuple[str, ...] = ()) -> list[Note]:
+        """The task's notes, oldest first, in one of `states` (all without); never creates the store."""
         if not self.path.is_file():
             return []
         with self._connected(create=False) as conn:
             if not _has_table(conn):
                 return []
+            among = f" AND state IN ({', '.join('?' * len(states))})" if states else ""
             rows = conn.execute("SELECT id, feature, task, text, state, created, updated FROM autobuild_steering"
-                                " WHERE feature = ? AND task = ? ORDER BY id", (feature, task)).fetchall()
+                                f" WHERE feature = ? AND task = ?{among} ORDER BY id",  # placeholders only
+                                (feature, task, *states)).fetchall()
         return [Note(*row) for row in rows]
 
     def mark(self, note_ids: list[int], state: str) -> None:
