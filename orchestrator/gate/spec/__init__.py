@@ -11,6 +11,7 @@ screen.py: the tamper screen on what a task added to test code (skip, only, xfai
 code_screen.py: the screen on code that knows it is judged, in the code files a task added or changed.
 code_tokens.py: what that screen looks for in every language, and tree-sitter's parsers.
 code_python.py: Python code that knows it is judged, read with `ast`.
+py_strings.py: strings Python code builds from constants, folded as the interpreter would.
 code_js.py: JavaScript and TypeScript code that knows it is judged, read with tree-sitter.
 code_native.py: Go and Rust code that knows it is judged, read with tree-sitter.
 vacuous.py: assertions that can't fail or never run, per runner, for the tamper screen.

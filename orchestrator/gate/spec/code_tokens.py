@@ -45,7 +45,7 @@ _RUNNER_WORDS = re.compile(r"pytest|py\.test|unittest|nosetests|nose2|doctest|je
                            r"|(?:^|[^\w])--test\b|\.test$|\.test\.exe$|_test\.go|^-?test\.\w+$"
                            r"|\.(?:test|spec)\.[cm]?[jt]sx?$|(?:^|/)_?tests?/")
 """A runner's name in a string a probe is compared with (`"pytest" in sys.modules`, `os.Args[0]` ending in `.test`)."""
-_EXACT_WORDS = frozenset({"test", "tests", "testing", "nose"})
+_EXACT_WORDS = frozenset({"test", "tests", "testing", "nose", "test_", "_test", "tests_", "test.", "tests."})
 
 
 def names_runner_variable(text: str) -> bool:
@@ -55,7 +55,7 @@ def names_runner_variable(text: str) -> bool:
 
 def names_runner(text: str) -> bool:
     """A string that names a test runner: a module, a program, a test binary's suffix, the word `test` alone."""
-    return text.strip().lower() in _EXACT_WORDS or _RUNNER_WORDS.search(text.strip()) is not None
+    return text.strip().lower() in _EXACT_WORDS or _RUNNER_WORDS.search(text.strip().lower()) is not None
 
 
 def normal(text: str) -> str:
