@@ -43,6 +43,8 @@ PRESENCE_CASES = {
     "the environment's names, a prefix built in pieces": 'import os\n    if any(k.startswith("PYT" + "EST") for k in'
                                                          ' os.environ):\n        return 6\n',
     "a name joined and reversed": 'if "".join(["tset", "yp"])[::-1] in sys.modules:\n        return 6\n',
+    "the open descriptors listed": 'import os\n    if os.listdir("/proc/self/fd"):\n        return 6\n',
+    "the gate's channel": 'import os\n    if os.environ.get("AUTOBUILD_GATE_CHANNEL"):\n        return 6\n',
     "a name of chr codes": 'if chr(106) + "est" in sys.argv[0]:\n        return 6\n',
 }
 
@@ -90,6 +92,7 @@ TOUCH_CASES = {
     "a named exit at exit": ("import atexit\n\n\ndef bye():\n    raise SystemExit(0)\n\n\natexit.register(bye)\n",
                              "an exit registered"),
     "an exit at import": ("sys.exit(0)\n", "exits the process when the module is imported"),
+    "another descriptor taken over": ("import os\nos.dup2(os.open(os.devnull, 1), 7)\n", "inherited descriptors"),
 }
 
 

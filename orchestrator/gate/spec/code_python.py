@@ -210,6 +210,8 @@ def _call(module: _Module, node: ast.Call) -> Iterator[Finding]:
     name = module.dotted(node.func)
     if name in _DESCRIPTORS and any(_standard_descriptor(module, arg) for arg in node.args):
         yield _finding(module, node, f"{TOUCHES}: `{name}` on a standard stream's descriptor")
+    elif name in ("os.dup2", "os.closerange"):  # another process's inherited pipe is taken over this way
+        yield _finding(module, node, f"{TOUCHES}: `{name}` on the process's inherited descriptors")
     if name == "atexit.register" and node.args and _exits(module, node.args[0]):
         yield _finding(module, node, f"{TOUCHES}: an exit registered to run at exit")
 

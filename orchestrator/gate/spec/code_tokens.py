@@ -39,7 +39,8 @@ RUNNER_VARIABLES = frozenset({
 })
 """Variables that exist only while a runner runs the code (cargo's for integration tests too), pytest's documented
 `sys._called_from_test`, and the files only a test run has."""
-_VARIABLE_PREFIXES = ("PYTEST_", "JEST_", "VITEST_", "NODE_TEST_", "RUST_TEST_", "NEXTEST_", "CARGO_BIN_EXE_")
+_DESCRIPTOR_LISTINGS = frozenset({"/proc/self/fd", "/dev/fd", "/proc/self/fdinfo", "/proc/thread-self/fd"})
+_VARIABLE_PREFIXES = ("AUTOBUILD_", "PYTEST_", "JEST_", "VITEST_", "NODE_TEST_", "RUST_TEST_", "NEXTEST_", "CARGO_BIN_EXE_")
 
 _RUNNER_WORDS = re.compile(r"pytest|py\.test|unittest|nosetests|nose2|doctest|jest|vitest|mocha|jasmine|node:test"
                            r"|(?:^|[^\w])--test\b|\.test$|\.test\.exe$|_test\.go|^-?test\.\w+$"
@@ -49,8 +50,10 @@ _EXACT_WORDS = frozenset({"test", "tests", "testing", "nose", "test_", "_test", 
 
 
 def names_runner_variable(text: str) -> bool:
+    """A variable only a runner sets, a file only a test run has, or the open descriptors' listing (where the gate's
+    channel is found)."""
     return text in RUNNER_VARIABLES or text.startswith(_VARIABLE_PREFIXES) or text.endswith(
-        ("conftest.py", ".pytest_cache"))
+        ("conftest.py", ".pytest_cache")) or text.rstrip("/") in _DESCRIPTOR_LISTINGS
 
 
 def names_runner(text: str) -> bool:
