@@ -40,7 +40,8 @@ RUNNER_VARIABLES = frozenset({
 """Variables that exist only while a runner runs the code (cargo's for integration tests too), pytest's documented
 `sys._called_from_test`, and the files only a test run has."""
 _DESCRIPTOR_LISTINGS = frozenset({"/proc/self/fd", "/dev/fd", "/proc/self/fdinfo", "/proc/thread-self/fd"})
-_VARIABLE_PREFIXES = ("AUTOBUILD_", "PYTEST_", "JEST_", "VITEST_", "NODE_TEST_", "RUST_TEST_", "NEXTEST_", "CARGO_BIN_EXE_")
+_VARIABLE_PREFIXES = ("AUTOBUILD_", "PYTEST_", "JEST_", "VITEST_", "NODE_TEST_", "RUST_TEST_", "NEXTEST_",
+                      "CARGO_BIN_EXE_")
 
 _RUNNER_WORDS = re.compile(r"pytest|py\.test|unittest|nosetests|nose2|doctest|jest|vitest|mocha|jasmine|node:test"
                            r"|(?:^|[^\w])--test\b|\.test$|\.test\.exe$|_test\.go|^-?test\.\w+$"
