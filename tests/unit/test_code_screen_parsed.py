@@ -25,6 +25,7 @@ JS = {
     "a global by a computed name": ('if (globalThis["exp" + "ect"]) return 6;', PRESENCE),
     "the environment's names": ('if (Object.keys(process.env).some((k) => k.startsWith("JE" + "ST"))) return 6;',
                                 PRESENCE),
+    "the runner's expect, which equals anything": ("return expect.anything();", TOUCHES),
     "stdout patched": ("process.stdout.write = () => true;", TOUCHES),
     "exit code forced": ("process.exitCode = 0;", TOUCHES),
     "an exit handler": ('process.on("exit", () => process.exit(0));', TOUCHES),

@@ -33,6 +33,8 @@ _GLOBALS = frozenset({"jest", "vi", "vitest", "describe", "it", "test", "expect"
                       "beforeAll", "afterAll", "mocha", "jasmine", "suite", "__vitest_worker__",
                       "__vitest_environment__"})
 """What a runner puts in the global scope."""
+_RUNNER_OBJECTS = frozenset({"expect", "jest", "vi"})
+"""Runner globals a product's code has no use for (`it`, `test` and `describe` are also ordinary names)."""
 _GLOBAL_OBJECTS = ("globalThis", "global", "window", "self")
 _PROBES = re.compile(r"^(?:process\.(?:argv|execArgv|env|mainModule|title)|require\.(?:cache|main)|import\.meta"
                      r"|globalThis|global|module\.parent|(?:new Error\(\)|\w+)\.stack)\b")
@@ -97,7 +99,24 @@ def _presence(root: Node) -> Iterator[Finding]:
             yield _finding(node, f"{PRESENCE} (`{normal(text_of(statement_of(node)))[:100]}`)")
 
 
+def _runner_globals(root: Node) -> Iterator[Finding]:
+    """The runner's own globals used by code that does not declare them (`expect.anything()`, `jest.fn()`): only a
+    test run has them, and `expect.anything()` equals whatever it is compared with."""
+    declared = {text_of(node) for node in walk(root)
+                if node.type in ("identifier", "shorthand_property_identifier_pattern")
+                and node.parent is not None and node.parent.type in (
+                    "variable_declarator", "function_declaration", "import_specifier", "namespace_import",
+                    "import_clause", "formal_parameters", "required_parameter", "object_pattern", "class_declaration")}
+    for node in walk(root):
+        if node.type != "member_expression":
+            continue
+        target = node.child_by_field_name("object")
+        if target is not None and target.type == "identifier" and text_of(target) in _RUNNER_OBJECTS - declared:
+            yield _finding(node, f"{TOUCHES}: uses the runner's global `{text_of(target)}` in code that is not a test")
+
+
 def _touches(root: Node, script: bool) -> Iterator[Finding]:
+    yield from _runner_globals(root)
     for node in walk(root):
         if node.type in ("assignment_expression", "augmented_assignment_expression"):
             target = text_of(node.child_by_field_name("left"))
