@@ -71,6 +71,7 @@ class GateResult(Observation):
 
     passed: bool
     rules: NotRequired[str]  # the verdict rules' version it was decided by (gate/verdict.py VERDICT_RULES)
+    new_tests_failing_on_base: NotRequired[int]  # the task's new tests that failed on the base's code (new_tests.py)
 
 
 class PackageGate(TypedDict):

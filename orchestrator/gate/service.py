@@ -233,7 +233,7 @@ class Gates:
         if hidden_tests and judged["exit_code"] is not None:
             found, secrets, hidden_ran = await self._hidden_evidence(worktree, command, hidden_tests, against=against)
             evidence, ran = replace(evidence, hidden=found), ran or hidden_ran
-        result = verdict.record(evidence)
+        result = await self._counted(verdict.record(evidence), worktree, against, kind)
         for base_only in ("passing", "reads"):  # kept in the cache and the base's run, not in every turn's state
             result.pop(base_only, None)  # type: ignore[misc]  # NotRequired keys, named by a variable
         return GateRun(hidden.redact_result(result, secrets), ran=ran)
@@ -258,7 +258,16 @@ class Gates:
         if hidden_tests and evidence.run["exit_code"] is not None:  # a monorepo's hidden tests run from the top
             found, hidden_lines, _ = await self._hidden_evidence(worktree, command, hidden_tests, against=against)
             evidence = replace(evidence, hidden=found)
-        return GateRun(hidden.redact_result(verdict.record(evidence), hidden_lines), ran=True)
+        counted = await self._counted(verdict.record(evidence), worktree, against, kind)
+        return GateRun(hidden.redact_result(counted, hidden_lines), ran=True)
+
+    async def _counted(self, result: GateResult, worktree: Path, against: str | None, kind: str | None
+                       ) -> GateResult:
+        """The record with how many of the task's new tests failed on the base's code, when they ran there."""
+        if kind is not None and against is not None and (
+                failing := await self.spec.failing_on_base(worktree, against, kind)) is not None:
+            result["new_tests_failing_on_base"] = failing
+        return result
 
     async def _with_new_tests(self, evidence: verdict.Evidence, worktree: Path, command: str, against: str,
                               kind: str) -> verdict.Evidence:
