@@ -34,9 +34,10 @@ def as_candidate(outcome: AttemptOutcome) -> Candidate:
     result = outcome["state"].get("result") or {}
     accepted = [change for change in result.get("test_changes") or []
                 if change.get("accepted") and change.get("accepted") != "moved unchanged"]
+    gate = (outcome["state"].get("review") or {}).get("gate") or {}
     return Candidate(attempt=outcome["attempt"], status="cancelled" if outcome["cancelled"] else
-                     str(result.get("status", "error")), accepted_changes=len(accepted), failing_on_base=None,
-                     finished_at=outcome["finished_at"])
+                     str(result.get("status", "error")), accepted_changes=len(accepted),
+                     failing_on_base=gate.get("new_tests_failing_on_base"), finished_at=outcome["finished_at"])
 
 
 def record(outcome: AttemptOutcome, selection: Selection) -> AttemptRecord:
