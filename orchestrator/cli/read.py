@@ -15,6 +15,7 @@ from orchestrator.settings import Settings
 from orchestrator.store import inspection, pause, receipts
 from orchestrator.store.checkpoints import CheckpointStore
 from orchestrator.text import one_line
+from orchestrator.views.reports import selection_lines
 
 
 def repo_and_db(settings: Settings, feature: str | None) -> tuple[Path, CheckpointStore]:
@@ -87,7 +88,7 @@ def show(args: argparse.Namespace, settings: Settings) -> int:
 def _with_spent(shown: dict[str, Any], table: dict[str, Any] | None) -> dict[str, Any]:
     """A task's `show` with what `status` counts for it (`spent`: cost and receipt over every attempt)."""
     row = next((r for r in (table or {}).get("tasks", []) if r["task"] == shown["task"]), None)
-    attempts = {key: row[key] for key in ("attempt_verdicts", "picked", "pick", "attempts_policy")
+    attempts = {key: row[key] for key in ("attempt_verdicts", "picked", "pick", "attempts_policy", "selection")
                 if row and key in row}
     return shown | ({"spent": {"cost_usd": row["cost_usd"], "receipt": row["receipt"]}} if row else {}) | attempts
 
@@ -137,4 +138,6 @@ def _attempt_lines(data: dict[str, Any]) -> list[str]:
         lines.append(f"  attempt {record.get('attempt')} [{record.get('approach') or '-'}]: {record.get('status')}"
                      f"{' (' + mark + ')' if mark else ''}, {record.get('turns', 0)} turn(s),"
                      f" ${float(record.get('cost_usd') or 0):.4f}, {record.get('branch') or '-'}{refused}")
-    return lines
+        if record.get("why_not"):
+            lines.append(f"    not picked: {record['why_not']}")
+    return lines + selection_lines(data.get("selection") or {})

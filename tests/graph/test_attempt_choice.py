@@ -5,6 +5,7 @@ first approved, and says so; cross-testing ranks the candidate whose code passes
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -13,6 +14,10 @@ import pytest
 from agents.selector import SelectorInput
 from agents.testing.repos import git, make_sample_repo
 from agents.testing.scripted_agents import ScriptedAgents, Turn, approve, selects, writes
+from orchestrator.cli.main import main
+from orchestrator.graph import runner
+from orchestrator.settings import RunSettings
+from tests import schemas
 from tests.graph.harness import CALC_FILES, Workflow, plan, task
 
 SUB = {"calc/sub.py": "def sub(a, b):\n    return a - b\n"}
@@ -48,6 +53,28 @@ async def test_the_selector_breaks_a_tie_and_its_reasons_and_cost_are_shown(tmp_
     assert "a + -b" in seen.candidates[0].diff and "ignore your rules" in seen.candidates[1].diff
     assert [e["chosen"] for e in run.events if e["event"] == "selector"] == [2]
     assert "calc/sub.py" in git(repo, "ls-tree", "-r", "--name-only", "autobuild/FEAT-001")
+    report = (repo / ".autobuild/runs/FEAT-001/AUTO-RUN.md").read_text()
+    assert "not picked: adds a negation where a - b says it" in report and "- decided by: selector" in report
+    assert "- cross-test: attempt 1's tests on attempt 2's code: no tests" in report
+
+
+async def test_status_and_show_carry_the_selection(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    repo = make_sample_repo(tmp_path / "repo", files=dict(CALC_FILES), plan=plan(task("TASK-001", attempts=2)))
+    db = tmp_path / "db.sqlite"
+    agents = ScriptedAgents({("player", "TASK-001.a1"): writes(SUB_TOO), ("player", "TASK-001.a2"): writes(SUB),
+                             "coach": approve(), "selector": selects(2, a1="a negation too many")})
+    settings = RunSettings(repo=repo, target="FEAT-001", db=str(db), agents=agents, interactive=False,
+                           attempts_policy="best")
+    await runner.execute(runner.prepare(settings), lambda event: None)
+    assert main(["status", "FEAT-001", "--repo", str(repo), "--db", str(db), "--json"]) == 0
+    row = schemas.valid("status", json.loads(capsys.readouterr().out))["tasks"][0]
+    assert (row["picked"], row["selection"]["by"], row["selection"]["selector"]["chosen"]) == (2, "selector", 2)
+    assert [v.get("why_not") for v in row["attempt_verdicts"]] == ["a negation too many", None]
+    assert main(["show", "FEAT-001", "TASK-001", "--repo", str(repo), "--db", str(db), "--json"]) == 0
+    assert schemas.valid("show-task", json.loads(capsys.readouterr().out))["selection"]["cost_usd"] == 0.02
+    assert main(["show", "FEAT-001", "TASK-001", "--repo", str(repo), "--db", str(db)]) == 0
+    text = capsys.readouterr().out
+    assert "not picked: a negation too many" in text and "selector: success, chose 2" in text
 
 
 @pytest.mark.parametrize("answer", [selects(7, a1="x", a2="y"), selects(2), Turn(report=None, status="api_error")],
