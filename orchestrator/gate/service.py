@@ -345,8 +345,8 @@ class Gates:
             return cross_tests.CrossRun(cross_tests.NOT_RUN, detail="no single gate command to run them with")
         known = failing_on(decided["base"]) if command == decided["command"] else []
         return await cross_tests.cross_run(
-            self.repo, near, base=base, tests_from=tests_from, code_from=code_from, set_up=self.set_up,
-            run_in=lambda place, extra: self._run_once(command, place, known_failing=known, extra=extra))
+            self.repo, near, base=base, tests_from=tests_from, code_from=code_from, set_up=self.set_up, known=known,
+            run_in=lambda place, extra: self._run_once(command, place, extra=extra))
 
     async def tree_run(self, sha: str, command: str, *, near: Path) -> GateResult | None:
         """`command`'s run on `sha`'s tree: the run's base when it is that commit, else remembered by tree, else

@@ -52,7 +52,8 @@ def _run(exit_code: int | None, failing: list[str], new: list[str]) -> GateResul
 def test_a_cross_runs_cell() -> None:
     assert judged(_run(0, [], []), ["t.py"]).outcome == "passed"
     assert judged(_run(1, ["t.py::x"], ["t.py::x"]), ["t.py"]).failing == ("t.py::x",)
-    assert judged(_run(1, ["t.py::known"], []), ["t.py"]).outcome == "passed", "failing on the base already"
+    assert judged(_run(1, ["t.py::known"], []), ["t.py"], {"t.py::known"}).outcome == "passed", "failing on the base"
+    assert judged(_run(1, ["t.py::x"], []), ["t.py"]).outcome == "failed", "a run's own ids, not a judged run's"
     assert judged(_run(2, [], []), ["t.py"]).outcome == "failed", "a test file that can't load on that code"
     assert judged(_run(None, [], []), ["t.py"]).outcome == "not run"
     assert matrix_lines([{"tests_of": 2, "code_of": 1, "outcome": "failed", "failing": ["t::x"]}]) == [

@@ -9,7 +9,7 @@ agreement); one whose code fails them disagrees with what the others' tests say 
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Collection
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -20,7 +20,7 @@ from orchestrator.gate.spec.test_files import is_test_data, is_test_file
 from orchestrator.repo.git import GitRepo
 
 RunIn = Callable[[Path, dict[str, str]], Awaitable[GateResult]]
-"""The gate's command in a worktree with extra environment (sandboxed, judged against the base's known failures)."""
+"""The gate's command in a worktree with extra environment (sandboxed)."""
 
 PASSED, FAILED, NO_TESTS, NOT_RUN = "passed", "failed", "no tests", "not run"
 
@@ -49,8 +49,9 @@ async def test_side(repo: GitRepo, base: str, commit: str) -> tuple[list[str], l
 
 
 async def cross_run(repo: GitRepo, near: Path, *, base: str, tests_from: str, code_from: str, run_in: RunIn,
-                    set_up: Callable[[Path], Awaitable[object]]) -> CrossRun:
-    """`tests_from`'s new tests on `code_from`'s code, in a throwaway worktree beside `near` (removed after)."""
+                    set_up: Callable[[Path], Awaitable[object]], known: Collection[str] = ()) -> CrossRun:
+    """`tests_from`'s new tests on `code_from`'s code, in a throwaway worktree beside `near` (removed after);
+    `known`: the tests failing on the base already."""
     files, side = await test_side(repo, base, tests_from)
     if not files:
         return CrossRun(NO_TESTS)
@@ -62,15 +63,15 @@ async def cross_run(repo: GitRepo, near: Path, *, base: str, tests_from: str, co
         run = await run_in(place, _restriction(files, []))
     finally:
         await repo.remove_worktree(place)
-    return judged(run, files)
+    return judged(run, files, known)
 
 
-def judged(run: GateResult, files: list[str]) -> CrossRun:
+def judged(run: GateResult, files: list[str], known: Collection[str] = ()) -> CrossRun:
     """A cross run's cell: failed when a test failed there that did not on the base, or the command failed naming
     no test (a test file that can't load on that code); not run when it never finished."""
     if run["exit_code"] is None:
         return CrossRun(NOT_RUN, tests=tuple(files), detail=run["summary"])
-    failing = tuple(run["new_failures"])
+    failing = tuple(test for test in run["failing"] or [] if test not in known)
     if failing or (run["exit_code"] != 0 and not run["failing"]):
         return CrossRun(FAILED, failing, tuple(files), run["summary"])
     return CrossRun(PASSED, (), tuple(files), run["summary"])
