@@ -316,6 +316,7 @@ class AttemptRecord(TypedDict, total=False):
     refused: str  # why its landing was refused (the next candidate was tried)
     confirmed_by: int | None  # sibling candidates' new-test suites its code passed (cross-testing; None: not run)
     why_not: str  # why it was not picked: the selector's reason, else the key it lost on
+    base_sha: str  # the commit it started from (`pick` re-merges its change: base_sha..sha)
 
 
 class CrossCell(TypedDict):

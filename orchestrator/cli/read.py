@@ -9,6 +9,7 @@ from typing import Any
 from orchestrator.cli import output
 from orchestrator.errors import InputError
 from orchestrator.facts import accepted_summary
+from orchestrator.landing.pick import on_rows
 from orchestrator.plan.ids import check_id
 from orchestrator.plan.model import load_plan
 from orchestrator.settings import Settings
@@ -32,6 +33,7 @@ def status(args: argparse.Namespace, settings: Settings) -> int:
             f"  ${r['cost_usd']:.4f}  updated {r['updated']}" for r in rows) or "no features in " + str(db))
     plan = load_plan(repo, args.feature)
     table = inspection.feature_status(db, plan)
+    table["tasks"] = on_rows(table["tasks"], repo, plan.id)  # a person's `pick` over the selection's
     table["paused"] = None if table["finished"] else pause.describe(pause.read_pause(pause.pause_path(repo, plan.id)))
 
     def text(data: dict[str, Any]) -> str:
@@ -76,6 +78,8 @@ def show(args: argparse.Namespace, settings: Settings) -> int:
         if args.task not in plan.task_ids():
             raise InputError(f"{args.feature} has no task {args.task}: tasks are {', '.join(plan.task_ids())}")
         table = inspection.feature_status(db, plan) if db.exists() else None
+        if table is not None:
+            table["tasks"] = on_rows(table["tasks"], repo, plan.id)
         data = _with_spent(inspection.show_task(repo, plan, args.task), table)
         return output.print_document(data, args.json, _task_text)
     table = inspection.feature_status(db, plan) if db.exists() else None
