@@ -69,6 +69,7 @@ async def pick(feature: str, task: str, attempt_text: str, settings: Settings) -
     """Check the pick (InputError, exit 2, nothing written), then re-merge it; the outcome as a document."""
     root = settings.repo
     repo = GitRepo(root)
+    task = check_id("task", task)
     plan = load_plan(root, check_id("feature", feature))
     store = CheckpointStore.for_repo(root, settings.db, plan.id)
     plan = replanned(store, plan)
