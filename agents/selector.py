@@ -66,17 +66,20 @@ def _candidate_block(candidate: SelectorCandidate) -> str:
             "</candidate>")
 
 
-async def run_selector(data: SelectorInput, settings: SessionSettings) -> AgentResult:
-    """A read-only selector session over the main checkout that records its pick through record_selection."""
-    system = load_prompt("selector")
+def selector_prompt(data: SelectorInput) -> str:
+    """The selector's turn prompt: the task, why the keys tied, the cross-tests, the candidates as data."""
     variables = _common(data.brief, data.turn) | {
         "choices": ", ".join(str(choice) for choice in data.choices),
         "keys": data.keys or "(they tie on every key)",
         "cross_tests": data.cross_tests or "(no cross-test ran: the candidates added no tests)",
         "candidates": "\n\n".join(_candidate_block(candidate) for candidate in data.candidates),
     }
+    return load_prompt("selector_turn").render(**variables)
+
+
+async def run_selector(data: SelectorInput, settings: SessionSettings) -> AgentResult:
+    """A read-only selector session over the main checkout that records its pick through record_selection."""
     return await run_session(_request(
-        "selector", task_id=data.brief.task_id, turn=data.turn, cwd=data.repo, system=system,
-        prompt=load_prompt("selector_turn").render(**variables), settings=settings,
-        transcript_path=data.transcript_path,
+        "selector", task_id=data.brief.task_id, turn=data.turn, cwd=data.repo, system=load_prompt("selector"),
+        prompt=selector_prompt(data), settings=settings, transcript_path=data.transcript_path,
     ))
