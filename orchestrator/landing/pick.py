@@ -50,11 +50,19 @@ def overlaid(row: Mapping[str, Any], picks: Mapping[str, Mapping[str, Any]]) -> 
     chosen = picks.get(str(row.get("task")))
     if not chosen or not row.get("attempt_verdicts"):
         return dict(row)
+    if not _of_this_run(chosen, {int(v.get("attempt") or 0): v for v in row["attempt_verdicts"]}):
+        return dict(row)  # a pick of an earlier run of the feature (run again since): not this run's
     attempt = int(chosen["attempt"])
     verdicts = [{**v, "landed": v.get("attempt") == attempt, "picked": v.get("attempt") == attempt}
                 for v in row["attempt_verdicts"]]
     return {**row, "attempt_verdicts": verdicts, "picked": attempt,
             "pick": f"attempt {attempt} picked by a person (was {chosen['replaced']}, {chosen['at']})"}
+
+
+def _of_this_run(chosen: Mapping[str, Any], attempts: Mapping[int, Mapping[str, Any]]) -> bool:
+    """Whether a recorded pick replaced this run's landed attempt (its commit as recorded), not an earlier run's."""
+    replaced = attempts.get(int(chosen.get("replaced") or 0))
+    return replaced is not None and str(replaced.get("sha") or "") == str(chosen.get("replaced_sha") or "")
 
 
 def attempt_number(text: str, count: int) -> int:
@@ -89,6 +97,8 @@ async def pick(feature: str, task: str, attempt_text: str, settings: Settings) -
             raise InputError(f"attempt {chosen} is not a candidate ({attempts[chosen].get('status')}): only an attempt"
                              " the gate confirmed can be picked. Nothing was changed.")
         previous = read_picks(root, plan.id).get(task)
+        if previous and not _of_this_run(previous, attempts):
+            previous = None  # an earlier run's pick: this run's landing stands
         landed = int(previous["attempt"]) if previous else next(
             (a for a, r in attempts.items() if r.get("landed")), None)
         if landed == chosen:
@@ -103,7 +113,8 @@ async def pick(feature: str, task: str, attempt_text: str, settings: Settings) -
                                  timeout=settings.verify_timeout, old=attempts.get(landed) if landed else None,
                                  new=attempts[chosen])
         if outcome["picked"]:
-            await asyncio.to_thread(lambda: _record(root, plan.id, task, chosen=chosen, replaced=landed,
+            first = attempts.get(previous["replaced"]) if previous else attempts.get(landed) if landed else None
+            await asyncio.to_thread(lambda: _record(root, plan.id, task, chosen=chosen, replaced=first,
                                                     sha=str(outcome["sha"])))
         return outcome | {"feature": plan.id, "task": task, "attempt": chosen, "replaced": landed}
 
@@ -148,10 +159,19 @@ async def _remerge(repo: GitRepo, gate: GateSetup, head: str, *, feature_id: str
         await repo.remove_worktree(place)
 
 
-def _record(root: Path, feature_id: str, task: str, *, chosen: int, replaced: int | None, sha: str) -> None:
+def _record(root: Path, feature_id: str, task: str, *, chosen: int, replaced: Mapping[str, Any] | None,
+            sha: str) -> None:
+    """The person's pick, beside the run's reports, and said in the feature's AUTO-RUN.md. `replaced`: the
+    attempt the run itself landed (its record names this run: a later run of the feature is not overlaid)."""
     picks = read_picks(root, feature_id)
-    picks[task] = {"attempt": chosen, "replaced": replaced, "sha": sha, "at": now_utc()}
+    was = int(replaced["attempt"]) if replaced else None
+    picks[task] = {"attempt": chosen, "replaced": was, "replaced_sha": str(replaced.get("sha") or "") if replaced
+                   else "", "sha": sha, "at": now_utc()}
     run_files.write(picks_file(root, feature_id), json.dumps(picks, indent=2) + "\n", "the person's picks")
+    report = root / ".autobuild" / "runs" / feature_id / "AUTO-RUN.md"
+    if (text := run_files.read(report)) is not None:
+        run_files.write(report, text.rstrip("\n") + f"\n\n- {task}: attempt {chosen} picked by a person"
+                        f" (replacing attempt {was}), now {feature_branch(feature_id)} at {sha[:10]}\n")
 
 
 def pick_text(data: Mapping[str, Any]) -> str:
