@@ -10,6 +10,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from langgraph.checkpoint.memory import InMemorySaver
+from langgraph.runtime import RunControl
 
 from agents.selector import SelectorInput
 from agents.testing.repos import git, make_sample_repo
@@ -128,3 +130,22 @@ async def test_cross_testing_ranks_the_code_its_siblings_tests_confirm(tmp_path:
     assert result["selection"]["confirmed"] == {"1": 0, "2": 1}
     assert "passes more of its siblings' new tests" in result["pick"]
     assert not [c for c in agents.calls if c.role == "selector"]
+
+
+async def test_a_resume_replays_the_selection_and_never_asks_the_selector_again(tmp_path: Path) -> None:
+    repo = make_sample_repo(tmp_path / "repo", files=dict(CALC_FILES), plan=plan(task("TASK-001", attempts=2)))
+    saver, control = InMemorySaver(), RunControl()
+
+    def picks_then_ctrl_c(data: Any) -> Turn:  # a person presses Ctrl+C as the selector answers
+        control.request_drain("signal")
+        return selects(2, a1="a negation too many")
+
+    before = ScriptedAgents({("player", "TASK-001.a1"): writes(SUB_TOO), ("player", "TASK-001.a2"): writes(SUB),
+                             "coach": approve(), "selector": picks_then_ctrl_c})
+    first = await Workflow(repo, before, checkpointer=saver).run(control=control, attempts_policy="best")
+    assert "TASK-001" not in first.results, "the run stopped before the pick landed"
+    after = ScriptedAgents({"selector": selects(1, a2="-")})
+    second = await Workflow(repo, after, checkpointer=saver).run(fresh_input=False, attempts_policy="best")
+    result = second.results["TASK-001"]
+    assert (result["picked"], result["selection"]["by"]) == (2, "selector")
+    assert [c.role for c in after.calls] == [], "the selector or an attempt ran again on resume"
