@@ -5,6 +5,7 @@ candidate's diff and gate report side by side, reads the diffs as data, and reco
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -13,6 +14,8 @@ from agents.roles import SessionSettings, TaskBrief, _common, _request
 from agents.session import run_session
 from agents.types import AgentResult
 
+_CLOSING = re.compile(r"<\s*/\s*candidate", re.IGNORECASE)
+"""What would close a candidate's block, however spelled (`</Candidate >`): escaped inside one."""
 DIFF_LIMIT = 30_000
 """Each candidate's diff past this many characters is cut (the selector may read the rest in its branch)."""
 
@@ -54,7 +57,7 @@ class SelectorInput:
 def as_data(text: str, limit: int = DIFF_LIMIT) -> str:
     """A candidate's text for the prompt: cut at `limit`, and no line of it can close the block it sits in."""
     cut = text if len(text) <= limit else text[:limit] + "\n… (cut: read the rest in its branch)"
-    return cut.replace("</candidate", "<\\/candidate")
+    return _CLOSING.sub("<\\\\/candidate", cut)
 
 
 def _candidate_block(candidate: SelectorCandidate) -> str:
