@@ -256,9 +256,13 @@ def _add_landing_commands(commands: argparse._SubParsersAction[_Parser]) -> None
                                                   " `land` refuses (exit 2)")
     pull_request.add_argument("--partial", action="store_true",
                               help="propose the approved tasks even if others are not")
-    for sub in (review, land, discard, pull_request):
+    chosen = commands.add_parser("pick", help="replace the selection's pick among a task's attempts before landing:"
+                                              " re-merged on the feature branch, gated (exit 1: nothing moved)")
+    for sub in (review, land, discard, pull_request, chosen):
         sub.add_argument("feature")
         _add_common(sub, db=sub is not discard)
+    chosen.add_argument("task", help="the task run as several attempts")
+    chosen.add_argument("attempt", help="the attempt to land instead: a2, a3, …")
 
 
 # command -> "module:function"; the function takes (args, settings) and returns the exit code.
@@ -280,6 +284,7 @@ _COMMANDS: dict[str, str] = {
     "review": "orchestrator.cli.landing:review_command",
     "land": "orchestrator.cli.landing:land_command",
     "discard": "orchestrator.cli.landing:discard_command",
+    "pick": "orchestrator.cli.landing:pick_command",
     "pr": "orchestrator.cli.pr:pr_command",
     "serve": "orchestrator.cli.workers:serve_command",
     "submit": "orchestrator.cli.workers:submit_command",

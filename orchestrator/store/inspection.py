@@ -158,7 +158,8 @@ def attempt_fields(result: Mapping[str, Any]) -> dict[str, Any]:
     if not result.get("attempts"):
         return {}
     return {"attempt_verdicts": list(result["attempts"]), "picked": result.get("picked"),
-            "pick": result.get("pick", ""), "attempts_policy": result.get("attempts_policy")}
+            "pick": result.get("pick", ""), "attempts_policy": result.get("attempts_policy")} | (
+        {"selection": result["selection"]} if result.get("selection") else {})
 
 
 def _task_status(result: dict[str, Any] | None, snap: dict[str, Any], live: dict[str, Any] | None) -> str:
