@@ -33,6 +33,11 @@ def _usd(value: Any) -> str:
     return f"${float(value or 0.0):.4f}"
 
 
+def _when(iso: Any) -> str:
+    """An ISO-8601 UTC time as a person reads it: `2026-11-28 14:25:39 UTC`."""
+    return f"{str(iso)[:19].replace('T', ' ')} UTC" if iso else "-"
+
+
 def _duration(seconds: Any) -> str:
     if seconds is None:
         return "-"
@@ -45,7 +50,7 @@ def _duration(seconds: Any) -> str:
 def templates() -> Environment:
     env = Environment(loader=PackageLoader("orchestrator.web", "templates"), autoescape=True,
                       trim_blocks=True, lstrip_blocks=True)
-    env.filters.update(usd=_usd, duration=_duration, state=lambda outcome: style_of(str(outcome or ""))[0])
+    env.filters.update(usd=_usd, duration=_duration, when=_when, state=lambda outcome: style_of(str(outcome or ""))[0])
     return env
 
 

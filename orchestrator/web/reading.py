@@ -126,4 +126,5 @@ def task(where: Where, feature_id: str, task_id: str) -> dict[str, Any]:
     shown = inspection.show_task(where.repo, plan, task_id)
     return {"plan": plan, "shown": shown, "row": row, "status": table,
             "questions": [q for q in questions(table) if q["task"] == task_id] if table else [],
-            "receipt": receipts.describe(row["receipt"]) if row else ""}
+            "receipt": receipts.describe(row["receipt"]) if row else "",
+            "takes_notes": row is not None and row["status"] not in FINISHED}
