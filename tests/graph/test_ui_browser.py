@@ -112,4 +112,4 @@ def _finished_pages(browser: Browser, base: str, folder: Path) -> None:
     browser.call("Emulation.setEmulatedMedia", features=[{"name": "prefers-color-scheme", "value": "dark"}])
     browser.open(base + pages["task"])
     assert browser.value("getComputedStyle(document.body).backgroundColor") == "rgb(22, 24, 28)", "dark"
-    browser.screenshot(folder / "task-dark-390.png")
+    browser.screenshot(folder / "task-dark-1280.png")

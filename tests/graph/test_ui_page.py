@@ -242,3 +242,14 @@ async def test_the_live_log_resumes_after_the_last_id_seen(tmp_path: Path) -> No
     assert "event: end" in text
     with browser.stream("GET", "/f/FEAT-001/t/TASK-001/log?since=0") as stream:
         assert len(re.findall(r"^id: ", "".join(stream.iter_text()), re.MULTILINE)) == len(events)
+
+
+def test_a_bad_port_or_store_is_one_line_and_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    repo = make_sample_repo(tmp_path / "repo", files=CALC_FILES, plan=plan(task("TASK-001")))
+    capsys.readouterr()
+    assert main(["ui", "--repo", str(repo), "--port", "70000"]) == 2
+    assert capsys.readouterr().err.strip() == "error: --port 70000 is not a port: give 1-65535, or leave it out for" \
+                                              " a free one"
+    assert main(["ui", "--repo", str(repo), "--db", "ftp://example/db"]) == 2
+    said = capsys.readouterr()
+    assert said.err.startswith("error: unsupported --db scheme ftp://") and said.out == "", "nothing served"
