@@ -81,7 +81,8 @@ class Answers:
             raise Refusal("the answer is empty: pick an option or say what the agent should do", 400)
         plan = self.where.plan(feature)
         with self._lock:  # held until the run started or refused: a second answer waits, then is told
-            if (plan.id, question_id) in self.started:
+            given = self.started.get((plan.id, question_id))
+            if given is not None and given.poll() is None:  # its run is going on with it
                 raise Refusal(f"{question_id} was already answered")
             table = inspection.feature_status(self.where.store(plan.id), plan)
             if question_id not in {q["question_id"] for q in questions(table)}:

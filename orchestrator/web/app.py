@@ -8,6 +8,7 @@ import asyncio
 from functools import cache
 from importlib import resources
 from typing import Any
+from urllib.parse import urlsplit
 
 from jinja2 import Environment, PackageLoader
 from sse_starlette import EventSourceResponse
@@ -21,7 +22,7 @@ from orchestrator.views.mermaid import style_of
 from orchestrator.web import live, reading
 from orchestrator.web.actions import Answers, Refusal, send_note
 from orchestrator.web.diffs import turn_diff
-from orchestrator.web.guard import Door, Guard
+from orchestrator.web.guard import Door, Guard, local_path
 from orchestrator.web.reading import Where
 
 STATIC = {"ui.css": "text/css", "ui.js": "text/javascript", "mermaid.min.js": "text/javascript"}
@@ -110,12 +111,16 @@ class Pages:
         return _page("diff.html", diff=shown, feature=feature, task=task_id, turn=turns[index])
 
     async def feature_live(self, request: Request) -> Response:
-        return EventSourceResponse(live.feature_states(self.where, request.path_params["feature"]), ping=15)
+        feature = request.path_params["feature"]
+        await self._read(feature, Where.plan, feature)  # an unknown feature: 404, not a stream that waits forever
+        return EventSourceResponse(live.feature_states(self.where, feature), ping=15)
 
     async def task_log(self, request: Request) -> Response:
+        feature, task_id = request.path_params["feature"], request.path_params["task"]
+        if task_id not in (await self._read(feature, Where.plan, feature)).task_ids():
+            raise _NotFound(task_id, f"{feature} has no task {task_id}")
         since = live.since_id(request.headers.get("last-event-id"), request.query_params.get("since"))
-        stream = live.task_log(self.where, request.path_params["feature"], request.path_params["task"], since)
-        return EventSourceResponse(stream, ping=15)
+        return EventSourceResponse(live.task_log(self.where, feature, task_id, since), ping=15)
 
     async def note(self, request: Request) -> Response:
         feature, task_id = request.path_params["feature"], request.path_params["task"]
@@ -159,7 +164,8 @@ def _said(request: Request, status: int, message: str, back: str) -> Response:
 
 async def _refused(request: Request, exc: Exception) -> Response:
     status = exc.status if isinstance(exc, Refusal) else 400
-    return _said(request, status, str(exc), request.headers.get("referer") or "/")
+    back = urlsplit(request.headers.get("referer") or "/")
+    return _said(request, status, str(exc), local_path(back.path) if back.netloc in ("", request.url.netloc) else "/")
 
 
 async def _not_found(_request: Request, exc: Exception) -> Response:

@@ -114,9 +114,16 @@ class Guard:
             return
         cookie = f"{self.door.cookie}={self.door.token}; HttpOnly; SameSite=Strict; Path=/"
         await send({"type": "http.response.start", "status": 303,
-                    "headers": [(b"location", (scope.get("path") or "/").encode()), (b"set-cookie", cookie.encode()),
+                    "headers": [(b"location", local_path(scope.get("path") or "/").encode()),
+                                (b"set-cookie", cookie.encode()),
                                 *((key.encode(), value.encode()) for key, value in HEADERS)]})
         await send({"type": "http.response.body", "body": b""})
+
+
+def local_path(path: str) -> str:
+    """`path` when it is a path on this page (`/f/FEAT-001`), else `/`: `//host` and `/\\host` are other sites to a
+    browser, and a redirect or a link there would leave the page."""
+    return path if path.startswith("/") and not path.startswith("//") and "\\" not in path else "/"
 
 
 async def _plain(send: Send, status: int, text: str) -> None:

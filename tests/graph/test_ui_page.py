@@ -19,6 +19,7 @@ from agents.testing.repos import make_sample_repo
 from agents.testing.scripted_agents import ScriptedAgents, approve, writes
 from orchestrator.cli.main import main
 from orchestrator.graph import runner
+from orchestrator.repo.lock import lock_path
 from orchestrator.settings import RunSettings
 from orchestrator.store import event_log
 from orchestrator.web.actions import Answers, Refusal
@@ -111,6 +112,8 @@ async def test_the_token_becomes_a_cookie_and_foreign_hosts_and_origins_are_refu
     assert all(script.get("src", "").startswith("/static/") for script in cells(page.text).scripts)
     assert "<script>" not in page.text and not re.search(r"<[^>]*\son\w+\s*=", page.text), "no inline script"
 
+    elsewhere = stranger.get(f"//evil.example/?token={TOKEN}", follow_redirects=False)
+    assert elsewhere.headers["location"] == "/", "the welcome never sends the browser to another site"
     assert browser.get("/", headers={"host": f"evil.example:{PORT}"}).status_code == 421, "DNS rebinding"
     assert browser.get("/", headers={"host": f"localhost:{PORT}"}).status_code == 200
     note = {"text": "use the retry helper"}
@@ -200,8 +203,18 @@ async def test_a_note_is_checked_as_steer_checks_it(tmp_path: Path) -> None:
 async def test_the_first_answer_wins_and_goes_the_way_autobuild_answer_goes(tmp_path: Path) -> None:
     repo, db = await asked(tmp_path)
     said = tmp_path / "argv.json"
-    fake = tmp_path / "autobuild_answer.py"  # `autobuild answer`'s process, as the page starts it
-    fake.write_text(f"import json, sys\nopen({str(said)!r}, 'a').write(json.dumps(sys.argv[1:]) + '\\n')\n")
+    done = tmp_path / "done"
+    # `autobuild answer`'s process as the page starts it: it takes the repository's lock (its file names it) and
+    # goes on until the test is done with it (at most a minute: a broken test fails, never hangs)
+    fake = tmp_path / "autobuild_answer.py"
+    fake.write_text(f"""import json, os, pathlib, sys, time
+open({str(said)!r}, "a").write(json.dumps(sys.argv[1:]) + "\\n")
+pathlib.Path({str(lock_path(repo))!r}).write_text(json.dumps({{"pid": os.getpid()}}))
+for _ in range(600):
+    if pathlib.Path({str(done)!r}).exists():
+        break
+    time.sleep(0.1)
+""")
     answers = Answers(Where(repo, str(db)), (sys.executable, str(fake)))
     browser = client(repo, db, answers)
     page = browser.get("/f/FEAT-001").text
@@ -217,6 +230,9 @@ async def test_the_first_answer_wins_and_goes_the_way_autobuild_answer_goes(tmp_
     assert again.status_code == 409 and again.json()["message"] == f"{question_id} was already answered"
     unknown = post(browser, "/f/FEAT-001/answer", {"question_id": "TASK-1-000000", "text": "yes"})
     assert unknown.status_code == 404
+    done.write_text("")
+    for proc in answers.started.values():
+        proc.wait(timeout=60)
 
 
 def _answer(answers: Answers, question_id: str, text: str) -> str:
@@ -242,6 +258,8 @@ async def test_the_live_log_resumes_after_the_last_id_seen(tmp_path: Path) -> No
     assert "event: end" in text
     with browser.stream("GET", "/f/FEAT-001/t/TASK-001/log?since=0") as stream:
         assert len(re.findall(r"^id: ", "".join(stream.iter_text()), re.MULTILINE)) == len(events)
+    assert browser.get("/f/FEAT-001/t/TASK-404/log").status_code == 404, "no stream that waits forever"
+    assert browser.get("/f/FEAT-404/live").status_code == 404
 
 
 def test_a_bad_port_or_store_is_one_line_and_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
