@@ -76,9 +76,9 @@ class Browser:
         assert "exceptionDetails" not in result, result["exceptionDetails"]
         return result["result"].get("value")
 
-    def wait(self, expression: str) -> Any:
-        """Wait until `expression` is truthy in the page (re-read every 0.1 s, at most WAIT_S): its value."""
-        deadline = time.monotonic() + WAIT_S
+    def wait(self, expression: str, timeout: float = WAIT_S) -> Any:
+        """Wait until `expression` is truthy in the page (re-read every 0.1 s, at most `timeout`): its value."""
+        deadline = time.monotonic() + timeout
         while True:
             try:
                 found = self.value(expression)

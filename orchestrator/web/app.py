@@ -26,6 +26,7 @@ from orchestrator.web.guard import Door, Guard, local_path
 from orchestrator.web.reading import Where
 
 STATIC = {"ui.css": "text/css", "ui.js": "text/javascript", "mermaid.min.js": "text/javascript"}
+WAITING = "waiting for an answer"
 MAX_FORM_BYTES = 64 * 1024
 """A form larger than this is refused unread (a note is at most 8 KB)."""
 
@@ -47,11 +48,16 @@ def _duration(seconds: Any) -> str:
     return f"{hours} h {rest // 60:02d} m" if hours else f"{rest // 60} m {rest % 60:02d} s"
 
 
+def _state(outcome: Any) -> str:
+    """A state's CSS class: the flowchart's colours; a question waiting stands out as a blocked task does."""
+    return "blocked" if outcome == WAITING else style_of(str(outcome or ""))[0]
+
+
 @cache
 def templates() -> Environment:
     env = Environment(loader=PackageLoader("orchestrator.web", "templates"), autoescape=True,
                       trim_blocks=True, lstrip_blocks=True)
-    env.filters.update(usd=_usd, duration=_duration, when=_when, state=lambda outcome: style_of(str(outcome or ""))[0])
+    env.filters.update(usd=_usd, duration=_duration, when=_when, state=_state)
     return env
 
 

@@ -106,11 +106,14 @@ def questions(table: dict[str, Any]) -> list[dict[str, Any]]:
 def next_commands(where: Where, feature_id: str, table: dict[str, Any]) -> list[str]:
     """What a person runs next: land (with review first) once every task is approved, else resume."""
     repo = f" --repo {where.repo}"
+    if waiting := questions(table):
+        return [f"autobuild answer {feature_id} {q['question_id']} \"…\"{repo}   (or answer it above)" for q in waiting]
     if table["finished"] and all(row["status"] in SUCCESS for row in table["tasks"]):
         return [f"autobuild review {feature_id}{repo}", f"autobuild land {feature_id}{repo}"]
     if table["finished"]:
         return [f"autobuild resume {feature_id}{repo}", f"autobuild land {feature_id} --partial{repo}"]
-    return [f"autobuild logs {feature_id} TASK --follow{repo}", f"autobuild resume {feature_id}{repo}"
+    running = next((row["task"] for row in table["tasks"] if str(row["status"]).startswith("running")), "TASK")
+    return [f"autobuild logs {feature_id} {running} --follow{repo}", f"autobuild resume {feature_id}{repo}"
             "   (once the run stopped)"]
 
 

@@ -4,7 +4,7 @@
 
 const STATES = {"approved": "approved", "approved-unverified": "unverified", "failed": "failed", "aborted": "aborted",
   "blocked": "blocked", "conflict": "conflict", "skipped": "skipped", "replaced": "replaced", "not run": "notrun",
-  "pending": "notrun", "": "notrun", "cancelled": "skipped"};
+  "pending": "notrun", "": "notrun", "cancelled": "skipped", "waiting for an answer": "blocked"};
 const stateClass = (status) => STATES[status] || (status.startsWith("error") ? "erred" : "running");
 const SHOWN = ["status", "decision", "passed", "reason", "summary", "rationale", "detail", "tool", "note", "notes",
   "text", "question", "question_id"];
