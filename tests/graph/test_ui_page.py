@@ -15,13 +15,16 @@ from typing import Any
 import pytest
 from starlette.testclient import TestClient
 
+from agents import PlayerInput
 from agents.testing.repos import make_sample_repo
-from agents.testing.scripted_agents import ScriptedAgents, approve, writes
+from agents.testing.scripted_agents import ScriptedAgents, Turn, approve, feedback, writes
 from orchestrator.cli.main import main
 from orchestrator.graph import runner
+from orchestrator.graph.steering import NOTE_PREFIX
 from orchestrator.repo.lock import lock_path
 from orchestrator.settings import RunSettings
 from orchestrator.store import event_log
+from orchestrator.store.locations import remember_db
 from orchestrator.web.actions import Answers, Refusal
 from orchestrator.web.app import create_app
 from orchestrator.web.guard import Door
@@ -271,3 +274,23 @@ def test_a_bad_port_or_store_is_one_line_and_exit_2(tmp_path: Path, capsys: pyte
     assert main(["ui", "--repo", str(repo), "--db", "ftp://example/db"]) == 2
     said = capsys.readouterr()
     assert said.err.startswith("error: unsupported --db scheme ftp://") and said.out == "", "nothing served"
+
+
+async def test_a_note_sent_from_the_page_reaches_the_player_s_next_turn(tmp_path: Path) -> None:
+    repo = make_sample_repo(tmp_path / "repo", files=CALC_FILES, plan=plan(task("TASK-001")))
+    db = tmp_path / "db.sqlite"
+    browser: list[TestClient] = []
+    said: list[Any] = []
+
+    def coach(data: object) -> Turn:
+        if getattr(data, "turn", 0) == 1:  # while turn 1 is judged, the person sends a note from the page
+            browser.append(browser[0] if browser else client(repo, db))
+            said.append(post(browser[0], "/f/FEAT-001/t/TASK-001/note", {"text": "use the existing helper"}))
+        return feedback(("calc/sub.py", None, "missing")) if getattr(data, "turn", 0) == 1 else approve()
+
+    agents = ScriptedAgents({("player", "TASK-001"): writes(SUB), ("coach", "TASK-001"): coach})
+    remember_db(repo, "FEAT-001", str(db))  # as `autobuild run --db` does: the run's notes are read from there
+    assert (await run(repo, db, "FEAT-001", agents, max_turns=3)).results["TASK-001"]["status"] == "approved"
+    assert said[0].status_code == 202, said[0].text
+    players = [call for call in agents.prompts_of("player", "TASK-001") if isinstance(call, PlayerInput)]
+    assert [p.supervisor_notes for p in players] == [[], [NOTE_PREFIX + "use the existing helper"]]
