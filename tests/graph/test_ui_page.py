@@ -4,6 +4,7 @@ equals `status --json`'s, a note is checked as `steer` checks it, the first answ
 
 from __future__ import annotations
 
+import asyncio
 import json
 import re
 import sys
@@ -92,9 +93,23 @@ def status_json(repo: Path, db: Path, capsys: pytest.CaptureFixture[str], *featu
     return json.loads(capsys.readouterr().out)
 
 
-async def test_the_token_becomes_a_cookie_and_foreign_hosts_and_origins_are_refused(tmp_path: Path) -> None:
-    repo, db = three_tasks(tmp_path), tmp_path / "db.sqlite"
-    await run(repo, db, "FEAT-001", failing_second())
+@pytest.fixture(scope="module")
+def finished(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    """A finished run, read by every test that only reads: TASK-001 approved, TASK-002 failed, TASK-004 skipped."""
+    root = tmp_path_factory.mktemp("finished")
+    repo, db = three_tasks(root), root / "db.sqlite"
+    asyncio.run(run(repo, db, "FEAT-001", failing_second()))
+    return repo, db
+
+
+@pytest.fixture(scope="module")
+def waiting(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    """A run stopped at TASK-1's question."""
+    return asyncio.run(asked(tmp_path_factory.mktemp("waiting")))
+
+
+def test_the_token_becomes_a_cookie_and_foreign_hosts_and_origins_are_refused(finished: tuple[Path, Path]) -> None:
+    repo, db = finished
     app = create_app(Where(repo, str(db)), Door(TOKEN, "127.0.0.1", PORT))
     stranger = TestClient(app, base_url=BASE)
     assert stranger.get("/").status_code == 401
@@ -141,9 +156,9 @@ async def asked(tmp_path: Path) -> tuple[Path, Path]:
     return repo, tmp_path / "db.sqlite"
 
 
-async def test_every_number_on_the_pages_is_status_json_s(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    repo, db = three_tasks(tmp_path), tmp_path / "db.sqlite"
-    await run(repo, db, "FEAT-001", failing_second())
+def test_every_number_on_the_pages_is_status_json_s(finished: tuple[Path, Path],
+                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    repo, db = finished
     browser = client(repo, db)
     table = status_json(repo, db, capsys, "FEAT-001")
     shown = cells(browser.get("/f/FEAT-001").text).rows
@@ -187,8 +202,8 @@ async def test_hostile_plan_text_diffs_and_file_names_are_escaped(tmp_path: Path
     assert "logo.png" in diff and "binary file, not shown" in diff and "PNG" not in diff.split("logo.png", 1)[1]
 
 
-async def test_a_note_is_checked_as_steer_checks_it(tmp_path: Path) -> None:
-    repo, db = await asked(tmp_path)
+def test_a_note_is_checked_as_steer_checks_it(waiting: tuple[Path, Path]) -> None:
+    repo, db = waiting
     browser = client(repo, db)
     empty = post(browser, "/f/FEAT-001/t/TASK-1/note", {"text": "  "})
     assert empty.status_code == 400 and "the note is empty" in empty.json()["message"]
@@ -203,8 +218,9 @@ async def test_a_note_is_checked_as_steer_checks_it(tmp_path: Path) -> None:
     assert plain.status_code == 400 and "the note is empty" in plain.text, "a plain form gets a page"
 
 
-async def test_the_first_answer_wins_and_goes_the_way_autobuild_answer_goes(tmp_path: Path) -> None:
-    repo, db = await asked(tmp_path)
+def test_the_first_answer_wins_and_goes_the_way_autobuild_answer_goes(waiting: tuple[Path, Path],
+                                                                     tmp_path: Path) -> None:
+    repo, db = waiting
     said = tmp_path / "argv.json"
     done = tmp_path / "done"
     # `autobuild answer`'s process as the page starts it: it takes the repository's lock (its file names it) and
@@ -246,10 +262,8 @@ def _answer(answers: Answers, question_id: str, text: str) -> str:
     return "taken"
 
 
-async def test_the_live_log_resumes_after_the_last_id_seen(tmp_path: Path) -> None:
-    repo = make_sample_repo(tmp_path / "repo", files=CALC_FILES, plan=plan(task("TASK-001")))
-    db = tmp_path / "db.sqlite"
-    await run(repo, db, "FEAT-001", ScriptedAgents({"player": writes(SUB), "coach": approve()}))
+def test_the_live_log_resumes_after_the_last_id_seen(finished: tuple[Path, Path]) -> None:
+    repo, db = finished
     events = event_log.task_events(repo, "FEAT-001", "TASK-001")
     browser = client(repo, db)
     seen = events[len(events) // 2].id
