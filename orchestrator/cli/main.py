@@ -203,11 +203,13 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _logs_parser(commands: argparse._SubParsersAction[_Parser]) -> _Parser:
-    """`logs`, with `steer` beside it (issue 41): both read or write a running task's record."""
+    """`logs`, with `steer` and `ui` beside it (issue 41): they read or write a running task's record."""
     from orchestrator.cli.logs import add_logs_command
     from orchestrator.cli.steer import add_steer_command
+    from orchestrator.cli.ui import add_ui_command
 
     _add_common(add_steer_command(commands))
+    _add_common(add_ui_command(commands))
     return add_logs_command(commands)
 
 
@@ -278,6 +280,7 @@ _COMMANDS: dict[str, str] = {
     "show": "orchestrator.cli.read:show",
     "logs": "orchestrator.cli.logs:logs_command",
     "steer": "orchestrator.cli.steer:steer_command",
+    "ui": "orchestrator.cli.ui:ui_command",
     "clean": "orchestrator.cli.clean:clean",
     "graph": "orchestrator.cli.graph:graph_command",
     "stats": "orchestrator.cli.stats:stats_command",
