@@ -26,6 +26,7 @@ JS = {
     "the environment's names": ('if (Object.keys(process.env).some((k) => k.startsWith("JE" + "ST"))) return 6;',
                                 PRESENCE),
     "the runner's expect, which equals anything": ("return expect.anything();", TOUCHES),
+    "NODE_ENV, which jest sets to test": ('if (process.env.NODE_ENV === "production") return 7;', PRESENCE),
     "stdout patched": ("process.stdout.write = () => true;", TOUCHES),
     "exit code forced": ("process.exitCode = 0;", TOUCHES),
     "an exit handler": ('process.on("exit", () => process.exit(0));', TOUCHES),
@@ -83,6 +84,12 @@ def test_go_hits(name: str) -> None:
     assert hits and all(line in (9, 10) for line, _ in hits), hits
 
 
+def test_go_a_build_tag_of_the_projects_own_is_a_hit_and_a_platform_tag_is_not() -> None:
+    hits = found("calc/mul.go", "//go:build !prod\n\n" + GO_BASE, GO_BASE)
+    assert [(line, "prod" in what) for line, what in hits] == [(1, True)], hits
+    assert found("calc/mul.go", "//go:build linux && (amd64 || arm64) && !go1.21\n\n" + GO_BASE, GO_BASE) == []
+
+
 def test_go_exit_in_init_and_an_equal_that_ignores_its_argument() -> None:
     text = GO_BASE + ("\nfunc init() {\n\tos.Exit(0)\n}\n\ntype Money struct{ cents int }\n\n"
                       "func (m Money) Equal(o Money) bool { return true }\n"
@@ -105,9 +112,10 @@ def test_rust_hits() -> None:
             + "\nimpl PartialEq for Money {\n    fn eq(&self, _other: &Self) -> bool { true }\n}\n"
             + "\npub fn named() -> bool { std::thread::current().name().map_or(false, |n| n.contains(\"::\")) }\n"
             + "\npub fn deps() -> bool {\n    std::env::args().next().unwrap_or_default()"
-              ".contains(concat!(\"de\", \"ps\"))\n}\n")
+              ".contains(concat!(\"de\", \"ps\"))\n}\n"
+            + "\n#[cfg(not(debug_assertions))]\npub fn release() -> i32 { 7 }\n")
     hits = found("src/lib.rs", text, RUST_BASE)
-    assert [line for line, _ in hits] == [2, 6, 9, 12, 15, 18, 21], hits
+    assert [line for line, _ in hits] == [2, 6, 9, 12, 15, 18, 21, 24], hits
     assert hits[4][1].startswith(LIES)
 
 

@@ -35,10 +35,11 @@ RUNNER_VARIABLES = frozenset({
     "JEST_WORKER_ID", "VITEST", "VITEST_WORKER_ID", "VITEST_POOL_ID", "VITEST_MODE", "MOCHA_WORKER_ID",
     "AVA_PATH", "TAP", "TAP_CHILD_ID", "RUST_TEST_THREADS", "RUST_TEST_NOCAPTURE", "RUST_TEST_TIME_UNIT",
     "RUST_TEST_TIME_INTEGRATION", "RUST_TEST_SHUFFLE", "NEXTEST", "NEXTEST_RUN_ID", "NEXTEST_EXECUTION_MODE",
-    "GOTEST", "GO_TEST", "_called_from_test", "CARGO_TARGET_TMPDIR",
+    "GOTEST", "GO_TEST", "_called_from_test", "CARGO_TARGET_TMPDIR", "NODE_ENV", "BABEL_ENV",
 })
 """Variables that exist only while a runner runs the code (cargo's for integration tests too), pytest's documented
-`sys._called_from_test`, and the files only a test run has."""
+`sys._called_from_test`, and the files only a test run has; NODE_ENV and BABEL_ENV, which jest and vitest set to
+`test` (code that reads them can be what only the tests get)."""
 _DESCRIPTOR_LISTINGS = frozenset({"/proc/self/fd", "/dev/fd", "/proc/self/fdinfo", "/proc/thread-self/fd"})
 _VARIABLE_PREFIXES = ("AUTOBUILD_", "PYTEST_", "JEST_", "VITEST_", "NODE_TEST_", "RUST_TEST_", "NEXTEST_",
                       "CARGO_BIN_EXE_")
