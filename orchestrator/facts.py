@@ -313,6 +313,7 @@ class AttemptRecord(TypedDict, total=False):
     picked: bool
     landed: bool  # it is the work on the feature branch
     refused: str  # why its landing was refused (the next candidate was tried)
+    receipt: Receipt  # what this attempt alone cost, approved turn against the rest (the task's adds them up)
 
 
 class TaskResult(TypedDict, total=False):
