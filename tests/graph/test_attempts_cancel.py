@@ -41,6 +41,7 @@ class Watched(ScriptedAgents):
             raise
 
 
+@pytest.mark.heavy  # three attempts, a gate process killed mid-run, then `discard`: seconds
 async def test_first_reaps_a_sibling_s_gate_and_ends_its_session_discard_takes_what_stays(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     unsandboxed(tmp_path, monkeypatch)  # the gate script writes its pid outside the tree
