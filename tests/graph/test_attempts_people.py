@@ -155,7 +155,7 @@ async def test_a_crash_while_three_attempts_run_resumes_only_the_unfinished_ones
                             "player": writes(WRONG), "coach": feedback(("calc", None, "no"))})
     second = await Workflow(repo, after, checkpointer=saver).run(fresh_input=False, max_turns=2, parallel=3,
                                                                  attempts_policy="best")
-    assert sorted((c.role, c.attempt, c.turn) for c in after.calls) == [
+    assert sorted((c.role, c.attempt, c.turn) for c in after.calls if c.role in ("player", "coach")) == [
         ("coach", 2, 2), ("coach", 3, 2), ("player", 2, 2), ("player", 3, 2)], "only the unfinished, where they were"
     result = second.results["TASK-001"]
     assert [r["status"] for r in result["attempts"]] == ["approved", "approved", "failed"]
