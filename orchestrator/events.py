@@ -27,6 +27,7 @@ EventKind = Literal[
     # a task's attempts (issue 40)
     "attempts_start", "attempt_start", "attempt_end", "attempt_cancelled", "selection", "attempt_refused",
     "cross_tests", "selector_start", "selector",
+    "attempts_queue",
     # agent sessions (agents/ emits these as plain dicts)
     "session_start", "session_end", "tool", "retry", "question_answered_in_session",
     # the CLI and the planner

@@ -317,6 +317,7 @@ class AttemptRecord(TypedDict, total=False):
     confirmed_by: int | None  # sibling candidates' new-test suites its code passed (cross-testing; None: not run)
     why_not: str  # why it was not picked: the selector's reason, else the key it lost on
     base_sha: str  # the commit it started from (`pick` re-merges its change: base_sha..sha)
+    receipt: Receipt  # what this attempt alone cost, approved turn against the rest (the task's adds them up)
 
 
 class CrossCell(TypedDict):

@@ -23,6 +23,9 @@ from typing import Any
 from agents.testing.requests import last_tool_result, messages_tail, prompt_text, session_of
 from agents.testing.scenario import Scenario, SessionKey, new_id, step_to_blocks
 
+_ATTEMPT_FOLDER = re.compile(r"Current branch: autobuild/[^\s\"\\]+?\.a(\d+)\b")
+"""A task's attempt k > 1 works on `autobuild/FEAT.TASK-001.a2` (the CLI's git status tells the model its branch):
+a session there plays `task: TASK-001.a2`."""
 MODEL_IDS = ("claude-sonnet-4-5", "claude-opus-4-1", "claude-haiku-4-5")
 """What the models listing names (the scripted model plays any model it is asked for)."""
 
@@ -206,6 +209,10 @@ class _Handler(BaseHTTPRequestHandler):
         key, cwd, system_text = session_of(body)
         step_index = sum(1 for m in messages if m["role"] == "assistant")
         script = self.model.scenario.script_for(key) if key else None
+        if key and (attempt := _ATTEMPT_FOLDER.search(json.dumps([system_text, messages[:1]]))):  # one attempt of
+            # several: its own script (`task: TASK-001.a2`) before its task's
+            script = self.model.scenario.script_for(SessionKey(key.role, f"{key.task}.a{attempt[1]}", key.turn)) \
+                or script
         step: dict[str, Any] = (
             script.steps[step_index] if script and step_index < len(script.steps) else {"text": "Done."}
         )

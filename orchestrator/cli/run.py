@@ -23,7 +23,7 @@ from orchestrator.cli.ask import NO_ANSWER, QuestionDesk
 from orchestrator.cli.disk_full import full_disk, full_disk_line
 from orchestrator.cli.dry_run import dry_run, listed
 from orchestrator.cli.messages import notice
-from orchestrator.cli.preflight import require_credentials
+from orchestrator.cli.preflight import attempt_models, require_credentials
 from orchestrator.errors import (
     EXIT_FAILED,
     EXIT_INTERRUPTED,
@@ -227,7 +227,7 @@ def _run_locked(run_plan: runner.RunPlan, command: str, answer: tuple[str, str] 
     try:
         with repo_lock(settings.repo, f"{command} {settings.target}", notice=notice):
             if settings.agents is None:  # Claude sessions: their credentials before any branch, worktree or session
-                require_credentials()  # (and before the live table: a refusal is its one line alone)
+                require_credentials(attempt_models(run_plan.plan))  # (before the live table: its one line alone)
             with progress, notifier:
                 journal.finish_interrupted(GitRepo(settings.repo), notice)  # a landing a kill -9 cut short
                 remember_db(settings.repo, run_plan.plan.id, run_plan.store.location)

@@ -52,7 +52,9 @@ def record(outcome: AttemptOutcome, selection: Selection) -> AttemptRecord:
                          sha=str(result.get("sha", "")), base_sha=str(state.get("base_sha", "")),
                          approach=approach(candidate.attempt),
                          accepted_changes=candidate.accepted_changes, failing_on_base=candidate.failing_on_base,
-                         rank=rank_of, picked=candidate.attempt == selection.picked, landed=False)
+                         rank=rank_of, picked=candidate.attempt == selection.picked, landed=False,
+                         receipt=receipts.of_result(result) if result else
+                         receipts.task_receipt([], candidate.status, 0, outcome["cost_usd"]))
 
 
 def combined(final: dict[str, Any], records: dict[int, AttemptRecord], selection: Selection,

@@ -339,10 +339,11 @@ async def _watch_store(store: CheckpointStore, control: RunControl, summary: Run
 def _answer_command(snapshot: StateSnapshot, answer: tuple[str, str]) -> Command[Any]:
     question_id, text = answer
     pending = pending_questions(snapshot)
-    for question in pending:
-        if question["question_id"] == question_id:  # `answer FEAT Q 2`: the second option, as at the prompt
-            options = [str(option) for option in question.get("options") or []]
-            return Command(resume={question["interrupt_id"]: chosen_option(text, options)})
+    # `answer FEAT Q 2`: the second option, as at the prompt; sibling attempts asking in the same words share the id
+    asked = [question for question in pending if question["question_id"] == question_id]
+    if asked:
+        options = [str(option) for option in asked[0].get("options") or []]
+        return Command(resume={question["interrupt_id"]: chosen_option(text, options) for question in asked})
     waiting = ", ".join(q["question_id"] for q in pending) or "none"
     raise InputError(f"no pending question {question_id}: questions waiting for an answer: {waiting}")
 

@@ -220,8 +220,9 @@ async def ask_human(state: TaskState, runtime: Runtime[RunContext]) -> TaskState
     question = state.get("question") or Question()
     asker: Asker | None = runtime.context.options.asker
     # Only the CLI sets it (a served run's JSON context can't carry a function: anything else there is ignored).
-    answer = None
-    if callable(asker):
+    shared = runtime.context.answers.setdefault(state["task_id"], {}) if state.get("attempt") else {}
+    answer = shared.get(str(question.get("question")))  # a sibling attempt's same question: answered once
+    if answer is None and callable(asker):
         async with runtime.context.slot_given_up():  # another task runs while a person decides
             answer = await asker(dict(question))
     if answer is None:
@@ -229,6 +230,7 @@ async def ask_human(state: TaskState, runtime: Runtime[RunContext]) -> TaskState
     runtime.context.events(runtime)("question_answered", state["task_id"], question_id=question.get("question_id"),
                                     answer=str(answer))
     answers = {**(state.get("answers") or {}), str(question.get("question")): str(answer)}
+    shared[str(question.get("question"))] = str(answer)  # the sibling attempts' next briefs carry it too
     return TaskState(answers=answers, question=None)
 
 
