@@ -22,6 +22,7 @@ from orchestrator.gate import (
     tests_only_skipped,
     unaccepted_test_changes,
 )
+from orchestrator.graph import steering
 from orchestrator.graph.context import RunContext
 from orchestrator.graph.nodes import bring_up
 from orchestrator.graph.nodes.turns import AgentTurn, hung_command_note, session_failure
@@ -49,7 +50,7 @@ async def _review_input(agent: AgentTurn) -> CoachInput:
         diff=await ctx.repo.diff(agent.worktree, state["base_sha"]), transcript_path=agent.transcript(),
         conflict=bring_up.coach_note(state),
         test_changes=await _test_changes(ctx, agent.worktree, state["base_sha"], state["head_sha"]),
-        attempt=max(agent.attempt, 1),
+        attempt=max(agent.attempt, 1), supervisor_notes=await steering.for_coach(ctx, state, agent.events),
     )
 
 

@@ -81,6 +81,7 @@ async def player(state: TaskState, runtime: Runtime[RunContext]) -> TaskState:
     conflict = bring_up.pending(state)  # a conflict turn: the merge is re-created first, also on resume
     agent.events("player_start", task_id, turn=turn, conflict=bool(conflict))
     note_ids, notes = await steering.deliver(ctx, state, turn, agent.events)
+    later = steering.at_tool_boundary(ctx, state, turn, agent.events)  # notes sent while the session runs
 
     async def session(settings: SessionSettings) -> AgentResult:
         if conflict is not None:
@@ -90,11 +91,11 @@ async def player(state: TaskState, runtime: Runtime[RunContext]) -> TaskState:
             worktree=agent.worktree, feedback=[dict(item) for item in previous["items"]] if previous else [],
             feedback_notes=list(previous["notes"]) if previous else [],
             answers=dict(state.get("answers") or {}), transcript_path=agent.transcript(), supervisor_notes=notes,
-            attempt=int(state.get("attempt") or 1), approach=str(state.get("approach") or ""),
+            attempt=int(state.get("attempt") or 1), approach=str(state.get("approach") or ""), pending_notes=later,
         ), settings)
 
     result = await agent.run(session)
-    cost = TaskState(cost_usd=agent.spent, user_changes=agent.user_changes, notes_delivered=note_ids)
+    cost = TaskState(cost_usd=agent.spent, user_changes=agent.user_changes, notes_delivered=[*note_ids, *later.ids])
     if stop := agent.tampering():
         return cost | TaskState(stop=stop)
     if result.question is not None:
