@@ -1,6 +1,6 @@
 """Notes from the person supervising a run, into a player's turn (store/steering.py keeps them): delivered at the
-start of the player's next turn, or at a tool boundary of its running session (`ToolBoundaryNotes`, which the agent
-layer's hook asks), consumed once a later node finds that turn in the task's checkpointed state. Each attempt of a
+start of the player's next turn, or at a tool boundary of its running session (`TurnNotes`, which the agent layer's
+hook asks), consumed once a later node finds that turn in the task's checkpointed state. Each attempt of a
 task gets a note of its own, unless the note names one. The coach reads the turn's notes as what the player was told:
 they never reach the gate nor count as an acceptance."""
 
@@ -34,32 +34,11 @@ async def consume_kept(ctx: RunContext, state: TaskState, events: Callable[..., 
         events("note_consumed", state["task_id"], notes=moved)
 
 
-async def deliver(ctx: RunContext, state: TaskState, turn: int,
-                  events: Callable[..., Any]) -> tuple[list[int], list[str]]:
-    """At a player turn's start: the last kept turn's notes consumed (`consume_kept`), then the attempt's open notes
-    (accepted, or delivered to a session that died), marked delivered for this turn: their ids (kept in the turn's
-    state) and the lines the player's prompt gets."""
-    await consume_kept(ctx, state, events)
-    task_id, attempt = state["task_id"], _attempt(state)
-    queue = SteeringQueue.for_feature(ctx.repo.root, ctx.feature_id)
-    if queue is None:
-        return [], []
-    notes = await asyncio.to_thread(queue.open_notes, ctx.feature_id, task_id, attempt)
-    if not notes:
-        return [], []
-    ids = [note.id for note in notes]
-    await asyncio.to_thread(queue.mark, ids, "delivered", attempt, turn)
-    for note in notes:
-        events("note_delivered", task_id, turn=turn, note=note.id, text=note.text, again=note.state == "delivered",
-               at="turn_start")
-    return ids, [NOTE_PREFIX + note.text for note in notes]
-
-
 @dataclass
-class ToolBoundaryNotes:
-    """What a running player session's hook asks after each tool call: the notes accepted since the turn began,
-    claimed for this attempt and turn (a note goes to one session of the attempt once); their ids join the turn's
-    `notes_delivered`."""
+class TurnNotes:
+    """A player turn's notes: those it got at its start (`lines`), and what its running session's hook asks after
+    each tool call (`__call__`): the notes accepted since, claimed for this attempt and turn (a note goes to one
+    session of the attempt once). `ids`: every note the turn got, kept as its `notes_delivered`."""
 
     ctx: RunContext
     task_id: str
@@ -67,6 +46,7 @@ class ToolBoundaryNotes:
     turn: int
     events: Callable[..., Any]
     ids: list[int] = field(default_factory=list)
+    lines: list[str] = field(default_factory=list)
 
     async def __call__(self) -> list[str]:
         queue = SteeringQueue.for_feature(self.ctx.repo.root, self.ctx.feature_id)
@@ -81,8 +61,24 @@ class ToolBoundaryNotes:
         return [NOTE_PREFIX + note.text for note in notes]
 
 
-def at_tool_boundary(ctx: RunContext, state: TaskState, turn: int, events: Callable[..., Any]) -> ToolBoundaryNotes:
-    return ToolBoundaryNotes(ctx, state["task_id"], _attempt(state), turn, events)
+async def deliver(ctx: RunContext, state: TaskState, turn: int, events: Callable[..., Any]) -> TurnNotes:
+    """At a player turn's start: the last kept turn's notes consumed (`consume_kept`), then the attempt's open notes
+    (accepted, or delivered to a session that died), marked delivered for this turn: the turn's notes, whose lines
+    the player's prompt gets and whose hook hands the session the notes sent while it runs."""
+    await consume_kept(ctx, state, events)
+    task_id, attempt = state["task_id"], _attempt(state)
+    turn_notes = TurnNotes(ctx, task_id, attempt, turn, events)
+    queue = SteeringQueue.for_feature(ctx.repo.root, ctx.feature_id)
+    notes = await asyncio.to_thread(queue.open_notes, ctx.feature_id, task_id, attempt) if queue else []
+    if not notes or queue is None:
+        return turn_notes
+    turn_notes.ids = [note.id for note in notes]
+    await asyncio.to_thread(queue.mark, turn_notes.ids, "delivered", attempt, turn)
+    for note in notes:
+        events("note_delivered", task_id, turn=turn, note=note.id, text=note.text, again=note.state == "delivered",
+               at="turn_start")
+    turn_notes.lines = [NOTE_PREFIX + note.text for note in notes]
+    return turn_notes
 
 
 async def for_coach(ctx: RunContext, state: TaskState, events: Callable[..., Any]) -> list[str]:

@@ -92,11 +92,12 @@ class TaskControls:
                 cancel = record
         return TaskControl(paused=paused, cancel=cancel)
 
-    def applied(self, record_id: int) -> bool:
-        """The cancel is applied (the task ended with it); False when it was already."""
+    def apply_cancels(self, feature: str, task: str) -> int:
+        """The task's pending cancels are applied (it ended `cancelled`): how many were."""
         if not self.path.is_file():
-            return False
+            return 0
         with Transaction(self.path, (_TABLE,), immediate=True) as conn:
-            cursor = conn.execute("UPDATE autobuild_task_control SET state = 'applied', updated = ? WHERE id = ?"
-                                  " AND state = 'pending'", (now_iso(), record_id))
-            return cursor.rowcount > 0
+            cursor = conn.execute("UPDATE autobuild_task_control SET state = 'applied', updated = ? WHERE"
+                                  " feature = ? AND task = ? AND action = 'cancel' AND state = 'pending'",
+                                  (now_iso(), feature, task))
+            return cursor.rowcount

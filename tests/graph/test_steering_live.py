@@ -28,7 +28,8 @@ def queue_of(repo: Path) -> SteeringQueue:
 
 
 async def test_a_note_sent_mid_session_reaches_the_player_and_the_coach_and_accepts_nothing(tmp_path: Path) -> None:
-    repo = make_sample_repo(tmp_path / "repo", files=PY_FILES, plan=plan(task("TASK-001"), verify="python -m pytest -q"))
+    repo = make_sample_repo(tmp_path / "repo", files=PY_FILES,
+                            plan=plan(task("TASK-001"), verify="python -m pytest -q"))
     queue = queue_of(repo)
     bent, _ = CHEATS["expected value rewritten"]
     cheat = writes({"calc/mul.py": BROKEN, **bent}, tool_calls=3,
