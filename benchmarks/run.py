@@ -24,6 +24,7 @@ from benchmarks import (
     merge_bench,
     overhead_bench,
     scaling_bench,
+    steering_bench,
     verdict_bench,
     workers_bench,
 )
@@ -197,6 +198,7 @@ def main() -> None:
     history = real_history.measure()
     golds = screen_golds.measure()
     newcomer = fresh_clone.measure()
+    steering = steering_bench.measure()
     lines = [
         "# Benchmarks",
         "",
@@ -245,6 +247,7 @@ def main() -> None:
         "",
         *scaling_lines(scaling),
         *workers_bench.report_lines(workers),
+        *steering_bench.report_lines(steering),
         "## Checkpoint size",
         "",
         f"- {db_note} (SQLite file incl. WAL, {TASKS}-task run)",

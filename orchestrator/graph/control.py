@@ -54,9 +54,9 @@ def paused_tasks(interrupt_values: list[Any]) -> list[dict[str, Any]]:
     return [dict(value) for value in interrupt_values if isinstance(value, Mapping) and value.get("kind") == PAUSED]
 
 
-async def supervision(ctx: RunContext, task_id: str) -> list[str]:
-    """The task's notes and its pauses, unpauses and cancels, one line each with where and when they came from (its
-    AUTO-RUN.md's "Steering" section)."""
+async def supervision(ctx: RunContext, task_id: str, answers: Mapping[str, str] | None = None) -> list[str]:
+    """The task's notes and its pauses, unpauses and cancels, one line each with where and when they came from, then
+    the answers a person gave its questions (its AUTO-RUN.md's "Steering" section)."""
     queue = SteeringQueue.for_feature(ctx.repo.root, ctx.feature_id)
     controls = TaskControls.for_feature(ctx.repo.root, ctx.feature_id)
     notes = await asyncio.to_thread(queue.all_notes, ctx.feature_id, task_id) if queue else []
@@ -65,4 +65,6 @@ async def supervision(ctx: RunContext, task_id: str) -> list[str]:
                             f"{f', attempt a{note.attempt}' if note.attempt else ''}, {note.state}):"
                             f" {one_line(note.text, 200)}") for note in notes]
     lines += [(record.created, f"{record.created} {record.action} ({record.source})") for record in records]
-    return [line for _, line in sorted(lines)]
+    given = [f"answer to {one_line(question, 120)!r}: {one_line(answer, 200)}" for question, answer in
+             (answers or {}).items()]
+    return [line for _, line in sorted(lines)] + given

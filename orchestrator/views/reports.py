@@ -64,8 +64,9 @@ def task_report(state: TaskState, status: str, reason: str, artifacts: list[str]
     if changes := state.get("user_changes", []):
         lines += ["", "## Your repository changed during the run (yours: kept, not reverted)",
                   *[f"- {change}" for change in changes]]
-    if supervision:  # what the person supervising the run sent: notes, pauses, cancels (issue 41)
-        lines += ["", "## Steering (notes, pauses and cancels from a person)", *[f"- {line}" for line in supervision]]
+    if supervision:  # what the person supervising the run sent: notes, pauses, cancels, answers (issue 41)
+        lines += ["", "## Steering (notes, pauses, cancels and answers from a person)",
+                  *[f"- {line}" for line in supervision]]
     lines += ["", "## Tail of the last agent output", "", "```", tail, "```", ""]
     return "\n".join(lines)
 

@@ -342,7 +342,7 @@ async def _finish(state: TaskState, runtime: Runtime[RunContext], status: Outcom
         await control.cancel_applied(ctx, task_id)
     task = ctx.plan.task(task_id)
     text = reports.task_report(state, status, reason, artifacts, task.name, cause=cause,
-                               supervision=await control.supervision(ctx, task_id))
+                               supervision=await control.supervision(ctx, task_id, state.get("answers")))
     # The report stays in the run's folder only: a commit of it on the task branch would reach the feature branch,
     # the pushed branch and the pull request, and (as history) the user's branch on `land`.
     report_path = await asyncio.to_thread(reports.write, ctx.runs_dir(task_id, int(state.get("attempt") or 1))
