@@ -49,6 +49,7 @@ _EARLIER: tuple[tuple[str, StopCause], ...] = (
     (r"merge conflict", "merge_conflict"),
     (r"the gate failed on ", "integration_gate"),
     (r"\S+ kept moving: ", "feature_moved"),
+    (r"cancelled by a person", "cancelled"),  # always written with its cause: kept so every cause reads back
 )
 """How each stop's reason began before its cause was recorded (the words of those versions, kept as they were)."""
 _EARLIER_WORDS = tuple((re.compile(pattern), cause) for pattern, cause in _EARLIER)
