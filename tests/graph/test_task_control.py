@@ -12,7 +12,9 @@ import pytest
 from agents.testing.repos import make_sample_repo
 from agents.testing.scripted_agents import ScriptedAgents, approve, writes
 from orchestrator.cli.main import main
-from orchestrator.store import event_log
+from orchestrator.plan.model import load_plan
+from orchestrator.store import event_log, inspection
+from orchestrator.store.checkpoints import CheckpointStore
 from orchestrator.store.locations import remember_db
 from orchestrator.store.task_control import TaskControls
 from tests.graph.harness import CALC_FILES, plan, task
@@ -44,6 +46,8 @@ async def test_a_paused_task_waits_while_the_others_run_then_goes_on_after_unpau
     assert [p["task"] for p in first.paused] == ["A"] and first.paused[0]["node"] == "coach"
     assert "A" not in first.results and first.results["C"]["status"] == "approved", "its slot went to C"
     assert [c.task for c in agents.calls if c.role == "coach"] == ["C"], "paused before its coach ran"
+    rows = inspection.feature_status(CheckpointStore(str(db)), load_plan(repo, "FEAT-001"))["tasks"]
+    assert {row["task"]: row["status"] for row in rows} == {"A": "paused", "C": "approved"}
 
     for args, said in [(["pause", "FEAT-001", "A"], "A is paused already"),
                        (["steer", "FEAT-001", "A", "hi", "--attempt", "a3"], "--attempt 'a3' names no attempt")]:
