@@ -119,9 +119,9 @@ def control_task(settings: Settings, feature: str, task: str, action: str, *, so
     controls = TaskControls.for_feature(settings.repo, plan.id, settings.db)
     assert controls is not None  # _running_row refused a Postgres store
     state = controls.control(plan.id, task)
-    if action == "pause" and str(row["status"]).startswith(_MERGING):
-        raise InputError(f"{task} is queued for merge ({row['status']}): it can't be paused now; `autobuild cancel"
-                         f" {plan.id} {task}` ends it instead")
+    if action in ("pause", "cancel") and str(row["status"]).startswith(_MERGING):
+        raise InputError(f"{task} is queued for merge ({row['status']}): it can't be {action}ed now; once it has"
+                         f" landed, `autobuild discard` or a new task undoes it")
     if action == "pause" and state.paused is not None:
         raise InputError(f"{task} is paused already (since {state.paused.created}): `autobuild unpause {plan.id}"
                          f" {task}` lets it go on")

@@ -42,11 +42,13 @@ async def at_boundary(ctx: RunContext, state: TaskState, events: EventLog, node:
     return None
 
 
-async def cancel_applied(ctx: RunContext, task_id: str) -> None:
-    """The task ended `cancelled`: the cancels it ended with are applied (a `resume` runs it again)."""
+async def cancel_applied(ctx: RunContext, task_id: str, status: str) -> None:
+    """The task ended (`cancelled`, or otherwise before a cancel reached a boundary): its pending cancels are
+    closed, so a `resume` runs it again."""
     controls = TaskControls.for_feature(ctx.repo.root, ctx.feature_id)
     if controls is not None:
-        await asyncio.to_thread(controls.apply_cancels, ctx.feature_id, task_id)
+        await asyncio.to_thread(controls.apply_cancels, ctx.feature_id, task_id,
+                                "applied" if status == "cancelled" else "late")
 
 
 def paused_tasks(interrupt_values: list[Any]) -> list[dict[str, Any]]:
@@ -64,7 +66,8 @@ async def supervision(ctx: RunContext, task_id: str, answers: Mapping[str, str] 
     lines = [(note.created, f"{note.created} note {note.id} ({note.source}"
                             f"{f', attempt a{note.attempt}' if note.attempt else ''}, {note.state}):"
                             f" {one_line(note.text, 200)}") for note in notes]
-    lines += [(record.created, f"{record.created} {record.action} ({record.source})") for record in records]
+    lines += [(record.created, f"{record.created} {record.action} ({record.source}"
+                               f"{f', {record.state}' if record.action == 'cancel' else ''})") for record in records]
     given = [f"answer to {one_line(question, 120)!r}: {one_line(answer, 200)}" for question, answer in
              (answers or {}).items()]
     return [line for _, line in sorted(lines)] + given

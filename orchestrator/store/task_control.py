@@ -29,7 +29,8 @@ class ControlRecord:
     """A pause that interrupts the running session (its work kept) instead of waiting for the node's end."""
     source: str
     state: str
-    """`pending` (a cancel not yet applied), `applied`, or `recorded` (pause and unpause)."""
+    """`pending` (a cancel not yet applied), `applied`, `late` (the task ended before it applied), or `recorded`
+    (pause and unpause)."""
     created: str
     updated: str
 
@@ -92,12 +93,13 @@ class TaskControls:
                 cancel = record
         return TaskControl(paused=paused, cancel=cancel)
 
-    def apply_cancels(self, feature: str, task: str) -> int:
-        """The task's pending cancels are applied (it ended `cancelled`): how many were."""
+    def apply_cancels(self, feature: str, task: str, state: str = "applied") -> int:
+        """The task's pending cancels are closed: `applied` (it ended `cancelled`) or `late` (it ended otherwise
+        before reaching a node boundary: an approval already on its way to the merge). How many were."""
         if not self.path.is_file():
             return 0
         with Transaction(self.path, (_TABLE,), immediate=True) as conn:
-            cursor = conn.execute("UPDATE autobuild_task_control SET state = 'applied', updated = ? WHERE"
+            cursor = conn.execute("UPDATE autobuild_task_control SET state = ?, updated = ? WHERE"
                                   " feature = ? AND task = ? AND action = 'cancel' AND state = 'pending'",
-                                  (now_iso(), feature, task))
+                                  (state, now_iso(), feature, task))
             return cursor.rowcount

@@ -338,8 +338,7 @@ async def _finish(state: TaskState, runtime: Runtime[RunContext], status: Outcom
                   artifacts: list[str], cause: StopCause | None = None) -> TaskState:
     ctx, task_id = runtime.context, state["task_id"]
     await steering.consume_kept(ctx, state, ctx.events(runtime))  # the last turn's notes: its checkpoint holds them
-    if status == "cancelled":
-        await control.cancel_applied(ctx, task_id)
+    await control.cancel_applied(ctx, task_id, status)  # ended: a cancel sent meanwhile never stops a later run
     task = ctx.plan.task(task_id)
     text = reports.task_report(state, status, reason, artifacts, task.name, cause=cause,
                                supervision=await control.supervision(ctx, task_id, state.get("answers")))
