@@ -12,6 +12,7 @@ Its modules:
 protocol.py: the `Agents` protocol: the one seam between the graph and agent sessions.
 roles.py: the player and coach roles: what each is told, its tools, its session.
 replanner.py: the replanner: a planner session that splits one task into smaller ones.
+selector.py: the selector: a fresh read-only coach session that picks among a task's tied attempts.
 request.py: what one session is asked to do, and where its progress events go.
 types.py: plain result and request types (no SDK type leaks out of agents/).
 session.py: one session on the real Claude Code CLI: options, timeouts, transcript, cleanup.
@@ -56,6 +57,7 @@ if TYPE_CHECKING:
         run_player,
         run_precheck,
     )
+    from agents.selector import SelectorCandidate, SelectorInput
     from agents.session import find_cli
     from agents.types import AgentResult, SessionLimits, SessionStatus, ToolCall
 
@@ -66,6 +68,8 @@ _EXPORTS = {
     "Agents": "agents.protocol",
     "ClaudeAgents": "agents.protocol",
     "ReplanInput": "agents.replanner",
+    "SelectorCandidate": "agents.selector",
+    "SelectorInput": "agents.selector",
     "CoachInput": "agents.roles",
     "PlayerInput": "agents.roles",
     "PrecheckVerdict": "agents.roles",
@@ -103,6 +107,8 @@ __all__ = [
     "PrecheckVerdict",
     "PromptError",
     "ReplanInput",
+    "SelectorCandidate",
+    "SelectorInput",
     "SessionLimits",
     "SessionSettings",
     "SessionStatus",

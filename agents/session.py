@@ -355,7 +355,8 @@ def _conclude(
     unexplained = [d for d in result.permission_denials
                    if d.split(":", 1)[0] not in explained or d in result.sandbox_refusals]
     result.permission_denials = [*policy.denials, *unexplained]
-    report_tool = {"player": "report_progress", "coach": "record_decision", "planner": "submit_plan"}
+    report_tool = {"player": "report_progress", "coach": "record_decision", "planner": "submit_plan",
+                   "selector": "record_selection"}
     reports = recorder.accepted(report_tool.get(request.role, ""))
     result.report = reports[-1].input if reports else None
     result.promise_complete = has_promise(result.final_text)

@@ -28,6 +28,7 @@ EventKind = Literal[
     "note_accepted", "pause_requested", "unpause_requested", "cancel_requested",
     # a task's attempts (issue 40)
     "attempts_start", "attempt_start", "attempt_end", "attempt_cancelled", "selection", "attempt_refused",
+    "cross_tests", "selector_start", "selector",
     # agent sessions (agents/ emits these as plain dicts)
     "session_start", "session_end", "tool", "retry", "question_answered_in_session", "supervisor_notes",
     # the CLI and the planner

@@ -147,8 +147,27 @@ def _attempts_section(results: dict[str, TaskResult], order: list[str]) -> list[
                   f" {record.get('turns', 0)} turn(s), ${float(record.get('cost_usd') or 0.0):.4f}"
                   + (", landed" if record.get("landed") else "")
                   + (f", refused at the merge: {record['refused']}" if record.get("refused") else "")
+                  + (f"; not picked: {record['why_not']}" if record.get("why_not") else "")
                   for record in result["attempts"]]
+        lines += selection_lines(dict(result.get("selection") or {}), indent="- ")
     return (["", "## Attempts", *lines] if lines else [])
+
+
+def selection_lines(selection: dict[str, Any], indent: str = "  ") -> list[str]:
+    """How the pick was decided: by what, the cross-test matrix, the selector's note and cost."""
+    if not selection:
+        return []
+    selector = selection.get("selector") or {}
+    lines = [f"{indent}decided by: {selection.get('by')}" + (
+        f" (tied: {', '.join(str(a) for a in selection['tied'])})" if selection.get("tied") else "")]
+    lines += [f"{indent}cross-test: attempt {c['tests_of']}'s tests on attempt {c['code_of']}'s code: {c['outcome']}"
+              + (f" ({', '.join(c['failing'][:3])})" if c.get("failing") else "")
+              for c in selection.get("cross_tests") or []]
+    if selector:
+        lines.append(f"{indent}selector: {selector.get('status', '-')}, chose {selector.get('chosen') or 'none'}"
+                     f"{'; ' + selector['note'] if selector.get('note') else ''},"
+                     f" ${float(selection.get('cost_usd') or 0.0):.4f}")
+    return lines
 
 
 def note_replacement(path: Path, new_ids: list[str], cost_usd: float) -> None:
