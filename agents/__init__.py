@@ -23,6 +23,7 @@ limits.py: the run-wide usage-limit gate shared by every session.
 reaper.py: every process a session started, found by its tag and killed.
 tools.py: the in-process `autobuild` MCP server, per role.
 policy.py: the permission policy (a PreToolUse hook): stay in the worktree, no push.
+notes_hook.py: a supervisor's notes into a running session at its next tool boundary (a PostToolUse hook).
 questions.py: AskUserQuestion answered in the SDK's format, or recorded and stopped.
 markers.py: completion and blocker markers in an agent's final text.
 prompts.py: markdown prompt templates loaded by name and rendered strictly.

@@ -25,6 +25,7 @@ from benchmarks import (
     merge_bench,
     overhead_bench,
     scaling_bench,
+    steering_bench,
     verdict_bench,
     workers_bench,
 )
@@ -199,6 +200,7 @@ def main() -> None:
     history = real_history.measure()
     golds = screen_golds.measure()
     newcomer = fresh_clone.measure()
+    steering = steering_bench.measure()
     lines = [
         "# Benchmarks",
         "",
@@ -248,6 +250,7 @@ def main() -> None:
         "",
         *scaling_lines(scaling),
         *workers_bench.report_lines(workers),
+        *steering_bench.report_lines(steering),
         "## Checkpoint size",
         "",
         f"- {db_note} (SQLite file incl. WAL, {TASKS}-task run)",

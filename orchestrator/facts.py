@@ -107,6 +107,7 @@ Outcome = Literal[
     "aborted",  # a budget ran out, or a question nobody can answer (--autonomous)
     "error",  # infrastructure (git, disk, a crash in our code): the task is resumable where it stopped
     "replaced",  # failed at max turns or stalled, and split by the planner into tasks that replaced it (--replan)
+    "cancelled",  # a person cancelled it (`autobuild cancel`, the page): `resume` runs it again
 ]
 SUCCESS: frozenset[str] = frozenset({"approved", "approved-unverified"})
 FAILED: frozenset[str] = frozenset({"failed", "blocked", "aborted", "conflict", "error"})

@@ -52,6 +52,10 @@ class Turn:
     """With status "timeout": the commands still running when the session timed out."""
     effect: Callable[[Path], None] | None = None
     """Anything else the session does in its worktree (e.g. git commands an agent should never run)."""
+    tool_calls: int = 1
+    """Tool calls the session makes after its effect: a player's `pending_notes` is asked after each."""
+    dies: BaseException | None = None
+    """Raised after the session's tool calls (a session that died mid-way, its hook's notes already handed)."""
 
 
 def writes(files: Mapping[str, str | None], notes: str = "done", **extra: Any) -> Turn:
@@ -109,6 +113,8 @@ class Call:
     """Which of the task's attempts asked (1 when there is one)."""
     model: str | None = None
     """The model the session was given (its settings')."""
+    boundary_notes: list[str] = field(default_factory=list)
+    """What the session's tool-boundary hook handed it (a player's `pending_notes`, asked after each tool call)."""
 
 
 class ScriptedAgents:
@@ -156,6 +162,11 @@ class ScriptedAgents:
                 target.write_text(content)
         if turn.effect is not None:
             turn.effect(data.repo if isinstance(data, (ReplanInput, SelectorInput)) else data.worktree)
+        if isinstance(data, PlayerInput) and data.pending_notes is not None:
+            for _ in range(turn.tool_calls):  # the hook the real session runs after each tool call
+                self.calls[-1].boundary_notes.extend(await data.pending_notes())
+        if turn.dies is not None:
+            raise turn.dies
         tool = {"player": "report_progress", "coach": "record_decision", "replan": "submit_plan",
                 "selector": "record_selection"}.get(role, "")
         calls = [ToolCall(tool, dict(turn.report), True)] if turn.report is not None else []

@@ -45,6 +45,8 @@ class RequestRecord:
     tool_results: list[str] = field(default_factory=list)
     tools: list[str] = field(default_factory=list)
     """Names of the tools the request offered the model (first request of a session only)."""
+    new_input: str = ""
+    """Everything the request carries after the model's last reply (tool results, hook context), as JSON text."""
     ended: float = 0.0
 
 
@@ -231,6 +233,7 @@ class _Handler(BaseHTTPRequestHandler):
             prompt=prompt_text(messages) if step_index == 0 else "",
             tool_results=[last_result] if last_result else [],
             tools=[str(t.get("name")) for t in body.get("tools") or [] if isinstance(t, dict) and step_index == 0],
+            new_input=_after_last_reply(messages),
         )
         try:
             self._play(body=body, step=step, key=key, cwd=cwd, step_index=step_index, record=record)
@@ -342,6 +345,15 @@ class _Handler(BaseHTTPRequestHandler):
     def _event(self, name: str, data: dict[str, Any]) -> None:
         self.wfile.write(f"event: {name}\ndata: {json.dumps(data)}\n\n".encode())
         self.wfile.flush()
+
+
+def _after_last_reply(messages: list[dict[str, Any]]) -> str:
+    tail = []
+    for message in reversed(messages):
+        if message.get("role") == "assistant":
+            break
+        tail.append(json.dumps(message.get("content"), ensure_ascii=False))
+    return "\n".join(reversed(tail))
 
 
 def _choose(step: dict[str, Any], last_result: str) -> dict[str, Any]:

@@ -203,12 +203,14 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _logs_parser(commands: argparse._SubParsersAction[_Parser]) -> _Parser:
-    """`logs`, with `steer` and `ui` beside it (issue 41): they read or write a running task's record."""
+    """`logs`, with `steer`, `pause`, `unpause`, `cancel` and `ui` beside it (issue 41): they read or steer a
+    running task."""
     from orchestrator.cli.logs import add_logs_command
     from orchestrator.cli.steer import add_steer_command
     from orchestrator.cli.ui import add_ui_command
 
-    _add_common(add_steer_command(commands))
+    for parser in add_steer_command(commands):
+        _add_common(parser)
     _add_common(add_ui_command(commands))
     return add_logs_command(commands)
 
@@ -280,6 +282,9 @@ _COMMANDS: dict[str, str] = {
     "show": "orchestrator.cli.read:show",
     "logs": "orchestrator.cli.logs:logs_command",
     "steer": "orchestrator.cli.steer:steer_command",
+    "pause": "orchestrator.cli.steer:control_command",
+    "unpause": "orchestrator.cli.steer:control_command",
+    "cancel": "orchestrator.cli.steer:control_command",
     "ui": "orchestrator.cli.ui:ui_command",
     "clean": "orchestrator.cli.clean:clean",
     "graph": "orchestrator.cli.graph:graph_command",

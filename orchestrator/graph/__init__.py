@@ -6,7 +6,8 @@ pause.py: usage-limit pauses in a run: wait, or hand a served run's slot back (y
 state.py: the task loop's state and the workflow's input and output.
 context.py: the run context (`context_schema`): the services every node needs.
 budgets.py: the budgets a person raised at their cap, kept for the rest of the run.
-steering.py: notes from the person supervising a run, into a player's next turn.
+steering.py: notes from the person supervising a run, into a player's next turn or its session's next tool call.
+control.py: a person's pause and cancel of a task, at its node boundaries.
 routing.py: pure routers: state facts in, the next node's name out.
 nodes/: the task subgraph's nodes: initialize, player, coach, feedback, finalize, merge.
 scheduler.py: readiness scheduling: a task starts when its prerequisites merged and a slot is free.

@@ -15,6 +15,7 @@ from orchestrator.plan.replacement import MARK, recorded, with_replacements
 from orchestrator.store import outcomes, receipts
 from orchestrator.store import traces as trace
 from orchestrator.store.checkpoints import CheckpointStore, Reader
+from orchestrator.store.task_control import TaskControls
 
 RETURN = "__return__"
 """The channel under which LangGraph keeps a functional-API @task's return value."""
@@ -108,6 +109,7 @@ def feature_status(store: CheckpointStore, plan: FeaturePlan, thread_id: str | N
         for task_id in group:
             row, results[task_id] = _task_row(truth, task_id, group_number, replaced_by.get(task_id))
             tasks.append(row)
+    _mark_paused(store, plan.id, [row for row in tasks if not results[row["task"]]])
     return {
         "feature": plan.id,
         "thread": thread_id,
@@ -155,6 +157,16 @@ def _task_row(truth: outcomes.FeatureTruth, task_id: str, group_number: int,
         "receipt": receipts.with_earlier(receipt, spent - latest_usd, earlier_turns),
     }
     return row | attempt_fields(recorded), recorded
+
+
+def _mark_paused(store: CheckpointStore, feature: str, unfinished: list[dict[str, Any]]) -> None:
+    """Unfinished tasks a person paused (`autobuild pause`) say `paused` (store/task_control.py)."""
+    if store.is_postgres or not unfinished:
+        return
+    controls = TaskControls(store.path)
+    for row in unfinished:
+        if controls.control(feature, row["task"]).paused is not None:
+            row["status"] = "paused"
 
 
 def attempt_fields(result: Mapping[str, Any]) -> dict[str, Any]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -19,7 +20,7 @@ def _stamp(epoch: float | None) -> str:
 
 
 def task_report(state: TaskState, status: str, reason: str, artifacts: list[str], task_name: str, *,
-                cause: str | None = None) -> str:
+                cause: str | None = None, supervision: Sequence[str] = ()) -> str:
     """The task's AUTO-RUN.md: what happened, what it cost, what it produced, why it stopped."""
     started = state.get("started") or time.time()
     player: dict[str, Any] = dict(state.get("player") or {})
@@ -63,6 +64,9 @@ def task_report(state: TaskState, status: str, reason: str, artifacts: list[str]
     if changes := state.get("user_changes", []):
         lines += ["", "## Your repository changed during the run (yours: kept, not reverted)",
                   *[f"- {change}" for change in changes]]
+    if supervision:  # what the person supervising the run sent: notes, pauses, cancels, answers (issue 41)
+        lines += ["", "## Steering (notes, pauses, cancels and answers from a person)",
+                  *[f"- {line}" for line in supervision]]
     lines += ["", "## Tail of the last agent output", "", "```", tail, "```", ""]
     return "\n".join(lines)
 

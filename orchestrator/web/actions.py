@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from orchestrator.errors import InputError
+from orchestrator.events import event_dict
 from orchestrator.processes import Detached, start_detached
 from orchestrator.repo.lock import lock_path
 from orchestrator.store import inspection
@@ -49,7 +50,10 @@ def send_note(where: Where, feature: str, task_id: str, text: str) -> Note:
     if row is not None and row["status"] in FINISHED:
         raise Refusal(f"{task_id} has finished ({row['status']}): a note reaches only a task that runs;"
                       f" `autobuild resume {plan.id} {task_id}` runs it again")
-    return queue.accept(plan.id, task_id, text)
+    note = queue.accept(plan.id, task_id, text, source="page")
+    trace.append(where.repo, plan.id, task_id, event_dict("note_accepted", feature=plan.id, task=task_id, note=note.id,
+                                                          text=note.text, source="page"))
+    return note
 
 
 def _asked_before(where: Where, feature: str, question_id: str, tasks: Sequence[str]) -> bool:
