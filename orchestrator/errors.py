@@ -4,7 +4,8 @@
     ├── InputError                 bad plan, bad arguments, missing files -> exit 2, nothing written
     │   ├── PlanError              the feature plan fails validation
     │   ├── RunLockedError         another orchestrator holds this repository -> exit 2
-    │   └── GateUnusableError      the gate or worktree setup can't run on the base (before any agent)
+    │   ├── GateUnusableError      the gate or worktree setup can't run on the base (before any agent)
+    │   └── Refusal                web/actions.py: a change the page can't make -> its HTTP status (400, 404, 409)
     ├── GitError                   a git command failed (message carries its stderr)
     ├── InfrastructureError        an agent session ended by the infrastructure (API, CLI crash, silence):
     │                              the task stops as `error` and `resume` runs the failed turn again
