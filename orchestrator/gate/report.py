@@ -18,8 +18,7 @@ from orchestrator.gate.submodules import submodules, uninitialised
 _BY_WRAPPED = ("by test id where the runner it starts reports them (pytest, unittest, node --test, jest, vitest,"
                " mocha, go test, cargo test, ctest), else by exit status and failure counts")
 _BY_EXIT = ("by exit status, and failure counts where the output has them: no runner reports on the gate's"
-            " per-test channel, so it cannot verify a test by its result (a detected command's approvals are"
-            " approved-unverified)")
+            " per-test channel, so it cannot verify a test by its result (its approvals are approved-unverified)")
 _SHELL_WORDS = {"cd", "exit", "rc=0", "set", "export", "(cd", "true", "false", "test", "["}
 
 
