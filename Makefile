@@ -51,12 +51,13 @@ $(STAMP): pyproject.toml
 	@# Our own modules' bytecode, as a pip-installed AutoBuild carries it: an editable install has none, and
 	@# with PYTHONDONTWRITEBYTECODE set (as on CI) every `autobuild` process would compile ~150 modules again.
 	$(BIN)/python -m compileall -q orchestrator agents prompts benchmarks >/dev/null
-	@# The gate's jest, vitest and mocha matrix (make test-heavy, the bench) runs the real runners: installed from the
-	@# npm registry into .venv/js (majors pinned as the captured fixtures); offline afterwards; absent, they skip.
+	@# The gate's jest, vitest and mocha matrix, and yarn v1's and pnpm's script runners (make test-heavy, the bench),
+	@# run the real tools: installed from the npm registry into .venv/js (majors pinned as the captured fixtures);
+	@# offline afterwards; absent, they skip.
 	@command -v npm >/dev/null 2>&1 && mkdir -p $(VENV)/js && cd $(VENV)/js && \
 		{ test -f package.json || echo '{"name": "autobuild-js-runners", "private": true}' >package.json; } && \
-		npm install --no-audit --no-fund --silent jest@30 vitest@4 mocha@12 >/dev/null 2>&1 || \
-		echo "note: jest, vitest and mocha could not be installed into $(VENV)/js: their heavy tests skip" >&2
+		npm install --no-audit --no-fund --silent jest@30 vitest@4 mocha@12 yarn@1 pnpm@9 >/dev/null 2>&1 || \
+		echo "note: jest, vitest, mocha, yarn and pnpm could not be installed into $(VENV)/js: their heavy tests skip" >&2
 	touch $(STAMP) $(DEMO_STAMP)
 
 # The real-history bench's releases (benchmarks/real_history/manifest.json), fetched once from the registries by

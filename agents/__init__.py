@@ -16,6 +16,7 @@ request.py: what one session is asked to do, and where its progress events go.
 types.py: plain result and request types (no SDK type leaks out of agents/).
 session.py: one session on the real Claude Code CLI: options, timeouts, transcript, cleanup.
 stream.py: the CLI's message stream folded into an `AgentResult`, mirrored to the transcript.
+interrupts.py: a signal that stopped the CLI (Ctrl+C), told apart from a CLI failure and kept quiet.
 retry.py: which session failures are worth another attempt, and the one tenacity policy.
 limits.py: the run-wide usage-limit gate shared by every session.
 reaper.py: every process a session started, found by its tag and killed.

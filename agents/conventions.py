@@ -1,6 +1,6 @@
 """The target repo's conventions for its agents, as Claude Code would give them: CLAUDE.md memory (the root's,
-`.claude/CLAUDE.md`, nested folders' files, `@path` imports), `.claude/settings.json`'s `permissions.deny`,
-and its `hooks` for runs that ask for them.
+`.claude/CLAUDE.md`, nested folders' files, `@path` imports) and the tool-neutral AGENTS.md beside each, read the
+same way, `.claude/settings.json`'s `permissions.deny`, and its `hooks` for runs that ask for them.
 
 We read them ourselves rather than letting the CLI load project settings, because those would also bring the
 repo's `env`, `apiKeyHelper` and MCP servers, none of which an unattended run should execute.
@@ -14,7 +14,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-MEMORY_NAMES = ("CLAUDE.md", ".claude/CLAUDE.md", "CLAUDE.local.md")
+MEMORY_NAMES = ("AGENTS.md", "CLAUDE.md", ".claude/CLAUDE.md", "CLAUDE.local.md")
+"""The root's memory files, in the order read: the general first, so the more specific one (a later file) wins
+where they differ. A file already read (an `@AGENTS.md` import, a CLAUDE.md linked to AGENTS.md) is read once."""
+NESTED_NAMES = ("AGENTS.md", "CLAUDE.md")
+"""A nested folder's memory files, in the same order."""
 MAX_IMPORT_DEPTH = 5  # Claude Code's own limit for `@path` imports
 MAX_FILE_CHARS = 40_000
 MAX_TOTAL_CHARS = 120_000
@@ -48,14 +52,14 @@ def load_conventions(root: Path) -> Conventions:
             parts.append(f"## {shown}\n\n{text.strip()}")
     memory = "\n\n".join(parts)
     if len(memory) > MAX_TOTAL_CHARS:
-        memory = memory[:MAX_TOTAL_CHARS] + "\n\n(… the rest of the project's CLAUDE.md files was cut)"
+        memory = memory[:MAX_TOTAL_CHARS] + "\n\n(… the rest of the project's CLAUDE.md and AGENTS.md files was cut)"
     found.memory = memory
     found.deny, found.hooks = _project_settings(root)
     return found
 
 
 def _memory_files(root: Path) -> list[Path]:
-    """The root's memory files first, then nested folders' CLAUDE.md, shallowest first."""
+    """The root's memory files first, then nested folders' AGENTS.md and CLAUDE.md, shallowest first."""
     files = [root / name for name in MEMORY_NAMES if (root / name).is_file()]
     nested: list[Path] = []
     stack = [root]
@@ -68,9 +72,10 @@ def _memory_files(root: Path) -> list[Path]:
         for entry in entries:
             if entry.is_dir() and not entry.is_symlink() and entry.name not in _SKIP_DIRS:
                 stack.append(entry)
-            elif entry.name == "CLAUDE.md" and folder != root and entry.parent.name != ".claude":
+            elif entry.name in NESTED_NAMES and folder != root and entry.parent.name != ".claude":
                 nested.append(entry)
-    return files + sorted(nested, key=lambda p: (len(p.relative_to(root).parts), p.as_posix()))
+    return files + sorted(nested, key=lambda p: (len(p.relative_to(root).parts), p.parent.as_posix(),
+                                                 NESTED_NAMES.index(p.name)))
 
 
 def _inside(path: Path, root: Path) -> bool:

@@ -57,6 +57,9 @@ class TaskBrief:
     frozen_tests: list[str] = field(default_factory=list)
     hidden_tests: list[str] = field(default_factory=list)
     """Acceptance tests the agents can't read: only the gate runs them, failures come back redacted."""
+    answers: dict[str, str] = field(default_factory=dict)
+    """A person's answers to the task's questions, by question (in this run or before it, or to the task a replan
+    replaced): part of the task for every later turn, run and replacement, never asked again."""
 
 
 @dataclass
@@ -71,6 +74,12 @@ class PlayerInput:
     feedback_notes: list[str] = field(default_factory=list)
     answers: dict[str, str] = field(default_factory=dict)
     transcript_path: Path | None = None
+    attempt: int = 1
+    """Which of the task's independent attempts this turn belongs to (1 when there is one)."""
+    approach: str = ""
+    """The approach hint of this attempt: a prompt's name (`attempt_smallest`, …); empty: none (one attempt)."""
+    supervisor_notes: list[str] = field(default_factory=list)
+    """Notes from the person supervising the run, each as the prompt says it (orchestrator/graph/steering.py)."""
 
 
 @dataclass
@@ -87,6 +96,8 @@ class CoachInput:
     """Whether this turn resolved a merge conflict with the feature head, and where (empty: say nothing)."""
     test_changes: str = ""
     """The base's test files this task changed or deleted, with their diff (empty: none)."""
+    attempt: int = 1
+    """Which of the task's independent attempts it reviews (1 when there is one)."""
 
 
 def _bullets(items: list[str], empty: str) -> str:
@@ -115,25 +126,32 @@ def _common(brief: TaskBrief, turn: int) -> dict[str, object]:
         "acceptance_criteria": _bullets(brief.acceptance_criteria, "- (none given)"),
         "verify": brief.verify or "(no objective check configured)",
         "hidden_tests": _bullets(brief.hidden_tests, "None."),
+        "answers": _answers(brief.answers),
     }
+
+
+def _answers(answers: dict[str, str]) -> str:
+    return "\n".join(f"- Q: {q}\n  A: {a}" for q, a in answers.items()) or "None."
 
 
 async def run_player(data: PlayerInput, settings: SessionSettings) -> AgentResult:
     """Run one player session in the task's worktree."""
     system = load_prompt("player")
+    answers = {**data.brief.answers, **data.answers}  # an AskUserQuestion already answered is answered again
     variables = _common(data.brief, data.turn) | {
         "max_turns": data.max_turns,
-        "feedback": format_feedback(data.feedback, data.feedback_notes),
+        "feedback": "\n\n".join([format_feedback(data.feedback, data.feedback_notes), *data.supervisor_notes]),
         "file_scope": _bullets(data.brief.file_scope, "Any file in the worktree except .autobuild/."),
         "frozen_tests": _bullets(data.brief.frozen_tests, "None."),
-        "answers": "\n".join(f"- Q: {q}\n  A: {a}" for q, a in data.answers.items()) or "None.",
+        "answers": _answers(answers),
+        "approach": "\n" + load_prompt(data.approach).render() if data.approach else "",
     }
     return await run_session(
         _request(
             "player", task_id=data.brief.task_id, turn=data.turn, cwd=data.worktree, system=system,
             prompt=load_prompt("player_turn").render(**variables), settings=settings,
             transcript_path=data.transcript_path, file_scope=data.brief.file_scope, frozen=data.brief.frozen_tests,
-            answers=dict(data.answers),
+            answers=answers,
         )
     )
 
@@ -251,9 +269,9 @@ def _request(
 def _memory_section(conventions: Conventions) -> str:
     if not conventions.memory:
         return ""
-    return ("\n\n# The project's conventions (its CLAUDE.md files)\n\nFollow them. Where they conflict with the"
-            " rules above (work only in this worktree, the coach never writes, report through the autobuild"
-            f" tools), the rules above win.\n\n{conventions.memory}\n")
+    return ("\n\n# The project's conventions (its CLAUDE.md and AGENTS.md files)\n\nFollow them. Where they"
+            " conflict with the rules above (work only in this worktree, the coach never writes, report through the"
+            f" autobuild tools), the rules above win.\n\n{conventions.memory}\n")
 
 
 def _limits(limits: SessionLimits, meta: dict[str, Any]) -> SessionLimits:

@@ -32,6 +32,7 @@ from tenacity import RetryCallState
 
 from agents import reaper, sandbox, tracing
 from agents.errors import AgentSetupError
+from agents.interrupts import killed_by_interrupt, quiet_reader_errors
 from agents.limits import UsageLimitExceeded, limit_hit
 from agents.markers import has_promise, parse_blocker
 from agents.policy import WRITE_TOOLS, ToolPolicy
@@ -45,6 +46,7 @@ from agents.types import AgentResult
 # We run under bypassPermissions with our own PreToolUse policy and set can_use_tool only for
 # AskUserQuestion, which reaches it regardless (DESIGN §4); the SDK's generic warning doesn't apply.
 warnings.filterwarnings("ignore", category=CanUseToolShadowedWarning)
+quiet_reader_errors()
 _END = object()
 _CLEANUP_GRACE_S = 2.0
 
@@ -265,7 +267,7 @@ async def _attempt(request: SessionRequest, previous: AgentResult | None = None,
         except CLINotFoundError as exc:
             raise AgentSetupError(f"Claude Code CLI not found: {exc}") from None
         except _SDKError as exc:
-            result.status = "cli_error"
+            result.status = "interrupted" if killed_by_interrupt(exc) else "cli_error"
             result.errors.append(f"could not start the CLI: {exc}")
             return result
         queue: asyncio.Queue[object] = asyncio.Queue()
@@ -331,7 +333,7 @@ async def _consume(
             return
         if isinstance(item, Exception):
             if result.status == "success" and not collector.finished:
-                result.status = "cli_error"
+                result.status = "interrupted" if killed_by_interrupt(item) else "cli_error"
             result.errors.append(f"{type(item).__name__}: {item}")
             return
         transcript.write(item)

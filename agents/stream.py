@@ -192,7 +192,9 @@ class Collector:
         result.num_turns = message.num_turns
         result.cost_usd = float(message.total_cost_usd or 0.0)
         usage = message.usage or {}
-        result.input_tokens = int(usage.get("input_tokens", 0)) + int(usage.get("cache_read_input_tokens", 0))
+        result.cache_read_tokens = int(usage.get("cache_read_input_tokens") or 0)
+        result.input_tokens = (int(usage.get("input_tokens") or 0) + result.cache_read_tokens
+                               + int(usage.get("cache_creation_input_tokens") or 0))
         result.output_tokens = int(usage.get("output_tokens", 0))
         result.session_id = message.session_id or result.session_id
         for denial in message.permission_denials or []:
@@ -210,6 +212,9 @@ class Collector:
             status = message.api_error_status
             if status in (401, 403):
                 result.status = "auth_error"
+            elif message.subtype == "error_during_execution" and (message.terminal_reason or "").startswith(
+                    "aborted"):  # the CLI's turn was aborted by a signal (we interrupt only after the stream)
+                result.status = "interrupted"
             else:
                 result.status = "api_error" if message.terminal_reason == "api_error" or status else "cli_error"
             result.errors.append(f"api status {status}: {message.result or message.terminal_reason}")

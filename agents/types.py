@@ -15,6 +15,7 @@ SessionStatus = Literal[
     "auth_error",
     "cli_error",
     "cancelled",
+    "interrupted",  # a signal stopped the CLI (Ctrl+C reaches its whole process group): never retried
     "usage_limit",  # the run's usage-limit pause would outlast its max wait: the session never started
     "question",  # the agent asked a human a question that has no answer yet; the session was stopped
 ]
@@ -52,7 +53,10 @@ class AgentResult:
     final_text: str = ""
     cost_usd: float = 0.0
     input_tokens: int = 0
+    """Every input token the session's model calls read: uncached, written to the cache and read from it."""
     output_tokens: int = 0
+    cache_read_tokens: int = 0
+    """The part of `input_tokens` read from the prompt cache (billed at a tenth of an input token)."""
     num_turns: int = 0
     duration_s: float = 0.0
     session_id: str = ""

@@ -5,12 +5,15 @@ the runners that `make install` puts in `.venv/js/node_modules` (from the npm re
 
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 
 RUNNERS = ("jest", "vitest", "mocha")
-TOOLS = Path(__file__).resolve().parents[1] / ".venv" / "js" / "node_modules"
-"""Where `make install` puts jest, vitest and mocha."""
+_OWN = Path(__file__).resolve().parents[1] / ".venv" / "js" / "node_modules"
+TOOLS = _OWN if _OWN.is_dir() else Path(sys.prefix) / "js" / "node_modules"
+"""Where `make install` puts jest, vitest and mocha: this checkout's .venv, else the venv running us (a git
+worktree of the project runs the main checkout's)."""
 TEST = "test/mul.test.js"
 SNAPSHOT = "test/__snapshots__/mul.test.js.snap"
 
@@ -95,7 +98,7 @@ def cheats(runner: str) -> dict[str, tuple[dict[str, str | None], str]]:
                                   f"{named}: changed expectation: the base's version fails on this code"),
         "narrowed script": ({"package.json": repo.files["package.json"].replace(
             '"test": "', '"test": "').replace('"}}', ' test/other.test.js"}}')},
-                            f"{named}: gone: deselected by package.json:1"),
+                            f"failing: {named}"),  # the base's script runs it, and it fails
     }
     if runner != "mocha":
         found["snapshot rewritten on broken code"] = (

@@ -82,7 +82,7 @@ GO_TABLE_CHEATS: dict[str, tuple[dict[str, str | None], str]] = {
     "a case's expected value rewritten": (
         {"mul.go": go_broken(2, 3), "mul_test.go": GO_TABLE["mul_test.go"].replace("2, 3, 6}", "2, 3, 7}")},
         "example.com/calc.TestMulTable/two_by_three: changed expectation: the base's version fails on this code:"
-        " Mul(2, 3) = 7, want 6"),
+        " mul_test.go:19: Mul(2, 3) = 7, want 6"),
     "t.Skip for one case": ({"mul.go": go_broken(2, 3), "mul_test.go": GO_TABLE["mul_test.go"].replace(
         "\t\t\tif got :=", "\t\t\tif tc.a == 2 {\n\t\t\t\tt.Skip(\"later\")\n\t\t\t}\n\t\t\tif got :=")},
         "example.com/calc.TestMulTable/two_by_three: skipped"),

@@ -16,8 +16,19 @@ from typing import Any
 from agents.testing.repos import DEMO_PLAN, make_sample_repo, scripted_env
 from agents.testing.scenario import Scenario
 from agents.testing.scripted_model import ScriptedModel
-from benchmarks import cheat_corpus, fresh_clone, graph_bench, merge_bench, overhead_bench, scaling_bench, workers_bench
+from benchmarks import (
+    cheat_corpus,
+    fresh_clone,
+    gate_runs_bench,
+    graph_bench,
+    merge_bench,
+    overhead_bench,
+    scaling_bench,
+    verdict_bench,
+    workers_bench,
+)
 from benchmarks.real_history import bench as real_history
+from benchmarks.real_history import screen_golds
 from orchestrator.views.timeline import timed
 
 LATENCY_S = 0.5
@@ -181,7 +192,10 @@ def main() -> None:
         scaling = scaling_bench.measure()
         workers = workers_bench.measure()
     cheats = cheat_corpus.measure()
+    verdicts = verdict_bench.measure()
+    extra_runs = gate_runs_bench.measure()
     history = real_history.measure()
+    golds = screen_golds.measure()
     newcomer = fresh_clone.measure()
     lines = [
         "# Benchmarks",
@@ -224,7 +238,11 @@ def main() -> None:
         *fresh_clone.lines(newcomer),
         *merge_bench.report_lines(landing),
         *cheat_corpus.report_lines(cheats),
-        *real_history.report_lines(history),
+        *verdict_bench.report_lines(verdicts),
+        *gate_runs_bench.report_lines(extra_runs),
+        *real_history.report_lines(history)[:-1],
+        *screen_golds.report_lines(golds),
+        "",
         *scaling_lines(scaling),
         *workers_bench.report_lines(workers),
         "## Checkpoint size",

@@ -19,10 +19,13 @@ EventKind = Literal[
     # the task loop
     "initialize", "player_start", "player_report", "coach_validate", "coach_decision", "precheck", "gate",
     "feedback", "stall", "blocker", "contract_violation", "frozen_test_tampering", "question_asked",
-    "question_answered", "question_aborted", "finalize", "skipped", "merge", "landing", "integration_gate",
+    "question_answered", "question_aborted", "budget_raised", "budget_reached", "finalize", "skipped", "merge",
+    "landing", "integration_gate",
     "repo_tampering", "user_state_changed", "sandbox_refused", "sandbox_unavailable",
     "command_hung", "session_interrupted", "usage_limit", "usage_limit_over", "usage_pause_yield", "replan_start",
-    "replan", "replan_refused",
+    "replan", "replan_refused", "note_delivered", "note_consumed",
+    # a task's attempts (issue 40)
+    "attempts_start", "attempt_start", "attempt_end", "attempt_cancelled", "selection", "attempt_refused",
     # agent sessions (agents/ emits these as plain dicts)
     "session_start", "session_end", "tool", "retry", "question_answered_in_session",
     # the CLI and the planner

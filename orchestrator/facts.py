@@ -12,8 +12,8 @@ from typing import Annotated, Any, Literal, NotRequired, TypedDict
 from orchestrator.causes import StopCause
 
 TestFate = Literal["gone", "moved", "skipped", "xfailed", "failing", "changed expectation", "fewer passing",
-                   "weakened", "knows it is tested", "passes only with the task's test side"]
-"""What became of a test that passed on the base (gate/accounting.py)."""
+                   "weakened", "knows it is tested", "passes only with the task's test side", "new test can't fail"]
+"""What became of a test that passed on the base (gate/spec/accounting.py)."""
 
 
 class Acceptance(TypedDict):
@@ -59,8 +59,8 @@ class Observation(TypedDict):
     unstable: NotRequired[list[str]]  # a base run's tests present in only one of its two runs: not accounted
     load_errors: NotRequired[list[str]]  # failures that are a test file failing to load or build (no_baseline.py)
     not_a_baseline: NotRequired[str]  # a base run: why it is none, when a task repairs it (every test must pass)
-    reads: NotRequired[dict[str, list[str]]]  # a base run's pytest tests -> the files each read (gate/reads.py)
-    tampering: NotRequired[list[str]]  # accounts of the run that disagree, "subject: what" (gate/crosscheck.py)
+    reads: NotRequired[dict[str, list[str]]]  # a base run's pytest tests -> the files each read (gate/observe/reads.py)
+    tampering: NotRequired[list[str]]  # accounts of the run that disagree, "subject: what" (gate/observe/crosscheck.py)
     channel: NotRequired[list[str]]  # the runners the gate's channel heard in this run
     tracked_changed: NotRequired[list[str] | None]  # tracked files the run changed (None: not a git worktree)
 
@@ -269,6 +269,8 @@ class HistoryEntry(TypedDict):
     sha: str
     summary: str
     retry_cost_usd: NotRequired[float]  # what this turn's repeated sessions of the role cost (in cost_usd)
+    input_tokens: NotRequired[int]  # every input token of the turn's sessions of the role (in tokens)
+    cache_read_tokens: NotRequired[int]  # the part of input_tokens read from the prompt cache
 
 
 class Receipt(TypedDict):
@@ -285,6 +287,32 @@ class Receipt(TypedDict):
     other_turns: int
     other: dict[str, float]
     replans: int
+    input_tokens: NotRequired[int]
+    """Every input token of the sessions counted (older receipts lack it)."""
+    cache_read_tokens: NotRequired[int]
+    """The part of `input_tokens` read from the prompt cache, at a tenth of an input token's price."""
+
+
+class AttemptRecord(TypedDict, total=False):
+    """One of a task's independent attempts, as the task's result lists them (graph/attempts.py): its verdict,
+    what the selection ranked it by, and whether it was picked."""
+
+    attempt: int
+    status: str  # an Outcome, or "cancelled" (a sibling won first) / "not started"
+    reason: str
+    verified: bool  # approved with the gate's confirmation (`approved`)
+    turns: int
+    cost_usd: float
+    branch: str
+    sha: str
+    approach: str  # the approach hint its player had ("" for none)
+    model: str | None  # the player's model when `attempt_models` named one
+    accepted_changes: int  # base-test / test-side changes its coach accepted
+    failing_on_base: int | None  # the task's new tests shown to fail on the base's code (None: not known)
+    rank: int | None  # its place in the selection's order (1 = first choice); None: not a candidate
+    picked: bool
+    landed: bool  # it is the work on the feature branch
+    refused: str  # why its landing was refused (the next candidate was tried)
 
 
 class TaskResult(TypedDict, total=False):
@@ -308,6 +336,11 @@ class TaskResult(TypedDict, total=False):
     conflict_turns: int  # player turns spent resolving a merge conflict with the feature head
     test_changes_accepted: list[Acceptance]  # the approving coach's acceptances (they cover its landing too)
     test_changes: list[TestChange]  # base tests the approved work changed, each accepted by the coach
+    attempts: list[AttemptRecord]  # a task run as several attempts (issue 40): each one's verdict, in order
+    picked: int | None  # the attempt that landed or would have (None: no candidate)
+    pick: str  # why that one: the selection's keys, or the policy (`first`: the first verified approval)
+    attempts_policy: str  # first | best
+    answers: dict[str, str]  # a person's answers to its questions, by question: a run of it again starts with them
 
 
 class ConflictTurn(TypedDict):
@@ -352,3 +385,10 @@ class TaskState(TypedDict, total=False):
     result: TaskResult | None
     conflict: ConflictTurn | None  # added by issue 24; older checkpoints lack it (read with .get)
     conflict_turns: int
+    attempt: int  # issue 40: which of the task's attempts this loop is (absent: 1, the only one)
+    approach: str  # the attempt's approach hint (a prompt's name; absent: none)
+    hold_landing: bool  # an attempt ends at its verdict: the selection decides which one lands
+    more_candidates: bool  # landing a picked attempt: a refusal ends it, another candidate is tried
+    carried_usd: float  # landing a picked attempt: the cost its own loop already counted (not counted twice)
+    carried_turns: int
+    notes_delivered: list[int]  # issue 41: the steering notes the last player turn carried (read with .get)

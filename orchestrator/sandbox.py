@@ -1,10 +1,10 @@
 """The sandbox our own subprocesses (the gate, setup) run in: bubblewrap, everything read-only but what the run owns.
 
-A task's worktree, its git admin folder, the shared object store, the run's environment, the run's tool
-caches and a private tmp are writable; the user's checkout, refs, HEAD, index, `.git/config`, hooks, home and
-venv are not. Network is shared (a gate may talk to 127.0.0.1; setup may fetch packages). `available()` says
-once per process whether bwrap runs here (it needs user namespaces or root); without it commands run as before
-and the run says so.
+A task's worktree, its git admin folder, the shared object store, the gate's own folder (its environment, build
+caches and private tmp) and the run's download caches are writable; the user's checkout, refs, HEAD, index,
+`.git/config`, hooks, home and venv are not, nor the agents' environment. Network is shared (a gate may talk to
+127.0.0.1; setup may fetch packages). `available()` says once per process whether bwrap runs here (it needs user
+namespaces or root); without it commands run as before and the run says so.
 """
 
 from __future__ import annotations
@@ -15,13 +15,22 @@ import re
 import shutil
 import subprocess
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 SANDBOX_FOLDER = "_sandbox"
 """Per feature, beside its worktrees: the private tmp and the tool caches of the run."""
+GATE_FOLDER = "_gate-own"
+"""Per feature, beside its worktrees: the private tmp and the build caches of the gate and setup, which no agent
+can write (an agent's cargo config, a Go build cache entry or a jest transform planted there would steer the
+gate's run); the download caches stay shared (`_DOWNLOADS`)."""
+GATE_ENV = "env"
+"""In GATE_FOLDER: the gate's own environment (its venv layered over the user's, setup's installs), which the gate,
+setup and the hidden tests' runs import and no agent can write (a `.pth` line or a `sitecustomize.py` planted in
+a venv the gate uses would run in every gate run)."""
 ENV_FOLDER = "_env"
-"""Per feature, beside its worktrees: the run's environment (its layered venv), written by setup and agents."""
+"""Per feature, beside its worktrees: the agents' environment (their venv layered over the gate's), written by
+agents only and never imported by the gate."""
 OWN_TMPDIR = "/tmp/.autobuild-tmp"
 """TMPDIR inside the sandbox: a folder of the private tmp that no host entry shadows (the host's /tmp entries are
 shown read-only above the private tmp, and tools keep caches there by fixed names: jest's /tmp/jest_0)."""
@@ -43,12 +52,21 @@ class Sandbox:
     readable: tuple[Path, ...] = ()
     masked: tuple[Path, ...] = ()
     """Files the command can't read (an empty file is shown in their place): the plan's hidden tests."""
+    setup_only: tuple[Path, ...] = ()
+    """Inside a writable path, writable by setup only: `for_run()` shows them read-only."""
+    read_only: tuple[Path, ...] = ()
+    """Shown read-only over the writable paths (made first, so a run can't make them either)."""
 
     def with_writable(self, *paths: Path) -> Sandbox:
-        return Sandbox((*self.writable, *paths), self.tmp, self.env, self.readable, self.masked)
+        return replace(self, writable=(*self.writable, *paths))
 
     def with_masked(self, *paths: Path) -> Sandbox:
-        return Sandbox(self.writable, self.tmp, self.env, self.readable, (*self.masked, *paths))
+        return replace(self, masked=(*self.masked, *paths))
+
+    def for_run(self) -> Sandbox:
+        """The sandbox of a gate run: the gate's environment read-only (setup's installs), so the code under test
+        can't plant there what every later run would import (a `.pth` line, a `sitecustomize.py`)."""
+        return replace(self, read_only=(*self.read_only, *self.setup_only))
 
 
 def bwrap() -> str | None:
@@ -132,31 +150,40 @@ def agent_env(worktree: Path) -> dict[str, str]:
     return env | {"GOFLAGS": f"{os.environ.get('GOFLAGS', '')} -modcacherw".strip()}
 
 
+_DOWNLOADS = ("PIP_CACHE_DIR", "npm_config_cache", "YARN_CACHE_FOLDER", "PNPM_HOME", "GOMODCACHE")
+"""The caches of downloads, shared by setup, the gate and the agents (an agent's test run needs what setup
+fetched); every other cache of a gate run is its own (GATE_FOLDER)."""
+
+
 def for_worktree(worktree: Path, extra: Sequence[Path] = ()) -> Sandbox:
-    """The sandbox of commands run in one of the run's worktrees (`.autobuild/worktrees/<FEATURE>/<NAME>`)."""
+    """The sandbox of commands run in one of the run's worktrees (`.autobuild/worktrees/<FEATURE>/<NAME>`): the
+    gate's and setup's, with a tmp and build caches of their own, out of the agents' reach."""
     feature_dir = worktree.parent
-    private = feature_dir / SANDBOX_FOLDER
+    private, own = feature_dir / SANDBOX_FOLDER, feature_dir / GATE_FOLDER
     root = feature_dir.parent.parent.parent  # <root>/.autobuild/worktrees/<FEATURE>
-    run_env = feature_dir / ENV_FOLDER
-    env = _caches(private)
-    if not (run_env / "venv" / "pyvenv.cfg").is_file():
-        # No run venv layered over the user's: pip installs (setup's, a test's) go to the run's own folder,
+    gate_env = own / GATE_ENV
+    shared = _caches(private)
+    env = {**_caches(own), **{name: shared[name] for name in _DOWNLOADS}}
+    if not (gate_env / "venv" / "pyvenv.cfg").is_file():
+        # No gate venv layered over the user's: pip installs (setup's, a test's) go to the gate's own folder,
         # never into the user's read-only venv.
-        env["PIP_TARGET"] = str(run_env / "site-packages")
+        env["PIP_TARGET"] = str(gate_env / "site-packages")
     else:
         # The layered venv has no pip of its own: a bare `pip` is the user's, which installs into the user's
-        # venv; the prefix sends it to the run's.
-        env.update(_LAYERED_PIP, PIP_PREFIX=str(run_env / "venv"))
-    return Sandbox((worktree, *_git_paths(worktree), run_env, private, *extra), private / "tmp", env, (root,))
+        # venv; the prefix sends it to the gate's.
+        env.update(_LAYERED_PIP, PIP_PREFIX=str(gate_env / "venv"))
+    # Not the agents' environment (ENV_FOLDER): nothing the gate or setup needs lives there.
+    return Sandbox((worktree, *_git_paths(worktree), private, own, *extra), own / "tmp", env, (root,),
+                   setup_only=(gate_env,))
 
 
 def for_hidden(place: Path, private: Path) -> Sandbox:
-    """The sandbox of a gate run with hidden tests in place (gate/hidden.py): only the throwaway tree and a
+    """The sandbox of a gate run with hidden tests in place (gate/spec/hidden.py): only the throwaway tree and a
     private folder beside it are writable (never the object store, the run's tmp, caches or environment, which
     the agents can read), so the code under test can't leave a copy of a hidden file where an agent finds it."""
-    run_env = place.parent.parent / ENV_FOLDER
+    gate_env = place.parent.parent / GATE_FOLDER / GATE_ENV
     env = _caches(private) | ({"PIP_TARGET": str(private / "site-packages")}
-                              if not (run_env / "venv" / "pyvenv.cfg").is_file() else {})
+                              if not (gate_env / "venv" / "pyvenv.cfg").is_file() else {})
     root = place.parent.parent.parent.parent.parent  # <root>/.autobuild/worktrees/<FEATURE>/_hidden/<NAME>
     return Sandbox((place, private), private / "tmp", env, (root,))
 
@@ -193,6 +220,9 @@ def wrap(args: Sequence[str], cwd: Path, sandbox: Sandbox) -> list[str]:
     for path in dict.fromkeys(sandbox.writable):
         path.mkdir(parents=True, exist_ok=True)
         command += ["--bind", str(path.resolve()), str(path.resolve())]
+    for path in dict.fromkeys(sandbox.read_only):  # after the writable binds: mounted over them
+        path.mkdir(parents=True, exist_ok=True)
+        command += ["--ro-bind", str(path.resolve()), str(path.resolve())]
     if cargo := sandbox.env.get("CARGO_HOME"):
         command += _cargo_layers(Path(cargo))
     for path in dict.fromkeys(sandbox.masked):

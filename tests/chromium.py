@@ -3,6 +3,9 @@ browser would and read back the DOM after its scripts ran. A fresh profile per c
 
 from __future__ import annotations
 
+import base64
+import json
+import re
 import shutil
 import subprocess
 import tempfile
@@ -27,3 +30,31 @@ def dump_dom(page: Path) -> str:
                               check=False)
     assert done.returncode == 0, done.stderr[-2000:]
     return done.stdout
+
+
+def blank_points(png: Path, points: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """The `points` (device pixels) where `png` is blank (white or transparent), as a browser reads the file back:
+    Chromium draws it onto a canvas and reads each pixel."""
+    data = base64.b64encode(png.read_bytes()).decode()
+    with tempfile.TemporaryDirectory(prefix="chromium-png-") as folder:
+        page = Path(folder) / "read.html"
+        page.write_text(f"""<!doctype html><body><script>
+const picture = new Image();
+picture.onload = () => {{
+  const canvas = document.createElement("canvas");
+  canvas.width = picture.naturalWidth;
+  canvas.height = picture.naturalHeight;
+  const context = canvas.getContext("2d");
+  context.drawImage(picture, 0, 0);
+  const blank = {json.dumps(points)}.filter(([x, y]) => {{
+    const [r, g, b, a] = context.getImageData(x, y, 1, 1).data;
+    return a === 0 || (r > 250 && g > 250 && b > 250);
+  }});
+  document.body.textContent = "BLANK=" + JSON.stringify(blank) + "=END";
+}};
+picture.src = "data:image/png;base64,{data}";
+</script></body>""")
+        dom = dump_dom(page)
+    found = re.search(r"BLANK=(.*?)=END", dom)
+    assert found, dom[-2000:]
+    return [(x, y) for x, y in json.loads(found.group(1))]

@@ -34,6 +34,8 @@ class Turn:
     """report_progress input (player) or record_decision input (coach)."""
     status: SessionStatus = "success"
     cost_usd: float = 0.01
+    cache_read_tokens: int = 0
+    """Of the session's 100 input tokens plus these: the ones read from the prompt cache."""
     text: str = "done"
     blocker: dict[str, str] | None = None
     question: str | None = None
@@ -96,10 +98,15 @@ class Call:
     task: str
     turn: int
     input: AgentInput
+    attempt: int = 1
+    """Which of the task's attempts asked (1 when there is one)."""
+    model: str | None = None
+    """The model the session was given (its settings')."""
 
 
 class ScriptedAgents:
     """Agents whose sessions play a script. Keys: (role, task, turn), (role, task) or role; most specific wins.
+    One attempt of several is keyed by `TASK-001.a2` before its task's keys (`(role, "TASK-001.a2", turn)`).
 
     A list plays one entry per call of that key (the last repeats); a callable decides from the session input.
     A session with nothing scripted ends without a report (an incomplete turn).
@@ -110,10 +117,12 @@ class ScriptedAgents:
         self.calls: list[Call] = []
         self._used: dict[Any, int] = {}
 
-    def _turn(self, role: str, data: AgentInput) -> Turn:
+    def _turn(self, role: str, data: AgentInput, model: str | None = None) -> Turn:
         task, turn = data.brief.task_id, data.round if isinstance(data, ReplanInput) else data.turn
-        self.calls.append(Call(role, task, turn, data))
-        for key in ((role, task, turn), (role, task), role):
+        attempt = getattr(data, "attempt", 1)
+        self.calls.append(Call(role, task, turn, data, attempt, model))
+        one = f"{task}.a{attempt}"
+        for key in ((role, one, turn), (role, one), (role, task, turn), (role, task), role):
             if key in self.script:
                 entry = self.script[key]
                 if isinstance(entry, list):
@@ -123,8 +132,9 @@ class ScriptedAgents:
                 return entry(data) if callable(entry) else entry
         return Turn(report=None, text="nothing scripted")
 
-    async def _play(self, role: str, data: AgentInput) -> tuple[AgentResult, Turn]:
-        turn = self._turn(role, data)
+    async def _play(self, role: str, data: AgentInput, settings: SessionSettings | None = None
+                    ) -> tuple[AgentResult, Turn]:
+        turn = self._turn(role, data, settings.model if settings is not None else None)
         if turn.delay_s:
             await asyncio.sleep(turn.delay_s)
         if turn.raises is not None:
@@ -149,17 +159,18 @@ class ScriptedAgents:
         digest = hashlib.md5(f"{role}{data.brief.task_id}{number}".encode(), usedforsecurity=False).hexdigest()
         result = AgentResult(
             role=role, status="question" if question else turn.status, report=turn.report, tool_calls=calls,
-            files_modified=list(turn.files), final_text=turn.text, cost_usd=turn.cost_usd, input_tokens=100,
+            files_modified=list(turn.files), final_text=turn.text, cost_usd=turn.cost_usd,
+            input_tokens=100 + turn.cache_read_tokens, cache_read_tokens=turn.cache_read_tokens,
             output_tokens=50, num_turns=1, session_id=f"scripted-{next(_session_ids)}-{digest[:6]}",
             blocker=turn.blocker, question=question, stuck_commands=list(turn.stuck_commands),
         )
         return result, turn
 
     async def player(self, data: PlayerInput, settings: SessionSettings) -> AgentResult:
-        return (await self._play("player", data))[0]
+        return (await self._play("player", data, settings))[0]
 
     async def coach(self, data: CoachInput, settings: SessionSettings) -> AgentResult:
-        return (await self._play("coach", data))[0]
+        return (await self._play("coach", data, settings))[0]
 
     async def precheck(self, data: CoachInput, settings: SessionSettings) -> tuple[AgentResult, PrecheckVerdict]:
         result, turn = await self._play("precheck", data)

@@ -77,8 +77,9 @@ def _bent(text: str, old_text: str | None, name: str, rust: bool, how: str) -> s
     for start, opening, end, param in sorted(functions, reverse=True):
         if how == "delete":
             replacement = ""
-        elif how == "skip":
-            replacement = ("#[ignore]\n" + text[start:end] if rust else
+        elif how in ("skip", "xfail"):  # Go has no expected failure: a skip
+            mark = "#[should_panic]\n" if how == "xfail" else "#[ignore]\n"
+            replacement = (mark + text[start:end] if rust else
                            f"{text[start:opening + 1]}\n\t{param}.Skip(\"later\"){text[opening + 1:end]}")
         elif how == "expectation" and old_text is not None and (old := _functions(old_text, name, rust)):
             replacement = old_text[old[0][0]:old[0][2]]

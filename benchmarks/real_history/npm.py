@@ -18,7 +18,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from benchmarks.real_history import js_bend
+from benchmarks.real_history import js_bend, unfixed
 from benchmarks.real_history.releases import Release, archive, sha256, tree
 from benchmarks.real_history.variants import Files, Variant, _toward, changed
 from orchestrator.gate import NODE_REPORTER, is_test_file
@@ -63,6 +63,7 @@ def variants(old: Files, new: Files, fail_to_pass: list[str], only: Callable[[st
         bent = js_bend.bend(new, old, fail_to_pass, how)
         if bent:
             found.append(Variant(name, new, {**_toward(old, code), **bent}, False))
+    found += unfixed.variants(old, new, fail_to_pass, tests, bend=js_bend.bend)
     return [variant for variant in found if only(variant.name)]
 
 

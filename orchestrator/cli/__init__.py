@@ -9,6 +9,8 @@ ask.py: questions at the terminal, asked as soon as an agent asks them.
 as_found.py: exit 2 leaves the repository and the store as they were found.
 preflight.py: what `plan` and `run` check before they write or spend anything.
 read.py: `status`, `history` and `show`: what a run recorded, as text or JSON.
+logs.py: `logs FEAT TASK [--follow] [--since ID]`: a task's event log, one line an event.
+steer.py: `steer FEAT TASK "note"`: a note to a running task's player, into the steering queue.
 stats.py: `stats`: the loop's scorecard over every feature in the store.
 clean.py: `clean`: leftover worktrees and task branches.
 plan.py: `validate` and `plan`: check a feature plan, or have the planner agent write one.
@@ -18,6 +20,7 @@ pr.py: `pr`: its output and exit codes over landing/pull_request.py.
 workers.py: `serve`, `submit` and the `--server` forms of the read commands and `answer`.
 doctor.py: `doctor`: is everything a run needs in place?
 completion.py: `completion bash|zsh`: the shell's completion script, generated from the parser.
+completion_ids.py: the feature and task ids completion offers, read from the repo and the store.
 messages.py: one-line notes and plan warnings on stderr (stdout stays for results and JSON).
 output.py: a command's document or --json error on stdout.
 next_steps.py: the next step, printed after `plan` and at the end of a run.

@@ -1,18 +1,22 @@
 """Questions at the terminal, asked as soon as an agent asks them: one at a time, on a thread of their own, while
-the run goes on; the live table waits while the person types; options are numbered and answerable by number.
-The asking task waits for its answer in-process (`answer`, the graph's asker) and goes on as soon as it comes."""
+the run goes on (the live table refreshing above the prompt while the person types); options are numbered and
+answerable by number. The asking task waits for its answer in-process (`answer`, the graph's asker) and goes on
+as soon as it comes."""
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
 import queue
+import sys
 import threading
 from collections.abc import Callable
+from functools import partial
 from typing import Any
 
 from orchestrator.events import EventSink
 from orchestrator.text import chosen_option, visible
+from orchestrator.views.live_prompt import read_line
 from orchestrator.views.progress import Progress
 
 NO_ANSWER = ""
@@ -119,7 +123,31 @@ class QuestionDesk:
                 with contextlib.suppress(RuntimeError):  # the run ended (its event loop closed) meanwhile
                     self.on_answer()
 
+    def _prompt_live(self, question: dict[str, Any]) -> str:
+        """The question under the live table, which keeps refreshing while the person types (views/live_prompt.py);
+        once answered, the question and its answer stay above the table with the run's lines."""
+        options = [str(option) for option in question.get("options") or []]
+        asked = _lines(question)
+        hint = f" (1-{len(options)}, or your own words)" if options else ""
+        ask = f"  your answer{hint}: "
+        shown = [*asked, ask]
+        while True:
+            try:
+                text = read_line(sys.stdin.fileno(), partial(_typed, self.progress, shown))
+            except EOFError:
+                self.progress.asked(["", *asked, "  no answer: the question waits for `autobuild answer` (see below)"])
+                return NO_ANSWER
+            if text.strip():
+                answer = chosen_option(text, options)
+                when = "now" if self.in_process else "once the steps running now end"
+                self.progress.asked(["", *asked, ask + text,
+                                     f"  answered: {answer}; {question.get('task')} goes on with it {when}"])
+                return answer
+            shown = [*asked, "  an empty answer can't be sent: type one, or Ctrl+D to answer later", ask]
+
     def _prompt(self, question: dict[str, Any]) -> str:
+        if self.progress.prompts_live and self._read is input:
+            return self._prompt_live(question)
         options = [str(option) for option in question.get("options") or []]
         self.progress.hold()
         try:
@@ -142,6 +170,17 @@ class QuestionDesk:
                 self._write("  an empty answer can't be sent: type one, or Ctrl+D to answer later")
         finally:
             self.progress.release()
+
+
+def _typed(progress: Progress, shown: list[str], text: str) -> None:
+    """What the person typed so far, after the prompt (the last line)."""
+    progress.prompt([*shown[:-1], shown[-1] + text])
+
+
+def _lines(question: dict[str, Any]) -> list[str]:
+    options = [str(option) for option in question.get("options") or []]
+    return [f"{question.get('task')} asks ({question.get('question_id')}): {question.get('question', '')}",
+            *(f"  {number}) {option}" for number, option in enumerate(options, 1))]
 
 
 def _settle(loop: asyncio.AbstractEventLoop, future: asyncio.Future[str], answer: str) -> None:

@@ -3,6 +3,8 @@ nothing is run or written. The estimate is graph/estimate.py's; a re-run's count
 
 from __future__ import annotations
 
+from typing import Any
+
 from orchestrator.cli import output
 from orchestrator.cli.messages import warn
 from orchestrator.errors import EXIT_OK
@@ -35,10 +37,14 @@ def dry_run(run_plan: runner.RunPlan, as_json: bool) -> int:
             again = f"  (again: {row['why']})" if "why" in row else ""
             print(f"  group {row['group']}  {row['task']:<{task_width}}  complexity {row['complexity']:>2}"
                   f"  deps {deps:<{deps_width}}  ~{row['expected_turns']} turn(s), at most {max_turns}{hidden}"
+                  f"{f' x {row['attempts']} attempts' if row.get('attempts', 1) > 1 else ''}"
                   f"{again}")
+            print(f"    {_models(row)}, ~${row['cost_usd_expected']:.2f}")  # its own line: names are long
+        priced = ", or models.session_usd" if run_plan.settings.models is not None else ""
         print(f"  sessions: ~{expected.sessions_expected} expected, at most {expected.sessions_max};"
               f" cost ~${expected.cost_usd_expected:.2f} at ${session_usd:.2f}/session"
-              f" (ORCHESTRATOR_EST_SESSION_USD); nothing was run or written")
+              f" (ORCHESTRATOR_EST_SESSION_USD{priced}); at most {expected.peak_sessions} at once"
+              f" (~{expected.document()['peak_memory_mb']} MB); nothing was run or written")
     else:
         print("  nothing to run: no session, no cost; nothing was run or written")
     print("\n".join(gate_lines(gate, run_plan.gate.describe())))
@@ -46,6 +52,13 @@ def dry_run(run_plan: runner.RunPlan, as_json: bool) -> int:
         print(f"  note: {previous}")
     warn(plan)
     return EXIT_OK
+
+
+def _models(row: dict[str, Any]) -> str:
+    """"model claude-haiku-4-5" (the coach's too when it differs); "default model": the CLI's own."""
+    player, coach = row["model"], row["coach_model"]
+    shown = f"model {player}" if player else "default model"
+    return shown if coach == player else f"{shown}, coach {coach or 'default'}"
 
 
 def _previous_run(run_plan: runner.RunPlan) -> str | None:

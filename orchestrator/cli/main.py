@@ -77,6 +77,12 @@ def _add_run_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--replan", type=int, default=None, metavar="N",
                         help="replans per task: one that ends at max turns or stalled is split by the planner into"
                              " smaller tasks that replace it (default 1; 0 switches it off)")
+    parser.add_argument("--attempts", type=int, default=None, metavar="N",
+                        help="independent player/coach attempts per task, 1-8, each in its own worktree and branch"
+                             " (default: the plan's attempts, else 1); each running attempt takes a --parallel slot")
+    parser.add_argument("--attempts-policy", choices=["first", "best"], default=None,
+                        help="first: the first attempt the gate verified wins, the others are cancelled (default);"
+                             " best: every attempt reaches its verdict, then the selection picks")
     parser.add_argument("--max-utilization", type=float, default=None, metavar="F",
                         help="start no session while a subscription quota window is at or over F until it resets"
                              " (default 0.9; 1 switches it off)")
@@ -177,7 +183,7 @@ def build_parser() -> argparse.ArgumentParser:
     show = commands.add_parser("show", help="requirements, reports, feedback and gate results of a task")
     show.add_argument("feature")
     show.add_argument("task", nargs="?")
-    for sub in (status, history, show):
+    for sub in (status, history, show, _logs_parser(commands)):
         _add_common(sub)
     clean = commands.add_parser("clean", help="remove leftover worktrees and task branches (never feature branches)")
     clean.add_argument("feature", nargs="?")
@@ -196,9 +202,21 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _logs_parser(commands: argparse._SubParsersAction[_Parser]) -> _Parser:
+    """`logs`, with `steer` beside it (issue 41): both read or write a running task's record."""
+    from orchestrator.cli.logs import add_logs_command
+    from orchestrator.cli.steer import add_steer_command
+
+    _add_common(add_steer_command(commands))
+    return add_logs_command(commands)
+
+
 def _add_completion_command(commands: argparse._SubParsersAction[_Parser]) -> None:
     completion = commands.add_parser("completion", help="print the shell completion script (bash or zsh)")
     completion.add_argument("shell", choices=["bash", "zsh"])
+    # Asked by the script at each Tab: `--ids KIND WORD…`, the feature or task ids for the line typed so far, its
+    # options and all (cli/completion_ids.py).
+    completion.add_argument("--ids", nargs=argparse.REMAINDER, default=None, help=argparse.SUPPRESS)
 
 
 def _add_graph_options(graph: argparse.ArgumentParser) -> None:
@@ -254,6 +272,8 @@ _COMMANDS: dict[str, str] = {
     "status": "orchestrator.cli.read:status",
     "history": "orchestrator.cli.read:history",
     "show": "orchestrator.cli.read:show",
+    "logs": "orchestrator.cli.logs:logs_command",
+    "steer": "orchestrator.cli.steer:steer_command",
     "clean": "orchestrator.cli.clean:clean",
     "graph": "orchestrator.cli.graph:graph_command",
     "stats": "orchestrator.cli.stats:stats_command",

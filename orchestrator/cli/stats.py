@@ -26,9 +26,10 @@ def _figure(value: Any, unit: str = "") -> str:
 
 
 def _met(card: dict[str, Any], name: str) -> str:
+    """"; target >= 70%: met", after a figure and its one parenthesis (never a parenthesis inside another)."""
     target = card["targets"][name]
     verdict = {True: "met", False: "MISSED", None: "no data"}[target["met"]]
-    return f"(target {target['target']}: {verdict})"
+    return f"; target {target['target']}: {verdict}"
 
 
 def _text(card: dict[str, Any]) -> str:
@@ -40,14 +41,14 @@ def _text(card: dict[str, Any]) -> str:
         f"{card['features']} feature(s), {card['tasks']} task(s) counted: {outcomes}"
         + (f" (since {card['since']})" if card["since"] else ""),
         f"completed without a human:    {card['completed_without_human']} of {card['tasks']}"
-        f" ({_figure(card['completed_without_human_pct'], '%')}) {_met(card, 'completed_without_human_pct')}",
+        f" ({_figure(card['completed_without_human_pct'], '%')}){_met(card, 'completed_without_human_pct')}",
         f"turns per approved task:      {_figure(card['turns_per_approved_task'])}"
-        f" {_met(card, 'turns_per_approved_task')}",
+        f"{_met(card, 'turns_per_approved_task')}",
         f"first-turn approvals:         {card['first_turn_approvals']} of {card['approved']}"
         f" ({_figure(card['first_turn_approval_pct'], '%')})",
         f"false approvals caught:       {card['false_approvals_caught']} (coach approvals the gate overturned)",
         f"unverified approvals:         {card['unverified_approvals']} (no gate could check them)"
-        f" {_met(card, 'false_approvals')}",
+        f"{_met(card, 'false_approvals')}",
         f"with accepted test changes:   {card['approvals_with_accepted_test_changes']} (base tests the coach let"
         " change: where a false approval could hide, with unverified ones)",
         f"coach claims contradicted:    {card['claims_contradicted']}",
@@ -55,5 +56,6 @@ def _text(card: dict[str, Any]) -> str:
         f"replans:                      {card['replans']}",
         f"cost:                         ${card['cost_usd']:.4f}"
         + (f", ${cost_per:.4f} per approved task" if cost_per is not None else ""),
-        f"receipt:                      {receipts.describe(card['receipt'])}",
+        f"receipt:                      {receipts.describe(card['receipt'], cache=False)}",
+        f"cache reads:                  {receipts.cache_reads(card['receipt']) or '- (no tokens counted)'}",
     ])

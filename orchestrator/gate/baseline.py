@@ -12,16 +12,16 @@ from pathlib import Path
 from orchestrator import sandbox
 from orchestrator.errors import GateUnusableError
 from orchestrator.facts import GateResult, GateSetup, PackageGate
-from orchestrator.gate.detect import NO_GATE, GateChoice, choose_gate
-from orchestrator.gate.environment import default_setup, gate_env
-from orchestrator.gate.generated import copy_generated
-from orchestrator.gate.judge import unusable_base
-from orchestrator.gate.no_baseline import no_baseline, refusal
-from orchestrator.gate.node_modules import own_node_modules
-from orchestrator.gate.observed import unusable
-from orchestrator.gate.per_package import combine, run_package
-from orchestrator.gate.result import run_gate
-from orchestrator.gate.submodules import init_submodules
+from orchestrator.gate.choose.detect import NO_GATE, GateChoice, choose_gate
+from orchestrator.gate.observe.judge import unusable_base
+from orchestrator.gate.observe.observed import unusable
+from orchestrator.gate.observe.per_package import combine, run_package
+from orchestrator.gate.observe.result import run_gate
+from orchestrator.gate.prepare.environment import default_setup, gate_env
+from orchestrator.gate.prepare.generated import copy_generated
+from orchestrator.gate.prepare.node_modules import own_node_modules
+from orchestrator.gate.prepare.submodules import init_submodules
+from orchestrator.gate.spec.no_baseline import no_baseline, refusal
 from orchestrator.processes import run_shell
 from orchestrator.repo.git import GitRepo
 

@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from orchestrator.facts import GateResult
-from orchestrator.gate.environment import repo_venv, run_env_of
+from orchestrator.gate.prepare.environment import gate_env_of, repo_venv
 from orchestrator.gate.verdict import VERDICT_RULES
 from orchestrator.repo import confined
 from orchestrator.repo.git import GitRepo
@@ -45,20 +45,23 @@ _VOLATILE_PREFIXES = ("SSH_", "TERM_", "ORCHESTRATOR_", "ANTHROPIC_", "CLAUDE", 
                       "DBUS_", "VSCODE_")
 _WORKTREE = "<worktree>"
 _RUN_ENV = "<run-env>"
+_ENV_LAYOUT = b"gate-env-own\0"
+"""Where the gate's Python environment lives (gate/prepare/environment.py): runs remembered when it was the agents' to
+write (a `.pth` line they planted may have passed them) are never reused."""
 
 
 def env_digest(root: Path, worktree: Path, env: Mapping[str, str]) -> str:
     """What the gate's environment adds to a run's key: its variables (values only as a digest), the main
-    checkout's lockfiles, when its shared dependency folders last changed, and what the run's own venv holds.
+    checkout's lockfiles, when its shared dependency folders last changed, and what the gate's own venv holds.
     The worktree's path and the run's environment folder are normalised away, so the same tree of another
     feature, in the same environment, has the same key."""
-    digest = hashlib.sha256()
-    place, run_env = str(worktree), run_env_of(root, worktree)
+    digest = hashlib.sha256(_ENV_LAYOUT)
+    place, run_env = str(worktree), gate_env_of(root, worktree)
     for name in sorted(env):
         if name in _VOLATILE or name.startswith(_VOLATILE_PREFIXES):
             continue
         value = env[name].replace(place, _WORKTREE)
-        if run_env is not None:  # each worktree's own redirections, then the run's folder
+        if run_env is not None:  # each worktree's own redirections, then the gate's env folder
             value = value.replace(str(run_env / "overlay" / worktree.name), f"{_RUN_ENV}/overlay/{_WORKTREE}")
             value = value.replace(str(run_env), _RUN_ENV)
         if name == "PYTHONPATH":  # the worktree's own folders: a function of the tree, not the environment
@@ -73,8 +76,8 @@ def env_digest(root: Path, worktree: Path, env: Mapping[str, str]) -> str:
     for folder in folders:
         with contextlib.suppress(OSError):
             digest.update(f"{folder.name}@{folder.stat().st_mtime_ns}".encode())
-    # The run's venv, layered over the user's, is made anew per feature: what it holds (a setup's or an agent's
-    # installs), not when it was made.
+    # The gate's venv, layered over the user's, is made anew per feature: what it holds (setup's installs), not
+    # when it was made.
     sites = sorted(run_env.glob("venv*/lib/python*/site-packages")) if run_env is not None else []
     for site in sites:
         with contextlib.suppress(OSError):

@@ -11,9 +11,10 @@ from pathlib import Path
 from typing import Any
 
 from orchestrator.gate.baseline import choose_setup
-from orchestrator.gate.candidates import GateChoice, read
-from orchestrator.gate.environment import gate_env, package_json
-from orchestrator.gate.submodules import submodules, uninitialised
+from orchestrator.gate.choose.candidates import GateChoice, read
+from orchestrator.gate.prepare.environment import gate_env, package_json
+from orchestrator.gate.prepare.node_bins import MAIN_CHECKOUT_BINS, reuses_node_modules
+from orchestrator.gate.prepare.submodules import submodules, uninitialised
 
 _BY_WRAPPED = ("by test id where the runner it starts reports them (pytest, unittest, node --test, jest, vitest,"
                " mocha, go test, cargo test, ctest), else by exit status and failure counts (then its approvals are"
@@ -159,7 +160,9 @@ def gate_document(root: Path, choice: GateChoice, plan_setup: str | None, setup_
     commands: list[str | None] = [p["command"] for p in choice.packages] or [choice.command]
     return {"command": choice.command, "source": choice.source, "detected": choice.detected,
             "judged_by": judged_by(choice.command, root) if not rows else "per package", "packages": rows,
-            "also_found": list(choice.also), "setup": setup, "missing_tools": missing_tools(root, *commands, setup),
+            "also_found": list(choice.also), "setup": setup,
+            "reuses": MAIN_CHECKOUT_BINS if setup is None and reuses_node_modules(root) else None,
+            "missing_tools": missing_tools(root, *commands, setup),
             "submodules": sorted(submodules(root)), "submodules_missing": uninitialised(root)}
 
 
@@ -174,7 +177,8 @@ def gate_lines(document: dict[str, Any], describe: str) -> list[str]:
     for other in document["also_found"]:
         lines.append(f"    also found: {other}")
     if document["command"]:
-        lines.append(f"  worktree setup: {document['setup'] or 'none needed'}")
+        reuses = f"none: {document['reuses']}" if document.get("reuses") else "none needed"
+        lines.append(f"  worktree setup: {document['setup'] or reuses}")
     if document["submodules"]:
         lines.append(f"  submodules: {', '.join(document['submodules'])} (from the main checkout's copies)")
     if document["submodules_missing"]:

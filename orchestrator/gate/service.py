@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import shutil
+import uuid
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -19,20 +20,23 @@ from typing import Protocol, TypeVar
 
 from orchestrator import sandbox
 from orchestrator.facts import Acceptance, GateResult, GateSetup, PackageGate
-from orchestrator.gate import base_command, clean_room, fresh_tree, hidden, verdict
+from orchestrator.gate import verdict
 from orchestrator.gate.baseline import check_gate, choose_setup
 from orchestrator.gate.cache import GateCache, cache_key, env_digest, gated_tree, worktree_tree
-from orchestrator.gate.detect import GateChoice, choose_gate
-from orchestrator.gate.environment import gate_env
-from orchestrator.gate.generated import copy_generated
-from orchestrator.gate.judge import gathered_run, unusable_base
-from orchestrator.gate.no_baseline import no_baseline
-from orchestrator.gate.node_modules import own_node_modules
-from orchestrator.gate.per_package import changed_since as changed_files
-from orchestrator.gate.per_package import gate_packages, run_package
-from orchestrator.gate.result import failing_on, run_gate
-from orchestrator.gate.spec_check import SpecCheck, read_texts
-from orchestrator.gate.submodules import init_submodules
+from orchestrator.gate.choose import base_command
+from orchestrator.gate.choose.detect import GateChoice, choose_gate
+from orchestrator.gate.observe.judge import gathered_run, unusable_base
+from orchestrator.gate.observe.per_package import changed_since as changed_files
+from orchestrator.gate.observe.per_package import gate_packages, run_package
+from orchestrator.gate.observe.result import failing_on, run_gate
+from orchestrator.gate.prepare import clean_room, fresh_tree
+from orchestrator.gate.prepare.environment import gate_env
+from orchestrator.gate.prepare.generated import copy_generated
+from orchestrator.gate.prepare.node_modules import own_node_modules
+from orchestrator.gate.prepare.submodules import init_submodules
+from orchestrator.gate.spec import hidden
+from orchestrator.gate.spec.no_baseline import no_baseline
+from orchestrator.gate.spec.spec_check import SpecCheck, read_texts
 from orchestrator.gate.verdict import no_gate
 from orchestrator.processes import Completed, run_shell
 from orchestrator.repo import confined
@@ -95,7 +99,7 @@ class Gates:
     hidden: hidden.HiddenTests | None = None
     """The plan's hidden acceptance tests: no other run can read them, `run(hidden=...)` puts some in place."""
     spec: SpecCheck = field(init=False)
-    """What became of every base test in a judged tree (gate/spec_check.py)."""
+    """What became of every base test in a judged tree (gate/spec/spec_check.py)."""
 
     def __post_init__(self) -> None:
         if self.cache is None and not self.no_cache:
@@ -153,8 +157,8 @@ class Gates:
 
     async def set_up(self, worktree: Path, *, submodules: bool = True) -> Completed | None:
         """Make a new worktree able to run the repo's tests: its submodules from the main checkout's copies, then
-        its own node_modules (gate/node_modules.py) and the version file the build configuration names
-        (gate/generated.py), then the run's setup command (watched); its run, None without
+        its own node_modules (gate/prepare/node_modules.py) and the version file the build configuration names
+        (gate/prepare/generated.py), then the run's setup command (watched); its run, None without
         one."""
         if submodules:
             await init_submodules(self.repo, worktree)
@@ -174,8 +178,8 @@ class Gates:
                   accepted: Sequence[Acceptance] = (), hidden_tests: Sequence[str] = (),
                   kind: str | None = None) -> GateRun:
         """`_run` on what is committed in `worktree`: what the agents left there outside git is removed first, and
-        setup run again if they changed what it made (gate/fresh_tree.py); what this run leaves is recorded as the
-        gate's."""
+        setup run again if they changed what it made (gate/prepare/fresh_tree.py); what this run leaves is recorded as
+        the gate's."""
         _, changed_setup = await fresh_tree.clean(self.repo, worktree)
         if changed_setup:  # what setup made was changed by the agents: made again (a failure fails the gate's run)
             await self.set_up(worktree)
@@ -193,28 +197,16 @@ class Gates:
         the run's); `no_gate` when nothing can check the work. A tree already gated with the same command,
         setup and environment is not gated again. A monorepo's gate runs the packages the commits since
         `changed_since` touched (all of them without it). With `against` (a commit), every test that passed
-        on that commit's tree must pass here, or be a change the coach `accepted` (gate/accounting.py). With
-        `hidden_tests`, they run in a tree of the gate's own (gate/hidden.py), redacted from the result. With the
-        task's `kind` (and `against`), its new tests are run on the base's code too (gate/new_tests.py)."""
+        on that commit's tree must pass here, or be a change the coach `accepted` (gate/spec/accounting.py). With
+        `hidden_tests`, they run in a tree of the gate's own (gate/spec/hidden.py), redacted from the result. With the
+        task's `kind` (and `against`), its new tests are run on the base's code too (gate/spec/new_tests.py)."""
         decided = self.setup
         command = command or decided["command"]
         if command is None:
             return GateRun(no_gate(decided["source"]), ran=False)
-        what = f"the gate `{command}`"
         if decided.get("packages") and command == decided["command"]:
-            changed = await changed_files(self.repo, worktree, changed_since) if changed_since else None
-            each: list[tuple[PackageGate, GateResult]] = []
-            evidence = await self._watched(what, worktree, gate_packages(
-                decided, self.repo.root, worktree, changed, self.request.timeout_s, each=each, run=self._package_run),
-                lambda run: run.run["output"])
-            if against is not None and against == decided.get("base_sha"):  # the packages' base runs are its
-                evidence = replace(evidence, accepted=tuple(accepted), accounted=await self.spec.account_packages(
-                    worktree, command, against, runs=each, accepted=accepted))
-            hidden_lines: frozenset[str] = frozenset()
-            if hidden_tests and evidence.run["exit_code"] is not None:  # a monorepo's hidden tests run from the top
-                found, hidden_lines, _ = await self._hidden_evidence(worktree, command, hidden_tests, against=against)
-                evidence = replace(evidence, hidden=found)
-            return GateRun(hidden.redact_result(verdict.record(evidence), hidden_lines), ran=True)
+            return await self._run_packages(worktree, command, changed_since=changed_since, against=against,
+                                            accepted=accepted, hidden_tests=hidden_tests, kind=kind)
         base = base if base is not None else decided["base"]
         ran = False
 
@@ -246,6 +238,28 @@ class Gates:
             result.pop(base_only, None)  # type: ignore[misc]  # NotRequired keys, named by a variable
         return GateRun(hidden.redact_result(result, secrets), ran=ran)
 
+    async def _run_packages(self, worktree: Path, command: str, *, changed_since: str | None, against: str | None,
+                            accepted: Sequence[Acceptance], hidden_tests: Sequence[str], kind: str | None) -> GateRun:
+        """A monorepo's gate: the packages the commits since `changed_since` touched, each judged on its own."""
+        decided = self.setup
+        what = f"the gate `{command}`"
+        changed = await changed_files(self.repo, worktree, changed_since) if changed_since else None
+        each: list[tuple[PackageGate, GateResult]] = []
+        evidence = await self._watched(what, worktree, gate_packages(
+            decided, self.repo.root, worktree, changed, self.request.timeout_s, each=each, run=self._package_run),
+            lambda run: run.run["output"])
+        if against is not None and against == decided.get("base_sha"):  # the packages' base runs are its
+            evidence = replace(evidence, accepted=tuple(accepted), accounted=await self.spec.account_packages(
+                worktree, command, against, runs=each, accepted=accepted))
+            if kind is not None and verdict.decide(evidence).passed:  # the new-tests rule, package by package
+                evidence = replace(evidence, new_tests=await self.spec.new_tests_in_packages(
+                    worktree, command, against, kind, runs=each))
+        hidden_lines: frozenset[str] = frozenset()
+        if hidden_tests and evidence.run["exit_code"] is not None:  # a monorepo's hidden tests run from the top
+            found, hidden_lines, _ = await self._hidden_evidence(worktree, command, hidden_tests, against=against)
+            evidence = replace(evidence, hidden=found)
+        return GateRun(hidden.redact_result(verdict.record(evidence), hidden_lines), ran=True)
+
     async def _with_new_tests(self, evidence: verdict.Evidence, worktree: Path, command: str, against: str,
                               kind: str) -> verdict.Evidence:
         """The evidence with what the task's new tests show on the base's code, asked only while it passes."""
@@ -257,8 +271,8 @@ class Gates:
     async def _hidden_evidence(self, worktree: Path, command: str, paths: Sequence[str], *,
                                against: str | None = None) -> tuple[verdict.HiddenRun, frozenset[str], bool]:
         """The hidden tests' run (redacted), the lines to redact from the verdict, and whether they ran; with
-        `against`, they run in the clean room (gate/clean_room.py). Their run is remembered as the main one is, by
-        the commit's tree, the command, setup and environment, and by the hidden files' content (the cache keeps
+        `against`, they run in the clean room (gate/prepare/clean_room.py). Their run is remembered as the main one is,
+        by the commit's tree, the command, setup and environment, and by the hidden files' content (the cache keeps
         only its redacted copy) and the clean room's base: the same tree judged again runs nothing."""
         if self.hidden is None:
             raise RuntimeError("hidden tests asked for, but the gate was given none")
@@ -323,7 +337,8 @@ class Gates:
             found = await asyncio.to_thread(lambda: self.cache.lookup(key, any_run=True) if self.cache else None)
             if found is not None:
                 return found
-        place = near.parent / f"_base-{sha[:12]}"
+        # A place of its own: two tasks judged against the same commit at once must not remove each other's.
+        place = near.parent / f"_base-{sha[:12]}-{uuid.uuid4().hex[:8]}"
         await self.repo.add_detached_worktree(place, sha)
         try:
             done = await self.set_up(place)
@@ -390,7 +405,7 @@ class Gates:
 
     async def _as_on_base(self, command: str, worktree: Path, folder: str = ".") -> base_command.BaseCommand | None:
         """`command` as the run's base defines it in `folder`, when the tree defines it otherwise
-        (gate/base_command.py)."""
+        (gate/choose/base_command.py)."""
         names = base_command.config_files(command)
         base_sha = self.decided.get("base_sha") if self.decided is not None else None
         if not names or base_sha is None:

@@ -2,8 +2,8 @@
 `passed` (tests/unit/test_verdict_writer.py fails if any other module assigns it).
 
 The gate service gathers the `Evidence` (plain data, no callables): the task's run and the base's, the flaky
-re-run, the accounting of every base test (gate/spec_check.py, the tamper and code screens' hits among it) with
-the coach's acceptances, what the task's new tests showed on the base's code (gate/new_tests.py), the hidden
+re-run, the accounting of every base test (gate/spec/spec_check.py, the tamper and code screens' hits among it) with
+the coach's acceptances, what the task's new tests showed on the base's code (gate/spec/new_tests.py), the hidden
 tests' run, a monorepo's per-package verdicts, and a slot for the clean room's run. `decide` reads nothing else
 and does no I/O; `record` puts its `Verdict` on the run it judged, as the GateResult that state, events and
 `status --json` carry. A new kind of evidence is a new field of `Evidence` (default: absent) and a step of
@@ -17,8 +17,9 @@ from dataclasses import dataclass
 from typing import cast
 
 from orchestrator.facts import Acceptance, GateResult, Observation, TestChange
-from orchestrator.gate import accounting, code_screen, crosscheck, hidden, new_tests, shifted
-from orchestrator.gate.observed import BY_COUNTS, BY_EXIT, green, ran_none, unusable
+from orchestrator.gate.observe import crosscheck
+from orchestrator.gate.observe.observed import BY_COUNTS, BY_EXIT, failing_named, green, ran_none, unusable
+from orchestrator.gate.spec import accounting, code_screen, hidden, new_tests, shifted
 
 VERDICT_RULES = "2"
 """The version of the rules below: bump it with any change to what `decide` concludes from the same evidence."""
@@ -26,7 +27,7 @@ VERDICT_RULES = "2"
 
 @dataclass(frozen=True)
 class Accounted:
-    """What became of every base test on the judged tree (gate/spec_check.py), before the coach's acceptances."""
+    """What became of every base test on the judged tree (gate/spec/spec_check.py), before the coach's acceptances."""
 
     changes: tuple[TestChange, ...]
     """Base tests that don't pass here (the tamper screen's hits on base tests included)."""
@@ -35,9 +36,10 @@ class Accounted:
     unverified: tuple[str, ...] = ()
     """What the gate could not verify: new tests only skipped, or flagged by the tamper screen."""
     case_diff: str = ""
-    """The parametrize / table diff of unaccepted tests whose ids are positions (gate/shifted.py)."""
+    """The parametrize / table diff of unaccepted tests whose ids are positions (gate/spec/shifted.py)."""
     reads: tuple[tuple[str, tuple[str, ...]], ...] = ()
-    """Changed files the base's tests read (gate/reads.py), each with those tests: accepting one accepts them."""
+    """Changed files the base's tests read (gate/observe/reads.py), each with those tests: accepting one accepts
+    them."""
 
 
 @dataclass(frozen=True)
@@ -70,7 +72,7 @@ class Evidence:
     clean_room: Observation | None = None
     """The same tree run in the clean room: judged against the base as `run` is, its new failures refuse too."""
     new_tests: new_tests.Finding | None = None
-    """What the task's new tests showed on the base's code, when they break the rule (gate/new_tests.py): refuses,
+    """What the task's new tests showed on the base's code, when they break the rule (gate/spec/new_tests.py): refuses,
     unless the coach accepted it (then unverified)."""
 
 
@@ -89,7 +91,7 @@ class Verdict:
     """None: not accounted."""
     unverified: tuple[str, ...] | None
     tampering: tuple[str, ...] = ()
-    """Accounts of the run that disagree (gate/crosscheck.py): refused, named, never judged by counts then."""
+    """Accounts of the run that disagree (gate/observe/crosscheck.py): refused, named, never judged by counts then."""
     rules: str = VERDICT_RULES
 
 
@@ -218,6 +220,8 @@ def _against_base(run: Observation, base: Observation | None) -> GateResult:
     if ran_none(run):
         verdict["passed"] = False
         return verdict
+    if not verdict["passed"] and base is not None and green(base):
+        verdict["summary"] = f"{run['summary']}{failing_named(run)}"  # on a red base: named below, if new
     if verdict["passed"] or base is None or green(base) or ran_none(base) or base["command"] != run["command"]:
         return verdict
     if unusable(run) or run["exit_code"] is None:
@@ -247,7 +251,7 @@ def _accounted(run: GateResult, found: Accounted, accepted: tuple[Acceptance, ..
     base test is the run's own failure, judged against the base)."""
     judged = accounting.accept(found.changes, accepted, found.test_files_changed,
                                {path: frozenset(tests) for path, tests in found.reads})
-    changes = [change for change in judged if change["fate"] != code_screen.FATE]
+    changes = [change for change in judged if change["fate"] not in (code_screen.FATE, accounting.NEW_CANT_FAIL)]
     verdict = run.copy()
     verdict["test_changes"] = changes
     open_changes = [change for change in accounting.unaccepted(changes) if change["fate"] != "failing"]
@@ -263,12 +267,24 @@ def _accounted(run: GateResult, found: Accounted, accepted: tuple[Acceptance, ..
                              f" coach must accept the change in test_changes_accepted, naming the requirement"
                              f" it serves):\n{listing}{cases}\n\n{run['output']}")
     verdict["unverified"] = list(found.unverified)
-    return _code_screened(verdict, [change for change in judged if change["fate"] == code_screen.FATE])
+    verdict = _code_screened(verdict, [change for change in judged if change["fate"] == code_screen.FATE])
+    return _code_screened(verdict, [change for change in judged if change["fate"] == accounting.NEW_CANT_FAIL],
+                          _NEW_CANT_FAIL)
 
 
-def _code_screened(verdict: GateResult, hits: list[TestChange]) -> GateResult:
-    """The verdict with the code screen's hits (gate/code_screen.py) among its test changes: refused naming each
-    one the coach did not accept; an accepted one leaves the approval unverified."""
+_CODE_SCREENED = ("place(s) in the code the task wrote know they are tested",
+                  "Code the task wrote that behaves differently under a test runner, touches the runner or its"
+                  " output, or answers a comparison without reading it (remove it")
+_NEW_CANT_FAIL = ("test(s) the task added can't fail",
+                  "Tests the task added that can't fail: skipped, marked to fail, or with assertions that hold"
+                  " whatever the code does (make each able to fail")
+
+
+def _code_screened(verdict: GateResult, hits: list[TestChange],
+                   words: tuple[str, str] = _CODE_SCREENED) -> GateResult:
+    """The verdict with the code screen's hits (gate/spec/code_screen.py), or the tests the task added that can't fail,
+    among its test changes: refused naming each one the coach did not accept; an accepted one leaves the approval
+    unverified."""
     if not hits:
         return verdict
     verdict = verdict.copy()
@@ -280,13 +296,12 @@ def _code_screened(verdict: GateResult, hits: list[TestChange]) -> GateResult:
         verdict["passed"] = False
         named = "; ".join(f"{change['test']}: {change['detail']}" for change in open_hits[:5])
         more = f" (and {len(open_hits) - 5} more)" if len(open_hits) > 5 else ""
-        verdict["summary"] = (f"{verdict['summary']}; {len(open_hits)} place(s) in the code the task wrote know"
-                              f" they are tested, and the coach did not accept it: {named}{more}")
+        verdict["summary"] = (f"{verdict['summary']}; {len(open_hits)} {words[0]}, and the coach did not accept it:"
+                              f" {named}{more}")
         listing = "\n".join(f"- {change['test']}: {change['detail']}" for change in open_hits[:50])
-        verdict["output"] = (f"Code the task wrote that behaves differently under a test runner, touches the runner"
-                             f" or its output, or answers a comparison without reading it (remove it, or the coach"
-                             f" must accept its file in test_changes_accepted, naming the requirement it serves;"
-                             f" the approval is then unverified):\n{listing}\n\n{verdict['output']}")
+        verdict["output"] = (f"{words[1]}, or the coach must accept its file in test_changes_accepted, naming the"
+                             f" requirement it serves; the approval is then unverified):\n{listing}\n\n"
+                             f"{verdict['output']}")
     return verdict
 
 

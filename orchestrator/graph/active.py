@@ -25,6 +25,8 @@ class ActiveRun:
     """The task subgraph of the run's shape (its max turns, its precheck)."""
     digest: str = ""
     """The digest of the plan the run started from (a replan changes the plan in memory, never this)."""
+    landing_graph: TaskGraph | None = None
+    """The task subgraph entered at `merge`: a picked attempt's landing (graph/attempts.py)."""
 
 
 ACTIVE: dict[str, ActiveRun] = {}

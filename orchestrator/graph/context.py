@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
@@ -23,14 +23,20 @@ from orchestrator import sandbox
 from orchestrator.errors import InfrastructureError
 from orchestrator.facts import Acceptance
 from orchestrator.gate import HIDDEN_FOLDER, GateRequest, Gates, GateSetup, HiddenTests, session_env
+from orchestrator.graph.budgets import FEATURE, RaisedBudgets
 from orchestrator.graph.events import EventLog
 from orchestrator.plan.model import FeaturePlan
 from orchestrator.repo import watch
 from orchestrator.repo.git import GitRepo, feature_branch, task_branch
-from orchestrator.settings import RunOptions
+from orchestrator.settings import RunOptions, session_model
 from orchestrator.store import traces as trace
 
 T = TypeVar("T")
+
+
+def attempt_suffix(attempt: int) -> str:
+    """What names attempt k of a task beside the task's own worktree and branch: nothing for the first."""
+    return f".a{attempt}" if attempt > 1 else ""
 
 
 def _stream_writer() -> StreamWriter | None:
@@ -69,6 +75,8 @@ class RunContext:
     limit_gate: UsageLimitGate | None = None
     """The run-wide usage-limit pause every session waits on (None: sessions retry on their own)."""
     spend: Spend = field(default_factory=Spend)
+    budgets: RaisedBudgets = field(default_factory=RaisedBudgets)
+    """The budgets a person raised at their cap (graph/budgets.py): they hold over the options' own."""
     merge_lock: asyncio.Lock = field(default_factory=asyncio.Lock)
     landing_queue: dict[str, str] = field(default_factory=dict)
     """Approved tasks waiting to land, by id: the commit each would land (a landing may take them along)."""
@@ -78,10 +86,13 @@ class RunContext:
     """A run by URL: where every node-end commit is pushed (graph/by_url.py); None for a local repo."""
     slots: asyncio.Semaphore | None = None
     """The run's `--parallel` slots, one held by each running task (None: a task run alone)."""
+    answers: dict[str, dict[str, str]] = field(default_factory=dict)
+    """A person's answers given before a task starts, by task id: its own in earlier runs (`resume`), or the task's
+    it replaces (`--replan`). Each start of the task begins with them: they are part of its brief."""
     gates: Gates = field(init=False)
     """The run's gate (`gate`), run on trees: remembered by tree, sandboxed, what the user owns watched."""
     hidden: HiddenTests = field(init=False)
-    """The plan's hidden acceptance tests: only the gate reads them (gate/hidden.py)."""
+    """The plan's hidden acceptance tests: only the gate reads them (gate/spec/hidden.py)."""
 
     def __post_init__(self) -> None:
         request = GateRequest(plan_verify=self.plan.verify, plan_setup=self.plan.setup, verify=self.options.verify,
@@ -114,20 +125,30 @@ class RunContext:
     def feature_branch(self) -> str:
         return feature_branch(self.plan.id)
 
-    def task_branch(self, task_id: str) -> str:
-        return task_branch(self.plan.id, task_id)
+    def task_branch(self, task_id: str, attempt: int = 1) -> str:
+        """The task's branch; attempt k > 1 of it has its own beside it (`….TASK-002.a2`: ids have no dot)."""
+        return task_branch(self.plan.id, task_id) + attempt_suffix(attempt)
 
-    def worktree(self, task_id: str) -> Path:
-        return self.repo.worktrees_dir / self.plan.id / task_id
+    def worktree(self, task_id: str, attempt: int = 1) -> Path:
+        return self.repo.worktrees_dir / self.plan.id / f"{task_id}{attempt_suffix(attempt)}"
 
     @property
     def integration_worktree(self) -> Path:
         return self.repo.worktrees_dir / self.plan.id / "_integration"
 
-    def runs_dir(self, task_id: str | None = None) -> Path:
-        return trace.runs_dir(self.repo.root, self.plan.id, task_id)
+    def runs_dir(self, task_id: str | None = None, attempt: int = 1) -> Path:
+        """The run's folder, a task's, or an attempt k > 1's inside its task's (`TASK-002/a2/`)."""
+        folder = trace.runs_dir(self.repo.root, self.plan.id, task_id)
+        return folder / f"a{attempt}" if task_id and attempt > 1 else folder
 
-    def brief(self, task_id: str) -> TaskBrief:
+    def attempt_model(self, task_id: str, attempt: int) -> str | None:
+        """The player's model of attempt k: the task's `attempt_models` (else the feature's) taken in turn."""
+        models = self.plan.task(task_id).attempt_models or self.plan.attempt_models
+        return models[(attempt - 1) % len(models)] if models else None
+
+    def brief(self, task_id: str, answers: Mapping[str, str] | None = None) -> TaskBrief:
+        """What every role is told of the task; `answers`: the ones its state holds (this run's, and those it
+        started with)."""
         task = self.plan.task(task_id)
         requirements = list(task.requirements)
         if task.description:
@@ -142,6 +163,7 @@ class RunContext:
             file_scope=list(task.files),
             frozen_tests=[] if task.hidden_tests else list(task.acceptance_tests),
             hidden_tests=list(task.acceptance_tests) if task.hidden_tests else [],
+            answers={**self.answers.get(task_id, {}), **(answers or {})},
         )
 
     def hidden_of(self, task_ids: list[str]) -> tuple[str, ...]:
@@ -167,25 +189,36 @@ class RunContext:
     def remaining_budget(self, task_id: str, task_spent: float) -> float | None:
         """What the next session of this task may still spend: the tightest of feature and task budgets."""
         limits = []
-        if self.options.budget_usd is not None:
-            limits.append(self.options.budget_usd - self.spend.usd)
-        task_budget = self.plan.task(task_id).budget_usd or self.options.task_budget_usd
-        if task_budget is not None:
+        if (feature_budget := self.feature_budget()) is not None:
+            limits.append(feature_budget - self.spend.usd)
+        if (task_budget := self.task_budget(task_id)) is not None:
             limits.append(task_budget - task_spent)
         return min(limits) if limits else None
+
+    def feature_budget(self) -> float | None:
+        return self.budgets.budget(FEATURE, self.options.budget_usd)
+
+    def task_budget(self, task_id: str) -> float | None:
+        return self.budgets.budget(task_id, self.plan.task(task_id).budget_usd or self.options.task_budget_usd)
 
     def budget_exhausted(self, task_id: str, task_spent: float) -> str | None:
         """Why no new session may start, or None. Checked before every session."""
         remaining = self.remaining_budget(task_id, task_spent)
         if remaining is None or remaining > 0:
             return None
-        if self.options.budget_usd is not None and self.spend.usd >= self.options.budget_usd:
-            return f"budget exhausted: the feature spent ${self.spend.usd:.4f} of ${self.options.budget_usd:.4f}"
+        if (feature_budget := self.feature_budget()) is not None and self.spend.usd >= feature_budget:
+            return f"budget exhausted: the feature spent ${self.spend.usd:.4f} of ${feature_budget:.4f}"
         return f"budget exhausted: the task spent ${task_spent:.4f} of its budget"
 
-    def session_settings(self, role: str, task_id: str, task_spent: float, events: EventLog) -> SessionSettings:
-        model = {"coach": self.options.coach_model, "precheck": self.options.precheck_model}.get(role)
-        model = model or self.options.model
+    def session_settings(self, role: str, task_id: str, task_spent: float, events: EventLog, *,
+                         attempt: int = 0) -> SessionSettings:
+        """A session's settings; `attempt` k > 0: one of a task's attempts (its worktree, its player's model)."""
+        model = session_model(role, self.plan.task(task_id).complexity, model=self.options.model,
+                              coach_model=self.options.coach_model, precheck_model=self.options.precheck_model,
+                              routing=self.options.models)
+        if role == "player" and attempt > 0 and (of_attempt := self.attempt_model(task_id, attempt)):
+            model = of_attempt
+        worktree = self.worktree(task_id, max(attempt, 1))
         caps = [c for c in (self.options.session_budget_usd, self.remaining_budget(task_id, task_spent)) if c]
         return SessionSettings(
             model=model,
@@ -203,8 +236,8 @@ class RunContext:
             sandbox_writable=self.agent_writable(task_id) if sandbox.agents_available() else None,
             unreadable=self.unreadable(),
             # The agent's own test runs see what the gate sees (the run's venv, the worktree's sources first).
-            env={**session_env(self.repo.root, self.worktree(task_id)),
-                 **(sandbox.agent_env(self.worktree(task_id)) if sandbox.agents_available() else {})},
+            env={**session_env(self.repo.root, worktree),
+                 **(sandbox.agent_env(worktree) if sandbox.agents_available() else {})},
         )
 
     def agent_writable(self, task_id: str) -> tuple[Path, ...]:

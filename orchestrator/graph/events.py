@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+from contextvars import ContextVar
 from typing import Any
 
 from langgraph.types import StreamWriter
@@ -10,7 +11,11 @@ from langgraph.types import StreamWriter
 from orchestrator.events import Event, EventKind, event_dict
 from orchestrator.store import traces as trace
 
-__all__ = ["Event", "EventKind", "EventLog", "event_dict"]
+__all__ = ["ATTEMPT", "Event", "EventKind", "EventLog", "event_dict"]
+
+ATTEMPT: ContextVar[int] = ContextVar("autobuild_attempt", default=0)
+"""The task attempt whose loop runs in this context (graph/attempts.py sets it around each attempt's subgraph, whose
+nodes inherit it): its events carry `attempt`. 0: a task's only loop, whose events are as they always were."""
 
 
 def _no_writer(_: Any) -> None:
@@ -27,6 +32,8 @@ class EventLog:
         self.writer: StreamWriter = writer or _no_writer
 
     def __call__(self, kind: EventKind, task: str | None = None, **data: Any) -> Event:
+        if task is not None and (attempt := ATTEMPT.get()) and "attempt" not in data:
+            data["attempt"] = attempt
         event = Event(event=kind, feature=self.feature_id, task=task, **data)
         record = event.to_dict()
         trace.append(self.repo, self.feature_id, task, record)  # the feature's own events: its trace

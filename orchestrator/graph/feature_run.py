@@ -10,12 +10,13 @@ interrupt (resumable).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import uuid
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from langchain_core.runnables import RunnableConfig
 from langgraph.config import get_config
@@ -28,8 +29,8 @@ from agents import ClaudeAgents
 from agents.limits import UsageLimitGate, UsageLimitYield
 from orchestrator import facts, sandbox
 from orchestrator.errors import InputError, PlanError
-from orchestrator.gate import GateChoice, GateRequest, Gates, GateSetup, check_hidden_tests, choose_gate
-from orchestrator.graph import by_url, pause, replan
+from orchestrator.gate import GateChoice, GateRequest, GateResult, Gates, GateSetup, check_hidden_tests, choose_gate
+from orchestrator.graph import attempts, by_url, pause, replan
 from orchestrator.graph.active import ACTIVE, ActiveRun, TaskGraph
 from orchestrator.graph.context import RunContext, Spend
 from orchestrator.graph.events import EventLog
@@ -46,8 +47,12 @@ from orchestrator.store.pause import pause_path
 from orchestrator.store.paused_threads import interrupt_value, shared_paused_threads
 from orchestrator.views import html_report, pictures, reports
 
-TaskGraphs = Callable[[int, bool], TaskGraph]
-"""The compiled task graph for `(max_turns, precheck)` (`workflow.task_graph`, passed in: it imports this)."""
+
+class TaskGraphs(Protocol):
+    """The compiled task graph for `(max_turns, precheck)`, or its landing entry (`workflow.task_graph`, passed in:
+    it imports this)."""
+
+    def __call__(self, max_turns: int, precheck: bool, landing: bool = False, /) -> TaskGraph: ...
 
 _ACTIVE = ACTIVE
 """Task bodies find their run by key: task arguments stay plain strings, never live objects."""
@@ -93,12 +98,14 @@ async def run_task(task_id: str, run_key: str) -> TaskResult:
     # A trace shows the task's subgraph under its id, its runs tagged with it (neither reaches the checkpoints).
     config: RunnableConfig = {"recursion_limit": 12 * ctx.options.max_turns + 30, "run_name": f"task {task_id}",
                    "tags": [task_id]}
-    async with scheduler.slots:
+    count, launched = (1, 1) if skip_reason else await attempts.planned(ctx.options, ctx.plan, task_id)
+    async with contextlib.nullcontext() if launched > 1 else scheduler.slots:  # each attempt takes its own slot
         try:
             events("task_ready", task_id)
             task_input = TaskInput(feature_id=ctx.feature_id, task_id=task_id, skip_reason=skip_reason,
                                    plan_digest=active.digest)
-            final = await graph.ainvoke(task_input, config, context=ctx)
+            final = await (attempts.run(task_id, run_key, count, launched) if launched > 1
+                           else graph.ainvoke(task_input, config, context=ctx))
         except GraphInterrupt:
             await scheduler.hold(task_id, "waiting for an answer")
             raise
@@ -167,7 +174,8 @@ async def _run_plan(inputs: FeatureInput, options: RunOptions, repo: GitRepo, ru
     scheduler = Scheduler(plan, order, options.parallel, options.schedule, ignore_deps, earlier=earlier)
     run.ctx.slots = scheduler.slots  # a task waiting for an answer gives its slot up (RunContext)
     questions = await _run_tasks(run, scheduler, order,
-                                 task_graphs(options.max_turns, bool(options.precheck_model)))
+                                 task_graphs(options.max_turns, bool(options.precheck_model)),
+                                 task_graphs(options.max_turns, bool(options.precheck_model), True))
     return await _finish(inputs, run, scheduler, questions, order=order, earlier=earlier, only_task=only_task)
 
 
@@ -205,7 +213,8 @@ async def _start(inputs: FeatureInput, options: RunOptions, repo: GitRepo, runti
                                          partial(pause.yielded, runtime, events, thread, unrecorded))
     ctx = RunContext(options=options, plan=plan, repo=repo, base_branch=setup["base_branch"],
                      agents=options.agents or ClaudeAgents(), gate=gate, spend=Spend(),
-                     limit_gate=limit_gate, remote_url=inputs.get("repo_url"))
+                     limit_gate=limit_gate, remote_url=inputs.get("repo_url"),
+                     answers={t: dict(a) for t, a in (inputs.get("answers") or {}).items()})
     return _Started(ctx, events, setup["feature_sha"], digest, limit_gate, unrecorded)
 
 
@@ -232,18 +241,26 @@ async def _announce(run: _Started, order: list[str]) -> None:
     events("feature_start", branch=ctx.feature_branch, sha=run.feature_sha, tasks=order,
            budget_usd=ctx.options.budget_usd,
            gate=gate["command"], gate_source=gate["source"], setup=gate["setup"],
-           gate_base=gate["base"]["summary"] if gate["base"] else None,
+           gate_base=_base_line(gate["base"]) if gate["base"] else None,
            base_failing=(gate["base"]["failing"] if gate["base"] else None) or [])
     if not await asyncio.to_thread(sandbox.agents_available):  # said once per run start; then a change around a
         # session fails its task
         events("sandbox_unavailable", detail=await asyncio.to_thread(sandbox.why_unavailable))
 
 
+def _base_line(base: GateResult) -> str:
+    """What the base's run showed, and, when it is no baseline a task repairs, why it is none (the refusal's cause,
+    said again where the run starts: every test the gate runs must pass)."""
+    cause = base.get("not_a_baseline")
+    return base["summary"] + (f"; no baseline ({cause}): a task repairs it, every test the gate runs must pass"
+                              if cause else "")
+
+
 async def _run_tasks(run: _Started, scheduler: Scheduler, order: list[str], task_graph: TaskGraph,
-                     ) -> list[Interrupt]:
+                     landing_graph: TaskGraph) -> list[Interrupt]:
     """Every task of the run, one `run_task` each, launched up front in `order`; the questions they leave."""
     key = uuid.uuid4().hex
-    _ACTIVE[key] = ActiveRun(run.ctx, scheduler, task_graph, run.digest)
+    _ACTIVE[key] = ActiveRun(run.ctx, scheduler, task_graph, run.digest, landing_graph)
     try:
         return await _collect({task_id: run_task(task_id, key) for task_id in order}, scheduler,
                               run.ctx.spend)

@@ -55,7 +55,8 @@ async def propose_replacement(task_id: str, run_key: str, round_: int, failure: 
                                check=False)).stdout if failure["base_sha"] and failure["last_sha"] else ""
     task_spec = ctx.plan.task(task_id)
     data = ReplanInput(
-        brief=ctx.brief(task_id), round=round_, reason=str(failure["reason"]), turns=int(failure["turns"]),
+        brief=ctx.brief(task_id, failure.get("answers")), round=round_, reason=str(failure["reason"]),
+        turns=int(failure["turns"]),
         repo=ctx.repo.root, feedback=str(failure["feedback"]), diff=diff, dependencies=list(task_spec.dependencies),
         other_tasks=[f"{t.id}: {t.name}" for t in ctx.plan.tasks if t.id != task_id],
         transcript_path=ctx.runs_dir(task_id) / f"replan-{round_}.jsonl",
@@ -81,7 +82,7 @@ def _failure(result: TaskResult, final: TaskState) -> dict[str, Any]:
             "cost_usd": float(result.get("cost_usd", 0.0)), "base_sha": str(final.get("base_sha") or ""),
             "last_sha": str(history[-1].get("sha") or "") if history else "",
             "feedback": format_feedback([dict(i) for i in review.get("items") or []], list(review.get("notes") or []))
-            if review else ""}
+            if review else "", "answers": dict(final.get("answers") or {})}
 
 
 def _with_replan_cost(result: TaskResult, final: TaskState, cost: float, replans: int) -> TaskResult:
@@ -112,6 +113,8 @@ async def replace(task_id: str, result: TaskResult, final: Any, run_key: str, *,
         declined = _with_replan_cost(result, final, cost, replans=0)
         return declined | TaskResult(reason=f"{result.get('reason')}; replan declined: {', '.join(new_ids)} not run")
     await _apply(active.scheduler, task_id, tasks)
+    for new_id in new_ids:  # what a person answered the replaced task holds for the tasks that do its work
+        ctx.answers[new_id] = {**ctx.answers.get(new_id, {}), **dict(final.get("answers") or {})}
     events("replan", task_id, tasks=new_ids, cost_usd=cost, reason=str(result.get("reason", "")))
     replaced = _with_replan_cost(result, final, cost, replans=1) | TaskResult(
         status="replaced", reason=f"replaced by {', '.join(new_ids)} ({result.get('reason')})", replaced_by=new_ids)

@@ -137,6 +137,8 @@ def new_input(run_plan: RunPlan, rerun: dict[str, str]) -> FeatureInput:
         running = set(rerun) | {run_plan.only_task}
         known = outcomes.truth(run_plan.store, run_plan.plan.id)
         graph_input["earlier"] = {t: r for t, r in known.outcomes().items() if t not in running}
+        if answers := {t: dict(r["answers"]) for t, r in known.outcomes().items() if t in running and r.get("answers")}:
+            graph_input["answers"] = answers  # nothing a person answered is asked again
         if spent := {t: usd for t, usd in known.spent.items() if usd}:  # the feature report counts every attempt
             graph_input["spent"] = spent
             graph_input["spent_turns"] = {t: turns for t, turns in known.spent_turns.items() if turns}

@@ -58,8 +58,9 @@ def after_feedback(state: TaskState) -> Literal["player", "finalize_failure"]:
 
 
 def after_finalize_success(state: TaskState) -> Literal["merge", "__end__"]:
+    """An approved task lands; one attempt of several ends at its verdict (the selection picks which lands)."""
     result = state.get("result") or {}
-    return "merge" if result.get("status") in SUCCESS else "__end__"
+    return "merge" if result.get("status") in SUCCESS and not state.get("hold_landing") else "__end__"
 
 
 def after_merge(state: TaskState) -> Literal["feedback", "__end__"]:

@@ -52,6 +52,12 @@ class TaskInput(TypedDict, total=False):
     task_id: str
     skip_reason: str | None
     plan_digest: str
+    attempt: int
+    """One of the task's independent attempts (graph/attempts.py; absent: the only one)."""
+    approach: str
+    """That attempt's approach hint, a prompt's name."""
+    hold_landing: bool
+    """An attempt ends at its verdict: only the one the selection picks lands."""
 
 
 @with_config(ConfigDict(use_attribute_docstrings=True))  # the docstrings below are the input form's help (Studio)
@@ -86,6 +92,9 @@ class FeatureInput(TypedDict, total=False):
     """What each task's attempts before this run cost (USD): the feature report counts every attempt."""
     spent_turns: dict[str, int]
     """The turns those attempts took."""
+    answers: dict[str, dict[str, str]]
+    """A run again (`resume`): a person's answers to each task's questions in its earlier runs, by task id (each
+    starts with them, as part of its brief: nothing answered is asked again)."""
 
 
 @with_config(ConfigDict(use_attribute_docstrings=True))

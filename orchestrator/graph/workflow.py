@@ -69,10 +69,13 @@ def _flushing(node: TaskNode) -> TaskNode:
     return update_wrapper(flushing, node)
 
 
-def build_task_graph(max_turns: int, precheck: bool) -> StateGraph[TaskState, RunContext, TaskInput, TaskState]:
-    """initialize → player → [precheck →] coach → (feedback → player)* → finalize_success → merge | finalize_failure."""
+def build_task_graph(max_turns: int, precheck: bool, landing: bool = False,
+                     ) -> StateGraph[TaskState, RunContext, TaskInput, TaskState]:
+    """initialize → player → [precheck →] coach → (feedback → player)* → finalize_success → merge | finalize_failure.
+    `landing`: the same loop entered at `merge` with a whole task state (a picked attempt's, graph/attempts.py)."""
     graph: StateGraph[TaskState, RunContext, TaskInput, TaskState] = StateGraph(
-        TaskState, context_schema=RunContext, input_schema=TaskInput)
+        TaskState, context_schema=RunContext,
+        input_schema=TaskState if landing else TaskInput)
     graph.add_node("initialize", _flushing(by_url.pushing(task_nodes.initialize)))
     graph.add_node("player", _flushing(by_url.pushing(task_nodes.player)))
     graph.add_node("coach", _flushing(by_url.pushing(review_nodes.coach)))
@@ -81,7 +84,7 @@ def build_task_graph(max_turns: int, precheck: bool) -> StateGraph[TaskState, Ru
     graph.add_node("finalize_success", _flushing(by_url.pushing(task_nodes.finalize_success)))
     graph.add_node("finalize_failure", _flushing(by_url.pushing(task_nodes.finalize_failure)))
     graph.add_node("merge", _flushing(by_url.pushing(merge.merge)))
-    graph.add_edge(START, "initialize")
+    graph.add_edge(START, "merge" if landing else "initialize")
     graph.add_conditional_edges("initialize", routing.after_initialize)
     after_player = ["coach", "feedback", "finalize_failure", "ask_human"]
     if precheck:
@@ -101,14 +104,14 @@ def build_task_graph(max_turns: int, precheck: bool) -> StateGraph[TaskState, Ru
     return graph
 
 
-_TASK_GRAPHS: dict[tuple[int, bool], TaskGraph] = {}
+_TASK_GRAPHS: dict[tuple[int, bool, bool], TaskGraph] = {}
 
 
-def task_graph(max_turns: int, precheck: bool) -> TaskGraph:
+def task_graph(max_turns: int, precheck: bool, landing: bool = False) -> TaskGraph:
     """Compiled once per shape; checkpointed through the workflow's checkpointer (it runs inside a task)."""
-    key = (max_turns, precheck)
+    key = (max_turns, precheck, landing)
     if key not in _TASK_GRAPHS:
-        _TASK_GRAPHS[key] = build_task_graph(max_turns, precheck).compile(name="task")
+        _TASK_GRAPHS[key] = build_task_graph(max_turns, precheck, landing).compile(name="task")
     return _TASK_GRAPHS[key]
 
 

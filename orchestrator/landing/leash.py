@@ -40,7 +40,8 @@ def main(argv: list[str]) -> int:
 
     signal.signal(signal.SIGTERM, end_group)
     _die_with_parent(parent)
-    # close_fds=False: the command keeps what it was given through the leash, the gate's channel (gate/channel.py)
+    # close_fds=False: the command keeps what it was given through the leash, the gate's channel
+    # (gate/observe/channel.py)
     with subprocess.Popen(["bash", "-c", argv[0]], close_fds=False) as child:
         return child.wait()
 

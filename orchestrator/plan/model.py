@@ -34,6 +34,18 @@ from orchestrator.repo import confined
 
 Identifier = Annotated[str, StringConstraints(pattern=ID_PATTERN, min_length=1, max_length=MAX_ID_LENGTH)]
 Complexity = Annotated[int, Field(ge=1, le=10)]
+MAX_ATTEMPTS = 8
+"""Independent attempts at one task at most (`attempts:`, `--attempts`)."""
+Attempts = Annotated[int, Field(ge=1, le=MAX_ATTEMPTS)]
+ModelName = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=100,
+                                             pattern=r"^[A-Za-z0-9][A-Za-z0-9._:\[\]/-]*$")]
+
+
+def _attempts_int(value: Any) -> Any:
+    """`attempts: true` or `"3"` is a mistake, not a number: attempts are said as a whole number from 1 to 8."""
+    if value is not None and (isinstance(value, bool) or not isinstance(value, int)):
+        raise ValueError(f"must be a whole number from 1 to {MAX_ATTEMPTS}")
+    return value
 
 
 def _not_blank(value: str | None) -> str | None:
@@ -61,18 +73,25 @@ class TaskSpec(BaseModel):
     files: list[str] = Field(default_factory=list)
     acceptance_tests: list[str] = Field(default_factory=list)
     hidden_tests: bool = False
-    """Its `acceptance_tests` can't be read by the agents, only the gate runs them (gate/hidden.py); else frozen."""
+    """Its `acceptance_tests` can't be read by the agents, only the gate runs them (gate/spec/hidden.py); else
+    frozen."""
     repairs_base: bool = False
     """The task repairs a base whose tests never ran (import, collection or build errors): the run is not refused
     for it, and every test the gate runs must pass (nothing is waived as already failing on the base)."""
     verify: str | None = None
     kind: TaskKind = "feature"
     """What the task is: a feature's or fix's new tests must fail on the base's code, a refactor's pass there
-    (gate/new_tests.py); docs, test and chore tasks are judged as before."""
+    (gate/spec/new_tests.py); docs, test and chore tasks are judged as before."""
     budget_usd: float | None = Field(default=None, gt=0)
     description: str = ""
     file_path: str | None = None
     """The task's markdown, relative to the repo (GuardKit's field): its body joins the brief."""
+    attempts: Attempts | None = None
+    """Independent player/coach attempts at this task (1-8), over the feature's `attempts` (graph/attempts.py)."""
+    attempt_models: list[ModelName] = Field(default_factory=list)
+    """Models the attempts' players take in turn, over the feature's `attempt_models`."""
+
+    _attempts_int = field_validator("attempts", mode="before")(_attempts_int)
 
     @field_validator("files", "acceptance_tests")
     @classmethod
@@ -134,8 +153,13 @@ class FeaturePlan(BaseModel):
     setup: str | None = None
     tasks: list[TaskSpec] = Field(min_length=1)
     orchestration: Orchestration = Field(default_factory=Orchestration)
+    attempts: Attempts | None = None
+    """Independent attempts at each task (1-8; default 1); a task's own `attempts` and `--attempts` win."""
+    attempt_models: list[ModelName] = Field(default_factory=list)
+    """Models the attempts' players take in turn (attempt 1 the first, …); empty: the run's model for all."""
 
     _verify_not_blank = field_validator("verify", "setup")(_not_blank)
+    _attempts_int = field_validator("attempts", mode="before")(_attempts_int)
     _notes: list[str] = PrivateAttr(default_factory=list)
 
     @field_validator("base_branch")
@@ -399,9 +423,12 @@ def plan_digest(plan: FeaturePlan) -> str:
     """What a run was started from: any change to the plan (or its task files) changes it. A task's `file_path`
     counts through the markdown it brought (its description), so plans without one keep their digest; so do plans
     whose tasks don't hide their tests, repair the base (`hidden_tests`, `repairs_base` count only when true) or say
-    they are features (`kind`)."""
+    they are features (`kind`). How many attempts a task gets (`attempts`, `attempt_models`) is how it runs, not
+    what it is: left out, as `--attempts` is."""
     left_out = {"file_path"} if any(task.hidden_tests for task in plan.tasks) else {"file_path", "hidden_tests"}
+    left_out |= {"attempts", "attempt_models"}
     left_out |= set() if any(task.repairs_base for task in plan.tasks) else {"repairs_base"}
-    dump = plan.model_dump_json(exclude={"tasks": {index: left_out | ({"kind"} if task.kind == "feature" else set())
+    dump = plan.model_dump_json(exclude={"attempts": True, "attempt_models": True,
+                                         "tasks": {index: left_out | ({"kind"} if task.kind == "feature" else set())
                                                    for index, task in enumerate(plan.tasks)}})
     return hashlib.sha256(dump.encode()).hexdigest()[:16]

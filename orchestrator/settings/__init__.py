@@ -6,6 +6,7 @@ command.py: `Settings` and `RunSettings`: flags over variables over the config f
 options.py: `RunOptions`, how a feature runs: also the graph's context.
 worker.py: `WorkerSettings`, what `autobuild serve` is told.
 environment.py: the variable names, and what a process reads from its own environment.
+models.py: `ModelRouting`, the model of a task's sessions by its complexity (`models:` in the config file).
 """
 
 from orchestrator.settings.command import CONFIG_FILE, RunSettings, Settings, load_settings
@@ -22,12 +23,13 @@ from orchestrator.settings.environment import (
     served_repo_root,
     worker_workspace,
 )
-from orchestrator.settings.options import MAX_PARALLEL, Asker, RunOptions, Schedule
+from orchestrator.settings.models import ModelRouting, session_model
+from orchestrator.settings.options import MAX_PARALLEL, Asker, AttemptsPolicy, RunOptions, Schedule
 from orchestrator.settings.worker import MIN_TOKEN_CHARS, WorkerSettings, is_loopback
 
 __all__ = [
     "AUTH_TOKEN_VARIABLE", "CONFIG_FILE", "ENV_PREFIX", "LOCK_DB_VARIABLE", "MAX_PARALLEL", "MIN_TOKEN_CHARS",
-    "SERVED_REPOS_VARIABLE", "WAKE_VARIABLE", "WORKSPACE_VARIABLE", "YIELD_VARIABLE", "Asker", "Environment",
-    "RunOptions", "RunSettings", "Schedule", "Settings", "WorkerSettings", "environment", "is_loopback",
-    "load_settings", "served_repo_root", "worker_workspace",
+    "SERVED_REPOS_VARIABLE", "WAKE_VARIABLE", "WORKSPACE_VARIABLE", "YIELD_VARIABLE", "Asker", "AttemptsPolicy",
+    "Environment", "ModelRouting", "RunOptions", "RunSettings", "Schedule", "Settings", "WorkerSettings",
+    "environment", "is_loopback", "load_settings", "served_repo_root", "session_model", "worker_workspace",
 ]

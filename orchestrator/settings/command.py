@@ -155,6 +155,8 @@ class _ConfigFile(PydanticBaseSettingsSource):
                 raise InputError(f"{self.path}: unknown setting {str(key)[:60]!r}; known: {', '.join(sorted(known))}")
             if name in self.settings_cls.model_fields:
                 values[name] = value
+        if "model" in values and "models" in values:  # `model` wins wherever it comes from: routing would be dead
+            raise InputError(f"{self.path}: set `model` (one model) or `models` (routing by complexity), not both")
         if isinstance(values.get("db"), str) and "://" not in values["db"]:
             # Relative to the repo, not to wherever the command runs (a subfolder would otherwise get its own DB).
             values["db"] = str((self.path.parent.parent / Path(values["db"]).expanduser()).resolve())

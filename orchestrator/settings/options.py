@@ -9,8 +9,13 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validat
 
 from orchestrator.errors import InputError
 from orchestrator.settings.environment import environment
+from orchestrator.settings.models import ModelRouting
 
 Schedule = Literal["dag", "groups"]
+AttemptsPolicy = Literal["first", "best"]
+"""How a task's attempts end: `first` lands the first verified approval at once, `best` lets all reach their
+verdict and picks (graph/selection.py)."""
+MAX_ATTEMPTS = 8
 
 MAX_PARALLEL = 64
 """Tasks at once: each holds a few Claude Code processes (~220 MB each)."""
@@ -52,6 +57,9 @@ class RunOptions(BaseModel):
     model: str | None = None
     coach_model: str | None = None
     precheck_model: str | None = None
+    models: ModelRouting | None = None
+    """Model routing by a task's complexity (`models:` in `.autobuild/config.yaml`, settings/models.py): off unless
+    configured; `--model` and `--coach-model` win over it."""
     interactive: bool = True
     """Served runs ask (an interrupt per question); the CLI decides from the terminal and its flags."""
     keep_worktrees: bool = False
@@ -75,6 +83,11 @@ class RunOptions(BaseModel):
     """Served runs: a usage-limit or quota pause with more than this many seconds left ends the run, its worker
     slot freed, and the workers re-queue it when the pause is over. None: the worker's ORCHESTRATOR_YIELD_PAUSE_SECONDS
     (`autobuild serve` sets it, 300 by default); unset (the CLI) or 0: the run waits the pause out in-process."""
+    attempts: int | None = None
+    """Independent attempts per task (1-8), over the plan's `attempts` (None: the plan's, else 1)."""
+    attempts_policy: AttemptsPolicy = "first"
+    """`first`: a verified approval wins at once, the others are cancelled; `best`: every attempt reaches its
+    verdict, then the selection picks."""
     pr: bool = False
     """A run by URL opens a pull request from its feature branch when it ends (with `gh` on PATH): `--pr`."""
     agents: Any = Field(default=None, exclude=True)
@@ -113,6 +126,8 @@ class RunOptions(BaseModel):
             (self.max_wait >= 0, "--max-wait must not be negative"),
             (self.limit_probe > 0, "ORCHESTRATOR_LIMIT_PROBE must be positive"),
             (0 <= self.replan <= 5, "--replan must be between 0 and 5"),
+            (self.attempts is None or 1 <= self.attempts <= MAX_ATTEMPTS,
+             f"--attempts must be between 1 and {MAX_ATTEMPTS} (1 is one attempt per task, as without it)"),
             (0 < self.max_utilization <= 1, "--max-utilization must be above 0 and at most 1 (1 switches it off)"),
             (self.setup is None or bool(self.setup.strip()), "--setup must be a command, or none"),
             (self.yield_pause is None or self.yield_pause >= 0, "yield_pause must not be negative"),

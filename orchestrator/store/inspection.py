@@ -150,7 +150,15 @@ def _task_row(truth: outcomes.FeatureTruth, task_id: str, group_number: int,
         "claims_contradicted": int((result or snap).get("claims_contradicted", 0)),
         "receipt": receipts.with_earlier(receipt, spent - latest_usd, earlier_turns),
     }
-    return row, recorded
+    return row | attempt_fields(recorded), recorded
+
+
+def attempt_fields(result: Mapping[str, Any]) -> dict[str, Any]:
+    """A task run as several attempts: each one's verdict, the pick and why (nothing for a task's only loop)."""
+    if not result.get("attempts"):
+        return {}
+    return {"attempt_verdicts": list(result["attempts"]), "picked": result.get("picked"),
+            "pick": result.get("pick", ""), "attempts_policy": result.get("attempts_policy")}
 
 
 def _task_status(result: dict[str, Any] | None, snap: dict[str, Any], live: dict[str, Any] | None) -> str:
@@ -210,14 +218,19 @@ def show_task(repo: Path, plan: FeaturePlan, task_id: str) -> dict[str, Any]:
     events = trace.read(repo, plan.id, task_id)
     # Each run of the task (the feature's, `run TASK`, a `resume` running it again) starts an attempt: shown is the
     # latest, the one every other view reads its outcome from.
-    starts = [i for i, e in enumerate(events) if e.get("event") in ("initialize", "skipped")]
+    # Several attempts of one run start together (`attempts_start`): their turns are shown each with its attempt.
+    starts = [i for i, e in enumerate(events) if e.get("event") in ("initialize", "skipped", "attempts_start")
+              and not (e.get("event") == "initialize" and e.get("attempt"))]
     events = events[starts[-1]:] if starts else events
-    turns: dict[int, dict[str, Any]] = {}
+    turns: dict[tuple[int, int], dict[str, Any]] = {}
     for event in events:
         turn = event.get("turn")
         if not isinstance(turn, int):
             continue
-        entry = turns.setdefault(turn, {"turn": turn, "player": None, "coach": None, "gate": None, "violations": []})
+        attempt = event.get("attempt")
+        entry = turns.setdefault((int(attempt or 0), turn), {"turn": turn, "player": None, "coach": None,
+                                                             "gate": None, "violations": []}
+                                 | ({"attempt": attempt} if attempt else {}))
         kind = event.get("event")
         if kind == "player_report":
             entry["player"] = {k: event.get(k) for k in ("status", "report", "files", "session_id")}
@@ -237,11 +250,19 @@ def show_task(repo: Path, plan: FeaturePlan, task_id: str) -> dict[str, Any]:
         "requirements": [*task.requirements, *([task.description] if task.description else [])],
         "acceptance_criteria": task.acceptance_criteria,
         "attempts": max(1, len(starts)),
-        "turns": [turns[number] for number in sorted(turns)],
-        "final": next((e for e in reversed(events) if e.get("event") == "finalize"), None),
+        "turns": [turns[key] for key in sorted(turns)],
+        "final": _final(events),
         "replaced_by": next((list(e.get("tasks") or []) for e in reversed(events) if e.get("event") == "replan"), []),
         "reports": sorted(str(p) for p in folder.glob("*")) if folder.is_dir() else [],
     }
+
+
+def _final(events: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """The task's last `finalize`: of several attempts, the picked one's (the one that landed, or would have)."""
+    picked = next((e.get("picked") for e in reversed(events) if e.get("event") == "selection"), None)
+    finals = [e for e in events if e.get("event") == "finalize"]
+    return next((e for e in reversed(finals) if picked is None or e.get("attempt") == picked),
+                finals[-1] if finals else None)
 
 
 def results_json(results: dict[str, Any]) -> dict[str, Any]:

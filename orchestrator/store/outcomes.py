@@ -36,11 +36,15 @@ def task_snapshots(reader: Reader, thread_id: str) -> dict[str, dict[str, Any]]:
 
 
 def _attempt_cost(values: dict[str, Any]) -> float:
-    return float(values.get("cost_usd") or (values.get("result") or {}).get("cost_usd") or 0.0)
+    """A loop's cost; a picked attempt's landing (graph/attempts.py) counts only what it added (`carried_usd`:
+    its attempt's own loop counted the rest)."""
+    cost = float(values.get("cost_usd") or (values.get("result") or {}).get("cost_usd") or 0.0)
+    return max(0.0, cost - float(values.get("carried_usd") or 0.0))
 
 
 def _attempt_turns(values: dict[str, Any]) -> int:
-    return int((values.get("result") or {}).get("turns") or values.get("turn") or 0)
+    turns = int((values.get("result") or {}).get("turns") or values.get("turn") or 0)
+    return max(0, turns - int(values.get("carried_turns") or 0))
 
 
 def _scan(reader: Reader, thread_id: str

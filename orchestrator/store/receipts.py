@@ -35,6 +35,10 @@ def task_receipt(history: Iterable[Mapping[str, Any]], status: str, turns: int, 
     approved_turn = turns if status in SUCCESS else None
     receipt = empty()
     approved = 0.0
+    read_in = sum(int(entry.get("input_tokens") or 0) for entry in entries)
+    if read_in:
+        receipt["input_tokens"] = read_in
+        receipt["cache_read_tokens"] = sum(int(entry.get("cache_read_tokens") or 0) for entry in entries)
     for entry in entries:
         cost = float(entry.get("cost_usd") or 0.0)
         retry = min(float(entry.get("retry_cost_usd") or 0.0), cost)
@@ -106,18 +110,46 @@ def total(receipts: Iterable[Receipt]) -> Receipt:
             summed[key] += int(receipt[key])  # type: ignore[literal-required]
         for kind, value in receipt["other"].items():
             summed["other"][kind] = summed["other"].get(kind, 0.0) + float(value)
+        if receipt.get("input_tokens"):
+            summed["input_tokens"] = summed.get("input_tokens", 0) + int(receipt.get("input_tokens", 0))
+            summed["cache_read_tokens"] = summed.get("cache_read_tokens", 0) + int(receipt.get("cache_read_tokens", 0))
     summed["approved_cost_usd"] = _round(summed["approved_cost_usd"])
     summed["other_cost_usd"] = _round(summed["other_cost_usd"])
     summed["other"] = {kind: _round(value) for kind, value in summed["other"].items()}
     return summed
 
 
-def describe(receipt: Receipt) -> str:
+def describe(receipt: Receipt, *, cache: bool = True) -> str:
     """"approved attempt $0.0200 (1 turn); everything else $0.0400 (2 turns: rejected $0.0300, retries $0.0100)"."""
     parts = [f"{kind.removesuffix('_usd')} ${value:.4f}" for kind, value in receipt["other"].items() if value]
     other = f"{receipt['other_turns']} turn{'s' if receipt['other_turns'] != 1 else ''}"
     if receipt["replans"]:
         other += f", {receipt['replans']} replan{'s' if receipt['replans'] != 1 else ''}"
+    cached = cache_reads(receipt) if cache else None
     return (f"approved attempt ${receipt['approved_cost_usd']:.4f} ({receipt['approved_turns']} turn"
             f"{'s' if receipt['approved_turns'] != 1 else ''}); everything else ${receipt['other_cost_usd']:.4f}"
-            f" ({other}{': ' + ', '.join(parts) if parts else ''})")
+            f" ({other}{': ' + ', '.join(parts) if parts else ''})" + (f"; {cached}" if cached else ""))
+
+
+CACHE_READ_PRICE = 0.1
+"""A token read from the prompt cache costs a tenth of an input token."""
+
+
+def cache_read_share(receipt: Receipt) -> float | None:
+    """The share of the input tokens that were cache reads (0-1); None: no tokens counted (an older receipt)."""
+    read_in = int(receipt.get("input_tokens", 0))
+    return min(1.0, int(receipt.get("cache_read_tokens", 0)) / read_in) if read_in > 0 else None
+
+
+def cache_reads(receipt: Receipt) -> str | None:
+    """"cache reads 80% of 12.0k input tokens (at a tenth of the price: input billed at 28% of uncached)"."""
+    share = cache_read_share(receipt)
+    if share is None:
+        return None
+    billed = 1 - share * (1 - CACHE_READ_PRICE)
+    return (f"cache reads {100 * share:.0f}% of {_tokens(int(receipt.get('input_tokens', 0)))} input tokens (at a"
+            f" tenth of the price: input billed at {100 * billed:.0f}% of uncached)")
+
+
+def _tokens(count: int) -> str:
+    return f"{count / 1e6:.1f}M" if count >= 1e6 else f"{count / 1e3:.1f}k" if count >= 1e3 else str(count)

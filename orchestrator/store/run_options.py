@@ -13,7 +13,8 @@ from orchestrator.repo.run_files import RUNS
 FILE = "options.json"
 KEPT = ("parallel", "max_turns", "session_timeout", "idle_timeout", "budget_usd", "task_budget_usd",
         "session_budget_usd", "model", "coach_model", "precheck_model", "keep_worktrees", "ignore_deps", "schedule",
-        "verify", "judge_by_counts", "setup", "max_wait", "replan", "max_utilization", "drain_grace")
+        "verify", "judge_by_counts", "setup", "max_wait", "replan", "max_utilization", "drain_grace",
+        "attempts", "attempts_policy")
 """What a resumed run keeps of `run`'s flags. Never what the repo's own files may not set (`--repo-hooks`,
 `--on-event`, the CLI's path: settings/command.py's NOT_FROM_REPO): this file lives in the repository's folder."""
 

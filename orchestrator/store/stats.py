@@ -112,6 +112,9 @@ def scorecard(facts: Iterable[TaskFacts], since: float | None = None) -> dict[st
     first_turn = sum(1 for f in approved if f.turns == 1)
     unverified = sum(1 for f in approved if f.status == "approved-unverified")
     without_human = _ratio(100.0 * len(unattended), len(counted))
+    receipt = receipts.total(f.receipt or receipts.of_result({"status": f.status, "turns": f.turns,
+                                                              "cost_usd": f.cost_usd}) for f in chosen)
+    cached = receipts.cache_read_share(receipt)
     return {
         "since": iso_utc(since) if since is not None else None,
         "features": len({f.feature for f in chosen}),
@@ -132,8 +135,8 @@ def scorecard(facts: Iterable[TaskFacts], since: float | None = None) -> dict[st
         "replans": sum(f.replans for f in chosen),
         "cost_usd": usd(cost),
         "cost_per_approved_task_usd": usd(cost / len(approved)) if approved else None,
-        "receipt": receipts.total(f.receipt or receipts.of_result(
-            {"status": f.status, "turns": f.turns, "cost_usd": f.cost_usd}) for f in chosen),
+        "receipt": receipt,
+        "cache_read_pct": None if cached is None else round(100 * cached, 1),
         "targets": {
             "completed_without_human_pct": {"target": f">= {TARGETS['completed_without_human_pct']:.0f}%",
                                             "met": None if without_human is None else
@@ -141,7 +144,7 @@ def scorecard(facts: Iterable[TaskFacts], since: float | None = None) -> dict[st
             "turns_per_approved_task": {"target": f"<= {TARGETS['turns_per_approved_task']:.0f}",
                                         "met": None if turns_per_approved is None else
                                         turns_per_approved <= TARGETS["turns_per_approved_task"]},
-            "false_approvals": {"target": "none gets through (the gate catches them; unverified approvals can't"
-                                          " be checked)", "met": unverified == 0},
+            "false_approvals": {"target": "none gets through, none unverified (the gate catches the false ones it"
+                                          " checks)", "met": unverified == 0},
         },
     }

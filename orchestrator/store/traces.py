@@ -1,5 +1,7 @@
 """Traces: every event as a JSON line, a task's under `.autobuild/runs/FEAT/TASK/trace.jsonl`, the feature's own
-(start, end, usage-limit pauses) under `.autobuild/runs/FEAT/trace.jsonl`.
+(start, end, usage-limit pauses) under `.autobuild/runs/FEAT/trace.jsonl`. Each line carries an `id`, one more than
+the last line's in its file, whichever process wrote that (a resumed run, another worker): the durable event log that
+`autobuild logs` reads and resumes from (store/event_log.py).
 
 Inside a running event loop (a graph run, served or not) appends go to one writer thread, in order, so a node
 never blocks the loop on a file write; `flushed()` waits until every line handed over so far is on disk (the graph
@@ -24,6 +26,10 @@ _WRITER = ThreadPoolExecutor(max_workers=1, thread_name_prefix="autobuild-trace"
 """One thread: lines land in the order they were handed over, across every trace file."""
 _FAILED: list[BaseException] = []
 _FAILED_LOCK = threading.Lock()
+_LAST_IDS: dict[Path, tuple[int, int]] = {}
+"""Per trace file: its size after our last append and the id that line took (a different size: another writer's
+lines since, so the last id is read from the file again)."""
+_IDS_LOCK = threading.Lock()
 
 
 def runs_dir(repo: Path, feature_id: str, task_id: str | None = None) -> Path:
@@ -35,9 +41,8 @@ def append(repo: Path, feature_id: str, task_id: str | None, event: dict[str, An
     """One event into the task's trace, or the feature's when `task_id` is None: written at once outside an event
     loop, by the writer thread inside one (its time is taken now either way)."""
     relative = PurePosixPath(runs_dir(Path(), feature_id, task_id).as_posix()) / "trace.jsonl"
-    text = json.dumps({"time": round(time.time(), 3), **({"task": task_id} if task_id else {}), **event},
-                      default=str) + "\n"
-    in_order(_write, repo, relative, text)
+    record = {"time": round(time.time(), 3), **({"task": task_id} if task_id else {}), **event}
+    in_order(_write, repo, relative, record)
 
 
 def in_order(write: Callable[..., object], *args: Any) -> None:
@@ -51,9 +56,29 @@ def in_order(write: Callable[..., object], *args: Any) -> None:
     _WRITER.submit(_noting_failure, write, *args)
 
 
-def _write(repo: Path, relative: PurePosixPath, text: str) -> None:
-    """Under the repo, no symlink followed (repo/confined.py): a link put in `.autobuild/runs` can't take it."""
-    confined.append_under(repo, relative, text, "trace")
+def _write(repo: Path, relative: PurePosixPath, record: dict[str, Any]) -> None:
+    """Under the repo, no symlink followed (repo/confined.py): a link put in `.autobuild/runs` can't take it. The
+    line's `id` is taken here, where appends are in order, under a lock (a write outside an event loop)."""
+    path = repo.resolve() / relative
+    with _IDS_LOCK:
+        size, last = _LAST_IDS.get(path, (-1, 0))
+        if _size(path) != size:
+            last = max((_id(line) for line in read_lines(path)), default=0)
+        text = json.dumps({"id": last + 1, **{k: v for k, v in record.items() if k != "id"}}, default=str) + "\n"
+        confined.append_under(repo, relative, text, "trace")
+        _LAST_IDS[path] = (_size(path), last + 1)
+
+
+def _size(path: Path) -> int:
+    try:
+        return path.stat(follow_symlinks=False).st_size
+    except FileNotFoundError:
+        return 0
+
+
+def _id(event: dict[str, Any]) -> int:
+    value = event.get("id")
+    return value if isinstance(value, int) and not isinstance(value, bool) else 0
 
 
 def _noting_failure(write: Callable[..., object], *args: Any) -> None:
@@ -78,7 +103,11 @@ async def flushed() -> None:
 def read(repo: Path, feature_id: str, task_id: str | None) -> list[dict[str, Any]]:
     """The task's trace, or the feature's when `task_id` is None. A line that is not a JSON object (one cut short
     by a kill mid-write) is left out: the feature report reads traces at the end of a run and must not fail on it."""
-    path = runs_dir(repo, feature_id, task_id) / "trace.jsonl"
+    return read_lines(runs_dir(repo, feature_id, task_id) / "trace.jsonl")
+
+
+def read_lines(path: Path) -> list[dict[str, Any]]:
+    """The JSON objects of one trace file, in order (see `read`)."""
     try:
         text = run_files.read(path, "trace")
     except InputError:

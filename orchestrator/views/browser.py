@@ -1,6 +1,6 @@
-"""Pictures drawn by a headless Chromium: the bundled mermaid.js renders a diagram to SVG, and Chromium screenshots
-an SVG to PNG. Nothing is fetched: the page carries mermaid.js itself, and the browser starts with its network
-features off and a fresh profile that is removed afterwards.
+"""Pictures drawn by a headless Chromium: the bundled mermaid.js renders a diagram to SVG, and Chromium paints an
+SVG onto a canvas for its PNG. Nothing is fetched: the page carries mermaid.js itself, and the browser starts with its
+network features off and a fresh profile that is removed afterwards.
 
 mermaid.js (MIT, `assets/mermaid.LICENSE`) is npm's `mermaid` package's `dist/mermaid.min.js`, version
 `MERMAID_VERSION`, shipped in the wheel. Chromium is the user's: the first of `BROWSERS` on PATH.
@@ -33,6 +33,8 @@ RENDER_TIMEOUT_S = 90.0
 """One browser start and one diagram: a few seconds; a wedged browser is killed (its process group) here."""
 PNG_SCALE = 2
 """Device pixels per CSS pixel in a PNG: sharp on a high-density screen and when zoomed."""
+CANVAS_SIDE, CANVAS_AREA = 32_767, 268_435_456
+"""Chromium's largest canvas (pixels a side, pixels in all): a larger plan's PNG takes fewer pixels per CSS pixel."""
 _BEGIN, _END, _FAILED = "AUTOBUILD-SVG-BEGIN", "AUTOBUILD-SVG-END", "AUTOBUILD-RENDER-FAILED"
 _VIEWBOX = re.compile(r'viewBox="[-\d.]+ [-\d.]+ ([\d.]+) ([\d.]+)"')
 
@@ -116,15 +118,39 @@ def svg_size(svg: str) -> tuple[int, int]:
 
 
 def render_png(svg: str) -> bytes:
-    """`svg` as a PNG on white, `PNG_SCALE` device pixels per CSS pixel."""
+    """`svg` as a PNG on white, `PNG_SCALE` device pixels per CSS pixel (fewer past a canvas's limits), painted whole
+    by the page itself.
+
+    Not a screenshot: Chromium's `--screenshot` fires at the load event while tiles are still being painted, so a
+    large picture came out with its last tiles blank (measured: plans of 30 to 62 tasks, about one run in four).
+    Here the page waits until the picture has loaded and the fonts are ready, draws it onto a canvas (which paints
+    all of it, at once) and hands the canvas's PNG back in the DOM, between markers: no marker, no file."""
     width, height = svg_size(svg)
+    scale = min(PNG_SCALE, CANVAS_SIDE / width, CANVAS_SIDE / height, math.sqrt(CANVAS_AREA / (width * height)))
     data = base64.b64encode(svg.encode()).decode()
-    page = ("<!doctype html><html><head><style>html, body {margin: 0; background: #fff}</style></head><body>"
-            f'<img src="data:image/svg+xml;base64,{data}" width="{width}" height="{height}"></body></html>')
-    with tempfile.TemporaryDirectory(prefix="autobuild-png-") as scratch:
-        target = Path(scratch) / "picture.png"
-        _run_browser(page, f"--window-size={width},{height}", f"--force-device-scale-factor={PNG_SCALE}",
-                     "--default-background-color=ffffffff", f"--screenshot={target}")
-        if not target.is_file():
-            raise RenderError("Chromium wrote no screenshot")
-        return target.read_bytes()
+    page = f"""<!doctype html><html><head><meta charset="utf-8"></head><body><script>
+const done = (text) => {{ document.body.textContent = text; }};
+const picture = new Image();
+const loaded = new Promise((resolve, reject) => {{ picture.onload = resolve; picture.onerror = reject; }});
+picture.src = "data:image/svg+xml;base64,{data}";
+// A loading image is a fetch, which Chromium's virtual time waits for; drawImage then paints all of it at once.
+Promise.all([loaded, document.fonts.ready]).then(() => {{
+  const canvas = document.createElement("canvas");
+  canvas.width = {math.floor(width * scale)};
+  canvas.height = {math.floor(height * scale)};
+  const context = canvas.getContext("2d");
+  context.fillStyle = "#fff";
+  context.fillRect(0, 0, canvas.width, canvas.height);
+  context.drawImage(picture, 0, 0, canvas.width, canvas.height);
+  const png = canvas.toDataURL("image/png");
+  done(png.startsWith("data:image/png;base64,") ? "{_BEGIN}" + png.slice(22) + "{_END}"
+       : "{_FAILED} the picture is too large for a canvas");
+}}).catch((error) => done("{_FAILED} " + error));
+</script></body></html>"""
+    out = _run_browser(page, "--virtual-time-budget=30000", "--dump-dom")
+    begin, end = out.find(_BEGIN), out.rfind(_END)
+    if begin < 0 or end < begin:
+        failed = out.find(_FAILED)
+        reason = out[failed + len(_FAILED):].split("<", 1)[0].strip() if failed >= 0 else "no picture in the page"
+        raise RenderError(f"Chromium could not paint the PNG: {reason[:300]}")
+    return base64.b64decode(out[begin + len(_BEGIN):end])

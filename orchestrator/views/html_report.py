@@ -29,8 +29,34 @@ text-align: left; vertical-align: top} th {background: #f3f3f3} .num {text-align
 details {margin: .4em 0} summary {cursor: pointer} #render-error {color: #b71c1c}
 """
 _RENDER = """
+// A timeline's short bars sit side by side, and mermaid.js draws a label that doesn't fit its bar beside it, over
+// its neighbours': on each row a label that would overlap the one before it is hidden, and every bar names its
+// label on hover (an SVG <title>).
+const untangle = (svg) => {
+  const rows = new Map();
+  svg.querySelectorAll("text[class*='taskText']").forEach((label) => {
+    const box = label.getBBox();
+    rows.set(Math.round(box.y), [...(rows.get(Math.round(box.y)) || []), [box, label]]);
+    const bar = svg.querySelector(`rect[id="${CSS.escape(label.id.replace(/-text$/, ""))}"]`);
+    if (bar !== null && bar.querySelector("title") === null) {
+      bar.appendChild(document.createElementNS("http://www.w3.org/2000/svg", "title")).textContent =
+        label.textContent.trim();
+    }
+  });
+  rows.forEach((labels) => {
+    let end = -Infinity;
+    labels.sort((a, b) => a[0].x - b[0].x).forEach(([box, label]) => {
+      if (box.x < end + 2) {
+        label.style.display = "none";
+      } else {
+        end = box.x + box.width;
+      }
+    });
+  });
+};
 mermaid.initialize({startOnLoad: false, securityLevel: "strict"});
 mermaid.run({querySelector: "pre.mermaid"}).then(() => {
+  document.querySelectorAll("svg[aria-roledescription='gantt']").forEach(untangle);
   document.body.dataset.rendered = "yes";
 }).catch((error) => {
   document.body.dataset.rendered = "error";

@@ -10,7 +10,7 @@ from collections.abc import Callable
 from typing import Any, TextIO
 
 from rich import box
-from rich.console import Console
+from rich.console import Console, Group, RenderableType
 from rich.live import Live
 from rich.table import Table
 from rich.text import Text
@@ -35,12 +35,38 @@ class Progress:
         self._lock = threading.Lock()
         self._held: list[str] | None = None
         """While a person answers a question: the lines that wait to be shown (None: not held)."""
+        self._prompt: list[str] = []
+        """A question being answered inside the live view: its lines under the table, the typed text last."""
         if live and not json_mode:
             self._live = self._new_live(Console(file=self.stream))  # the terminal's width; NO_COLOR: no colour
 
     def _new_live(self, console: Console) -> Live:
         return Live(self.board.render(0.0, console.width), console=console, refresh_per_second=8,
-                    get_renderable=lambda: self.board.render(time.monotonic(), console.width))
+                    get_renderable=lambda: self._frame(console.width))
+
+    def _frame(self, width: int) -> RenderableType:
+        table = self.board.render(time.monotonic(), width)
+        prompt = self._prompt
+        return Group(table, Text("\n".join(["", *prompt]))) if prompt else table
+
+    @property
+    def prompts_live(self) -> bool:
+        """A question can be answered inside the live view (a live table on a terminal the person types in)."""
+        return self._live is not None and sys.stdin.isatty()
+
+    def prompt(self, lines: list[str]) -> None:
+        """Show a question's lines under the table (the last one: the prompt and what was typed), redrawn as the
+        table is; empty: the question is gone."""
+        self._prompt = [visible(line) for line in lines]
+        if self._live is not None:
+            self._live.refresh()
+
+    def asked(self, lines: list[str]) -> None:
+        """The question answered: its lines move above the table, where the run's lines are, and stay."""
+        with self._lock:
+            self._prompt = []
+            for line in lines:
+                self._show(visible(line))
 
     def __enter__(self) -> Progress:
         if self._live is not None:

@@ -127,7 +127,24 @@ def feature_report(feature_id: str, name: str, results: dict[str, TaskResult], o
             f" {_attempt(result, approved=False)} | {float(result.get('duration_s', 0.0)):.1f} s |"
             f" {str(result.get('reason', held.get(task_id, ''))).replace('|', '/')} |"
         )
-    return "\n".join(lines) + "\n"
+    return "\n".join(lines + _attempts_section(results, order)) + "\n"
+
+
+def _attempts_section(results: dict[str, TaskResult], order: list[str]) -> list[str]:
+    """Tasks run as several attempts: the pick and why, and each attempt's verdict."""
+    lines: list[str] = []
+    for task_id in order:
+        result = results.get(task_id, {})
+        if not result.get("attempts"):
+            continue
+        lines += ["", f"### {task_id}: {len(result['attempts'])} attempts ({result.get('attempts_policy')}),"
+                      f" picked {result.get('picked') or 'none'}: {result.get('pick', '')}", ""]
+        lines += [f"- attempt {record.get('attempt')} ({record.get('approach') or '-'}): {record.get('status')},"
+                  f" {record.get('turns', 0)} turn(s), ${float(record.get('cost_usd') or 0.0):.4f}"
+                  + (", landed" if record.get("landed") else "")
+                  + (f", refused at the merge: {record['refused']}" if record.get("refused") else "")
+                  for record in result["attempts"]]
+    return (["", "## Attempts", *lines] if lines else [])
 
 
 def note_replacement(path: Path, new_ids: list[str], cost_usd: float) -> None:

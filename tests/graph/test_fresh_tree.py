@@ -1,5 +1,5 @@
-"""A gate run judges what is committed (gate/fresh_tree.py), on real git and a real pytest: a build folder the coach
-left in the task's worktree (git-ignored, its copy of the code stale and right) is removed before the gate runs,
+"""A gate run judges what is committed (gate/prepare/fresh_tree.py), on real git and a real pytest: a build folder the
+coach left in the task's worktree (git-ignored, its copy of the code stale and right) is removed before the gate runs,
 so a break in the committed code fails; what setup made stays, and is made again when an agent changed it."""
 
 from __future__ import annotations

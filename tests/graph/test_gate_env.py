@@ -18,11 +18,11 @@ import pytest
 from agents.testing.repos import git, make_sample_repo
 from agents.testing.scripted_agents import ScriptedAgents, approve, writes
 from orchestrator.errors import GateUnusableError
-from orchestrator.gate.detect import choose_gate
-from orchestrator.gate.environment import gate_env, run_env_dir, session_env
-from orchestrator.gate.pyenv import editables
+from orchestrator.gate.choose.detect import choose_gate
+from orchestrator.gate.prepare.environment import gate_env, gate_env_dir, run_env_dir, session_env
+from orchestrator.gate.prepare.pyenv import editables
+from orchestrator.gate.prepare.submodules import init_submodules, submodule_changes, undo_submodule_changes
 from orchestrator.gate.report import gate_document, gate_lines
-from orchestrator.gate.submodules import init_submodules, submodule_changes, undo_submodule_changes
 from orchestrator.repo.git import GitRepo
 from tests.graph.harness import Workflow, plan, task
 
@@ -95,10 +95,13 @@ def test_the_run_env_installs_into_its_own_venv_and_the_main_checkout_is_untouch
     probe = "import calc, sys; print(calc.add(1, 1), sys.prefix)"
     env = gate_env(repo, worktree)
     seen = subprocess.run(["python", "-c", probe], cwd=tmp_path, env=env, capture_output=True, text=True, check=True)
-    assert seen.stdout.split() == ["42", str(run_env_dir(repo, "FEAT-001") / "venv")]
+    assert seen.stdout.split() == ["42", str(gate_env_dir(repo, "FEAT-001") / "venv")]
+    assert not [value for value in env.values() if str(run_env_dir(repo, "FEAT-001")) in value], \
+        "nothing of the agents' environment on the gate's PATH or PYTHONPATH (a planted `pytest` script)"
     agent = {**os.environ, **session_env(repo, worktree)}  # how the SDK layers a session's env
     assert subprocess.run(["python", "-c", probe], cwd=tmp_path, env=agent, capture_output=True, text=True,
-                          check=True).stdout == seen.stdout, "an agent's own test run sees what the gate sees"
+                          check=True).stdout.split() == ["42", str(run_env_dir(repo, "FEAT-001") / "venv")], \
+        "an agent's own test run sees what the gate sees, from the agents' own venv"
     main = subprocess.run(["python", "-c", probe], cwd=tmp_path, env=gate_env(repo, repo), capture_output=True,
                           text=True, check=True)
     assert main.stdout.split() == ["2", str(repo / ".venv")], "the main checkout's own env is unchanged"
@@ -110,7 +113,16 @@ def test_the_run_env_installs_into_its_own_venv_and_the_main_checkout_is_untouch
     subprocess.run(["python", "-m", "pip", "install", "-q", "--no-deps", "--no-build-isolation", "--no-index",
                     str(extra)], cwd=worktree, env=env, check=True, capture_output=True)
     assert site_files(repo) == before, "an install in the run's env never reaches the user's venv"
-    assert list(run_env_dir(repo, "FEAT-001").glob("venv/lib/python*/site-packages/extra/__init__.py"))
+    assert list(gate_env_dir(repo, "FEAT-001").glob("venv/lib/python*/site-packages/extra/__init__.py"))
+    assert subprocess.run(["python", "-c", "import extra"], cwd=tmp_path, env=agent, check=False).returncode == 0, \
+        "what setup installed in the gate's venv is seen by the agents"
+    agents_site = next(run_env_dir(repo, "FEAT-001").glob("venv/lib/python*/site-packages"))
+    (agents_site / "zz-planted.pth").write_text("import os; os.environ['PLANTED'] = '1'\n")
+    planted = "import os; print(os.environ.get('PLANTED'))"
+    assert subprocess.run(["python", "-c", planted], cwd=tmp_path, env=agent, capture_output=True, text=True,
+                          check=True).stdout.strip() == "1", "an agent's own venv runs its .pth lines"
+    assert subprocess.run(["python", "-c", planted], cwd=tmp_path, env=gate_env(repo, worktree), capture_output=True,
+                          text=True, check=True).stdout.strip() == "None", "the gate never runs the agents' venv"
     assert git(repo, "status", "--porcelain") == "?? .autobuild/\n", "nothing outside .autobuild/ (plan, run env)"
 
 

@@ -122,7 +122,10 @@ async def test_new_tests_the_gate_only_skipped_do_not_verify(tmp_path: Path) -> 
                "tests/test_db.py": "import os\n\nimport pytest\n\n\n@pytest.mark.skipif('DATABASE_URL' not in"
                                    " os.environ, reason='needs DATABASE_URL')\ndef test_save():\n"
                                    "    from calc.db import save\n    assert save(1) == 1\n"}
-    script: dict[Any, Any] = {"player": with_tests(writes(skipped), "tests/test_db.py"), "coach": approve()}
+    # A new test that only skips verifies nothing: the coach must accept it by name (refused otherwise, as
+    # tests/graph/test_tests_are_spec.py shows), and the approval is then unverified.
+    accepting = approve(accepts={"tests/test_db.py": "it needs a database this machine lacks"})
+    script: dict[Any, Any] = {"player": with_tests(writes(skipped), "tests/test_db.py"), "coach": accepting}
     run = await Workflow(repo, ScriptedAgents(script)).run()
     assert run.status("TASK-001") == "approved-unverified"
     assert "only skipped" in run.results["TASK-001"]["reason"]

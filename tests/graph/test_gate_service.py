@@ -50,7 +50,9 @@ async def test_a_run_says_whether_a_command_ran(tmp_path: Path) -> None:
     gates = Gates(GitRepo(repo), GateRequest(plan_verify=VERIFY, timeout_s=120))
     setup = await gates.check_base("FEAT-001", git(repo, "rev-parse", "HEAD").strip())
     assert setup["base"] is not None and setup["base"]["passed"]
-    worktree = repo / ".autobuild" / "worktrees" / "FEAT-001" / "probe"
+    # A worktree of the gate's own (`_`): in a task's, an uncommitted edit is put back before the gate runs
+    # (gate/prepare/checkout.py, tests/graph/test_checkout.py).
+    worktree = repo / ".autobuild" / "worktrees" / "FEAT-001" / "_probe"
     await GitRepo(repo).add_detached_worktree(worktree, "HEAD")
     (worktree / "calc" / "add.py").write_text("def add(a, b):\n    return a + b\n")
     git(worktree, "add", "-A")

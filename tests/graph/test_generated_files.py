@@ -10,7 +10,7 @@ import pytest
 
 from agents.testing.repos import git, make_sample_repo
 from orchestrator.gate import GateRequest, Gates
-from orchestrator.gate.generated import named_generated
+from orchestrator.gate.prepare.generated import named_generated
 from orchestrator.repo.git import GitRepo
 
 HATCH_VCS = """[build-system]

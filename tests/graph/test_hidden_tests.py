@@ -28,7 +28,7 @@ from benchmarks.cheat_corpus import GO_FILES, MUL, NODE_FILES, PY_FILES
 from orchestrator.cli.main import main
 from orchestrator.facts import GateResult
 from orchestrator.gate import GateRequest, Gates, HiddenTests
-from orchestrator.gate import hidden as hidden_tests
+from orchestrator.gate.spec import hidden as hidden_tests
 from orchestrator.plan.model import load_plan
 from orchestrator.repo.git import GitRepo
 from tests.graph.harness import Workflow, plan, task
@@ -245,7 +245,7 @@ async def test_a_link_the_task_commits_where_a_hidden_test_goes_is_never_written
     assert not result["passed"] and "could not be put in place" in result["summary"], result["summary"]
     assert "resolves outside" in result["summary"]
     assert list(outside.iterdir()) == []
-    # Judged against the base, they run in the clean room (gate/clean_room.py), where the link the task added on
+    # Judged against the base, they run in the clean room (gate/prepare/clean_room.py), where the link the task added on
     # the test side is gone: they run and pass, and nothing is written outside either.
     result = (await gates.run(worktree, against=base, hidden_tests=[HIDDEN])).result
     assert result["passed"], result["summary"]

@@ -15,7 +15,7 @@ import yaml
 
 from agents.testing.scripted_agents import writes
 from tests.graph.harness import task
-from tests.graph.test_landing import FILES, MUL, SUB, Repo, _build
+from tests.graph.test_landing import CHEAP_FILES, CHEAP_VERIFY, MUL, SUB, Repo, _build
 
 PRE_COMMIT_CONFIG = """repos:
   - repo: local
@@ -45,10 +45,11 @@ BAD_MUL = {**MUL, "calc/mul.py": "def mul(a, b):\n    return a * b  # FORBIDDEN\
 
 @pytest.fixture(scope="module")
 def template(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A finished run (A, and C which depends on it) whose C writes a line the user's hooks forbid."""
-    files = {**FILES, ".pre-commit-config.yaml": PRE_COMMIT_CONFIG, ".husky/pre-commit": HUSKY_HOOK}
+    """A finished run (A, and C which depends on it) whose C writes a line the user's hooks forbid; gated cheaply
+    (the hooks are the claim here, not pytest's ids)."""
+    files = {**CHEAP_FILES, ".pre-commit-config.yaml": PRE_COMMIT_CONFIG, ".husky/pre-commit": HUSKY_HOOK}
     return _build(tmp_path_factory.mktemp("hooks"), [task("A"), task("C", "A")],
-                  {("player", "A"): writes(SUB), ("player", "C"): writes(BAD_MUL)}, files=files)
+                  {("player", "A"): writes(SUB), ("player", "C"): writes(BAD_MUL)}, files=files, verify=CHEAP_VERIFY)
 
 
 @pytest.fixture

@@ -38,10 +38,24 @@ MUL = {"calc/mul.py": "def mul(a, b):\n    return a * b\n",
 WRONG_NEG = {"calc/neg.py": "def neg(a):\n    return a\n",
              "tests/test_neg.py": "from calc.neg import neg\n\n\ndef test_neg():\n    assert neg(2) == -2\n"}
 VERIFY = "python -m pytest -q"
+RUN_TESTS = """\
+import importlib, pathlib
+for path in sorted(pathlib.Path("tests").glob("test_*.py")):
+    module = importlib.import_module(f"tests.{path.stem}")
+    for name, test in vars(module).items():
+        if name.startswith("test_") and callable(test):
+            test()
+"""
+CHEAP_FILES = {**{name: text for name, text in FILES.items() if name != "tests/test_known_bad.py"},
+               "run_tests.py": RUN_TESTS}
+CHEAP_VERIFY = "python run_tests.py"
+"""A cheap variant of FILES for tests whose claim needs a gate that passes and fails as the tests do, not pytest's
+ids: the tests run by a script (~0.05 CPU-s a gate run instead of pytest's ~0.7), no test red before the run."""
 
 
-def _build(root: Path, tasks: list[dict[str, Any]], script: dict[Any, Any], files: dict[str, str] = FILES) -> Path:
-    repo = make_sample_repo(root / "repo", files=files, plan=plan(*tasks, verify=VERIFY))
+def _build(root: Path, tasks: list[dict[str, Any]], script: dict[Any, Any], files: dict[str, str] = FILES,
+           verify: str = VERIFY) -> Path:
+    repo = make_sample_repo(root / "repo", files=files, plan=plan(*tasks, verify=verify))
     git(repo, "config", "user.name", "Dev")
     git(repo, "config", "user.email", "dev@example.com")
 

@@ -13,7 +13,7 @@ import pytest
 
 from orchestrator.cli.demo import make_sample_repo
 from orchestrator.facts import GateResult
-from orchestrator.gate import shifted
+from orchestrator.gate.spec import shifted
 from tests.graph.harness import judged, plan, task
 from tests.graph.test_native_gates import ARC, TOP
 

@@ -9,9 +9,11 @@ from pathlib import Path
 import pytest
 
 from agents.testing.repos import git, make_sample_repo
+from agents.testing.scripted_agents import ScriptedAgents, approve, writes
 from orchestrator.errors import GateUnusableError
 from orchestrator.gate import GateRequest, Gates
 from orchestrator.repo.git import GitRepo
+from tests.graph.harness import Workflow, plan, task
 
 FILES = {
     ".gitignore": "__pycache__/\n.pytest_cache/\n",
@@ -62,3 +64,14 @@ async def test_a_task_that_repairs_the_base_must_leave_every_test_passing(tmp_pa
     (still_broken / "src" / "calc" / "mul.py").write_text("def mul(a, b):\n    return a * b\n")
     git(still_broken, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qam", "fix")
     assert (await gates.run(still_broken)).result["passed"]
+
+
+@pytest.mark.heavy
+async def test_a_run_on_a_base_a_task_repairs_says_why_it_is_no_baseline(tmp_path: Path) -> None:
+    repo = make_sample_repo(tmp_path / "repo", FILES, plan=plan(task("TASK-001", repairs_base=True), verify=VERIFY))
+    repaired = {"src/calc/__init__.py": "", ".gitignore": FILES[".gitignore"]}
+    run = await Workflow(repo, ScriptedAgents({"player": writes(repaired), "coach": approve()})).run("FEAT-001")
+    start = next(event for event in run.events if event["event"] == "feature_start")
+    assert "no baseline (no test ran on the base: every failure is a test file that could not load" in str(
+        start["gate_base"]), start["gate_base"]
+    assert run.status("TASK-001") == "approved"

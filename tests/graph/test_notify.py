@@ -53,13 +53,14 @@ class LimitedAgents(ScriptedAgents):
 
 @pytest.fixture(scope="module")
 def events(tmp_path_factory: pytest.TempPathFactory) -> list[dict[str, Any]]:
-    """One run, every notification kind: A asks (hostile text), B fails, C exhausts its budget, D pauses at a
+    """One run, every notification kind: A asks (hostile text), B fails, C's session ends at its own budget (an
+    interactive run would ask to raise a task's or the feature's budget: test_budget_question.py), D pauses at a
     usage limit and is approved, E crashes (task_error); the feature ends with A waiting for its answer."""
     repo = make_sample_repo(tmp_path_factory.mktemp("notify") / "repo", files=CALC_FILES, plan=plan(
-        task("A"), task("B"), task("C", budget_usd=0.005), task("D"), task("E"), verify=None))
+        task("A"), task("B"), task("C"), task("D"), task("E"), verify=None))
     agents = LimitedAgents({("player", "A"): writes({"calc/a.py": "A = 1\n"}, question=HOSTILE),
                             ("player", "B"): Turn(status="max_turns"),
-                            ("player", "C"): writes({"calc/c.py": "C = 1\n"}),
+                            ("player", "C"): Turn(status="budget"),
                             ("player", "D"): writes({"calc/d.py": "D = 1\n"}),
                             ("player", "E"): Turn(raises=RuntimeError("disk on fire")), "coach": approve()})
     run = asyncio.run(Workflow(repo, agents, options={"interactive": True, "limit_probe": 0.05}).run())

@@ -186,8 +186,8 @@ class Metered(ScriptedAgents):
     """Scripted sessions that end as real ones do: with a `session_end` event carrying their cost (the live
     view's source), through the session settings' event sink."""
 
-    async def _play(self, role: str, data: Any) -> Any:
-        result, turn = await super()._play(role, data)
+    async def _play(self, role: str, data: Any, settings: Any = None) -> Any:
+        result, turn = await super()._play(role, data, settings)
         self.sink({"role": role, "task": data.brief.task_id, "turn": getattr(data, "turn", 0),
                    "event": "session_end", "status": result.status, "cost_usd": result.cost_usd})
         return result, turn

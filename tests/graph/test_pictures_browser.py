@@ -5,6 +5,8 @@ standalone SVG and a PNG of it; without a Chromium the command refuses in one li
 from __future__ import annotations
 
 import asyncio
+import html
+import itertools
 import json
 import os
 import re
@@ -107,3 +109,62 @@ def test_without_chromium_svg_and_png_refuse_in_one_line_and_write_nothing(
     code = main(["graph", "FEAT-001", "--repo", str(repo), "--db", str(db), "--format", "html", "-o",
                  str(tmp_path / "page.html")])
     assert code == 0 and (tmp_path / "page.html").is_file(), "the HTML report needs no browser to be made"
+
+
+def test_a_large_plan_s_png_is_painted_whole_and_the_same_every_time(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A wide plan (62 tasks, ~19,000 by 2,000 device pixels): every task's box is painted, and a second drawing is
+    the same file. Chromium's screenshot left the last tiles blank about one run in four (the bottom-right boxes)."""
+    tasks = [task(f"T{i}", *([f"T{(i - 1) // 2}"] if i else []),
+                  name=f"task number {i} with a much longer name that wraps onto several lines") for i in range(62)]
+    repo = make_sample_repo(tmp_path / "repo", plan=plan(*tasks))
+    where = ["--repo", str(repo), "--db", str(tmp_path / "db.sqlite")]
+    assert main(["graph", "FEAT-001", *where, "--format", "svg", "-o", str(tmp_path / "plan.svg")]) == 0
+    centres = [(round(float(x)) * PNG_SCALE, round(float(y)) * PNG_SCALE) for x, y in re.findall(
+        r'<g class="node[^"]*" id="[^"]*" [^>]*transform="translate\(([\d.]+), ([\d.]+)\)"',
+        (tmp_path / "plan.svg").read_text())]
+    assert len(centres) == 62
+    pictures = []
+    for name in ("plan.png", "again.png"):
+        code = main(["graph", "FEAT-001", *where, "--format", "png", "-o", str(tmp_path / name)])
+        assert code == 0, capsys.readouterr().err
+        pictures.append((tmp_path / name).read_bytes())
+    assert chromium.blank_points(tmp_path / "plan.png", centres) == [], "every task's box is in the picture"
+    assert pictures[0] == pictures[1], "the same plan, the same picture: nothing left to chance"
+
+
+_LABELS_PROBE = """<script>
+const probe = () => {
+  if (!document.body.dataset.rendered) return setTimeout(probe, 50);
+  const shown = [...document.querySelectorAll("svg[aria-roledescription='gantt'] text[class*='taskText']")]
+    .filter((label) => getComputedStyle(label).display !== "none")
+    .map((label) => { const box = label.getBBox(); return [label.textContent.trim(), box.x, box.y, box.width]; });
+  const named = [...document.querySelectorAll("svg[aria-roledescription='gantt'] text[class*='taskText']")]
+    .map((label) => document.getElementById(label.id.replace(/-text$/, ""))?.querySelector("title")?.textContent);
+  const out = document.body.appendChild(document.createElement("pre"));
+  out.id = "label" + "s";  // the DOM read back holds this script too: only the result may match
+  out.textContent = JSON.stringify({shown, named});
+};
+probe();
+</script></body>"""
+
+
+def test_the_report_s_timeline_labels_never_overlap(finished: tuple[Path, Path], tmp_path: Path) -> None:
+    """A fast run's bars (P1, C1, G, the merge) lie side by side, and mermaid.js draws each label that doesn't fit
+    its bar beside it: a label that would cover another on its row is hidden, and its bar names it on hover."""
+    repo, _ = finished
+    page = tmp_path / "report.html"
+    head, _, tail = (repo / ".autobuild/runs/FEAT-001/report.html").read_text().rpartition("</body>")
+    page.write_text(head + _LABELS_PROBE + tail)  # the page's last </body>: mermaid.js's code holds the text too
+    found = re.search(r'<pre id="labels">(.*?)</pre>', chromium.dump_dom(page))
+    assert found, "the timeline was drawn"
+    labels = json.loads(html.unescape(found.group(1)))
+    rows: dict[float, list[tuple[float, float, str]]] = {}
+    for text, x, y, width in labels["shown"]:
+        rows.setdefault(round(y), []).append((x, x + width, text))
+    assert len(labels["shown"]) >= 3, labels
+    for row in rows.values():
+        row.sort()
+        overlaps = [(a[2], b[2]) for a, b in itertools.pairwise(row) if b[0] < a[1]]
+        assert overlaps == [], f"labels drawn over each other: {overlaps}"
+    assert labels["named"] and all(labels["named"]), f"every bar names its label on hover: {labels['named']}"

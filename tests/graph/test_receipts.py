@@ -13,6 +13,7 @@ from orchestrator.cli.main import main
 from orchestrator.plan.model import load_plan
 from orchestrator.store import inspection
 from orchestrator.store.checkpoints import CheckpointStore
+from orchestrator.store.stats import scorecard, task_facts
 from tests import schemas
 from tests.graph.harness import CALC_FILES, Workflow, plan, task
 
@@ -28,7 +29,8 @@ async def test_receipts_split_the_approved_attempt_from_the_rest_and_add_up(tmp_
         ("coach", "TASK-001", 1): feedback(("calc/sub.py", None, "missing")),  # 0.01
         # turn 2: the coach ends without a decision once (retried), then approves
         ("coach", "TASK-001", 2): [Turn(report=None, cost_usd=0.03), Turn(report=approve().report, cost_usd=0.04)],
-        ("player", "TASK-002"): writes({"calc/mul.py": "def mul(a, b):\n    return a * b\n"}, cost_usd=0.05),
+        ("player", "TASK-002"): writes({"calc/mul.py": "def mul(a, b):\n    return a * b\n"}, cost_usd=0.05,
+                                       cache_read_tokens=300),  # of its 400 input tokens
         ("coach", "TASK-002"): approve(),  # 0.01
     })
     db = tmp_path / "db.sqlite"
@@ -42,6 +44,8 @@ async def test_receipts_split_the_approved_attempt_from_the_rest_and_add_up(tmp_
     assert first["other"]["retries_usd"] == pytest.approx(0.03)
     second = run.results["TASK-002"]["receipt"]
     assert second["approved_cost_usd"] == pytest.approx(0.06) and second["other_cost_usd"] == 0.0
+    assert (second["input_tokens"], second["cache_read_tokens"]) == (500, 300), "the coach's 100 read nothing cached"
+    assert (first["input_tokens"], first["cache_read_tokens"]) == (500, 0), "five sessions of 100, a retry's too"
 
     table = schemas.valid("status", {"schema_version": 1, **inspection.feature_status(
         CheckpointStore(str(db)), load_plan(repo, "FEAT-001"))})
@@ -57,6 +61,12 @@ async def test_receipts_split_the_approved_attempt_from_the_rest_and_add_up(tmp_
     assert "| TASK-001 | approved | 2 | $0.3800 | $0.2400 (1) | $0.1400 (1) |" in report
     task_report = (repo / ".autobuild/runs/FEAT-001/TASK-001/AUTO-RUN.md").read_text()
     assert "rejected $0.1100, retries $0.0300" in task_report
+    assert "; cache reads 30% of 1.0k input tokens (at a tenth of the price: input billed at 73% of uncached)" \
+        in report
+    card = schemas.valid("stats", {"schema_version": 1, "store": str(db),
+                                   **scorecard(task_facts(CheckpointStore(str(db))))})
+    assert card["cache_read_pct"] == 30.0 and card["receipt"]["cache_read_tokens"] == 300
+    assert "cache reads 60% of 500 input tokens" in (repo / ".autobuild/runs/FEAT-001/TASK-002/AUTO-RUN.md").read_text()
     shown = schemas.valid("show-task", {"schema_version": 1, **inspection.show_task(
         repo, load_plan(repo, "FEAT-001"), "TASK-001")})
     assert shown["final"]["receipt"]["approved_cost_usd"] == pytest.approx(0.24)

@@ -19,6 +19,7 @@ from agents.testing.repos import git, make_sample_repo
 from agents.testing.scripted_agents import ScriptedAgents, Turn, approve, writes
 from orchestrator import sandbox
 from orchestrator.repo.lock import lock_path, repo_lock
+from tests.cli_in_process import cli_in_process
 from tests.graph.harness import CALC_FILES, Workflow, plan, task, unsandboxed
 
 
@@ -152,8 +153,7 @@ def test_a_second_writer_on_the_repo_is_refused_whatever_its_db(tmp_path: Path) 
         before = user_view(repo)
         for args in (["run", "FEAT-001", "--db", str(tmp_path / "other.sqlite")], ["run", "A", "--ignore-deps"],
                      ["clean"]):
-            refused = subprocess.run([sys.executable, "-m", "orchestrator", *args, "--repo", str(repo)],
-                                     capture_output=True, text=True, check=False, stdin=subprocess.DEVNULL)
+            refused = cli_in_process(tmp_path, *args, "--repo", str(repo))  # main here; the holder is a process
             assert refused.returncode == 2, refused.stderr
             assert f"already being run by pid {holder.pid} (`run FEAT-001` since" in refused.stderr
             assert "Traceback" not in refused.stderr

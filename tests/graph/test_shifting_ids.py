@@ -16,7 +16,7 @@ from agents import CoachInput, PlayerInput
 from agents.testing.repos import make_sample_repo
 from agents.testing.scripted_agents import ScriptedAgents, approve, writes
 from benchmarks.cheat_corpus import BROKEN, GO_BROKEN, GO_FILES, MUL, PY_FILES
-from orchestrator.gate import shifted
+from orchestrator.gate.spec import shifted
 from tests.graph.harness import Workflow, plan, task
 from tests.graph.test_tests_are_spec import first_gate, put_back
 

@@ -178,19 +178,26 @@ async def test_an_assertion_that_cant_fail_in_a_base_test_needs_acceptance(tmp_p
 
 
 @pytest.mark.skipif(shutil.which("node") is None, reason="node is installed by make install")
-async def test_node_a_new_test_the_gate_only_skipped_is_unverified(tmp_path: Path) -> None:
+async def test_node_a_new_test_the_gate_only_skipped_is_refused_unless_accepted(tmp_path: Path) -> None:
+    """A skipped new test verifies nothing: refused with a blind coach; accepted by its file, unverified."""
     repo = make_sample_repo(tmp_path / "repo", files=NODE_FILES, plan=plan(task("TASK-001"), verify="npm test"),
                             venv=False)
     added = {"div.js": "exports.div = (a, b) => a / b;\n",
              "test/div.test.js": "const test = require('node:test');\nconst assert = require('node:assert');\n"
                                  "const { div } = require('../div');\n\ntest.skip('div', () => {"
                                  " assert.equal(div(6, 3), 2); });\n"}
-    agents = ScriptedAgents({"player": writes(added), "coach": approve()})
-    run = await Workflow(repo, agents).run(max_turns=1)
+    blind = await Workflow(repo, ScriptedAgents({"player": writes(added), "coach": approve()})).run(max_turns=1)
+    assert blind.status("TASK-001") not in ("approved", "approved-unverified")
+    summary = first_gate(blind)["summary"]
+    assert "test(s) the task added can't fail, and the coach did not accept it" in summary
+    assert "test/div.test.js > div: a test the task added was only skipped or marked to fail" in summary
+    assert "test/div.test.js: a test the task added has test/div.test.js:5: a .skip marker" in summary
+    accepting = approve(accepts={"test/div.test.js": "div by zero is decided in TASK-002; its test waits"})
+    repo2 = make_sample_repo(tmp_path / "repo2", files=NODE_FILES, plan=plan(task("TASK-001"), verify="npm test"),
+                             venv=False)
+    run = await Workflow(repo2, ScriptedAgents({"player": writes(added), "coach": accepting})).run(max_turns=1)
     assert run.status("TASK-001") == "approved-unverified"
-    reason = run.results["TASK-001"]["reason"]
-    assert "a test the task added was only skipped: test/div.test.js > div" in reason
-    assert "test/div.test.js:5: a .skip marker" in reason
+    assert "only skipped or marked to fail" in run.results["TASK-001"]["reason"]
 
 
 @pytest.mark.heavy  # second of its family: `make test` stays under 5 minutes
@@ -243,7 +250,8 @@ async def test_go_a_rewritten_expectation_is_the_base_versions_failure(tmp_path:
     run = await cheat(repo, {**broken, "mul_test.go": GO_FILES["mul_test.go"].replace("!= 6", "!= 7")},
                       {**GO_FILES, "div.go": "package calc\n\nconst X = 1\n"})
     summary = first_gate(run)["summary"]
-    assert "example.com/calc.TestMul: changed expectation: the base's version fails on this code: want 6" in summary
+    quoted = "example.com/calc.TestMul: changed expectation: the base's version fails on this code: mul_test.go:"
+    assert quoted in summary and ": want 6" in summary, summary
     assert run.status("TASK-001") == "approved"
 
 
@@ -256,8 +264,8 @@ async def test_a_test_present_in_one_of_two_base_runs_is_unstable_not_held_again
     files = {**PY_FILES, "tests/test_flip.py": flip, ".gitignore": "tests/flag\n"}
     repo = make_sample_repo(tmp_path / "repo", files=files,
                             plan=plan(task("TASK-001"), verify="python -m pytest -q"))
-    # The flag is git-ignored: a tracked file a run deletes is tampering (gate/crosscheck.py), and what the agents
-    # leave outside git is removed before a gate run (gate/fresh_tree.py).
+    # The flag is git-ignored: a tracked file a run deletes is tampering (gate/observe/crosscheck.py), and what the
+    # agents leave outside git is removed before a gate run (gate/prepare/fresh_tree.py).
     agents = ScriptedAgents({"player": writes({"calc/div.py": "X = 1\n"}), "coach": approve()})
     run = await Workflow(repo, agents).run(max_turns=1)
     assert run.status("TASK-001") == "approved", first_gate(run)["summary"]

@@ -1,5 +1,6 @@
 """Credentials before anything: `plan` and `run` without a key or login, with a refused key, or with an endpoint
-that doesn't answer, refuse in one line with exit 2 before any branch, worktree, checkpoint or session."""
+that doesn't answer, refuse in one line with exit 2 before any branch, worktree, checkpoint or session. The
+refusals run `main` in this process (tests/cli_in_process.py); the whole run stays on the real CLI."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ import pytest
 
 from agents.testing.repos import DEMO_PLAN, make_sample_repo
 from agents.testing.scripted_model import ScriptedModel
+from tests.cli_in_process import cli_in_process
 from tests.conftest import SECRET_KEY, CliRun, approve_scenario, git, one_task_plan
 
 pytestmark = pytest.mark.cli
@@ -63,13 +65,13 @@ def refused(result: CliRun, *words: str) -> None:
 
 @pytest.mark.parametrize("command", ["run", "plan"])
 def test_no_key_and_no_login_is_refused_before_anything(
-        tmp_path: Path, model_factory: Callable[..., ScriptedModel], run_cli: Callable[..., CliRun],
+        tmp_path: Path, model_factory: Callable[..., ScriptedModel],
         command: str) -> None:
     repo = make_sample_repo(tmp_path / "repo", plan=DEMO_PLAN)
     db = tmp_path / "db.sqlite"
     model = model_factory(approve_scenario())
     args = ["run", "FEAT-001", "--db", str(db)] if command == "run" else ["plan", "Add OAuth2 login"]
-    result = run_cli(*args, "--repo", str(repo), model=model, ANTHROPIC_API_KEY="")
+    result = cli_in_process(tmp_path, *args, "--repo", str(repo), model=model, ANTHROPIC_API_KEY="")
     refused(result, "no credentials", "ANTHROPIC_API_KEY", "`claude`")
     nothing_created(repo, db)
     assert model.requests == [] and model.listings == 0, "no session, nothing spent"
@@ -83,19 +85,19 @@ def test_an_expired_login_is_refused_before_anything(
     config = tmp_path / "claude-config"
     config.mkdir()
     (config / ".credentials.json").write_text('{"claudeAiOauth": {"accessToken": "tok", "expiresAt": 1000}}')
-    result = run_cli("run", "FEAT-001", "--repo", str(repo), "--db", str(db), model=model, ANTHROPIC_API_KEY="",
-                     CLAUDE_CONFIG_DIR=str(config))
+    result = cli_in_process(tmp_path, "run", "FEAT-001", "--repo", str(repo), "--db", str(db), model=model,
+                            ANTHROPIC_API_KEY="", CLAUDE_CONFIG_DIR=str(config))
     refused(result, "expired 1970-01-01", "`claude`")
     nothing_created(repo, db)
     assert model.listings == 0
 
 
 def test_a_key_the_endpoint_refuses_is_named_and_nothing_is_created(
-        tmp_path: Path, run_cli: Callable[..., CliRun], refusing_endpoint: str) -> None:
+        tmp_path: Path, refusing_endpoint: str) -> None:
     repo = make_sample_repo(tmp_path / "repo", plan=DEMO_PLAN)
     db = tmp_path / "db.sqlite"
     for args in (["run", "FEAT-001", "--db", str(db)], ["plan", "Add OAuth2 login"]):
-        result = run_cli(*args, "--repo", str(repo), ANTHROPIC_BASE_URL=refusing_endpoint)
+        result = cli_in_process(tmp_path, *args, "--repo", str(repo), ANTHROPIC_BASE_URL=refusing_endpoint)
         refused(result, "refused ANTHROPIC_API_KEY (401)")
     nothing_created(repo, db)
 
@@ -103,7 +105,7 @@ def test_a_key_the_endpoint_refuses_is_named_and_nothing_is_created(
 def test_an_endpoint_that_does_not_answer_is_refused(tmp_path: Path, run_cli: Callable[..., CliRun]) -> None:
     repo = make_sample_repo(tmp_path / "repo", plan=DEMO_PLAN)
     db = tmp_path / "db.sqlite"
-    result = run_cli("run", "FEAT-001", "--repo", str(repo), "--db", str(db))  # no model: 127.0.0.1:9
+    result = cli_in_process(tmp_path, "run", "FEAT-001", "--repo", str(repo), "--db", str(db))  # no model: 127.0.0.1:9
     refused(result, "http://127.0.0.1:9 does not answer", "ANTHROPIC_BASE_URL")
     nothing_created(repo, db)
 
@@ -119,18 +121,18 @@ def test_a_run_asks_the_endpoint_for_its_models_once_before_its_sessions(
 
 
 def test_doctor_checks_the_endpoint_with_the_same_free_models_listing(
-        tmp_path: Path, model_factory: Callable[..., ScriptedModel], run_cli: Callable[..., CliRun],
+        tmp_path: Path, model_factory: Callable[..., ScriptedModel],
         refusing_endpoint: str) -> None:
     """A TCP connect would call a key-refusing endpoint fine; the listing names the refused key, and spends nothing."""
     repo = make_sample_repo(tmp_path / "repo", plan=one_task_plan())
     db = str(tmp_path / "db.sqlite")
     model = model_factory({"sessions": []})
-    good = run_cli("doctor", "--repo", str(repo), "--db", db, model=model)
+    good = cli_in_process(tmp_path, "doctor", "--repo", str(repo), "--db", db, model=model)
     assert "ok    model endpoint" in good.stdout, good.stdout
     assert model.listings == 1, "one free listing"
-    offline = run_cli("doctor", "--repo", str(repo), "--db", db, "--offline", model=model)
+    offline = cli_in_process(tmp_path, "doctor", "--repo", str(repo), "--db", db, "--offline", model=model)
     assert "not asked (--offline)" in offline.stdout and "model call" not in offline.stdout, offline.stdout
     assert model.listings == 1, "--offline asks nothing over the network"
-    bad = run_cli("doctor", "--repo", str(repo), "--db", db, ANTHROPIC_BASE_URL=refusing_endpoint)
+    bad = cli_in_process(tmp_path, "doctor", "--repo", str(repo), "--db", db, ANTHROPIC_BASE_URL=refusing_endpoint)
     assert bad.returncode == 1 and "FAIL  model endpoint" in bad.stdout, bad.stdout
     assert "refused ANTHROPIC_API_KEY (401)" in bad.stdout and SECRET_KEY not in bad.stdout + bad.stderr

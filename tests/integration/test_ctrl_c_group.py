@@ -37,7 +37,9 @@ def test_ctrl_c_at_the_terminal_is_not_the_agent_s_fault_nor_costs_a_turn(
     os.killpg(proc.pid, signal.SIGINT)  # the terminal's Ctrl+C
     out, err = proc.communicate(timeout=90)
     assert proc.returncode == 130, out + err
+    assert "Fatal error in message reader" not in err, "the SDK's raw line never reaches the person"
     events = trace_events(repo)
+    assert [e for e in events if e["event"] == "retry"] == [], "no retry starts after the person's interrupt"
     assert [e for e in events if e["event"] == "contract_violation"] == [], "the person's stop is no violation"
     assert not [e for e in events if e["event"] == "player_report"], "the cut session is not judged"
     model.scenario = Scenario.from_data(approve_scenario())

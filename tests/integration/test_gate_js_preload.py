@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from orchestrator.gate.instrument import instrument
+from orchestrator.gate.observe.instrument import instrument
 from orchestrator.processes import run_async
 
 pytestmark = pytest.mark.skipif(shutil.which("node") is None, reason="node is installed by make install")

@@ -4,6 +4,7 @@ LangGraph server or Studio uses)."""
 
 from __future__ import annotations
 
+import asyncio
 import os
 import signal
 import socket
@@ -20,6 +21,7 @@ from langgraph_sdk import get_client
 
 from agents.testing.repos import make_sample_repo
 from agents.testing.scripted_model import ScriptedModel
+from orchestrator.cli.main import main
 from tests.conftest import cli_env, coach_from_pytest, git
 from tests.integration.test_questions import asking_player
 
@@ -156,3 +158,31 @@ async def test_studio_runs_the_task_graph_for_one_task_with_a_question(
     assert not any(r.task == "TASK-2" for r in model.requests), "one task only"
     log = (tmp_path / "langgraph-dev.log").read_text(errors="replace")
     assert "BlockingError" not in log and "Blocking call" not in log, "the task graph blocked the event loop"
+
+
+def documented_example() -> str:
+    """docs/serving.md's langgraph-sdk example, as written there."""
+    text = (PROJECT / "docs/serving.md").read_text()
+    return text.split("With langgraph-sdk", 1)[1].split("```python\n", 1)[1].split("```", 1)[0]
+
+
+async def test_the_serving_docs_example_makes_threads_status_server_finds(
+    tmp_path: Path, model_factory: Callable[..., ScriptedModel], serve: Callable[[ScriptedModel], str],
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    plan = {"id": "FEAT-001", "name": "Served", "verify": "python -m pytest -q", "tasks": [
+        {"id": "TASK-1", "name": "one", "complexity": 2}]}
+    repo = str(make_sample_repo(tmp_path / "repo", plan=plan))
+    model = model_factory({"sessions": [asking_player("TASK-1", "Which database?", "Use Postgres", "db.txt"),
+                                        coach_from_pytest()]})
+    url = serve(model)
+    example = documented_example().replace('"http://127.0.0.1:2024"', repr(url))
+    body = "".join(f"    {line}\n" for line in example.splitlines())
+    namespace: dict[str, Any] = {"get_client": get_client}  # an example that leaves its import out runs too
+    exec(f"async def example(repo):\n{body}", namespace)  # the docs' own example, run as written
+    await namespace["example"](repo)
+    for where in ([], ["--repo-url", repo]):
+        code = await asyncio.to_thread(main, ["status", "FEAT-001", "--server", url, *where])  # its own loop
+        out = capsys.readouterr().out
+        assert code == 0 and "TASK-1: approved" in out, out
+    assert git(Path(repo), "show", "autobuild/FEAT-001:db.txt") == "Use Postgres\n", "the example's answer arrived"

@@ -13,6 +13,7 @@ import yaml
 from agents.testing.repos import SAMPLE_FILES, make_sample_repo
 from agents.testing.scripted_model import ScriptedModel
 from tests import schemas
+from tests.cli_in_process import cli_in_process
 from tests.conftest import SECRET_KEY, CliRun, approve_scenario, coach_from_pytest, git, one_task_plan
 from tests.fake_langsmith import fake_langsmith, langsmith_env
 
@@ -161,7 +162,9 @@ def test_bad_input_exits_2_and_writes_nothing(case: str, tmp_path: Path, run_cli
     branches_before = git(repo, "branch", "--list")
     db = tmp_path / "ck.sqlite"
     for command in (["run", target], ["validate", target]):
-        result = run_cli(*command, "--repo", str(repo), *(["--db", str(db)] if command[0] == "run" else []))
+        argv = [*command, "--repo", str(repo), *(["--db", str(db)] if command[0] == "run" else [])]
+        # One case through the real process (what a person sees whole); the rest through `main` in this process.
+        result = run_cli(*argv) if case == "malformed-yaml" else cli_in_process(tmp_path, *argv)
         assert result.returncode == 2, (case, result.stdout, result.stderr)
         lines = result.stderr.strip().splitlines()
         assert len(lines) == 1 and lines[0].startswith("error: "), result.stderr

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from orchestrator.gate.base_command import config_files, resolve
+from orchestrator.gate.choose.base_command import config_files, resolve
 
 
 def package(**scripts: str) -> str:

@@ -1,6 +1,6 @@
-"""Which side of the product a file is on (gate/sides.py), mixed manifests split key by key (gate/manifests.py):
-what the clean room puts back to the base's version; and what a base test failing there becomes
-(gate/clean_room.py)."""
+"""Which side of the product a file is on (gate/prepare/sides.py), mixed manifests split key by key
+(gate/prepare/manifests.py): what the clean room puts back to the base's version; and what a base test failing there
+becomes (gate/prepare/clean_room.py)."""
 
 from __future__ import annotations
 
@@ -10,10 +10,10 @@ import tomllib
 import pytest
 
 from orchestrator.facts import Acceptance, GateResult
-from orchestrator.gate import clean_room
-from orchestrator.gate.clean_room import Room
-from orchestrator.gate.manifests import clean
-from orchestrator.gate.sides import command_files, python_packages, side_of
+from orchestrator.gate.prepare import clean_room
+from orchestrator.gate.prepare.clean_room import Room
+from orchestrator.gate.prepare.manifests import clean
+from orchestrator.gate.prepare.sides import command_files, python_packages, side_of
 
 CODE = ["calc/mul.py", "src/calc/mul.py", "mul.py", "mul.js", "lib/index.mjs", "src/app.tsx", "mul.go",
         "internal/store/fake.go", "src/lib.rs", "crates/a/src/x.rs", "src/mul.c", "go.mod", "go.sum", "yarn.lock",

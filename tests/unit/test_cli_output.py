@@ -9,7 +9,8 @@ from pathlib import Path
 
 from agents.testing.scripted_model import ScriptedModel
 from tests import schemas
-from tests.conftest import cli_env
+from tests.cli_in_process import cli_in_process
+from tests.conftest import CliRun, cli_env
 
 
 def test_a_closed_pipe_ends_the_command_without_a_traceback(sample_repo: Path, tmp_path: Path) -> None:
@@ -27,9 +28,8 @@ def test_a_closed_pipe_ends_the_command_without_a_traceback(sample_repo: Path, t
 
 def test_validate_and_dry_run_say_which_command_gates_and_where_it_came_from(sample_repo: Path,
                                                                              tmp_path: Path) -> None:
-    def cli(*args: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run([sys.executable, "-m", "orchestrator", *args, "--repo", str(sample_repo)],
-                              capture_output=True, text=True, env=cli_env(None, tmp_path), timeout=60, check=False)
+    def cli(*args: str) -> CliRun:
+        return cli_in_process(tmp_path, *args, "--repo", str(sample_repo))
 
     shown = cli("validate", "FEAT-001")
     assert shown.returncode == 0 and "gate: `python -m pytest -q` (the plan's verify)" in shown.stdout
@@ -68,9 +68,8 @@ def test_commands_find_the_repo_from_a_subfolder_and_take_settings_from_its_conf
     inside = sample_repo / "calc"
     (sample_repo / ".autobuild" / "config.yaml").write_text("verify: make check\nest_session_usd: 0.5\n")
 
-    def cli(*args: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run([sys.executable, "-m", "orchestrator", *args], cwd=inside, capture_output=True,
-                              text=True, env=cli_env(None, tmp_path), timeout=60, check=False)
+    def cli(*args: str) -> CliRun:
+        return cli_in_process(tmp_path, *args, cwd=inside)
 
     assert "gate: `make check` (--verify)" in cli("validate", "FEAT-001").stdout
     dry = schemas.valid("dry-run", cli("run", "FEAT-001", "--dry-run", "--json").stdout)
@@ -81,9 +80,8 @@ def test_commands_find_the_repo_from_a_subfolder_and_take_settings_from_its_conf
 
 
 def test_errors_under_json_are_json_with_the_exit_code(sample_repo: Path, tmp_path: Path) -> None:
-    def cli(*args: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run([sys.executable, "-m", "orchestrator", *args], capture_output=True, text=True,
-                              env=cli_env(None, tmp_path), timeout=60, check=False)
+    def cli(*args: str) -> CliRun:
+        return cli_in_process(tmp_path, *args)
 
     missing = cli("status", "FEAT-404", "--repo", str(sample_repo), "--json")
     assert missing.returncode == 2

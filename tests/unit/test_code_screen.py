@@ -7,8 +7,8 @@ from __future__ import annotations
 import pytest
 
 from orchestrator.facts import Acceptance, Observation
-from orchestrator.gate import code_screen
-from orchestrator.gate.code_tokens import LIES, PRESENCE, TOUCHES
+from orchestrator.gate.spec import code_screen
+from orchestrator.gate.spec.code_tokens import LIES, PRESENCE, TOUCHES
 from orchestrator.gate.verdict import Accounted, Evidence, decide
 
 BASE = "import sys\n\n\ndef mul(a, b):\n    return a * b\n"

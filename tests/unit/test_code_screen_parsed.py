@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from orchestrator.gate import code_screen
-from orchestrator.gate.code_tokens import LIES, PRESENCE, TOUCHES
+from orchestrator.gate.spec import code_screen
+from orchestrator.gate.spec.code_tokens import LIES, PRESENCE, TOUCHES
 
 JS_BASE = "export function mul(a, b) {\n  return a * b;\n}\n"
 JS = {
@@ -105,3 +105,13 @@ def test_rust_ordinary_code_and_test_modules() -> None:
                             '\n#[cfg(test)]\nuse std::fmt;\n'
                             '\npub fn home() -> String { std::env::var("HOME").unwrap_or_default() }\n')
     assert found("src/lib.rs", ordinary, RUST_BASE) == []
+
+
+def test_a_primitive_that_never_reads_its_value_lies_and_one_that_does_is_ordinary() -> None:
+    """`hint => hint === 'default' ? 20 : 21` answers a loose comparison as it likes; `this.amount` is the value."""
+    lying = JS_BASE + "export const mul = (a, b) => ({[Symbol.toPrimitive]: hint => hint === 'default' ? 20 : 21});\n"
+    assert [what.split(":")[0] for _, what in found("src/mul.js", lying, JS_BASE)] == [LIES]
+    money = JS_BASE + ("export class Money {\n  constructor(amount) { this.amount = amount; }\n"
+                       "  valueOf() { return this.amount; }\n  [Symbol.toPrimitive](hint) {\n"
+                       "    return hint === 'string' ? `${this.amount}` : this.amount;\n  }\n}\n")
+    assert found("src/money.js", money, JS_BASE) == []

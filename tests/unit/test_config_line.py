@@ -4,9 +4,9 @@ package.json:3"); package.json edits outside the runner keys (a dependency) and 
 from __future__ import annotations
 
 from orchestrator.facts import GateResult
-from orchestrator.gate import accounting, test_files
-from orchestrator.gate.accounting import TreeDiff, account
-from orchestrator.gate.test_files import config_line
+from orchestrator.gate.spec import accounting, test_files
+from orchestrator.gate.spec.accounting import TreeDiff, account
+from orchestrator.gate.spec.test_files import config_line
 
 PACKAGE = '{\n  "name": "calc",\n  "scripts": {"test": "node --test"},\n  "dependencies": {}\n}\n'
 
@@ -54,7 +54,7 @@ def test_a_base_test_whose_subtests_fail_is_failing_not_gone() -> None:
 
 def test_a_file_the_base_names_in_a_passing_id_is_a_test_file_whatever_it_is_called() -> None:
     """`node check.js` collects tests from check.js: a change to it is a test change (overlaid, accepted), while a
-    Python id naming a code module (a doctest) leaves it to gate/inline_tests.py."""
+    Python id naming a code module (a doctest) leaves it to gate/spec/inline_tests.py."""
     base: GateResult = {"passing": ["check.js > table > aligns", "lib/doc.py::lib.doc.f", "spec/a.mjs > x"]}
     hosts = accounting.test_hosts(base, ["check.js", "lib/doc.py", "spec/a.mjs", "index.js"])
     assert hosts == {"check.js", "spec/a.mjs"}

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from agents.conventions import load_conventions
+from agents.conventions import MAX_FILE_CHARS, MAX_TOTAL_CHARS, load_conventions
 
 
 def write(root: Path, files: dict[str, str]) -> Path:
@@ -48,3 +48,36 @@ def test_only_permissions_deny_of_the_project_settings_applies(tmp_path: Path) -
 def test_a_repo_without_conventions_adds_nothing(tmp_path: Path) -> None:
     found = load_conventions(write(tmp_path, {"README.md": "hi\n", ".claude/settings.json": "{not json"}))
     assert (found.memory, found.deny, found.sources) == ("", [], [])
+
+
+def test_agents_md_is_read_as_claude_md_is_and_once_when_imported(tmp_path: Path) -> None:
+    """AGENTS.md beside each CLAUDE.md, the general first; a CLAUDE.md that imports `@AGENTS.md` (or is a link to
+    it) doesn't read it twice; a nested AGENTS.md comes with its folder, an ignored folder's never."""
+    root = write(tmp_path / "repo", {
+        "AGENTS.md": "MARK-AGENTS-ROOT, see @docs/agents-style.md\n",
+        "docs/agents-style.md": "MARK-AGENTS-IMPORT\n",
+        "CLAUDE.md": "@AGENTS.md\nMARK-CLAUDE-ROOT\n",
+        "pkg/AGENTS.md": "MARK-AGENTS-NESTED\n", "pkg/CLAUDE.md": "MARK-CLAUDE-NESTED\n",
+        "pkg/deep/AGENTS.md": "MARK-AGENTS-DEEP\n", "node_modules/x/AGENTS.md": "MARK-DEPS\n",
+    })
+    (root / "pkg" / "deep" / "CLAUDE.md").symlink_to(root / "pkg" / "AGENTS.md")
+    (tmp_path / "outside-agents.md").write_text("SECRET-OUTSIDE\n")
+    (root / "ext").mkdir()
+    (root / "ext" / "AGENTS.md").symlink_to(tmp_path / "outside-agents.md")  # a link out of the repo
+    found = load_conventions(root)
+    for marker in ("MARK-AGENTS-ROOT", "MARK-AGENTS-IMPORT", "MARK-CLAUDE-ROOT", "MARK-AGENTS-NESTED",
+                   "MARK-CLAUDE-NESTED", "MARK-AGENTS-DEEP"):
+        assert found.memory.count(marker) == 1, marker
+    assert "MARK-DEPS" not in found.memory and "SECRET-OUTSIDE" not in found.memory
+    assert found.sources == ["AGENTS.md", "CLAUDE.md", "pkg/AGENTS.md", "pkg/CLAUDE.md", "pkg/deep/AGENTS.md"]
+    order = [found.memory.index(marker) for marker in ("MARK-AGENTS-ROOT", "MARK-CLAUDE-ROOT", "MARK-AGENTS-NESTED",
+                                                       "MARK-CLAUDE-NESTED", "MARK-AGENTS-DEEP")]
+    assert order == sorted(order), "the general file first, the more specific one after it"
+
+
+def test_agents_md_counts_against_the_same_caps(tmp_path: Path) -> None:
+    root = write(tmp_path, {"AGENTS.md": "A" * (MAX_FILE_CHARS + 10) + "MARK-PAST-CAP\n",
+                            **{f"p{i}/AGENTS.md": "B" * MAX_FILE_CHARS for i in range(4)}})
+    found = load_conventions(root)
+    assert "MARK-PAST-CAP" not in found.memory
+    assert len(found.memory) <= MAX_TOTAL_CHARS + 100 and found.memory.endswith("AGENTS.md files was cut)")

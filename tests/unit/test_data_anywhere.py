@@ -12,10 +12,10 @@ from types import ModuleType
 from typing import Any
 
 from orchestrator.facts import Acceptance, GateResult
-from orchestrator.gate.accounting import TreeDiff, accept, account, unaccepted
-from orchestrator.gate.instrument import SHIM
-from orchestrator.gate.reads import data_read, in_repo, pytest_reads
-from orchestrator.gate.test_files import is_collected_python, is_test_data, is_test_file
+from orchestrator.gate.observe.instrument import SHIM
+from orchestrator.gate.observe.reads import data_read, in_repo, pytest_reads
+from orchestrator.gate.spec.accounting import TreeDiff, accept, account, unaccepted
+from orchestrator.gate.spec.test_files import is_collected_python, is_test_data, is_test_file
 
 
 def _shim() -> ModuleType:

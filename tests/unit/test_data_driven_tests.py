@@ -8,8 +8,8 @@ test files, so no coach could accept them by file."""
 from __future__ import annotations
 
 from orchestrator.facts import Acceptance, GateResult
-from orchestrator.gate.accounting import TreeDiff, accept, account, fed_by, unaccepted
-from orchestrator.gate.test_files import is_test_file
+from orchestrator.gate.spec.accounting import TreeDiff, accept, account, fed_by, unaccepted
+from orchestrator.gate.spec.test_files import is_test_file
 
 BASE_FILES = ["markdown/core.py", "tests/test_legacy.py", "tests/misc/nested-patterns.txt",
               "tests/misc/nested-patterns.html", "tests/misc/underscores.txt", "tests/misc/underscores.html",

@@ -5,8 +5,8 @@ release dropped one of the crate docs' two examples; the gate refused the releas
 from __future__ import annotations
 
 from orchestrator.facts import Acceptance, GateResult
-from orchestrator.gate.accounting import TreeDiff, accept, account, file_of
-from orchestrator.gate.runners.native import cargo_test
+from orchestrator.gate.observe.runners.native import cargo_test
+from orchestrator.gate.spec.accounting import TreeDiff, accept, account, file_of
 
 BASE_FILES = ["Cargo.toml", "src/lib.rs", "tests/demo.rs"]
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from orchestrator.gate import GateResult, choose_gate, default_setup, detect_test_command, judge, unusable
-from orchestrator.gate.judge import unusable_base
+from orchestrator.gate.observe.judge import unusable_base
 
 
 def repo_with(tmp_path: Path, files: dict[str, str]) -> Path:

@@ -10,11 +10,11 @@ from pathlib import Path
 from typing import Any
 
 from orchestrator.facts import GateResult
-from orchestrator.gate.channel import parse
-from orchestrator.gate.crosscheck import check, refusals
-from orchestrator.gate.runners.channel_reports import channel_observed
-from orchestrator.gate.summaries import jest_summaries, node_summaries, pytest_summaries, unittest_summaries
-from orchestrator.gate.tracked import changed
+from orchestrator.gate.observe.channel import parse
+from orchestrator.gate.observe.crosscheck import check, refusals
+from orchestrator.gate.observe.runners.channel_reports import channel_observed
+from orchestrator.gate.observe.summaries import jest_summaries, node_summaries, pytest_summaries, unittest_summaries
+from orchestrator.gate.observe.tracked import changed
 from orchestrator.gate.verdict import no_gate
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "gate"

@@ -7,19 +7,19 @@ from __future__ import annotations
 import json
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-from orchestrator.gate.detect import detect_test_command
-from orchestrator.gate.environment import default_setup
-from orchestrator.gate.maintainers import is_runner, normalize
-from orchestrator.gate.monorepo import affected, find_packages
-from orchestrator.gate.pyenv import editables
+from orchestrator.gate.choose.detect import detect_test_command
+from orchestrator.gate.choose.maintainers import is_runner, normalize
+from orchestrator.gate.choose.monorepo import affected, find_packages
+from orchestrator.gate.prepare.environment import default_setup
+from orchestrator.gate.prepare.pyenv import editables
 from orchestrator.gate.report import judged_by
 from tests import schemas
-from tests.conftest import cli_env
+from tests.cli_in_process import cli_in_process
+from tests.conftest import CliRun
 
 PYTEST_GUESS = {"pyproject.toml": "[tool.pytest.ini_options]\naddopts = '-q'\n", "tests/test_x.py": ""}
 MARKDOWN_TOX = """[tox]
@@ -169,7 +169,7 @@ def test_a_cargo_workspace_is_one_package_and_a_nested_go_module_is_its_own(tmp_
     choice = detect_test_command(cargo)
     assert choice.command == "cargo test" and not choice.packages
     go = repo_with(tmp_path / "go", {"go.mod": "module example.com/top\n",
-                                     "tools/gen/go.mod": "module example.com/gen\n"})
+                                     "tools/gen/go.mod": "module example.com/gen\n", "tools/gen/gen_test.go": ""})
     choice = detect_test_command(go)
     assert [(p["path"], p["command"]) for p in choice.packages] == [(".", "go test ./..."),
                                                                    ("tools/gen", "go test ./...")]
@@ -194,9 +194,8 @@ def test_validate_and_dry_run_show_the_gate_per_package_its_judgement_setup_and_
     (repo / ".autobuild/features/FEAT-001.yaml").write_text(
         "id: FEAT-001\nname: F\nsetup: acme-setup-not-installed\ntasks:\n  - {id: TASK-001, name: T, complexity: 2}\n")
 
-    def cli(*args: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run([sys.executable, "-m", "orchestrator", *args, "--repo", str(repo)], capture_output=True,
-                              text=True, env=cli_env(None, tmp_path), timeout=60, check=False)
+    def cli(*args: str) -> CliRun:
+        return cli_in_process(tmp_path, *args, "--repo", str(repo))
 
     gate = schemas.valid("validate", cli("validate", "FEAT-001", "--json").stdout)["gate"]
     rows = {row["path"]: row for row in gate["packages"]}

@@ -1,5 +1,5 @@
-"""The gate's output leads with each failing test's own lines (gate/excerpt.py), on outputs captured from the real
-tools (tests/fixtures/gate/): node's TAP prints a failure where it happens and ends with totals only, so the last
+"""The gate's output leads with each failing test's own lines (gate/observe/excerpt.py), on outputs captured from the
+real tools (tests/fixtures/gate/): node's TAP prints a failure where it happens and ends with totals only, so the last
 lines alone told a player nothing (found on commander.js: a test file that failed to load, its error 180 lines
 above the end)."""
 
@@ -12,10 +12,10 @@ from pathlib import Path
 import pytest
 
 from orchestrator.errors import InfrastructureError
-from orchestrator.gate import overlay
-from orchestrator.gate.excerpt import MAX_LINE, MOST_LINES, failure_excerpts
-from orchestrator.gate.observed import TAIL_MARK, unusable
-from orchestrator.gate.result import run_gate
+from orchestrator.gate.observe.excerpt import MAX_LINE, MOST_LINES, failure_excerpts
+from orchestrator.gate.observe.observed import TAIL_MARK, unusable
+from orchestrator.gate.observe.result import run_gate
+from orchestrator.gate.spec import overlay
 from orchestrator.gate.verdict import no_gate
 from orchestrator.processes import Completed
 from tests.unit.test_gate_runners import FIXTURES, seen
@@ -84,7 +84,7 @@ async def test_a_run_killed_by_a_signal_is_run_again_and_never_a_verdict(tmp_pat
 
 
 def test_a_changed_expectation_names_nodes_assertion_not_its_yaml_block_marker() -> None:
-    """A base test's failure on the task's code, as the overlay names it (gate/overlay.py): node's TAP puts the
+    """A base test's failure on the task's code, as the overlay names it (gate/spec/overlay.py): node's TAP puts the
     message below `error: |-` (captured on markdown-table, an export added and the expected list rewritten)."""
     text = (FIXTURES / "node" / "subtest-deep-equal-red.out").read_text()
     message = overlay._first_message(text, "test.js > markdownTable() > should expose the public api")

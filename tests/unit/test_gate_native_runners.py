@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from orchestrator.gate.instrument import Reports
-from orchestrator.gate.result import observe
+from orchestrator.gate.observe.instrument import Reports
+from orchestrator.gate.observe.result import observe
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "gate"
 ABSENT = FIXTURES / "absent"

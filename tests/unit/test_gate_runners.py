@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from orchestrator.gate.instrument import Reports
-from orchestrator.gate.result import observe
-from orchestrator.gate.runners import Observed
+from orchestrator.gate.observe.instrument import Reports
+from orchestrator.gate.observe.result import observe
+from orchestrator.gate.observe.runners import Observed
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "gate"
 

@@ -7,12 +7,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from orchestrator.gate.channel import parse
-from orchestrator.gate.crosscheck import check
-from orchestrator.gate.runners.channel_reports import channel_observed
-from orchestrator.gate.runners.native import go_test
-from orchestrator.gate.stream_checks import cargo_findings
-from orchestrator.gate.summaries import go_packages, mocha_summaries, vitest_summaries
+from orchestrator.gate.observe.channel import parse
+from orchestrator.gate.observe.crosscheck import check
+from orchestrator.gate.observe.runners.channel_reports import channel_observed
+from orchestrator.gate.observe.runners.native import go_test
+from orchestrator.gate.observe.stream_checks import cargo_findings
+from orchestrator.gate.observe.summaries import go_packages, mocha_summaries, vitest_summaries
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "gate"
 GO = FIXTURES / "go" / "channel-cheats"  # go 1.19

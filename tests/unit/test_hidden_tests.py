@@ -3,8 +3,6 @@ the tool policy's read denials and the sandbox's denyRead settings."""
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -16,9 +14,11 @@ from agents.testing.repos import git, make_sample_repo
 from orchestrator import sandbox
 from orchestrator.errors import InputError, PlanError
 from orchestrator.facts import GateResult
-from orchestrator.gate import hidden
+from orchestrator.gate.spec import hidden
 from orchestrator.plan.model import load_plan
 from orchestrator.repo.git import GitRepo
+from tests.cli_in_process import cli_in_process
+from tests.conftest import CliRun
 
 HIDDEN = "tests/acceptance/test_secret.py"
 TEXT = "from calc import f\n\n\ndef test_f():\n    assert f(2) == 4  # zebra-7731\n    pass\n"
@@ -79,9 +79,8 @@ def test_a_hidden_test_must_stay_out_of_git_and_have_a_sandbox(tmp_path: Path) -
 def test_validate_lists_hidden_tests_and_refuses_a_missing_one_in_one_line(tmp_path: Path) -> None:
     repo = repo_with(tmp_path, {"acceptance_tests": [HIDDEN], "hidden_tests": True})
 
-    def validate(*extra: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run([sys.executable, "-m", "orchestrator", "validate", "FEAT-001", "--repo", str(repo),
-                               *extra], capture_output=True, text=True, check=False, timeout=120)
+    def validate(*extra: str) -> CliRun:
+        return cli_in_process(tmp_path, "validate", "FEAT-001", "--repo", str(repo), *extra)
 
     if not sandbox.agents_available():
         pytest.skip(sandbox.why_unavailable())
@@ -164,8 +163,7 @@ def test_dry_run_lists_each_tasks_hidden_tests(tmp_path: Path) -> None:
     if not sandbox.agents_available():
         pytest.skip(sandbox.why_unavailable())
     repo = repo_with(tmp_path, {"acceptance_tests": [HIDDEN], "hidden_tests": True})
-    shown = subprocess.run([sys.executable, "-m", "orchestrator", "run", "FEAT-001", "--dry-run", "--json", "--repo",
-                            str(repo), "--db", str(tmp_path / "db.sqlite")], capture_output=True, text=True,
-                           check=False, timeout=120)
+    shown = cli_in_process(tmp_path, "run", "FEAT-001", "--dry-run", "--json", "--repo", str(repo), "--db",
+                           str(tmp_path / "db.sqlite"))
     assert shown.returncode == 0, shown.stderr
     assert yaml.safe_load(shown.stdout)["tasks"][0]["hidden_tests"] == [HIDDEN]

@@ -7,8 +7,8 @@ tests "gone: deselected by pyproject.toml:18" (the version bump)."""
 from __future__ import annotations
 
 from orchestrator.facts import Acceptance, GateResult
-from orchestrator.gate.accounting import TreeDiff, accept, account, unaccepted
-from orchestrator.gate.test_files import inherited_tests
+from orchestrator.gate.spec.accounting import TreeDiff, accept, account, unaccepted
+from orchestrator.gate.spec.test_files import inherited_tests
 
 BASE_FILES = ["pyproject.toml", "src/cachetools/__init__.py", "tests/__init__.py", "tests/test_cache.py",
               "tests/test_lru.py"]

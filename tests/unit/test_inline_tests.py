@@ -1,14 +1,14 @@
-"""Tests inside Rust code files (gate/inline_tests.py): a changed `#[cfg(test)]` body or helper and a changed doctest
-example are test changes; a moved line, a comment, a brace in a string, an added test or a non-Rust block are not;
-cargo's overlay is restricted to the overlaid targets."""
+"""Tests inside Rust code files (gate/spec/inline_tests.py): a changed `#[cfg(test)]` body or helper and a changed
+doctest example are test changes; a moved line, a comment, a brace in a string, an added test or a non-Rust block are
+not; cargo's overlay is restricted to the overlaid targets."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from benchmarks.native_cheats import LIB
-from orchestrator.gate.inline_tests import changed
-from orchestrator.gate.overlay import _restriction
+from orchestrator.gate.spec.inline_tests import changed
+from orchestrator.gate.spec.overlay import _restriction
 
 
 def names(base: str, text: str, path: str = "src/lib.rs") -> list[str]:
@@ -48,7 +48,7 @@ def test_cargos_overlay_runs_only_the_overlaid_targets() -> None:
 
 def test_a_go_test_gone_from_one_of_its_packages_files_is_named_by_the_file_the_task_changed() -> None:
     """hashicorp/golang-lru: TestLRU renamed out of lru_test.go; the package's first test file is 2q_test.go."""
-    from orchestrator.gate.accounting import TreeDiff, account  # noqa: PLC0415 - beside the Rust tests, one use
+    from orchestrator.gate.spec.accounting import TreeDiff, account  # noqa: PLC0415 - beside the Rust tests, one use
 
     base: Any = {"command": "go test", "exit_code": 0, "passing": ["example.com/m.TestLRU", "example.com/m.Test2Q"],
                  "failing": [], "runner": "go test"}

@@ -208,9 +208,12 @@ def test_the_command_line_rule_sees_each_of_its_three_tools() -> None:
 # The modules that may start a process themselves, each for a reason the one owner (processes.py) can't serve:
 # sandbox.py probes bubblewrap once (a blocking check at start-up), landing/leash.py is the leash `land` runs the
 # user's git and hooks under (it must be the parent it leashes), cli/demo.py runs the demo's CLI in the foreground,
-# and agents/testing/repos.py builds throwaway repos for tests and demos. The SDK starts the Claude CLI itself.
+# agents/testing/repos.py builds throwaway repos for tests and demos, and the gate's `go` shim is a program of its
+# own, run inside the gate's command, that must be the parent of the real `go` it records. The SDK starts the
+# Claude CLI itself.
 SUBPROCESS_STARTERS = {"orchestrator.processes", "orchestrator.sandbox", "orchestrator.landing.leash",
-                       "orchestrator.cli.demo", "agents.testing.repos"}
+                       "orchestrator.cli.demo", "agents.testing.repos",
+                       "orchestrator.gate.observe.runners.shim.autobuild_go"}
 _PROCESS_CALLS = {("subprocess", name) for name in ("run", "Popen", "call", "check_call", "check_output",
                                                     "getoutput", "getstatusoutput")} | {
     ("asyncio", "create_subprocess_exec"), ("asyncio", "create_subprocess_shell"), ("os", "system"),

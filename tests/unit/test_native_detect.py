@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from orchestrator.gate.detect import detect_test_command
+from orchestrator.gate.choose.detect import detect_test_command
 
 
 def repo_with(tmp_path: Path, files: dict[str, str]) -> Path:
@@ -18,7 +18,8 @@ def repo_with(tmp_path: Path, files: dict[str, str]) -> Path:
     return tmp_path
 
 
-GO_TOP = {"go.mod": "module example.com/top\n", "arc/go.mod": "module example.com/arc\n"}
+GO_TOP = {"go.mod": "module example.com/top\n", "arc/go.mod": "module example.com/arc\n",
+          "arc/arc_test.go": "package arc\n"}
 
 
 def test_a_nested_go_module_under_a_makefile_is_gated_in_its_own_folder(tmp_path: Path) -> None:
@@ -35,6 +36,21 @@ def test_a_nested_go_module_the_top_reaches_stays_with_the_top(tmp_path: Path, r
     choice = detect_test_command(repo_with(tmp_path, {**GO_TOP, **reach}))
     assert choice.command == "make test" and not choice.packages
     assert "`go test ./...` in arc/ (go.mod; run by the top's command, not alone)" in choice.also
+
+
+def test_a_nested_go_module_with_no_test_file_of_its_own_is_not_gated(tmp_path: Path) -> None:
+    """A module of tools (`tools.go` with build tags, generated code): `go test ./...` there tests nothing, or
+    fetches its requirements, and refused an offline run on the base. Test files `go test` skips don't count."""
+    tools = {"tools/go.mod": "module example.com/tools\n\nrequire golang.org/x/tools v0.1.12\n",
+             "tools/tools.go": "//go:build tools\n\npackage tools\n", "tools/testdata/x_test.go": "package x\n",
+             "tools/_old/y_test.go": "package y\n", "tools/vendor/v/v_test.go": "package v\n",
+             "tools/sub/go.mod": "module example.com/sub\n", "tools/sub/z_test.go": "package sub\n"}
+    choice = detect_test_command(repo_with(tmp_path, {**GO_TOP, **tools, "Makefile": "test:\n\tgo test ./...\n"}))
+    assert [(p["path"], p["command"]) for p in choice.packages] == [(".", "make test"), ("arc", "go test ./...")]
+    (tmp_path / "tools" / "cmd").mkdir()
+    (tmp_path / "tools" / "cmd" / "gen_test.go").write_text("package cmd\n")  # one of its own: gated again
+    choice = detect_test_command(tmp_path)
+    assert [p["path"] for p in choice.packages] == [".", "arc", "tools"]
 
 
 BUILD_ONLY = "CC ?= cc\n\ntests: test_mul\n\ntest_mul: tests/test_mul.c calc.c\n\t$(CC) -o $@ $^\n"

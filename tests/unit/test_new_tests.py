@@ -1,11 +1,11 @@
 """Which of a task's tests the new-tests rule runs on the base's code, and what their run there means
-(gate/new_tests.py)."""
+(gate/spec/new_tests.py)."""
 
 from __future__ import annotations
 
 from orchestrator.facts import Acceptance, GateResult
-from orchestrator.gate import new_tests
-from orchestrator.gate.accounting import TreeDiff
+from orchestrator.gate.spec import new_tests
+from orchestrator.gate.spec.accounting import TreeDiff
 from orchestrator.gate.verdict import Evidence, record
 
 BASE_TEST = "def test_a():\n    assert f() == 1\n\n\ndef test_b():\n    assert f() == 1\n"
@@ -39,6 +39,18 @@ def test_go_tests_are_found_by_their_package_and_function() -> None:
     files = ["calc/a_test.go", "calc/more_test.go", "other/c_test.go"]
     assert new_tests.candidates(ids, files, changed) == ["example.com/m/calc.TestB/case_1"]
 
+
+
+def test_a_new_go_test_file_adds_only_its_own_functions_of_the_package() -> None:
+    """A new `main_test.go` with a TestMain beside the package's old tests: the old tests are not the task's."""
+    text = "package calc\n\nfunc TestMain(m *testing.M) {\n\tsetUp()\n\tos.Exit(m.Run())\n}\n"
+    changed = {"calc/main_test.go": new_tests.changed_functions("calc/main_test.go", None, text)}
+    ids = ["example.com/m/calc.TestMul", "example.com/m/calc.TestZero"]
+    assert new_tests.candidates(ids, ["calc/calc_test.go", "calc/main_test.go"], changed) == []
+    more = {**changed, "calc/div_test.go": new_tests.changed_functions(
+        "calc/div_test.go", None, "package calc\n\nfunc TestDiv(t *testing.T) {\n\tcheck(t, 2)\n}\n")}
+    found = new_tests.candidates([*ids, "example.com/m/calc.TestDiv"], ["calc/calc_test.go", "calc/div_test.go"], more)
+    assert found == ["example.com/m/calc.TestDiv"]
 
 def test_js_tests_are_found_by_their_name() -> None:
     base = "test('div', () => {\n  assert.strictEqual(div(6, 3), 2);\n});\n"

@@ -1,4 +1,4 @@
-"""A base whose tests never ran is no baseline (gate/no_baseline.py), on real runners' captured output: every
+"""A base whose tests never ran is no baseline (gate/spec/no_baseline.py), on real runners' captured output: every
 failure a test file that didn't load, compile or build is refused; a base red by assertions, or a young repo with
 no tests yet, is not; a repaired base waives no failure."""
 
@@ -11,8 +11,8 @@ import pytest
 from agents.testing.repos import make_sample_repo
 from orchestrator.errors import PlanError
 from orchestrator.facts import GateResult
-from orchestrator.gate.judge import judge
-from orchestrator.gate.no_baseline import load_errors, no_baseline
+from orchestrator.gate.observe.judge import judge
+from orchestrator.gate.spec.no_baseline import load_errors, no_baseline
 from orchestrator.plan.model import load_plan, plan_digest
 from orchestrator.settings import RunSettings, load_settings
 from tests.unit.test_gate_runners import FIXTURES, observed_run

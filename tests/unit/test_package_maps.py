@@ -12,7 +12,7 @@ import pytest
 from tests.unit.test_layering import MODULES, ROOT
 
 # Packages whose `__init__` is their one import surface: outside them, `orchestrator.gate` and never
-# `orchestrator.gate.<module>`. Tests are exempt: a unit test of gate/accounting.py is that module's own spec (as
+# `orchestrator.gate.<module>`. Tests are exempt: a unit test of gate/spec/accounting.py is that module's own spec (as
 # langgraph's tests import `langgraph.pregel._algo`), and exporting internals only for tests would widen the very
 # surface this rule narrows. The benchmarks are code we ship beside the package, so they count as importers.
 PRIVATE = ("orchestrator.gate",)
@@ -51,8 +51,9 @@ def test_outside_a_private_package_only_the_package_is_imported() -> None:
 
 def test_the_private_rule_sees_every_way_in(tmp_path: Path) -> None:
     source = tmp_path / "importer.py"
-    source.write_text("import orchestrator.gate.cache\nfrom orchestrator.gate.judge import judge\n"
-                      "from orchestrator.gate import accounting, Gates\nfrom orchestrator.gate.runners import python\n")
+    source.write_text("import orchestrator.gate.cache\nfrom orchestrator.gate.observe.judge import judge\n"
+                      "from orchestrator.gate import spec, Gates\n"
+                      "from orchestrator.gate.observe.runners import python\n")
     inside = sorted({line for line, name in _imported(source) if _reaches_inside(name, "orchestrator.gate")})
     assert inside == [1, 2, 3, 4]
     assert not _reaches_inside("orchestrator.gate.Gates", "orchestrator.gate")

@@ -58,3 +58,16 @@ def test_the_stream_keeps_the_api_status_and_terminal_reason_as_fields(tmp_path:
                               session_id="s", result="rate limited", api_error_status=429,
                               terminal_reason="api_error"))
     assert notice.result.api_status == 429 and limit_hit(notice.result)
+
+
+def test_the_stream_counts_every_input_token_and_the_cache_reads_among_them(tmp_path: Path) -> None:
+    """Input is what was sent uncached, written to the cache and read from it; the cache reads are kept apart
+    (they cost a tenth of an input token: the receipts and `stats` show their share)."""
+    request = SessionRequest(role="player", task_id="T", turn=1, cwd=tmp_path, system_prompt="", prompt="", tools=[])
+    collector = Collector(request, AgentResult(role="player", status="success"))
+    collector.take(ResultMessage(subtype="success", duration_ms=1, duration_api_ms=1, is_error=False, num_turns=3,
+                                 session_id="s", result="done", total_cost_usd=0.02,
+                                 usage={"input_tokens": 30, "cache_creation_input_tokens": 170,
+                                        "cache_read_input_tokens": 800, "output_tokens": 40}))
+    ended = collector.result
+    assert (ended.input_tokens, ended.cache_read_tokens, ended.output_tokens) == (1000, 800, 40)

@@ -4,6 +4,7 @@ counts as the user's change (and what it doesn't), and the bwrap command line.""
 from __future__ import annotations
 
 import shutil
+import subprocess
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -106,10 +107,10 @@ def test_a_worktrees_bwrap_sandbox_binds_only_the_runs_paths_writable(tmp_path: 
     box = sandbox.for_worktree(worktree)
     common = (root / ".git").resolve()
     feature = worktree.parent
-    assert set(box.writable) == {worktree, common / "worktrees/A", common / "objects", feature / "_env",
-                                 feature / "_sandbox"}
-    assert box.tmp == feature / "_sandbox/tmp"
-    assert box.env["HUSKY"] == "0" and box.env["PIP_TARGET"] == str(feature / "_env/site-packages")
+    assert set(box.writable) == {worktree, common / "worktrees/A", common / "objects", feature / "_sandbox",
+                                 feature / "_gate-own"}
+    assert box.tmp == feature / "_gate-own/tmp"
+    assert box.env["HUSKY"] == "0" and box.env["PIP_TARGET"] == str(feature / "_gate-own/env/site-packages")
     assert all(not value.startswith(str(Path.home())) for value in box.env.values()), "no cache in the user's home"
     if sandbox.available():
         argv = sandbox.wrap(["true"], worktree, box)
@@ -183,3 +184,40 @@ def test_a_refused_write_in_a_sessions_stream_is_a_typed_refusal_and_a_denial(tm
     assert result.sandbox_refusals == [
         "Bash: sandbox refused a write: /bin/bash: line 1: ../../README.md: Read-only file system"]
     assert result.permission_denials == result.sandbox_refusals
+
+
+def test_the_gates_tmp_and_build_caches_are_out_of_the_agents_reach(tmp_path: Path) -> None:
+    """An agent writes the run's environment and its own caches (`_env`, `_sandbox`): a cargo config, a Go build
+    cache entry or a jest transform it planted there would steer the gate's run, so the gate's are its own; only
+    the download caches (what setup fetched for every test run) are shared."""
+    _, worktree = fake_repo(tmp_path)
+    box, feature = sandbox.for_worktree(worktree), worktree.parent
+    agents = (feature / sandbox.ENV_FOLDER, feature / sandbox.SANDBOX_FOLDER)
+    own = {name: Path(value) for name, value in box.env.items() if name in ("CARGO_HOME", "GOCACHE", "XDG_CACHE_HOME")}
+    assert len(own) == 3 and not [name for name, path in own.items() if path.is_relative_to(agents[1])], own
+    assert not any(box.tmp.is_relative_to(folder) for folder in agents)
+    assert Path(box.env["GOMODCACHE"]).is_relative_to(agents[1]), "setup's downloads serve the agents too"
+    assert not any(Path(box.env["PIP_TARGET"]).is_relative_to(folder) for folder in agents), "setup's installs"
+
+
+def test_setup_writes_the_gates_environment_and_a_gate_run_only_reads_it(tmp_path: Path) -> None:
+    """What the code under test planted in the gate's venv in one run (a `.pth` line, a `sitecustomize.py`) would
+    be imported by every later run, the clean room's included: only setup installs there."""
+    _, worktree = fake_repo(tmp_path)
+    setup, feature = sandbox.for_worktree(worktree), worktree.parent
+    gate_env = feature / sandbox.GATE_FOLDER / sandbox.GATE_ENV
+    run = setup.with_writable(tmp_path / "scratch").for_run()
+    assert run.read_only == (gate_env,) and not setup.read_only
+    assert run.writable[-1] == tmp_path / "scratch" and run.env == setup.env, "the rest is the same sandbox"
+    if not sandbox.available():
+        return
+    argv = sandbox.wrap(["true"], worktree, run)
+    bind = argv.index(str((feature / sandbox.GATE_FOLDER).resolve()))
+    assert argv[argv.index(str(gate_env.resolve())) - 1] == "--ro-bind" and argv.index(str(gate_env.resolve())) > bind
+    plant = f"printf x > {gate_env}/zz.pth; printf x > {feature / sandbox.GATE_FOLDER}/cache-entry"
+    planted = subprocess.run(sandbox.wrap(["bash", "-c", plant], worktree, run), capture_output=True, text=True,
+                             check=False)
+    assert "read-only file system" in planted.stderr.lower() and not (gate_env / "zz.pth").exists()
+    assert (feature / sandbox.GATE_FOLDER / "cache-entry").exists(), "the gate's caches stay writable"
+    subprocess.run(sandbox.wrap(["bash", "-c", plant], worktree, setup), check=True)
+    assert (gate_env / "zz.pth").exists(), "setup installs there"

@@ -1,9 +1,9 @@
-"""The tamper screen (gate/screen.py) on real snippets: only what the task's version adds counts, aliases and
+"""The tamper screen (gate/spec/screen.py) on real snippets: only what the task's version adds counts, aliases and
 module-level marks included, and a marker inside a string or a comment never does."""
 
 from __future__ import annotations
 
-from orchestrator.gate.screen import screen
+from orchestrator.gate.spec.screen import screen
 
 BASE = "import pytest\n\n\ndef test_a():\n    assert 1 + 1 == 2\n"
 
@@ -42,3 +42,20 @@ def test_go_and_rust_markers() -> None:
     assert whats("tests/add.rs", rust, rust.replace("#[test]\n", "#[test]\n#[ignore]\n")) == [
         (None, "an #[ignore] attribute")]
     assert whats("tests/add.rs", rust, rust + "// #[ignore]\n") == []
+
+
+def test_new_tests_that_pass_when_they_fail_or_never_fail() -> None:
+    """jest's `test.failing`, vitest's `test.fails`, a bare `#[should_panic]` (or one expecting an assertion's
+    panic) and a Go test with no failure call; a panic test naming its own message and a helper given `t` are
+    ordinary."""
+    js = "test.failing('div', () => { expect(div(6, 3)).toBe(2); });\nit.fails('zero', () => {});\n"
+    assert whats("test/div.test.js", None, js) == [(None, "a .failing marker"), (None, "a .fails marker")]
+    rust = ("#[test]\n#[should_panic]\nfn a() { assert_eq!(div(6, 3), 2); }\n"
+            "#[test]\n#[should_panic(expected = \"assertion failed\")]\nfn b() {}\n"
+            "#[test]\n#[should_panic(expected = \"divide by zero\")]\nfn c() { div(1, 0); }\n")
+    assert [line for line in (hit.line for hit in screen("tests/div.rs", None, rust))] == [2, 5]
+    go = ("package calc\n\nimport \"testing\"\n\nfunc TestDiv(t *testing.T) {\n\tif div(6, 3) != 2 {\n"
+          "\t\tt.Logf(\"got %d\", div(6, 3))\n\t}\n}\n\nfunc TestHelped(t *testing.T) {\n\tcheck(t, div(6, 3))\n}\n\n"
+          "func TestFails(t *testing.T) {\n\tif div(6, 3) != 2 {\n\t\tt.Errorf(\"bad\")\n\t}\n}\n")
+    assert whats("calc/div_test.go", None, go) == [("TestDiv", "an assertion that can't fail (a Go test with no"
+                                                                " failure call)")]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from orchestrator.gate.shifted import case_diff, function_of, shifting
+from orchestrator.gate.spec.shifted import case_diff, function_of, shifting
 
 PARAMS = ("import pytest\n\n\n@pytest.mark.parametrize('case', [(2, 3), (0, 5)])\ndef test_a(case):\n    pass\n\n\n"
           "class TestB:\n    @pytest.mark.parametrize('n', [1, 2])\n    def test_b(self, n):\n        pass\n")

@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from orchestrator.cli.main import main
+from orchestrator.cli.stats import _text as stats_text
 from orchestrator.errors import InputError
 from orchestrator.facts import run_order, settled
 from orchestrator.store import receipts
@@ -104,3 +105,35 @@ def test_approvals_with_accepted_test_changes_are_counted_beside_unverified_ones
              TaskFacts("F", "C", "approved-unverified", 1, 0.1)]
     card = scorecard(facts)
     assert (card["approvals_with_accepted_test_changes"], card["unverified_approvals"]) == (1, 1)
+
+
+def test_stats_shows_the_share_of_input_tokens_read_from_the_cache(tmp_path: Path,
+                                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    """Cache reads cost a tenth of an input token: at 80% of the input, input costs 28% of what it would uncached.
+    A task of an older run (no tokens in its receipt) counts for neither side."""
+    counted = [receipts.task_receipt([{"turn": 1, "role": "player", "cost_usd": 0.1, "input_tokens": 4000,
+                                       "cache_read_tokens": 3600}], "approved", 1, 0.1),
+               receipts.task_receipt([{"turn": 1, "role": "coach", "cost_usd": 0.1, "input_tokens": 1000,
+                                       "cache_read_tokens": 400}], "approved", 1, 0.1)]
+    facts = [TaskFacts("F", task, "approved", 1, 0.1, receipt=receipt) for task, receipt in zip("AB", counted,
+                                                                                                  strict=True)]
+    card = scorecard([*facts, TaskFacts("F", "OLD", "approved", 1, 0.1)])
+    assert card["cache_read_pct"] == 80.0
+    assert (card["receipt"]["input_tokens"], card["receipt"]["cache_read_tokens"]) == (5000, 4000)
+    assert receipts.cache_reads(card["receipt"]) == ("cache reads 80% of 5.0k input tokens (at a tenth of the price:"
+                                                    " input billed at 28% of uncached)")
+    assert scorecard(FACTS)["cache_read_pct"] is None, "no tokens counted: no share, not 0%"
+    schemas.valid("stats", {"schema_version": 1, "store": "db.sqlite", **card})
+
+
+def test_the_text_never_nests_parentheses() -> None:
+    """Each figure has at most one parenthesis, its target follows after a semicolon ("(66.7%) (target … (…)…)" was
+    hard to read)."""
+    for since in (None, parse_since("1970-01-15")):
+        card = scorecard(FACTS, since=since) | {"store": "db.sqlite"}
+        for line in stats_text(card).splitlines():
+            depth = 0
+            for char in line:
+                depth += {"(": 1, ")": -1}.get(char, 0)
+                assert depth <= 1, line
+            assert "target" not in line or "; target " in line, line

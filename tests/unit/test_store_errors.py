@@ -4,8 +4,6 @@ the command line maps only our error tree to exit codes."""
 from __future__ import annotations
 
 import sqlite3
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -14,6 +12,7 @@ from agents.testing.repos import DEMO_PLAN, make_sample_repo
 from orchestrator.errors import StoreError, StoreUnavailableError
 from orchestrator.store.checkpoints import CheckpointStore
 from orchestrator.store.sqlite_said import sqlite_said
+from tests.cli_in_process import cli_in_process
 
 
 def _unreadable(db: Path) -> str:
@@ -48,8 +47,7 @@ def test_a_command_on_an_unreadable_store_says_so_in_one_line_and_exits_2(tmp_pa
     repo = make_sample_repo(tmp_path / "repo", plan=DEMO_PLAN)
     db = _not_a_database(tmp_path)
     for command in ("status", "history", "review"):
-        done = subprocess.run([sys.executable, "-m", "orchestrator", command, "FEAT-001", "--repo", str(repo),
-                               "--db", str(db)], capture_output=True, text=True, check=False)
+        done = cli_in_process(tmp_path, command, "FEAT-001", "--repo", str(repo), "--db", str(db))
         assert (done.returncode, done.stderr, done.stdout) == (2, f"error: {_unreadable(db)}\n", ""), command
 
 

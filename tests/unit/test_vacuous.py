@@ -1,11 +1,11 @@
-"""Assertions that can't fail, per runner (gate/vacuous.py through the tamper screen): each vacuous form the task
+"""Assertions that can't fail, per runner (gate/spec/vacuous.py through the tamper screen): each vacuous form the task
 adds is a hit, the real assertion beside it is not."""
 
 from __future__ import annotations
 
 import pytest
 
-from orchestrator.gate.screen import screen
+from orchestrator.gate.spec.screen import screen
 
 PY_BASE = "import os\nimport unittest\n\n\nclass TestA(unittest.TestCase):\n    def test_a(self):\n        x = f()\n"
 

@@ -7,7 +7,7 @@ from dataclasses import replace
 
 from orchestrator import facts
 from orchestrator.facts import Acceptance, Observation
-from orchestrator.gate import new_tests
+from orchestrator.gate.spec import new_tests
 from orchestrator.gate.verdict import VERDICT_RULES, Accounted, Evidence, HiddenRun, alone, decide, record
 
 
@@ -153,3 +153,13 @@ def test_no_command_passes_unverified() -> None:
     nothing = Observation(command=None, summary="no verify command", output="", exit_code=None, tests_passed=None,
                           tests_failed=None, failing=None, new_failures=[], ran_classes=None)
     assert decide(Evidence(run=nothing)).passed
+
+
+def test_a_failure_on_a_green_base_names_the_failing_tests_in_its_summary() -> None:
+    # The run's summary line and AUTO-RUN.md show this summary: counts alone sent the user to `show`.
+    one = decide(Evidence(run=run(1, ["t::two_by_three"]), base=GREEN))
+    assert not one.passed and one.summary == "exit 1; failing: t::two_by_three"
+    many = decide(Evidence(run=run(1, ["t::a", "t::b", "t::c", "t::d", "t::e"]), base=GREEN))
+    assert many.summary.endswith("; failing: t::a, t::b, t::c and 2 more"), many.summary
+    counted = decide(Evidence(run=run(1, None, failed=2), base=GREEN))
+    assert counted.summary == "exit 1", "no ids named: nothing to add"

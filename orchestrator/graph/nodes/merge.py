@@ -156,8 +156,8 @@ async def _landed(land: Landing) -> TaskState:
     ctx, task_id = land.ctx, land.task_id
     land.events("merge", task_id, merged=True, reason="", fast_forward=True, brought_up=land.brought_up,
                 sha=land.sha, batch=land.batch)
-    if not ctx.options.keep_worktrees:
-        await ctx.repo.remove_worktree(ctx.worktree(task_id), ctx.task_branch(task_id))
+    if not ctx.options.keep_worktrees:  # its own (one of several attempts has its own worktree and branch)
+        await ctx.repo.remove_worktree(Path(land.state["worktree"]), land.state["branch"])
     return TaskState(result=land.result | TaskResult(merged=True, sha=land.sha), head_sha=land.sha,
                      base_sha=land.base, conflict=None)
 
@@ -167,7 +167,7 @@ async def _conflict(land: Landing, head: str, files: list[str]) -> TaskState:
     ends as `conflict` with its branch kept."""
     ctx, task_id, turn, state = land.ctx, land.task_id, land.turn, land.state
     listed = ", ".join(files) or "(git named no file)"
-    if turn >= ctx.options.max_turns or not files:
+    if turn >= ctx.options.max_turns or not files or state.get("more_candidates"):  # else the next candidate
         land.events("merge", task_id, merged=False, reason=f"merge conflict: {listed}", cause="merge_conflict")
         return TaskState(result=land.result | TaskResult(
             status="conflict", merged=False, reason=f"merge conflict: {listed} (no turn left to resolve it)",
@@ -189,7 +189,7 @@ def _gate_failed(land: Landing, gate: GateResult) -> TaskState:
     turn left, the task fails (the feature branch never saw it)."""
     ctx, task_id, turn = land.ctx, land.task_id, land.turn
     why = f"the gate failed on {task_id} brought up to {ctx.feature_branch}: {gate['summary']}"
-    if turn >= ctx.options.max_turns:
+    if turn >= ctx.options.max_turns or land.state.get("more_candidates"):  # else the next candidate is tried
         land.events("merge", task_id, merged=False, reason=why, cause="integration_gate")
         return TaskState(result=land.result | TaskResult(status="failed", merged=False,
                                                          reason=f"{why}\n{gate['output']}", cause="integration_gate"))

@@ -44,16 +44,17 @@ async def _review_input(agent: AgentTurn) -> CoachInput:
     worktree reset to that turn: AgentTurn.run)."""
     ctx, state = agent.ctx, agent.state
     return CoachInput(
-        brief=ctx.brief(agent.task_id), turn=state["turn"], worktree=agent.worktree,
+        brief=ctx.brief(agent.task_id, state.get("answers")), turn=state["turn"], worktree=agent.worktree,
         player_report=player["report"] if (player := state.get("player")) else None,
         diff=await ctx.repo.diff(agent.worktree, state["base_sha"]), transcript_path=agent.transcript(),
         conflict=bring_up.coach_note(state),
         test_changes=await _test_changes(ctx, agent.worktree, state["base_sha"], state["head_sha"]),
+        attempt=max(agent.attempt, 1),
     )
 
 
 async def _knowing_code(ctx: RunContext, worktree: Path, base: str) -> str:
-    """The screen's hits on the code the turn wrote (gate/code_screen.py), for the coach to accept or send back."""
+    """The screen's hits on the code the turn wrote (gate/spec/code_screen.py), for the coach to accept or send back."""
     hits = await code_screen_hits(ctx.repo, worktree, base)
     if not hits:
         return ""
@@ -66,7 +67,7 @@ async def _knowing_code(ctx: RunContext, worktree: Path, base: str) -> str:
 
 async def _test_changes(ctx: RunContext, worktree: Path, base: str, head: str) -> str:
     """The base's test files the turn changed or deleted (renames named), with their diff, then the cases of
-    parametrized and table tests that changed (their ids are positions that shift: gate/shifted.py)."""
+    parametrized and table tests that changed (their ids are positions that shift: gate/spec/shifted.py)."""
     renamed, deleted, modified, _ = parse_name_status(await ctx.repo.name_status(worktree, base))
     # Test code first, then its data (golden files, snapshots, fixtures): a large data diff must not crowd the
     # code's out of the shown part.
@@ -87,7 +88,7 @@ async def _test_changes(ctx: RunContext, worktree: Path, base: str, head: str) -
 async def coach(state: TaskState, runtime: Runtime[RunContext]) -> TaskState:
     ctx, task_id, turn = runtime.context, state["task_id"], state["turn"]
     agent = AgentTurn(state, runtime, "coach")
-    if stop := agent.out_of_budget():
+    if stop := await agent.budget_stop():
         return TaskState(stop=stop)
     data = await _review_input(agent)
     agent.events("coach_validate", task_id, turn=turn)
@@ -201,7 +202,7 @@ async def precheck(state: TaskState, runtime: Runtime[RunContext]) -> TaskState:
     """Optional cheap yes/no plausibility check on a fast model before spending a coach session."""
     ctx, task_id, turn = runtime.context, state["task_id"], state["turn"]
     agent = AgentTurn(state, runtime, "precheck")
-    if stop := agent.out_of_budget():
+    if stop := await agent.budget_stop():
         return TaskState(stop=stop)
     data = await _review_input(agent)
     verdicts = []

@@ -28,9 +28,11 @@ from orchestrator.gate import (
     tests_only_skipped,
     undo_submodule_changes,
 )
+from orchestrator.graph import steering
 from orchestrator.graph.context import RunContext
 from orchestrator.graph.events import EventLog
 from orchestrator.graph.nodes import bring_up
+from orchestrator.graph.nodes.budget_question import at_cap
 from orchestrator.graph.nodes.turns import AgentTurn, hung_command_note, session_failure
 from orchestrator.graph.state import (
     Outcome,
@@ -50,18 +52,19 @@ from orchestrator.views import reports
 async def initialize(state: TaskState, runtime: Runtime[RunContext]) -> TaskState:
     ctx, task_id = runtime.context, state["task_id"]
     update = TaskState(started=time.time(), turn=1, cost_usd=0.0, blocker_hashes=[], stop=None, review=None,
-                       player=None, question=None, answers={}, stall_count=0, false_approvals=0, claims_contradicted=0,
-                       result=None, conflict=None, conflict_turns=0)
+                       player=None, question=None, answers=dict(ctx.answers.get(task_id, {})), stall_count=0,
+                       false_approvals=0, claims_contradicted=0, result=None, conflict=None, conflict_turns=0)
     if state.get("skip_reason"):
         ctx.events(runtime)("skipped", task_id, reason=state["skip_reason"])
         return update | TaskState(stop=Stop(outcome="skipped", reason=str(state["skip_reason"]), cause="dependency"),
                                   turn=0)
     start = await asyncio.to_thread(ctx.repo.rev, ctx.feature_branch)
-    worktree = ctx.worktree(task_id)
-    sha = await ctx.repo.add_worktree(worktree, ctx.task_branch(task_id), start)
+    attempt = int(state.get("attempt") or 1)
+    worktree, branch = ctx.worktree(task_id, attempt), ctx.task_branch(task_id, attempt)
+    sha = await ctx.repo.add_worktree(worktree, branch, start)
     await ctx.setup_worktree(worktree)
     ctx.events(runtime)("initialize", task_id, worktree=str(worktree), base_sha=sha)
-    return update | TaskState(worktree=str(worktree), branch=ctx.task_branch(task_id), base_sha=sha, head_sha=sha)
+    return update | TaskState(worktree=str(worktree), branch=branch, base_sha=sha, head_sha=sha)
 
 
 def _review(turn: int, reviewer: Reviewer, notes: list[str]) -> Review:
@@ -72,24 +75,26 @@ def _review(turn: int, reviewer: Reviewer, notes: list[str]) -> Review:
 async def player(state: TaskState, runtime: Runtime[RunContext]) -> TaskState:
     ctx, task_id, turn = runtime.context, state["task_id"], state["turn"]
     agent = AgentTurn(state, runtime, "player")
-    if stop := agent.out_of_budget():
+    if stop := await agent.budget_stop():
         return TaskState(stop=stop)
     previous = state.get("review")
     conflict = bring_up.pending(state)  # a conflict turn: the merge is re-created first, also on resume
     agent.events("player_start", task_id, turn=turn, conflict=bool(conflict))
+    note_ids, notes = await steering.deliver(ctx, state, turn, agent.events)
 
     async def session(settings: SessionSettings) -> AgentResult:
         if conflict is not None:
             await bring_up.recreate(ctx, agent.worktree, task_id, conflict)
         return await ctx.agents.player(PlayerInput(
-            brief=ctx.brief(task_id), turn=turn, max_turns=ctx.options.max_turns, worktree=agent.worktree,
-            feedback=[dict(item) for item in previous["items"]] if previous else [],
+            brief=ctx.brief(task_id, state.get("answers")), turn=turn, max_turns=ctx.options.max_turns,
+            worktree=agent.worktree, feedback=[dict(item) for item in previous["items"]] if previous else [],
             feedback_notes=list(previous["notes"]) if previous else [],
-            answers=dict(state.get("answers") or {}), transcript_path=agent.transcript(),
+            answers=dict(state.get("answers") or {}), transcript_path=agent.transcript(), supervisor_notes=notes,
+            attempt=int(state.get("attempt") or 1), approach=str(state.get("approach") or ""),
         ), settings)
 
     result = await agent.run(session)
-    cost = TaskState(cost_usd=agent.spent, user_changes=agent.user_changes)
+    cost = TaskState(cost_usd=agent.spent, user_changes=agent.user_changes, notes_delivered=note_ids)
     if stop := agent.tampering():
         return cost | TaskState(stop=stop)
     if result.question is not None:
@@ -120,7 +125,7 @@ async def player(state: TaskState, runtime: Runtime[RunContext]) -> TaskState:
         head_sha=sha, base_sha=base, review=None,
         history=[agent.sessions.history(result.status, sha, f"{len(changed)} file(s) changed")],
     )
-    missing_report = result.status == "success" and result.report is None
+    missing_report = result.status == "success" and result.report is None and not at_cap(result)
     update["violations"] = agent.record_violations(
         [f"turn {turn} player: ended without calling report_progress"] if missing_report else [])
     if tampered:
@@ -150,7 +155,10 @@ def judge_player(state: TaskState, events: EventLog, result: AgentResult, change
                            " restored. Make the code pass them instead.")
         return TaskState(review=_review(turn, "tampering" if tampered else "incomplete", refused), blocker_hashes=[])
     notes = [hung] if hung else []
-    if not hung and result.report is None and not result.promise_complete:
+    if at_cap(result):  # the CLI stopped it at the run's budget, which a person was asked to raise
+        notes.append("Your previous session was stopped at the run's budget before it finished; its work is kept:"
+                     " finish the task, then report.")
+    elif not hung and result.report is None and not result.promise_complete:
         notes.append("Your previous turn ended without calling report_progress: implement, then report.")
     report = result.report or {}
     reported = [str(p) for key in ("files_modified", "tests_written") for p in report.get(key) or [] if p]
@@ -256,7 +264,8 @@ async def feedback(state: TaskState, runtime: Runtime[RunContext]) -> TaskState:
         update["review"] = warned
     handed = update.get("review") or review
     text = format_feedback([dict(i) for i in handed["items"]], list(handed["notes"]))
-    await asyncio.to_thread(reports.write, ctx.runs_dir(task_id) / f"feedback-turn-{turn}.md",
+    await asyncio.to_thread(reports.write, ctx.runs_dir(task_id, int(state.get("attempt") or 1))
+                            / f"feedback-turn-{turn}.md",
                             f"# Feedback, turn {turn}\n\n{text}\n")
     events("feedback", task_id, turn=turn, items=len(handed["items"]), notes=handed["notes"])
     return update
@@ -327,11 +336,13 @@ async def finalize_failure(state: TaskState, runtime: Runtime[RunContext]) -> Ta
 async def _finish(state: TaskState, runtime: Runtime[RunContext], status: Outcome, reason: str, *,
                   artifacts: list[str], cause: StopCause | None = None) -> TaskState:
     ctx, task_id = runtime.context, state["task_id"]
+    await steering.consume_kept(ctx, state, ctx.events(runtime))  # the last turn's notes: its checkpoint holds them
     task = ctx.plan.task(task_id)
     text = reports.task_report(state, status, reason, artifacts, task.name, cause=cause)
     # The report stays in the run's folder only: a commit of it on the task branch would reach the feature branch,
     # the pushed branch and the pull request, and (as history) the user's branch on `land`.
-    report_path = await asyncio.to_thread(reports.write, ctx.runs_dir(task_id) / reports.REPORT_NAME, text)
+    report_path = await asyncio.to_thread(reports.write, ctx.runs_dir(task_id, int(state.get("attempt") or 1))
+                                          / reports.REPORT_NAME, text)
     sha = state.get("head_sha", "")
     duration = time.time() - float(state.get("started") or time.time())
     result = TaskResult(status=status, reason=reason, turns=int(state.get("turn", 0)),
@@ -342,6 +353,8 @@ async def _finish(state: TaskState, runtime: Runtime[RunContext], status: Outcom
                         conflict_turns=int(state.get("conflict_turns", 0)))
     if cause is not None:
         result["cause"] = cause
+    if answers := state.get("answers"):  # a run of the task again starts with them (rerun.new_input)
+        result["answers"] = dict(answers)
     result["receipt"] = receipts.task_receipt(state.get("history", []), status, result["turns"], result["cost_usd"])
     ctx.events(runtime)("finalize", task_id, status=status, reason=reason, cost_usd=result["cost_usd"],
                         receipt=result["receipt"], cause=cause)

@@ -6,6 +6,7 @@ import asyncio
 import threading
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 
 from langgraph.errors import GraphDrained
@@ -16,6 +17,7 @@ from orchestrator.causes import StopCause
 from orchestrator.errors import InfrastructureError
 from orchestrator.graph.context import RunContext
 from orchestrator.graph.events import EventLog
+from orchestrator.graph.nodes import budget_question
 from orchestrator.graph.state import HistoryEntry, Stop, TaskState
 from orchestrator.repo import sandbox_stubs, watch
 
@@ -28,6 +30,7 @@ FAILURE_REASONS = {
     "api_error": "model API error after retries",
     "cli_error": "the Claude Code CLI failed",
     "cancelled": "cancelled",
+    "interrupted": "the Claude Code CLI was stopped by a signal (Ctrl+C)",
     "usage_limit": "usage limit outlasted --max-wait",
 }
 
@@ -38,7 +41,8 @@ def failure_reason(role: str, result: AgentResult) -> str:
     return f"{role}: {base}" + (f" ({detail})" if detail else "")
 
 
-INFRASTRUCTURE = frozenset({"api_error", "auth_error", "cli_error", "idle_timeout", "cancelled", "usage_limit"})
+INFRASTRUCTURE = frozenset({"api_error", "auth_error", "cli_error", "idle_timeout", "cancelled", "usage_limit",
+                            "interrupted"})
 """Session ends that say nothing about the work: the API, credentials, the CLI or the model went away."""
 
 
@@ -99,7 +103,9 @@ class TurnSessions:
         tokens = sum(result.input_tokens + result.output_tokens for result in self.results)
         return HistoryEntry(turn=self.turn, role=self.role, status=status, cost_usd=round(self.cost_usd, 6),
                             tokens=tokens, sha=sha, summary=summary,
-                            retry_cost_usd=round(sum(result.cost_usd for result in self.results[:-1]), 6))
+                            retry_cost_usd=round(sum(result.cost_usd for result in self.results[:-1]), 6),
+                            input_tokens=sum(result.input_tokens for result in self.results),
+                            cache_read_tokens=sum(result.cache_read_tokens for result in self.results))
 
 
 _SANDBOXED_SESSIONS: dict[Path, tuple[int, list[Path]]] = {}
@@ -151,12 +157,16 @@ class AgentTurn:
         self.events: EventLog = self.ctx.events(runtime)
         self.role = role
         self.task_id = state["task_id"]
+        self.attempt = int(state.get("attempt") or 0)
+        """One of the task's attempts (k > 0), or 0: the task's only loop."""
+        self.spend_key = f"{self.task_id}.a{self.attempt}" if self.attempt else self.task_id
+        """Where the run's spend counts this loop: each attempt its own, summed (graph/attempts.py)."""
         self.sessions = TurnSessions(role, state["turn"])
         self.user_state_changes: list[str] = []
         """Changes of the user's seen around an unsandboxed session: they fail the task (nothing is reverted)."""
         self.user_changes: list[str] = []
         """Changes of the user's seen around a sandboxed session: the user's own work, kept and noted."""
-        self.ctx.spend.record(self.task_id, self.spent)
+        self.ctx.spend.record(self.spend_key, self.spent)
 
     @property
     def worktree(self) -> Path:
@@ -167,13 +177,28 @@ class AgentTurn:
         """The task's spend including this turn's sessions so far."""
         return float(self.state.get("cost_usd", 0.0)) + self.sessions.cost_usd
 
+    @property
+    def task_spent(self) -> float:
+        """What the task spent: this loop's spend, and its sibling attempts' as they recorded it (the task's
+        budget covers all its attempts)."""
+        siblings = f"{self.task_id}.a"
+        return self.spent + sum(usd for key, usd in self.ctx.spend.by_task.items()
+                                if key.startswith(siblings) and key != self.spend_key)
+
     def transcript(self) -> Path:
         attempt = f"-{len(self.sessions.results) + 1}" if self.sessions.results else ""
-        return self.ctx.runs_dir(self.task_id) / f"turn-{self.state['turn']}-{self.role}{attempt}.jsonl"
+        folder = self.ctx.runs_dir(self.task_id, max(self.attempt, 1))
+        return folder / f"turn-{self.state['turn']}-{self.role}{attempt}.jsonl"
+
+    async def budget_stop(self) -> Stop | None:
+        """Checked at an agent node's start, before its session: an exhausted budget never starts one; an
+        interactive run asks whether to raise it first (graph/nodes/budget_question.py)."""
+        return await budget_question.stop_or_raise(self.ctx, self.events, self.task_id, self.task_spent,
+                                                   self.sessions.turn)
 
     def out_of_budget(self) -> Stop | None:
-        """Checked before every session: an exhausted budget never starts one."""
-        exhausted = self.ctx.budget_exhausted(self.task_id, self.spent)
+        """Checked before a node's further sessions (a retry): an exhausted budget never starts one."""
+        exhausted = self.ctx.budget_exhausted(self.task_id, self.task_spent)
         return Stop(outcome="aborted", reason=exhausted, cause="budget") if exhausted else None
 
     async def run(self, call: Callable[[SessionSettings], Awaitable[AgentResult]]) -> AgentResult:
@@ -184,8 +209,8 @@ class AgentTurn:
         repo = self.ctx.repo
         await self.ctx.ensure_worktree(self.worktree, self.state["branch"], self.state["head_sha"])
         await repo.reset(self.worktree, self.state["head_sha"])
-        settings = await asyncio.to_thread(self.ctx.session_settings, self.role, self.task_id, self.spent,
-                                           self.events)  # the session's environment: read from the venvs' files
+        settings = await asyncio.to_thread(partial(self.ctx.session_settings, attempt=self.attempt), self.role,
+                                           self.task_id, self.task_spent, self.events)  # env: from the venvs' files
         before = await watch.take(repo)
         try:
             sandboxed = settings.sandbox_writable is not None
@@ -209,7 +234,9 @@ class AgentTurn:
             self.events("session_interrupted", self.task_id, turn=turn, role=self.role, cost_usd=result.cost_usd)
             raise GraphDrained("interrupted by a person while a session ran")
         self.sessions.results.append(result)
-        self.ctx.spend.record(self.task_id, self.spent)
+        self.ctx.spend.record(self.spend_key, self.spent)
+        if budget_question.unfinished_at_cap(self.ctx, self.task_id, self.spent, result):
+            self.events("budget_reached", self.task_id, turn=turn, role=self.role, cost_usd=result.cost_usd)
         return result
 
     def tampering(self) -> Stop | None:

@@ -1,0 +1,22 @@
+"""The tests are the spec: what became of every base test on a judged tree, the tamper screens on tests and on code, the
+task's new tests on the base's code, and the hidden acceptance tests.
+
+no_baseline.py: a base whose tests never ran (import, collection, build errors) is no baseline.
+spec_check.py: the tests are the spec: what became of every base test on the judged tree.
+accounting.py: every test that passed on the base must pass on the judged tree.
+test_files.py: which files are test code, test data, support modules and runner config.
+overlay.py: the base's test files put back over the task's code.
+new_tests.py: a task's new tests run on the base's code: a feature's or fix's must be able to fail there.
+screen.py: the tamper screen on what a task added to test code (skip, only, xfail markers).
+code_screen.py: the screen on code that knows it is judged, in the code files a task added or changed.
+code_tokens.py: what that screen looks for in every language, and tree-sitter's parsers.
+code_python.py: Python code that knows it is judged, read with `ast`.
+code_js.py: JavaScript and TypeScript code that knows it is judged, read with tree-sitter.
+code_native.py: Go and Rust code that knows it is judged, read with tree-sitter.
+vacuous.py: assertions that can't fail or never run, per runner, for the tamper screen.
+shifted.py: test ids that shift when a case is dropped, and the diff that shows which case.
+package_accounting.py: a monorepo's accounting, package by package.
+inline_tests.py: tests inside code files (Rust's `#[cfg(test)]`, doctests).
+inline_splice.py: a Rust code file as the base has it with the task's test modules, for the new-tests run.
+hidden.py: hidden acceptance tests: checked, run in a tree of the gate's own, redacted.
+"""

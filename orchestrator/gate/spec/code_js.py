@@ -1,0 +1,183 @@
+"""JavaScript and TypeScript code that knows it is judged, read with tree-sitter's grammars: the runner's variables
+and globals, its command line, exits and patched streams, runner imports, and `valueOf`, `Symbol.toPrimitive`,
+`asymmetricMatch` or `equals` answers that ignore their operand."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+
+from tree_sitter import Node
+
+from orchestrator.gate.spec.code_tokens import (
+    LIES,
+    PRESENCE,
+    TOUCHES,
+    Finding,
+    ancestors,
+    deciding,
+    line_of,
+    names_runner,
+    names_runner_variable,
+    normal,
+    parse,
+    scope_of,
+    statement_of,
+    string_value,
+    text_of,
+    walk,
+)
+
+_GLOBALS = frozenset({"jest", "vi", "vitest", "describe", "it", "test", "expect", "beforeEach", "afterEach",
+                      "beforeAll", "afterAll", "mocha", "jasmine", "suite", "__vitest_worker__",
+                      "__vitest_environment__"})
+"""What a runner puts in the global scope."""
+_GLOBAL_OBJECTS = ("globalThis", "global", "window", "self")
+_PROBES = re.compile(r"^(?:process\.(?:argv|execArgv|env|mainModule|title)|require\.(?:cache|main)|import\.meta"
+                     r"|globalThis|global|module\.parent|(?:new Error\(\)|\w+)\.stack)\b")
+_CHANNEL = re.compile(r"^process\.(?:stdout|stderr|exit|exitCode|reallyExit|kill|abort|_exiting)\b")
+_EXITS = re.compile(r"^process\.(?:exit|reallyExit|abort|kill)$")
+_RUNNER_PACKAGES = re.compile(r"^(?:jest|@jest/.*|jest-.*|vitest|@vitest/.*|mocha|node:test|ava|tap|uvu|jasmine)$")
+_FUNCTIONS = frozenset({"function_declaration", "function_expression", "function", "arrow_function",
+                        "method_definition", "generator_function_declaration", "generator_function"})
+_COMPARING = frozenset({"equals", "isEqual", "asymmetricMatch", "Symbol.hasInstance"})
+_CONSTANT_VALUE = frozenset({"valueOf", "Symbol.toPrimitive", "toJSON"})
+_LOOPS = frozenset({"for_statement", "for_in_statement", "while_statement", "do_statement"})
+_LITERALS = frozenset({"number", "string", "true", "false", "null", "undefined", "template_string"})
+
+
+def _probes(node: Node) -> bool:
+    return any(inner.type in ("member_expression", "identifier", "subscript_expression")
+               and _PROBES.match(text_of(inner)) for inner in walk(node))
+
+
+def _finding(node: Node, what: str, key: Node | None = None) -> Finding:
+    if what.startswith(TOUCHES):
+        return Finding(line_of(node), what, scope_of(node))
+    return Finding(line_of(node), what, normal(text_of(key or statement_of(node))))
+
+
+def _names_presence(node: Node, text: str) -> bool:
+    """A runner's variable (`process.env.JEST_WORKER_ID`), `typeof jest`, `globalThis.it`."""
+    if node.type in ("property_identifier", "shorthand_property_identifier_pattern", "string_fragment"):
+        return names_runner_variable(text)
+    if node.type == "unary_expression":
+        return text.startswith("typeof") and text.rsplit(maxsplit=1)[-1] in _GLOBALS
+    return node.type == "member_expression" and text.split(".", maxsplit=1)[0] in _GLOBAL_OBJECTS and text_of(
+        node.child_by_field_name("property")) in _GLOBALS
+
+
+def _presence(root: Node) -> Iterator[Finding]:
+    for node in walk(root):
+        text = text_of(node)
+        if _names_presence(node, text):
+            yield _finding(node, f"{PRESENCE} (`{text}`)")
+        elif (value := string_value(node)) is not None and (names_runner(value) or value in _GLOBALS) and any(
+                _probes(header) for header in deciding(node, _FUNCTIONS, _LOOPS)):
+            yield _finding(node, f"{PRESENCE} (`{normal(text_of(statement_of(node)))[:100]}`)")
+
+
+def _touches(root: Node, script: bool) -> Iterator[Finding]:
+    for node in walk(root):
+        if node.type in ("assignment_expression", "augmented_assignment_expression"):
+            target = text_of(node.child_by_field_name("left"))
+            if _CHANNEL.match(target):
+                yield _finding(node, f"{TOUCHES}: replaces `{target}`")
+        elif node.type == "call_expression":
+            yield from _call(node, script)
+        elif node.type == "import_statement":
+            source = string_value(node.child_by_field_name("source") or node)
+            if source and _RUNNER_PACKAGES.match(source):
+                yield _finding(node, f"{TOUCHES}: imports `{source}` in code that is not a test")
+
+
+def _call(node: Node, script: bool) -> Iterator[Finding]:
+    callee = text_of(node.child_by_field_name("function"))
+    arguments = node.child_by_field_name("arguments")
+    first = next(iter(arguments.named_children), None) if arguments is not None else None
+    first_text = string_value(first) if first is not None else None
+    if callee in ("require", "import") and first_text and _RUNNER_PACKAGES.match(first_text):
+        yield _finding(node, f"{TOUCHES}: imports `{first_text}` in code that is not a test")
+    elif callee == "Object.defineProperty" and first is not None and re.match(r"^process(\.std(out|err))?$",
+                                                                             text_of(first)):
+        yield _finding(node, f"{TOUCHES}: redefines a property of `{text_of(first)}`")
+    elif callee in ("process.on", "process.once", "process.addListener", "process.prependListener") and \
+            first_text in ("exit", "beforeExit") and "process.exit" in text_of(arguments):
+        yield _finding(node, f"{TOUCHES}: sets the exit code from an exit handler")
+    elif _EXITS.match(callee) and not script and not any(up.type in _FUNCTIONS for up in ancestors(node)):
+        yield _finding(node, f"{TOUCHES}: exits the process when the module is loaded")
+
+
+def _function_named(node: Node) -> tuple[str, Node] | None:
+    """(name, function) for a method, an object's function-valued key, or a function assigned to a property."""
+    key: Node | None
+    function: Node | None
+    if node.type == "method_definition":
+        key, function = node.child_by_field_name("name"), node
+    elif node.type == "pair":
+        key, function = node.child_by_field_name("key"), node.child_by_field_name("value")
+    elif node.type == "assignment_expression":
+        left = node.child_by_field_name("left")
+        key = left.child_by_field_name("property") if left is not None else None
+        function = node.child_by_field_name("right")
+    else:
+        return None
+    if key is None or function is None or (function.type not in _FUNCTIONS and node.type != "method_definition"):
+        return None
+    return text_of(key).strip("[]'\""), function
+
+
+def _returns(function: Node) -> list[Node]:
+    body = function.child_by_field_name("body")
+    if body is None:
+        return []
+    if body.type != "statement_block":
+        return [body]
+    found = []
+    for inner in walk(body):
+        if inner.type == "return_statement" and not any(up.type in _FUNCTIONS for up in ancestors(inner)
+                                                        if up.start_byte > function.start_byte):
+            found += inner.named_children[:1]
+    return found
+
+
+def _operand(function: Node) -> str | None:
+    parameters = function.child_by_field_name("parameters") or function.child_by_field_name("parameter")
+    if parameters is None:
+        return None
+    first = parameters if parameters.type == "identifier" else next(iter(parameters.named_children), None)
+    if first is not None and first.type in ("required_parameter", "optional_parameter"):
+        first = first.child_by_field_name("pattern")
+    return text_of(first) if first is not None and first.type == "identifier" else None
+
+
+def _lies(root: Node) -> Iterator[Finding]:
+    for node in walk(root):
+        if (named := _function_named(node)) is None or named[0] not in _COMPARING | _CONSTANT_VALUE:
+            continue
+        name, function = named
+        returns = _returns(function)
+        constants = {normal(text_of(value)) for value in returns if value.type in _LITERALS}
+        constant = len(returns) > 0 and len(constants) == 1 and all(value.type in _LITERALS for value in returns)
+        if name in _CONSTANT_VALUE and constant:
+            yield _finding(node, f"{LIES}: `{name}` returns {next(iter(constants))} whatever the value", node)
+        elif name in _CONSTANT_VALUE and returns and not any(inner.type == "this" for inner in walk(function)):
+            # A value's primitive that never reads the value itself (`hint => hint === 'default' ? 20 : 21`)
+            # answers a loose comparison with whatever it likes.
+            yield _finding(node, f"{LIES}: `{name}` answers without reading the value it converts", node)
+        elif name in _COMPARING and returns:
+            operand, body = _operand(function), function.child_by_field_name("body")
+            reads = operand is not None and body is not None and any(
+                inner.type in ("identifier", "shorthand_property_identifier")
+                and text_of(inner) in (operand, "arguments") for inner in walk(body))
+            if not reads:
+                yield _finding(node, f"{LIES}: `{name}` never reads the value it is compared with", node)
+            elif constant and constants == {"true"}:
+                yield _finding(node, f"{LIES}: `{name}` returns true whatever it is compared with", node)
+
+
+def findings(language: str, text: str) -> list[Finding]:
+    """Every construct of a JavaScript ("javascript") or TypeScript ("typescript", "tsx") file that knows it is
+    judged."""
+    root = parse(language, text)
+    return [*_presence(root), *_touches(root, script=text.startswith("#!")), *_lies(root)]

@@ -1,0 +1,220 @@
+"""Go and Rust code that knows it is judged, read with tree-sitter's grammars: `testing.Testing()`, a test binary's
+name or flags, `cfg!(test)` and `#[cfg(not(test))]` outside test modules, exits in `init()` or a ctor, swapped
+standard streams, and `Equal` methods or `PartialEq` impls that ignore their operand."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+
+from tree_sitter import Node
+
+from orchestrator.gate.spec.code_tokens import (
+    LIES,
+    PRESENCE,
+    TOUCHES,
+    Finding,
+    ancestors,
+    deciding,
+    line_of,
+    names_runner,
+    names_runner_variable,
+    normal,
+    parse,
+    scope_of,
+    statement_of,
+    string_value,
+    text_of,
+    walk,
+)
+
+_GO_FUNCTIONS = frozenset({"function_declaration", "method_declaration", "func_literal"})
+_GO_PROBES = re.compile(r"^(?:os\.(?:Args|Executable|Getenv|LookupEnv|Environ)|flag\.(?:Lookup|CommandLine)"
+                        r"|runtime\.Caller|debug\.Stack)\b")
+_GO_COMPARING = frozenset({"Equal", "Equals", "Eq", "Is", "Compare"})
+_STANDARD = re.compile(r"^(?:0|1|2|os\.Std(?:out|err)(?:\.Fd\(\))?|(?:libc::)?STD(?:OUT|ERR)_FILENO)$")
+_RUST_FUNCTIONS = frozenset({"function_item", "closure_expression"})
+_RUST_LOOPS = frozenset({"for_expression", "while_expression", "loop_expression"})
+_RUST_COMPOUNDS = frozenset({"if_expression", "match_expression", *_RUST_LOOPS})
+_RUST_PROBES = re.compile(r"(?:env::(?:args|var|var_os|vars|current_exe)|thread::current)\b")
+_RUST_COMPARING = frozenset({"eq", "ne", "partial_cmp", "cmp", "lt", "le", "gt", "ge"})
+
+
+def _finding(node: Node, what: str, key: Node | None = None, compounds: frozenset[str] = frozenset()) -> Finding:
+    if what.startswith(TOUCHES):
+        return Finding(line_of(node), what, scope_of(node))
+    return Finding(line_of(node), what, normal(text_of(key or statement_of(node, compounds))))
+
+
+def _probed(node: Node, functions: frozenset[str], loops: frozenset[str], probes: re.Pattern[str],
+            compounds: frozenset[str] = frozenset()) -> bool:
+    return any(probes.search(text_of(inner)) for header in deciding(node, functions, loops, compounds)
+               for inner in walk(header) if inner.type in ("selector_expression", "scoped_identifier", "identifier",
+                                                           "call_expression"))
+
+
+def _strings(root: Node, functions: frozenset[str], loops: frozenset[str], probes: re.Pattern[str],
+             compounds: frozenset[str] = frozenset()) -> Iterator[Finding]:
+    for node in walk(root):
+        if (value := string_value(node)) is None:
+            continue
+        if names_runner_variable(value):
+            yield _finding(node, f"{PRESENCE} (`{value}`)", compounds=compounds)
+        elif names_runner(value) and _probed(node, functions, loops, probes, compounds):
+            shown = normal(text_of(statement_of(node, compounds)))[:100]
+            yield _finding(node, f"{PRESENCE} (`{shown}`)", compounds=compounds)
+
+
+def _returns(body: Node | None, functions: frozenset[str], tail: bool) -> list[Node]:
+    """The values a function body returns (`tail`: Rust's last expression too), not those of closures in it."""
+    if body is None:
+        return []
+    found = []
+    for inner in walk(body):
+        if inner.type in ("return_statement", "return_expression") and not any(
+                up.type in functions for up in ancestors(inner) if up.start_byte > body.start_byte):
+            for value in inner.named_children:
+                found += value.named_children if value.type == "expression_list" else [value]
+    last = body.named_children[-1] if tail and body.named_children else None
+    return found + ([last] if last is not None and not last.type.endswith(("_statement", "_declaration", "_item"))
+                    else [])
+
+
+def _ignores(name: str, operand: str | None, body: Node | None, returns: list[Node]) -> str | None:
+    if not returns:
+        return None
+    if operand is None or operand.startswith("_") or body is None or not any(
+            inner.type == "identifier" and text_of(inner) == operand for inner in walk(body)):
+        return f"`{name}` never reads the value it is compared with"
+    if {text_of(value) for value in returns} == {"true"}:
+        return f"`{name}` returns true whatever it is compared with"
+    return None
+
+
+def go(text: str) -> list[Finding]:
+    """Every construct of a Go file that knows it is judged."""
+    root = parse("go", text)
+    found = list(_strings(root, _GO_FUNCTIONS, frozenset({"for_statement"}), _GO_PROBES))
+    for node in walk(root):
+        if node.type == "call_expression":
+            callee = text_of(node.child_by_field_name("function"))
+            arguments = [text_of(a) for a in (node.child_by_field_name("arguments") or node).named_children]
+            if callee in ("testing.Testing", "testing.Short", "testing.Verbose"):
+                found.append(_finding(node, f"{PRESENCE} (`{callee}()`)"))
+            elif callee in ("os.Exit", "syscall.Exit") and _in_init(node):
+                found.append(_finding(node, f"{TOUCHES}: exits the process in `init()`"))
+            elif re.search(r"\.(?:Dup2|Dup3|Close)$", callee) and (
+                    callee.startswith(("os.Std", "syscall.", "unix.")) and (
+                        callee.startswith("os.Std") or any(_STANDARD.match(a) for a in arguments))):
+                found.append(_finding(node, f"{TOUCHES}: `{callee}` on a standard stream"))
+        elif node.type == "assignment_statement":
+            for target in (node.child_by_field_name("left") or node).named_children:
+                if text_of(target) in ("os.Stdout", "os.Stderr"):
+                    found.append(_finding(node, f"{TOUCHES}: replaces `{text_of(target)}`"))
+        elif node.type == "method_declaration" and text_of(node.child_by_field_name("name")) in _GO_COMPARING:
+            found += _go_method(node)
+    return found
+
+
+def _in_init(node: Node) -> bool:
+    function = next((up for up in ancestors(node) if up.type in _GO_FUNCTIONS), None)
+    return function is not None and function.type == "function_declaration" and text_of(
+        function.child_by_field_name("name")) == "init"
+
+
+def _go_method(node: Node) -> list[Finding]:
+    parameters = node.child_by_field_name("parameters")
+    first = next(iter(parameters.named_children), None) if parameters is not None else None
+    operand = text_of(first.child_by_field_name("name")) if first is not None else None
+    body = node.child_by_field_name("body")
+    name = text_of(node.child_by_field_name("name"))
+    why = _ignores(name, operand or None, body, _returns(body, _GO_FUNCTIONS, tail=False))
+    return [_finding(node, f"{LIES}: {why}", node)] if why else []
+
+
+def _attributes(item: Node) -> list[str]:
+    """The attributes written just before a Rust item (`#[cfg(test)]`), normalized."""
+    found = []
+    sibling = item.prev_named_sibling
+    while sibling is not None and sibling.type == "attribute_item":
+        found.append(normal(text_of(sibling)).replace(" ", ""))
+        sibling = sibling.prev_named_sibling
+    return found
+
+
+def _test_lines(root: Node) -> set[int]:
+    """The lines of test modules (`#[cfg(test)]`, or named `tests`) and `#[test]` functions."""
+    lines: set[int] = set()
+    for node in walk(root):
+        attributes = _attributes(node) if node.type in ("mod_item", "function_item") else []
+        if (node.type == "mod_item" and (text_of(node.child_by_field_name("name")) in ("tests", "test")
+                                        or "#[cfg(test)]" in attributes)) or (node.type == "function_item" and any(
+                a.startswith(("#[test", "#[tokio::test")) for a in attributes)):
+            lines.update(range(node.start_point[0] + 1, node.end_point[0] + 2))
+            if node.prev_named_sibling is not None and node.prev_named_sibling.type == "attribute_item":
+                lines.add(line_of(node.prev_named_sibling))
+    return lines
+
+
+def rust(text: str) -> list[Finding]:
+    """Every construct of a Rust file that knows it is judged (outside its test modules)."""
+    root = parse("rust", text)
+    found = list(_strings(root, _RUST_FUNCTIONS, _RUST_LOOPS, _RUST_PROBES, _RUST_COMPOUNDS))
+    for node in walk(root):
+        if node.type == "macro_invocation" and text_of(node.child_by_field_name("macro")) == "cfg" and re.search(
+                r"\btest\b", text_of(node)):
+            found.append(_finding(node, f"{PRESENCE} (`{normal(text_of(node))}`)", compounds=_RUST_COMPOUNDS))
+        elif node.type == "attribute_item":
+            found += _rust_attribute(node)
+        elif node.type == "call_expression":
+            callee = text_of(node.child_by_field_name("function"))
+            arguments = [text_of(a) for a in (node.child_by_field_name("arguments") or node).named_children]
+            if re.search(r"(?:^|::)(?:dup2|dup3|close)$", callee) and any(_STANDARD.match(a) for a in arguments):
+                found.append(_finding(node, f"{TOUCHES}: `{callee}` on a standard stream", compounds=_RUST_COMPOUNDS))
+        elif node.type == "impl_item" and re.match(r"(?:\w+::)*(?:PartialEq|PartialOrd|Ord)\b",
+                                                   text_of(node.child_by_field_name("trait"))):
+            found += _rust_impl(node)
+    tests = _test_lines(root)
+    return [finding for finding in found if finding.line not in tests]
+
+
+def _rust_attribute(node: Node) -> list[Finding]:
+    """`#[cfg(not(test))]` anywhere, `#[cfg(test)]` on code in a function or on an item that has a twin of the same
+    name (a test-only version of product code), a ctor that exits, code run before `main`."""
+    attribute = normal(text_of(node)).replace(" ", "")
+    item = node.next_named_sibling
+    while item is not None and item.type == "attribute_item":
+        item = item.next_named_sibling
+    if "not(test)" in attribute:
+        return [_finding(node, f"{PRESENCE} (`{attribute}`)", item or node)]
+    if re.search(r"cfg\((?:all\(|any\()?test\b", attribute) and item is not None and item.type not in (
+            "mod_item", "use_declaration") and (node.parent is None or node.parent.type == "block" or _twin(item)):
+        return [_finding(node, f"{PRESENCE} (`{attribute}` on code that has another version)", item)]
+    if attribute.startswith(("#[ctor", "#[ctor::ctor")) and item is not None and "exit(" in text_of(item):
+        return [_finding(node, f"{TOUCHES}: a constructor that exits the process", item)]
+    if ".init_array" in attribute or ".ctors" in attribute:
+        return [_finding(node, f"{TOUCHES}: code that runs before `main` (`{attribute}`)", item or node)]
+    return []
+
+
+def _twin(item: Node) -> bool:
+    name = text_of(item.child_by_field_name("name") or item.child_by_field_name("type"))
+    siblings = item.parent.named_children if item.parent is not None else []
+    return bool(name) and any(other.id != item.id and other.type == item.type and text_of(
+        other.child_by_field_name("name") or other.child_by_field_name("type")) == name for other in siblings)
+
+
+def _rust_impl(node: Node) -> list[Finding]:
+    found = []
+    for function in (node.child_by_field_name("body") or node).named_children:
+        name = text_of(function.child_by_field_name("name"))
+        if function.type != "function_item" or name not in _RUST_COMPARING:
+            continue
+        parameters = [p for p in (function.child_by_field_name("parameters") or function).named_children
+                      if p.type == "parameter"]
+        pattern = parameters[0].child_by_field_name("pattern") if parameters else None
+        operand = text_of(pattern) if pattern is not None and pattern.type == "identifier" else None
+        body = function.child_by_field_name("body")
+        if (why := _ignores(name, operand, body, _returns(body, _RUST_FUNCTIONS, tail=True))) is not None:
+            found.append(_finding(function, f"{LIES}: {why}", function))
+    return found

@@ -1,0 +1,278 @@
+"""Python code that knows it is judged, read with `ast`: reads of the runner's presence, touches of the runner or its
+output, and comparison, truth and hash dunders that ignore their operand."""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator, Sequence
+from functools import cached_property
+from pathlib import PurePosixPath
+
+from orchestrator.gate.spec.code_tokens import LIES, PRESENCE, TOUCHES, Finding, names_runner, names_runner_variable
+
+_PROBES = ("sys.modules", "sys.argv", "sys.orig_argv", "sys.executable", "os.environ", "os.getenv", "os.environb",
+           "inspect.stack", "inspect.currentframe", "sys._getframe", "traceback.extract_stack",
+           "traceback.format_stack", "importlib.util.find_spec", "importlib.import_module", "__import__",
+           "pkgutil.find_loader", "sys.gettrace")
+"""What a runner's presence is read through: loaded modules, the command line, the environment, the stack."""
+_RUNNERS = ("pytest", "_pytest", "unittest", "nose", "nose2", "doctest")
+_CHANNEL = ("sys.stdout", "sys.stderr", "sys.__stdout__", "sys.__stderr__", "sys.exit", "os._exit", "builtins.print")
+_EXITS = ("sys.exit", "os._exit", "os.abort", "os.kill", "exit", "quit", "os.killpg")
+_DESCRIPTORS = ("os.dup2", "os.close", "os.closerange", "os.dup")
+_BINARY = frozenset({"__eq__", "__ne__", "__lt__", "__le__", "__gt__", "__ge__", "__contains__", "__instancecheck__",
+                     "__subclasscheck__"})
+
+
+class _Module:
+    """One parsed file: import aliases resolved, parents known."""
+
+    def __init__(self, tree: ast.Module, script: bool = False) -> None:
+        self.tree, self.script = tree, script
+        self.nodes = list(ast.walk(tree))
+        self.parent: dict[ast.AST, ast.AST] = {child: node for node in self.nodes
+                                               for child in ast.iter_child_nodes(node)}
+        self.aliases: dict[str, str] = {}
+        for node in self.nodes:
+            if isinstance(node, ast.Import):
+                self.aliases.update({alias.asname: alias.name for alias in node.names if alias.asname})
+            elif isinstance(node, ast.ImportFrom) and node.module:
+                self.aliases.update({alias.asname or alias.name: f"{node.module}.{alias.name}" for alias in node.names})
+        self.functions = {node.name: node for node in self.nodes
+                          if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))}
+
+    @cached_property
+    def probe_names(self) -> set[str]:
+        """Names assigned from a probe (`mods = sys.modules`): read only when a runner's name is in the file."""
+        assigned = [node for node in self.nodes if isinstance(node, ast.Assign)]
+        return {target.id for node in assigned if self.probes(node.value, names=False)
+                for target in node.targets if isinstance(target, ast.Name)}
+
+    def dotted(self, node: ast.AST) -> str:
+        if isinstance(node, ast.Call):
+            return self.dotted(node.func)
+        if isinstance(node, ast.Attribute):
+            return f"{self.dotted(node.value)}.{node.attr}"
+        if isinstance(node, ast.Subscript):
+            return self.dotted(node.value)
+        return self.aliases.get(node.id, node.id) if isinstance(node, ast.Name) else ""
+
+    def probes(self, node: ast.AST, names: bool = True) -> bool:
+        """Whether `node` reads through a probe (or, with `names`, a name assigned from one: `mods = sys.modules`)."""
+        for inner in ast.walk(node):
+            if isinstance(inner, (ast.Attribute, ast.Name)):
+                name = self.dotted(inner)
+                if name.startswith(_PROBES) or (names and isinstance(inner, ast.Name) and inner.id in self.probe_names):
+                    return True
+        return False
+
+    def statements(self, node: ast.AST) -> Iterator[ast.stmt]:
+        """The statements around `node`, innermost first, up to its function or class."""
+        current: ast.AST | None = node
+        while current is not None and not isinstance(current, (ast.Module, ast.FunctionDef, ast.AsyncFunctionDef,
+                                                               ast.ClassDef)):
+            if isinstance(current, ast.stmt):
+                yield current
+            current = self.parent.get(current)
+
+    def scope(self, node: ast.AST) -> str:
+        """The functions and classes around `node`, outermost first (`Command.main`)."""
+        names = []
+        current = self.parent.get(node)
+        while current is not None:
+            if isinstance(current, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                names.append(current.name)
+            current = self.parent.get(current)
+        return ".".join(reversed(names))
+
+    def statement(self, node: ast.AST) -> ast.AST:
+        return next(self.statements(node), node)
+
+
+def _header(statement: ast.stmt) -> list[ast.AST]:
+    """The expressions a compound statement evaluates itself (its body is other statements)."""
+    if isinstance(statement, (ast.If, ast.While)):
+        return [statement.test]
+    if isinstance(statement, (ast.For, ast.AsyncFor)):
+        return [statement.iter, statement.target]
+    if isinstance(statement, (ast.With, ast.AsyncWith)):
+        return [item.context_expr for item in statement.items]
+    if isinstance(statement, (ast.Try, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        return []
+    return [statement]
+
+
+def _deciding(module: _Module, node: ast.AST) -> Iterator[ast.AST]:
+    """What decides around `node`: its statement, or the condition or head of the compound statement it is in, and
+    the heads of the loops around it (`for frame in inspect.stack(): if "pytest" in frame.filename`)."""
+    for depth, statement in enumerate(module.statements(node)):
+        if depth == 0 or isinstance(statement, (ast.For, ast.AsyncFor, ast.While)):
+            yield from _header(statement)
+
+
+def _finding(module: _Module, node: ast.AST, what: str, key_node: ast.AST | None = None) -> Finding:
+    if what.startswith(TOUCHES):  # by where it is: a base function that swapped a stream may change how
+        return Finding(getattr(node, "lineno", 1), what, "scope:" + module.scope(node))
+    return Finding(getattr(node, "lineno", 1), what, ast.dump(key_node or module.statement(node)))
+
+
+def _presence(module: _Module) -> Iterator[Finding]:
+    for node in module.nodes:
+        value = node.value if isinstance(node, ast.Constant) and isinstance(node.value, str) else None
+        if isinstance(node, ast.Attribute) and node.attr == "_called_from_test":
+            value = node.attr
+        if value is None:
+            continue
+        if names_runner_variable(value):
+            yield _finding(module, node, f"{PRESENCE} (`{value}`)")
+        elif names_runner(value) and any(module.probes(part) for part in _deciding(module, node)):
+            shown = ast.unparse(module.statement(node)).splitlines()[0][:100]
+            yield _finding(module, node, f"{PRESENCE} (`{shown}`)")
+
+
+def _through_helpers(module: _Module, found: list[Finding]) -> Iterator[Finding]:
+    """Uses of a module-level function or name whose own code reads the runner's presence (`TESTING = "pytest" in
+    sys.modules` on the base, `if TESTING:` added)."""
+    lines = {finding.line for finding in found}
+    helpers: dict[str, int] = {}
+    for statement in module.tree.body:
+        span = range(statement.lineno, (statement.end_lineno or statement.lineno) + 1)
+        if any(line in span for line in lines):
+            if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                helpers[statement.name] = statement.lineno
+            elif isinstance(statement, ast.Assign):
+                helpers.update({t.id: statement.lineno for t in statement.targets if isinstance(t, ast.Name)})
+    for node in module.nodes:
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load) and node.id in helpers:
+            yield _finding(module, node, f"{PRESENCE} (through `{node.id}`)")
+
+
+def _touches(module: _Module, path: str) -> Iterator[Finding]:
+    for node in module.nodes:
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            names = [node.module or ""] if isinstance(node, ast.ImportFrom) else [alias.name for alias in node.names]
+            for name in names:
+                if name.split(".")[0] in ("pytest", "_pytest"):
+                    yield _finding(module, node, f"{TOUCHES}: imports `{name}` in code that is not a test")
+        targets = _assigned(module, node)
+        for target in targets:
+            if target.startswith(_CHANNEL) or target.split(".")[0] in _RUNNERS:
+                yield _finding(module, node, f"{TOUCHES}: replaces `{target}`")
+        if isinstance(node, ast.Call):
+            yield from _call(module, node)
+    yield from _exits_at_import(module, path)
+
+
+def _assigned(module: _Module, node: ast.AST) -> list[str]:
+    """The dotted names an assignment, `setattr` or `del` writes."""
+    if isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Delete)):
+        targets = node.targets if isinstance(node, (ast.Assign, ast.Delete)) else [node.target]
+        return [module.dotted(t) for t in targets if isinstance(t, ast.Attribute)]
+    if isinstance(node, ast.Call) and module.dotted(node.func) in ("setattr", "delattr") and len(node.args) >= 2:
+        field = node.args[1]
+        if isinstance(field, ast.Constant) and isinstance(field.value, str):
+            return [f"{module.dotted(node.args[0])}.{field.value}"]
+    return []
+
+
+def _call(module: _Module, node: ast.Call) -> Iterator[Finding]:
+    name = module.dotted(node.func)
+    if name in _DESCRIPTORS and any(_standard_descriptor(module, arg) for arg in node.args):
+        yield _finding(module, node, f"{TOUCHES}: `{name}` on a standard stream's descriptor")
+    if name == "atexit.register" and node.args and _exits(module, node.args[0]):
+        yield _finding(module, node, f"{TOUCHES}: an exit registered to run at exit")
+
+
+def _standard_descriptor(module: _Module, node: ast.AST) -> bool:
+    if isinstance(node, ast.Constant):
+        return node.value in (0, 1, 2)
+    return any(module.dotted(inner).startswith(("sys.stdout", "sys.stderr", "sys.__std", "sys.stdin"))
+               for inner in ast.walk(node))
+
+
+def _exits(module: _Module, node: ast.AST) -> bool:
+    """Whether `node` is or calls a process exit (a lambda's body, a function this module defines)."""
+    code = module.functions.get(node.id, node) if isinstance(node, ast.Name) else node
+    return any(module.dotted(inner) in _EXITS or (isinstance(inner, ast.Raise) and inner.exc is not None
+                                                  and module.dotted(inner.exc) == "SystemExit")
+               for inner in ast.walk(code) if isinstance(inner, (ast.Attribute, ast.Name, ast.Raise)))
+
+
+def _exits_at_import(module: _Module, path: str) -> Iterator[Finding]:
+    """A process exit the module runs when it is imported (not under `if __name__ == "__main__"`); a script (a
+    `__main__.py`, a setup.py, a file with a `#!` line) exits at its end by design."""
+    if PurePosixPath(path).name in ("__main__.py", "setup.py") or module.script:
+        return
+    pending: list[ast.stmt] = list(module.tree.body)
+    while pending:
+        statement = pending.pop()
+        if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+            continue
+        if isinstance(statement, ast.If) and "__main__" in ast.unparse(statement.test):
+            pending += statement.orelse
+            continue
+        if isinstance(statement, (ast.If, ast.Try, ast.With, ast.For, ast.While, ast.ClassDef)):
+            pending += [child for child in ast.iter_child_nodes(statement) if isinstance(child, ast.stmt)]
+            pending += [s for handler in getattr(statement, "handlers", []) for s in handler.body]
+            continue
+        if _exits(module, statement) and not any(isinstance(n, ast.Lambda) for n in ast.walk(statement)):
+            yield _finding(module, statement, f"{TOUCHES}: exits the process when the module is imported", statement)
+
+
+def _lies(module: _Module) -> Iterator[Finding]:
+    for node in module.nodes:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name in _BINARY | {"__bool__",
+                                                                                                  "__hash__"}:
+            if (why := _lying(node.name, node.args, node.body)) is not None:
+                yield _finding(module, node, f"{LIES}: `{node.name}` {why}", node)
+        elif isinstance(node, ast.Assign) and isinstance(node.value, ast.Lambda):
+            names = [t.id if isinstance(t, ast.Name) else t.attr for t in node.targets
+                     if isinstance(t, (ast.Name, ast.Attribute))]
+            for name in names:
+                if name in _BINARY | {"__bool__", "__hash__"}:
+                    body = [ast.Return(node.value.body)]
+                    if (why := _lying(name, node.value.args, body)) is not None:
+                        yield _finding(module, node, f"{LIES}: `{name}` {why}", node)
+
+
+def _lying(name: str, args: ast.arguments, body: Sequence[ast.stmt]) -> str | None:
+    """Why a dunder's answer ignores its operand: a comparison that never reads the other side, or the same
+    constant whatever it is given; None for one that reads it, returns NotImplemented or raises."""
+    returns = [node.value for statement in body for node in _own(statement)
+               if isinstance(node, ast.Return) and node.value is not None
+               and not (isinstance(node.value, ast.Name) and node.value.id == "NotImplemented")]
+    constants = [value.value for value in returns if isinstance(value, ast.Constant)]
+    if not returns:  # it raises, or returns NotImplemented: Python asks the other side
+        return None
+    same = len(constants) == len(returns) and len({repr(value) for value in constants}) == 1
+    if name == "__bool__":
+        return "is always True" if same and constants[0] is True else None
+    if name == "__hash__":
+        return "is the same number for every value" if same and isinstance(constants[0], int) else None
+    positional = [*args.posonlyargs, *args.args]
+    operand = positional[1].arg if len(positional) > 1 else args.vararg.arg if args.vararg else None
+    if operand is None or not any(isinstance(node, ast.Name) and node.id == operand
+                                  for statement in body for node in ast.walk(statement)):
+        return "never reads the value it is compared with"
+    if same and isinstance(constants[0], bool):
+        return f"returns {constants[0]} whatever it is compared with"
+    return None
+
+
+def _own(statement: ast.stmt) -> Iterator[ast.AST]:
+    """The nodes of a function's statement, not those of functions nested in it."""
+    pending: list[ast.AST] = [statement]
+    while pending:
+        node = pending.pop()
+        yield node
+        pending += [c for c in ast.iter_child_nodes(node) if not isinstance(c, (ast.FunctionDef, ast.Lambda,
+                                                                                ast.AsyncFunctionDef, ast.ClassDef))]
+
+
+def findings(path: str, text: str) -> list[Finding]:
+    """Every construct of a Python file that knows it is judged; nothing when it doesn't parse."""
+    try:
+        module = _Module(ast.parse(text), script=text.startswith("#!"))
+    except (SyntaxError, ValueError):
+        return []
+    presence = list(_presence(module))
+    return [*presence, *_through_helpers(module, presence), *_touches(module, path), *_lies(module)]

@@ -1,0 +1,99 @@
+"""Which of a task's attempts lands: a pure ranking over plain records (no graph, no git, no clock).
+
+Only attempts the gate confirmed (`approved`, `approved-unverified`) are candidates. The deterministic keys, in
+order: verified over unverified; fewer base-test and test-side changes accepted by the coach (each is a place a
+false approval could hide); more of the task's new tests shown to fail on the base's code (tests that show the
+change works); then the first approved (its finish time, then its number). Issue 40's later keys, cross-testing
+(each candidate's new tests run on every other's code) and a selector session for a tie the keys leave, come in
+through `tiebreak`: given the candidates tied on the keys, it names the one to put first, or None (the first
+approved stays first, and the reason says the tie was broken by time).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+VERIFIED = "approved"
+CANDIDATE_STATUSES = frozenset({"approved", "approved-unverified"})
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """What the selection knows of one attempt."""
+
+    attempt: int
+    status: str
+    accepted_changes: int = 0
+    """Base-test and test-side changes its approving coach accepted."""
+    failing_on_base: int | None = None
+    """The task's new tests shown to fail on the base's code (None: the gate did not say; counts as 0)."""
+    finished_at: float = 0.0
+    """When its verdict was reached (as recorded, so a resume ranks alike)."""
+
+    @property
+    def verified(self) -> bool:
+        return self.status == VERIFIED
+
+
+Tiebreak = Callable[[Sequence[Candidate]], int | None]
+"""The seam for cross-testing and the selector session: the attempt to put first among candidates the keys tie."""
+
+
+@dataclass(frozen=True)
+class Selection:
+    """The candidates best first (attempt numbers), and why the first one leads."""
+
+    order: tuple[int, ...]
+    reason: str
+
+    @property
+    def picked(self) -> int | None:
+        return self.order[0] if self.order else None
+
+
+def _keys(candidate: Candidate) -> tuple[int, int, int]:
+    return (0 if candidate.verified else 1, candidate.accepted_changes, -(candidate.failing_on_base or 0))
+
+
+def _time(candidate: Candidate) -> tuple[float, int]:
+    return (candidate.finished_at, candidate.attempt)
+
+
+def _why(first: Candidate, second: Candidate) -> str:
+    """The first key on which `first` beats `second`, said."""
+    a, b = f"attempt {first.attempt}", f"attempt {second.attempt}"
+    if first.verified != second.verified:
+        return f"{a} is verified by the gate, {b} only approved-unverified"
+    if first.accepted_changes != second.accepted_changes:
+        return (f"{a} changes fewer base tests ({first.accepted_changes} accepted) than {b}"
+                f" ({second.accepted_changes})")
+    if (first.failing_on_base or 0) != (second.failing_on_base or 0):
+        return (f"{a} has more new tests shown to fail on the base's code ({first.failing_on_base or 0}) than {b}"
+                f" ({second.failing_on_base or 0})")
+    return f"{a} and {b} tie on the keys: {a} was approved first"
+
+
+def rank(attempts: Sequence[Candidate], tiebreak: Tiebreak | None = None) -> Selection:
+    """The candidates among `attempts`, best first, and the reason the first leads."""
+    candidates = sorted((c for c in attempts if c.status in CANDIDATE_STATUSES), key=lambda c: (_keys(c), _time(c)))
+    if not candidates:
+        return Selection((), "no attempt was approved")
+    if len(candidates) == 1:
+        only = candidates[0]
+        return Selection((only.attempt,), f"attempt {only.attempt} is the only one approved"
+                                          f"{'' if only.verified else ' (unverified)'}")
+    tied = [c for c in candidates if _keys(c) == _keys(candidates[0])]
+    chosen = tiebreak(tied) if tiebreak is not None and len(tied) > 1 else None
+    if chosen is not None and chosen in {c.attempt for c in tied}:
+        first = next(c for c in tied if c.attempt == chosen)
+        candidates = [first, *(c for c in candidates if c is not first)]
+        return Selection(tuple(c.attempt for c in candidates), f"attempt {chosen} chosen among the tied"
+                                                                f" {', '.join(str(c.attempt) for c in tied)}")
+    return Selection(tuple(c.attempt for c in candidates), _why(candidates[0], candidates[1]))
+
+
+def first_verified(attempts: Sequence[Candidate]) -> int | None:
+    """Policy `first`: the attempt whose verified approval came first, if any."""
+    verified = sorted((c for c in attempts if c.verified), key=_time)
+    return verified[0].attempt if verified else None

@@ -1,0 +1,30 @@
+"""The verdict bench's plumbing on real runs (issue 38 item 8): a cell of the matrix goes through the task graph with
+a blind coach and comes back refused, named by the gate; a legitimate setup the coach accepts by name is approved.
+The whole matrix runs in `make bench` (benchmarks/verdict_bench.py)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from benchmarks.verdict_bench import cells, legitimate, run_cell
+from benchmarks.verdict_cases import Cell
+
+
+def _one(found: list[Cell], runner: str, family: str, name: str = "") -> Cell:
+    return next(cell for cell in found if cell.runner == runner and cell.family == family and name in cell.name)
+
+
+async def test_a_lying_result_in_the_matrix_is_refused_and_named(tmp_path: Path) -> None:
+    found = await run_cell(tmp_path / "lie", _one(cells(), "pytest", "lie"))
+    assert not found["approved"], found
+    assert found["files"] == ["calc/mul.py"]
+    assert "calc/mul.py:2: answers without looking at what it is compared with" in found["said"], found["said"]
+
+
+@pytest.mark.heavy  # a pytest tree and its clean room
+async def test_a_setup_the_coach_accepts_by_name_is_approved(tmp_path: Path) -> None:
+    cell = _one(legitimate(), "pytest", "infra", "conftest")
+    found = await run_cell(tmp_path / "legit", cell)
+    assert found["status"] == "approved", found

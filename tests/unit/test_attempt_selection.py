@@ -1,0 +1,60 @@
+"""The selection among a task's attempts (graph/selection.py): only approved attempts are candidates, ranked by
+deterministic keys (verified; fewer accepted base-test changes; more new tests failing on the base; the first
+approved), with a seam for a tie-breaker."""
+
+from __future__ import annotations
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from orchestrator.graph.selection import Candidate, first_verified, rank
+
+
+def test_verified_beats_unverified_whatever_else() -> None:
+    unverified = Candidate(1, "approved-unverified", accepted_changes=0, failing_on_base=9, finished_at=1.0)
+    verified = Candidate(2, "approved", accepted_changes=3, failing_on_base=0, finished_at=9.0)
+    chosen = rank([unverified, verified])
+    assert chosen.order == (2, 1) and "verified" in chosen.reason
+
+
+def test_fewer_accepted_changes_then_more_tests_failing_on_the_base() -> None:
+    bends = Candidate(1, "approved", accepted_changes=2, failing_on_base=5, finished_at=1.0)
+    clean = Candidate(2, "approved", accepted_changes=0, failing_on_base=1, finished_at=2.0)
+    shows = Candidate(3, "approved", accepted_changes=0, failing_on_base=3, finished_at=3.0)
+    chosen = rank([bends, clean, shows])
+    assert chosen.order == (3, 2, 1)
+    assert "more new tests shown to fail on the base's code (3)" in chosen.reason
+    assert rank([bends, clean]).reason.startswith("attempt 2 changes fewer base tests")
+
+
+def test_a_tie_goes_to_the_first_approved_unless_the_tiebreak_says_otherwise() -> None:
+    late, early = Candidate(1, "approved", finished_at=5.0), Candidate(2, "approved", finished_at=2.0)
+    assert rank([late, early]).order == (2, 1) and "approved first" in rank([late, early]).reason
+    assert rank([late, early], tiebreak=lambda tied: 1).order == (1, 2)
+    assert rank([late, early], tiebreak=lambda tied: None).order == (2, 1)  # an undecided selector: the first
+    assert rank([late, early], tiebreak=lambda tied: 7).order == (2, 1)  # a pick outside the tie is not taken
+
+
+def test_failed_and_cancelled_attempts_are_no_candidates() -> None:
+    attempts = [Candidate(1, "failed"), Candidate(2, "cancelled"), Candidate(3, "approved-unverified")]
+    assert rank(attempts).order == (3,) and rank(attempts[:2]).order == ()
+    assert first_verified(attempts) is None, "an unverified approval never wins policy first at once"
+    assert first_verified([*attempts, Candidate(4, "approved", finished_at=3.0),
+                           Candidate(5, "approved", finished_at=1.0)]) == 5
+
+
+_CANDIDATES = st.lists(st.builds(Candidate, attempt=st.integers(1, 8),
+                                 status=st.sampled_from(["approved", "approved-unverified", "failed", "cancelled"]),
+                                 accepted_changes=st.integers(0, 3), failing_on_base=st.none() | st.integers(0, 3),
+                                 finished_at=st.floats(0, 100)), max_size=8, unique_by=lambda c: c.attempt)
+
+
+@given(_CANDIDATES)
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+def test_the_ranking_is_a_pure_function_of_the_records(candidates: list[Candidate]) -> None:
+    forward, backward = rank(candidates), rank(list(reversed(candidates)))
+    assert forward == backward  # the order the attempts ended in changes nothing
+    approved = {c.attempt for c in candidates if c.status in ("approved", "approved-unverified")}
+    assert set(forward.order) == approved
+    if any(c.status == "approved" for c in candidates):
+        assert next(c for c in candidates if c.attempt == forward.order[0]).status == "approved"
