@@ -67,7 +67,7 @@ async def test_a_task_run_three_times_costs_three_times_in_every_view(
 
     report = (repo / ".autobuild/runs/FEAT-001/AUTO-RUN.md").read_text()
     assert f"**Total cost:** ${total:.4f}" in report, report
-    assert "| TASK-002 | approved-unverified | 1 | $0.1000 | $0.0200 (1) | $0.0800 (4) |" in report, report
+    assert "| TASK-002 | approved | 1 | $0.1000 | $0.0200 (1) | $0.0800 (4) |" in report, report
     page = (repo / ".autobuild/runs/FEAT-001/report.html").read_text()
     assert f"total cost ${total:.4f}" in page
     assert main(["status", "FEAT-001", "--repo", str(repo), "--db", str(db)]) == 0

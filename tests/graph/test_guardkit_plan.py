@@ -27,7 +27,7 @@ async def test_the_task_markdown_of_a_guardkit_plan_reaches_the_player(tmp_path:
     settings = RunSettings(repo=repo, target="", plan=repo / PLAN_FILE, db=db, agents=agents, interactive=False,
                            verify="python check.py")
     summary = await runner.execute(runner.prepare(settings), lambda event: None)
-    assert [summary.results[t]["status"] for t in ("TASK-GK-001", "TASK-GK-002")] == ["approved-unverified"] * 2
+    assert [summary.results[t]["status"] for t in ("TASK-GK-001", "TASK-GK-002")] == ["approved", "approved"]
     player = agents.prompts_of("player", "TASK-GK-001")[0].brief
     assert any(MARKER in requirement for requirement in player.requirements)
     assert not any("autobuild_state" in requirement for requirement in player.requirements)  # front-matter
