@@ -17,10 +17,10 @@ from orchestrator.gate.prepare.node_bins import MAIN_CHECKOUT_BINS, reuses_node_
 from orchestrator.gate.prepare.submodules import submodules, uninitialised
 
 _BY_WRAPPED = ("by test id where the runner it starts reports them (pytest, unittest, node --test, jest, vitest,"
-               " mocha, go test, cargo test, ctest), else by exit status and failure counts")
+               " mocha, go test, cargo test, ctest), else by exit status and failure counts (then its approvals are"
+               " approved-unverified)")
 _BY_EXIT = ("by exit status, and failure counts where the output has them: no runner reports on the gate's"
-            " per-test channel, so it cannot verify a test by its result (a detected command's approvals are"
-            " approved-unverified)")
+            " per-test channel, so it cannot verify a test by its result (its approvals are approved-unverified)")
 _SHELL_WORDS = {"cd", "exit", "rc=0", "set", "export", "(cd", "true", "false", "test", "["}
 
 

@@ -103,7 +103,7 @@ def feature_report(feature_id: str, name: str, results: dict[str, TaskResult], o
         "",
         f"- **Branch:** {branch}",
         f"- **Tasks approved:** {approved} of {len(order)}"
-        + (f" ({unverified} unverified: no gate checked them)" if unverified else ""),
+        + (f" ({unverified} unverified: no gate verified them test by test)" if unverified else ""),
         f"- **Coach claims contradicted:** {contradicted}",
         *_accepted_lines(results, order),
         f"- **Conflict turns:** {sum(int(r.get('conflict_turns', 0)) for r in results.values())}",

@@ -22,11 +22,32 @@ from orchestrator.graph.workflow import build_feature_workflow
 from orchestrator.repo.git import GitRepo
 from orchestrator.settings import RunOptions
 
+CALC_CHECK = """import pathlib
+import unittest
+
+HERE = pathlib.Path(__file__).resolve().parent
+
+
+class Sub(unittest.TestCase):
+    if (HERE / "calc" / "sub.py").is_file():
+        def test_sub(self):
+            import calc.sub  # noqa: F401
+
+
+if __name__ == "__main__":
+    unittest.main()
+"""
+"""The plan's default gate, `python check.py`: a unittest run, so its tests are named on the gate's channel and
+its approvals are verified. Its one test exists once calc/sub.py does: on the base it runs no test ("no tests yet":
+a task's run must run one and pass it), as does a task that didn't write calc/sub.py. A base test failing by
+assertion would not do: a test already failing on the base never blocks a task. Not a name detection finds
+(`verify=None` repos have no test command)."""
+
 CALC_FILES = {
     ".gitignore": "__pycache__/\n.pytest_cache/\n",
     "calc/__init__.py": "",
     "calc/add.py": "def add(a, b):\n    return a + b\n",
-    "check.py": "import sys, pathlib\nsys.exit(0 if pathlib.Path('calc/sub.py').exists() else 1)\n",
+    "check.py": CALC_CHECK,
 }
 
 

@@ -85,8 +85,8 @@ async def test_a_failed_task_has_no_approved_attempt(tmp_path: Path) -> None:
 
 async def test_stats_over_a_store_with_known_outcomes(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     repo = make_sample_repo(tmp_path / "repo", files=CALC_FILES, plan=plan(
-        task("T1"), task("T2", verify="test -f calc/t2.py"), task("T3"), task("T4", "T3"), task("T5"),
-        verify="python check.py"))
+        task("T1"), task("T2", verify="python check.py && test -f calc/t2.py"), task("T3"), task("T4", "T3"),
+        task("T5"), verify="python check.py"))
     wrong, right = {"calc/other.py": "X = 1\n"}, SUB
     agents = ScriptedAgents({
         ("player", "T1"): writes(right, cost_usd=0.10),

@@ -107,7 +107,7 @@ async def test_the_feature_gate_failing_on_the_landing_tree_never_reaches_the_br
                              ("player", "B"): writes({"calc/b.py": "B = 'BROKEN'\n"}, delay_s=0.3),
                              "coach": approve()})
     run = await Workflow(repo, agents).run(parallel=2, max_turns=1)
-    assert run.status("A") == "approved"
+    assert run.status("A") == "approved-unverified", "`true` and a script: judged by exit status, unverified"
     assert run.status("B") == "failed" and "the gate failed on B brought up to" in run.results["B"]["reason"]
     assert run.results["B"]["cause"] == "integration_gate"
     assert "calc/b.py" not in git(repo, "ls-tree", "-r", "--name-only", "autobuild/FEAT-001")

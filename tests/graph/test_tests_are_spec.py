@@ -230,6 +230,19 @@ async def test_a_detected_command_that_runs_no_runner_we_read_is_unverified(tmp_
     assert "ran no test runner AutoBuild reads" in run.results["TASK-001"]["reason"]
 
 
+async def test_a_named_verify_command_that_runs_no_runner_we_read_is_unverified_too(tmp_path: Path) -> None:
+    """A command the user named is no exception (issue 38 item 3): with no per-test channel, its exit status is
+    all it says, and its approval is unverified, named."""
+    files = {"tests/run.sh": "echo 'Tests failed: 45'\nexit 0\n", "lib.c": "int x;\n"}
+    repo = make_sample_repo(tmp_path / "repo", files=files, plan=plan(task("TASK-001"), verify="sh tests/run.sh"),
+                            venv=False)
+    agents = ScriptedAgents({"player": writes({"lib.c": "int y;\n"}), "coach": approve()})
+    run = await Workflow(repo, agents).run(max_turns=1)
+    assert run.status("TASK-001") == "approved-unverified", run.results["TASK-001"]["reason"]
+    assert "the verify command `sh tests/run.sh` ran no test runner AutoBuild reads" in \
+        run.results["TASK-001"]["reason"]
+
+
 @pytest.mark.heavy  # second of its family: `make test` stays under 5 minutes
 @pytest.mark.skipif(shutil.which("go") is None, reason="go is installed by make install")
 async def test_go_a_rewritten_expectation_is_the_base_versions_failure(tmp_path: Path) -> None:

@@ -312,15 +312,16 @@ async def _approved(state: TaskState, runtime: Runtime[RunContext]) -> TaskState
 
 
 def _unread(ctx: RunContext, task_id: str, gate: GateResult) -> str | None:
-    """Why a run of the repo's own (detected) test command verified nothing: no test runner we read ran in it (a
-    build-only target, a test program that prints its failures and exits 0). A command the user named stays
-    judged by its exit status."""
-    named = ctx.options.verify is not None or ctx.plan.verify or ctx.plan.task(task_id).verify
-    if named or gate.get("runner") is not None or gate.get("judged_by") != BY_EXIT:
+    """Why a gate run verified nothing test by test: no test runner we read ran in it (a build-only target, a test
+    program that prints its failures and exits 0, a script the user named), so no runner reported on the gate's
+    channel and only its exit status was judged."""
+    if gate.get("runner") is not None or gate.get("judged_by") != BY_EXIT:
         return None
-    return (f"the repo's test command `{gate['command']}` ({ctx.gate['source']}) ran no test runner AutoBuild reads"
-            " (pytest, unittest, node --test, jest, vitest, mocha, go test, cargo test): only its exit status was"
-            " judged")
+    named = ctx.options.verify is not None or ctx.plan.verify or ctx.plan.task(task_id).verify
+    whose = "the verify command" if named else f"the repo's test command ({ctx.gate['source']})"
+    return (f"{whose} `{gate['command']}` ran no test runner AutoBuild reads (pytest, unittest, node --test, jest,"
+            " vitest, mocha, go test, cargo test): only its exit status was judged, with no per-test channel to"
+            " verify it by")
 
 
 async def finalize_failure(state: TaskState, runtime: Runtime[RunContext]) -> TaskState:
