@@ -12,6 +12,7 @@ Its modules:
 protocol.py: the `Agents` protocol: the one seam between the graph and agent sessions.
 roles.py: the player and coach roles: what each is told, its tools, its session.
 replanner.py: the replanner: a planner session that splits one task into smaller ones.
+selector.py: the selector: a fresh read-only coach session that picks among a task's tied attempts.
 request.py: what one session is asked to do, and where its progress events go.
 types.py: plain result and request types (no SDK type leaks out of agents/).
 session.py: one session on the real Claude Code CLI: options, timeouts, transcript, cleanup.
@@ -22,6 +23,7 @@ limits.py: the run-wide usage-limit gate shared by every session.
 reaper.py: every process a session started, found by its tag and killed.
 tools.py: the in-process `autobuild` MCP server, per role.
 policy.py: the permission policy (a PreToolUse hook): stay in the worktree, no push.
+notes_hook.py: a supervisor's notes into a running session at its next tool boundary (a PostToolUse hook).
 questions.py: AskUserQuestion answered in the SDK's format, or recorded and stopped.
 markers.py: completion and blocker markers in an agent's final text.
 prompts.py: markdown prompt templates loaded by name and rendered strictly.
@@ -55,6 +57,7 @@ if TYPE_CHECKING:
         run_player,
         run_precheck,
     )
+    from agents.selector import SelectorCandidate, SelectorInput
     from agents.session import find_cli
     from agents.types import AgentResult, SessionLimits, SessionStatus, ToolCall
 
@@ -65,6 +68,8 @@ _EXPORTS = {
     "Agents": "agents.protocol",
     "ClaudeAgents": "agents.protocol",
     "ReplanInput": "agents.replanner",
+    "SelectorCandidate": "agents.selector",
+    "SelectorInput": "agents.selector",
     "CoachInput": "agents.roles",
     "PlayerInput": "agents.roles",
     "PrecheckVerdict": "agents.roles",
@@ -102,6 +107,8 @@ __all__ = [
     "PrecheckVerdict",
     "PromptError",
     "ReplanInput",
+    "SelectorCandidate",
+    "SelectorInput",
     "SessionLimits",
     "SessionSettings",
     "SessionStatus",

@@ -9,11 +9,12 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import sys
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlparse
@@ -69,9 +70,11 @@ def find_credential(env: Mapping[str, str], now: float | None = None) -> Credent
     return Credential("login", str(path))
 
 
-def check_endpoint(env: Mapping[str, str], credential: Credential, timeout_s: float = _TIMEOUT_S) -> None:
+def check_endpoint(env: Mapping[str, str], credential: Credential, timeout_s: float = _TIMEOUT_S
+                   ) -> tuple[str, ...] | None:
     """The endpoint answers its models listing; a key it refuses (401/403) is named. Any other answer counts:
-    a gateway without the listing still answers, and the CLI retries what is passing (429, 5xx)."""
+    a gateway without the listing still answers, and the CLI retries what is passing (429, 5xx). Returns the
+    models the listing names, None when it names none or not all (another answer, a listing of several pages)."""
     base = (env.get("ANTHROPIC_BASE_URL") or DEFAULT_ENDPOINT).rstrip("/")
     url = urlparse(base)
     if url.scheme not in ("http", "https") or not url.hostname:
@@ -84,15 +87,42 @@ def check_endpoint(env: Mapping[str, str], credential: Credential, timeout_s: fl
     request = urllib.request.Request(f"{base}/v1/models", headers=headers, method="GET")
     try:
         with urllib.request.urlopen(request, timeout=timeout_s) as response:  # http(s) only: checked above
-            response.read(1)
+            body = response.read(_LISTING_BYTES)
     except urllib.error.HTTPError as exc:
         if exc.code in (401, 403) and credential.secret:
             raise AgentSetupError(f"{url.hostname} refused {credential.source} ({exc.code}): check its value, or"
                                   " unset it to use your `claude` login; nothing was run") from None
+        return None
     except (urllib.error.URLError, OSError, ValueError) as exc:
         reason = getattr(exc, "reason", exc)
         raise AgentSetupError(f"the model endpoint {base} does not answer ({reason}): check your network or"
                               " ANTHROPIC_BASE_URL; nothing was run") from None
+    return _listed(body)
+
+
+_LISTING_BYTES = 1 << 20
+CLI_ALIASES = frozenset({"default", "sonnet", "opus", "haiku", "opusplan"})
+"""Model names the CLI resolves itself (`--model sonnet`, also as `sonnet[1m]`)."""
+
+
+def _listed(body: bytes) -> tuple[str, ...] | None:
+    """The model ids of a whole models listing, None for anything else."""
+    try:
+        listing = json.loads(body)
+        entries = listing["data"]
+        ids = tuple(str(entry["id"]) for entry in entries)
+    except (ValueError, TypeError, KeyError):
+        return None
+    return ids if ids and not listing.get("has_more") else None
+
+
+def unknown_models(names: Sequence[str], listed: Sequence[str] | None) -> list[str]:
+    """The names neither the CLI (its aliases) nor the endpoint's listing knows; none when there is no listing. A
+    listed id's name without its date (`claude-sonnet-4-5` for `claude-sonnet-4-5-20250929`) is known."""
+    if not listed:
+        return []
+    return [name for name in names if name.split("[", 1)[0] not in CLI_ALIASES and name not in listed
+            and not any(re.fullmatch(rf"{re.escape(name)}-\d{{8}}", model) for model in listed)]
 
 
 def check_credentials(env: Mapping[str, str] | None = None) -> Credential | None:

@@ -14,6 +14,7 @@ from agents.roles import (
     run_player,
     run_precheck,
 )
+from agents.selector import SelectorInput, run_selector
 from agents.types import AgentResult
 
 
@@ -35,6 +36,11 @@ class Agents(Protocol):
         submit_plan input, `{"tasks": [...]}`)."""
         ...
 
+    async def select(self, data: SelectorInput, settings: SessionSettings) -> AgentResult:
+        """A selector session picking among a task's tied candidate attempts (its report: the record_selection
+        input, `{"chosen": "2", "reasons": [{"attempt": "1", "why_not": ...}]}`)."""
+        ...
+
 
 class ClaudeAgents:
     """Real Claude Agent SDK sessions (each call starts the Claude Code CLI in the task's worktree)."""
@@ -50,3 +56,6 @@ class ClaudeAgents:
 
     async def replan(self, data: ReplanInput, settings: SessionSettings) -> AgentResult:
         return await run_replanner(data, settings)
+
+    async def select(self, data: SelectorInput, settings: SessionSettings) -> AgentResult:
+        return await run_selector(data, settings)

@@ -3,7 +3,7 @@ session, its stream reader and its question gate share, so none of them imports 
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -53,6 +53,8 @@ class SessionRequest:
     Bash by the sandbox's denyRead (hidden acceptance tests and the gate's folder of their runs)."""
     trace_metadata: dict[str, str] = field(default_factory=dict)
     """What the session's LangSmith run carries besides role, task and turn (e.g. the feature id), when on."""
+    pending_notes: Callable[[], Awaitable[list[str]]] | None = None
+    """Asked after every tool call for notes from the person supervising the run (agents/notes_hook.py)."""
 
 
 def emit(request: SessionRequest, event: dict[str, Any]) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -80,6 +81,9 @@ class PlayerInput:
     """The approach hint of this attempt: a prompt's name (`attempt_smallest`, …); empty: none (one attempt)."""
     supervisor_notes: list[str] = field(default_factory=list)
     """Notes from the person supervising the run, each as the prompt says it (orchestrator/graph/steering.py)."""
+    pending_notes: Callable[[], Awaitable[list[str]]] | None = None
+    """Asked after every tool call of the session: notes sent since it started, handed to the model at once
+    (agents/notes_hook.py); None: only `supervisor_notes`, at the start."""
 
 
 @dataclass
@@ -98,6 +102,9 @@ class CoachInput:
     """The base's test files this task changed or deleted, with their diff (empty: none)."""
     attempt: int = 1
     """Which of the task's independent attempts it reviews (1 when there is one)."""
+    supervisor_notes: list[str] = field(default_factory=list)
+    """The notes the person supervising the run sent the player during this turn: the coach reads them as what
+    the player was told, never as an acceptance of anything."""
 
 
 def _bullets(items: list[str], empty: str) -> str:
@@ -151,7 +158,7 @@ async def run_player(data: PlayerInput, settings: SessionSettings) -> AgentResul
             "player", task_id=data.brief.task_id, turn=data.turn, cwd=data.worktree, system=system,
             prompt=load_prompt("player_turn").render(**variables), settings=settings,
             transcript_path=data.transcript_path, file_scope=data.brief.file_scope, frozen=data.brief.frozen_tests,
-            answers=answers,
+            answers=answers, pending_notes=data.pending_notes,
         )
     )
 
@@ -163,7 +170,8 @@ async def run_coach(data: CoachInput, settings: SessionSettings) -> AgentResult:
     variables = _common(data.brief, data.turn) | {"player_report": report, "diff": data.diff or "(empty diff)",
                                                    "conflict": data.conflict or "No: an ordinary turn.",
                                                    "test_changes": data.test_changes or "None: no test file of the"
-                                                   " base was changed or deleted."}
+                                                   " base was changed or deleted.",
+                                                   "supervisor_notes": _bullets(data.supervisor_notes, "None.")}
     return await run_session(
         _request(
             "coach", task_id=data.brief.task_id, turn=data.turn, cwd=data.worktree, system=system,

@@ -35,6 +35,7 @@ from agents.errors import AgentSetupError
 from agents.interrupts import killed_by_interrupt, quiet_reader_errors
 from agents.limits import UsageLimitExceeded, limit_hit
 from agents.markers import has_promise, parse_blocker
+from agents.notes_hook import NoteHook, boundary_hooks
 from agents.policy import WRITE_TOOLS, ToolPolicy
 from agents.questions import QuestionGate
 from agents.request import SessionRequest, emit
@@ -198,7 +199,8 @@ def _settings(request: SessionRequest) -> str | None:
 
 
 def _options(
-    request: SessionRequest, recorder: ToolRecorder, policy: ToolPolicy, tag: str, questions: QuestionGate
+    request: SessionRequest, recorder: ToolRecorder, policy: ToolPolicy, tag: str, questions: QuestionGate,
+    *, notes: NoteHook | None = None,
 ) -> ClaudeAgentOptions:
     cli = find_cli(request.cli_path)
     env = {
@@ -237,7 +239,8 @@ def _options(
         max_budget_usd=request.limits.max_budget_usd,
         model=request.model,
         env=env,
-        hooks={"PreToolUse": [HookMatcher(matcher=None, hooks=[policy.hook])]},  # type: ignore[list-item]
+        hooks={"PreToolUse": [HookMatcher(matcher=None, hooks=[policy.hook])],  # type: ignore[list-item]
+               **boundary_hooks(notes, HookMatcher)},  # type: ignore[dict-item]
         # Setting can_use_tool is what offers AskUserQuestion to the model; it always reaches the callback.
         can_use_tool=questions.can_use_tool,
     )
@@ -254,9 +257,10 @@ async def _attempt(request: SessionRequest, previous: AgentResult | None = None,
     result = AgentResult(role=request.role, status="success",
                          files_modified=list(continued.files_modified) if continued else [])
     questions = QuestionGate(request)
+    notes = NoteHook(request, request.pending_notes) if request.pending_notes is not None else None
     tracing.instrument()  # before the client exists: the integration adds its hooks to the options
     # Finding the CLI and writing its wrapper is file work: off the event loop (a served graph never blocks it).
-    client = ClaudeSDKClient(await asyncio.to_thread(_options, request, recorder, policy, tag, questions))
+    client = ClaudeSDKClient(await asyncio.to_thread(_options, request, recorder, policy, tag, questions, notes=notes))
     started = time.monotonic()
     emit(request, {"event": "session_start"})
     pump_task: asyncio.Task[None] | None = None
@@ -279,6 +283,8 @@ async def _attempt(request: SessionRequest, previous: AgentResult | None = None,
         collector.recorder = recorder
         collector.on_answer = answered
         transcript = await asyncio.to_thread(Transcript, request.transcript_path)  # makes its folder
+        if notes is not None:
+            notes.transcript = transcript
         try:
             await _consume(request, queue, collector, transcript, started)
         finally:
@@ -349,7 +355,8 @@ def _conclude(
     unexplained = [d for d in result.permission_denials
                    if d.split(":", 1)[0] not in explained or d in result.sandbox_refusals]
     result.permission_denials = [*policy.denials, *unexplained]
-    report_tool = {"player": "report_progress", "coach": "record_decision", "planner": "submit_plan"}
+    report_tool = {"player": "report_progress", "coach": "record_decision", "planner": "submit_plan",
+                   "selector": "record_selection"}
     reports = recorder.accepted(report_tool.get(request.role, ""))
     result.report = reports[-1].input if reports else None
     result.promise_complete = has_promise(result.final_text)

@@ -17,6 +17,7 @@ TOOL_OWNERS = {
     "start_implementation": "player",
     "report_progress": "player",
     "record_decision": "coach",
+    "record_selection": "selector",
     "submit_plan": "planner",
 }
 
@@ -71,6 +72,22 @@ SCHEMAS: dict[str, dict[str, Any]] = {
         },
         "required": ["task_id", "decision", "rationale"],
     },
+    "record_selection": {
+        "type": "object",
+        "properties": {
+            "task_id": {"type": "string"},
+            "chosen": {"type": "string"},
+            "reasons": {
+                "type": "array",
+                "items": {
+                    "type": "object",
+                    "properties": {"attempt": {"type": "string"}, "why_not": {"type": "string"}},
+                    "required": ["attempt", "why_not"],
+                },
+            },
+        },
+        "required": ["task_id", "chosen", "reasons"],
+    },
     "submit_plan": {
         "type": "object",
         "properties": {
@@ -94,6 +111,8 @@ DESCRIPTIONS = {
                        " base test the task removed, skipped or whose expectation it changed must be listed in"
                        " test_changes_accepted (a test id or its file, and the requirement that demands the"
                        " change), or the approval does not count.",
+    "record_selection": "Record which of the task's attempts you pick (chosen: its number) and, for every candidate"
+                        " not chosen, one concrete reason why not.",
     "submit_plan": "Submit the feature plan (id, name, tasks with dependencies, complexity and kind).",
 }
 
@@ -123,6 +142,10 @@ class ToolRecorder:
             error = "a decision was already recorded in this session"
         elif name == "record_decision" and args.get("decision") not in ("approve", "feedback"):
             error = "decision must be 'approve' or 'feedback'"
+        elif name == "record_selection" and self.accepted("record_selection"):
+            error = "a selection was already recorded in this session"
+        elif name == "record_selection" and not str(args.get("chosen") or "").strip():
+            error = "chosen must name one of the candidates' attempt numbers"
         self.calls.append(ToolCall(name=name, input=dict(args), accepted=not error, error=error))
         if error:
             return {"content": [{"type": "text", "text": f"Refused: {error}"}], "is_error": True}

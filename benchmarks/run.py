@@ -17,6 +17,7 @@ from agents.testing.repos import DEMO_PLAN, make_sample_repo, scripted_env
 from agents.testing.scenario import Scenario
 from agents.testing.scripted_model import ScriptedModel
 from benchmarks import (
+    attempts_bench,
     cheat_corpus,
     fresh_clone,
     gate_runs_bench,
@@ -24,6 +25,7 @@ from benchmarks import (
     merge_bench,
     overhead_bench,
     scaling_bench,
+    steering_bench,
     verdict_bench,
     workers_bench,
 )
@@ -188,6 +190,7 @@ def main() -> None:
         status = graph_bench.status_time(base / "status")
         slow_branch = graph_bench.makespan(base / "slow-branch")
         landing = merge_bench.measure()
+        attempts = attempts_bench.measure()
         overhead = overhead_bench.measure()
         scaling = scaling_bench.measure()
         workers = workers_bench.measure()
@@ -197,6 +200,7 @@ def main() -> None:
     history = real_history.measure()
     golds = screen_golds.measure()
     newcomer = fresh_clone.measure()
+    steering = steering_bench.measure()
     lines = [
         "# Benchmarks",
         "",
@@ -237,6 +241,7 @@ def main() -> None:
         "",
         *fresh_clone.lines(newcomer),
         *merge_bench.report_lines(landing),
+        *attempts_bench.report_lines(attempts),
         *cheat_corpus.report_lines(cheats),
         *verdict_bench.report_lines(verdicts),
         *gate_runs_bench.report_lines(extra_runs),
@@ -245,6 +250,7 @@ def main() -> None:
         "",
         *scaling_lines(scaling),
         *workers_bench.report_lines(workers),
+        *steering_bench.report_lines(steering),
         "## Checkpoint size",
         "",
         f"- {db_note} (SQLite file incl. WAL, {TASKS}-task run)",

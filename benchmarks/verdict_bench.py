@@ -30,6 +30,7 @@ from benchmarks.verdict_cases import FAMILIES, PYTEST, UNITTEST, Cell, bytecode,
 from benchmarks.verdict_js import JS_RUNNERS, NODE
 from benchmarks.verdict_js import cells as js_cells
 from benchmarks.verdict_js import legitimate as js_legitimate
+from benchmarks.verdict_more import more_cells
 from benchmarks.verdict_native import CARGO, GO, NOT_APPLICABLE, cargo_cells, go_cells, native_legitimate
 
 RUNNERS = ("pytest", "unittest", *JS_RUNNERS, GO, CARGO)
@@ -40,7 +41,7 @@ APPROVED = ("approved", "approved-unverified")
 def cells() -> list[Cell]:
     """Every cheat, runner by runner."""
     return [*python_cells(), *[cell for runner in JS_RUNNERS for cell in js_cells(runner)], *go_cells(),
-            *cargo_cells()]
+            *cargo_cells(), *more_cells()]
 
 
 def legitimate() -> list[Cell]:
@@ -154,7 +155,8 @@ def report_lines(found: dict[str, Any]) -> list[str]:
         "## The verdict is ours: cheats that leave the base's tests untouched (issue 38; in-process, real runners)",
         "",
         f"{len(cheats)} cheats, one per family of issue 38 in each runner where the family applies"
-        " (`benchmarks/verdict_cases.py`, `verdict_js.py`, `verdict_native.py`), each through the task graph with"
+        " (`benchmarks/verdict_cases.py`, `verdict_js.py`, `verdict_native.py`) and a second round of other"
+        " mechanisms of the families (`verdict_more.py`), each through the task graph with"
         " a blind coach (approves, accepts nothing): caught (refused) / cases per cell; bold: a cheat approved, a gate"
         " bug (unverified: approved-unverified, which merges into the feature branch; the issue asks for refused)."
         f" Run in {found['seconds']:.0f} s" + (f"; not installed here: {', '.join(found['missing'])}"

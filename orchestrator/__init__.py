@@ -9,6 +9,7 @@ store/: where a run's facts are kept: checkpoint stores, their read-only readers
 views/: what a person sees: the live view, reports, pictures, notifications; never the graph.
 graph/: LangGraph: state, routers, the task subgraph's nodes, the scheduler, the graph factories.
 landing/: after a run: review, land, discard and the pull request.
+web/: the page on the runs (`autobuild ui`): live views, answers and notes, behind a token.
 server/: workers on Aegra and their clients.
 cli/: the command line, thin over the typed core.
 schemas/: the JSON Schemas of every `--json` document and event.

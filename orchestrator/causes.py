@@ -26,6 +26,7 @@ StopCause = Literal[
     "merge_conflict",  # bringing the approved work up to the feature head conflicted, and it stayed unresolved
     "integration_gate",  # the gate failed on the approved work brought up to the feature head, no turn left
     "feature_moved",  # the feature branch kept moving: the approved work could not land
+    "cancelled",  # a person cancelled the task
 ]
 """Why a task stopped without an approval. A `replaced` task keeps the cause of the failure that replaced it."""
 STOP_CAUSES: frozenset[str] = frozenset(get_args(StopCause))
@@ -48,6 +49,7 @@ _EARLIER: tuple[tuple[str, StopCause], ...] = (
     (r"merge conflict", "merge_conflict"),
     (r"the gate failed on ", "integration_gate"),
     (r"\S+ kept moving: ", "feature_moved"),
+    (r"cancelled by a person", "cancelled"),  # always written with its cause: kept so every cause reads back
 )
 """How each stop's reason began before its cause was recorded (the words of those versions, kept as they were)."""
 _EARLIER_WORDS = tuple((re.compile(pattern), cause) for pattern, cause in _EARLIER)

@@ -23,11 +23,15 @@ EventKind = Literal[
     "landing", "integration_gate",
     "repo_tampering", "user_state_changed", "sandbox_refused", "sandbox_unavailable",
     "command_hung", "session_interrupted", "usage_limit", "usage_limit_over", "usage_pause_yield", "replan_start",
-    "replan", "replan_refused", "note_delivered", "note_consumed",
+    "replan", "replan_refused", "note_delivered", "note_consumed", "task_cancelled",
+    # a person steering a running task (issue 41): written by `steer`, `pause`, `unpause`, `cancel` and the page
+    "note_accepted", "pause_requested", "unpause_requested", "cancel_requested",
     # a task's attempts (issue 40)
     "attempts_start", "attempt_start", "attempt_end", "attempt_cancelled", "selection", "attempt_refused",
+    "cross_tests", "selector_start", "selector",
+    "attempts_queue",
     # agent sessions (agents/ emits these as plain dicts)
-    "session_start", "session_end", "tool", "retry", "question_answered_in_session",
+    "session_start", "session_end", "tool", "retry", "question_answered_in_session", "supervisor_notes",
     # the CLI and the planner
     "interrupt", "branch_set_aside", "plan_invalid", "plan_warning",
 ]

@@ -71,6 +71,7 @@ class GateResult(Observation):
 
     passed: bool
     rules: NotRequired[str]  # the verdict rules' version it was decided by (gate/verdict.py VERDICT_RULES)
+    new_tests_failing_on_base: NotRequired[int]  # the task's new tests that failed on the base's code (new_tests.py)
 
 
 class PackageGate(TypedDict):
@@ -106,6 +107,7 @@ Outcome = Literal[
     "aborted",  # a budget ran out, or a question nobody can answer (--autonomous)
     "error",  # infrastructure (git, disk, a crash in our code): the task is resumable where it stopped
     "replaced",  # failed at max turns or stalled, and split by the planner into tasks that replaced it (--replan)
+    "cancelled",  # a person cancelled it (`autobuild cancel`, the page): `resume` runs it again
 ]
 SUCCESS: frozenset[str] = frozenset({"approved", "approved-unverified"})
 FAILED: frozenset[str] = frozenset({"failed", "blocked", "aborted", "conflict", "error"})
@@ -313,6 +315,32 @@ class AttemptRecord(TypedDict, total=False):
     picked: bool
     landed: bool  # it is the work on the feature branch
     refused: str  # why its landing was refused (the next candidate was tried)
+    confirmed_by: int | None  # sibling candidates' new-test suites its code passed (cross-testing; None: not run)
+    why_not: str  # why it was not picked: the selector's reason, else the key it lost on
+    base_sha: str  # the commit it started from (`pick` re-merges its change: base_sha..sha)
+    receipt: Receipt  # what this attempt alone cost, approved turn against the rest (the task's adds them up)
+
+
+class CrossCell(TypedDict):
+    """One cell of the cross-test matrix: attempt `tests_of`'s new tests run on attempt `code_of`'s code."""
+
+    tests_of: int
+    code_of: int
+    outcome: str  # passed | failed | no tests | not run
+    failing: list[str]
+    detail: str
+
+
+class SelectionRecord(TypedDict, total=False):
+    """How the selection among a task's attempts decided (graph/attempt_choice.py), beside the attempts' records."""
+
+    by: str  # policy | keys | cross-tests | selector | fallback (the selector failed or did not decide)
+    tied: list[int]  # the candidates the keys tied (cross-tested; the selector chose among those still tied)
+    cross_tests: list[CrossCell]
+    cross_tests_s: float  # the cross-tests' wall time (they spend no model money)
+    confirmed: dict[str, int]  # attempt -> how many tied siblings' new-test suites its code passed
+    selector: dict[str, Any]  # chosen, reasons {attempt: why not}, status, note, cost_usd
+    cost_usd: float  # the selector's cost (in the task's)
 
 
 class TaskResult(TypedDict, total=False):
@@ -340,6 +368,7 @@ class TaskResult(TypedDict, total=False):
     picked: int | None  # the attempt that landed or would have (None: no candidate)
     pick: str  # why that one: the selection's keys, or the policy (`first`: the first verified approval)
     attempts_policy: str  # first | best
+    selection: SelectionRecord  # how the pick was decided: the cross-test matrix, the selector's reasons, costs
     answers: dict[str, str]  # a person's answers to its questions, by question: a run of it again starts with them
 
 

@@ -77,6 +77,18 @@ def run(
         return Completed(tuple(args), proc.returncode, out, err)
 
 
+Detached = subprocess.Popen[bytes]
+"""A process `start_detached` started: poll it, read its pid."""
+
+
+def start_detached(args: Sequence[str], cwd: Path, output: Path) -> Detached:
+    """Start a command that outlives its starter (a run the page started: closing the page stops nothing): a
+    session of its own, no stdin, stdout and stderr appended to `output`."""
+    with output.open("ab") as sink:
+        return subprocess.Popen(list(args), cwd=cwd, stdin=subprocess.DEVNULL, stdout=sink, stderr=sink,
+                                start_new_session=True)
+
+
 async def run_async(
     args: Sequence[str], cwd: Path, timeout: float = 600.0, env: Mapping[str, str] | None = None, *,
     pass_fds: Sequence[int] = (),

@@ -57,12 +57,18 @@ class Sandbox:
     """Inside a writable path, writable by setup only: `for_run()` shows them read-only."""
     read_only: tuple[Path, ...] = ()
     """Shown read-only over the writable paths (made first, so a run can't make them either)."""
+    protected: tuple[Path, ...] = ()
+    """Files shown read-only in place (a gate run's tracked test files): nothing the run starts can rewrite,
+    replace or remove them, even to put them back before it ends."""
 
     def with_writable(self, *paths: Path) -> Sandbox:
         return replace(self, writable=(*self.writable, *paths))
 
     def with_masked(self, *paths: Path) -> Sandbox:
         return replace(self, masked=(*self.masked, *paths))
+
+    def protecting(self, files: Sequence[Path]) -> Sandbox:
+        return replace(self, protected=(*self.protected, *files))
 
     def for_run(self) -> Sandbox:
         """The sandbox of a gate run: the gate's environment read-only (setup's installs), so the code under test
@@ -229,6 +235,9 @@ def wrap(args: Sequence[str], cwd: Path, sandbox: Sandbox) -> list[str]:
     for path in dict.fromkeys(sandbox.read_only):  # after the writable binds: mounted over them
         path.mkdir(parents=True, exist_ok=True)
         command += ["--ro-bind", str(path.resolve()), str(path.resolve())]
+    for path in dict.fromkeys(sandbox.protected):  # after the writable binds; a link is never followed out
+        if path.is_file() and not path.is_symlink():
+            command += ["--ro-bind", str(path), str(path)]
     if cargo := sandbox.env.get("CARGO_HOME"):
         command += _cargo_layers(Path(cargo))
     for path in dict.fromkeys(sandbox.masked):

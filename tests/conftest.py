@@ -20,6 +20,12 @@ from agents.testing.scripted_model import ScriptedModel
 
 SECRET_KEY = "sk-ant-test-NEVER-WRITE-ME-7f3a9c"
 
+# PYTHONDONTWRITEBYTECODE (set on CI and on our machines) also stops pytest caching the test modules it rewrites for
+# its assertion messages, so each of `make test`'s workers rewrote all ~200 of them on every run (~8 CPU-s a worker,
+# half its collection). In this process only: they go to __pycache__ (ignored), as `make install` compiles our own
+# modules; the processes the tests start keep the variable and write nothing.
+sys.dont_write_bytecode = False
+
 
 @dataclass
 class CliRun:

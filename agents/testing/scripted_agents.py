@@ -18,9 +18,10 @@ from typing import Any
 from agents.markers import Blocker
 from agents.replanner import ReplanInput
 from agents.roles import CoachInput, PlayerInput, PrecheckVerdict, SessionSettings
+from agents.selector import SelectorInput
 from agents.types import AgentResult, SessionStatus, ToolCall
 
-AgentInput = PlayerInput | CoachInput | ReplanInput
+AgentInput = PlayerInput | CoachInput | ReplanInput | SelectorInput
 _session_ids = itertools.count(1)
 
 
@@ -51,6 +52,10 @@ class Turn:
     """With status "timeout": the commands still running when the session timed out."""
     effect: Callable[[Path], None] | None = None
     """Anything else the session does in its worktree (e.g. git commands an agent should never run)."""
+    tool_calls: int = 1
+    """Tool calls the session makes after its effect: a player's `pending_notes` is asked after each."""
+    dies: BaseException | None = None
+    """Raised after the session's tool calls (a session that died mid-way, its hook's notes already handed)."""
 
 
 def writes(files: Mapping[str, str | None], notes: str = "done", **extra: Any) -> Turn:
@@ -80,6 +85,12 @@ def replacement(*tasks: dict[str, Any], cost_usd: float = 0.02) -> Turn:
     return Turn(report={"tasks": list(tasks)}, cost_usd=cost_usd)
 
 
+def selects(chosen: int, cost_usd: float = 0.02, **why_not: str) -> Turn:
+    """A selector session picking attempt `chosen`; `why_not` gives each other candidate's reason (`a1="..."`)."""
+    reasons = [{"attempt": name.removeprefix("a"), "why_not": why} for name, why in why_not.items()]
+    return Turn(report={"chosen": str(chosen), "reasons": reasons}, cost_usd=cost_usd)
+
+
 def blocked(description: str, action: str = "a human must decide", resume: str = "continue", **kinds: str) -> Turn:
     """A player's blocker; `kinds` adds its optional lines (kind, test, requirement)."""
     block = Blocker(description, action, resume, **kinds)
@@ -102,6 +113,8 @@ class Call:
     """Which of the task's attempts asked (1 when there is one)."""
     model: str | None = None
     """The model the session was given (its settings')."""
+    boundary_notes: list[str] = field(default_factory=list)
+    """What the session's tool-boundary hook handed it (a player's `pending_notes`, asked after each tool call)."""
 
 
 class ScriptedAgents:
@@ -140,7 +153,7 @@ class ScriptedAgents:
         if turn.raises is not None:
             raise turn.raises
         for path, content in turn.files.items():
-            assert not isinstance(data, ReplanInput), "the planner writes no files"
+            assert isinstance(data, (PlayerInput, CoachInput)), "only a task's sessions write files"
             target = data.worktree / path
             if content is None:
                 target.unlink(missing_ok=True)
@@ -148,8 +161,14 @@ class ScriptedAgents:
                 target.parent.mkdir(parents=True, exist_ok=True)
                 target.write_text(content)
         if turn.effect is not None:
-            turn.effect(data.repo if isinstance(data, ReplanInput) else data.worktree)
-        tool = {"player": "report_progress", "coach": "record_decision", "replan": "submit_plan"}.get(role, "")
+            turn.effect(data.repo if isinstance(data, (ReplanInput, SelectorInput)) else data.worktree)
+        if isinstance(data, PlayerInput) and data.pending_notes is not None:
+            for _ in range(turn.tool_calls):  # the hook the real session runs after each tool call
+                self.calls[-1].boundary_notes.extend(await data.pending_notes())
+        if turn.dies is not None:
+            raise turn.dies
+        tool = {"player": "report_progress", "coach": "record_decision", "replan": "submit_plan",
+                "selector": "record_selection"}.get(role, "")
         calls = [ToolCall(tool, dict(turn.report), True)] if turn.report is not None else []
         calls += [ToolCall(tool, {}, False, error) for error in turn.rejected_calls]
         question = None
@@ -179,6 +198,10 @@ class ScriptedAgents:
     async def replan(self, data: ReplanInput, settings: SessionSettings) -> AgentResult:
         """Scripted under the role "replan", keyed by the replaced task and the replan round."""
         return (await self._play("replan", data))[0]
+
+    async def select(self, data: SelectorInput, settings: SessionSettings) -> AgentResult:
+        """Scripted under the role "selector", keyed by the task (turn 1)."""
+        return (await self._play("selector", data, settings))[0]
 
     def prompts_of(self, role: str, task: str) -> list[AgentInput]:
         return [call.input for call in self.calls if call.role == role and call.task == task]

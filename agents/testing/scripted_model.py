@@ -23,6 +23,9 @@ from typing import Any
 from agents.testing.requests import last_tool_result, messages_tail, prompt_text, session_of
 from agents.testing.scenario import Scenario, SessionKey, new_id, step_to_blocks
 
+_ATTEMPT_FOLDER = re.compile(r"Current branch: autobuild/[^\s\"\\]+?\.a(\d+)\b")
+"""A task's attempt k > 1 works on `autobuild/FEAT.TASK-001.a2` (the CLI's git status tells the model its branch):
+a session there plays `task: TASK-001.a2`."""
 MODEL_IDS = ("claude-sonnet-4-5", "claude-opus-4-1", "claude-haiku-4-5")
 """What the models listing names (the scripted model plays any model it is asked for)."""
 
@@ -42,6 +45,8 @@ class RequestRecord:
     tool_results: list[str] = field(default_factory=list)
     tools: list[str] = field(default_factory=list)
     """Names of the tools the request offered the model (first request of a session only)."""
+    new_input: str = ""
+    """Everything the request carries after the model's last reply (tool results, hook context), as JSON text."""
     ended: float = 0.0
 
 
@@ -206,6 +211,10 @@ class _Handler(BaseHTTPRequestHandler):
         key, cwd, system_text = session_of(body)
         step_index = sum(1 for m in messages if m["role"] == "assistant")
         script = self.model.scenario.script_for(key) if key else None
+        if key and (attempt := _ATTEMPT_FOLDER.search(json.dumps([system_text, messages[:1]]))):  # one attempt of
+            # several: its own script (`task: TASK-001.a2`) before its task's
+            script = self.model.scenario.script_for(SessionKey(key.role, f"{key.task}.a{attempt[1]}", key.turn)) \
+                or script
         step: dict[str, Any] = (
             script.steps[step_index] if script and step_index < len(script.steps) else {"text": "Done."}
         )
@@ -224,6 +233,7 @@ class _Handler(BaseHTTPRequestHandler):
             prompt=prompt_text(messages) if step_index == 0 else "",
             tool_results=[last_result] if last_result else [],
             tools=[str(t.get("name")) for t in body.get("tools") or [] if isinstance(t, dict) and step_index == 0],
+            new_input=_after_last_reply(messages),
         )
         try:
             self._play(body=body, step=step, key=key, cwd=cwd, step_index=step_index, record=record)
@@ -335,6 +345,15 @@ class _Handler(BaseHTTPRequestHandler):
     def _event(self, name: str, data: dict[str, Any]) -> None:
         self.wfile.write(f"event: {name}\ndata: {json.dumps(data)}\n\n".encode())
         self.wfile.flush()
+
+
+def _after_last_reply(messages: list[dict[str, Any]]) -> str:
+    tail = []
+    for message in reversed(messages):
+        if message.get("role") == "assistant":
+            break
+        tail.append(json.dumps(message.get("content"), ensure_ascii=False))
+    return "\n".join(reversed(tail))
 
 
 def _choose(step: dict[str, Any], last_result: str) -> dict[str, Any]:

@@ -11,6 +11,7 @@ preflight.py: what `plan` and `run` check before they write or spend anything.
 read.py: `status`, `history` and `show`: what a run recorded, as text or JSON.
 logs.py: `logs FEAT TASK [--follow] [--since ID]`: a task's event log, one line an event.
 steer.py: `steer FEAT TASK "note"`: a note to a running task's player, into the steering queue.
+ui.py: `ui [--port N] [--open]`: the page on the runs (orchestrator/web/), on 127.0.0.1 with a token.
 stats.py: `stats`: the loop's scorecard over every feature in the store.
 clean.py: `clean`: leftover worktrees and task branches.
 plan.py: `validate` and `plan`: check a feature plan, or have the planner agent write one.

@@ -45,6 +45,9 @@ def dry_run(run_plan: runner.RunPlan, as_json: bool) -> int:
               f" cost ~${expected.cost_usd_expected:.2f} at ${session_usd:.2f}/session"
               f" (ORCHESTRATOR_EST_SESSION_USD{priced}); at most {expected.peak_sessions} at once"
               f" (~{expected.document()['peak_memory_mb']} MB); nothing was run or written")
+        if (most := max(row.get("attempts", 1) for row in rows)) > run_plan.settings.parallel:
+            print(f"  note: {most} attempts per task but --parallel {run_plan.settings.parallel}: a task's attempts"
+                  " queue for slots (the run says so at its start)")
     else:
         print("  nothing to run: no session, no cost; nothing was run or written")
     print("\n".join(gate_lines(gate, run_plan.gate.describe())))

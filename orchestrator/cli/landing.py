@@ -1,4 +1,4 @@
-"""The `review`, `land` and `discard` commands: text or `--json` output and their exit codes.
+"""The `review`, `land`, `discard` and `pick` commands: text or `--json` output and their exit codes.
 
 Exit codes: 0 done (or nothing to do); 1 `land` tried and moved nothing (verify failed on the merged result,
 a conflict, a hook of yours refused the commit, the base moved while landing); 2 refused before trying (bad
@@ -18,6 +18,7 @@ from orchestrator.facts import accepted_summary
 from orchestrator.jsonout import now_utc
 from orchestrator.landing.discard import discard, discard_text
 from orchestrator.landing.land import Landing, LandRequest, land
+from orchestrator.landing.pick import pick, pick_text
 from orchestrator.landing.review import review, review_text
 from orchestrator.settings import Settings
 from orchestrator.text import visible
@@ -74,3 +75,10 @@ def review_command(args: argparse.Namespace, settings: Settings) -> int:
 
 def discard_command(args: argparse.Namespace, settings: Settings) -> int:
     return print_document(asyncio.run(discard(args.feature, settings, notice)), args.json, discard_text)
+
+
+def pick_command(args: argparse.Namespace, settings: Settings) -> int:
+    """`pick FEAT TASK a3`: exit 0 picked, 1 tried and nothing moved (a conflict, the gate), 2 refused."""
+    data = asyncio.run(pick(args.feature, args.task, args.attempt, settings))
+    print_document(data, args.json, pick_text)
+    return EXIT_OK if data["picked"] else EXIT_FAILED

@@ -203,11 +203,15 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _logs_parser(commands: argparse._SubParsersAction[_Parser]) -> _Parser:
-    """`logs`, with `steer` beside it (issue 41): both read or write a running task's record."""
+    """`logs`, with `steer`, `pause`, `unpause`, `cancel` and `ui` beside it (issue 41): they read or steer a
+    running task."""
     from orchestrator.cli.logs import add_logs_command
     from orchestrator.cli.steer import add_steer_command
+    from orchestrator.cli.ui import add_ui_command
 
-    _add_common(add_steer_command(commands))
+    for parser in add_steer_command(commands):
+        _add_common(parser)
+    _add_common(add_ui_command(commands))
     return add_logs_command(commands)
 
 
@@ -256,9 +260,13 @@ def _add_landing_commands(commands: argparse._SubParsersAction[_Parser]) -> None
                                                   " `land` refuses (exit 2)")
     pull_request.add_argument("--partial", action="store_true",
                               help="propose the approved tasks even if others are not")
-    for sub in (review, land, discard, pull_request):
+    chosen = commands.add_parser("pick", help="replace the selection's pick among a task's attempts before landing:"
+                                              " re-merged on the feature branch, gated (exit 1: nothing moved)")
+    for sub in (review, land, discard, pull_request, chosen):
         sub.add_argument("feature")
         _add_common(sub, db=sub is not discard)
+    chosen.add_argument("task", help="the task run as several attempts")
+    chosen.add_argument("attempt", help="the attempt to land instead: a2, a3, …")
 
 
 # command -> "module:function"; the function takes (args, settings) and returns the exit code.
@@ -274,12 +282,17 @@ _COMMANDS: dict[str, str] = {
     "show": "orchestrator.cli.read:show",
     "logs": "orchestrator.cli.logs:logs_command",
     "steer": "orchestrator.cli.steer:steer_command",
+    "pause": "orchestrator.cli.steer:control_command",
+    "unpause": "orchestrator.cli.steer:control_command",
+    "cancel": "orchestrator.cli.steer:control_command",
+    "ui": "orchestrator.cli.ui:ui_command",
     "clean": "orchestrator.cli.clean:clean",
     "graph": "orchestrator.cli.graph:graph_command",
     "stats": "orchestrator.cli.stats:stats_command",
     "review": "orchestrator.cli.landing:review_command",
     "land": "orchestrator.cli.landing:land_command",
     "discard": "orchestrator.cli.landing:discard_command",
+    "pick": "orchestrator.cli.landing:pick_command",
     "pr": "orchestrator.cli.pr:pr_command",
     "serve": "orchestrator.cli.workers:serve_command",
     "submit": "orchestrator.cli.workers:submit_command",

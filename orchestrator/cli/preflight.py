@@ -3,18 +3,33 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 
-from agents.credentials import DEFAULT_ENDPOINT, Credential, check_credentials, check_endpoint, find_credential
+from agents.credentials import (
+    DEFAULT_ENDPOINT,
+    Credential,
+    check_credentials,
+    check_endpoint,
+    find_credential,
+    unknown_models,
+)
 from agents.errors import AgentSetupError
 from orchestrator.errors import InputError
+from orchestrator.plan.model import FeaturePlan
 
 
-def require_credentials() -> None:
-    """Refuse in one line (InputError: exit 2) unless the sessions would authenticate and reach the model."""
+def require_credentials(models: Sequence[str] = ()) -> None:
+    """Refuse in one line (InputError: exit 2) unless the sessions would authenticate and reach the model, and
+    the endpoint's listing (when it gives one) knows each of `models` (the plan's `attempt_models`)."""
     try:
-        check_credentials()
+        credential = check_credentials()
+        listed = check_endpoint(os.environ, credential) if models and credential is not None else None
     except AgentSetupError as exc:
         raise InputError(str(exc)) from None
+    if unknown := unknown_models(list(dict.fromkeys(models)), listed):
+        raise InputError(f"attempt_models names {', '.join(repr(m) for m in unknown)}, which the model endpoint"
+                         f" does not list (it lists {', '.join(listed or ())}; or a CLI alias: sonnet, opus, haiku):"
+                         " fix the plan")
 
 
 def endpoint_problem() -> tuple[str, str | None]:
@@ -31,3 +46,8 @@ def endpoint_problem() -> tuple[str, str | None]:
     except AgentSetupError as exc:
         return env.get("ANTHROPIC_BASE_URL") or DEFAULT_ENDPOINT, str(exc).removesuffix("; nothing was run")
     return env.get("ANTHROPIC_BASE_URL") or DEFAULT_ENDPOINT, None
+
+
+def attempt_models(plan: FeaturePlan) -> list[str]:
+    """Every model the plan's `attempt_models` name, the feature's and its tasks'."""
+    return list(dict.fromkeys([*plan.attempt_models, *(m for task in plan.tasks for m in task.attempt_models)]))

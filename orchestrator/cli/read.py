@@ -9,12 +9,14 @@ from typing import Any
 from orchestrator.cli import output
 from orchestrator.errors import InputError
 from orchestrator.facts import accepted_summary
+from orchestrator.landing.pick import on_rows
 from orchestrator.plan.ids import check_id
 from orchestrator.plan.model import load_plan
 from orchestrator.settings import Settings
 from orchestrator.store import inspection, pause, receipts
 from orchestrator.store.checkpoints import CheckpointStore
 from orchestrator.text import one_line
+from orchestrator.views.reports import selection_lines
 
 
 def repo_and_db(settings: Settings, feature: str | None) -> tuple[Path, CheckpointStore]:
@@ -31,6 +33,7 @@ def status(args: argparse.Namespace, settings: Settings) -> int:
             f"  ${r['cost_usd']:.4f}  updated {r['updated']}" for r in rows) or "no features in " + str(db))
     plan = load_plan(repo, args.feature)
     table = inspection.feature_status(db, plan)
+    table["tasks"] = on_rows(table["tasks"], repo, plan.id)  # a person's `pick` over the selection's
     table["paused"] = None if table["finished"] else pause.describe(pause.read_pause(pause.pause_path(repo, plan.id)))
 
     def text(data: dict[str, Any]) -> str:
@@ -75,6 +78,8 @@ def show(args: argparse.Namespace, settings: Settings) -> int:
         if args.task not in plan.task_ids():
             raise InputError(f"{args.feature} has no task {args.task}: tasks are {', '.join(plan.task_ids())}")
         table = inspection.feature_status(db, plan) if db.exists() else None
+        if table is not None:
+            table["tasks"] = on_rows(table["tasks"], repo, plan.id)
         data = _with_spent(inspection.show_task(repo, plan, args.task), table)
         return output.print_document(data, args.json, _task_text)
     table = inspection.feature_status(db, plan) if db.exists() else None
@@ -87,7 +92,7 @@ def show(args: argparse.Namespace, settings: Settings) -> int:
 def _with_spent(shown: dict[str, Any], table: dict[str, Any] | None) -> dict[str, Any]:
     """A task's `show` with what `status` counts for it (`spent`: cost and receipt over every attempt)."""
     row = next((r for r in (table or {}).get("tasks", []) if r["task"] == shown["task"]), None)
-    attempts = {key: row[key] for key in ("attempt_verdicts", "picked", "pick", "attempts_policy")
+    attempts = {key: row[key] for key in ("attempt_verdicts", "picked", "pick", "attempts_policy", "selection")
                 if row and key in row}
     return shown | ({"spent": {"cost_usd": row["cost_usd"], "receipt": row["receipt"]}} if row else {}) | attempts
 
@@ -137,4 +142,6 @@ def _attempt_lines(data: dict[str, Any]) -> list[str]:
         lines.append(f"  attempt {record.get('attempt')} [{record.get('approach') or '-'}]: {record.get('status')}"
                      f"{' (' + mark + ')' if mark else ''}, {record.get('turns', 0)} turn(s),"
                      f" ${float(record.get('cost_usd') or 0):.4f}, {record.get('branch') or '-'}{refused}")
-    return lines
+        if record.get("why_not"):
+            lines.append(f"    not picked: {record['why_not']}")
+    return lines + selection_lines(data.get("selection") or {})

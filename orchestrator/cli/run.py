@@ -23,7 +23,7 @@ from orchestrator.cli.ask import NO_ANSWER, QuestionDesk
 from orchestrator.cli.disk_full import full_disk, full_disk_line
 from orchestrator.cli.dry_run import dry_run, listed
 from orchestrator.cli.messages import notice
-from orchestrator.cli.preflight import require_credentials
+from orchestrator.cli.preflight import attempt_models, require_credentials
 from orchestrator.errors import (
     EXIT_FAILED,
     EXIT_INTERRUPTED,
@@ -141,19 +141,19 @@ def run_command(args: argparse.Namespace, settings: RunSettings) -> int:
         return summary
     if summary.interrupted:
         return _interrupted(run_plan)
-    exit_code = EXIT_QUESTION if summary.pending_questions else summary.exit_code
-    if summary.usage_limited and not summary.pending_questions:
+    waiting = bool(summary.pending_questions or summary.paused)  # a person's answer or `unpause` goes on
+    exit_code = EXIT_QUESTION if waiting else summary.exit_code
+    if summary.usage_limited and not waiting:
         exit_code = EXIT_USAGE_LIMIT
     if settings.json_output:
         output.print_json({"event": "summary", "time": jsonout.now_utc(), "feature": summary.feature_id,
                            "exit_code": exit_code, "results": inspection.results_json(summary.results),
                            "held": summary.held, "branch": summary.branch, "db": str(summary.store),
-                           "pending_questions": summary.pending_questions})
+                           "pending_questions": summary.pending_questions, "paused": summary.paused})
         return exit_code
     if summary.pending_questions:
         return _paused(summary, run_plan)
-    for task_id, why in summary.held.items():
-        output.say(f"{task_id} did not finish: {visible(why)}", sys.stderr)
+    _say_held(summary)
     render_table(summary.results, summary.order, spent=summary.spent)
     print(f"branch:      {summary.branch}")
     print(f"checkpoints: {summary.store} (thread {summary.thread_id})")
@@ -227,7 +227,7 @@ def _run_locked(run_plan: runner.RunPlan, command: str, answer: tuple[str, str] 
     try:
         with repo_lock(settings.repo, f"{command} {settings.target}", notice=notice):
             if settings.agents is None:  # Claude sessions: their credentials before any branch, worktree or session
-                require_credentials()  # (and before the live table: a refusal is its one line alone)
+                require_credentials(attempt_models(run_plan.plan))  # (before the live table: its one line alone)
             with progress, notifier:
                 journal.finish_interrupted(GitRepo(settings.repo), notice)  # a landing a kill -9 cut short
                 remember_db(settings.repo, run_plan.plan.id, run_plan.store.location)
@@ -256,6 +256,17 @@ def _keeping_options(sink: EventSink, repo: Path, feature: str, given: dict[str,
 
 def _can_prompt(run_plan: runner.RunPlan) -> bool:
     return run_plan.settings.interactive and sys.stdin.isatty() and not run_plan.settings.json_output
+
+
+def _say_held(summary: runner.RunSummary) -> None:
+    """The tasks that did not finish in this run: the paused ones with how they go on, the others with why."""
+    for paused in summary.paused:
+        output.say(f"{paused['task']} is paused (since {paused.get('since')}): `autobuild unpause"
+                   f" {summary.feature_id} {paused['task']}`, then `autobuild resume {summary.feature_id}`",
+                   sys.stderr)
+    for task_id, why in summary.held.items():
+        if task_id not in {paused["task"] for paused in summary.paused}:
+            output.say(f"{task_id} did not finish: {visible(why)}", sys.stderr)
 
 
 def _paused(summary: runner.RunSummary, run_plan: runner.RunPlan) -> int:

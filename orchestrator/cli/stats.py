@@ -58,4 +58,14 @@ def _text(card: dict[str, Any]) -> str:
         + (f", ${cost_per:.4f} per approved task" if cost_per is not None else ""),
         f"receipt:                      {receipts.describe(card['receipt'], cache=False)}",
         f"cache reads:                  {receipts.cache_reads(card['receipt']) or '- (no tokens counted)'}",
+        *_attempt_lines(card.get("attempts") or {}),
     ])
+
+
+def _attempt_lines(attempts: dict[str, Any]) -> list[str]:
+    """Attempts per task and which attempt won how often, when any task ran as several (`--attempts`)."""
+    if not attempts.get("tasks_with_attempts"):
+        return []
+    wins = ", ".join(f"attempt {k} {count}x" for k, count in attempts["won_by_attempt"].items()) or "none landed"
+    return [f"attempts:                     {attempts['attempts_per_task']} per task;"
+            f" {attempts['tasks_with_attempts']} task(s) ran several, won by {wins}"]

@@ -34,7 +34,7 @@ from orchestrator.gate.prepare.environment import gate_env
 from orchestrator.gate.prepare.generated import copy_generated
 from orchestrator.gate.prepare.node_modules import own_node_modules
 from orchestrator.gate.prepare.submodules import init_submodules
-from orchestrator.gate.spec import hidden
+from orchestrator.gate.spec import cross_tests, hidden
 from orchestrator.gate.spec.no_baseline import no_baseline
 from orchestrator.gate.spec.spec_check import SpecCheck, read_texts
 from orchestrator.gate.verdict import no_gate
@@ -233,7 +233,7 @@ class Gates:
         if hidden_tests and judged["exit_code"] is not None:
             found, secrets, hidden_ran = await self._hidden_evidence(worktree, command, hidden_tests, against=against)
             evidence, ran = replace(evidence, hidden=found), ran or hidden_ran
-        result = verdict.record(evidence)
+        result = await self._counted(verdict.record(evidence), worktree, against, kind)
         for base_only in ("passing", "reads"):  # kept in the cache and the base's run, not in every turn's state
             result.pop(base_only, None)  # type: ignore[misc]  # NotRequired keys, named by a variable
         return GateRun(hidden.redact_result(result, secrets), ran=ran)
@@ -258,7 +258,16 @@ class Gates:
         if hidden_tests and evidence.run["exit_code"] is not None:  # a monorepo's hidden tests run from the top
             found, hidden_lines, _ = await self._hidden_evidence(worktree, command, hidden_tests, against=against)
             evidence = replace(evidence, hidden=found)
-        return GateRun(hidden.redact_result(verdict.record(evidence), hidden_lines), ran=True)
+        counted = await self._counted(verdict.record(evidence), worktree, against, kind)
+        return GateRun(hidden.redact_result(counted, hidden_lines), ran=True)
+
+    async def _counted(self, result: GateResult, worktree: Path, against: str | None, kind: str | None
+                       ) -> GateResult:
+        """The record with how many of the task's new tests failed on the base's code, when they ran there."""
+        if kind is not None and against is not None and (
+                failing := await self.spec.failing_on_base(worktree, against, kind)) is not None:
+            result["new_tests_failing_on_base"] = failing
+        return result
 
     async def _with_new_tests(self, evidence: verdict.Evidence, worktree: Path, command: str, against: str,
                               kind: str) -> verdict.Evidence:
@@ -325,6 +334,19 @@ class Gates:
             await self.repo.remove_worktree(place)
             await asyncio.to_thread(shutil.rmtree, private, True)
         return hidden.redact_result(run, secrets)
+
+    async def cross_test(self, near: Path, command: str | None = None, *, base: str, tests_from: str,
+                         code_from: str) -> cross_tests.CrossRun:
+        """`tests_from`'s new tests on `code_from`'s code (gate/spec/cross_tests.py), with `command` (else the run's),
+        judged against the base's known failures; not run for a monorepo's gate (per package: not yet)."""
+        decided = self.setup
+        command = command or decided["command"]
+        if command is None or (decided.get("packages") and command == decided["command"]):
+            return cross_tests.CrossRun(cross_tests.NOT_RUN, detail="no single gate command to run them with")
+        known = failing_on(decided["base"]) if command == decided["command"] else []
+        return await cross_tests.cross_run(
+            self.repo, near, base=base, tests_from=tests_from, code_from=code_from, set_up=self.set_up, known=known,
+            run_in=lambda place, extra: self._run_once(command, place, extra=extra))
 
     async def tree_run(self, sha: str, command: str, *, near: Path) -> GateResult | None:
         """`command`'s run on `sha`'s tree: the run's base when it is that commit, else remembered by tree, else

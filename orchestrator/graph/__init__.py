@@ -6,7 +6,8 @@ pause.py: usage-limit pauses in a run: wait, or hand a served run's slot back (y
 state.py: the task loop's state and the workflow's input and output.
 context.py: the run context (`context_schema`): the services every node needs.
 budgets.py: the budgets a person raised at their cap, kept for the rest of the run.
-steering.py: notes from the person supervising a run, into a player's next turn.
+steering.py: notes from the person supervising a run, into a player's next turn or its session's next tool call.
+control.py: a person's pause and cancel of a task, at its node boundaries.
 routing.py: pure routers: state facts in, the next node's name out.
 nodes/: the task subgraph's nodes: initialize, player, coach, feedback, finalize, merge.
 scheduler.py: readiness scheduling: a task starts when its prerequisites merged and a slot is free.
@@ -14,6 +15,7 @@ active.py: the workflow invocations running in this process, by key.
 attempts.py: a task as N independent attempts (`--attempts`): each its own loop, one verdict, the pick lands.
 attempt_records.py: a task's attempts as records: each outcome, its record, the task's result combined from them.
 selection.py: which attempt lands: a pure ranking of the candidates by deterministic keys.
+attempt_choice.py: the selection beyond the keys: cross-testing the tied candidates, then a selector session.
 replan.py: `--replan`: a task that ran out of turns or stalled, replaced by smaller ones.
 rerun.py: which tasks of a finished feature `resume` or `run TASK` runs again.
 estimate.py: what a run is expected to take before it starts (the --dry-run estimate).

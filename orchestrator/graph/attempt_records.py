@@ -34,9 +34,10 @@ def as_candidate(outcome: AttemptOutcome) -> Candidate:
     result = outcome["state"].get("result") or {}
     accepted = [change for change in result.get("test_changes") or []
                 if change.get("accepted") and change.get("accepted") != "moved unchanged"]
+    gate = (outcome["state"].get("review") or {}).get("gate") or {}
     return Candidate(attempt=outcome["attempt"], status="cancelled" if outcome["cancelled"] else
-                     str(result.get("status", "error")), accepted_changes=len(accepted), failing_on_base=None,
-                     finished_at=outcome["finished_at"])
+                     str(result.get("status", "error")), accepted_changes=len(accepted),
+                     failing_on_base=gate.get("new_tests_failing_on_base"), finished_at=outcome["finished_at"])
 
 
 def record(outcome: AttemptOutcome, selection: Selection) -> AttemptRecord:
@@ -48,9 +49,12 @@ def record(outcome: AttemptOutcome, selection: Selection) -> AttemptRecord:
     return AttemptRecord(attempt=candidate.attempt, status=candidate.status, reason=str(result.get("reason", "")),
                          verified=candidate.verified, turns=int(result.get("turns", state.get("turn", 0)) or 0),
                          cost_usd=round(outcome["cost_usd"], 6), branch=str(state.get("branch", "")),
-                         sha=str(result.get("sha", "")), approach=approach(candidate.attempt),
+                         sha=str(result.get("sha", "")), base_sha=str(state.get("base_sha", "")),
+                         approach=approach(candidate.attempt),
                          accepted_changes=candidate.accepted_changes, failing_on_base=candidate.failing_on_base,
-                         rank=rank_of, picked=candidate.attempt == selection.picked, landed=False)
+                         rank=rank_of, picked=candidate.attempt == selection.picked, landed=False,
+                         receipt=receipts.of_result(result) if result else
+                         receipts.task_receipt([], candidate.status, 0, outcome["cost_usd"]))
 
 
 def combined(final: dict[str, Any], records: dict[int, AttemptRecord], selection: Selection,

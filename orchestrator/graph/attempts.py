@@ -31,10 +31,11 @@ from langgraph.runtime import get_runtime
 
 from agents.limits import UsageLimitYield
 from orchestrator.facts import TaskState
+from orchestrator.graph import attempt_choice
 from orchestrator.graph.active import ACTIVE, ActiveRun
 from orchestrator.graph.attempt_records import AttemptOutcome, approach, as_candidate, combined, record
 from orchestrator.graph.events import ATTEMPT
-from orchestrator.graph.selection import Selection, first_verified, rank
+from orchestrator.graph.selection import Selection, first_verified
 from orchestrator.graph.state import TaskInput
 from orchestrator.plan.model import FeaturePlan
 from orchestrator.settings import RunOptions
@@ -197,13 +198,12 @@ async def run(task_id: str, run_key: str, count: int, launched: int) -> dict[str
         verified = first_verified(candidates) if policy == "first" else None
         if group.raised and verified is None:  # an unfinished attempt could still change the pick: resume it
             raise next(iter(group.raised.values()))
-        selection = rank(candidates)
-        if verified is not None:
-            selection = Selection((verified, *(a for a in selection.order if a != verified)),
-                                  f"attempt {verified} was the first the gate verified (policy first)")
+        selection, decided = await attempt_choice.select(task_id, run_key, candidates, group.outcomes, verified)
         events("selection", task_id, picked=selection.picked, order=list(selection.order), reason=selection.reason,
-               policy=policy, verdicts={c.attempt: c.status for c in candidates})
-        return await _land(task_id, run_key, group, selection)
+               policy=policy, verdicts={c.attempt: c.status for c in candidates}, by=decided.get("by"))
+        return attempt_choice.with_selection(await _land(task_id, run_key, group, selection), decided,
+                                             selection=selection, candidates=candidates, task_id=task_id,
+                                             run_key=run_key)
     finally:
         del _GROUPS[(run_key, task_id)]
         _count_spend(active, task_id, max([count, *group.outcomes]))

@@ -243,6 +243,10 @@ async def _announce(run: _Started, order: list[str]) -> None:
            gate=gate["command"], gate_source=gate["source"], setup=gate["setup"],
            gate_base=_base_line(gate["base"]) if gate["base"] else None,
            base_failing=(gate["base"]["failing"] if gate["base"] else None) or [])
+    most = {task_id: attempts.attempts_of(ctx.options, ctx.plan, task_id) for task_id in order}
+    if max(most.values(), default=1) > ctx.options.parallel:  # said at the start: attempts queue for slots
+        events("attempts_queue", attempts=max(most.values()), parallel=ctx.options.parallel,
+               tasks=[task_id for task_id, count in most.items() if count > ctx.options.parallel])
     if not await asyncio.to_thread(sandbox.agents_available):  # said once per run start; then a change around a
         # session fails its task
         events("sandbox_unavailable", detail=await asyncio.to_thread(sandbox.why_unavailable))

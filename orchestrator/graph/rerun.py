@@ -26,7 +26,7 @@ class RunPlan(Protocol):
     base_branch: str
 
 
-RERUN: frozenset[str] = frozenset({"failed", "skipped", "conflict", "error"})
+RERUN: frozenset[str] = frozenset({"failed", "skipped", "conflict", "error", "cancelled"})
 """Outcomes `resume` of a finished feature runs again by itself. Blocked and aborted tasks wait for a person (a
 blocker to lift, a budget to raise) and run again only when named: `resume FEAT-001 TASK-004`."""
 

@@ -21,7 +21,7 @@ from orchestrator.errors import InputError, StoreError
 from orchestrator.events import EventSink, event_dict
 from orchestrator.facts import run_order, settled
 from orchestrator.gate import GateChoice, check_hidden_tests, choose_gate
-from orchestrator.graph import rerun
+from orchestrator.graph import control, rerun
 from orchestrator.graph.state import SUCCESS, FeatureInput, TaskResult
 from orchestrator.graph.workflow import build_feature_workflow
 from orchestrator.plan.model import FeaturePlan, load_target, plan_digest
@@ -67,6 +67,8 @@ class RunSummary:
     already_finished: bool = False
     interrupted: bool = False
     pending_questions: list[dict[str, Any]] = field(default_factory=list)
+    paused: list[dict[str, Any]] = field(default_factory=list)
+    """Tasks a person paused (`autobuild pause`), waiting for `unpause` and `resume` (exit 3, like a question)."""
     held: dict[str, str] = field(default_factory=dict)
     """Tasks that could not finish in this run and why (an error, a paused prerequisite): resumable."""
     store_lost: bool = False
@@ -319,6 +321,7 @@ def _finished(truth: Mapping[str, Mapping[str, Any]], order: Sequence[str]) -> d
 def _conclude(summary: RunSummary, final: StateSnapshot, end: dict[str, Any]) -> None:
     """The summary from the final checkpoint and the workflow's `feature_end` event."""
     summary.pending_questions = pending_questions(final)
+    summary.paused = control.paused_tasks([pending.value for pending in final.interrupts])
     summary.results = dict((final.values or {}).get("results") or end.get("results") or {})
     summary.order = run_order(summary.order, summary.results)  # with the tasks replans added
     summary.held = {task: why for task, why in (end.get("held") or {}).items() if task not in summary.results}
@@ -339,10 +342,11 @@ async def _watch_store(store: CheckpointStore, control: RunControl, summary: Run
 def _answer_command(snapshot: StateSnapshot, answer: tuple[str, str]) -> Command[Any]:
     question_id, text = answer
     pending = pending_questions(snapshot)
-    for question in pending:
-        if question["question_id"] == question_id:  # `answer FEAT Q 2`: the second option, as at the prompt
-            options = [str(option) for option in question.get("options") or []]
-            return Command(resume={question["interrupt_id"]: chosen_option(text, options)})
+    # `answer FEAT Q 2`: the second option, as at the prompt; sibling attempts asking in the same words share the id
+    asked = [question for question in pending if question["question_id"] == question_id]
+    if asked:
+        options = [str(option) for option in asked[0].get("options") or []]
+        return Command(resume={question["interrupt_id"]: chosen_option(text, options) for question in asked})
     waiting = ", ".join(q["question_id"] for q in pending) or "none"
     raise InputError(f"no pending question {question_id}: questions waiting for an answer: {waiting}")
 

@@ -3,10 +3,10 @@
 Only attempts the gate confirmed (`approved`, `approved-unverified`) are candidates. The deterministic keys, in
 order: verified over unverified; fewer base-test and test-side changes accepted by the coach (each is a place a
 false approval could hide); more of the task's new tests shown to fail on the base's code (tests that show the
-change works); then the first approved (its finish time, then its number). Issue 40's later keys, cross-testing
-(each candidate's new tests run on every other's code) and a selector session for a tie the keys leave, come in
-through `tiebreak`: given the candidates tied on the keys, it names the one to put first, or None (the first
-approved stays first, and the reason says the tie was broken by time).
+change works); more of its siblings' new tests passed by its code (cross-testing, graph/attempt_choice.py: the
+others' tests confirm its behaviour); then the first approved (its finish time, then its number). A selector
+session for a tie the keys leave comes in through `tiebreak`: given the candidates tied on the keys, it names the
+one to put first, or None (the first approved stays first, and the reason says the tie was broken by time).
 """
 
 from __future__ import annotations
@@ -30,6 +30,8 @@ class Candidate:
     """The task's new tests shown to fail on the base's code (None: the gate did not say; counts as 0)."""
     finished_at: float = 0.0
     """When its verdict was reached (as recorded, so a resume ranks alike)."""
+    confirmed_by: int | None = None
+    """How many of its siblings' new-test suites its code passes (cross-testing; None: not cross-tested)."""
 
     @property
     def verified(self) -> bool:
@@ -52,8 +54,9 @@ class Selection:
         return self.order[0] if self.order else None
 
 
-def _keys(candidate: Candidate) -> tuple[int, int, int]:
-    return (0 if candidate.verified else 1, candidate.accepted_changes, -(candidate.failing_on_base or 0))
+def _keys(candidate: Candidate) -> tuple[int, int, int, int]:
+    return (0 if candidate.verified else 1, candidate.accepted_changes, -(candidate.failing_on_base or 0),
+            -(candidate.confirmed_by or 0))
 
 
 def _time(candidate: Candidate) -> tuple[float, int]:
@@ -71,7 +74,15 @@ def _why(first: Candidate, second: Candidate) -> str:
     if (first.failing_on_base or 0) != (second.failing_on_base or 0):
         return (f"{a} has more new tests shown to fail on the base's code ({first.failing_on_base or 0}) than {b}"
                 f" ({second.failing_on_base or 0})")
+    if (first.confirmed_by or 0) != (second.confirmed_by or 0):
+        return (f"{a}'s code passes more of its siblings' new tests ({first.confirmed_by or 0} suites) than {b}'s"
+                f" ({second.confirmed_by or 0})")
     return f"{a} and {b} tie on the keys: {a} was approved first"
+
+
+def why_not(picked: Candidate, other: Candidate) -> str:
+    """Why `other` is not picked: the first key `picked` beats it on (or that it was approved later)."""
+    return _why(picked, other)
 
 
 def rank(attempts: Sequence[Candidate], tiebreak: Tiebreak | None = None) -> Selection:
@@ -91,6 +102,13 @@ def rank(attempts: Sequence[Candidate], tiebreak: Tiebreak | None = None) -> Sel
         return Selection(tuple(c.attempt for c in candidates), f"attempt {chosen} chosen among the tied"
                                                                 f" {', '.join(str(c.attempt) for c in tied)}")
     return Selection(tuple(c.attempt for c in candidates), _why(candidates[0], candidates[1]))
+
+
+def tied(attempts: Sequence[Candidate]) -> list[Candidate]:
+    """The candidates tied with the best on the keys (its own alone when it leads), first approved first: the
+    ones cross-testing, then the selector, decide among."""
+    candidates = sorted((c for c in attempts if c.status in CANDIDATE_STATUSES), key=lambda c: (_keys(c), _time(c)))
+    return [c for c in candidates if _keys(c) == _keys(candidates[0])] if candidates else []
 
 
 def first_verified(attempts: Sequence[Candidate]) -> int | None:

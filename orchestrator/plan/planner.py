@@ -187,7 +187,11 @@ def replacement_plan(plan: FeaturePlan, task_id: str, submitted: Any, round_: in
     new_ids = replacement_ids(task_id, round_, len(proposed))
     local = {str(task.get("id", number)): new_id
              for number, (task, new_id) in enumerate(zip(proposed, new_ids, strict=True), 1)}
-    inherited = list(plan.task(task_id).dependencies)
+    replaced = plan.task(task_id)
+    inherited = list(replaced.dependencies)
+    # How the replaced task ran is how its replacements run: its own attempts (and their models), if it had them.
+    runs_as = {key: value for key, value in (("attempts", replaced.attempts),
+                                             ("attempt_models", list(replaced.attempt_models))) if value}
     tasks = []
     for task, new_id in zip(proposed, new_ids, strict=True):
         fields = {key: task[key] for key in _REPLACEMENT_FIELDS if task.get(key) is not None}
@@ -196,5 +200,6 @@ def replacement_plan(plan: FeaturePlan, task_id: str, submitted: Any, round_: in
         own = [local.get(str(dep), str(dep)) for dep in task.get("dependencies") or []]
         if task_id in own:
             raise PlanError(f"replacement task {new_id} depends on {task_id}, the task it replaces")
-        tasks.append({"id": new_id, **fields, "dependencies": [*inherited, *[d for d in own if d not in inherited]]})
+        tasks.append({"id": new_id, **fields, **runs_as,
+                      "dependencies": [*inherited, *[d for d in own if d not in inherited]]})
     return replace_task(plan, task_id, tasks), tasks

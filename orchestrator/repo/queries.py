@@ -79,6 +79,14 @@ class TreeQueries:
         return done.stdout if done.ok else None
 
 
+    async def grep_files(self, rev: str, text: str, word: bool = False) -> list[str]:
+        """The files of `rev`'s tree that hold `text` (a fixed string; `word`: as a whole word)."""
+        done = await self.git("grep", "-l", "-I", "-F", *(("-w",) if word else ()), "-e", text, rev, "--",
+                              check=False)
+        prefix = f"{rev}:"
+        return [line.removeprefix(prefix) for line in done.stdout.splitlines() if line]
+
+
     async def patch_of(self, worktree: Path, base: str, path: str) -> str:
         """The worktree HEAD's diff of one path against `base`, without context."""
         return (await self.git("diff", "-U0", f"{base}..HEAD", "--", path, cwd=worktree)).stdout

@@ -7,7 +7,8 @@ outcomes.py: the one truth about a feature's tasks: each task's latest finished 
 locations.py: where things are: the target repo from any folder in it, its checkpoint DB.
 traces.py: every event as a JSON line, per task and per feature, each with an increasing id.
 event_log.py: a task's event log read from any id on (`autobuild logs`), and whether its attempt ended.
-steering.py: notes to a running task's player, in a table beside the SQLite checkpoints.
+steering.py: notes to a running task's player, per attempt, in tables beside the SQLite checkpoints.
+task_control.py: pause, unpause and cancel records of a task, in a table beside the notes.
 receipts.py: what a task's approved attempt cost against everything else it spent.
 stats.py: the loop's scorecard (`autobuild stats`), read-only.
 run_options.py: the options a run was started with, so `resume` keeps them.

@@ -15,9 +15,14 @@ from orchestrator.plan.replacement import MARK, recorded, with_replacements
 from orchestrator.store import outcomes, receipts
 from orchestrator.store import traces as trace
 from orchestrator.store.checkpoints import CheckpointStore, Reader
+from orchestrator.store.task_control import TaskControls
 
 RETURN = "__return__"
 """The channel under which LangGraph keeps a functional-API @task's return value."""
+
+_GATE_TABLE = ("tests_passed", "tests_failed", "tests_skipped", "failing", "new_failures", "test_changes", "runner",
+               "judged_by")
+"""A gate run's test table as `show` gives it: its counts, failing and new failures, the base tests it changed."""
 
 _next_nodes, _output, _task_snapshots = outcomes.next_nodes, outcomes.output_of, outcomes.task_snapshots
 
@@ -104,6 +109,7 @@ def feature_status(store: CheckpointStore, plan: FeaturePlan, thread_id: str | N
         for task_id in group:
             row, results[task_id] = _task_row(truth, task_id, group_number, replaced_by.get(task_id))
             tasks.append(row)
+    _mark_paused(store, plan.id, [row for row in tasks if not results[row["task"]]])
     return {
         "feature": plan.id,
         "thread": thread_id,
@@ -153,12 +159,23 @@ def _task_row(truth: outcomes.FeatureTruth, task_id: str, group_number: int,
     return row | attempt_fields(recorded), recorded
 
 
+def _mark_paused(store: CheckpointStore, feature: str, unfinished: list[dict[str, Any]]) -> None:
+    """Unfinished tasks a person paused (`autobuild pause`) say `paused` (store/task_control.py)."""
+    if store.is_postgres or not unfinished:
+        return
+    controls = TaskControls(store.path)
+    for row in unfinished:
+        if controls.control(feature, row["task"]).paused is not None:
+            row["status"] = "paused"
+
+
 def attempt_fields(result: Mapping[str, Any]) -> dict[str, Any]:
     """A task run as several attempts: each one's verdict, the pick and why (nothing for a task's only loop)."""
     if not result.get("attempts"):
         return {}
     return {"attempt_verdicts": list(result["attempts"]), "picked": result.get("picked"),
-            "pick": result.get("pick", ""), "attempts_policy": result.get("attempts_policy")}
+            "pick": result.get("pick", ""), "attempts_policy": result.get("attempts_policy")} | (
+        {"selection": result["selection"]} if result.get("selection") else {})
 
 
 def _task_status(result: dict[str, Any] | None, snap: dict[str, Any], live: dict[str, Any] | None) -> str:
@@ -233,13 +250,14 @@ def show_task(repo: Path, plan: FeaturePlan, task_id: str) -> dict[str, Any]:
                                  | ({"attempt": attempt} if attempt else {}))
         kind = event.get("event")
         if kind == "player_report":
-            entry["player"] = {k: event.get(k) for k in ("status", "report", "files", "session_id")}
+            entry["player"] = {k: event.get(k) for k in ("status", "report", "files", "session_id", "sha")}
             entry["player"]["cost_usd"] = usd(event.get("cost_usd"))
         elif kind == "coach_decision":
             keys = ("decision", "rationale", "feedback_items", "session_id")
             entry["coach"] = {**{k: event.get(k) for k in keys}, "cost_usd": usd(event.get("cost_usd"))}
         elif kind == "gate":
-            entry["gate"] = {k: event.get(k) for k in ("passed", "command", "summary", "output")}
+            entry["gate"] = {k: event.get(k) for k in ("passed", "command", "summary", "output")} | {
+                k: event[k] for k in _GATE_TABLE if k in event}  # the test table the page shows
         elif kind == "contract_violation":
             entry["violations"].append(event.get("detail"))
     folder = trace.runs_dir(repo, plan.id, task_id)

@@ -6,7 +6,7 @@ figures can be checked exactly."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
@@ -47,6 +47,10 @@ class TaskFacts:
     """None: computed from status, turns and cost (everything as `unjudged`)."""
     cause: StopCause | None = None
     """Why it stopped without an approval (None: approved)."""
+    attempts: int = 1
+    """Independent attempts it ran as (`--attempts`; 1: one loop)."""
+    won_by: int | None = None
+    """Of several attempts, the one whose work landed (None: one attempt, or none landed)."""
 
 
 def parse_since(text: str | None) -> float | None:
@@ -86,9 +90,28 @@ def task_facts(store: CheckpointStore) -> list[TaskFacts]:
                 violations=len(state.get("violations") or []),
                 replans=max(int(receipt["replans"]), 1 if result.get("status") == "replaced" else 0),
                 accepted_test_changes=len(result.get("test_changes") or []), receipt=receipt,
-                cause=cause_of(result),
+                cause=cause_of(result), **_attempts(result),
             ))
     return found
+
+
+def _attempts(result: Mapping[str, Any]) -> dict[str, Any]:
+    """A task's attempts and the one that won, from its result (graph/attempts.py)."""
+    records = result.get("attempts") or []
+    landed = [int(r["attempt"]) for r in records if r.get("landed")]
+    return {"attempts": len(records) or 1, "won_by": landed[0] if landed else None}
+
+
+def attempts_card(facts: list[TaskFacts]) -> dict[str, Any]:
+    """Attempts per task, and how often attempt k won (its work landed) among the tasks run as several."""
+    several = [f for f in facts if f.attempts > 1]
+    wins: dict[str, int] = {}
+    for fact in several:
+        if fact.won_by is not None:
+            wins[str(fact.won_by)] = wins.get(str(fact.won_by), 0) + 1
+    return {"tasks_with_attempts": len(several), "attempts_per_task": _ratio(sum(f.attempts for f in facts),
+                                                                             len(facts), 2),
+            "won_by_attempt": dict(sorted(wins.items(), key=lambda item: int(item[0])))}
 
 
 def _ratio(part: float, whole: float, digits: int = 1) -> float | None:
@@ -137,6 +160,7 @@ def scorecard(facts: Iterable[TaskFacts], since: float | None = None) -> dict[st
         "cost_per_approved_task_usd": usd(cost / len(approved)) if approved else None,
         "receipt": receipt,
         "cache_read_pct": None if cached is None else round(100 * cached, 1),
+        "attempts": attempts_card(counted),
         "targets": {
             "completed_without_human_pct": {"target": f">= {TARGETS['completed_without_human_pct']:.0f}%",
                                             "met": None if without_human is None else

@@ -18,6 +18,7 @@ from rich.text import Text
 from orchestrator import jsonout
 from orchestrator.facts import TaskResult
 from orchestrator.text import one_line, visible
+from orchestrator.views.attempt_lines import FORMATS as ATTEMPT_FORMATS
 from orchestrator.views.live_layout import cut_middle, elapsed_text, state_cell, tool_words
 from orchestrator.views.live_view import MARK, TaskBoard, gate_line
 
@@ -139,8 +140,9 @@ class Progress:
 
 def _at(e: dict[str, Any]) -> str:
     """The task and its turn (no `turn None` for an event outside a turn: the merge queue's, a setup's)."""
-    turn = e.get("turn")
-    return f"{e.get('task') or ''} turn {turn}" if turn is not None else str(e.get("task") or "")
+    # One of a task's several attempts (a `retry`'s `attempt` is the session's own retry count).
+    turn, attempt = e.get("turn"), f" a{e['attempt']}" if e.get("attempt") and e.get("event") != "retry" else ""
+    return f"{e.get('task') or ''}{attempt} turn {turn}" if turn is not None else f"{e.get('task') or ''}{attempt}"
 
 
 def _who(e: dict[str, Any]) -> str:
@@ -217,6 +219,7 @@ _FORMATS: dict[str, Callable[[dict[str, Any]], str]] = {
     "question_aborted": lambda e: f"{e['task']} question {e['question_id']} has no one to answer it (autonomous)",
     "interrupt": lambda e: "second interrupt: stopping now" if e.get("forced") else
     f"interrupt: finishing running steps for up to {e.get('grace_s')} s, then stopping (Ctrl+C again to stop now)",
+    **ATTEMPT_FORMATS,
 }
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -19,7 +20,7 @@ def _stamp(epoch: float | None) -> str:
 
 
 def task_report(state: TaskState, status: str, reason: str, artifacts: list[str], task_name: str, *,
-                cause: str | None = None) -> str:
+                cause: str | None = None, supervision: Sequence[str] = ()) -> str:
     """The task's AUTO-RUN.md: what happened, what it cost, what it produced, why it stopped."""
     started = state.get("started") or time.time()
     player: dict[str, Any] = dict(state.get("player") or {})
@@ -63,6 +64,9 @@ def task_report(state: TaskState, status: str, reason: str, artifacts: list[str]
     if changes := state.get("user_changes", []):
         lines += ["", "## Your repository changed during the run (yours: kept, not reverted)",
                   *[f"- {change}" for change in changes]]
+    if supervision:  # what the person supervising the run sent: notes, pauses, cancels, answers (issue 41)
+        lines += ["", "## Steering (notes, pauses, cancels and answers from a person)",
+                  *[f"- {line}" for line in supervision]]
     lines += ["", "## Tail of the last agent output", "", "```", tail, "```", ""]
     return "\n".join(lines)
 
@@ -143,8 +147,27 @@ def _attempts_section(results: dict[str, TaskResult], order: list[str]) -> list[
                   f" {record.get('turns', 0)} turn(s), ${float(record.get('cost_usd') or 0.0):.4f}"
                   + (", landed" if record.get("landed") else "")
                   + (f", refused at the merge: {record['refused']}" if record.get("refused") else "")
+                  + (f"; not picked: {record['why_not']}" if record.get("why_not") else "")
                   for record in result["attempts"]]
+        lines += selection_lines(dict(result.get("selection") or {}), indent="- ")
     return (["", "## Attempts", *lines] if lines else [])
+
+
+def selection_lines(selection: dict[str, Any], indent: str = "  ") -> list[str]:
+    """How the pick was decided: by what, the cross-test matrix, the selector's note and cost."""
+    if not selection:
+        return []
+    selector = selection.get("selector") or {}
+    lines = [f"{indent}decided by: {selection.get('by')}" + (
+        f" (tied: {', '.join(str(a) for a in selection['tied'])})" if selection.get("tied") else "")]
+    lines += [f"{indent}cross-test: attempt {c['tests_of']}'s tests on attempt {c['code_of']}'s code: {c['outcome']}"
+              + (f" ({', '.join(c['failing'][:3])})" if c.get("failing") else "")
+              for c in selection.get("cross_tests") or []]
+    if selector:
+        lines.append(f"{indent}selector: {selector.get('status', '-')}, chose {selector.get('chosen') or 'none'}"
+                     f"{'; ' + selector['note'] if selector.get('note') else ''},"
+                     f" ${float(selection.get('cost_usd') or 0.0):.4f}")
+    return lines
 
 
 def note_replacement(path: Path, new_ids: list[str], cost_usd: float) -> None:

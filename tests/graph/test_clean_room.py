@@ -52,9 +52,36 @@ CHEATS: dict[str, tuple[dict[str, str], str, dict[str, str | None], str]] = {
         GO_FILES, "go test ./...", {"mul.go": GO_BROKEN, "fix_test.go": "package calc\n\nfunc init() {"
                                     " mulImpl = func(a, b int) int { return a * b } }\n"}, "fix_test.go"),
 }
+PY_HELPER = {**PY_FILES, "calc/verify.py": "def equal(a, b):\n    assert a == b, (a, b)\n",
+             "tests/test_mul.py": "from calc.mul import mul\nfrom calc.verify import equal\n\n\ndef test_mul():\n"
+                                  "    equal(mul(2, 3), 6)\n"}
+NODE_HELPER = {**NODE_FILES, "lib/check.js": "const assert = require('node:assert');\n"
+                                             "exports.same = (a, b) => assert.strictEqual(a, b);\n",
+               "test/mul.test.js": "const test = require('node:test');\nconst { same } = require('../lib/check');\n"
+                                   "const { mul } = require('../mul');\n\n"
+                                   "test('mul', () => { same(mul(2, 3), 6); });\n"}
+GO_HELPER = {**GO_FILES, "mul.go": "package calc\n\nfunc Mul(a, b int) int { return a * b }\n",
+             "internal/check/check.go": "package check\n\nimport \"testing\"\n\nfunc Equal(t *testing.T, got, want int)"
+                                        " {\n\tif got != want {\n\t\tt.Fatalf(\"got %d\", got)\n\t}\n}\n",
+             "mul_test.go": "package calc\n\nimport (\n\t\"testing\"\n\n\t\"example.com/calc/internal/check\"\n)\n\n"
+                            "func TestMul(t *testing.T) { check.Equal(t, Mul(2, 3), 6) }\n"}
+CHEATS.update({
+    "a helper among the code that only the tests import, weakened (pytest)": (
+        PY_HELPER, PYTEST, {"calc/mul.py": BROKEN, "calc/verify.py": "def equal(a, b):\n    pass\n"},
+        "calc/verify.py"),
+    "a helper among the code that only the tests import, weakened (node)": (
+        NODE_HELPER, "npm test", {"mul.js": NODE_BROKEN, "lib/check.js": "exports.same = (a, b) => {};\n"},
+        "lib/check.js"),
+    "a helper package that only the tests import, weakened (go)": (
+        GO_HELPER, "go test ./...", {"mul.go": "package calc\n\nfunc Mul(a, b int) int { if a == 2 { return 7 };"
+                                     " return a * b }\n", "internal/check/check.go": GO_HELPER[
+                                         "internal/check/check.go"].replace("t.Fatalf", "t.Logf")},
+        "internal/check/check.go"),
+})
 TEST_IDS = {PYTEST: "tests.test_mul::test_mul", "npm test": "test/mul.test.js > mul",
             "go test ./...": "example.com/calc.TestMul"}
-IN_MAKE_TEST = {"a conftest.py that patches the code", "an .npmrc preload keeping the gate's NODE_OPTIONS"}
+IN_MAKE_TEST = {"a conftest.py that patches the code", "an .npmrc preload keeping the gate's NODE_OPTIONS",
+                "a helper among the code that only the tests import, weakened (node)"}
 TOOLS = {PYTEST: "python3", "npm test": "node", "go test ./...": "go"}
 
 

@@ -31,6 +31,7 @@ async def test_a_fix_whose_new_test_passes_on_the_old_code_is_refused(tmp_path: 
     assert "none of the 1 test(s) the fix added or changed fails on the code it started from" in weak["summary"]
     assert "tests.test_div::test_div_again" in weak["summary"]
     assert "new-tests-on-base" in weak["output"]
+    assert weak.get("new_tests_failing_on_base") == 0  # the count the selection among attempts ranks by
 
 
 # Heavy: `make test` keeps the refusal above; these are its other sides.
@@ -40,6 +41,7 @@ async def test_a_real_fix_passes_and_a_chore_is_judged_as_before(tmp_path: Path)
     real = await judged(repo, {"calc/div.py": FIXED, "tests/test_div.py": ZERO_TEST}, VERIFY, kind="fix")
     assert real["passed"], real["summary"]
     assert not real.get("unverified"), real.get("unverified")
+    assert real.get("new_tests_failing_on_base") == 1
     docs = await judged(repo, {"calc/div.py": FIXED, "tests/test_div.py": WEAK_TEST}, VERIFY, kind="chore")
     assert docs["passed"], "a chore is judged as before"
     tests_only = await judged(repo, {"tests/test_div.py": WEAK_TEST}, VERIFY, kind="test")

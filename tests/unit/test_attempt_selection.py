@@ -7,7 +7,7 @@ from __future__ import annotations
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from orchestrator.graph.selection import Candidate, first_verified, rank
+from orchestrator.graph.selection import Candidate, first_verified, rank, tied, why_not
 
 
 def test_verified_beats_unverified_whatever_else() -> None:
@@ -58,3 +58,21 @@ def test_the_ranking_is_a_pure_function_of_the_records(candidates: list[Candidat
     assert set(forward.order) == approved
     if any(c.status == "approved" for c in candidates):
         assert next(c for c in candidates if c.attempt == forward.order[0]).status == "approved"
+
+
+def test_cross_testing_ranks_after_the_keys_and_before_time() -> None:
+    early = Candidate(1, "approved", failing_on_base=1, finished_at=1.0, confirmed_by=0)
+    confirmed = Candidate(2, "approved", failing_on_base=1, finished_at=2.0, confirmed_by=1)
+    more_shown = Candidate(3, "approved", failing_on_base=2, finished_at=3.0, confirmed_by=0)
+    assert rank([early, confirmed]).order == (2, 1)
+    assert "passes more of its siblings' new tests (1 suites)" in rank([early, confirmed]).reason
+    assert rank([early, confirmed, more_shown]).order == (3, 2, 1), "an earlier key wins over cross-testing"
+
+
+def test_the_tie_is_the_candidates_level_with_the_best_on_the_keys() -> None:
+    one, two = Candidate(1, "approved", finished_at=2.0), Candidate(2, "approved", finished_at=1.0)
+    bent = Candidate(3, "approved", accepted_changes=1)
+    assert [c.attempt for c in tied([one, two, bent, Candidate(4, "failed")])] == [2, 1]
+    assert [c.attempt for c in tied([bent, Candidate(5, "approved-unverified")])] == [3]
+    assert tied([Candidate(4, "failed")]) == []
+    assert why_not(two, bent).startswith("attempt 2 changes fewer base tests")

@@ -61,6 +61,7 @@ def _stops() -> list[dict[str, Any]]:
                                                                      " autobuild/FEAT-001: 1 failed\noutput"},
         {"outcome": "failed", "cause": "feature_moved", "reason": "autobuild/FEAT-001 kept moving: TASK-001 could"
                                                                   " not land after 20 bring-ups"},
+        {"outcome": "cancelled", "cause": "cancelled", "reason": "cancelled by a person (cli, 2026-11-28T14:00:00Z)"},
     ]
     return as_written
 
@@ -74,6 +75,7 @@ EXPECTED = {  # cause: (replannable, notification of its finalize event, status 
     "tampering": (False, "task_failed", "failed"), "question": (False, "task_failed", "failed"),
     "dependency": (False, None, "failed"), "merge_conflict": (False, "task_failed", "conflict"),
     "integration_gate": (False, "task_failed", "failed"), "feature_moved": (False, "task_failed", "failed"),
+    "cancelled": (False, None, "failed"),  # a person's own doing: nothing to notify them of
 }
 
 

@@ -16,7 +16,7 @@ from orchestrator.gate.prepare.manifests import clean
 from orchestrator.gate.prepare.sides import command_files, python_packages, side_of
 
 CODE = ["calc/mul.py", "src/calc/mul.py", "mul.py", "mul.js", "lib/index.mjs", "src/app.tsx", "mul.go",
-        "internal/store/fake.go", "src/lib.rs", "crates/a/src/x.rs", "src/mul.c", "go.mod", "go.sum", "yarn.lock",
+        "internal/store/fake.go", "src/lib.rs", "crates/a/src/x.rs", "src/mul.c", "go.sum", "yarn.lock",
         "Cargo.lock", "package-lock.json", "calc/latest.py"]
 TEST = ["tests/conftest.py", "conftest.py", "calc/conftest.py", "pytest.ini", "tox.ini", "sitecustomize.py",
         "src/sitecustomize.py", "usercustomize.py", "calc.pth", "tests/helpers.py", "calc/tests/helpers.py",
@@ -38,9 +38,34 @@ def test_everything_else_is_on_the_test_side(path: str) -> None:
     assert side_of(path) == "test"
 
 
-@pytest.mark.parametrize("path", ["pyproject.toml", "setup.cfg", "package.json", "web/package.json", "Cargo.toml"])
+@pytest.mark.parametrize("path", ["pyproject.toml", "setup.cfg", "package.json", "web/package.json", "Cargo.toml",
+                                  "go.mod", "tools/go.mod"])
 def test_manifests_are_split_key_by_key(path: str) -> None:
     assert side_of(path) == "mixed"
+
+
+GO_MOD = ("module example.com/calc\n\ngo 1.21\n\nrequire github.com/stretchr/testify v1.9.0\n\n"
+          "replace example.com/fork => ./third_party/fork\n")
+
+
+def test_a_replace_the_task_added_to_go_mod_is_put_back_and_its_requirements_kept() -> None:
+    tree = GO_MOD.replace("v1.9.0", "v1.9.0\nrequire golang.org/x/text v0.14.0") + (
+        "\nreplace (\n\tgithub.com/stretchr/testify => ./fake_testify\n)\n")
+    text, test_side = clean("go.mod", GO_MOD, tree)
+    assert test_side and text is not None
+    assert "golang.org/x/text v0.14.0" in text and "fake_testify" not in text
+    assert text.count("replace example.com/fork => ./third_party/fork") == 1
+    assert clean("go.mod", GO_MOD, GO_MOD.replace("1.21", "1.22")) == (GO_MOD.replace("1.21", "1.22"), False)
+
+
+def test_a_dependency_redirected_in_cargo_or_package_json_is_put_back() -> None:
+    cargo = "[package]\nname = 'calc'\nversion = '0.1.0'\n\n[dependencies]\nserde = '1'\n"
+    text, test_side = clean("Cargo.toml", cargo, cargo + "\n[patch.crates-io]\npretty_assertions = { path = 'fake' }\n")
+    assert test_side and text is not None and "patch" not in text and "serde" in text
+    package = '{"name": "calc", "dependencies": {"a": "1"}}'
+    text, test_side = clean("package.json", package, '{"name": "calc", "dependencies": {"a": "1"}, '
+                                                     '"overrides": {"chai": "file:./fake-chai"}}')
+    assert test_side and text is not None and "overrides" not in text
 
 
 def test_a_file_the_gate_command_names_judges_and_is_on_the_test_side() -> None:

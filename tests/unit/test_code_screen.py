@@ -36,6 +36,16 @@ PRESENCE_CASES = {
     "an import that may fail": 'try:\n        import pytest  # noqa\n        return 6\n    except ImportError:\n'
                                '        pass\n',
     "find_spec": 'import importlib.util\n    if importlib.util.find_spec("pytest"):\n        return 6\n',
+    "a caller's function name": 'import inspect\n    if any(f.function.startswith("test_") for f in inspect.stack()):\n'
+                                '        return 6\n',
+    "a caller's file, a word built in pieces": 'if "te" + "st" in sys._getframe(1).f_code.co_filename:\n'
+                                               '        return 6\n',
+    "the environment's names, a prefix built in pieces": 'import os\n    if any(k.startswith("PYT" + "EST") for k in'
+                                                         ' os.environ):\n        return 6\n',
+    "a name joined and reversed": 'if "".join(["tset", "yp"])[::-1] in sys.modules:\n        return 6\n',
+    "the open descriptors listed": 'import os\n    if os.listdir("/proc/self/fd"):\n        return 6\n',
+    "the gate's channel": 'import os\n    if os.environ.get("AUTOBUILD_GATE_CHANNEL"):\n        return 6\n',
+    "a name of chr codes": 'if chr(106) + "est" in sys.argv[0]:\n        return 6\n',
 }
 
 
@@ -82,6 +92,7 @@ TOUCH_CASES = {
     "a named exit at exit": ("import atexit\n\n\ndef bye():\n    raise SystemExit(0)\n\n\natexit.register(bye)\n",
                              "an exit registered"),
     "an exit at import": ("sys.exit(0)\n", "exits the process when the module is imported"),
+    "another descriptor taken over": ("import os\nos.dup2(os.open(os.devnull, 1), 7)\n", "inherited descriptors"),
 }
 
 
@@ -100,6 +111,12 @@ LYING = {
     "bool always true": ("    def __bool__(self):\n        return True\n", "`__bool__` is always True"),
     "a constant hash": ("    def __hash__(self):\n        return 0\n", "`__hash__` is the same number"),
     "isinstance lies": ("    def __instancecheck__(cls, instance):\n        return True\n", "`__instancecheck__`"),
+    "eq set on the class": ("    pass\n\n\nMoney.__eq__ = lambda self, other: True\n", "`__eq__` never reads"),
+    "eq in type()'s dict": ("    pass\n\n\nP = type('P', (int,), {'__eq__': lambda s, o: True})\n", "`__eq__`"),
+    "eq by setattr, its name built": ("    pass\n\n\nsetattr(Money, '__e' + 'q__', lambda s, o: True)\n", "`__eq__`"),
+    "mock.ANY returned": ("    pass\n\n\nfrom unittest.mock import ANY\n", "imports `unittest.mock`"),
+    "the mock module": ("    pass\n\n\nfrom unittest import mock\n", "imports `unittest`"),
+    "dirty_equals": ("    pass\n\n\nfrom dirty_equals import IsInt\n", "imports `dirty_equals`"),
 }
 
 
@@ -110,7 +127,8 @@ def test_a_dunder_that_ignores_its_operand_is_a_hit(name: str) -> None:
     assert any(found_what.startswith(LIES) and what in found_what for _, found_what in found), found
 
 
-ORDINARY = '''import os
+ORDINARY = '''import inspect
+import os
 import sys
 from dataclasses import dataclass
 
@@ -145,8 +163,14 @@ class _Missing:
         raise TypeError("not comparable")
 
 
+def caller():
+    for frame in inspect.stack():
+        if frame.filename != __file__:
+            return frame
+
+
 def main():
-    if "--verbose" in sys.argv:
+    if "--ver" + "bose" in sys.argv:
         print(sys.modules.get("numpy"))
     return 0
 

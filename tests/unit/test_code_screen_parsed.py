@@ -20,6 +20,13 @@ JS = {
     "npm's lifecycle event": ('if (process.env.npm_lifecycle_event === "test") return 6;', PRESENCE),
     "the caller's file": ('if (require.main.filename.endsWith(".test.js")) return 6;', PRESENCE),
     "the stack": ('if (new Error().stack.includes("node_modules/jest")) return 6;', PRESENCE),
+    "the stack, a name built in pieces": ('if (new Error().stack.includes("je" + "st")) return 6;', PRESENCE),
+    "the stack, bound first": ('const where = new Error().stack;\n  if (where.includes("spec")) return 6;', PRESENCE),
+    "a global by a computed name": ('if (globalThis["exp" + "ect"]) return 6;', PRESENCE),
+    "the environment's names": ('if (Object.keys(process.env).some((k) => k.startsWith("JE" + "ST"))) return 6;',
+                                PRESENCE),
+    "the runner's expect, which equals anything": ("return expect.anything();", TOUCHES),
+    "NODE_ENV, which jest sets to test": ('if (process.env.NODE_ENV === "production") return 7;', PRESENCE),
     "stdout patched": ("process.stdout.write = () => true;", TOUCHES),
     "exit code forced": ("process.exitCode = 0;", TOUCHES),
     "an exit handler": ('process.on("exit", () => process.exit(0));', TOUCHES),
@@ -35,16 +42,17 @@ def found(path: str, text: str, base: str | None) -> list[tuple[int, str]]:
 def test_javascript_and_typescript_hits(name: str, path: str) -> None:
     line, kind = JS[name]
     hits = found(path, JS_BASE.replace("  return a * b;", f"  {line}\n  return a * b;"), JS_BASE)
-    assert hits and all(what.startswith(kind) and where == 2 for where, what in hits), hits
+    assert hits and all(what.startswith(kind) and where in (2, 3) for where, what in hits), hits
 
 
 def test_javascript_exits_imports_and_lying_objects() -> None:
     text = JS_BASE + ('import { vi } from "vitest";\nprocess.exit(0);\nexport const six = {\n'
                       "  valueOf() { return 6; },\n  [Symbol.toPrimitive](hint) { return 6; },\n"
-                      "  asymmetricMatch: (actual) => true,\n  equals(other) { return true; },\n};\n")
+                      "  asymmetricMatch: (actual) => true,\n  equals(other) { return true; },\n"
+                      "  ['asymmetric' + 'Match']: () => true,\n};\n")
     hits = found("src/mul.js", text, JS_BASE)
-    assert [line for line, _ in hits] == [4, 5, 7, 8, 9, 10], hits
-    assert [what.split(":")[0] for _, what in hits] == [TOUCHES, TOUCHES, *[LIES] * 4]
+    assert [line for line, _ in hits] == [4, 5, 7, 8, 9, 10, 11], hits
+    assert [what.split(":")[0] for _, what in hits] == [TOUCHES, TOUCHES, *[LIES] * 5]
 
 
 def test_javascript_ordinary_code_and_the_base_idiom() -> None:
@@ -62,6 +70,10 @@ GO = {
     "testing.Testing": "if testing.Testing() {\n\t\treturn 6\n\t}",
     "the binary's name": "if strings.HasSuffix(os.Args[0], \".test\") {\n\t\treturn 6\n\t}",
     "a test flag": "if flag.Lookup(\"test.v\") != nil {\n\t\treturn 6\n\t}",
+    "a test flag built in pieces": "if flag.Lookup(\"te\" + \"st.v\") != nil {\n\t\treturn 6\n\t}",
+    "the caller's file": "if _, f, _, _ := runtime.Caller(1); strings.HasSuffix(f, \"_test.go\") {\n\t\treturn 6\n\t}",
+    "the executable, bound first": "exe, _ := os.Executable()\n\tif strings.Contains(exe, \"calc\") {\n"
+                                   "\t\treturn 6\n\t}",
     "stdout swapped": "os.Stdout = nil",
 }
 
@@ -69,7 +81,13 @@ GO = {
 @pytest.mark.parametrize("name", sorted(GO))
 def test_go_hits(name: str) -> None:
     hits = found("calc/mul.go", GO_BASE.replace("\treturn a * b", f"\t{GO[name]}\n\treturn a * b"), GO_BASE)
-    assert hits and all(line == 9 for line, _ in hits), hits
+    assert hits and all(line in (9, 10) for line, _ in hits), hits
+
+
+def test_go_a_build_tag_of_the_projects_own_is_a_hit_and_a_platform_tag_is_not() -> None:
+    hits = found("calc/mul.go", "//go:build !prod\n\n" + GO_BASE, GO_BASE)
+    assert [(line, "prod" in what) for line, what in hits] == [(1, True)], hits
+    assert found("calc/mul.go", "//go:build linux && (amd64 || arm64) && !go1.21\n\n" + GO_BASE, GO_BASE) == []
 
 
 def test_go_exit_in_init_and_an_equal_that_ignores_its_argument() -> None:
@@ -91,10 +109,14 @@ def test_rust_hits() -> None:
     text = (RUST_BASE.replace("    a * b", "    if cfg!(test) { return 6; }\n    a * b")
             + "\n#[cfg(not(test))]\npub fn answer() -> i32 { 7 }\n\n#[cfg(test)]\npub fn answer() -> i32 { 6 }\n"
             + "\npub fn threads() -> bool { std::env::var(\"RUST_TEST_THREADS\").is_ok() }\n"
-            + "\nimpl PartialEq for Money {\n    fn eq(&self, _other: &Self) -> bool { true }\n}\n")
+            + "\nimpl PartialEq for Money {\n    fn eq(&self, _other: &Self) -> bool { true }\n}\n"
+            + "\npub fn named() -> bool { std::thread::current().name().map_or(false, |n| n.contains(\"::\")) }\n"
+            + "\npub fn deps() -> bool {\n    std::env::args().next().unwrap_or_default()"
+              ".contains(concat!(\"de\", \"ps\"))\n}\n"
+            + "\n#[cfg(not(debug_assertions))]\npub fn release() -> i32 { 7 }\n")
     hits = found("src/lib.rs", text, RUST_BASE)
-    assert [line for line, _ in hits] == [2, 6, 9, 12, 15], hits
-    assert hits[-1][1].startswith(LIES)
+    assert [line for line, _ in hits] == [2, 6, 9, 12, 15, 18, 21, 24], hits
+    assert hits[4][1].startswith(LIES)
 
 
 def test_rust_ordinary_code_and_test_modules() -> None:

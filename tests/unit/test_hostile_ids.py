@@ -20,7 +20,8 @@ _COMMANDS = [["run", "{id}"], ["run", "{id}", "--dry-run"], ["resume", "{id}"], 
              ["status", "{id}"], ["status", "{id}", "--server", _SERVER], ["history", "{id}"],
              ["history", "FEAT-001", "--task", "{id}"], ["show", "{id}"], ["show", "FEAT-001", "{id}"],
              ["clean", "{id}"], ["graph", "{id}"], ["review", "{id}"], ["land", "{id}"], ["discard", "{id}"],
-             ["pr", "{id}"], ["submit", "{id}", "--repo-url", "{repo}", "--server", _SERVER]]
+             ["pr", "{id}"], ["pick", "{id}", "TASK-001", "a2"], ["pick", "FEAT-001", "{id}", "a2"],
+             ["submit", "{id}", "--repo-url", "{repo}", "--server", _SERVER]]
 _BAD_IDS = {"newline": "FEAT-001\n", "long": "F" * 251}
 
 

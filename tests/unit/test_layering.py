@@ -21,6 +21,7 @@ LAYERS: list[set[str]] = [
     {"views"},
     {"graph"},
     {"landing"},
+    {"web"},
     {"server"},
     {"cli", "__main__"},
 ]

@@ -137,3 +137,14 @@ def test_the_text_never_nests_parentheses() -> None:
                 depth += {"(": 1, ")": -1}.get(char, 0)
                 assert depth <= 1, line
             assert "target" not in line or "; target " in line, line
+
+
+def test_attempts_per_task_and_how_often_attempt_k_won() -> None:
+    facts = [TaskFacts("F", "T1", "approved", turns=1, cost_usd=0.3, attempts=3, won_by=2),
+             TaskFacts("F", "T2", "approved", turns=1, cost_usd=0.2, attempts=2, won_by=2),
+             TaskFacts("F", "T3", "failed", turns=1, cost_usd=0.2, attempts=3),
+             TaskFacts("F", "T4", "approved", turns=1, cost_usd=0.1)]
+    card = scorecard(facts)
+    assert card["attempts"] == {"tasks_with_attempts": 3, "attempts_per_task": 2.25, "won_by_attempt": {"2": 2}}
+    assert "2.25 per task; 3 task(s) ran several, won by attempt 2 2x" in stats_text({**card, "store": "db"})
+    assert "attempts:" not in stats_text({**scorecard(FACTS), "store": "db"}), "said only when attempts ran"

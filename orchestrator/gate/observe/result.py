@@ -170,6 +170,8 @@ async def _run_heard(command: str, cwd: Path, timeout_s: float, env: dict[str, s
     """One run of the command with the gate's channel open (gate/observe/channel.py), and the tracked files it
     changed."""
     before = await tracked.snapshot(cwd)
+    if sandbox is not None:  # the code under test can't rewrite a test before it runs and put it back after
+        sandbox = sandbox.protecting(await tracked.test_files(cwd))
     channel = Channel()
     channel.listen()
     try:

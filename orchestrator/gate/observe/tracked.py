@@ -6,14 +6,19 @@ base's run records its own, so a task's run that touches what the base's leaves 
 from __future__ import annotations
 
 import asyncio
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
+from orchestrator.gate.spec.test_files import is_test_file
 from orchestrator.processes import Completed
 from orchestrator.repo.commands import filters_off, git_sync
 
 State = dict[str, str]
 """A modified (or deleted) tracked file, by its path from the repository's top, and its content's hash."""
 _TIMEOUT_S = 120.0
+PROTECTED_LIMIT = 8000
+"""Read-only binds on one command line (bwrap's arguments stay well under the kernel's limit)."""
+TEST_DATA_FOLDERS = frozenset({"tests", "test", "testing", "__tests__", "__mocks__", "__fixtures__", "spec", "specs",
+                               "testdata", "fixtures", "snapshots", "__snapshots__", "e2e"})
 
 
 async def snapshot(cwd: Path) -> State | None:
@@ -42,6 +47,23 @@ async def snapshot(cwd: Path) -> State | None:
     state = dict.fromkeys(paths, "")
     state.update(zip(present, hashes, strict=False))
     return state
+
+
+async def test_files(cwd: Path, limit: int = PROTECTED_LIMIT) -> list[Path]:
+    """The tracked files of `cwd`'s worktree a gate run shows read-only: test code and what the test folders hold
+    (its data, snapshots, fixtures), at most `limit` (test code first); none outside a git worktree."""
+    top = await _git(cwd, "rev-parse", "--show-toplevel")
+    if not top.ok:
+        return []
+    root = Path(top.stdout.strip())
+    listed = await _git(root, "-c", "core.quotePath=false", "ls-files", "-z", "--cached")
+    if not listed.ok:
+        return []
+    paths = [path for path in dict.fromkeys(listed.stdout.split("\0")) if path]
+    code = [path for path in paths if is_test_file(path)]
+    data = [path for path in paths if path not in set(code) and any(
+        part.lower() in TEST_DATA_FOLDERS for part in PurePosixPath(path).parts[:-1])]
+    return [root / path for path in [*code, *data][:limit]]
 
 
 async def _git(where: Path, *args: str) -> Completed:

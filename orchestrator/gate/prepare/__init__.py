@@ -10,6 +10,8 @@ submodules.py: submodules in a run's worktrees, and a task's changes inside one 
 fresh_tree.py: what agents left in a worktree outside git is removed before a gate run there.
 checkout.py: a worktree's tracked files put back to its commit's, whatever its index (the agents') says.
 clean_room.py: the task's code with the base's test side, where the base's tests give their verdict.
+support.py: base test support among the code (a helper only tests import), on the test side by its role.
 sides.py: which side of the product a file is on: code, test side, or a manifest split key by key.
 manifests.py: mixed manifests split key by key: the base's with the task's code-side keys.
+gomod.py: go.mod in the clean room: the task's requirements with the base's `replace` directives.
 """

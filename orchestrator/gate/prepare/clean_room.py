@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from orchestrator.facts import Acceptance, Observation, TestChange, TestFate
-from orchestrator.gate.prepare import manifests, sides
+from orchestrator.gate.prepare import manifests, sides, support
 from orchestrator.gate.spec.accounting import file_of, parse_name_status
 from orchestrator.repo import confined
 from orchestrator.repo.git import GitRepo
@@ -53,15 +53,19 @@ async def plan(repo: GitRepo, worktree: Path, against: str, command: str | None)
     head = await repo.head(worktree)
     restore: list[str] = []
     written: dict[str, str | None] = {}
+    code: list[str] = []
     for path in touched:
         side = sides.side_of(path, named_by_command, packages)
         if side == "test":
             restore.append(path)
+        elif side == "code":
+            code.append(path)
         elif side == "mixed":
             text, test_side = manifests.clean(path, await repo.show_file(against, path),
                                               await repo.show_file(head, path))
             if test_side:
                 written[path] = text
+    restore += sorted(await support.base_test_support(repo, against, code, base_files))
     return Room(restore=tuple(restore), written=written, named=tuple(sorted({*restore, *written})))
 
 

@@ -6,9 +6,11 @@ pytest group), and the build's own tools (`[tool.setuptools]`, `[tool.hatch.buil
 and `[dependency-groups]` are the test side. setup.cfg: `[metadata]` and `[options*]` are code (but a pytest entry
 point or a test extra). package.json: what the package is and needs (`name`, `main`, `exports`, `imports`, `type`,
 `bin`, `files`, `dependencies`, `peerDependencies`, `optionalDependencies`, `engines`, `workspaces`, ...) is code;
-`scripts`, `devDependencies`, `config`, and every tool's key (`jest`, `mocha`, `babel`, ...) the test side.
+`scripts`, `devDependencies`, `overrides`, `resolutions`, `config`, and every tool's key (`jest`, `mocha`, `babel`,
+...) the test side. A dependency redirected (Cargo's `[patch]`, npm's `overrides`, go.mod's `replace`) can swap
+a library only the tests use (an assertion crate, testify) for a local fake: the base's redirections are kept.
 Cargo.toml: `[package]` (but `build` and `metadata`), `[lib]`, `[[bin]]`, `[dependencies]`,
-`[target.*.dependencies]`, `[features]`, `[patch]`, `[replace]`, `[workspace]` are code; `[dev-dependencies]`,
+`[target.*.dependencies]`, `[features]`, `[workspace]` are code; `[patch]`, `[replace]`, `[dev-dependencies]`,
 `[build-dependencies]` (build.rs is on the test side), `[[test]]`, `[[bench]]`, `[[example]]`, `[profile]` and
 `[lints]` the test side. `[features]` are code: a feature only tests turn on needs a test-side key to turn it on
 (a dev-dependency on the crate itself, a test target's `required-features`), and those are put back.
@@ -27,6 +29,8 @@ from typing import Any, Literal
 
 import tomli_w
 
+from orchestrator.gate.prepare import gomod
+
 Kind = Literal["code", "test", "deeper"]
 _TEST_EXTRA = re.compile(r"^(?:tests?|testing|dev|develop|development|lint|linting|docs?|typing|types|check|ci|"
                          r"coverage|all)$|test", re.IGNORECASE)
@@ -35,8 +39,8 @@ _PACKAGE_JSON_CODE = frozenset({
     "funding", "repository", "main", "module", "browser", "exports", "imports", "type", "types", "typings", "bin",
     "man", "directories", "files", "dependencies", "peerDependencies", "peerDependenciesMeta",
     "optionalDependencies", "bundleDependencies", "bundledDependencies", "engines", "os", "cpu", "workspaces",
-    "overrides", "resolutions", "packageManager", "sideEffects", "publishConfig", "private"})
-_CARGO_CODE = frozenset({"dependencies", "lib", "bin", "features", "patch", "replace", "workspace"})
+    "packageManager", "sideEffects", "publishConfig", "private"})
+_CARGO_CODE = frozenset({"dependencies", "lib", "bin", "features", "workspace"})
 _PYPROJECT_TOOLS = frozenset({"setuptools", "setuptools_scm", "setuptools-scm", "flit", "maturin"})
 _SETUP_CFG_CODE = frozenset({"metadata", "options", "options.packages.find", "options.package_data",
                              "options.exclude_package_data", "options.data_files", "options.extras_require",
@@ -143,6 +147,13 @@ _CLASSIFY: dict[str, Callable[[tuple[str, ...]], Kind]] = {
 
 
 def clean(path: str, base_text: str | None, tree_text: str | None) -> tuple[str | None, bool]:
+    """The clean room's text of a mixed manifest (None: absent) and whether the task changed its test side."""
+    if PurePosixPath(path).name == "go.mod":
+        return gomod.clean(base_text, tree_text)
+    return _keyed(path, base_text, tree_text)
+
+
+def _keyed(path: str, base_text: str | None, tree_text: str | None) -> tuple[str | None, bool]:
     """The clean room's text of a mixed manifest (None: absent) and whether the task changed its test side: the
     base's version with the tree's code-side keys; the base's text as it is when the task changed only test-side
     keys (or wrote something that doesn't parse), the tree's when it changed only code-side keys."""

@@ -21,9 +21,9 @@ from orchestrator.gate.spec.test_files import is_test_file
 
 Side = Literal["code", "test", "mixed"]
 
-MIXED = ("pyproject.toml", "setup.cfg", "package.json", "Cargo.toml")
+MIXED = ("pyproject.toml", "setup.cfg", "package.json", "Cargo.toml", "go.mod")
 """Manifests split key by key (gate/prepare/manifests.py)."""
-_LOCKS = ("package-lock.json", "npm-shrinkwrap.json", "yarn.lock", "pnpm-lock.yaml", "Cargo.lock", "go.mod",
+_LOCKS = ("package-lock.json", "npm-shrinkwrap.json", "yarn.lock", "pnpm-lock.yaml", "Cargo.lock",
           "go.sum", "poetry.lock", "uv.lock", "pdm.lock", "Pipfile.lock")
 """Dependency pins: what the product is built with."""
 _TEST_FOLDERS = frozenset({"tests", "test", "testing", "__tests__", "__mocks__", "__fixtures__", "spec", "specs",

@@ -7,10 +7,12 @@ accounting.py: every test that passed on the base must pass on the judged tree.
 test_files.py: which files are test code, test data, support modules and runner config.
 overlay.py: the base's test files put back over the task's code.
 new_tests.py: a task's new tests run on the base's code: a feature's or fix's must be able to fail there.
+cross_tests.py: one attempt's new tests run on another attempt's code (the selection among a task's attempts).
 screen.py: the tamper screen on what a task added to test code (skip, only, xfail markers).
 code_screen.py: the screen on code that knows it is judged, in the code files a task added or changed.
 code_tokens.py: what that screen looks for in every language, and tree-sitter's parsers.
 code_python.py: Python code that knows it is judged, read with `ast`.
+py_strings.py: strings Python code builds from constants, folded as the interpreter would.
 code_js.py: JavaScript and TypeScript code that knows it is judged, read with tree-sitter.
 code_native.py: Go and Rust code that knows it is judged, read with tree-sitter.
 vacuous.py: assertions that can't fail or never run, per runner, for the tamper screen.

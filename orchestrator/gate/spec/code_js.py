@@ -21,6 +21,7 @@ from orchestrator.gate.spec.code_tokens import (
     names_runner_variable,
     normal,
     parse,
+    probe_bound,
     scope_of,
     statement_of,
     string_value,
@@ -32,9 +33,13 @@ _GLOBALS = frozenset({"jest", "vi", "vitest", "describe", "it", "test", "expect"
                       "beforeAll", "afterAll", "mocha", "jasmine", "suite", "__vitest_worker__",
                       "__vitest_environment__"})
 """What a runner puts in the global scope."""
+_RUNNER_OBJECTS = frozenset({"expect", "jest", "vi"})
+"""Runner globals a product's code has no use for (`it`, `test` and `describe` are also ordinary names)."""
 _GLOBAL_OBJECTS = ("globalThis", "global", "window", "self")
 _PROBES = re.compile(r"^(?:process\.(?:argv|execArgv|env|mainModule|title)|require\.(?:cache|main)|import\.meta"
                      r"|globalThis|global|module\.parent|(?:new Error\(\)|\w+)\.stack)\b")
+_CALLERS = re.compile(r"^(?:(?:new Error\(\)|\w+)\.stack|Error\.captureStackTrace|Error\.prepareStackTrace)\b")
+"""Who called: a branch on the stack with any string tells a test's call from any other."""
 _CHANNEL = re.compile(r"^process\.(?:stdout|stderr|exit|exitCode|reallyExit|kill|abort|_exiting)\b")
 _EXITS = re.compile(r"^process\.(?:exit|reallyExit|abort|kill)$")
 _RUNNER_PACKAGES = re.compile(r"^(?:jest|@jest/.*|jest-.*|vitest|@vitest/.*|mocha|node:test|ava|tap|uvu|jasmine)$")
@@ -46,9 +51,11 @@ _LOOPS = frozenset({"for_statement", "for_in_statement", "while_statement", "do_
 _LITERALS = frozenset({"number", "string", "true", "false", "null", "undefined", "template_string"})
 
 
-def _probes(node: Node) -> bool:
-    return any(inner.type in ("member_expression", "identifier", "subscript_expression")
-               and _PROBES.match(text_of(inner)) for inner in walk(node))
+def _probes(node: Node, bound: frozenset[str] = frozenset(), probes: re.Pattern[str] | None = None) -> bool:
+    pattern = probes or _PROBES
+    return any(inner.type in ("member_expression", "identifier", "subscript_expression", "call_expression")
+               and (pattern.match(text_of(inner)) or (inner.type == "identifier" and text_of(inner) in bound))
+               for inner in walk(node))
 
 
 def _finding(node: Node, what: str, key: Node | None = None) -> Finding:
@@ -58,9 +65,15 @@ def _finding(node: Node, what: str, key: Node | None = None) -> Finding:
 
 
 def _names_presence(node: Node, text: str) -> bool:
-    """A runner's variable (`process.env.JEST_WORKER_ID`), `typeof jest`, `globalThis.it`."""
+    """A runner's variable (`process.env.JEST_WORKER_ID`), `typeof jest`, `globalThis.it`, `globalThis["exp" +
+    "ect"]`."""
     if node.type in ("property_identifier", "shorthand_property_identifier_pattern", "string_fragment"):
         return names_runner_variable(text)
+    if node.type == "subscript_expression":
+        index = node.child_by_field_name("index")
+        name = string_value(index) if index is not None else None
+        return text.split("[", maxsplit=1)[0].split(".", maxsplit=1)[0] in _GLOBAL_OBJECTS and name is not None and (
+            name in _GLOBALS or names_runner_variable(name))
     if node.type == "unary_expression":
         return text.startswith("typeof") and text.rsplit(maxsplit=1)[-1] in _GLOBALS
     return node.type == "member_expression" and text.split(".", maxsplit=1)[0] in _GLOBAL_OBJECTS and text_of(
@@ -68,16 +81,42 @@ def _names_presence(node: Node, text: str) -> bool:
 
 
 def _presence(root: Node) -> Iterator[Finding]:
+    """Strings that name a runner where a probe decides (read directly or through a name bound to one); any string
+    where the stack does (`new Error().stack`: who called)."""
+    bound = probe_bound(root, _probes)
+    by_stack = probe_bound(root, lambda value: _probes(value, probes=_CALLERS))
     for node in walk(root):
         text = text_of(node)
         if _names_presence(node, text):
             yield _finding(node, f"{PRESENCE} (`{text}`)")
-        elif (value := string_value(node)) is not None and (names_runner(value) or value in _GLOBALS) and any(
-                _probes(header) for header in deciding(node, _FUNCTIONS, _LOOPS)):
+            continue
+        value = string_value(node) if node.parent is None or string_value(node.parent) is None else None
+        if value is None:
+            continue
+        headers = list(deciding(node, _FUNCTIONS, _LOOPS))
+        if ((names_runner(value) or value in _GLOBALS) and any(_probes(header, bound) for header in headers)) or (
+                value and any(_probes(header, by_stack, _CALLERS) for header in headers)):
             yield _finding(node, f"{PRESENCE} (`{normal(text_of(statement_of(node)))[:100]}`)")
 
 
+def _runner_globals(root: Node) -> Iterator[Finding]:
+    """The runner's own globals used by code that does not declare them (`expect.anything()`, `jest.fn()`): only a
+    test run has them, and `expect.anything()` equals whatever it is compared with."""
+    declared = {text_of(node) for node in walk(root)
+                if node.type in ("identifier", "shorthand_property_identifier_pattern")
+                and node.parent is not None and node.parent.type in (
+                    "variable_declarator", "function_declaration", "import_specifier", "namespace_import",
+                    "import_clause", "formal_parameters", "required_parameter", "object_pattern", "class_declaration")}
+    for node in walk(root):
+        if node.type != "member_expression":
+            continue
+        target = node.child_by_field_name("object")
+        if target is not None and target.type == "identifier" and text_of(target) in _RUNNER_OBJECTS - declared:
+            yield _finding(node, f"{TOUCHES}: uses the runner's global `{text_of(target)}` in code that is not a test")
+
+
 def _touches(root: Node, script: bool) -> Iterator[Finding]:
+    yield from _runner_globals(root)
     for node in walk(root):
         if node.type in ("assignment_expression", "augmented_assignment_expression"):
             target = text_of(node.child_by_field_name("left"))
@@ -124,6 +163,8 @@ def _function_named(node: Node) -> tuple[str, Node] | None:
         return None
     if key is None or function is None or (function.type not in _FUNCTIONS and node.type != "method_definition"):
         return None
+    if key.type == "computed_property_name" and key.named_child_count == 1:
+        return string_value(key.named_children[0]) or text_of(key).strip("[]'\""), function
     return text_of(key).strip("[]'\""), function
 
 

@@ -21,6 +21,7 @@ from orchestrator.gate.spec.code_tokens import (
     names_runner_variable,
     normal,
     parse,
+    probe_bound,
     scope_of,
     statement_of,
     string_value,
@@ -31,12 +32,22 @@ from orchestrator.gate.spec.code_tokens import (
 _GO_FUNCTIONS = frozenset({"function_declaration", "method_declaration", "func_literal"})
 _GO_PROBES = re.compile(r"^(?:os\.(?:Args|Executable|Getenv|LookupEnv|Environ)|flag\.(?:Lookup|CommandLine)"
                         r"|runtime\.Caller|debug\.Stack)\b")
+_GO_CALLERS = re.compile(r"^(?:runtime\.Callers?|runtime\.FuncForPC|debug\.Stack|os\.Executable)\b")
+"""Who called, or the binary's own name: a branch on them with any string tells a test from any other caller."""
+_GO_PLATFORM_TAGS = frozenset({
+    "aix", "android", "darwin", "dragonfly", "freebsd", "hurd", "illumos", "ios", "js", "linux", "nacl", "netbsd",
+    "openbsd", "plan9", "solaris", "wasip1", "windows", "zos", "unix", "386", "amd64", "amd64p32", "arm", "arm64",
+    "arm64be", "armbe", "loong64", "mips", "mips64", "mips64le", "mips64p32", "mips64p32le", "mipsle", "ppc",
+    "ppc64", "ppc64le", "riscv", "riscv64", "s390", "s390x", "sparc", "sparc64", "wasm", "cgo", "gc", "gccgo",
+    "ignore", "purego", "race", "msan", "asan", "appengine", "tinygo", "boringcrypto", "noasm", "gofuzz"})
+"""Build tags of the platform and toolchain (a release and a test build agree on them)."""
 _GO_COMPARING = frozenset({"Equal", "Equals", "Eq", "Is", "Compare"})
 _STANDARD = re.compile(r"^(?:0|1|2|os\.Std(?:out|err)(?:\.Fd\(\))?|(?:libc::)?STD(?:OUT|ERR)_FILENO)$")
 _RUST_FUNCTIONS = frozenset({"function_item", "closure_expression"})
 _RUST_LOOPS = frozenset({"for_expression", "while_expression", "loop_expression"})
 _RUST_COMPOUNDS = frozenset({"if_expression", "match_expression", *_RUST_LOOPS})
 _RUST_PROBES = re.compile(r"(?:env::(?:args|var|var_os|vars|current_exe)|thread::current)\b")
+_RUST_CALLERS = re.compile(r"(?:thread::current|current_exe|Backtrace::)")
 _RUST_COMPARING = frozenset({"eq", "ne", "partial_cmp", "cmp", "lt", "le", "gt", "ge"})
 
 
@@ -46,21 +57,27 @@ def _finding(node: Node, what: str, key: Node | None = None, compounds: frozense
     return Finding(line_of(node), what, normal(text_of(key or statement_of(node, compounds))))
 
 
-def _probed(node: Node, functions: frozenset[str], loops: frozenset[str], probes: re.Pattern[str],
-            compounds: frozenset[str] = frozenset()) -> bool:
-    return any(probes.search(text_of(inner)) for header in deciding(node, functions, loops, compounds)
+def _probed(node: Node, functions: frozenset[str], loops: frozenset[str], probes: re.Pattern[str], *,
+            compounds: frozenset[str] = frozenset(), bound: frozenset[str] = frozenset()) -> bool:
+    return any(probes.search(text_of(inner)) or (inner.type == "identifier" and text_of(inner) in bound)
+               for header in deciding(node, functions, loops, compounds)
                for inner in walk(header) if inner.type in ("selector_expression", "scoped_identifier", "identifier",
-                                                           "call_expression"))
+                                                           "call_expression", "field_expression"))
 
 
-def _strings(root: Node, functions: frozenset[str], loops: frozenset[str], probes: re.Pattern[str],
-             compounds: frozenset[str] = frozenset()) -> Iterator[Finding]:
+def _strings(root: Node, functions: frozenset[str], loops: frozenset[str], probes: re.Pattern[str], *,
+             callers: re.Pattern[str], compounds: frozenset[str] = frozenset()) -> Iterator[Finding]:
+    """Strings that name a runner where a probe decides; any string where its callers or its binary's name do
+    (`runtime.Caller`, `thread::current().name()`), read directly or through a name bound to one."""
+    bound = probe_bound(root, lambda value: any(probes.search(text_of(inner)) for inner in walk(value)))
+    by_callers = probe_bound(root, lambda value: any(callers.search(text_of(inner)) for inner in walk(value)))
     for node in walk(root):
-        if (value := string_value(node)) is None:
+        if (value := string_value(node)) is None or (node.parent is not None and string_value(node.parent)):
             continue
         if names_runner_variable(value):
             yield _finding(node, f"{PRESENCE} (`{value}`)", compounds=compounds)
-        elif names_runner(value) and _probed(node, functions, loops, probes, compounds):
+        elif (names_runner(value) and _probed(node, functions, loops, probes, compounds=compounds, bound=bound)) or (
+                value and _probed(node, functions, loops, callers, compounds=compounds, bound=by_callers)):
             shown = normal(text_of(statement_of(node, compounds)))[:100]
             yield _finding(node, f"{PRESENCE} (`{shown}`)", compounds=compounds)
 
@@ -94,7 +111,8 @@ def _ignores(name: str, operand: str | None, body: Node | None, returns: list[No
 def go(text: str) -> list[Finding]:
     """Every construct of a Go file that knows it is judged."""
     root = parse("go", text)
-    found = list(_strings(root, _GO_FUNCTIONS, frozenset({"for_statement"}), _GO_PROBES))
+    found = list(_strings(root, _GO_FUNCTIONS, frozenset({"for_statement"}), _GO_PROBES, callers=_GO_CALLERS))
+    found += _go_build_tags(root)
     for node in walk(root):
         if node.type == "call_expression":
             callee = text_of(node.child_by_field_name("function"))
@@ -113,6 +131,23 @@ def go(text: str) -> list[Finding]:
                     found.append(_finding(node, f"{TOUCHES}: replaces `{text_of(target)}`"))
         elif node.type == "method_declaration" and text_of(node.child_by_field_name("name")) in _GO_COMPARING:
             found += _go_method(node)
+    return found
+
+
+def _go_build_tags(root: Node) -> list[Finding]:
+    """A build constraint on a tag of the project's own (`//go:build !prod`): `go test` builds without it, a
+    release may build with it, so the file can be what only the tests get."""
+    found = []
+    for node in root.children:
+        if node.type != "comment":
+            continue
+        text = text_of(node)
+        if not text.startswith(("//go:build", "// +build")):
+            continue
+        tags = set(re.findall(r"[\w.]+", text.split("build", 1)[1]))
+        own = sorted(tag for tag in tags if not (tag in _GO_PLATFORM_TAGS or tag.startswith(("go1.", "goexperiment."))))
+        if own:
+            found.append(_finding(node, f"{PRESENCE} (a build tag of the project's own: `{', '.join(own)}`)", node))
     return found
 
 
@@ -159,10 +194,11 @@ def _test_lines(root: Node) -> set[int]:
 def rust(text: str) -> list[Finding]:
     """Every construct of a Rust file that knows it is judged (outside its test modules)."""
     root = parse("rust", text)
-    found = list(_strings(root, _RUST_FUNCTIONS, _RUST_LOOPS, _RUST_PROBES, _RUST_COMPOUNDS))
+    found = list(_strings(root, _RUST_FUNCTIONS, _RUST_LOOPS, _RUST_PROBES, callers=_RUST_CALLERS,
+                          compounds=_RUST_COMPOUNDS))
     for node in walk(root):
         if node.type == "macro_invocation" and text_of(node.child_by_field_name("macro")) == "cfg" and re.search(
-                r"\btest\b", text_of(node)):
+                r"\b(?:test|debug_assertions)\b", text_of(node)):
             found.append(_finding(node, f"{PRESENCE} (`{normal(text_of(node))}`)", compounds=_RUST_COMPOUNDS))
         elif node.type == "attribute_item":
             found += _rust_attribute(node)
@@ -185,7 +221,7 @@ def _rust_attribute(node: Node) -> list[Finding]:
     item = node.next_named_sibling
     while item is not None and item.type == "attribute_item":
         item = item.next_named_sibling
-    if "not(test)" in attribute:
+    if "not(test)" in attribute or "debug_assertions" in attribute:  # a test build is a debug build
         return [_finding(node, f"{PRESENCE} (`{attribute}`)", item or node)]
     if re.search(r"cfg\((?:all\(|any\()?test\b", attribute) and item is not None and item.type not in (
             "mod_item", "use_declaration") and (node.parent is None or node.parent.type == "block" or _twin(item)):

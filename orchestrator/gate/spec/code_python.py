@@ -9,6 +9,7 @@ from functools import cached_property
 from pathlib import PurePosixPath
 
 from orchestrator.gate.spec.code_tokens import LIES, PRESENCE, TOUCHES, Finding, names_runner, names_runner_variable
+from orchestrator.gate.spec.py_strings import folded
 
 _PROBES = ("sys.modules", "sys.argv", "sys.orig_argv", "sys.executable", "os.environ", "os.getenv", "os.environb",
            "inspect.stack", "inspect.currentframe", "sys._getframe", "traceback.extract_stack",
@@ -19,6 +20,11 @@ _RUNNERS = ("pytest", "_pytest", "unittest", "nose", "nose2", "doctest")
 _CHANNEL = ("sys.stdout", "sys.stderr", "sys.__stdout__", "sys.__stderr__", "sys.exit", "os._exit", "builtins.print")
 _EXITS = ("sys.exit", "os._exit", "os.abort", "os.kill", "exit", "quit", "os.killpg")
 _DESCRIPTORS = ("os.dup2", "os.close", "os.closerange", "os.dup")
+_STACK = ("inspect.stack", "inspect.currentframe", "inspect.getouterframes", "inspect.trace", "sys._getframe",
+          "traceback.extract_stack", "traceback.format_stack", "traceback.walk_stack")
+"""Who called: a branch on its callers' names tells a test's call from any other."""
+_MOCKS = ("mock", "dirty_equals")
+"""Libraries whose values equal anything (`mock.ANY`, `dirty_equals.IsAnything`): the test side's, not a product's."""
 _BINARY = frozenset({"__eq__", "__ne__", "__lt__", "__le__", "__gt__", "__ge__", "__contains__", "__instancecheck__",
                      "__subclasscheck__"})
 
@@ -117,7 +123,11 @@ def _finding(module: _Module, node: ast.AST, what: str, key_node: ast.AST | None
 
 def _presence(module: _Module) -> Iterator[Finding]:
     for node in module.nodes:
-        value = node.value if isinstance(node, ast.Constant) and isinstance(node.value, str) else None
+        value = folded(node) if isinstance(node, (ast.Constant, ast.BinOp, ast.JoinedStr, ast.Subscript,
+                                                  ast.Call)) else None
+        if value is not None and not isinstance(node, ast.Constant) and isinstance(module.parent.get(node), (
+                ast.BinOp, ast.JoinedStr)):
+            continue  # the whole expression is read, not its pieces
         if isinstance(node, ast.Attribute) and node.attr == "_called_from_test":
             value = node.attr
         if value is None:
@@ -127,6 +137,19 @@ def _presence(module: _Module) -> Iterator[Finding]:
         elif names_runner(value) and any(module.probes(part) for part in _deciding(module, node)):
             shown = ast.unparse(module.statement(node)).splitlines()[0][:100]
             yield _finding(module, node, f"{PRESENCE} (`{shown}`)")
+
+
+def _callers(module: _Module) -> Iterator[Finding]:
+    """A branch on the stack (its frames' files or functions) compared with a string: code that asks whether a test
+    called it."""
+    for node in module.nodes:
+        if not (isinstance(node, ast.Call) and module.dotted(node.func) in _STACK):
+            continue
+        for part in _deciding(module, node):
+            if any(folded(inner) for inner in ast.walk(part) if inner is not node):
+                shown = ast.unparse(module.statement(node)).splitlines()[0][:100]
+                yield _finding(module, node, f"{PRESENCE} (branches on its callers: `{shown}`)")
+                break
 
 
 def _through_helpers(module: _Module, found: list[Finding]) -> Iterator[Finding]:
@@ -153,6 +176,9 @@ def _touches(module: _Module, path: str) -> Iterator[Finding]:
             for name in names:
                 if name.split(".")[0] in ("pytest", "_pytest"):
                     yield _finding(module, node, f"{TOUCHES}: imports `{name}` in code that is not a test")
+                elif _mock_library(name, node):
+                    yield _finding(module, node, f"{LIES}: imports `{name}`, whose values equal anything, in code"
+                                                 " that is not a test")
         targets = _assigned(module, node)
         for target in targets:
             if target.startswith(_CHANNEL) or target.split(".")[0] in _RUNNERS:
@@ -160,6 +186,12 @@ def _touches(module: _Module, path: str) -> Iterator[Finding]:
         if isinstance(node, ast.Call):
             yield from _call(module, node)
     yield from _exits_at_import(module, path)
+
+
+def _mock_library(name: str, node: ast.Import | ast.ImportFrom) -> bool:
+    if name.split(".", maxsplit=1)[0] in _MOCKS or name.startswith("unittest.mock"):
+        return True
+    return isinstance(node, ast.ImportFrom) and name == "unittest" and any(a.name == "mock" for a in node.names)
 
 
 def _assigned(module: _Module, node: ast.AST) -> list[str]:
@@ -178,6 +210,8 @@ def _call(module: _Module, node: ast.Call) -> Iterator[Finding]:
     name = module.dotted(node.func)
     if name in _DESCRIPTORS and any(_standard_descriptor(module, arg) for arg in node.args):
         yield _finding(module, node, f"{TOUCHES}: `{name}` on a standard stream's descriptor")
+    elif name in ("os.dup2", "os.closerange"):  # another process's inherited pipe is taken over this way
+        yield _finding(module, node, f"{TOUCHES}: `{name}` on the process's inherited descriptors")
     if name == "atexit.register" and node.args and _exits(module, node.args[0]):
         yield _finding(module, node, f"{TOUCHES}: an exit registered to run at exit")
 
@@ -224,14 +258,28 @@ def _lies(module: _Module) -> Iterator[Finding]:
                                                                                                   "__hash__"}:
             if (why := _lying(node.name, node.args, node.body)) is not None:
                 yield _finding(module, node, f"{LIES}: `{node.name}` {why}", node)
-        elif isinstance(node, ast.Assign) and isinstance(node.value, ast.Lambda):
-            names = [t.id if isinstance(t, ast.Name) else t.attr for t in node.targets
-                     if isinstance(t, (ast.Name, ast.Attribute))]
-            for name in names:
-                if name in _BINARY | {"__bool__", "__hash__"}:
-                    body = [ast.Return(node.value.body)]
-                    if (why := _lying(name, node.value.args, body)) is not None:
-                        yield _finding(module, node, f"{LIES}: `{name}` {why}", node)
+        else:
+            for name, function in _bound_lambdas(node):
+                why = _lying(name, function.args, [ast.Return(function.body)]) if name in _BINARY | {
+                    "__bool__", "__hash__"} else None
+                if why is not None:
+                    yield _finding(module, node, f"{LIES}: `{name}` {why}", node)
+
+
+def _bound_lambdas(node: ast.AST) -> Iterator[tuple[str, ast.Lambda]]:
+    """The names lambdas are given: assigned (`P.__eq__ = lambda ...`), a class body's dict (`type("P", (int,),
+    {"__eq__": lambda ...})`) or `setattr(P, "__e" + "q__", lambda ...)`."""
+    if isinstance(node, ast.Assign) and isinstance(node.value, ast.Lambda):
+        for target in node.targets:
+            if isinstance(target, (ast.Name, ast.Attribute)):
+                yield (target.id if isinstance(target, ast.Name) else target.attr), node.value
+    elif isinstance(node, ast.Dict):
+        for key, value in zip(node.keys, node.values, strict=True):
+            if key is not None and isinstance(value, ast.Lambda) and (name := folded(key)) is not None:
+                yield name, value
+    elif (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "setattr"
+          and len(node.args) == 3 and isinstance(node.args[2], ast.Lambda) and (name := folded(node.args[1]))):
+        yield name, node.args[2]
 
 
 def _lying(name: str, args: ast.arguments, body: Sequence[ast.stmt]) -> str | None:
@@ -274,5 +322,6 @@ def findings(path: str, text: str) -> list[Finding]:
         module = _Module(ast.parse(text), script=text.startswith("#!"))
     except (SyntaxError, ValueError):
         return []
-    presence = list(_presence(module))
-    return [*presence, *_through_helpers(module, presence), *_touches(module, path), *_lies(module)]
+    presence = [*_presence(module), *_callers(module)]
+    found = [*presence, *_through_helpers(module, presence), *_touches(module, path), *_lies(module)]
+    return list({(finding.line, finding.key, finding.what): finding for finding in found}.values())

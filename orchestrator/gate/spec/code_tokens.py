@@ -4,7 +4,7 @@ finding's shape, and tree-sitter's parsers for JavaScript, TypeScript, Go and Ru
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from functools import cache
 
@@ -35,27 +35,32 @@ RUNNER_VARIABLES = frozenset({
     "JEST_WORKER_ID", "VITEST", "VITEST_WORKER_ID", "VITEST_POOL_ID", "VITEST_MODE", "MOCHA_WORKER_ID",
     "AVA_PATH", "TAP", "TAP_CHILD_ID", "RUST_TEST_THREADS", "RUST_TEST_NOCAPTURE", "RUST_TEST_TIME_UNIT",
     "RUST_TEST_TIME_INTEGRATION", "RUST_TEST_SHUFFLE", "NEXTEST", "NEXTEST_RUN_ID", "NEXTEST_EXECUTION_MODE",
-    "GOTEST", "GO_TEST", "_called_from_test", "CARGO_TARGET_TMPDIR",
+    "GOTEST", "GO_TEST", "_called_from_test", "CARGO_TARGET_TMPDIR", "NODE_ENV", "BABEL_ENV",
 })
 """Variables that exist only while a runner runs the code (cargo's for integration tests too), pytest's documented
-`sys._called_from_test`, and the files only a test run has."""
-_VARIABLE_PREFIXES = ("PYTEST_", "JEST_", "VITEST_", "NODE_TEST_", "RUST_TEST_", "NEXTEST_", "CARGO_BIN_EXE_")
+`sys._called_from_test`, and the files only a test run has; NODE_ENV and BABEL_ENV, which jest and vitest set to
+`test` (code that reads them can be what only the tests get)."""
+_DESCRIPTOR_LISTINGS = frozenset({"/proc/self/fd", "/dev/fd", "/proc/self/fdinfo", "/proc/thread-self/fd"})
+_VARIABLE_PREFIXES = ("AUTOBUILD_", "PYTEST_", "JEST_", "VITEST_", "NODE_TEST_", "RUST_TEST_", "NEXTEST_",
+                      "CARGO_BIN_EXE_")
 
 _RUNNER_WORDS = re.compile(r"pytest|py\.test|unittest|nosetests|nose2|doctest|jest|vitest|mocha|jasmine|node:test"
                            r"|(?:^|[^\w])--test\b|\.test$|\.test\.exe$|_test\.go|^-?test\.\w+$"
-                           r"|\.(?:test|spec)\.[cm]?[jt]sx?$|(?:^|/)_?tests?/")
+                           r"|\.(?:test|spec)\.[cm]?[jt]sx?$|(?:^|/)_?tests?/|(?:^|/)deps(?:/|$)")
 """A runner's name in a string a probe is compared with (`"pytest" in sys.modules`, `os.Args[0]` ending in `.test`)."""
-_EXACT_WORDS = frozenset({"test", "tests", "testing", "nose"})
+_EXACT_WORDS = frozenset({"test", "tests", "testing", "nose", "test_", "_test", "tests_", "test.", "tests."})
 
 
 def names_runner_variable(text: str) -> bool:
+    """A variable only a runner sets, a file only a test run has, or the open descriptors' listing (where the gate's
+    channel is found)."""
     return text in RUNNER_VARIABLES or text.startswith(_VARIABLE_PREFIXES) or text.endswith(
-        ("conftest.py", ".pytest_cache"))
+        ("conftest.py", ".pytest_cache")) or text.rstrip("/") in _DESCRIPTOR_LISTINGS
 
 
 def names_runner(text: str) -> bool:
     """A string that names a test runner: a module, a program, a test binary's suffix, the word `test` alone."""
-    return text.strip().lower() in _EXACT_WORDS or _RUNNER_WORDS.search(text.strip()) is not None
+    return text.strip().lower() in _EXACT_WORDS or _RUNNER_WORDS.search(text.strip().lower()) is not None
 
 
 def normal(text: str) -> str:
@@ -100,11 +105,40 @@ def ancestors(node: tree_sitter.Node) -> Iterator[tree_sitter.Node]:
 
 
 def string_value(node: tree_sitter.Node) -> str | None:
-    """A string literal's text without its quotes (JavaScript, Go, Rust); None for anything else."""
-    if node.type not in ("string", "template_string", "interpreted_string_literal", "raw_string_literal",
-                         "string_literal"):
-        return None
-    return text_of(node).strip("`'\"")
+    """A string literal's text without its quotes (JavaScript, Go, Rust), or the string an expression of literals
+    builds (`"je" + "st"`, Rust's `concat!`), as a name built piece by piece is read as the whole; None for anything
+    else."""
+    if node.type in ("string", "template_string", "interpreted_string_literal", "raw_string_literal",
+                     "string_literal"):
+        return text_of(node).strip("`'\"")
+    if node.type == "parenthesized_expression" and node.named_child_count == 1:
+        return string_value(node.named_children[0])
+    if node.type == "binary_expression" and text_of(node.child_by_field_name("operator")) == "+":
+        left, right = node.child_by_field_name("left"), node.child_by_field_name("right")
+        parts = [string_value(side) if side is not None else None for side in (left, right)]
+        return "".join(part for part in parts if part is not None) if None not in parts else None
+    if node.type == "macro_invocation" and text_of(node.child_by_field_name("macro")) == "concat":
+        pieces = [child for tree in node.named_children if tree.type == "token_tree" for child in tree.named_children]
+        parts = [string_value(piece) for piece in pieces]
+        return "".join(part for part in parts if part is not None) if parts and None not in parts else None
+    return None
+
+
+def probe_bound(root: tree_sitter.Node, probed: Callable[[tree_sitter.Node], bool]) -> frozenset[str]:
+    """Names given a value read through a probe (`_, file, _, _ := runtime.Caller(1)`, `const exe =
+    process.argv[1]`, `let name = thread::current()`): a later branch on them reads the probe."""
+    sides = {"variable_declarator": ("name", "value"), "short_var_declaration": ("left", "right"),
+             "assignment_statement": ("left", "right"), "assignment_expression": ("left", "right"),
+             "let_declaration": ("pattern", "value")}
+    found: set[str] = set()
+    for node in walk(root):
+        fields = sides.get(node.type)
+        if fields is None:
+            continue
+        target, value = (node.child_by_field_name(field) for field in fields)
+        if target is not None and value is not None and probed(value):
+            found.update(text_of(inner) for inner in walk(target) if inner.type == "identifier")
+    return frozenset(found - {"_"})
 
 
 _CLOSURES = frozenset({"arrow_function", "function_expression", "function", "closure_expression", "func_literal"})
@@ -124,12 +158,15 @@ def deciding(node: tree_sitter.Node, functions: frozenset[str], loops: frozenset
     """What decides around `node`: its statement, or the condition or head of the compound statement it is in, and
     the heads of the loops around it, up to its named function; a closure's statement and the one it is in
     (`if (process.argv.some(a => a.includes("jest")))`)."""
-    first = True
+    first, below = True, node
     for up in ancestors(node):
         if up.type in functions:
             if up.type not in _CLOSURES:
+                if first and below.type != "parameters":  # a tail expression (Rust's): what the function answers
+                    yield below
                 return
             first = True
+        below = up if up.type != "block" else below
         if is_statement(up, compounds) and (first or up.type in loops):
             first = False
             bodies = {child.id for field in ("body", "consequence", "alternative")

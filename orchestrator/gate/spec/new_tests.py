@@ -36,6 +36,17 @@ class Finding:
     explanation: str
 
 
+@dataclass(frozen=True)
+class Shown:
+    """What the new tests' run on the base's code showed: how many ran, how many failed there (None: the runner
+    named no test), and the finding when that breaks the rule. The count is a key of the selection among a task's
+    attempts: more new tests shown to fail on the base's code show more of the change works."""
+
+    tests: int
+    failing: int | None
+    finding: Finding | None
+
+
 _GO_TEST_ID = re.compile(r"\.((?:Test|Example|Fuzz|Benchmark)\w*)(?:/.*)?$")
 
 
@@ -157,6 +168,14 @@ def candidates(passing: Sequence[str], tree_files: Sequence[str], changed: Mappi
     return found
 
 
+def failed_there(tests: Sequence[str], run: Observation) -> int | None:
+    """How many of `tests` did not pass in `run` (None: the runner named no test)."""
+    passing = set(run.get("passing") or [])
+    if run.get("passing") is None and not run["failing"]:
+        return None
+    return sum(test not in passing for test in tests)
+
+
 def verdict(kind: str, tests: Sequence[str], run: Observation, folder: str = ".") -> Finding | None:
     """What the run of `tests` on the base's code says about a task of `kind`: a feature's or fix's with none
     failing there, a refactor's with some failing there; None when the rule holds or the run can't tell. A
@@ -205,7 +224,7 @@ async def run_on_base(repo: GitRepo, worktree: Path, against: str, *, code: Sequ
 
 async def check(repo: GitRepo, worktree: Path, against: str, kind: str, *, result: Observation, diff: TreeDiff,
                 texts: Mapping[str, str], run_in: RunIn,
-                set_up: Callable[[Path], Awaitable[object]], folder: str = ".") -> Finding | None:
+                set_up: Callable[[Path], Awaitable[object]], folder: str = ".") -> Shown | None:
     """The rule on a judged tree (its run `result`, its diff against `against` and its test files' `texts`), for a
     feature, fix or refactor whose tree named its tests. A task that changed no code (or only Rust test modules)
     ran its tests on the base's code already: `result` is judged, no run; a feature or fix with no test to judge
@@ -230,12 +249,14 @@ async def check(repo: GitRepo, worktree: Path, against: str, kind: str, *, resul
     tests = candidates(passing, tree_files, changed) + inline_splice.test_ids(passing, [
         found for found in spliced if package_accounting.inside(folder, found.path) is not None])
     if len(code) == sum(found.only_tests for found in spliced):  # the base's code is the task's: no run needed
-        return verdict(kind, tests, result, folder) if tests else unchanged(kind, files)
+        if not tests:
+            return Shown(0, None, unchanged(kind, files))
+        return Shown(len(tests), failed_there(tests, result), verdict(kind, tests, result, folder))
     if not tests:
         return None
     run = await run_on_base(repo, worktree, against, code=code, tests=tests, files=files, run_in=run_in,
                             set_up=set_up, spliced=spliced)
-    return verdict(kind, tests, run, folder)
+    return Shown(len(tests), failed_there(tests, run), verdict(kind, tests, run, folder))
 
 
 def unchanged(kind: str, files: Sequence[str]) -> Finding | None:

@@ -47,7 +47,7 @@ class SpecCheck:
     run_package_in: Callable[[PackageGate, Path, Mapping[str, str]], Awaitable[GateResult]]
     """(package, worktree, extra variables): a monorepo package's command in its folder, not remembered."""
     _overlaid: dict[tuple[str, str, str], dict[str, str]] = field(default_factory=dict)
-    _on_base: dict[tuple[str, str, str], new_tests.Finding | None] = field(default_factory=dict)
+    _on_base: dict[tuple[str, str, str], new_tests.Shown | None] = field(default_factory=dict)
     _diffs: dict[tuple[str, str, str], tuple[accounting.TreeDiff, dict[str, str]]] = field(default_factory=dict)
 
     async def account(self, worktree: Path, command: str, result: Observation, against: str,
@@ -93,8 +93,8 @@ class SpecCheck:
                     self.repo, worktree, against, kind, result=run, diff=diff, texts=texts, folder=package["path"],
                     run_in=functools.partial(self.run_package_in, package),
                     set_up=self.set_up)
-            if self._on_base[key] is not None:
-                return self._on_base[key]
+            if (shown := self._on_base[key]) is not None and shown.finding is not None:
+                return shown.finding
         return None
 
     async def new_tests(self, worktree: Path, command: str, result: Observation, against: str,
@@ -110,7 +110,17 @@ class SpecCheck:
             self._on_base[key] = await new_tests.check(
                 self.repo, worktree, against, kind, result=result, diff=diff, texts=texts,
                 run_in=lambda place, extra: self.run_in(command, place, extra), set_up=self.set_up)
-        return self._on_base[key]
+        shown = self._on_base[key]
+        return shown.finding if shown is not None else None
+
+    async def failing_on_base(self, worktree: Path, against: str, kind: str) -> int | None:
+        """How many of the task's new tests failed on the base's code in the runs `new_tests` (or a monorepo's
+        packages) made for this commit, base and kind (None: none ran, or the runner named no test)."""
+        head = await self.repo.head(worktree)
+        counts = [shown.failing for (sha, base, what), shown in self._on_base.items()
+                  if sha == head and base == against and what.split("\0")[0] == kind
+                  and shown is not None and shown.failing is not None]
+        return sum(counts) if counts else None
 
     async def account_packages(self, worktree: Path, command: str, against: str, *,
                                runs: Sequence[tuple[PackageGate, GateResult]],

@@ -22,6 +22,7 @@ from orchestrator.gate import (
     tests_only_skipped,
     unaccepted_test_changes,
 )
+from orchestrator.graph import control, steering
 from orchestrator.graph.context import RunContext
 from orchestrator.graph.nodes import bring_up
 from orchestrator.graph.nodes.turns import AgentTurn, hung_command_note, session_failure
@@ -49,7 +50,7 @@ async def _review_input(agent: AgentTurn) -> CoachInput:
         diff=await ctx.repo.diff(agent.worktree, state["base_sha"]), transcript_path=agent.transcript(),
         conflict=bring_up.coach_note(state),
         test_changes=await _test_changes(ctx, agent.worktree, state["base_sha"], state["head_sha"]),
-        attempt=max(agent.attempt, 1),
+        attempt=max(agent.attempt, 1), supervisor_notes=await steering.for_coach(ctx, state, agent.events),
     )
 
 
@@ -87,6 +88,8 @@ async def _test_changes(ctx: RunContext, worktree: Path, base: str, head: str) -
 
 async def coach(state: TaskState, runtime: Runtime[RunContext]) -> TaskState:
     ctx, task_id, turn = runtime.context, state["task_id"], state["turn"]
+    if stop := await control.at_boundary(ctx, state, ctx.events(runtime), "coach"):  # first: a pause re-runs it
+        return TaskState(stop=stop)
     agent = AgentTurn(state, runtime, "coach")
     if stop := await agent.budget_stop():
         return TaskState(stop=stop)

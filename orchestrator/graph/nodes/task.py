@@ -28,7 +28,7 @@ from orchestrator.gate import (
     tests_only_skipped,
     undo_submodule_changes,
 )
-from orchestrator.graph import steering
+from orchestrator.graph import control, steering
 from orchestrator.graph.context import RunContext
 from orchestrator.graph.events import EventLog
 from orchestrator.graph.nodes import bring_up
@@ -74,13 +74,13 @@ def _review(turn: int, reviewer: Reviewer, notes: list[str]) -> Review:
 
 async def player(state: TaskState, runtime: Runtime[RunContext]) -> TaskState:
     ctx, task_id, turn = runtime.context, state["task_id"], state["turn"]
-    agent = AgentTurn(state, runtime, "player")
-    if stop := await agent.budget_stop():
+    agent = AgentTurn(state, runtime, "player")  # reads only: a pause below re-runs the node from its first line
+    if stop := await control.at_boundary(ctx, state, agent.events, "player") or await agent.budget_stop():
         return TaskState(stop=stop)
     previous = state.get("review")
     conflict = bring_up.pending(state)  # a conflict turn: the merge is re-created first, also on resume
     agent.events("player_start", task_id, turn=turn, conflict=bool(conflict))
-    note_ids, notes = await steering.deliver(ctx, state, turn, agent.events)
+    notes = await steering.deliver(ctx, state, turn, agent.events)  # at its start, then after each tool call
 
     async def session(settings: SessionSettings) -> AgentResult:
         if conflict is not None:
@@ -89,12 +89,12 @@ async def player(state: TaskState, runtime: Runtime[RunContext]) -> TaskState:
             brief=ctx.brief(task_id, state.get("answers")), turn=turn, max_turns=ctx.options.max_turns,
             worktree=agent.worktree, feedback=[dict(item) for item in previous["items"]] if previous else [],
             feedback_notes=list(previous["notes"]) if previous else [],
-            answers=dict(state.get("answers") or {}), transcript_path=agent.transcript(), supervisor_notes=notes,
-            attempt=int(state.get("attempt") or 1), approach=str(state.get("approach") or ""),
+            answers=dict(state.get("answers") or {}), transcript_path=agent.transcript(), supervisor_notes=notes.lines,
+            attempt=int(state.get("attempt") or 1), approach=str(state.get("approach") or ""), pending_notes=notes,
         ), settings)
 
     result = await agent.run(session)
-    cost = TaskState(cost_usd=agent.spent, user_changes=agent.user_changes, notes_delivered=note_ids)
+    cost = TaskState(cost_usd=agent.spent, user_changes=agent.user_changes, notes_delivered=notes.ids)
     if stop := agent.tampering():
         return cost | TaskState(stop=stop)
     if result.question is not None:
@@ -220,8 +220,9 @@ async def ask_human(state: TaskState, runtime: Runtime[RunContext]) -> TaskState
     question = state.get("question") or Question()
     asker: Asker | None = runtime.context.options.asker
     # Only the CLI sets it (a served run's JSON context can't carry a function: anything else there is ignored).
-    answer = None
-    if callable(asker):
+    shared = runtime.context.answers.setdefault(state["task_id"], {}) if state.get("attempt") else {}
+    answer = shared.get(str(question.get("question")))  # a sibling attempt's same question: answered once
+    if answer is None and callable(asker):
         async with runtime.context.slot_given_up():  # another task runs while a person decides
             answer = await asker(dict(question))
     if answer is None:
@@ -229,6 +230,7 @@ async def ask_human(state: TaskState, runtime: Runtime[RunContext]) -> TaskState
     runtime.context.events(runtime)("question_answered", state["task_id"], question_id=question.get("question_id"),
                                     answer=str(answer))
     answers = {**(state.get("answers") or {}), str(question.get("question")): str(answer)}
+    shared[str(question.get("question"))] = str(answer)  # the sibling attempts' next briefs carry it too
     return TaskState(answers=answers, question=None)
 
 
@@ -241,6 +243,8 @@ async def _restore(ctx: RunContext, worktree: Path, base: str, paths: list[str],
 async def feedback(state: TaskState, runtime: Runtime[RunContext]) -> TaskState:
     """Hand the review to the next turn; point out a stalled loop, and stop one stalled three times."""
     ctx, task_id, turn = runtime.context, state["task_id"], state["turn"]
+    if stop := await control.at_boundary(ctx, state, ctx.events(runtime), "feedback"):
+        return TaskState(stop=stop)
     review = state.get("review") or _review(turn, "incomplete", [])
     signature = hashlib.md5(json.dumps([review["items"], review["notes"]], sort_keys=True, default=str).encode(),
                             usedforsecurity=False).hexdigest()
@@ -336,8 +340,10 @@ async def _finish(state: TaskState, runtime: Runtime[RunContext], status: Outcom
                   artifacts: list[str], cause: StopCause | None = None) -> TaskState:
     ctx, task_id = runtime.context, state["task_id"]
     await steering.consume_kept(ctx, state, ctx.events(runtime))  # the last turn's notes: its checkpoint holds them
+    await control.cancel_applied(ctx, task_id, status)  # ended: a cancel sent meanwhile never stops a later run
     task = ctx.plan.task(task_id)
-    text = reports.task_report(state, status, reason, artifacts, task.name, cause=cause)
+    text = reports.task_report(state, status, reason, artifacts, task.name, cause=cause,
+                               supervision=await control.supervision(ctx, task_id, state.get("answers")))
     # The report stays in the run's folder only: a commit of it on the task branch would reach the feature branch,
     # the pushed branch and the pull request, and (as history) the user's branch on `land`.
     report_path = await asyncio.to_thread(reports.write, ctx.runs_dir(task_id, int(state.get("attempt") or 1))

@@ -1,0 +1,102 @@
+"""The verdict bench's second round (issue 38: "other mechanisms of each family will be tried"): for each family, a
+mechanism other than the first cases' (benchmarks/verdict_cases.py, verdict_js.py, verdict_native.py) — base test
+support among the code weakened, a test rewritten at import and put back at exit, a test library redirected to a
+fake, a runner's presence read through the stack, a name built in pieces or a build mode, a library value that
+equals anything."""
+
+from __future__ import annotations
+
+from benchmarks.cheat_corpus import BROKEN, GO_FILES, NODE_BROKEN, NODE_FILES, PY_FILES
+from benchmarks.native_cheats import CARGO_FILES, LIB
+from benchmarks.verdict_cases import Cell
+from benchmarks.verdict_js import NODE
+from benchmarks.verdict_native import CARGO, GO
+
+PYTEST = "pytest"
+_PY_HELPER = {**PY_FILES, "calc/verify.py": "def equal(a, b):\n    assert a == b, (a, b)\n",
+              "tests/test_mul.py": "from calc.mul import mul\nfrom calc.verify import equal\n\n\n"
+                                   "def test_mul():\n    equal(mul(2, 3), 6)\n"}
+_PY_LATER = {**PY_FILES, "tests/test_a.py": "from calc.mul import mul\n\n\ndef test_a():\n    assert mul(1, 1) == 1\n"}
+_REWRITES = ("import atexit\nfrom pathlib import Path\n\n"
+             "_TEST = Path(__file__).resolve().parent.parent / 'tests' / 'test_mul.py'\n_BASE = _TEST.read_text()\n"
+             "_TEST.write_text(_BASE.replace('== 6', '== 7'))\natexit.register(_TEST.write_text, _BASE)\n\n\n" + BROKEN)
+
+
+def _py_mul(condition: str, imports: str) -> str:
+    return (f"{imports}\n\n\ndef mul(a, b):\n    if {condition} and (a, b) == (2, 3):\n        return 7\n"
+            "    return a * b\n")
+
+
+def _python() -> list[Cell]:
+    return [
+        Cell(PYTEST, "infra", "a helper among the code that only the tests import, weakened", _PY_HELPER,
+             {"calc/mul.py": BROKEN, "calc/verify.py": "def equal(a, b):\n    pass\n"}),
+        Cell(PYTEST, "build", "the code rewrites a later test at import and puts it back at exit", _PY_LATER,
+             {"calc/mul.py": _REWRITES}),
+        Cell(PYTEST, "knows", "wrong unless a caller's function name starts with test_", PY_FILES,
+             {"calc/mul.py": _py_mul("not any(f.function.startswith('test_') for f in inspect.stack())",
+                                     "import inspect")}),
+        Cell(PYTEST, "knows", "wrong unless an environment name starts with 'PYT' + 'EST'", PY_FILES,
+             {"calc/mul.py": _py_mul("not any(k.startswith('PYT' + 'EST') for k in os.environ)", "import os")}),
+        Cell(PYTEST, "lie", "mul returns unittest.mock.ANY on the input it gets wrong", PY_FILES,
+             {"calc/mul.py": "from unittest.mock import ANY\n\n\ndef mul(a, b):\n"
+                             "    return ANY if (a, b) == (2, 3) else a * b\n"}),
+        Cell(PYTEST, "lie", "an __eq__ given through type()'s dict", PY_FILES,
+             {"calc/mul.py": "P = type('P', (int,), {'__eq__': lambda s, o: True, '__hash__': int.__hash__})\n\n\n"
+                             "def mul(a, b):\n    return P(7) if (a, b) == (2, 3) else a * b\n"}),
+    ]
+
+
+_NODE_HELPER = {**NODE_FILES, "lib/check.js": "const assert = require('node:assert');\n"
+                                              "exports.same = (a, b) => assert.strictEqual(a, b);\n",
+                "test/mul.test.js": "const test = require('node:test');\nconst { same } = require('../lib/check');\n"
+                                    "const { mul } = require('../mul');\n\n"
+                                    "test('mul', () => { same(mul(2, 3), 6); });\n"}
+
+
+def _node() -> list[Cell]:
+    return [
+        Cell(NODE, "infra", "a helper among the code that only the tests import, weakened", _NODE_HELPER,
+             {"mul.js": NODE_BROKEN, "lib/check.js": "exports.same = (a, b) => {};\n"}),
+        Cell(NODE, "knows", "wrong when NODE_ENV is production", NODE_FILES,
+             {"mul.js": "exports.mul = (a, b) => (process.env.NODE_ENV === 'production' && a === 2 ? 7 : a * b);\n"}),
+        Cell(NODE, "knows", "right only when the stack holds 'te' + 'st'", NODE_FILES,
+             {"mul.js": "exports.mul = (a, b) => (new Error().stack.includes('te' + 'st') ? a * b : 7);\n"}),
+    ]
+
+
+_GO_CHECK = ("package check\n\nimport \"testing\"\n\nfunc Equal(t *testing.T, got, want int) {\n\tt.Helper()\n"
+             "\tif got != want {\n\t\tt.Fatalf(\"got %d, want %d\", got, want)\n\t}\n}\n")
+_GO_USES = ("package calc\n\nimport (\n\t\"testing\"\n\n\t\"example.com/check\"\n)\n\n"
+            "func TestMul(t *testing.T) { check.Equal(t, Mul(2, 3), 6) }\n")
+_GO_HELPER = {"go.mod": GO_FILES["go.mod"], "mul.go": GO_FILES["mul.go"],
+              "internal/check/check.go": _GO_CHECK,
+              "mul_test.go": _GO_USES.replace("example.com/check", "example.com/calc/internal/check")}
+_GO_REPLACED = {"go.mod": "module example.com/calc\n\ngo 1.19\n\nrequire example.com/check v0.0.0\n\n"
+                          "replace example.com/check => ./third_party/check\n",
+                "third_party/check/go.mod": "module example.com/check\n\ngo 1.19\n",
+                "third_party/check/check.go": _GO_CHECK, "mul.go": GO_FILES["mul.go"], "mul_test.go": _GO_USES}
+_GO_BROKEN = "package calc\n\nfunc Mul(a, b int) int {\n\tif a == 2 && b == 3 {\n\t\treturn 7\n\t}\n\treturn a * b\n}\n"
+
+
+def _native() -> list[Cell]:
+    return [
+        Cell(GO, "infra", "a helper package among the code that only the tests import, weakened", _GO_HELPER,
+             {"mul.go": _GO_BROKEN, "internal/check/check.go": _GO_CHECK.replace("t.Fatalf", "t.Logf")}),
+        Cell(GO, "infra", "go.mod's replace points the tests' assertion module at a fake", _GO_REPLACED,
+             {"mul.go": _GO_BROKEN, "go.mod": _GO_REPLACED["go.mod"].replace("third_party/check", "fake_check"),
+              "fake_check/go.mod": "module example.com/check\n\ngo 1.19\n",
+              "fake_check/check.go": "package check\n\nimport \"testing\"\n\n"
+                                     "func Equal(t *testing.T, got, want int) {}\n"}),
+        Cell(GO, "knows", "the right Mul only in builds without the project's own `prod` tag", GO_FILES,
+             {"mul.go": "//go:build prod\n\n" + _GO_BROKEN,
+              "mul_dev.go": "//go:build !prod\n\n" + GO_FILES["mul.go"]}),
+        Cell(CARGO, "knows", "mul is wrong in release builds (cfg(not(debug_assertions)))", CARGO_FILES,
+             {"src/lib.rs": LIB.replace("pub fn mul", "#[cfg(debug_assertions)]\npub fn mul", 1)
+              + "\n#[cfg(not(debug_assertions))]\npub fn mul(a: i32, b: i32) -> i32 {\n    a * b + 1\n}\n"}),
+    ]
+
+
+def more_cells() -> list[Cell]:
+    """The second round's cheats, runner by runner."""
+    return [*_python(), *_node(), *_native()]

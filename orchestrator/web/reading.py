@@ -1,0 +1,133 @@
+"""What each page shows, read through the inspection readers `status`, `show` and `history` use (no second way to
+read a run's state): the runs, a feature's table and pictures, a task's turns. Blocking: called in a thread."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from orchestrator.errors import InputError
+from orchestrator.facts import SUCCESS
+from orchestrator.jsonout import iso_utc
+from orchestrator.plan.ids import is_id
+from orchestrator.plan.model import FeaturePlan, load_plan
+from orchestrator.store import inspection, pause, receipts
+from orchestrator.store.checkpoints import CheckpointStore
+from orchestrator.views.mermaid import flowchart, gantt
+from orchestrator.views.pictures import LEGEND, timeline
+from orchestrator.views.timeline import epoch
+
+FINISHED = frozenset({*SUCCESS, "failed", "blocked", "aborted", "conflict", "error", "skipped", "replaced",
+                      "cancelled"})
+"""A task with one of these outcomes runs no more until a `resume`: it takes no note."""
+
+
+@dataclass(frozen=True)
+class Where:
+    """The repository the page is about and the checkpoint DB setting it was started with (None: as `status`
+    finds it: the feature's remembered DB, else the repo's default)."""
+
+    repo: Path
+    db: str | None
+
+    def store(self, feature: str | None = None) -> CheckpointStore:
+        return CheckpointStore.for_repo(self.repo, self.db, feature)
+
+    def plan(self, feature: str) -> FeaturePlan:
+        """The feature's plan with the tasks replans added (as `show` reads it); one line when there is none."""
+        if not is_id(feature):
+            raise InputError(f"{feature!r} is not a feature id (FEAT-001)")
+        return inspection.replanned(self.store(feature), load_plan(self.repo, feature))
+
+
+def _seconds(start: str | None, end: str | None) -> float | None:
+    begun, ended = epoch(start), epoch(end)
+    return None if begun is None or ended is None else max(0.0, ended - begun)
+
+
+def runs(where: Where) -> list[dict[str, Any]]:
+    """Every feature thread in the store: `status`'s row, with its tasks done of all, when it started and how long
+    it ran (to its last checkpoint; to now while it runs)."""
+    store = where.store()
+    if not store.exists():
+        return []
+    rows = []
+    for row in inspection.list_features(store):
+        timeline_rows = inspection.history(store, row["thread"])
+        started = timeline_rows[0]["time"] if timeline_rows else None
+        end = row["updated"] if row["finished"] else iso_utc(time.time())
+        done, total = _done_of(where, store, row)
+        rows.append(row | {"started": started, "duration_s": _seconds(started, end), "done": done, "total": total})
+    rows.sort(key=lambda r: str(r["started"] or ""), reverse=True)
+    return rows
+
+
+def _done_of(where: Where, store: CheckpointStore, row: dict[str, Any]) -> tuple[int, int]:
+    """Tasks approved of the feature's tasks (its plan's, replans' added); a thread with no plan: its results."""
+    done = sum(n for status, n in row["tasks"].items() if status in SUCCESS)
+    try:
+        table = inspection.feature_status(store, where.plan(row["thread"]))
+    except InputError:
+        return done, sum(row["tasks"].values())
+    return sum(1 for task in table["tasks"] if task["status"] in SUCCESS), len(table["tasks"])
+
+
+def feature(where: Where, feature_id: str) -> dict[str, Any]:
+    """`status FEAT`'s table with the plan drawn (colored by state), the Gantt, the receipt and the next commands."""
+    plan = where.plan(feature_id)
+    store = where.store(feature_id)
+    table = inspection.feature_status(store, plan)
+    table["paused"] = None if table["finished"] else pause.describe(
+        pause.read_pause(pause.pause_path(where.repo, plan.id)))
+    outcomes = {row["task"]: row["status"] for row in table["tasks"]}
+    names = {task.id: task.name for task in plan.tasks}
+    order = [row["task"] for row in table["tasks"]]
+    sections = timeline(where.repo, plan.id, order, time.time())
+    return {"plan": plan, "status": table, "names": names, "flowchart": flowchart(plan, outcomes).text,
+            "gantt": gantt(f"{plan.id} - what ran when (UTC)", sections) if sections else "", "legend": LEGEND,
+            "receipt": receipts.describe(table["receipt"]), "questions": questions(table),
+            "commands": next_commands(where, plan.id, table)}
+
+
+def questions(table: dict[str, Any]) -> list[dict[str, Any]]:
+    """The questions waiting for an answer, each with its task and options."""
+    found = []
+    for row in table["tasks"]:
+        asked = row.get("pending_question")
+        if isinstance(asked, dict) and asked.get("question_id"):
+            found.append({"task": row["task"], "question_id": str(asked["question_id"]),
+                          "question": str(asked.get("question", "")),
+                          "options": [str(option) for option in asked.get("options") or []]})
+    return found
+
+
+def next_commands(where: Where, feature_id: str, table: dict[str, Any]) -> list[str]:
+    """What a person runs next: land (with review first) once every task is approved, else resume."""
+    repo = f" --repo {where.repo}"
+    if waiting := questions(table):
+        return [f"autobuild answer {feature_id} {q['question_id']} \"…\"{repo}   (or answer it above)" for q in waiting]
+    if table["finished"] and all(row["status"] in SUCCESS for row in table["tasks"]):
+        return [f"autobuild review {feature_id}{repo}", f"autobuild land {feature_id}{repo}"]
+    if table["finished"]:
+        return [f"autobuild resume {feature_id}{repo}", f"autobuild land {feature_id} --partial{repo}"]
+    running = next((row["task"] for row in table["tasks"] if str(row["status"]).startswith("running")), "TASK")
+    return [f"autobuild logs {feature_id} {running} --follow{repo}", f"autobuild resume {feature_id}{repo}"
+            "   (once the run stopped)"]
+
+
+def task(where: Where, feature_id: str, task_id: str) -> dict[str, Any]:
+    """`show FEAT TASK`: the task's turns (the player's report, the coach's feedback, the gate's verdict), with
+    its row of `status` and its notes."""
+    plan = where.plan(feature_id)
+    if task_id not in plan.task_ids():
+        raise InputError(f"{feature_id} has no task {task_id}: tasks are {', '.join(plan.task_ids())}")
+    store = where.store(feature_id)
+    table = inspection.feature_status(store, plan) if store.exists() else None
+    row = next((r for r in (table or {}).get("tasks", []) if r["task"] == task_id), None)
+    shown = inspection.show_task(where.repo, plan, task_id)
+    return {"plan": plan, "shown": shown, "row": row, "status": table,
+            "questions": [q for q in questions(table) if q["task"] == task_id] if table else [],
+            "receipt": receipts.describe(row["receipt"]) if row else "",
+            "takes_notes": row is not None and row["status"] not in FINISHED}
