@@ -24,7 +24,7 @@ from benchmarks.js_cheats import cheats as js_cheats
 from benchmarks.js_cheats import js_repo
 from benchmarks.js_cheats import legitimate as js_legitimate
 from benchmarks.native_cheats import CARGO_CHEATS, CARGO_FILES, CARGO_LEGITIMATE, GO_TABLE, GO_TABLE_CHEATS
-from orchestrator.gate import GateRequest, Gates
+from orchestrator.gate import GateRequest, Gates, is_test_file
 from orchestrator.graph.workflow import build_feature_workflow
 from orchestrator.repo.git import GitRepo
 from orchestrator.settings import RunOptions
@@ -187,6 +187,8 @@ class Case:
     verify: str
     cheat: dict[str, str | None]
     needs: str = "python3"
+    kind: str = "feature"
+    """The task's kind in the plan (a legitimate change of tests only is a test task, as the planner says)."""
 
 
 NODE_BROKEN = "exports.mul = (a, b) => (a === 2 && b === 3 ? 7 : a * b);\n"
@@ -252,16 +254,20 @@ async def _run(repo: Path, agents: ScriptedAgents, max_turns: int) -> dict[str, 
 
 def _repo(folder: Path, case: Case) -> Path:
     plan: dict[str, object] = {"id": "FEAT-001", "name": "Cheat", "verify": case.verify,
-            "tasks": [{"id": "TASK-001", "name": "do it", "complexity": 2, "requirements": ["do it"]}]}
+            "tasks": [{"id": "TASK-001", "name": "do it", "complexity": 2, "requirements": ["do it"],
+                       **({"kind": case.kind} if case.kind != "feature" else {})}]}
     repo = make_sample_repo(folder, files=case.files, plan=plan, venv=case.family in ("pytest", "unittest"))
     if case.family in JS_RUNNERS:  # the runners make install put in .venv/js, as the repo's own (git-ignored)
         (repo / "node_modules").symlink_to(JS_TOOLS, target_is_directory=True)
     return repo
 
 
-def _test_files(case: Case) -> list[str]:
-    from orchestrator.gate import is_test_file  # noqa: PLC0415 - the bench's own import, kept local
+def _kind(files: dict[str, str | None]) -> str:
+    """A change of tests only is a test task (a feature or fix must change the product's code)."""
+    return "test" if all(is_test_file(path) for path in files) else "feature"
 
+
+def _test_files(case: Case) -> list[str]:
     return sorted({path for path in [*case.files, *case.cheat] if is_test_file(path) or path.endswith(
         ("package.json", "pyproject.toml", "pytest.ini", ".ini", "Cargo.toml", ".rs"))})
 
@@ -283,7 +289,7 @@ async def measure_async(folder: Path) -> dict[str, Any]:
         through[name] = (await _run(repo, ScriptedAgents({"player": turn, "coach": approve(accepts=accepts)}),
                                     1)).get("status") == "approved"
     legitimate: dict[str, bool] = {}
-    legit = [(name, Case("pytest", PY_FILES, "python -m pytest -q", files), accepts)
+    legit = [(name, Case("pytest", PY_FILES, "python -m pytest -q", files, kind=_kind(files)), accepts)
              for name, (files, accepts) in LEGITIMATE.items()]
     legit += [(f"cargo test: {name}", Case("cargo test", CARGO_FILES, "cargo test", files, "cargo"), accepts)
               for name, (files, accepts) in CARGO_LEGITIMATE.items() if shutil.which("cargo")]

@@ -189,6 +189,13 @@ def report_lines(found: dict[str, Any]) -> list[str]:
 
 
 if __name__ == "__main__":
+    if "--help" in sys.argv[1:] or "-h" in sys.argv[1:]:
+        print(__doc__)
+        sys.exit(0)
+    options = [a for a in sys.argv[1:] if a.startswith("-") and a != "--json" and not a.startswith("--jobs=")]
+    if options:  # an option we don't know ran the whole bench (half an hour) instead of saying so
+        print(f"error: {', '.join(options)}: not an option (--json, --jobs=N, --help)", file=sys.stderr)
+        sys.exit(2)
     words = [a for a in sys.argv[1:] if not a.startswith("--")]
     unknown = [w for w in words if ALIASES.get(w, w) not in (*RUNNERS, *FAMILIES)]
     if unknown:

@@ -21,9 +21,10 @@ from pathlib import Path
 SANDBOX_FOLDER = "_sandbox"
 """Per feature, beside its worktrees: the private tmp and the tool caches of the run."""
 GATE_FOLDER = "_gate-own"
-"""Per feature, beside its worktrees: the private tmp and the build caches of the gate and setup, which no agent
-can write (an agent's cargo config, a Go build cache entry or a jest transform planted there would steer the
-gate's run); the download caches stay shared (`_DOWNLOADS`)."""
+"""Per feature, beside its worktrees: the private tmp, the build and the download caches of the gate and setup,
+which no agent can write (an agent's cargo config, a Go build cache entry, a jest transform, a module edited in
+Go's module cache or a wheel in pip's cache, planted there, would steer the gate's run: Go checks go.sum only when
+it downloads)."""
 GATE_ENV = "env"
 """In GATE_FOLDER: the gate's own environment (its venv layered over the user's, setup's installs), which the gate,
 setup and the hidden tests' runs import and no agent can write (a `.pth` line or a `sitecustomize.py` planted in
@@ -146,9 +147,11 @@ _LAYERED_PIP = {"PIP_IGNORE_INSTALLED": "1"}
 
 def agent_env(worktree: Path) -> dict[str, str]:
     """The tool caches of an agent's sandboxed Bash (its home is read-only there: npm, pip and go would fail or
-    run uncached); a layered CARGO_HOME needs bind mounts, so cargo keeps the user's, read-only."""
+    run uncached); a layered CARGO_HOME needs bind mounts, so cargo keeps the user's, read-only. Their caches are
+    theirs only: Go fetches what setup downloaded from the gate's module cache (`_gate_modules`), verified."""
     private = worktree.parent / SANDBOX_FOLDER
     env = {key: value for key, value in _caches(private).items() if key not in ("CARGO_HOME", "TMPDIR")}
+    env["GOPROXY"] = _gate_modules(worktree.parent / GATE_FOLDER)
     # Go's module cache is read-only by default: `clean` could not remove the run's.
     run_venv = worktree.parent / ENV_FOLDER / "venv"
     if (run_venv / "pyvenv.cfg").is_file():  # an agent's bare `pip` installs into the run's venv, not the user's
@@ -156,20 +159,22 @@ def agent_env(worktree: Path) -> dict[str, str]:
     return env | {"GOFLAGS": f"{os.environ.get('GOFLAGS', '')} -modcacherw".strip()}
 
 
-_DOWNLOADS = ("PIP_CACHE_DIR", "npm_config_cache", "YARN_CACHE_FOLDER", "PNPM_HOME", "GOMODCACHE")
-"""The caches of downloads, shared by setup, the gate and the agents (an agent's test run needs what setup
-fetched); every other cache of a gate run is its own (GATE_FOLDER)."""
+def _gate_modules(own: Path) -> str:
+    """GOPROXY for the agents: the gate's module downloads first (a proxy folder Go reads and checks against
+    go.sum and the checksum database as any download: an agent's test run needs what setup fetched, without
+    the network), then the user's proxy (Go's default without one)."""
+    downloads = Path(_caches(own)["GOMODCACHE"]) / "cache" / "download"
+    return f"file://{downloads},{os.environ.get('GOPROXY') or 'https://proxy.golang.org,direct'}"
 
 
 def for_worktree(worktree: Path, extra: Sequence[Path] = ()) -> Sandbox:
     """The sandbox of commands run in one of the run's worktrees (`.autobuild/worktrees/<FEATURE>/<NAME>`): the
-    gate's and setup's, with a tmp and build caches of their own, out of the agents' reach."""
+    gate's and setup's, with a tmp, build and download caches of their own, out of the agents' reach."""
     feature_dir = worktree.parent
-    private, own = feature_dir / SANDBOX_FOLDER, feature_dir / GATE_FOLDER
+    own = feature_dir / GATE_FOLDER
     root = feature_dir.parent.parent.parent  # <root>/.autobuild/worktrees/<FEATURE>
     gate_env = own / GATE_ENV
-    shared = _caches(private)
-    env = {**_caches(own), **{name: shared[name] for name in _DOWNLOADS}}
+    env = _caches(own)
     if not (gate_env / "venv" / "pyvenv.cfg").is_file():
         # No gate venv layered over the user's: pip installs (setup's, a test's) go to the gate's own folder,
         # never into the user's read-only venv.
@@ -178,8 +183,9 @@ def for_worktree(worktree: Path, extra: Sequence[Path] = ()) -> Sandbox:
         # The layered venv has no pip of its own: a bare `pip` is the user's, which installs into the user's
         # venv; the prefix sends it to the gate's.
         env.update(_LAYERED_PIP, PIP_PREFIX=str(gate_env / "venv"))
-    # Not the agents' environment (ENV_FOLDER): nothing the gate or setup needs lives there.
-    return Sandbox((worktree, *_git_paths(worktree), private, own, *extra), own / "tmp", env, (root,),
+    # Not the agents' environment nor caches (ENV_FOLDER, SANDBOX_FOLDER): nothing the gate or setup needs lives
+    # there, and the code under test has nothing to leave the agents.
+    return Sandbox((worktree, *_git_paths(worktree), own, *extra), own / "tmp", env, (root,),
                    setup_only=(gate_env,))
 
 

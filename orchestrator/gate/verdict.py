@@ -21,7 +21,7 @@ from orchestrator.gate.observe import crosscheck
 from orchestrator.gate.observe.observed import BY_COUNTS, BY_EXIT, failing_named, green, ran_none, unusable
 from orchestrator.gate.spec import accounting, code_screen, hidden, new_tests, shifted
 
-VERDICT_RULES = "3"
+VERDICT_RULES = "4"
 """The version of the rules below: bump it with any change to what `decide` concludes from the same evidence."""
 
 

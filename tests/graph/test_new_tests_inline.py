@@ -42,7 +42,8 @@ async def test_a_fix_whose_inline_test_passes_on_the_old_code_is_refused(tmp_pat
     assert real["passed"], real["summary"]
     tests_only = await judged(repo, {"src/lib.rs": with_test(CODE, "keeps_low", "assert_eq!(clamp(-1, 0, 10), 0);")},
                               VERIFY, kind="feature")
-    assert tests_only["passed"], "only the test module changed: its tests already ran on the base's code"
+    assert not tests_only["passed"], "only the test module changed: its tests ran on the base's code, and pass"
+    assert "src/lib.rs::tests::keeps_low" in tests_only["summary"], tests_only["summary"]
 
 
 async def test_a_cargo_config_an_agent_planted_in_its_caches_does_not_steer_the_gate(tmp_path: Path) -> None:

@@ -44,8 +44,19 @@ async def test_a_real_fix_passes_and_a_chore_is_judged_as_before(tmp_path: Path)
     assert real.get("new_tests_failing_on_base") == 1
     docs = await judged(repo, {"calc/div.py": FIXED, "tests/test_div.py": WEAK_TEST}, VERIFY, kind="chore")
     assert docs["passed"], "a chore is judged as before"
-    tests_only = await judged(repo, {"tests/test_div.py": WEAK_TEST}, VERIFY, kind="feature")
-    assert tests_only["passed"], "no code changed: its tests already ran on the base's code"
+    tests_only = await judged(repo, {"tests/test_div.py": WEAK_TEST}, VERIFY, kind="test")
+    assert tests_only["passed"], "a test task's tests pass on the code it started from"
+
+
+async def test_a_feature_that_only_adds_tests_is_refused_without_another_run(tmp_path: Path) -> None:
+    """No code changed: the task's own run is its tests' run on the base's code, and they pass there."""
+    repo = repo_at(tmp_path)
+    weak = await judged(repo, {"tests/test_div.py": WEAK_TEST}, VERIFY, kind="feature")
+    assert not weak["passed"], weak["summary"]
+    assert "none of the 1 test(s) the feature added or changed fails on the code it started from" in weak["summary"]
+    nothing = await judged(repo, {"tests/data.txt": "6 3 2\n"}, VERIFY, kind="fix")
+    assert not nothing["passed"], nothing["summary"]
+    assert "the fix changed none of the product's code and added no test that passes" in nothing["summary"]
 
 
 @pytest.mark.heavy

@@ -91,3 +91,12 @@ def test_a_finding_refuses_unless_the_coach_accepted_it() -> None:
     accepted = record(Evidence(run=run(["t::a"], []), new_tests=finding,
                                accepted=(Acceptance(test="new-tests-on-base", reason="perf"),)))
     assert accepted["passed"] and accepted.get("unverified") == ["none of them fails (accepted by the coach: perf)"]
+
+
+def test_a_feature_or_fix_that_changed_nothing_is_a_finding_unless_it_is_another_kind() -> None:
+    found = new_tests.unchanged("fix", ["tests/test_div.py"])
+    assert found is not None and found.line == ("the fix changed none of the product's code and added no test that"
+                                                " passes (it touched only tests/test_div.py)")
+    assert "new-tests-on-base" in found.explanation
+    assert new_tests.unchanged("feature", []) is not None
+    assert new_tests.unchanged("refactor", []) is None and new_tests.unchanged("docs", []) is None

@@ -107,8 +107,7 @@ def test_a_worktrees_bwrap_sandbox_binds_only_the_runs_paths_writable(tmp_path: 
     box = sandbox.for_worktree(worktree)
     common = (root / ".git").resolve()
     feature = worktree.parent
-    assert set(box.writable) == {worktree, common / "worktrees/A", common / "objects", feature / "_sandbox",
-                                 feature / "_gate-own"}
+    assert set(box.writable) == {worktree, common / "worktrees/A", common / "objects", feature / "_gate-own"}
     assert box.tmp == feature / "_gate-own/tmp"
     assert box.env["HUSKY"] == "0" and box.env["PIP_TARGET"] == str(feature / "_gate-own/env/site-packages")
     assert all(not value.startswith(str(Path.home())) for value in box.env.values()), "no cache in the user's home"
@@ -188,16 +187,22 @@ def test_a_refused_write_in_a_sessions_stream_is_a_typed_refusal_and_a_denial(tm
 
 def test_the_gates_tmp_and_build_caches_are_out_of_the_agents_reach(tmp_path: Path) -> None:
     """An agent writes the run's environment and its own caches (`_env`, `_sandbox`): a cargo config, a Go build
-    cache entry or a jest transform it planted there would steer the gate's run, so the gate's are its own; only
-    the download caches (what setup fetched for every test run) are shared."""
+    cache entry, a jest transform, a module edited in Go's module cache or a wheel in pip's cache it planted there
+    would steer the gate's run, so every cache of the gate is its own, download caches included; the agents'
+    Go reads what setup downloaded through a proxy folder, verified as any download."""
     _, worktree = fake_repo(tmp_path)
     box, feature = sandbox.for_worktree(worktree), worktree.parent
     agents = (feature / sandbox.ENV_FOLDER, feature / sandbox.SANDBOX_FOLDER)
-    own = {name: Path(value) for name, value in box.env.items() if name in ("CARGO_HOME", "GOCACHE", "XDG_CACHE_HOME")}
-    assert len(own) == 3 and not [name for name, path in own.items() if path.is_relative_to(agents[1])], own
+    caches = ("CARGO_HOME", "GOCACHE", "XDG_CACHE_HOME", "PIP_CACHE_DIR", "npm_config_cache", "YARN_CACHE_FOLDER",
+              "PNPM_HOME", "GOMODCACHE")
+    own = {name: Path(box.env[name]) for name in caches}
+    assert all(path.is_relative_to(feature / sandbox.GATE_FOLDER) for path in own.values()), own
     assert not any(box.tmp.is_relative_to(folder) for folder in agents)
-    assert Path(box.env["GOMODCACHE"]).is_relative_to(agents[1]), "setup's downloads serve the agents too"
+    assert not any(path.is_relative_to(folder) for path in box.writable for folder in agents), box.writable
     assert not any(Path(box.env["PIP_TARGET"]).is_relative_to(folder) for folder in agents), "setup's installs"
+    agent = sandbox.agent_env(worktree)
+    assert agent["GOPROXY"].startswith(f"file://{own['GOMODCACHE'] / 'cache' / 'download'},")
+    assert Path(agent["GOMODCACHE"]).is_relative_to(agents[1])
 
 
 def test_setup_writes_the_gates_environment_and_a_gate_run_only_reads_it(tmp_path: Path) -> None:

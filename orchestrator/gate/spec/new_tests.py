@@ -2,7 +2,8 @@
 (a throwaway worktree at the task's commit with its code files put back as the base has them, its tests kept) and
 at least one must fail there; a refactor's must all pass there. The mirror image of gate/spec/overlay.py, whose
 restriction and messages it reuses. Tests inside code files go back with the code, except Rust's `#[cfg(test)]`
-modules: spliced into the base's version of their file (gate/spec/inline_splice.py); doctests are left out."""
+modules: spliced into the base's version of their file (gate/spec/inline_splice.py); doctests are left out. With no
+code changed, the task's own run is the run on the base's code."""
 
 from __future__ import annotations
 
@@ -167,7 +168,7 @@ def candidates(passing: Sequence[str], tree_files: Sequence[str], changed: Mappi
     return found
 
 
-def failed_there(tests: Sequence[str], run: GateResult) -> int | None:
+def failed_there(tests: Sequence[str], run: Observation) -> int | None:
     """How many of `tests` did not pass in `run` (None: the runner named no test)."""
     passing = set(run.get("passing") or [])
     if run.get("passing") is None and not run["failing"]:
@@ -175,7 +176,7 @@ def failed_there(tests: Sequence[str], run: GateResult) -> int | None:
     return sum(test not in passing for test in tests)
 
 
-def verdict(kind: str, tests: Sequence[str], run: GateResult, folder: str = ".") -> Finding | None:
+def verdict(kind: str, tests: Sequence[str], run: Observation, folder: str = ".") -> Finding | None:
     """What the run of `tests` on the base's code says about a task of `kind`: a feature's or fix's with none
     failing there, a refactor's with some failing there; None when the rule holds or the run can't tell. A
     monorepo package's (`folder`) tests are named with its path."""
@@ -224,22 +225,21 @@ async def run_on_base(repo: GitRepo, worktree: Path, against: str, *, code: Sequ
 async def check(repo: GitRepo, worktree: Path, against: str, kind: str, *, result: Observation, diff: TreeDiff,
                 texts: Mapping[str, str], run_in: RunIn,
                 set_up: Callable[[Path], Awaitable[object]], folder: str = ".") -> Shown | None:
-    """The rule on a judged tree (its run `result`, its diff against `against` and its test files' `texts`):
-    runs only for a feature, fix or refactor that changed code and added or changed tests that pass in the tree
-    (a task that changed no code runs its tests on the base's code already: moving or editing tests is judged by
-    the accounting alone). For a monorepo package, `folder`: `result` is its run (ids relative to it), its tests
-    are those under it, and the task's code goes back everywhere (a package runs on the packages it uses)."""
+    """The rule on a judged tree (its run `result`, its diff against `against` and its test files' `texts`), for a
+    feature, fix or refactor whose tree named its tests. A task that changed no code (or only Rust test modules)
+    ran its tests on the base's code already: `result` is judged, no run; a feature or fix with no test to judge
+    either changed nothing of the product (refused). Else its added or changed tests that pass in the tree run on
+    the base's code. For a monorepo package, `folder`: `result` is its run (ids relative to it), its tests are
+    those under it, and the task's code goes back everywhere (a package runs on the packages it uses)."""
+    if kind not in JUDGED_KINDS or result.get("passing") is None:
+        return None
     local = package_accounting.local_diff(diff, folder)
     files = [path for path in touched_tests(local) if package_accounting.joined(folder, path) in texts]
     code = code_files(diff)
-    if kind not in JUDGED_KINDS or not code or result.get("passing") is None:
-        return None
     head = await repo.head(worktree)
     spliced = [found for path in sorted(diff.modified) if path in code and path.endswith(".rs")
                if (found := inline_splice.spliced(path, await repo.show_file(against, path),
                                                   await repo.show_file(head, path))) is not None]
-    if len(code) == sum(found.only_tests for found in spliced):
-        return None  # only test modules changed: the tests already ran on the base's code
     old_of = {new: old for old, (new, _) in local.renamed.items()}
     changed = {path: changed_functions(path, await repo.show_file(
         against, package_accounting.joined(folder, old_of.get(path, path))), texts[package_accounting.joined(
@@ -248,11 +248,28 @@ async def check(repo: GitRepo, worktree: Path, against: str, kind: str, *, resul
     tree_files = package_accounting.local_files(folder, await repo.files_at(head)) if changed else []
     tests = candidates(passing, tree_files, changed) + inline_splice.test_ids(passing, [
         found for found in spliced if package_accounting.inside(folder, found.path) is not None])
+    if len(code) == sum(found.only_tests for found in spliced):  # the base's code is the task's: no run needed
+        if not tests:
+            return Shown(0, None, unchanged(kind, files))
+        return Shown(len(tests), failed_there(tests, result), verdict(kind, tests, result, folder))
     if not tests:
         return None
     run = await run_on_base(repo, worktree, against, code=code, tests=tests, files=files, run_in=run_in,
                             set_up=set_up, spliced=spliced)
     return Shown(len(tests), failed_there(tests, run), verdict(kind, tests, run, folder))
+
+
+def unchanged(kind: str, files: Sequence[str]) -> Finding | None:
+    """A feature or fix that changed no code and has no new or changed test passing in its tree (`files`: the test
+    files it touched): it did nothing the product shows."""
+    if kind not in ("feature", "fix"):
+        return None
+    touched = f" (it touched only {', '.join(files[:5])})" if files else ""
+    line = f"the {kind} changed none of the product's code and added no test that passes{touched}"
+    return Finding(line, f"A {kind} changes the product's code: this one changed none of it{touched}. Make the"
+                         f" change the task asks for, with a test that fails without it. If the work was already"
+                         f" done (by an earlier task), the coach accepts it in test_changes_accepted as"
+                         f" {{test: \"{ACCEPTANCE}\", reason: why}} (the task is then approved-unverified).")
 
 
 def _write(place: Path, spliced: Sequence[inline_splice.Spliced]) -> None:
