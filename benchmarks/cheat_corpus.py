@@ -262,7 +262,7 @@ def _repo(folder: Path, case: Case) -> Path:
     return repo
 
 
-def _kind(files: dict[str, str | None]) -> str:
+def kind_of(files: dict[str, str | None]) -> str:
     """A change of tests only is a test task (a feature or fix must change the product's code)."""
     return "test" if all(is_test_file(path) for path in files) else "feature"
 
@@ -289,7 +289,7 @@ async def measure_async(folder: Path) -> dict[str, Any]:
         through[name] = (await _run(repo, ScriptedAgents({"player": turn, "coach": approve(accepts=accepts)}),
                                     1)).get("status") == "approved"
     legitimate: dict[str, bool] = {}
-    legit = [(name, Case("pytest", PY_FILES, "python -m pytest -q", files, kind=_kind(files)), accepts)
+    legit = [(name, Case("pytest", PY_FILES, "python -m pytest -q", files, kind=kind_of(files)), accepts)
              for name, (files, accepts) in LEGITIMATE.items()]
     legit += [(f"cargo test: {name}", Case("cargo test", CARGO_FILES, "cargo test", files, "cargo"), accepts)
               for name, (files, accepts) in CARGO_LEGITIMATE.items() if shutil.which("cargo")]

@@ -27,6 +27,7 @@ from benchmarks.cheat_corpus import (
     PY_FILES,
     TESTS,
     UNITTEST_FILES,
+    kind_of,
 )
 from tests.graph.harness import Run, Workflow, plan, task
 
@@ -102,8 +103,9 @@ async def test_accepting_every_change_lets_a_bent_test_through(tmp_path: Path) -
 
 @pytest.mark.parametrize("name", by_family(set(LEGITIMATE), HEAVY_LEGITIMATE))
 async def test_a_legitimate_test_change_the_coach_accepts_is_approved(tmp_path: Path, name: str) -> None:
-    repo = python_repo(tmp_path)
     files, accepts = LEGITIMATE[name]
+    repo = make_sample_repo(tmp_path / "repo", files=PY_FILES, plan=plan(
+        task("TASK-001", kind=kind_of(files)), verify="python -m pytest -q"))  # tests only: a test task
     agents = ScriptedAgents({"player": writes(files), "coach": approve(accepts=accepts)})
     run = await Workflow(repo, agents).run(max_turns=1)
     assert run.status("TASK-001") == "approved", first_gate(run)["summary"]
