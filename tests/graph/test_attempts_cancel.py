@@ -14,7 +14,7 @@ from agents.testing.repos import git, make_sample_repo
 from agents.testing.scripted_agents import ScriptedAgents, Turn, approve, writes
 from orchestrator.cli.main import _settings, build_parser, main
 from orchestrator.graph import runner
-from tests.graph.harness import CALC_FILES, plan, task, unsandboxed
+from tests.graph.harness import CALC_CHECK, CALC_FILES, plan, task, unsandboxed
 
 SUB = {"calc/sub.py": "def sub(a, b):\n    return a - b\n"}
 
@@ -46,11 +46,10 @@ async def test_first_reaps_a_sibling_s_gate_and_ends_its_session_discard_takes_w
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     unsandboxed(tmp_path, monkeypatch)  # the gate script writes its pid outside the tree
     pid_file = tmp_path / "gate.pid"
-    check = ("import os, pathlib, sys, time\n"
+    check = ("import os, pathlib, time\n"  # the harness's unittest gate (verified), slow where slow.txt is
              "if pathlib.Path('slow.txt').exists():\n"
              f"    pathlib.Path({str(pid_file)!r}).write_text(str(os.getpid()))\n"
-             "    time.sleep(300)\n"
-             "sys.exit(0 if pathlib.Path('calc/sub.py').exists() else 1)\n")
+             "    time.sleep(300)\n" + CALC_CHECK)
     repo = make_sample_repo(tmp_path / "repo", files={**CALC_FILES, "check.py": check},
                             plan=plan(task("TASK-001", attempts=3)))
     agents = Watched({("player", "TASK-001.a1"): writes({**SUB, "slow.txt": "x\n"}),

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from benchmarks.js_cheats import TOOLS, js_repo
+from orchestrator import sandbox
 from orchestrator.cli.demo import make_sample_repo
 from tests.graph.harness import judged, plan, task
 
@@ -150,11 +151,18 @@ async def test_code_that_prints_a_fake_jest_summary_is_refused(tmp_path: Path) -
       "calc/__init__.py": PYTEST_CHEATS["rewrites the JUnit report at exit"]},
      "lost ids: the base's run reported pytest"),
     ({"calc/__init__.py": ("import pathlib\n\n"
+                           "pathlib.Path('calc/add.py').write_text('def add(a, b):\\n    return a + b\\n')\n")},
+     "tracked files: the run changed calc/add.py"),
+    ({"calc/__init__.py": ("import pathlib\n\n"
                            "pathlib.Path('tests/test_add.py').write_text('def test_add():\\n    pass\\n')\n")},
-     "tracked files: the run changed tests/test_add.py"),
-], ids=["reporter kept from loading", "a tracked test file rewritten by the run"])
+     None),
+], ids=["reporter kept from loading", "a tracked code file rewritten by the run", "a test rewritten by the run"])
 async def test_a_run_that_loses_the_channel_or_rewrites_a_tracked_file_is_refused(
-        tmp_path: Path, cheat: dict[str, str], named: str) -> None:
+        tmp_path: Path, cheat: dict[str, str], named: str | None) -> None:
     result = await judged(_pytest_repo(tmp_path), {**BROKEN, **cheat}, "python -m pytest -q")
     assert not result["passed"], result["summary"]
-    assert any(finding.startswith(named) for finding in result.get("tampering") or []), result["summary"]
+    if named is None and sandbox.available():  # the tests are read-only in the run: the rewrite fails there
+        assert "tests.test_add::test_add" in result["summary"], result["summary"]
+        return
+    assert any(finding.startswith(named or "tracked files: the run changed tests/test_add.py")
+               for finding in result.get("tampering") or []), result["summary"]
