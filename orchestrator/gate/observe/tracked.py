@@ -61,7 +61,8 @@ async def test_files(cwd: Path, limit: int = PROTECTED_LIMIT) -> list[Path]:
         return []
     paths = [path for path in dict.fromkeys(listed.stdout.split("\0")) if path]
     code = [path for path in paths if is_test_file(path)]
-    data = [path for path in paths if path not in set(code) and any(
+    tests = set(code)
+    data = [path for path in paths if path not in tests and any(
         part.lower() in TEST_DATA_FOLDERS for part in PurePosixPath(path).parts[:-1])]
     return [root / path for path in [*code, *data][:limit]]
 

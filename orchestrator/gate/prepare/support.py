@@ -28,28 +28,38 @@ async def base_test_support(repo: GitRepo, against: str, paths: Iterable[str],
     """The `paths` (code by their side) that on `against` are test support: they assert, some base test imports
     them and no code does."""
     found: set[str] = set()
+    go_packages: dict[str, bool] = {}  # a Go package's role is its files': read once per folder
     for path in paths:
         if path not in base_files or not path.endswith((".py", ".go", *_JS)):
             continue
-        text = await repo.show_file(against, path)
-        if text is None or not await _asserts(repo, against, path, text, base_files):
-            continue
+        if path.endswith(".go"):
+            folder = posixpath.dirname(path)
+            if folder not in go_packages:
+                go_packages[folder] = await _go_package_tests(repo, against, folder, base_files)
+            if not go_packages[folder]:
+                continue
+        else:
+            text = await repo.show_file(against, path)
+            if text is None or not _asserts(path, text):
+                continue
         importers = await _importers(repo, against, path, base_files)
         if importers and all(sides.side_of(other) == "test" for other in importers):
             found.add(path)
     return frozenset(found)
 
 
-async def _asserts(repo: GitRepo, against: str, path: str, text: str, base_files: frozenset[str]) -> bool:
+async def _go_package_tests(repo: GitRepo, against: str, folder: str, base_files: frozenset[str]) -> bool:
+    """Whether a Go package imports `testing` outside its `_test.go` files."""
+    for other in sorted(base_files):
+        sibling = posixpath.dirname(other) == folder and other.endswith(".go") and not other.endswith("_test.go")
+        if sibling and "testing" in go_imports((await repo.show_file(against, other)) or ""):
+            return True
+    return False
+
+
+def _asserts(path: str, text: str) -> bool:
     if path.endswith(".py"):
         return python_asserts(text)
-    if path.endswith(".go"):  # a package's role is its files': any of them importing `testing`
-        folder = posixpath.dirname(path)
-        for other in sorted(base_files):
-            sibling = posixpath.dirname(other) == folder and other.endswith(".go") and not other.endswith("_test.go")
-            if sibling and "testing" in go_imports((await repo.show_file(against, other)) or ""):
-                return True
-        return False
     return bool(js_imports(text, path) & _JS_ASSERTIONS) or js_calls_expect(text, path)
 
 
@@ -83,10 +93,8 @@ def _checking(function: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
 
 def js_imports(text: str, path: str) -> frozenset[str]:
     """The module specifiers a JS/TS file loads (`require('x')`, `import ... from 'x'`, `import('x')`)."""
-    language = "tsx" if path.endswith(".tsx") else "typescript" if path.endswith((".ts", ".mts", ".cts")) \
-        else "javascript"
     found = set()
-    stack = [parse(language, text)]
+    stack = [parse(_language(path), text)]
     while stack:
         node = stack.pop()
         stack.extend(node.children)
@@ -105,14 +113,18 @@ def js_imports(text: str, path: str) -> frozenset[str]:
 
 def js_calls_expect(text: str, path: str) -> bool:
     """A jest/vitest global `expect(...)` called in the file."""
-    language = "typescript" if path.endswith((".ts", ".mts", ".cts", ".tsx")) else "javascript"
-    stack = [parse(language, text)]
+    stack = [parse(_language(path), text)]
     while stack:
         node = stack.pop()
         stack.extend(node.children)
         if node.type == "call_expression" and text_of(node.child_by_field_name("function")) == "expect":
             return True
     return False
+
+
+def _language(path: str) -> str:
+    return "tsx" if path.endswith(".tsx") else "typescript" if path.endswith((".ts", ".mts", ".cts")) \
+        else "javascript"
 
 
 def go_imports(text: str) -> frozenset[str]:
