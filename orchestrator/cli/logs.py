@@ -98,6 +98,7 @@ def _printer(as_json: bool) -> Callable[[event_log.LoggedEvent], None]:
 
 def line(event: event_log.LoggedEvent) -> str:
     """One event as a person reads it: `#id time event [turn N] key=value…` (values cut to one short line)."""
-    said = [f"{key}={one_line(str(event.fields[key]), 120)}" for key in _SHOWN_FIELDS if key in event.fields]
+    said = [f"{key}={one_line(str(event.fields[key]), 120)}" for key in _SHOWN_FIELDS
+            if event.fields.get(key) not in (None, "", [])]  # `reason=` and `notes=[]` say nothing
     turn = f" turn {event.turn}" if event.turn is not None else ""
     return f"#{event.id:<5} {event.time}  {event.kind}{turn}{'  ' + ' '.join(said) if said else ''}"

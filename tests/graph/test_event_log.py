@@ -48,6 +48,7 @@ async def test_a_tasks_log_has_increasing_ids_and_resumes_after_the_last_seen(
     assert logs(repo, db, "TASK-001", "--follow") == 0, "a finished task: follow prints it all and ends"
     text = capsys.readouterr().out.splitlines()
     assert len(text) == len(events) and text[-1].startswith(f"#{events[-1].id} ") and " merge" in text[-1]
+    assert not [line for line in text if line.endswith("=") or "= " in line or "=[]" in line], "no empty values"
 
 
 def written(tmp_path: Path, *kinds: str) -> tuple[Path, Path]:

@@ -93,7 +93,8 @@ const follow = (url, handlers) => {
 };
 
 const logLine = (event) => {
-  const said = SHOWN.filter((key) => key in event).map((key) => {
+  const blank = (value) => value === null || value === "" || (Array.isArray(value) && value.length === 0);
+  const said = SHOWN.filter((key) => key in event && !blank(event[key])).map((key) => {
     const value = typeof event[key] === "string" ? event[key] : JSON.stringify(event[key]);
     return `${key}=${value.length > 200 ? value.slice(0, 200) + "…" : value}`;
   });
