@@ -48,4 +48,6 @@ class EventLog:
         if kind in ("retry", "session_end") and task:
             self(kind, task, **fields)
         elif kind in ("session_start", "tool", "question_answered_in_session"):
+            if task is not None and (attempt := ATTEMPT.get()) and "attempt" not in fields:
+                fields["attempt"] = attempt  # which of several attempts is running that command
             self.writer(Event(event=kind, feature=self.feature_id, task=task, **fields).to_dict())

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextvars
 import io
 from typing import Any
 
@@ -10,6 +11,7 @@ from rich.console import Console
 
 from orchestrator.cli.output import wrapped
 from orchestrator.cli.read import feedback_line
+from orchestrator.graph.events import ATTEMPT, EventLog
 from orchestrator.views.live_view import TaskBoard
 from orchestrator.views.progress import Progress
 
@@ -148,3 +150,20 @@ def test_lines_after_the_table_wrap_between_words_and_commands_paste_whole() -> 
         return [word for word in " ".join(found).split() if word != "#"]
 
     assert words(lines) == words([comment, command, prose]), "no word broken or lost"
+
+
+def test_a_command_an_attempt_runs_says_which_attempt(tmp_path: Any) -> None:
+    """Three attempts' coaches each run the tests: each line names its attempt, as their session lines do."""
+    written: list[dict[str, Any]] = []
+    log = EventLog(tmp_path, "FEAT-001", written.append)
+
+    def in_attempt(attempt: int) -> None:
+        ATTEMPT.set(attempt)
+        log.session_event({"event": "tool", "task": "T4", "turn": 1, "role": "coach", "tool": "Bash",
+                           "detail": "python -m pytest -q"})
+
+    contextvars.copy_context().run(in_attempt, 2)
+    log.session_event({"event": "tool", "task": "T4", "turn": 1, "role": "coach", "tool": "Bash", "detail": "ls"})
+    lines = [Progress.describe(record) for record in written]
+    assert lines[0] is not None and lines[0].startswith("T4 a2 turn 1 coach")
+    assert lines[1] is not None and lines[1].startswith("T4 turn 1 coach"), "a task's only loop: as it always was"
