@@ -81,7 +81,12 @@ def _why(first: Candidate, second: Candidate) -> str:
 
 
 def why_not(picked: Candidate, other: Candidate) -> str:
-    """Why `other` is not picked: the first key `picked` beats it on (or that it was approved later)."""
+    """Why `other` is not picked: the first key `picked` beats it on (or that it was approved later); an attempt
+    that was never a candidate (cancelled, failed) by its own outcome, not by a key it never had."""
+    if other.status == "cancelled":
+        return f"cancelled: attempt {picked.attempt} was approved first"
+    if other.status not in CANDIDATE_STATUSES:
+        return f"not approved: it ended {other.status}"
     return _why(picked, other)
 
 

@@ -76,3 +76,11 @@ def test_the_tie_is_the_candidates_level_with_the_best_on_the_keys() -> None:
     assert [c.attempt for c in tied([bent, Candidate(5, "approved-unverified")])] == [3]
     assert tied([Candidate(4, "failed")]) == []
     assert why_not(two, bent).startswith("attempt 2 changes fewer base tests")
+
+
+def test_an_attempt_that_was_never_a_candidate_is_not_picked_for_its_own_outcome() -> None:
+    """A sibling cancelled when another was verified first was never approved-unverified: say what it was."""
+    winner = Candidate(1, "approved")
+    assert why_not(winner, Candidate(2, "cancelled")) == "cancelled: attempt 1 was approved first"
+    assert why_not(winner, Candidate(3, "failed")) == "not approved: it ended failed"
+    assert why_not(winner, Candidate(4, "approved-unverified")).endswith("only approved-unverified")
