@@ -156,8 +156,11 @@ def read_truth(reader: Reader, feature_id: str) -> FeatureTruth:
                 latest_snaps[task_id] = snap
     live = {task_id: snap for task_id, snap in latest_snaps.items()
             if not finished(snap) and (task_id not in results or snap["_ts"] > results[task_id].ts)}
-    for task_id, attempt in results.items():  # a result whose attempt's thread is gone (`--fresh` of a one-task run)
-        spent.setdefault(task_id, _attempt_cost({"result": attempt.result}))
+    for task_id, attempt in results.items():
+        # A result whose attempt's thread is gone (`--fresh` of a one-task run) counts its own cost; a result of
+        # several attempts counts each one's whole cost, a cancelled sibling's sessions cut short included, which
+        # its subgraph's last checkpoint may not hold.
+        spent[task_id] = max(spent.get(task_id, 0.0), _attempt_cost({"result": attempt.result}))
         spent_turns.setdefault(task_id, _attempt_turns({"result": attempt.result}))
     return FeatureTruth(results, live, threads, latest_snaps, {t: round(usd, 6) for t, usd in spent.items()},
                         spent_turns)
