@@ -124,7 +124,7 @@ def _task_text(data: dict[str, Any]) -> str:
             lines.append(f"replaced by {', '.join(data['replaced_by'])} (a replan: they carry on its work)")
         if final.get("receipt"):
             lines.append(f"receipt: {receipts.describe(receipts.of_result(final))}")
-    if data.get("attempts", 1) > 1 and data.get("spent"):
+    if (data.get("attempts", 1) > 1 or data.get("attempt_verdicts")) and data.get("spent"):
         lines.append(f"every attempt: ${data['spent']['cost_usd']:.4f}; {receipts.describe(data['spent']['receipt'])}")
     lines.extend(_attempt_lines(data))
     lines.extend(f"  {path}" for path in data["reports"])

@@ -225,6 +225,8 @@ async def test_status_and_show_say_every_attempts_verdict_and_the_pick(tmp_path:
     assert main(["show", "FEAT-001", "TASK-001", "--repo", str(repo), "--db", str(db)]) == 0
     text = capsys.readouterr().out
     assert "picked attempt 2" in text and "attempt 1 [attempt_smallest]: failed" in text
+    assert f"every attempt: ${row['cost_usd']:.4f}" in text, "the task's whole cost, not only the pick's receipt"
+    assert summary.spent["TASK-001"] == pytest.approx(row["cost_usd"]), "the run's table counts what status does"
 
 
 async def test_the_task_budget_covers_all_its_attempts(tmp_path: Path) -> None:
