@@ -217,6 +217,9 @@ _FORMATS: dict[str, Callable[[dict[str, Any]], str]] = {
     "question_asked": lambda e: f"{e['task']} asks {e['question_id']}: {e['question']}",
     "question_answered": lambda e: f"{e['task']} got an answer to {e['question_id']}: {e['answer']}",
     "question_aborted": lambda e: f"{e['task']} question {e['question_id']} has no one to answer it (autonomous)",
+    "note_delivered": lambda e: f"{_at(e)} player {'got again (its session died)' if e.get('again') else 'got'}"
+    f" note {e['note']}: {one_line(' '.join(str(e.get('text') or '').split()), 100)}",
+    "task_cancelled": lambda e: f"{e['task']} cancelled by a person ({e.get('source') or 'cli'})",
     "interrupt": lambda e: "second interrupt: stopping now" if e.get("forced") else
     f"interrupt: finishing running steps for up to {e.get('grace_s')} s, then stopping (Ctrl+C again to stop now)",
     **ATTEMPT_FORMATS,

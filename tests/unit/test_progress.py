@@ -167,3 +167,15 @@ def test_a_command_an_attempt_runs_says_which_attempt(tmp_path: Any) -> None:
     lines = [Progress.describe(record) for record in written]
     assert lines[0] is not None and lines[0].startswith("T4 a2 turn 1 coach")
     assert lines[1] is not None and lines[1].startswith("T4 turn 1 coach"), "a task's only loop: as it always was"
+
+
+def test_a_note_reaching_the_player_and_a_cancel_are_said_in_the_run_s_lines() -> None:
+    """The person who sent a note sees in the run's own output when the player got it."""
+    got = Progress.describe({"event": "note_delivered", "task": "T1", "turn": 1, "note": 3, "again": False,
+                             "text": "use the existing\nretry helper"})
+    assert got == "T1 turn 1 player got note 3: use the existing retry helper"
+    again = Progress.describe({"event": "note_delivered", "task": "T1", "turn": 2, "note": 3, "again": True,
+                               "text": "x"})
+    assert again == "T1 turn 2 player got again (its session died) note 3: x"
+    assert Progress.describe({"event": "task_cancelled", "task": "T2", "source": "page"}) == (
+        "T2 cancelled by a person (page)")
