@@ -28,7 +28,7 @@ from orchestrator.plan.model import FeaturePlan, load_target, plan_digest
 from orchestrator.repo import confined, lfs
 from orchestrator.repo.commands import git_sync
 from orchestrator.repo.git import GitRepo, feature_branch, task_branch
-from orchestrator.settings import RunSettings
+from orchestrator.settings import RunOptions, RunSettings, RunStore
 from orchestrator.store import inspection, outcomes
 from orchestrator.store import traces as trace
 from orchestrator.store.checkpoints import TABLES_MISSING, CheckpointStore
@@ -258,7 +258,7 @@ async def _execute(
             control = control or RunControl()
             watcher = asyncio.create_task(_watch_store(run_plan.store, control, summary))
             try:
-                async for _, event in graph.astream(graph_input, config, context=settings.options(),
+                async for _, event in graph.astream(graph_input, config, context=_options(run_plan),
                                                     durability="sync", stream_mode="custom", subgraphs=True,
                                                     control=control):
                     if isinstance(event, dict):
@@ -275,6 +275,11 @@ async def _execute(
             summary.interrupted = summary.interrupted or control.drain_requested
             _conclude(summary, await graph.aget_state(config, subgraphs=True), end)
     return summary
+
+
+def _options(run_plan: RunPlan) -> RunOptions:
+    """The run's options, with its own store: the notes and a person's controls it reads are kept there."""
+    return run_plan.settings.options().model_copy(update={"notes_store": RunStore(run_plan.store.location)})
 
 
 def _starting(run_plan: RunPlan, snapshot: StateSnapshot, summary: RunSummary, emit: EventSink) -> bool:

@@ -27,7 +27,7 @@ class Settings(RunOptions, BaseSettings):
 
     FLAG_ONLY: ClassVar[frozenset[str]] = frozenset({"agents", "asker", "interactive", "target", "plan", "dry_run",
                                                      "fresh", "json_output", "resume_only", "checkout", "yield_pause",
-                                                     "rerun", "repair_base"})
+                                                     "rerun", "repair_base", "notes_store"})
     """Decided per command from flags and the terminal, never from a variable or the config file."""
     NOT_FROM_REPO: ClassVar[frozenset[str]] = frozenset({"repo", "repo_hooks", "on_event", "cli_path"})
     """Never from `.autobuild/config.yaml`: that file is repo content (committed, cloned), and these would let a
