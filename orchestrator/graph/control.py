@@ -18,6 +18,7 @@ from langgraph.types import interrupt
 from orchestrator.facts import Stop, TaskState
 from orchestrator.graph.context import RunContext
 from orchestrator.graph.events import EventLog
+from orchestrator.store import event_log
 from orchestrator.text import one_line
 
 PAUSED = "task_paused"
@@ -67,8 +68,8 @@ def paused_tasks(interrupt_values: list[Any]) -> list[dict[str, Any]]:
 
 
 async def supervision(ctx: RunContext, task_id: str, answers: Mapping[str, str] | None = None) -> list[str]:
-    """The task's notes and its pauses, unpauses and cancels, one line each with where and when they came from, then
-    the answers a person gave its questions (its AUTO-RUN.md's "Steering" section)."""
+    """The task's notes, its pauses, unpauses and cancels, and the answers a person gave its questions, one line
+    each with when and where they came from (its AUTO-RUN.md's "Steering" section)."""
     queue = ctx.steering()
     controls = ctx.controls()
     notes = await asyncio.to_thread(queue.all_notes, ctx.feature_id, task_id) if queue else []
@@ -76,8 +77,29 @@ async def supervision(ctx: RunContext, task_id: str, answers: Mapping[str, str] 
     lines = [(note.created, f"{note.created} note {note.id} ({note.source}"
                             f"{f', attempt a{note.attempt}' if note.attempt else ''}, {note.state}):"
                             f" {one_line(note.text, 200)}") for note in notes]
-    lines += [(record.created, f"{record.created} {record.action} ({record.source}"
+    lines += [(record.created, f"{record.created} {record.action}{' --now' if record.now else ''} ({record.source}"
                                f"{f', {record.state}' if record.action == 'cancel' else ''})") for record in records]
-    given = [f"answer to {one_line(question, 120)!r}: {one_line(answer, 200)}" for question, answer in
-             (answers or {}).items()]
-    return [line for _, line in sorted(lines)] + given
+    given = await asyncio.to_thread(_answers_given, ctx, task_id)
+    for question, answer in (answers or {}).items():
+        when, source = given.get(question, ("", ""))
+        said = f"answer ({source or 'given'}) to {one_line(question, 120)!r}: {one_line(answer, 200)}"
+        lines.append((when or "~", f"{when} {said}" if when else said))
+    return [line for _, line in sorted(lines)]
+
+
+def _answers_given(ctx: RunContext, task_id: str) -> dict[str, tuple[str, str]]:
+    """When and where each of the task's questions was answered, by question, from its trace: `answer_given`, which
+    `autobuild answer` writes (`cli`, or `page` for the page's), else the task's `question_answered` (a terminal's
+    answer says `cli`; a served run's resume, `api`)."""
+    asked: dict[str, str] = {}
+    given: dict[str, tuple[str, str]] = {}
+    answered: dict[str, tuple[str, str]] = {}
+    for event in event_log.task_events(ctx.repo.root, ctx.feature_id, task_id):
+        question_id = str(event.fields.get("question_id") or "")
+        if event.kind == "question_asked":
+            asked[question_id] = str(event.fields.get("question") or "")
+        elif event.kind == "answer_given":
+            given[question_id] = (event.time, str(event.fields.get("source") or "cli"))
+        elif event.kind == "question_answered":
+            answered[question_id] = given.pop(question_id, (event.time, str(event.fields.get("source") or "api")))
+    return {asked[question_id]: said for question_id, said in answered.items() if question_id in asked}

@@ -87,7 +87,7 @@ class Answers:
         log.parent.mkdir(parents=True, exist_ok=True)
         offset = log.stat().st_size if log.exists() else 0
         argv = [*self.command, "answer", feature, question_id, text, "--repo", str(self.where.repo), "--interactive",
-                *(["--db", self.where.db] if self.where.db else [])]
+                "--from", "page", *(["--db", self.where.db] if self.where.db else [])]
         proc = start_detached(argv, self.where.repo, log)
         self.started[(feature, question_id)] = proc
         deadline = time.monotonic() + ANSWER_START_S

@@ -244,7 +244,7 @@ for _ in range(600):
     assert sorted(given) == ["already answered", "taken"], given
     argv = [json.loads(line) for line in said.read_text().splitlines()]
     assert len(argv) == 1 and argv[0][:3] == ["answer", "FEAT-001", question_id]
-    assert argv[0][4:] == ["--repo", str(repo), "--interactive", "--db", str(db)]
+    assert argv[0][4:] == ["--repo", str(repo), "--interactive", "--from", "page", "--db", str(db)]
     again = post(browser, "/f/FEAT-001/answer", {"question_id": question_id, "option": "SQLite"})
     assert again.status_code == 409 and again.json()["message"] == f"{question_id} was already answered"
     unknown = post(browser, "/f/FEAT-001/answer", {"question_id": "TASK-1-000000", "text": "yes"})

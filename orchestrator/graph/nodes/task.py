@@ -236,13 +236,15 @@ async def ask_human(state: TaskState, runtime: Runtime[RunContext]) -> TaskState
     # Only the CLI sets it (a served run's JSON context can't carry a function: anything else there is ignored).
     shared = runtime.context.answers.setdefault(state["task_id"], {}) if state.get("attempt") else {}
     answer = shared.get(str(question.get("question")))  # a sibling attempt's same question: answered once
+    at_terminal = False  # else the resume's answer (its `answer_given` says whose)
     if answer is None and callable(asker):
         async with runtime.context.slot_given_up():  # another task runs while a person decides
             answer = await asker(dict(question))
+        at_terminal = answer is not None
     if answer is None:
         answer = interrupt(dict(question))
     runtime.context.events(runtime)("question_answered", state["task_id"], question_id=question.get("question_id"),
-                                    answer=str(answer))
+                                    answer=str(answer), **({"source": "cli"} if at_terminal else {}))
     answers = {**(state.get("answers") or {}), str(question.get("question")): str(answer)}
     shared[str(question.get("question"))] = str(answer)  # the sibling attempts' next briefs carry it too
     return TaskState(answers=answers, question=None)
