@@ -17,6 +17,7 @@ from orchestrator.store.task_control import TaskControls
 from tests.graph.harness import task
 from tests.graph.test_one_truth import SUB, run
 from tests.graph.test_task_control import kinds, sample, sent
+from tests.graph.test_ui_page import feature_page_is_status_json_s
 
 HALF = {"calc/sub.py": "def sub(a, b):\n    # half done\n"}
 C_FILES = {**SUB, "calc/c.py": "C = 1\n"}
@@ -74,6 +75,8 @@ async def test_a_run_with_only_paused_tasks_left_waits_and_resume_goes_on_with_t
     first = await run(repo, db, "FEAT-001", agents)
     assert [p["task"] for p in first.paused] == ["A"] and first.paused[0]["node"] == "player"
     assert "B" not in first.results, "B waits for A: the run ends waiting (exit 3)"
+    table = feature_page_is_status_json_s(repo, db, capsys)
+    assert {row["task"]: row["status"] for row in table["tasks"]}["A"] == "paused"
     capsys.readouterr()
     assert sent(repo, db, "pause", "FEAT-001", "A", "--now") == 2
     assert "A is paused already" in capsys.readouterr().err
