@@ -88,6 +88,11 @@ class TaskBoard:
             row.state, row.activity = "waiting for an answer", one_line(f"asks: {event.get('question')}", 120)
         elif kind == "question_answered":
             row.state, row.activity = "running", "answered"
+        elif kind in ("task_paused", "session_paused"):  # a person's pause: its slot is another task's meanwhile
+            row.state = "paused"
+            row.activity = "session stopped, its work kept" if kind == "session_paused" else "paused by a person"
+        elif kind == "task_unpaused":
+            row.state, row.activity = "running", "unpaused"
         elif kind in ("finalize", "skipped", "task_error"):
             row.ended = now if row.started is not None else None
             row.state = "error" if kind == "task_error" else str(event.get("status") or "skipped")
