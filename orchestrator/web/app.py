@@ -142,7 +142,7 @@ class Pages:
 
     async def control(self, request: Request) -> Response:
         feature, task_id = request.path_params["feature"], request.path_params["task"]
-        action = (await _form(request)).get("action", "")
+        action = (await _form(request)).get("control", "")  # not "action": a form's field would hide form.action
         if action not in CONTROLS:
             raise Refusal(f"{action!r} is no action: pause, pause-now, unpause or cancel", 400)
         await asyncio.to_thread(control_task, self.where, feature, task_id, action.removesuffix("-now"),

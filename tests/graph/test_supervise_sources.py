@@ -30,9 +30,9 @@ def test_the_page_and_the_cli_refuse_with_the_same_reason(tmp_path: Path,
              (["steer", "TASK-1", "x" * (8 * 1024 + 1)], "note", {"text": "x" * (8 * 1024 + 1)}, 400),
              (["steer", "TASK-9", "hello"], "note", {"text": "hello"}, 404),
              (["steer", "TASK-2", "hello"], "note", {"text": "hello"}, 409),
-             (["pause", "TASK-2"], "control", {"action": "pause"}, 409),
-             (["unpause", "TASK-1"], "control", {"action": "unpause"}, 409),
-             (["cancel", "TASK-9"], "control", {"action": "cancel"}, 404)]
+             (["pause", "TASK-2"], "control", {"control": "pause"}, 409),
+             (["unpause", "TASK-1"], "control", {"control": "unpause"}, 409),
+             (["cancel", "TASK-9"], "control", {"control": "cancel"}, 404)]
     for argv, route, form, status in cases:
         capsys.readouterr()
         command, task_id, *rest = argv
@@ -41,7 +41,7 @@ def test_the_page_and_the_cli_refuse_with_the_same_reason(tmp_path: Path,
         assert len(said.splitlines()) == 1 and said.startswith("error: "), said
         answered = post(browser, f"/f/FEAT-001/t/{task_id}/{route}", form)
         assert (answered.status_code, answered.json()["message"]) == (status, said.removeprefix("error: ")), argv
-    assert post(browser, "/f/FEAT-001/t/TASK-1/control", {"action": "halt"}).status_code == 400
+    assert post(browser, "/f/FEAT-001/t/TASK-1/control", {"control": "halt"}).status_code == 400
     assert not event_log.task_events(repo, "FEAT-001", "TASK-2")[-1].kind.endswith("_requested"), "nothing written"
 
 
@@ -49,8 +49,8 @@ async def test_every_change_is_recorded_with_its_source_and_time(tmp_path: Path)
     repo, db = await asked(tmp_path)
     remember_db(repo, "FEAT-001", str(db))
     browser = client(repo, db)
-    for route, form in [("note", {"text": "use the existing helper"}), ("control", {"action": "pause"}),
-                        ("control", {"action": "unpause"})]:
+    for route, form in [("note", {"text": "use the existing helper"}), ("control", {"control": "pause"}),
+                        ("control", {"control": "unpause"})]:
         assert post(browser, f"/f/FEAT-001/t/TASK-1/{route}", form).status_code == 202
     question_id = next(e.fields["question_id"] for e in event_log.task_events(repo, "FEAT-001", "TASK-1")
                        if e.kind == "question_asked")
