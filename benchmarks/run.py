@@ -24,6 +24,7 @@ from benchmarks import (
     graph_bench,
     merge_bench,
     overhead_bench,
+    page_bench,
     scaling_bench,
     steering_bench,
     verdict_bench,
@@ -201,6 +202,7 @@ def main() -> None:
     golds = screen_golds.measure()
     newcomer = fresh_clone.measure()
     steering = steering_bench.measure()
+    page = page_bench.measure()
     lines = [
         "# Benchmarks",
         "",
@@ -251,6 +253,7 @@ def main() -> None:
         *scaling_lines(scaling),
         *workers_bench.report_lines(workers),
         *steering_bench.report_lines(steering),
+        *page_bench.report_lines(page),
         "## Checkpoint size",
         "",
         f"- {db_note} (SQLite file incl. WAL, {TASKS}-task run)",

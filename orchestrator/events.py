@@ -25,7 +25,8 @@ EventKind = Literal[
     "command_hung", "session_interrupted", "usage_limit", "usage_limit_over", "usage_pause_yield", "replan_start",
     "replan", "replan_refused", "note_delivered", "note_consumed", "task_cancelled",
     # a person steering a running task (issue 41): written by `steer`, `pause`, `unpause`, `cancel` and the page
-    "note_accepted", "pause_requested", "unpause_requested", "cancel_requested",
+    "note_accepted", "pause_requested", "unpause_requested", "cancel_requested", "task_paused", "task_unpaused",
+    "session_paused", "answer_given",
     # a task's attempts (issue 40)
     "attempts_start", "attempt_start", "attempt_end", "attempt_cancelled", "selection", "attempt_refused",
     "cross_tests", "selector_start", "selector",

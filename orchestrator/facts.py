@@ -421,3 +421,4 @@ class TaskState(TypedDict, total=False):
     carried_usd: float  # landing a picked attempt: the cost its own loop already counted (not counted twice)
     carried_turns: int
     notes_delivered: list[int]  # issue 41: the steering notes the last player turn carried (read with .get)
+    paused_turn: int | None  # issue 41: a turn `pause --now` cut, its work kept: the player runs it again

@@ -54,6 +54,8 @@ class Turn:
     """Anything else the session does in its worktree (e.g. git commands an agent should never run)."""
     tool_calls: int = 1
     """Tool calls the session makes after its effect: a player's `pending_notes` is asked after each."""
+    hangs_s: float = 0.0
+    """Sleeps this long after its files and effect (a long tool call): a session cut meanwhile leaves them on disk."""
     dies: BaseException | None = None
     """Raised after the session's tool calls (a session that died mid-way, its hook's notes already handed)."""
 
@@ -162,6 +164,8 @@ class ScriptedAgents:
                 target.write_text(content)
         if turn.effect is not None:
             turn.effect(data.repo if isinstance(data, (ReplanInput, SelectorInput)) else data.worktree)
+        if turn.hangs_s:
+            await asyncio.sleep(turn.hangs_s)
         if isinstance(data, PlayerInput) and data.pending_notes is not None:
             for _ in range(turn.tool_calls):  # the hook the real session runs after each tool call
                 self.calls[-1].boundary_notes.extend(await data.pending_notes())

@@ -154,9 +154,10 @@ def build_parser() -> argparse.ArgumentParser:
     resume.add_argument("rerun", nargs="*", default=[], metavar="TASK",
                         help="tasks of a finished feature to run again whatever they came to (blocked, aborted)")
     answer = commands.add_parser("answer", help="answer an agent's pending question and continue the run")
-    answer.add_argument("target")
-    answer.add_argument("question_id")
-    answer.add_argument("text")
+    for name in ("target", "question_id", "text"):
+        answer.add_argument(name)
+    answer.add_argument("--from", dest="answered_from", choices=("cli", "page"), default=None,
+                        help=argparse.SUPPRESS)  # the page's answers say so in the task's trace
     for sub in (run, resume, answer):
         _add_common(sub)
         _add_plan_option(sub)

@@ -8,6 +8,8 @@ context.py: the run context (`context_schema`): the services every node needs.
 budgets.py: the budgets a person raised at their cap, kept for the rest of the run.
 steering.py: notes from the person supervising a run, into a player's next turn or its session's next tool call.
 control.py: a person's pause and cancel of a task, at its node boundaries.
+live_pause.py: a paused task in a live run waits in place, its slot given back, until unpaused or only pauses are left.
+pause_now.py: `pause --now`: a running player session cut at once, its work kept for the same turn.
 routing.py: pure routers: state facts in, the next node's name out.
 nodes/: the task subgraph's nodes: initialize, player, coach, feedback, finalize, merge.
 scheduler.py: readiness scheduling: a task starts when its prerequisites merged and a slot is free.

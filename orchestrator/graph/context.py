@@ -25,11 +25,14 @@ from orchestrator.facts import Acceptance
 from orchestrator.gate import HIDDEN_FOLDER, GateRequest, Gates, GateSetup, HiddenTests, session_env
 from orchestrator.graph.budgets import FEATURE, RaisedBudgets
 from orchestrator.graph.events import EventLog
+from orchestrator.graph.live_pause import LivePauses
 from orchestrator.plan.model import FeaturePlan
 from orchestrator.repo import watch
 from orchestrator.repo.git import GitRepo, feature_branch, task_branch
-from orchestrator.settings import RunOptions, session_model
+from orchestrator.settings import RunOptions, RunStore, session_model
 from orchestrator.store import traces as trace
+from orchestrator.store.steering import SteeringQueue
+from orchestrator.store.task_control import TaskControls
 
 T = TypeVar("T")
 
@@ -86,6 +89,8 @@ class RunContext:
     """A run by URL: where every node-end commit is pushed (graph/by_url.py); None for a local repo."""
     slots: asyncio.Semaphore | None = None
     """The run's `--parallel` slots, one held by each running task (None: a task run alone)."""
+    pauses: LivePauses | None = None
+    """The run's tasks paused in place (graph/live_pause.py); None: a paused task's node ends as an interrupt."""
     answers: dict[str, dict[str, str]] = field(default_factory=dict)
     """A person's answers given before a task starts, by task id: its own in earlier runs (`resume`), or the task's
     it replaces (`--replan`). Each start of the task begins with them: they are part of its brief."""
@@ -116,6 +121,18 @@ class RunContext:
             yield
         finally:
             await asyncio.shield(self.slots.acquire())
+
+    def steering(self) -> SteeringQueue | None:
+        """The notes of the run's own store (the CLI names it; a served run: the one the repository remembers)."""
+        return SteeringQueue.for_feature(self.repo.root, self.feature_id, self._store())
+
+    def controls(self) -> TaskControls | None:
+        """A person's pauses and cancels, in the run's own store."""
+        return TaskControls.for_feature(self.repo.root, self.feature_id, self._store())
+
+    def _store(self) -> str | None:
+        given = self.options.notes_store
+        return given.location if isinstance(given, RunStore) else None
 
     @property
     def feature_id(self) -> str:

@@ -1,14 +1,16 @@
 """A person's pause and cancel of a task (store/task_control.py keeps them), at the task's node boundaries: the first
 thing a loop node (player, coach, feedback) does. A cancel stops the task `cancelled` (its dependents are skipped; a
-`resume` runs it again). A pause ends the task's body in this run as an interrupt, like a question waiting: its
-`--parallel` slot goes to another task, no session or timeout runs for it, and a run with nothing else left ends
-waiting (exit 3); `unpause` then `resume` goes on from the node it stopped before. Nothing here may run before the
-interrupt but reads: the node runs again from its first line on resume."""
+`resume` runs it again). A paused task waits in place in a live run, its
+`--parallel` slot given to another task, no session or timeout running for it, and goes on at `unpause`; once the run
+has nothing else left it ends as an interrupt, like a question waiting (exit 3), and `unpause` then `resume` go on
+from the node it stopped before. Before the interrupt nothing is written but the trace's `task_paused`: the node runs
+again from its first line on resume."""
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from functools import partial
 from typing import Any
 
 from langgraph.types import interrupt
@@ -16,21 +18,30 @@ from langgraph.types import interrupt
 from orchestrator.facts import Stop, TaskState
 from orchestrator.graph.context import RunContext
 from orchestrator.graph.events import EventLog
-from orchestrator.store.steering import SteeringQueue
-from orchestrator.store.task_control import TaskControls
+from orchestrator.store import event_log
 from orchestrator.text import one_line
 
 PAUSED = "task_paused"
 """The `kind` of the interrupt value a paused task leaves (a question's value has a `question_id` instead)."""
 
 
-async def at_boundary(ctx: RunContext, state: TaskState, events: EventLog, node: str) -> Stop | None:
-    """A stop when a cancel waits for the task; an interrupt while it is paused; else None (go on)."""
-    controls = TaskControls.for_feature(ctx.repo.root, ctx.feature_id)
+async def at_boundary(ctx: RunContext, state: TaskState, events: EventLog, node: str,
+                      draining: Callable[[], bool] = lambda: False) -> Stop | None:
+    """A stop when a cancel waits for the task; while it is paused, a wait in place in a live run (graph/
+    live_pause.py), else (or when the run ends meanwhile) an interrupt; None: go on."""
+    controls = ctx.controls()
     if controls is None:
         return None
     task_id = state["task_id"]
-    control = await asyncio.to_thread(controls.control, ctx.feature_id, task_id)
+    read = partial(asyncio.to_thread, controls.control, ctx.feature_id, task_id)
+    control = await read()
+    if control.paused is not None and control.cancel is None and ctx.pauses is not None:
+        record = control.paused
+        events("task_paused", task_id, node=node, source=record.source, requested=record.created, now=record.now)
+        waited = await ctx.pauses.wait(task_id, read, draining, ctx.slot_given_up)
+        if waited is not None and waited.paused is None:
+            events("task_unpaused", task_id, node=node)
+        control = waited or control
     if control.cancel is not None:
         record = control.cancel
         events("task_cancelled", task_id, node=node, source=record.source, requested=record.created)
@@ -45,7 +56,7 @@ async def at_boundary(ctx: RunContext, state: TaskState, events: EventLog, node:
 async def cancel_applied(ctx: RunContext, task_id: str, status: str) -> None:
     """The task ended (`cancelled`, or otherwise before a cancel reached a boundary): its pending cancels are
     closed, so a `resume` runs it again."""
-    controls = TaskControls.for_feature(ctx.repo.root, ctx.feature_id)
+    controls = ctx.controls()
     if controls is not None:
         await asyncio.to_thread(controls.apply_cancels, ctx.feature_id, task_id,
                                 "applied" if status == "cancelled" else "late")
@@ -57,17 +68,38 @@ def paused_tasks(interrupt_values: list[Any]) -> list[dict[str, Any]]:
 
 
 async def supervision(ctx: RunContext, task_id: str, answers: Mapping[str, str] | None = None) -> list[str]:
-    """The task's notes and its pauses, unpauses and cancels, one line each with where and when they came from, then
-    the answers a person gave its questions (its AUTO-RUN.md's "Steering" section)."""
-    queue = SteeringQueue.for_feature(ctx.repo.root, ctx.feature_id)
-    controls = TaskControls.for_feature(ctx.repo.root, ctx.feature_id)
+    """The task's notes, its pauses, unpauses and cancels, and the answers a person gave its questions, one line
+    each with when and where they came from (its AUTO-RUN.md's "Steering" section)."""
+    queue = ctx.steering()
+    controls = ctx.controls()
     notes = await asyncio.to_thread(queue.all_notes, ctx.feature_id, task_id) if queue else []
     records = await asyncio.to_thread(controls.records, ctx.feature_id, task_id) if controls else []
     lines = [(note.created, f"{note.created} note {note.id} ({note.source}"
                             f"{f', attempt a{note.attempt}' if note.attempt else ''}, {note.state}):"
                             f" {one_line(note.text, 200)}") for note in notes]
-    lines += [(record.created, f"{record.created} {record.action} ({record.source}"
+    lines += [(record.created, f"{record.created} {record.action}{' --now' if record.now else ''} ({record.source}"
                                f"{f', {record.state}' if record.action == 'cancel' else ''})") for record in records]
-    given = [f"answer to {one_line(question, 120)!r}: {one_line(answer, 200)}" for question, answer in
-             (answers or {}).items()]
-    return [line for _, line in sorted(lines)] + given
+    given = await asyncio.to_thread(_answers_given, ctx, task_id)
+    for question, answer in (answers or {}).items():
+        when, source = given.get(question, ("", ""))
+        said = f"answer ({source or 'given'}) to {one_line(question, 120)!r}: {one_line(answer, 200)}"
+        lines.append((when or "~", f"{when} {said}" if when else said))
+    return [line for _, line in sorted(lines)]
+
+
+def _answers_given(ctx: RunContext, task_id: str) -> dict[str, tuple[str, str]]:
+    """When and where each of the task's questions was answered, by question, from its trace: `answer_given`, which
+    `autobuild answer` writes (`cli`, or `page` for the page's), else the task's `question_answered` (a terminal's
+    answer says `cli`; a served run's resume, `api`)."""
+    asked: dict[str, str] = {}
+    given: dict[str, tuple[str, str]] = {}
+    answered: dict[str, tuple[str, str]] = {}
+    for event in event_log.task_events(ctx.repo.root, ctx.feature_id, task_id):
+        question_id = str(event.fields.get("question_id") or "")
+        if event.kind == "question_asked":
+            asked[question_id] = str(event.fields.get("question") or "")
+        elif event.kind == "answer_given":
+            given[question_id] = (event.time, str(event.fields.get("source") or "cli"))
+        elif event.kind == "question_answered":
+            answered[question_id] = given.pop(question_id, (event.time, str(event.fields.get("source") or "api")))
+    return {asked[question_id]: said for question_id, said in answered.items() if question_id in asked}

@@ -34,6 +34,7 @@ from orchestrator.graph import attempts, by_url, pause, replan
 from orchestrator.graph.active import ACTIVE, ActiveRun, TaskGraph
 from orchestrator.graph.context import RunContext, Spend
 from orchestrator.graph.events import EventLog
+from orchestrator.graph.live_pause import LivePauses
 from orchestrator.graph.scheduler import Held, Scheduler, hold
 from orchestrator.graph.state import FeatureInput, FeatureOutput, TaskInput, TaskResult
 from orchestrator.plan.model import FeaturePlan, load_target, plan_digest, remember_plan_file
@@ -173,6 +174,7 @@ async def _run_plan(inputs: FeatureInput, options: RunOptions, repo: GitRepo, ru
     ignore_deps = options.ignore_deps or only_task is not None
     scheduler = Scheduler(plan, order, options.parallel, options.schedule, ignore_deps, earlier=earlier)
     run.ctx.slots = scheduler.slots  # a task waiting for an answer gives its slot up (RunContext)
+    run.ctx.pauses = LivePauses(scheduler.slots, scheduler.moving)  # and so does a paused one, waiting in place
     questions = await _run_tasks(run, scheduler, order,
                                  task_graphs(options.max_turns, bool(options.precheck_model)),
                                  task_graphs(options.max_turns, bool(options.precheck_model), True))

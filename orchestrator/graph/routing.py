@@ -6,7 +6,7 @@ from typing import Literal
 
 from orchestrator.graph.state import SUCCESS, Review, TaskState
 
-AfterPlayer = Literal["coach", "precheck", "feedback", "finalize_failure", "ask_human"]
+AfterPlayer = Literal["coach", "precheck", "feedback", "finalize_failure", "ask_human", "player"]
 
 
 def _turn_review(state: TaskState) -> Review | None:
@@ -24,11 +24,14 @@ def after_initialize(state: TaskState) -> Literal["player", "finalize_failure"]:
 
 
 def after_player(state: TaskState, max_turns: int, precheck: bool = False) -> AfterPlayer:
-    """A turn the orchestrator already judged (incomplete, a first blocker, tampering) skips the reviewers."""
+    """A turn the orchestrator already judged (incomplete, a first blocker, tampering) skips the reviewers; a turn
+    a person's `pause --now` cut runs again."""
     if state.get("stop"):
         return "finalize_failure"
     if state.get("question"):
         return "ask_human"
+    if state.get("paused_turn") and state.get("paused_turn") == state.get("turn"):
+        return "player"  # `pause --now` cut the turn, its work kept: the player runs it again once unpaused
     if _turn_review(state) is not None:
         return _after_feedback_review(state, max_turns)
     return "precheck" if precheck else "coach"

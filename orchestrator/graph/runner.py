@@ -28,7 +28,7 @@ from orchestrator.plan.model import FeaturePlan, load_target, plan_digest
 from orchestrator.repo import confined, lfs
 from orchestrator.repo.commands import git_sync
 from orchestrator.repo.git import GitRepo, feature_branch, task_branch
-from orchestrator.settings import RunSettings
+from orchestrator.settings import RunOptions, RunSettings, RunStore
 from orchestrator.store import inspection, outcomes
 from orchestrator.store import traces as trace
 from orchestrator.store.checkpoints import TABLES_MISSING, CheckpointStore
@@ -251,6 +251,8 @@ async def _execute(
             # An answer must match a waiting question, even on a finished thread:
             # saying "finished" with exit 0 would hide a mistyped question id.
             answer_input = _answer_command(snapshot, answer) if answer else None
+            if answer is not None:
+                _answer_given(run_plan, snapshot, answer)
             if not _starting(run_plan, snapshot, summary, emit):
                 return summary
             graph_input = answer_input if snapshot.next else rerun.new_input(run_plan, summary.rerun)
@@ -258,7 +260,7 @@ async def _execute(
             control = control or RunControl()
             watcher = asyncio.create_task(_watch_store(run_plan.store, control, summary))
             try:
-                async for _, event in graph.astream(graph_input, config, context=settings.options(),
+                async for _, event in graph.astream(graph_input, config, context=_options(run_plan),
                                                     durability="sync", stream_mode="custom", subgraphs=True,
                                                     control=control):
                     if isinstance(event, dict):
@@ -275,6 +277,11 @@ async def _execute(
             summary.interrupted = summary.interrupted or control.drain_requested
             _conclude(summary, await graph.aget_state(config, subgraphs=True), end)
     return summary
+
+
+def _options(run_plan: RunPlan) -> RunOptions:
+    """The run's options, with its own store: the notes and a person's controls it reads are kept there."""
+    return run_plan.settings.options().model_copy(update={"notes_store": RunStore(run_plan.store.location)})
 
 
 def _starting(run_plan: RunPlan, snapshot: StateSnapshot, summary: RunSummary, emit: EventSink) -> bool:
@@ -349,6 +356,17 @@ def _answer_command(snapshot: StateSnapshot, answer: tuple[str, str]) -> Command
         return Command(resume={question["interrupt_id"]: chosen_option(text, options) for question in asked})
     waiting = ", ".join(q["question_id"] for q in pending) or "none"
     raise InputError(f"no pending question {question_id}: questions waiting for an answer: {waiting}")
+
+
+def _answer_given(run_plan: RunPlan, snapshot: StateSnapshot, answer: tuple[str, str]) -> None:
+    """The answer in its task's trace (`answer_given`) with where it came from (`answer --from`) and when, before the
+    run takes it (the task's `question_answered` follows)."""
+    for question in pending_questions(snapshot):
+        if question["question_id"] == answer[0] and question.get("task"):
+            trace.append(run_plan.settings.repo, run_plan.plan.id, str(question["task"]), event_dict(
+                "answer_given", feature=run_plan.plan.id, task=str(question["task"]), question_id=answer[0],
+                answer=answer[1], source=run_plan.settings.answered_from))
+            return
 
 
 async def _set_aside_feature_branch(run_plan: RunPlan, emit: EventSink) -> None:

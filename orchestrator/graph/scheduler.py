@@ -8,11 +8,12 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from typing import NoReturn
 
 from langgraph.errors import GraphInterrupt
 
+from orchestrator.graph.live_pause import Slots
 from orchestrator.graph.state import SUCCESS, TaskResult
 from orchestrator.plan.model import FeaturePlan
 from orchestrator.settings import Schedule
@@ -39,7 +40,7 @@ class Scheduler:
         self.held: dict[str, str] = {}
         self.errored: set[str] = set()
         """Held tasks whose run raised an error (resumable): their outcome says so."""
-        self.slots = asyncio.Semaphore(parallel)
+        self.slots = Slots(parallel)
         self._changed = asyncio.Condition()
         in_run = set(order)
         self._group_of = {task_id: index for index, group in enumerate(plan.groups()) for task_id in group}
@@ -69,6 +70,12 @@ class Scheduler:
                     return self._skip_reason(task_id)
                 with contextlib.suppress(TimeoutError):
                     await asyncio.wait_for(self._changed.wait(), self.POLL_S)
+
+    def moving(self, paused: Collection[str]) -> bool:
+        """Whether a task of the run other than these paused ones runs or can start: unfinished, not held, its
+        prerequisites finished (a task waiting for a paused one can't go on until it does)."""
+        return any(task_id not in self.results and task_id not in self.held and task_id not in paused
+                   and all(p in self.results for p in self.prerequisites(task_id)) for task_id in self.order)
 
     def _skip_reason(self, task_id: str) -> str | None:
         if self.ignore_deps:

@@ -86,7 +86,7 @@ def build_task_graph(max_turns: int, precheck: bool, landing: bool = False,
     graph.add_node("merge", _flushing(by_url.pushing(merge.merge)))
     graph.add_edge(START, "merge" if landing else "initialize")
     graph.add_conditional_edges("initialize", routing.after_initialize)
-    after_player = ["coach", "feedback", "finalize_failure", "ask_human"]
+    after_player = ["coach", "feedback", "finalize_failure", "ask_human", "player"]
     if precheck:
         graph.add_node("precheck", _flushing(by_url.pushing(review_nodes.precheck)))
         graph.add_conditional_edges("precheck", _router(routing.after_precheck, max_turns=max_turns),

@@ -24,12 +24,12 @@ from orchestrator.settings.environment import (
     worker_workspace,
 )
 from orchestrator.settings.models import ModelRouting, session_model
-from orchestrator.settings.options import MAX_PARALLEL, Asker, AttemptsPolicy, RunOptions, Schedule
+from orchestrator.settings.options import MAX_PARALLEL, Asker, AttemptsPolicy, RunOptions, RunStore, Schedule
 from orchestrator.settings.worker import MIN_TOKEN_CHARS, WorkerSettings, is_loopback
 
 __all__ = [
     "AUTH_TOKEN_VARIABLE", "CONFIG_FILE", "ENV_PREFIX", "LOCK_DB_VARIABLE", "MAX_PARALLEL", "MIN_TOKEN_CHARS",
     "SERVED_REPOS_VARIABLE", "WAKE_VARIABLE", "WORKSPACE_VARIABLE", "YIELD_VARIABLE", "Asker", "AttemptsPolicy",
-    "Environment", "ModelRouting", "RunOptions", "RunSettings", "Schedule", "Settings", "WorkerSettings",
+    "Environment", "ModelRouting", "RunOptions", "RunSettings", "RunStore", "Schedule", "Settings", "WorkerSettings",
     "environment", "is_loopback", "load_settings", "served_repo_root", "session_model", "worker_workspace",
 ]

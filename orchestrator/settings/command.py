@@ -27,7 +27,8 @@ class Settings(RunOptions, BaseSettings):
 
     FLAG_ONLY: ClassVar[frozenset[str]] = frozenset({"agents", "asker", "interactive", "target", "plan", "dry_run",
                                                      "fresh", "json_output", "resume_only", "checkout", "yield_pause",
-                                                     "rerun", "repair_base"})
+                                                     "rerun", "repair_base", "notes_store",
+                                                     "answered_from"})
     """Decided per command from flags and the terminal, never from a variable or the config file."""
     NOT_FROM_REPO: ClassVar[frozenset[str]] = frozenset({"repo", "repo_hooks", "on_event", "cli_path"})
     """Never from `.autobuild/config.yaml`: that file is repo content (committed, cloned), and these would let a
@@ -85,6 +86,9 @@ class RunSettings(Settings):
     checkout: Path | None = None
     """Where the command ran (`--repo` or the current folder): in one of the user's linked worktrees, its branch
     is the base when the plan names none (`repo` is always the main worktree)."""
+    answered_from: str = "cli"
+    """`answer`: where its text comes from, `cli` or `page` (the page runs `autobuild answer --from page`), written
+    with it in the task's trace (`answer_given`)."""
     notify: bool = False
     """Ring the terminal bell (and show a desktop notification where one is available) when the feature
     finishes, a question waits, a task fails, a budget is reached or a usage limit pauses the run."""

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from typing import Any, Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator
@@ -19,6 +20,13 @@ MAX_ATTEMPTS = 8
 
 MAX_PARALLEL = 64
 """Tasks at once: each holds a few Claude Code processes (~220 MB each)."""
+
+
+@dataclass(frozen=True)
+class RunStore:
+    """Where a run's checkpoints are (a SQLite path or a postgresql:// URL), as its command opened them."""
+
+    location: str
 
 
 class Asker(Protocol):
@@ -96,6 +104,10 @@ class RunOptions(BaseModel):
     """An `Asker`: at a terminal, an agent's question waits in-process for the person's answer, so its task goes on
     as soon as it is answered while the others keep running. None (served and non-interactive runs): a question
     is an interrupt, answered by `Command(resume=…)` or `autobuild answer`."""
+    notes_store: Any = Field(default=None, exclude=True)
+    """The run's own checkpoint store as the CLI opened it (a `RunStore`): the notes and a person's pauses and
+    cancels the run reads are the ones kept there, never another store's. None (served runs, whose JSON context
+    can't make one): the store the repository remembers for the feature."""
 
     @field_validator("*", mode="before")
     @classmethod

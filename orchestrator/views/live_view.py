@@ -84,10 +84,8 @@ class TaskBoard:
             row.activity = one_line(f"retrying: {event.get('reason')}", 60)
         elif kind == "session_end":
             row.cost_usd += float(event.get("cost_usd") or 0.0)
-        elif kind == "question_asked":
-            row.state, row.activity = "waiting for an answer", one_line(f"asks: {event.get('question')}", 120)
-        elif kind == "question_answered":
-            row.state, row.activity = "running", "answered"
+        elif kind in _PERSON_EVENTS:
+            _person_event(row, kind, event)
         elif kind in ("finalize", "skipped", "task_error"):
             row.ended = now if row.started is not None else None
             row.state = "error" if kind == "task_error" else str(event.get("status") or "skipped")
@@ -155,3 +153,17 @@ def gate_line(event: dict[str, Any]) -> str:
     if failing:
         line += f"; already failing there: {', '.join(failing[:5])}{' …' if len(failing) > 5 else ''}"
     return line
+
+
+_PERSON_EVENTS = frozenset({"question_asked", "question_answered", "task_paused", "session_paused", "task_unpaused"})
+
+
+def _person_event(row: TaskRow, kind: str, event: dict[str, Any]) -> None:
+    """A task waiting for a person: a question, or a pause (its slot is another task's meanwhile)."""
+    if kind == "question_asked":
+        row.state, row.activity = "waiting for an answer", one_line(f"asks: {event.get('question')}", 120)
+    elif kind in ("task_paused", "session_paused"):
+        row.state = "paused"
+        row.activity = "session stopped, its work kept" if kind == "session_paused" else "paused by a person"
+    else:
+        row.state, row.activity = "running", "answered" if kind == "question_answered" else "unpaused"

@@ -1,6 +1,7 @@
-"""What the page changes, each through the path its command takes: a note goes into the steering queue as `autobuild
-steer` puts it there, and an answer is `autobuild answer` itself, started as its own process (the run it resumes
-outlives the page). Two answers to one question: the first wins, the second is told it was already answered."""
+"""What the page changes, each through the path its command takes: a note, a pause, an unpause or a cancel is checked
+and recorded by the function `autobuild steer|pause|unpause|cancel` calls (store/supervise.py), and an answer is
+`autobuild answer` itself, started as its own process (the run it resumes outlives the page). Two answers to one
+question: the first wins, the second is told it was already answered."""
 
 from __future__ import annotations
 
@@ -13,47 +14,30 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from orchestrator.errors import InputError
-from orchestrator.events import event_dict
 from orchestrator.processes import Detached, start_detached
 from orchestrator.repo.lock import lock_path
-from orchestrator.store import inspection
+from orchestrator.store import inspection, supervise
 from orchestrator.store import traces as trace
-from orchestrator.store.steering import Note, SteeringQueue, checked_note
-from orchestrator.web.reading import FINISHED, Where, questions
+from orchestrator.store.steering import Note
+from orchestrator.store.supervise import Refusal
+from orchestrator.store.task_control import ControlRecord
+from orchestrator.web.reading import Where, questions
+
+__all__ = ["ANSWER_START_S", "Answers", "Refusal", "control_task", "send_note"]
 
 ANSWER_START_S = 60.0
 """How long an answer's run may take to start (take the repository's lock, or refuse) before the page says so."""
 _POLL_S = 0.1
 
 
-class Refusal(InputError):
-    """A change the page can't make, with the HTTP status that says why (409: the state is not what it needs)."""
-
-    def __init__(self, message: str, status: int = 409) -> None:
-        super().__init__(message)
-        self.status = status
-
-
 def send_note(where: Where, feature: str, task_id: str, text: str) -> Note:
-    """Accept a note for a running task into the store's steering queue (as `autobuild steer` does)."""
-    text = checked_note(text)
-    plan = where.plan(feature)
-    if task_id not in plan.task_ids():
-        raise Refusal(f"{feature} has no task {task_id}", 404)
-    store = where.store(plan.id)
-    queue = SteeringQueue.for_feature(where.repo, plan.id, where.db)
-    if queue is None:
-        raise Refusal(f"{store} is a Postgres store: notes are kept beside SQLite checkpoints only, for now")
-    if not store.exists():
-        raise Refusal(f"{plan.id} has not run yet: a note reaches only a task that runs")
-    row = next((r for r in inspection.feature_status(store, plan)["tasks"] if r["task"] == task_id), None)
-    if row is not None and row["status"] in FINISHED:
-        raise Refusal(f"{task_id} has finished ({row['status']}): a note reaches only a task that runs;"
-                      f" `autobuild resume {plan.id} {task_id}` runs it again")
-    note = queue.accept(plan.id, task_id, text, source="page")
-    trace.append(where.repo, plan.id, task_id, event_dict("note_accepted", feature=plan.id, task=task_id, note=note.id,
-                                                          text=note.text, source="page"))
-    return note
+    """Accept a note for a running task: `autobuild steer`'s own path (store/supervise.py), from the page."""
+    return supervise.send_note(where.repo, where.db, feature, task_id, text, source="page")
+
+
+def control_task(where: Where, feature: str, task_id: str, action: str, *, now: bool = False) -> ControlRecord:
+    """A pause, unpause or cancel: `autobuild pause|unpause|cancel`'s own path (store/supervise.py), from the page."""
+    return supervise.control_task(where.repo, where.db, feature, task_id, action, now=now, source="page")
 
 
 def _asked_before(where: Where, feature: str, question_id: str, tasks: Sequence[str]) -> bool:
@@ -103,7 +87,7 @@ class Answers:
         log.parent.mkdir(parents=True, exist_ok=True)
         offset = log.stat().st_size if log.exists() else 0
         argv = [*self.command, "answer", feature, question_id, text, "--repo", str(self.where.repo), "--interactive",
-                *(["--db", self.where.db] if self.where.db else [])]
+                "--from", "page", *(["--db", self.where.db] if self.where.db else [])]
         proc = start_detached(argv, self.where.repo, log)
         self.started[(feature, question_id)] = proc
         deadline = time.monotonic() + ANSWER_START_S

@@ -1,6 +1,6 @@
-"""The page's routes on Starlette: runs, a feature, a task, a turn's diff, the live streams, and the two changes
-(a note, an answer), rendered from our own Jinja2 templates (autoescaped: everything from agents and the repo is
-hostile text) with our own CSS and script, behind the guard (web/guard.py)."""
+"""The page's routes on Starlette: runs, a feature, a task, a turn's diff, the live streams, and the changes (a note,
+a pause, an unpause or a cancel, an answer), rendered from our own Jinja2 templates (autoescaped: everything from
+agents and the repo is hostile text) with our own CSS and script, behind the guard (web/guard.py)."""
 
 from __future__ import annotations
 
@@ -18,15 +18,20 @@ from starlette.responses import HTMLResponse, JSONResponse, Response
 from starlette.routing import Route
 
 from orchestrator.errors import InputError
+from orchestrator.store.supervise import Refusal
 from orchestrator.views.mermaid import style_of
 from orchestrator.web import live, reading
-from orchestrator.web.actions import Answers, Refusal, send_note
+from orchestrator.web.actions import Answers, control_task, send_note
 from orchestrator.web.diffs import turn_diff
 from orchestrator.web.guard import Door, Guard, local_path
 from orchestrator.web.reading import Where
 
 STATIC = {"ui.css": "text/css", "ui.js": "text/javascript", "mermaid.min.js": "text/javascript"}
 WAITING = "waiting for an answer"
+CONTROLS = {"pause": "pauses at its next step; its slot goes to another task until unpaused",
+            "pause-now": "pauses now: its session is stopped, its work kept for the same turn",
+            "unpause": "goes on (if its run ended waiting: `autobuild resume`)",
+            "cancel": "ends cancelled at its next step; `autobuild resume` runs it again"}
 MAX_FORM_BYTES = 64 * 1024
 """A form larger than this is refused unread (a note is at most 8 KB)."""
 
@@ -135,6 +140,15 @@ class Pages:
         return _said(request, 202, f"note {note.id} accepted: {task_id}'s player reads it at its next turn",
                      f"/f/{feature}/t/{task_id}")
 
+    async def control(self, request: Request) -> Response:
+        feature, task_id = request.path_params["feature"], request.path_params["task"]
+        action = (await _form(request)).get("control", "")  # not "action": a form's field would hide form.action
+        if action not in CONTROLS:
+            raise Refusal(f"{action!r} is no action: pause, pause-now, unpause or cancel", 400)
+        await asyncio.to_thread(control_task, self.where, feature, task_id, action.removesuffix("-now"),
+                                now=action == "pause-now")
+        return _said(request, 202, f"{task_id} {CONTROLS[action]}", f"/f/{feature}/t/{task_id}")
+
     async def answer(self, request: Request) -> Response:
         feature = request.path_params["feature"]
         form = await _form(request)
@@ -188,6 +202,7 @@ def create_app(where: Where, door: Door, answers: Answers | None = None) -> Guar
         Route("/f/{feature}/t/{task}", pages.task), Route("/f/{feature}/t/{task}/diff", pages.diff),
         Route("/f/{feature}/t/{task}/log", pages.task_log),
         Route("/f/{feature}/t/{task}/note", pages.note, methods=["POST"]),
+        Route("/f/{feature}/t/{task}/control", pages.control, methods=["POST"]),
     ]
     app = Starlette(routes=routes, exception_handlers={InputError: _refused, _NotFound: _not_found})
     return Guard(app, door)

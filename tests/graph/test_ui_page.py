@@ -156,16 +156,22 @@ async def asked(tmp_path: Path) -> tuple[Path, Path]:
     return repo, tmp_path / "db.sqlite"
 
 
-def test_every_number_on_the_pages_is_status_json_s(finished: tuple[Path, Path],
-                                                   capsys: pytest.CaptureFixture[str]) -> None:
-    repo, db = finished
-    browser = client(repo, db)
+def feature_page_is_status_json_s(repo: Path, db: Path, capsys: pytest.CaptureFixture[str]) -> Any:
+    """Every number and state on the feature page is `status --json`'s (its table, returned)."""
     table = status_json(repo, db, capsys, "FEAT-001")
-    shown = cells(browser.get("/f/FEAT-001").text).rows
+    shown = cells(client(repo, db).get("/f/FEAT-001").text).rows
     assert shown.pop("")["feature-cost"] == f"${table['cost_usd']:.4f}"
     assert shown == {row["task"]: {"status": row["status"], "turn": str(row["turn"]),
                                    "cost_usd": f"${row['cost_usd']:.4f}"}
                      | ({"cause": row["cause"]} if row["cause"] else {}) for row in table["tasks"]}
+    return table
+
+
+def test_every_number_on_the_pages_is_status_json_s(finished: tuple[Path, Path],
+                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    repo, db = finished
+    browser = client(repo, db)
+    table = feature_page_is_status_json_s(repo, db, capsys)
     listed = status_json(repo, db, capsys)
     runs = cells(browser.get("/").text)
     row = next(r for r in listed if r["thread"] == "FEAT-001")
@@ -244,7 +250,7 @@ for _ in range(600):
     assert sorted(given) == ["already answered", "taken"], given
     argv = [json.loads(line) for line in said.read_text().splitlines()]
     assert len(argv) == 1 and argv[0][:3] == ["answer", "FEAT-001", question_id]
-    assert argv[0][4:] == ["--repo", str(repo), "--interactive", "--db", str(db)]
+    assert argv[0][4:] == ["--repo", str(repo), "--interactive", "--from", "page", "--db", str(db)]
     again = post(browser, "/f/FEAT-001/answer", {"question_id": question_id, "option": "SQLite"})
     assert again.status_code == 409 and again.json()["message"] == f"{question_id} was already answered"
     unknown = post(browser, "/f/FEAT-001/answer", {"question_id": "TASK-1-000000", "text": "yes"})

@@ -107,6 +107,20 @@ def test_the_board_shows_the_gate_and_a_usage_limit_pause() -> None:
     assert "PAUSED" not in _shown(board, 4.0)
 
 
+def test_the_board_shows_a_person_s_pause_of_a_task_until_it_is_unpaused() -> None:
+    board = TaskBoard()
+    board.update({"event": "feature_start", "tasks": ["T1", "T2"]}, 0.0)
+    for task_id in ("T1", "T2"):
+        board.update({"event": "initialize", "task": task_id}, 1.0)
+    board.update({"event": "session_paused", "task": "T1", "turn": 1}, 2.0)
+    board.update({"event": "task_paused", "task": "T2", "node": "coach"}, 2.0)
+    rows = [line for line in _shown(board, 3.0).splitlines() if "T1" in line or "T2" in line]
+    assert len(rows) == 2 and all("‖ paused" in row for row in rows), rows
+    assert "its work kept" in rows[0] and "paused by a person" in rows[1]
+    board.update({"event": "task_unpaused", "task": "T2"}, 4.0)
+    assert "‖ paused" not in next(line for line in _shown(board, 5.0).splitlines() if "T2" in line)
+
+
 @pytest.mark.parametrize("event", [
     {"event": "gate", "task": "TASK-001", "turn": None, "passed": True, "summary": "ok"},
     {"event": "tool", "task": "TASK-001", "role": "player", "tool": "Bash"},

@@ -88,7 +88,8 @@ async def _test_changes(ctx: RunContext, worktree: Path, base: str, head: str) -
 
 async def coach(state: TaskState, runtime: Runtime[RunContext]) -> TaskState:
     ctx, task_id, turn = runtime.context, state["task_id"], state["turn"]
-    if stop := await control.at_boundary(ctx, state, ctx.events(runtime), "coach"):  # first: a pause re-runs it
+    if stop := await control.at_boundary(ctx, state, ctx.events(runtime), "coach",  # first: a pause re-runs it
+                                         lambda: runtime.drain_requested):
         return TaskState(stop=stop)
     agent = AgentTurn(state, runtime, "coach")
     if stop := await agent.budget_stop():

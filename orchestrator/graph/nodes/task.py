@@ -28,7 +28,7 @@ from orchestrator.gate import (
     tests_only_skipped,
     undo_submodule_changes,
 )
-from orchestrator.graph import control, steering
+from orchestrator.graph import control, pause_now, steering
 from orchestrator.graph.context import RunContext
 from orchestrator.graph.events import EventLog
 from orchestrator.graph.nodes import bring_up
@@ -75,7 +75,8 @@ def _review(turn: int, reviewer: Reviewer, notes: list[str]) -> Review:
 async def player(state: TaskState, runtime: Runtime[RunContext]) -> TaskState:
     ctx, task_id, turn = runtime.context, state["task_id"], state["turn"]
     agent = AgentTurn(state, runtime, "player")  # reads only: a pause below re-runs the node from its first line
-    if stop := await control.at_boundary(ctx, state, agent.events, "player") or await agent.budget_stop():
+    if stop := await control.at_boundary(ctx, state, agent.events, "player", lambda: runtime.drain_requested) \
+            or await agent.budget_stop():
         return TaskState(stop=stop)
     previous = state.get("review")
     conflict = bring_up.pending(state)  # a conflict turn: the merge is re-created first, also on resume
@@ -88,13 +89,18 @@ async def player(state: TaskState, runtime: Runtime[RunContext]) -> TaskState:
         return await ctx.agents.player(PlayerInput(
             brief=ctx.brief(task_id, state.get("answers")), turn=turn, max_turns=ctx.options.max_turns,
             worktree=agent.worktree, feedback=[dict(item) for item in previous["items"]] if previous else [],
-            feedback_notes=list(previous["notes"]) if previous else [],
-            answers=dict(state.get("answers") or {}), transcript_path=agent.transcript(), supervisor_notes=notes.lines,
+            feedback_notes=[*pause_now.told(state), *(previous["notes"] if previous else [])],
+            answers=dict(state.get("answers") or {}), transcript_path=pause_now.transcript(agent.transcript(), state),
+            supervisor_notes=notes.lines,
             attempt=int(state.get("attempt") or 1), approach=str(state.get("approach") or ""), pending_notes=notes,
         ), settings)
 
-    result = await agent.run(session)
-    cost = TaskState(cost_usd=agent.spent, user_changes=agent.user_changes, notes_delivered=notes.ids)
+    result = await pause_now.watched(ctx, task_id, agent.run(session), cuttable=conflict is None)
+    if result is None:  # `pause --now` cut the session: its work is kept, the turn runs again once unpaused
+        return await pause_now.kept(agent.events, state, ctx.repo.commit_all(
+            agent.worktree, f"autobuild({task_id}): player turn {turn}, paused (its work so far)"), agent.spent)
+    cost = TaskState(cost_usd=agent.spent, user_changes=agent.user_changes, notes_delivered=notes.ids,
+                     paused_turn=None)
     if stop := agent.tampering():
         return cost | TaskState(stop=stop)
     if result.question is not None:
@@ -107,16 +113,7 @@ async def player(state: TaskState, runtime: Runtime[RunContext]) -> TaskState:
                                                 approved_sha=state["head_sha"]):
             return cost | TaskState(stop=stop)
         base = conflict["head"]  # the task's work is now relative to the feature head it merged
-    sha = await ctx.repo.commit_all(agent.worktree, f"autobuild({task_id}): player turn {turn}")
-    submodules = await submodule_changes(ctx.repo, agent.worktree, base)
-    if submodules:  # never committed, merged nor gated: undone, and the turn is refused with the reason
-        await undo_submodule_changes(ctx.repo, agent.worktree, base, submodules)
-        sha = await ctx.repo.commit_all(agent.worktree, f"autobuild({task_id}): undo submodule changes (turn {turn})")
-    changed = await ctx.repo.changed_files(agent.worktree, base)
-    tampered = [path for path in ctx.plan.task(task_id).acceptance_tests if path in changed]
-    if tampered:
-        sha = await _restore(ctx, agent.worktree, base, tampered, task_id=task_id, turn=turn)
-        changed = await ctx.repo.changed_files(agent.worktree, base)
+    sha, submodules, changed, tampered = await _committed(ctx, agent.worktree, task_id, turn, base)
     agent.events("player_report", task_id, turn=turn, status=result.status, session_id=result.session_id,
                  cost_usd=result.cost_usd, files=changed, report=result.report, sha=sha)
     update = cost | TaskState(
@@ -132,6 +129,23 @@ async def player(state: TaskState, runtime: Runtime[RunContext]) -> TaskState:
         agent.events("frozen_test_tampering", task_id, turn=turn, files=tampered)
     return update | judge_player(state, agent.events, result, changed, agent.worktree, tampered=tampered,
                                  submodules=submodules, hidden=ctx.plan.task(task_id).hidden_tests)
+
+
+async def _committed(ctx: RunContext, worktree: Path, task_id: str, turn: int, base: str,
+                     ) -> tuple[str, list[str], list[str], list[str]]:
+    """The turn's work committed, its submodule changes undone and its frozen tests restored: the head, the
+    submodules undone, the files changed since `base`, the frozen tests it touched."""
+    sha = await ctx.repo.commit_all(worktree, f"autobuild({task_id}): player turn {turn}")
+    submodules = await submodule_changes(ctx.repo, worktree, base)
+    if submodules:  # never committed, merged nor gated: undone, and the turn is refused with the reason
+        await undo_submodule_changes(ctx.repo, worktree, base, submodules)
+        sha = await ctx.repo.commit_all(worktree, f"autobuild({task_id}): undo submodule changes (turn {turn})")
+    changed = await ctx.repo.changed_files(worktree, base)
+    tampered = [path for path in ctx.plan.task(task_id).acceptance_tests if path in changed]
+    if tampered:
+        sha = await _restore(ctx, worktree, base, tampered, task_id=task_id, turn=turn)
+        changed = await ctx.repo.changed_files(worktree, base)
+    return sha, submodules, changed, tampered
 
 
 def judge_player(state: TaskState, events: EventLog, result: AgentResult, changed: list[str], worktree: Path, *,
@@ -222,13 +236,15 @@ async def ask_human(state: TaskState, runtime: Runtime[RunContext]) -> TaskState
     # Only the CLI sets it (a served run's JSON context can't carry a function: anything else there is ignored).
     shared = runtime.context.answers.setdefault(state["task_id"], {}) if state.get("attempt") else {}
     answer = shared.get(str(question.get("question")))  # a sibling attempt's same question: answered once
+    at_terminal = False  # else the resume's answer (its `answer_given` says whose)
     if answer is None and callable(asker):
         async with runtime.context.slot_given_up():  # another task runs while a person decides
             answer = await asker(dict(question))
+        at_terminal = answer is not None
     if answer is None:
         answer = interrupt(dict(question))
     runtime.context.events(runtime)("question_answered", state["task_id"], question_id=question.get("question_id"),
-                                    answer=str(answer))
+                                    answer=str(answer), **({"source": "cli"} if at_terminal else {}))
     answers = {**(state.get("answers") or {}), str(question.get("question")): str(answer)}
     shared[str(question.get("question"))] = str(answer)  # the sibling attempts' next briefs carry it too
     return TaskState(answers=answers, question=None)
@@ -243,7 +259,7 @@ async def _restore(ctx: RunContext, worktree: Path, base: str, paths: list[str],
 async def feedback(state: TaskState, runtime: Runtime[RunContext]) -> TaskState:
     """Hand the review to the next turn; point out a stalled loop, and stop one stalled three times."""
     ctx, task_id, turn = runtime.context, state["task_id"], state["turn"]
-    if stop := await control.at_boundary(ctx, state, ctx.events(runtime), "feedback"):
+    if stop := await control.at_boundary(ctx, state, ctx.events(runtime), "feedback", lambda: runtime.drain_requested):
         return TaskState(stop=stop)
     review = state.get("review") or _review(turn, "incomplete", [])
     signature = hashlib.md5(json.dumps([review["items"], review["notes"]], sort_keys=True, default=str).encode(),
