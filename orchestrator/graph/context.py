@@ -25,6 +25,7 @@ from orchestrator.facts import Acceptance
 from orchestrator.gate import HIDDEN_FOLDER, GateRequest, Gates, GateSetup, HiddenTests, session_env
 from orchestrator.graph.budgets import FEATURE, RaisedBudgets
 from orchestrator.graph.events import EventLog
+from orchestrator.graph.state import TaskResult
 from orchestrator.plan.model import FeaturePlan
 from orchestrator.repo import watch
 from orchestrator.repo.git import GitRepo, feature_branch, task_branch
@@ -86,6 +87,9 @@ class RunContext:
     """A run by URL: where every node-end commit is pushed (graph/by_url.py); None for a local repo."""
     slots: asyncio.Semaphore | None = None
     """The run's `--parallel` slots, one held by each running task (None: a task run alone)."""
+    landed: Callable[[str, TaskResult], Awaitable[None]] | None = None
+    """Told the moment a task's work is on the feature branch (the scheduler's `finish`): its dependents start
+    then, not after its worktree's removal and the checkpoints that end its subgraph."""
     answers: dict[str, dict[str, str]] = field(default_factory=dict)
     """A person's answers given before a task starts, by task id: its own in earlier runs (`resume`), or the task's
     it replaces (`--replan`). Each start of the task begins with them: they are part of its brief."""
