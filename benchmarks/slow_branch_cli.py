@@ -11,7 +11,7 @@ from typing import Any
 
 from benchmarks import overhead_bench, overhead_phases
 
-SLOW_S = 2.0
+SLOW_S = 4.0
 """Each of B's player responses (the other sessions' take overhead_bench.LATENCY_S)."""
 SLOW = "TASK-B"
 
