@@ -25,6 +25,7 @@ from agents import sandbox as agent_sandbox
 from agents.session import bundled_cli
 from agents.testing.repos import make_sample_repo, scripted_env
 from agents.testing.scripted_model import ScriptedModel
+from benchmarks import overhead_phases
 from benchmarks.gate_log import GateLog
 from orchestrator.views.timeline import task_bars, timed
 
@@ -135,15 +136,18 @@ WARM_START = (
 """`autobuild run` in a process whose modules are loaded before the clock starts, as in a served worker."""
 
 
-def run_autobuild(workdir: Path, parallel: int, *, gated: bool = False, warm: bool = False) -> Run:
-    """The 8-task plan through `autobuild run` (a fresh process, start-up included), no gate unless `gated`;
-    `warm`: timed from when the process's modules are loaded (a served worker pays the imports once)."""
+def run_autobuild(workdir: Path, parallel: int, *, gated: bool = False, warm: bool = False,
+                  plan_data: dict[str, Any] | None = None, scenario_data: dict[str, Any] | None = None) -> Run:
+    """The 8-task plan (or `plan_data` with `scenario_data`) through `autobuild run` (a fresh process, start-up
+    included), no gate unless `gated`; `warm`: timed from when the process's modules are loaded (a served worker
+    pays the imports once)."""
     workdir.mkdir(parents=True, exist_ok=True)
     gate = GateLog(workdir)
-    repo = make_sample_repo(workdir / "repo", files=FILES, plan=plan(gate.command if gated else None), venv=False)
+    planned = plan_data or plan(gate.command if gated else None)
+    repo = make_sample_repo(workdir / "repo", files=FILES, plan=planned, venv=False)
     args = [] if gated else ["--verify", "none"]
     start = ["-c", WARM_START] if warm else ["-m", "orchestrator"]
-    with ScriptedModel(scenario()) as model:
+    with ScriptedModel(scenario_data or scenario()) as model:
         started, epoch_started = time.monotonic(), time.time()
         before = _children_cpu()
         proc = subprocess.Popen(
@@ -164,35 +168,45 @@ def run_autobuild(workdir: Path, parallel: int, *, gated: bool = False, warm: bo
     return Run(wall, repo, _sessions(model), gates, epoch_started, epoch_started + wall, cpu, own_cpu, peak_rss)
 
 
-def run_bare(workdir: Path, parallel: int, sessions: list[Session], *, sandboxed: bool = False) -> tuple[float, float]:
+def run_bare(workdir: Path, parallel: int, sessions: list[Session], *, sandboxed: bool = False,
+             scenario_data: dict[str, Any] | None = None,
+             spans: list[tuple[Session, float, float]] | None = None) -> tuple[float, float]:
     """The same sessions by the bare CLI (`claude -p <the same prompt>`, the same session marker, so the
     scripted model plays the same steps), per task the player then the coach, `parallel` tasks at a time;
-    `sandboxed`: with the Bash sandbox settings AutoBuild gives its sessions (agents/sandbox.py)."""
+    `sandboxed`: with the Bash sandbox settings AutoBuild gives its sessions (agents/sandbox.py); `spans`: filled
+    with each session as the model saw it, its process's start and its exit, in the order they ran."""
     cli = str(bundled_cli())
     # A git repo like AutoBuild's worktrees: the CLI reads git status, log and config for its context there.
     cwd = make_sample_repo(workdir / "bare", files=FILES, plan=plan(None), venv=False)
     by_task: dict[str, list[Session]] = {}
     for session in sorted(sessions, key=lambda s: (s.task, s.turn, s.role != "player")):
         by_task.setdefault(session.task, []).append(session)
-    with ScriptedModel(scenario()) as model:
+    with ScriptedModel(scenario_data or scenario()) as model:
         env = scripted_env(model.base_url, workdir) | {
             "IS_SANDBOX": "1", "CLAUDE_CODE_MAX_RETRIES": "0", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
             "DISABLE_TELEMETRY": "1", "DISABLE_AUTOUPDATER": "1"}
 
         extra = ["--settings", json.dumps({"sandbox": agent_sandbox.settings(cwd, ())})] if sandboxed else []
 
+        ran: list[tuple[tuple[str, str, int], float, float]] = []
+
         def one_task(task: str) -> None:
             for s in by_task[task]:
+                started = time.time()
                 subprocess.run(
                     [cli, "-p", s.prompt or "work", "--output-format", "json", "--permission-mode",
                      "bypassPermissions", "--model", "claude-sonnet-4-5", "--append-system-prompt",
                      f"AutoBuild session: role={s.role} task={s.task} turn={s.turn}", *extra],
                     cwd=cwd, env=env, capture_output=True, check=True)
+                ran.append(((s.role, s.task, s.turn), started, time.time()))
 
         started, before = time.monotonic(), _children_cpu()
         with ThreadPoolExecutor(parallel) as pool:
             list(pool.map(one_task, sorted(by_task)))
         wall, cpu = time.monotonic() - started, _children_cpu() - before
+    seen = {(s.role, s.task, s.turn): s for s in _sessions(model)}
+    if spans is not None:
+        spans.extend((seen[key], started, ended) for key, started, ended in ran)
     replayed = sum(1 for r in model.requests if r.role is not None)
     mine = sum(s.requests for s in sessions)
     if replayed != mine:
@@ -239,12 +253,15 @@ def measure(parallels: tuple[int, ...] = (1, 8)) -> dict[str, Any]:
             mine = run_autobuild(base / f"ab-{parallel}", parallel)
             warm = run_autobuild(base / f"warm-{parallel}", parallel, warm=True)
             bare, bare_cpu = run_bare(base / f"bare-{parallel}", parallel, mine.sessions)
-            boxed, _ = run_bare(base / f"boxed-{parallel}", parallel, mine.sessions, sandboxed=True)
-            spans = [s.last - s.first for s in mine.sessions]
+            boxed_spans: list[tuple[Session, float, float]] = []
+            boxed, _ = run_bare(base / f"boxed-{parallel}", parallel, mine.sessions, sandboxed=True,
+                                spans=boxed_spans)
+            model_spans = [s.last - s.first for s in mine.sessions]
             out["rows"].append({"parallel": parallel, "autobuild": mine.wall, "bare": bare, "ratio": mine.wall / bare,
                                 "sessions": len(mine.sessions), "load": load, "cpu": mine.cpu, "boxed": boxed,
                                 "own_cpu": mine.own_cpu, "peak_rss": mine.peak_rss, "bare_cpu": bare_cpu,
-                                "model_span_mean": sum(spans) / len(spans), "warm": warm.wall})
+                                "model_span_mean": sum(model_spans) / len(model_spans), "warm": warm.wall,
+                                **overhead_phases.row_phases(mine, plan(), boxed_spans)})
             print(out["rows"][-1], flush=True)
         load = os.getloadavg()[0]
         gated = run_autobuild(base / "gated", 1, gated=True)
@@ -282,6 +299,7 @@ def report_lines(found: dict[str, Any]) -> list[str]:
           f" {r['boxed']:.1f} s ({r['autobuild'] / r['boxed']:.2f}) | {r['warm']:.1f} s ({r['warm'] / r['bare']:.2f};"
           f" {r['warm'] / r['boxed']:.2f}) | {r['load']:.1f} |" for r in rows],
         "",
+        *overhead_phases.concurrency_lines(rows),
         *WHERE_THE_TIME_GOES.read_text().splitlines(),
         "",
         "## Work outside sessions and gate runs, per task (issue 24; goal ≤ 0.3 s)",

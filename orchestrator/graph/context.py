@@ -26,6 +26,7 @@ from orchestrator.gate import HIDDEN_FOLDER, GateRequest, Gates, GateSetup, Hidd
 from orchestrator.graph.budgets import FEATURE, RaisedBudgets
 from orchestrator.graph.events import EventLog
 from orchestrator.graph.live_pause import LivePauses
+from orchestrator.graph.state import TaskResult
 from orchestrator.plan.model import FeaturePlan
 from orchestrator.repo import watch
 from orchestrator.repo.git import GitRepo, feature_branch, task_branch
@@ -91,6 +92,9 @@ class RunContext:
     """The run's `--parallel` slots, one held by each running task (None: a task run alone)."""
     pauses: LivePauses | None = None
     """The run's tasks paused in place (graph/live_pause.py); None: a paused task's node ends as an interrupt."""
+    landed: Callable[[str, TaskResult], Awaitable[None]] | None = None
+    """Told the moment a task's work is on the feature branch (the scheduler's `finish`): its dependents start
+    then, not after its worktree's removal and the checkpoints that end its subgraph."""
     answers: dict[str, dict[str, str]] = field(default_factory=dict)
     """A person's answers given before a task starts, by task id: its own in earlier runs (`resume`), or the task's
     it replaces (`--replan`). Each start of the task begins with them: they are part of its brief."""

@@ -100,7 +100,7 @@ async def run_task(task_id: str, run_key: str) -> TaskResult:
     config: RunnableConfig = {"recursion_limit": 12 * ctx.options.max_turns + 30, "run_name": f"task {task_id}",
                    "tags": [task_id]}
     count, launched = (1, 1) if skip_reason else await attempts.planned(ctx.options, ctx.plan, task_id)
-    async with contextlib.nullcontext() if launched > 1 else scheduler.slots:  # each attempt takes its own slot
+    async with contextlib.nullcontext() if launched > 1 else scheduler.slot(task_id):  # attempts: one each
         try:
             events("task_ready", task_id)
             task_input = TaskInput(feature_id=ctx.feature_id, task_id=task_id, skip_reason=skip_reason,
@@ -175,6 +175,7 @@ async def _run_plan(inputs: FeatureInput, options: RunOptions, repo: GitRepo, ru
     scheduler = Scheduler(plan, order, options.parallel, options.schedule, ignore_deps, earlier=earlier)
     run.ctx.slots = scheduler.slots  # a task waiting for an answer gives its slot up (RunContext)
     run.ctx.pauses = LivePauses(scheduler.slots, scheduler.moving)  # and so does a paused one, waiting in place
+    run.ctx.landed = scheduler.landed  # a landed task's dependents start at once, in its slot (RunContext)
     questions = await _run_tasks(run, scheduler, order,
                                  task_graphs(options.max_turns, bool(options.precheck_model)),
                                  task_graphs(options.max_turns, bool(options.precheck_model), True))

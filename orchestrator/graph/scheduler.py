@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import Callable, Collection
+from collections.abc import AsyncIterator, Callable, Collection
 from typing import NoReturn
 
 from langgraph.errors import GraphInterrupt
@@ -41,6 +41,8 @@ class Scheduler:
         self.errored: set[str] = set()
         """Held tasks whose run raised an error (resumable): their outcome says so."""
         self.slots = Slots(parallel)
+        self._holding: set[str] = set()
+        """Tasks holding a slot they took with `slot()` (given back at their landing or their end)."""
         self._changed = asyncio.Condition()
         in_run = set(order)
         self._group_of = {task_id: index for index, group in enumerate(plan.groups()) for task_id in group}
@@ -98,6 +100,27 @@ class Scheduler:
             self._group_of = {task_id: index for index, group in enumerate(self.plan.groups()) for task_id in group}
             self._prerequisites = {task_id: self._compute_prerequisites(task_id, in_run) for task_id in self.order}
             self._changed.notify_all()
+
+    @contextlib.asynccontextmanager
+    async def slot(self, task_id: str) -> AsyncIterator[None]:
+        """A `--parallel` slot for the task's run, given back at its landing (`landed`) or when its run ends."""
+        await self.slots.acquire()
+        self._holding.add(task_id)
+        try:
+            yield
+        finally:
+            self._give_back(task_id)
+
+    def _give_back(self, task_id: str) -> None:
+        if task_id in self._holding:
+            self._holding.discard(task_id)
+            self.slots.release()
+
+    async def landed(self, task_id: str, result: TaskResult) -> None:
+        """The task's work is on the feature branch: its dependents start now, in its slot; what is left of its
+        run (its worktree's removal, the checkpoints that end its subgraph) runs no session and waits for none."""
+        self._give_back(task_id)
+        await self.finish(task_id, result)
 
     async def finish(self, task_id: str, result: TaskResult) -> None:
         async with self._changed:

@@ -156,10 +156,12 @@ async def _landed(land: Landing) -> TaskState:
     ctx, task_id = land.ctx, land.task_id
     land.events("merge", task_id, merged=True, reason="", fast_forward=True, brought_up=land.brought_up,
                 sha=land.sha, batch=land.batch)
+    result = land.result | TaskResult(merged=True, sha=land.sha)
+    if ctx.landed is not None:  # its dependents start now, while its worktree goes and its subgraph ends
+        await ctx.landed(task_id, result)
     if not ctx.options.keep_worktrees:  # its own (one of several attempts has its own worktree and branch)
         await ctx.repo.remove_worktree(Path(land.state["worktree"]), land.state["branch"])
-    return TaskState(result=land.result | TaskResult(merged=True, sha=land.sha), head_sha=land.sha,
-                     base_sha=land.base, conflict=None)
+    return TaskState(result=result, head_sha=land.sha, base_sha=land.base, conflict=None)
 
 
 async def _conflict(land: Landing, head: str, files: list[str]) -> TaskState:
