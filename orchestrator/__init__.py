@@ -22,6 +22,7 @@ facts.py: what a run produces: outcomes, results, reviews, gate runs; views and 
 jsonout.py: the shape of every `--json` document: a schema version, ISO-8601 UTC times.
 processes.py: the one module that starts subprocesses (own session, killpg on timeout or cancel).
 sandbox.py: bubblewrap for our own subprocesses (the gate, setup) and the agents' sandbox rules.
+sandbox_tmp.py: which of the host's /tmp entries a sandboxed command sees (only those it can need).
 text.py: text from plans, agents and tools made safe to show on a terminal.
 """
 

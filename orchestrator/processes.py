@@ -154,7 +154,7 @@ async def run_shell(command: str, cwd: Path, timeout: float, env: Mapping[str, s
     if target := sandbox.env.get("PIP_TARGET"):  # what pip installed there is importable after the run's code
         full["PYTHONPATH"] = os.pathsep.join(filter(None, [full.get("PYTHONPATH", ""), target]))
     for _attempt in range(_SANDBOX_ATTEMPTS):
-        wrapped = await asyncio.to_thread(sandboxing.wrap, ["bash", "-c", command], cwd, sandbox)  # makes folders
+        wrapped = await asyncio.to_thread(sandboxing.wrap, ["bash", "-c", command], cwd, sandbox, full)  # mkdirs
         done = await run_async(wrapped, cwd, timeout, full, pass_fds=pass_fds)
         if not await asyncio.to_thread(sandboxing.lost_tmp_entry, done.returncode, done.stdout, done.stderr):
             break

@@ -18,6 +18,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+from orchestrator import sandbox_tmp
+
 SANDBOX_FOLDER = "_sandbox"
 """Per feature, beside its worktrees: the private tmp and the tool caches of the run."""
 GATE_FOLDER = "_gate-own"
@@ -216,18 +218,19 @@ def _cargo_layers(cargo_home: Path) -> list[str]:
     return binds
 
 
-def wrap(args: Sequence[str], cwd: Path, sandbox: Sandbox) -> list[str]:
-    """`args` run under bwrap in `cwd` (the caller checked `available()`): read-only root, the writable paths
-    bound onto themselves (created first), the private tmp at /tmp. Same process group, so killpg reaches it."""
+def wrap(args: Sequence[str], cwd: Path, sandbox: Sandbox, env: Mapping[str, str] | None = None) -> list[str]:
+    """`args` run under bwrap in `cwd` (the caller checked `available()`) with `env` (ours by default): read-only
+    root, the writable paths bound onto themselves (created first), the private tmp at /tmp. Same process group,
+    so killpg reaches it."""
     binary = bwrap()
     assert binary is not None, "wrap() needs available()"
     (sandbox.tmp / Path(OWN_TMPDIR).name).mkdir(parents=True, exist_ok=True)
     command = [binary, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--bind", str(sandbox.tmp), "/tmp"]
-    # What already lives in /tmp stays visible, read-only, above the private tmp: a repo, its venv, or AutoBuild's
-    # own checkout and venv there (a clone under /tmp ran its gate with no python otherwise).
-    shown = [Path("/tmp") / name for name in _tmp_entries() if Path("/tmp") / name != Path(OWN_TMPDIR)]
-    shown += [path.resolve() for path in sandbox.readable if path.resolve().is_relative_to("/tmp")]
-    for path in dict.fromkeys(shown):
+    # What the command needs of the host's /tmp stays visible, read-only, above the private tmp: a repo, its venv,
+    # or AutoBuild's own checkout and venv there (a clone under /tmp ran its gate with no python otherwise); only
+    # those, as every mount makes the sandbox slower to start (sandbox_tmp.py).
+    hidden = (Path(OWN_TMPDIR), *sandbox.writable)
+    for path in sandbox_tmp.shown(cwd, sandbox.readable, os.environ if env is None else env, args, hidden):
         command += ["--ro-bind-try", str(path), str(path)]
     for path in dict.fromkeys(sandbox.writable):
         path.mkdir(parents=True, exist_ok=True)
@@ -244,15 +247,6 @@ def wrap(args: Sequence[str], cwd: Path, sandbox: Sandbox) -> list[str]:
         if path.is_file():
             command += ["--ro-bind", "/dev/null", str(path.resolve())]
     return [*command, "--die-with-parent", "--chdir", str(cwd), "--", *args]
-
-
-def _tmp_entries(limit: int = 1000) -> list[str]:
-    """The host's /tmp, top level (bounded: a /tmp with more entries shows the first `limit`)."""
-    try:
-        with os.scandir("/tmp") as entries:
-            return sorted(entry.name for entry in entries)[:limit]
-    except OSError:
-        return []
 
 
 _SETUP_FAILED_ON_TMP = re.compile(r"^bwrap: Can't .*?/(?:old|new)root(/tmp/[^/\s:]+)")

@@ -8,4 +8,5 @@ scenario.py: which response each role, task and turn's session gets at each step
 requests.py: what the scripted model reads from a request: which session and step it is.
 scripted_agents.py: scripted results behind the `Agents` protocol, for the in-process tier.
 repos.py: the sample repositories and the environment that points the real CLI at the scripted model.
+sample_venv.py: the sample repositories' own virtualenv (pytest, pip, setuptools; nothing else).
 """

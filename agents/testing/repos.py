@@ -10,6 +10,8 @@ from pathlib import Path
 
 import yaml
 
+from agents.testing.sample_venv import sample_venv
+
 SAMPLE_FILES = {
     ".gitignore": "__pycache__/\n.pytest_cache/\n*.pyc\n",
     "README.md": "# calc\n\nA tiny calculator package used by the AutoBuild demo.\n",
@@ -54,8 +56,9 @@ def git(repo: Path, *args: str) -> str:
 def make_sample_repo(path: Path, files: dict[str, str] | None = None, plan: dict[str, object] | None = None, *,
                      venv: bool = True) -> Path:
     """A git repo with a small Python package, a pytest suite and (optionally) a feature plan. Its `.venv`
-    (git-excluded) is a link to this interpreter's environment, so the repo's own environment has pytest the
-    way a real project's would: the gate runs the repo's environment, never AutoBuild's."""
+    (git-excluded) is a link to a venv of pytest, pip and setuptools from this interpreter's environment
+    (sample_venv.py), so the repo's own environment has pytest the way a real project's would: the gate runs the
+    repo's environment, never AutoBuild's."""
     path.mkdir(parents=True, exist_ok=True)
     for name, text in (files or SAMPLE_FILES).items():
         target = path / name
@@ -65,7 +68,7 @@ def make_sample_repo(path: Path, files: dict[str, str] | None = None, plan: dict
     git(path, "add", "-A")
     git(path, "-c", "user.name=Demo", "-c", "user.email=demo@localhost", "commit", "-q", "-m", "initial")
     if venv:
-        (path / ".venv").symlink_to(sys.prefix, target_is_directory=True)
+        (path / ".venv").symlink_to(sample_venv(), target_is_directory=True)
         with (path / ".git" / "info" / "exclude").open("a") as exclude:
             exclude.write(".venv\n")
     if plan is not None:

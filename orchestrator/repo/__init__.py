@@ -1,6 +1,7 @@
 """The target repository: git behind one guarded write path, and what else of the user's we watch.
 
 commands.py: how every git command of ours starts: none of the user's hooks, fsmonitor or filters.
+config_stamp.py: every config file git reads in a checkout, stamped: when a remembered config answer holds.
 git.py: the one guarded write path: feature and task branches, worktrees, commits, merges.
 queries.py: read-only questions about refs, commits and trees.
 footing.py: what a worktree's proof rests on: the files git resolves it from, stamped; the shared git dir.

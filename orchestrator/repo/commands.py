@@ -15,6 +15,7 @@ from pathlib import Path
 
 from orchestrator.errors import InputError
 from orchestrator.processes import Completed, run
+from orchestrator.repo import config_stamp
 
 NO_FSMONITOR = ("-c", "core.fsmonitor=false")
 NO_HOOKS = ("-c", "core.hooksPath=/dev/null", *NO_FSMONITOR)
@@ -45,9 +46,23 @@ def check_branch_name(name: str, what: str = "base") -> str:
 KEPT = frozenset({"lfs"})
 
 
+_FILTERS: dict[Path, tuple[tuple[object, ...], tuple[str, ...]]] = {}
+"""filters_off's answers, by checkout, with the stamp of the config files they were read from."""
+
+
 def filters_off(root: Path) -> tuple[str, ...]:
     """`-c filter.<name>.smudge= …` for every filter driver the config of `root` defines (an empty command is no
-    filter to git), except those in KEPT (blocking: one git call)."""
+    filter to git), except those in KEPT (blocking: one git call, none while the config files are unchanged)."""
+    found = config_stamp.stamp(root)
+    if found is not None and (known := _FILTERS.get(root)) is not None and known[0] == found:
+        return known[1]
+    off = _filters_off(root)
+    if found is not None and config_stamp.stamp(root) == found:  # unchanged while git read them
+        _FILTERS[root] = (found, off)
+    return off
+
+
+def _filters_off(root: Path) -> tuple[str, ...]:
     listed = run(["git", "config", "--name-only", "--get-regexp", r"^filter\..+\.(smudge|clean|process)$"], root)
     names = sorted({line[len("filter."):line.rindex(".")] for line in listed.stdout.splitlines() if "." in line}
                    - KEPT)

@@ -66,20 +66,11 @@ def _folder_digest(folder: Path, exclude_ours: bool = False) -> str:
 def _listing(folder: Path, deep: bool) -> Iterator[str]:
     """One line per entry a tree's digest covers: every file (path, size, mtime), or, not `deep`, the folders down to
     `_SHALLOW_DEPTH` (path, inode, mtime) and the files at the top."""
-    top = len(folder.parts)
+    if not deep:
+        yield from _folders(str(folder), 0)
+        return
     for current, dirs, files in os.walk(folder):
         dirs[:] = sorted(name for name in dirs if name not in _SKIP_DIRS)
-        at_top = current == str(folder)
-        if not deep:
-            if len(Path(current).parts) - top >= _SHALLOW_DEPTH:
-                dirs[:] = []
-            try:  # the top itself may be a link to the venv (its target's folder is what changes)
-                stat = os.stat(current) if at_top else os.lstat(current)
-            except OSError:
-                continue
-            yield f"{current}\0{stat.st_ino}\0{stat.st_mtime_ns}"
-            if not at_top:
-                continue
         for name in sorted(files):
             path = os.path.join(current, name)
             try:
@@ -87,6 +78,44 @@ def _listing(folder: Path, deep: bool) -> Iterator[str]:
             except OSError:
                 continue
             yield f"{path}\0{stat.st_size}\0{stat.st_mtime_ns}"
+
+
+def _folders(current: str, depth: int) -> Iterator[str]:
+    """The shallow listing below `current`, pre-order by name. A folder at `_SHALLOW_DEPTH` is stat'ed, never
+    listed: its line needs only its inode and mtime (listing each of site-packages' or node_modules' packages cost
+    a venv's snapshot ~0.2 CPU-s, and a run takes dozens)."""
+    try:  # the top itself may be a link to the venv (its target's folder is what changes)
+        stat = os.stat(current) if depth == 0 else os.lstat(current)
+    except OSError:
+        return
+    yield f"{current}\0{stat.st_ino}\0{stat.st_mtime_ns}"
+    if depth >= _SHALLOW_DEPTH:
+        return
+    try:
+        with os.scandir(current) as listed:
+            entries = sorted(listed, key=lambda entry: entry.name)
+    except OSError:
+        return
+    folders = [entry for entry in entries if entry.name not in _SKIP_DIRS and _is_folder(entry)]
+    if depth == 0:
+        for entry in entries:
+            if _is_folder(entry):
+                continue
+            try:
+                file_stat = entry.stat(follow_symlinks=False)
+            except OSError:
+                continue
+            yield f"{entry.path}\0{file_stat.st_size}\0{file_stat.st_mtime_ns}"
+    for entry in folders:
+        if not entry.is_symlink():  # as os.walk: a linked folder is not walked into
+            yield from _folders(entry.path, depth + 1)
+
+
+def _is_folder(entry: os.DirEntry[str]) -> bool:
+    try:
+        return entry.is_dir()
+    except OSError:
+        return False
 
 
 def tree_digest(folder: Path, limit: int = _MAX_ENTRIES, deep: bool = True) -> str:

@@ -169,9 +169,10 @@ async def _run_heard(command: str, cwd: Path, timeout_s: float, env: dict[str, s
                      sandbox: Sandbox | None) -> tuple[Completed, Received, list[str] | None]:
     """One run of the command with the gate's channel open (gate/observe/channel.py), and the tracked files it
     changed."""
-    before = await tracked.snapshot(cwd)
+    where = await tracked.locate(cwd)
+    before = await tracked.snapshot(cwd, where)
     if sandbox is not None:  # the code under test can't rewrite a test before it runs and put it back after
-        sandbox = sandbox.protecting(await tracked.test_files(cwd))
+        sandbox = sandbox.protecting(await tracked.test_files(cwd, where=where))
     channel = Channel()
     channel.listen()
     try:
@@ -179,6 +180,8 @@ async def _run_heard(command: str, cwd: Path, timeout_s: float, env: dict[str, s
                                     pass_fds=channel.fds)
     finally:
         received = await channel.close()
+    # Located again: with worktreeConfig on, the run can write its worktree's config.worktree (a filter driver
+    # that `status` would start, a core.worktree).
     return completed, received, tracked.changed(before, await tracked.snapshot(cwd))
 
 

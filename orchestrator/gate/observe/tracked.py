@@ -6,6 +6,7 @@ base's run records its own, so a task's run that touches what the base's leaves 
 from __future__ import annotations
 
 import asyncio
+from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
 from orchestrator.gate.spec.test_files import is_test_file
@@ -21,15 +22,35 @@ TEST_DATA_FOLDERS = frozenset({"tests", "test", "testing", "__tests__", "__mocks
                                "testdata", "fixtures", "snapshots", "__snapshots__", "e2e"})
 
 
-async def snapshot(cwd: Path) -> State | None:
-    """The tracked files that differ from HEAD in `cwd`'s worktree, each with its content's hash ("" when
-    deleted); None when `cwd` is no git worktree or git can't say."""
+@dataclass(frozen=True)
+class Worktree:
+    """Where `cwd`'s tracked files are: its worktree's top and the user's filter drivers there, switched off.
+    Asked once before a gate run for its first snapshot and its protected files."""
+
+    top: Path
+    filters_off: tuple[str, ...]
+
+
+async def locate(cwd: Path) -> Worktree | None:
+    """`cwd`'s worktree (None when it is no git worktree or git can't say)."""
     try:
         top = await _git(cwd, "rev-parse", "--show-toplevel")
         if not top.ok:
             return None
         root = Path(top.stdout.strip())
-        off = await asyncio.to_thread(filters_off, root)  # `status` would run the user's clean filters
+        return Worktree(root, await asyncio.to_thread(filters_off, root))  # `status` would run clean filters
+    except OSError:
+        return None
+
+
+async def snapshot(cwd: Path, where: Worktree | None = None) -> State | None:
+    """The tracked files that differ from HEAD in `cwd`'s worktree (`where`, when located already), each with its
+    content's hash ("" when deleted); None when `cwd` is no git worktree or git can't say."""
+    where = where or await locate(cwd)
+    if where is None:
+        return None
+    root, off = where.top, where.filters_off
+    try:
         listed = await _git(root, *off, "-c", "core.quotePath=false", "status", "--porcelain=v1", "-z",
                             "--untracked-files=no", "--ignore-submodules=all")
     except OSError:
@@ -49,13 +70,14 @@ async def snapshot(cwd: Path) -> State | None:
     return state
 
 
-async def test_files(cwd: Path, limit: int = PROTECTED_LIMIT) -> list[Path]:
-    """The tracked files of `cwd`'s worktree a gate run shows read-only: test code and what the test folders hold
-    (its data, snapshots, fixtures), at most `limit` (test code first); none outside a git worktree."""
-    top = await _git(cwd, "rev-parse", "--show-toplevel")
-    if not top.ok:
+async def test_files(cwd: Path, limit: int = PROTECTED_LIMIT, where: Worktree | None = None) -> list[Path]:
+    """The tracked files of `cwd`'s worktree (`where`, when located already) a gate run shows read-only: test code
+    and what the test folders hold (its data, snapshots, fixtures), at most `limit` (test code first); none
+    outside a git worktree."""
+    where = where or await locate(cwd)
+    if where is None:
         return []
-    root = Path(top.stdout.strip())
+    root = where.top
     listed = await _git(root, "-c", "core.quotePath=false", "ls-files", "-z", "--cached")
     if not listed.ok:
         return []
