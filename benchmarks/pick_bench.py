@@ -51,6 +51,21 @@ def mixtures(case: PickCase) -> list[tuple[str, list[Candidate]]]:
     return found
 
 
+def padded(case: PickCase, copies: int = 3) -> Candidate:
+    """The special-cased fix with its tests padded: the visible tests copied `copies` times more (a cheat's cheap
+    way to show more new tests failing on the base's code)."""
+    special = case.of_kind("special")
+    if special is None:
+        raise CaseError(f"{case.case}: a case needs a special candidate")
+    extra: dict[str, str] = {}
+    for path, text in case.visible.items():
+        stem, dot, ext = path.rpartition(".")
+        for n in range(1, copies + 1):
+            named = f"{stem.removesuffix('_test')}_pad{n}{'_test' if stem.endswith('_test') else ''}{dot}{ext}"
+            extra[named] = text.replace("func Test", f"func TestPad{n}") if ext == "go" else text
+    return Candidate("padded", special.code, {**special.tests, **extra}, "the special-cased fix, its tests padded")
+
+
 def _rotated(group: list[Candidate], by: int) -> list[Candidate]:
     shift = by % len(group)
     return group[-shift:] + group[:-shift] if shift else group
@@ -99,26 +114,35 @@ async def run_mixture(repo: Path, case: PickCase, releases: Trees, feature: str,
 
 
 def _keys_pick(record: dict[str, Any], picked: int | None) -> int | None:
-    """What the keys and cross-tests alone pick: the selector's pick undone (the first approved of the leaders)."""
+    """What the keys, cross-tests and consensus alone pick: the selector's pick undone (the first approved of the
+    leaders it chose among)."""
     if record.get("by") != "selector":
         return picked
     confirmed = {int(a): n for a, n in (record.get("confirmed") or {}).items()}
+    lone = {int(a): n for a, n in (record.get("unshared") or {}).items()}
     tied = [int(a) for a in record.get("tied") or []]
     best = max((confirmed.get(a, 0) for a in tied), default=0)
-    return next((a for a in tied if confirmed.get(a, 0) == best), picked)
+    leaders = [a for a in tied if confirmed.get(a, 0) == best]
+    fewest = min((lone.get(a, 0) for a in leaders), default=0)
+    return next((a for a in leaders if lone.get(a, 0) == fewest), picked)
 
 
 async def measure_case(folder: Path, case: PickCase) -> dict[str, Any]:
     """A task's oracle verdicts, its mixtures and its refused trio, in one repository."""
     releases = trees(case)
-    verdicts = {c.kind: oracle(case, c, releases) for c in case.candidates}
+    verdicts = {c.kind: await asyncio.to_thread(oracle, case, c, releases) for c in case.candidates}
     python = releases.entry.get("ecosystem", "python") == "python"
     repo = make_sample_repo(folder, files=base_files(case, releases), plan=None, venv=python)
     (repo / ".autobuild" / "features").mkdir(parents=True, exist_ok=True)
     if releases.entry["registry"] == "npm":
         npm.write_node_modules(repo, releases.entry)
+    cheat = padded(case)
+    verdicts["padded"] = verdicts["special"]
     runs = []
-    for index, (mix, group) in enumerate([*mixtures(case), ("none", refused(case, releases))]):
+    partial = [c for c in case.candidates if c.kind == "partial"]
+    # The cheat first: the first approved, which the keys fall back to.
+    groups = [*mixtures(case), ("padded", [cheat, case.candidates[0], *partial]), ("none", refused(case, releases))]
+    for index, (mix, group) in enumerate(groups):
         found = await run_mixture(repo, case, releases, f"FEAT-{index + 1:03d}", group)
         kinds = found["kinds"]
         oracle_of = {k: verdicts[kinds[k - 1]][0] if kinds[k - 1] in verdicts else False for k in range(1, 4)}
@@ -132,12 +156,23 @@ async def measure_case(folder: Path, case: PickCase) -> dict[str, Any]:
             "runs": runs}
 
 
-def measure(only: Sequence[str] = ()) -> dict[str, Any]:
+async def _measure_all(folder: Path, chosen: Sequence[PickCase], jobs: int) -> list[dict[str, Any]]:
+    slots = asyncio.Semaphore(jobs)
+
+    async def one(index: int, case: PickCase) -> dict[str, Any]:
+        async with slots:
+            return await measure_case(folder / f"case-{index}", case)
+
+    return list(await asyncio.gather(*(one(index, case) for index, case in enumerate(chosen))))
+
+
+def measure(only: Sequence[str] = (), jobs: int = 2) -> dict[str, Any]:
+    """The tasks named in `only` (all when empty), `jobs` tasks at a time."""
     os.environ["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"  # as the real-history bench: the releases need no plugin
     chosen = [c for c in cases() if not only or c.package in only or c.case in only]
     started = time.monotonic()
     with tempfile.TemporaryDirectory(prefix="pick-bench-") as tmp:
-        found = [asyncio.run(measure_case(Path(tmp) / f"case-{i}", case)) for i, case in enumerate(chosen)]
+        found = asyncio.run(_measure_all(Path(tmp), chosen, jobs))
     return {"cases": found, "seconds": round(time.monotonic() - started, 1)}
 
 
@@ -159,7 +194,7 @@ def _ratio(part: int, whole: int) -> str:
 
 
 def report_lines(found: dict[str, Any]) -> list[str]:
-    one, two = tally(found, "one"), tally(found, "two")
+    one, two, cheat = tally(found, "one"), tally(found, "two"), tally(found, "padded")
     none = [run for case in found["cases"] for run in case["runs"] if run["mix"] == "none"]
     empty = sum(run["picked"] is None and not any(s in APPROVED for s in run["statuses"]) for run in none)
     bad = [f"{case['case']}: {kind} ({'passes' if v['passes'] else 'fails'})" for case in found["cases"]
@@ -185,9 +220,14 @@ def report_lines(found: dict[str, Any]) -> list[str]:
         f" | {_ratio(one['right'], one['could'])} | 0.33 | {one['keys_wrong']}; {one['wrong']} |",
         f"| two right of three | {two['all_approved']} / {two['mixtures']} | {_ratio(two['keys_right'], two['could'])}"
         f" | {_ratio(two['right'], two['could'])} | 0.67 | {two['keys_wrong']}; {two['wrong']} |",
+        f"| one right, a cheat padding its tests | {cheat['all_approved']} / {cheat['mixtures']} |"
+        f" {_ratio(cheat['keys_right'], cheat['could'])} | {_ratio(cheat['right'], cheat['could'])} | 0.33 |"
+        f" {cheat['keys_wrong']}; {cheat['wrong']} |",
         "",
         f"- Goal: ≥ 0.95 right, 0 wrong. The selector ran (the keys and cross-tests left a tie) in"
-        f" {one['selector_ran'] + two['selector_ran']} of {one['could'] + two['could']} mixtures. Published"
+        f" {one['selector_ran'] + two['selector_ran']} of {one['could'] + two['could']} mixtures. The cheat: the"
+        " special-cased fix with the visible tests copied three times more (more new tests failing on the base's"
+        " code, the third key). Published"
         " verifier-picked / best-possible (DeepSWE 59.0 / 71.0 = 0.83) is context, not a like-for-like target",
         f"- Three candidates the gate refuses (the visible tests alone; the fix with a base test file deleted; the"
         f" special-cased fix with the right fix's tests): nothing approved in {_ratio(empty, len(none))} tasks"
@@ -208,13 +248,16 @@ if __name__ == "__main__":
         sys.exit(0)
     words = [a for a in sys.argv[1:] if not a.startswith("--")]
     known = {c.package for c in cases()} | {c.case for c in cases()}
-    unknown = [w for w in words if w not in known] + [a for a in sys.argv[1:] if a.startswith("-") and a != "--json"]
+    unknown = [w for w in words if w not in known] + [a for a in sys.argv[1:] if a.startswith("-") and a != "--json"
+                                                      and not a.startswith("--jobs=")]
     if unknown:
-        print(f"error: {', '.join(unknown)}: not a package of the pick bench ({', '.join(sorted({c.package for c in cases()}))})"
+        packages = ", ".join(sorted({c.package for c in cases()}))
+        print(f"error: {', '.join(unknown)}: not a package of the pick bench ({packages})"
               " nor an option (--json, --help)", file=sys.stderr)
         sys.exit(2)
     try:
-        measured = measure(words)
+        measured = measure(words, next((int(a.split("=", 1)[1]) for a in sys.argv[1:]
+                                        if a.startswith("--jobs=") and a.split("=", 1)[1].isdigit()), 2))
     except CaseError as error:
         print(f"error: {error}", file=sys.stderr)
         sys.exit(2)

@@ -52,6 +52,8 @@ def base_files(case: PickCase, releases: Trees) -> Files:
 def _changed(path: str, change: Change, releases: Trees, where: str) -> str | None:
     if change.gone:
         return None
+    if change.text is not None:
+        return change.text
     text = (releases.new if change.start == "new" else releases.old).get(path)
     if text is None:
         raise CaseError(f"{where}: {path} is not in the {change.start} release")
@@ -78,8 +80,8 @@ def oracle(case: PickCase, candidate: Candidate, releases: Trees) -> tuple[bool,
     """Whether the candidate's code passes the oracle: the task's gate command over its tree with the new release's
     changed test files and the held-back ones put in (the last lines it printed, to say why)."""
     files: dict[str, str | None] = {**base_files(case, releases), **candidate_files(case, candidate, releases)}
-    files |= {path: releases.new[path] for path in oracle_tests(case, releases)}
     files |= {path: releases.old[path] for path in case.held_back}
+    files |= {path: releases.new[path] for path in oracle_tests(case, releases)}  # a held-back file as released
     with tempfile.TemporaryDirectory(prefix="pick-oracle-") as tmp:
         root = Path(tmp)
         for path, text in files.items():

@@ -6,7 +6,7 @@ each get a reason, as `record_selection` asks."""
 from __future__ import annotations
 
 from agents.selector import SelectorCandidate, SelectorInput
-from agents.testing.scripted_agents import Turn, selects
+from agents.testing.scripted_agents import Turn
 from orchestrator.gate import is_test_file
 
 
@@ -30,6 +30,6 @@ def _score(candidate: SelectorCandidate) -> tuple[int, int, int]:
 def blind_pick(data: SelectorInput) -> Turn:
     """The selector's record_selection: the most-tested, smallest change among the offered candidates."""
     chosen = min(data.candidates, key=_score)
-    why = {f"a{c.attempt}": "it adds fewer test lines, or as many with a larger change to the code"
-           for c in data.candidates if c.attempt != chosen.attempt}
-    return selects(chosen.attempt, **why)
+    why = [{"attempt": str(c.attempt), "why_not": "it adds fewer test lines, or as many with a larger change to the code"}
+           for c in data.candidates if c.attempt != chosen.attempt]
+    return Turn(report={"chosen": str(chosen.attempt), "reasons": why}, cost_usd=0.02)
