@@ -30,6 +30,6 @@ def _score(candidate: SelectorCandidate) -> tuple[int, int, int]:
 def blind_pick(data: SelectorInput) -> Turn:
     """The selector's record_selection: the most-tested, smallest change among the offered candidates."""
     chosen = min(data.candidates, key=_score)
-    why = [{"attempt": str(c.attempt), "why_not": "it adds fewer test lines, or as many with a larger change to the code"}
-           for c in data.candidates if c.attempt != chosen.attempt]
+    reason = "it adds fewer test lines, or as many with a larger change to the code"
+    why = [{"attempt": str(c.attempt), "why_not": reason} for c in data.candidates if c.attempt != chosen.attempt]
     return Turn(report={"chosen": str(chosen.attempt), "reasons": why}, cost_usd=0.02)

@@ -6,10 +6,10 @@ several candidates tied, every tied candidate's new tests run on every other tie
 clean room (gate/spec/cross_tests.py), and a candidate whose code passes more of its siblings' suites ranks higher
 (dual agreement); still tied, a leader whose whole code change its tied siblings made too wins over leaders that
 also changed code no sibling did (graph/attempt_consensus.py: a lone change is where a break no test covers hides;
-a leader with lines of its own is not judged by their number, a smaller diff is not a righter one); still tied, a selector session (agents/selector.py:
-a fresh read-only coach session) picks, through `record_selection`; a selector that fails or does not decide leaves
-the first approved first, and says so. All run inside one `@task` (`judge_tie`), so a resume replays their record
-and never runs them again.
+a leader with lines of its own is not judged by their number, a smaller diff is not a righter one); still tied, a
+selector session (agents/selector.py: a fresh read-only coach session) picks, through `record_selection`; a selector
+that fails or does not decide leaves the first approved first, and says so. All run inside one `@task`
+(`judge_tie`), so a resume replays their record and never runs them again.
 """
 
 from __future__ import annotations
