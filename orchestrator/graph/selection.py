@@ -8,8 +8,9 @@ the visible inputs and copies its tests must not outrank the others' tests); mor
 passed by its code (cross-testing, graph/attempt_choice.py: the others' tests confirm its behaviour); fewer lines
 of code changed that no tied sibling changed (set only when a leader changed nothing of its own: a change outside
 what the attempts agree on is where an unasked break hides); then the first approved (its finish time, then its
-number). A selector session for a tie the keys leave comes in through `tiebreak`: given the candidates tied on the keys, it names the
-one to put first, or None (the first approved stays first, and the reason says the tie was broken by time).
+number). A selector session for a tie the keys leave comes in through `tiebreak`: given the candidates tied on the
+keys, it names the one to put first, or None (the first approved stays first, and the reason says the tie was
+broken by time).
 """
 
 from __future__ import annotations
