@@ -127,15 +127,21 @@ def _keys_pick(record: dict[str, Any], picked: int | None) -> int | None:
     return next((a for a in leaders if lone.get(a, 0) == fewest), picked)
 
 
-async def measure_case(folder: Path, case: PickCase) -> dict[str, Any]:
-    """A task's oracle verdicts, its mixtures and its refused trio, in one repository."""
-    releases = trees(case)
-    verdicts = {c.kind: await asyncio.to_thread(oracle, case, c, releases) for c in case.candidates}
+def case_repo(folder: Path, case: PickCase, releases: Trees) -> Path:
+    """The task's repository: the old release without its held-back tests, its dependencies in place."""
     python = releases.entry.get("ecosystem", "python") == "python"
     repo = make_sample_repo(folder, files=base_files(case, releases), plan=None, venv=python)
     (repo / ".autobuild" / "features").mkdir(parents=True, exist_ok=True)
     if releases.entry["registry"] == "npm":
         npm.write_node_modules(repo, releases.entry)
+    return repo
+
+
+async def measure_case(folder: Path, case: PickCase) -> dict[str, Any]:
+    """A task's oracle verdicts, its mixtures and its refused trio, in one repository."""
+    releases = trees(case)
+    verdicts = {c.kind: await asyncio.to_thread(oracle, case, c, releases) for c in case.candidates}
+    repo = case_repo(folder, case, releases)
     cheat = padded(case)
     verdicts["padded"] = verdicts["special"]
     runs = []
