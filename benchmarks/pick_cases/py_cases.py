@@ -125,7 +125,8 @@ MORE_ITERTOOLS = PickCase(
                 " and strict; seekable.relative_seek; set_partitions takes min_size and max_size",
     visible={"tests/test_sort_strict.py": _MI.format(name="VisibleTest") + _MI_RAISES.format(
         name="lists", args="[(4, 3, 2, 1), ('a', 'b', 'c')]")},
-    held_back=("tests/test_recipes.py",),
+    # The release rewrote tests of test_more.py the old code passes (circular_shifts): the whole suite is held back.
+    held_back=("tests/test_more.py", "tests/test_recipes.py"),
     candidates=(
         Candidate("real", {"more_itertools/more.py": NEW, "more_itertools/recipes.py": NEW},
                   {"tests/test_sort_more.py": _mi_tests(_MI_RAISES.format(name="ranges", args="[range(4), range(5)]"),
