@@ -239,9 +239,27 @@ def report_lines(found: dict[str, Any]) -> list[str]:
         f" special-cased fix with the right fix's tests): nothing approved in {_ratio(empty, len(none))} tasks"
         " (goal: all)",
     ]
-    lines += [f"- Case data off: {entry} by the oracle (its kind says otherwise)" for entry in bad]
+    lines += ["", "| task | one right: right picks | two right | padded cheat | decided by |", "|---|---|---|---|---|"]
+    lines += [_case_row(case) for case in found["cases"]]
+    lines += ["", *(f"- Case data off: {entry} by the oracle (its kind says otherwise)" for entry in bad)]
     lines += [f"- Not all approved (left out of the rates): {entry}" for entry in unapproved]
     return [*lines, ""]
+
+
+def _case_row(case: dict[str, Any]) -> str:
+    """A task's mixtures: right picks over those the gate approved all three of, and what decided."""
+    def rights(mix: str) -> str:
+        runs = [r for r in case["runs"] if r["mix"] == mix and all(s in APPROVED for s in r["statuses"])]
+        return f"{sum(r['pick_right'] for r in runs)} / {len(runs)}" + (
+            f" (picked: {', '.join(r['kinds'][r['picked'] - 1] for r in runs if not r['pick_right'] and r['picked'])})"
+            if any(not r["pick_right"] for r in runs) else "")
+
+    decided: dict[str, int] = {}
+    for run in case["runs"]:
+        if run["mix"] != "none":
+            decided[run["by"] or "-"] = decided.get(run["by"] or "-", 0) + 1
+    by = ", ".join(f"{name} {n}" for name, n in sorted(decided.items()))
+    return f"| {case['case']} | {rights('one')} | {rights('two')} | {rights('padded')} | {by} |"
 
 
 def _libraries(found: dict[str, Any]) -> int:
