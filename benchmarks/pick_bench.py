@@ -22,7 +22,7 @@ import os
 import sys
 import tempfile
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -58,11 +58,8 @@ def padded(case: PickCase, copies: int = 3) -> Candidate:
     if special is None:
         raise CaseError(f"{case.case}: a case needs a special candidate")
     extra: dict[str, str] = {}
-    for path, text in case.visible.items():
-        stem, dot, ext = path.rpartition(".")
-        for n in range(1, copies + 1):
-            named = f"{stem.removesuffix('_test')}_pad{n}{'_test' if stem.endswith('_test') else ''}{dot}{ext}"
-            extra[named] = text.replace("func Test", f"func TestPad{n}") if ext == "go" else text
+    for n in range(1, copies + 1):
+        extra |= _renamed(case.visible, f"pad{n}")
     return Candidate("padded", special.code, {**special.tests, **extra}, "the special-cased fix, its tests padded")
 
 
@@ -73,15 +70,26 @@ def _rotated(group: list[Candidate], by: int) -> list[Candidate]:
 
 def refused(case: PickCase, releases: Trees) -> list[Candidate]:
     """Three candidates the gate must refuse: the visible tests with no fix; the release's fix with a base test
-    file deleted; the special-cased fix with the release's fix's own tests, which it fails."""
-    real, special = case.of_kind("real"), case.of_kind("special")
+    file deleted; the special-cased fix with both right candidates' tests, which it fails."""
+    real, alt, special = case.of_kind("real"), case.of_kind("alt"), case.of_kind("special")
     if real is None or special is None:
         raise CaseError(f"{case.case}: a case needs a real and a special candidate")
     deleted = deletable_test(case, releases)
     return [Candidate("tests-only", {}, {}, "the visible tests, no fix"),
             Candidate("test-deleted", {**real.code, deleted: Change(gone=True)}, real.tests,
                       f"the release's fix, {deleted} deleted"),
-            Candidate("fails-own-tests", special.code, real.tests, "the special-cased fix with the real fix's tests")]
+            Candidate("fails-own-tests", special.code, {**real.tests, **_renamed(alt.tests if alt else {}, "alt")},
+                      "the special-cased fix with the right candidates' tests")]
+
+
+def _renamed(tests: Mapping[str, str], tag: str) -> dict[str, str]:
+    """Test files under other names (and, in Go, other test functions), to sit beside a sibling's."""
+    renamed: dict[str, str] = {}
+    for path, text in tests.items():
+        stem, dot, ext = path.rpartition(".")
+        named = f"{stem.removesuffix('_test')}_{tag}{'_test' if stem.endswith('_test') else ''}{dot}{ext}"
+        renamed[named] = text.replace("func Test", f"func Test{tag.title()}") if ext == "go" else text
+    return renamed
 
 
 def _plan(case: PickCase, feature: str) -> dict[str, Any]:
