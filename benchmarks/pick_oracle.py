@@ -102,7 +102,10 @@ def oracle(case: PickCase, candidate: Candidate, releases: Trees) -> tuple[bool,
 
 
 def deletable_test(case: PickCase, releases: Trees) -> str:
-    """A base test file a refused candidate deletes: the first the old release has that no candidate writes."""
+    """A base test file a refused candidate deletes: the first of the old release's test modules (`test_*.py`,
+    `*.test.js`, `*_test.go`) no candidate writes; with none left in the repo, its first test file of any kind."""
     written = {path for c in case.candidates for path in c.tests} | set(case.visible)
-    return next(path for path in sorted(base_files(case, releases)) if is_test_file(path) and path not in written
-                and path.endswith((".py", ".js", "_test.go")))
+    found = [path for path in sorted(base_files(case, releases)) if is_test_file(path) and path not in written]
+    modules = [path for path in found if (path.rpartition("/")[2].startswith("test_") and path.endswith(".py"))
+               or path.endswith((".test.js", "_test.go"))]
+    return (modules or found)[0]
