@@ -243,8 +243,8 @@ def report_lines(found: dict[str, Any]) -> list[str]:
         " special-cased fix with the visible tests copied three times more (more new tests failing on the base's"
         " code, the third key). Published"
         " verifier-picked / best-possible (DeepSWE 59.0 / 71.0 = 0.83) is context, not a like-for-like target",
-        f"- Three candidates the gate refuses (the visible tests alone; the fix with a base test file deleted; the"
-        f" special-cased fix with the right fix's tests): nothing approved in {_ratio(empty, len(none))} tasks"
+        f"- Three candidates the gate refuses (the visible tests alone; the fix with a base test module deleted; the"
+        f" special-cased fix with both right candidates' tests): nothing approved in {_ratio(empty, len(none))} tasks"
         " (goal: all)",
     ]
     lines += ["", "| task | one right: right picks | two right | padded cheat | decided by |", "|---|---|---|---|---|"]
