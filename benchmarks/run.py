@@ -25,6 +25,7 @@ from benchmarks import (
     merge_bench,
     overhead_bench,
     page_bench,
+    pick_bench,
     scaling_bench,
     slow_branch_cli,
     steering_bench,
@@ -201,6 +202,7 @@ def main() -> None:
         workers = workers_bench.measure()
     cheats = cheat_corpus.measure()
     verdicts = verdict_bench.measure()
+    picks = pick_bench.measure()
     extra_runs = gate_runs_bench.measure()
     history = real_history.measure()
     golds = screen_golds.measure()
@@ -250,6 +252,7 @@ def main() -> None:
         *fresh_clone.lines(newcomer),
         *merge_bench.report_lines(landing),
         *attempts_bench.report_lines(attempts),
+        *pick_bench.report_lines(picks),
         *cheat_corpus.report_lines(cheats),
         *verdict_bench.report_lines(verdicts),
         *gate_runs_bench.report_lines(extra_runs),

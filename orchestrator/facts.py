@@ -334,11 +334,12 @@ class CrossCell(TypedDict):
 class SelectionRecord(TypedDict, total=False):
     """How the selection among a task's attempts decided (graph/attempt_choice.py), beside the attempts' records."""
 
-    by: str  # policy | keys | cross-tests | selector | fallback (the selector failed or did not decide)
+    by: str  # policy | keys | cross-tests | consensus | selector | fallback (the selector failed or did not decide)
     tied: list[int]  # the candidates the keys tied (cross-tested; the selector chose among those still tied)
     cross_tests: list[CrossCell]
     cross_tests_s: float  # the cross-tests' wall time (they spend no model money)
     confirmed: dict[str, int]  # attempt -> how many tied siblings' new-test suites its code passed
+    unshared: dict[str, int]  # cross-test leader -> its code lines no tied sibling changed (graph/attempt_consensus.py)
     selector: dict[str, Any]  # chosen, reasons {attempt: why not}, status, note, cost_usd
     cost_usd: float  # the selector's cost (in the task's)
 

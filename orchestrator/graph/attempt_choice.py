@@ -4,9 +4,12 @@ graph/attempts.py hands the finished attempts here once they all reached their v
 verified approval: that one, at once. Otherwise the deterministic keys (graph/selection.py); when they leave
 several candidates tied, every tied candidate's new tests run on every other tied candidate's code in the gate's
 clean room (gate/spec/cross_tests.py), and a candidate whose code passes more of its siblings' suites ranks higher
-(dual agreement); still tied, a selector session (agents/selector.py: a fresh read-only coach session) picks,
-through `record_selection`; a selector that fails or does not decide leaves the first approved first, and says so.
-Both run inside one `@task` (`judge_tie`), so a resume replays their record and never runs them again.
+(dual agreement); still tied, a leader whose whole code change its tied siblings made too wins over leaders that
+also changed code no sibling did (graph/attempt_consensus.py: a lone change is where a break no test covers hides;
+a leader with lines of its own is not judged by their number, a smaller diff is not a righter one); still tied, a
+selector session (agents/selector.py: a fresh read-only coach session) picks, through `record_selection`; a selector
+that fails or does not decide leaves the first approved first, and says so. All run inside one `@task`
+(`judge_tie`), so a resume replays their record and never runs them again.
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ from langgraph.runtime import get_runtime
 from agents import SelectorCandidate, SelectorInput
 from orchestrator.facts import AttemptRecord, CrossCell, Receipt, SelectionRecord, TaskResult
 from orchestrator.graph.active import ACTIVE
+from orchestrator.graph.attempt_consensus import unshared
 from orchestrator.graph.attempt_records import AttemptOutcome, approach
 from orchestrator.graph.context import RunContext
 from orchestrator.graph.events import EventLog
@@ -42,8 +46,9 @@ async def select(task_id: str, run_key: str, candidates: Sequence[Candidate], ou
         return rank(candidates), SelectionRecord(by="keys", tied=[c.attempt for c in top])
     record = cast("SelectionRecord", await judge_tie(task_id, run_key, [_facts(outcomes[c.attempt]) for c in top]))
     confirmed = {int(a): n for a, n in (record.get("confirmed") or {}).items()}
-    ranked = [dataclasses.replace(c, confirmed_by=confirmed.get(c.attempt)) if c.attempt in confirmed else c
-              for c in candidates]
+    lone = {int(a): n for a, n in (record.get("unshared") or {}).items()}
+    ranked = [dataclasses.replace(c, confirmed_by=confirmed.get(c.attempt), unshared=lone.get(c.attempt))
+              if c.attempt in confirmed else c for c in candidates]
     chosen = record.get("selector", {}).get("chosen")
     selection = rank(ranked, tiebreak=lambda still: chosen)
     return Selection(selection.order, _reason(selection, record, ranked)), record
@@ -106,6 +111,15 @@ async def judge_tie(task_id: str, run_key: str, facts: list[dict[str, Any]]) -> 
     leaders = [f for f in facts if confirmed[str(f["attempt"])] == best]
     if len(leaders) < 2:
         return dict(record | SelectionRecord(by="cross-tests"))
+    diffs = {int(f["attempt"]): (await ctx.repo.git("diff", f"{f['base_sha']}..{f['sha']}", check=False)).stdout
+             for f in facts}
+    lone = unshared(diffs)
+    of_leaders = [lone[int(f["attempt"])] for f in leaders]
+    if min(of_leaders) == 0 < max(of_leaders):  # some changed only what a sibling changed too, some more
+        record["unshared"] = {str(f["attempt"]): lone[int(f["attempt"])] for f in leaders}
+        leaders = [f for f in leaders if lone[int(f["attempt"])] == 0]
+        if len(leaders) < 2:
+            return dict(record | SelectionRecord(by="consensus"))
     selector = await _selector(ctx, task_id, leaders, cells, events)
     by = "selector" if selector.get("chosen") is not None else "fallback"
     return dict(record | SelectionRecord(by=by, selector=selector, cost_usd=float(selector.get("cost_usd", 0.0))))

@@ -2,11 +2,15 @@
 
 Only attempts the gate confirmed (`approved`, `approved-unverified`) are candidates. The deterministic keys, in
 order: verified over unverified; fewer base-test and test-side changes accepted by the coach (each is a place a
-false approval could hide); more of the task's new tests shown to fail on the base's code (tests that show the
-change works); more of its siblings' new tests passed by its code (cross-testing, graph/attempt_choice.py: the
-others' tests confirm its behaviour); then the first approved (its finish time, then its number). A selector
-session for a tie the keys leave comes in through `tiebreak`: given the candidates tied on the keys, it names the
-one to put first, or None (the first approved stays first, and the reason says the tie was broken by time).
+false approval could hide); some of the task's new tests shown to fail on the base's code (tests that show the
+change works; how many is the candidate's to choose, so it counts only as some or none: a fix that special-cases
+the visible inputs and copies its tests must not outrank the others' tests); more of its siblings' new tests
+passed by its code (cross-testing, graph/attempt_choice.py: the others' tests confirm its behaviour); fewer lines
+of code changed that no tied sibling changed (set only when a leader changed nothing of its own: a change outside
+what the attempts agree on is where an unasked break hides); then the first approved (its finish time, then its
+number). A selector session for a tie the keys leave comes in through `tiebreak`: given the candidates tied on the
+keys, it names the one to put first, or None (the first approved stays first, and the reason says the tie was
+broken by time).
 """
 
 from __future__ import annotations
@@ -32,6 +36,9 @@ class Candidate:
     """When its verdict was reached (as recorded, so a resume ranks alike)."""
     confirmed_by: int | None = None
     """How many of its siblings' new-test suites its code passes (cross-testing; None: not cross-tested)."""
+    unshared: int | None = None
+    """Lines of its code change no tied sibling's change has (graph/attempt_consensus.py; None: not compared, or
+    every cross-test leader has lines of its own, which the selector weighs)."""
 
     @property
     def verified(self) -> bool:
@@ -54,9 +61,9 @@ class Selection:
         return self.order[0] if self.order else None
 
 
-def _keys(candidate: Candidate) -> tuple[int, int, int, int]:
-    return (0 if candidate.verified else 1, candidate.accepted_changes, -(candidate.failing_on_base or 0),
-            -(candidate.confirmed_by or 0))
+def _keys(candidate: Candidate) -> tuple[int, int, int, int, int]:
+    return (0 if candidate.verified else 1, candidate.accepted_changes, 0 if candidate.failing_on_base else 1,
+            -(candidate.confirmed_by or 0), candidate.unshared or 0)
 
 
 def _time(candidate: Candidate) -> tuple[float, int]:
@@ -71,12 +78,14 @@ def _why(first: Candidate, second: Candidate) -> str:
     if first.accepted_changes != second.accepted_changes:
         return (f"{a} changes fewer base tests ({first.accepted_changes} accepted) than {b}"
                 f" ({second.accepted_changes})")
-    if (first.failing_on_base or 0) != (second.failing_on_base or 0):
-        return (f"{a} has more new tests shown to fail on the base's code ({first.failing_on_base or 0}) than {b}"
-                f" ({second.failing_on_base or 0})")
+    if bool(first.failing_on_base) != bool(second.failing_on_base):
+        return f"{a} has new tests shown to fail on the base's code ({first.failing_on_base}), {b} none"
     if (first.confirmed_by or 0) != (second.confirmed_by or 0):
         return (f"{a}'s code passes more of its siblings' new tests ({first.confirmed_by or 0} suites) than {b}'s"
                 f" ({second.confirmed_by or 0})")
+    if (first.unshared or 0) != (second.unshared or 0):
+        return (f"{a} changes fewer lines of code no sibling changed ({first.unshared or 0}) than {b}"
+                f" ({second.unshared or 0})")
     return f"{a} and {b} tie on the keys: {a} was approved first"
 
 

@@ -1,6 +1,6 @@
 """The selection among a task's attempts (graph/selection.py): only approved attempts are candidates, ranked by
-deterministic keys (verified; fewer accepted base-test changes; more new tests failing on the base; the first
-approved), with a seam for a tie-breaker."""
+deterministic keys (verified; fewer accepted base-test changes; some new tests failing on the base; cross-testing;
+fewer code lines no sibling changed; the first approved), with a seam for a tie-breaker."""
 
 from __future__ import annotations
 
@@ -17,14 +17,34 @@ def test_verified_beats_unverified_whatever_else() -> None:
     assert chosen.order == (2, 1) and "verified" in chosen.reason
 
 
-def test_fewer_accepted_changes_then_more_tests_failing_on_the_base() -> None:
+def test_fewer_accepted_changes_then_some_tests_failing_on_the_base() -> None:
     bends = Candidate(1, "approved", accepted_changes=2, failing_on_base=5, finished_at=1.0)
     clean = Candidate(2, "approved", accepted_changes=0, failing_on_base=1, finished_at=2.0)
-    shows = Candidate(3, "approved", accepted_changes=0, failing_on_base=3, finished_at=3.0)
-    chosen = rank([bends, clean, shows])
-    assert chosen.order == (3, 2, 1)
-    assert "more new tests shown to fail on the base's code (3)" in chosen.reason
+    shows_none = Candidate(3, "approved", accepted_changes=0, failing_on_base=0, finished_at=0.5)
+    chosen = rank([bends, clean, shows_none])
+    assert chosen.order == (2, 3, 1)
+    assert "has new tests shown to fail on the base's code (1), attempt 3 none" in chosen.reason
     assert rank([bends, clean]).reason.startswith("attempt 2 changes fewer base tests")
+
+
+def test_how_many_tests_fail_on_the_base_is_no_key_a_copied_test_could_win() -> None:
+    """A fix special-casing the visible inputs, its tests copied: more tests failing on the base, never ahead of a
+    sibling whose tests its code fails (the pick bench's padded cheat)."""
+    padded = Candidate(1, "approved", failing_on_base=6, finished_at=1.0)
+    real = Candidate(2, "approved", failing_on_base=3, finished_at=2.0)
+    assert [c.attempt for c in tied([padded, real])] == [1, 2], "the count leaves them tied: both are cross-tested"
+    cross_tested = [Candidate(1, "approved", failing_on_base=6, finished_at=1.0, confirmed_by=0),
+                    Candidate(2, "approved", failing_on_base=3, finished_at=2.0, confirmed_by=1)]
+    assert rank(cross_tested).order == (2, 1)
+
+
+def test_fewer_lone_code_lines_after_cross_testing() -> None:
+    breaks = Candidate(1, "approved", failing_on_base=1, finished_at=1.0, confirmed_by=2, unshared=2)
+    real = Candidate(2, "approved", failing_on_base=1, finished_at=2.0, confirmed_by=2, unshared=0)
+    unconfirmed = Candidate(3, "approved", failing_on_base=1, finished_at=0.5, confirmed_by=1, unshared=0)
+    chosen = rank([breaks, real, unconfirmed])
+    assert chosen.order == (2, 1, 3)
+    assert "changes fewer lines of code no sibling changed (0) than attempt 1 (2)" in chosen.reason
 
 
 def test_a_tie_goes_to_the_first_approved_unless_the_tiebreak_says_otherwise() -> None:
@@ -64,9 +84,11 @@ def test_cross_testing_ranks_after_the_keys_and_before_time() -> None:
     early = Candidate(1, "approved", failing_on_base=1, finished_at=1.0, confirmed_by=0)
     confirmed = Candidate(2, "approved", failing_on_base=1, finished_at=2.0, confirmed_by=1)
     more_shown = Candidate(3, "approved", failing_on_base=2, finished_at=3.0, confirmed_by=0)
+    none_shown = Candidate(4, "approved", failing_on_base=0, finished_at=0.1, confirmed_by=2)
     assert rank([early, confirmed]).order == (2, 1)
     assert "passes more of its siblings' new tests (1 suites)" in rank([early, confirmed]).reason
-    assert rank([early, confirmed, more_shown]).order == (3, 2, 1), "an earlier key wins over cross-testing"
+    assert rank([early, confirmed, more_shown]).order == (2, 1, 3), "cross-testing wins over how many tests show"
+    assert rank([early, none_shown]).order == (1, 4), "an earlier key wins over cross-testing"
 
 
 def test_the_tie_is_the_candidates_level_with_the_best_on_the_keys() -> None:
