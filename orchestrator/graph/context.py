@@ -53,6 +53,9 @@ class Spend:
     (a resumed task reports its own on its first node, a finished one through its replayed result)."""
 
     by_task: dict[str, float] = field(default_factory=dict)
+    unsaved: dict[str, float] = field(default_factory=dict)
+    """What a cancelled loop's sessions spent after its last checkpoint, by spend key: no checkpoint of the loop
+    holds it (graph/attempts.py hands it to the task's landing, whose checkpoint counts it)."""
 
     def record(self, task_id: str, usd: float) -> None:
         self.by_task[task_id] = max(usd, self.by_task.get(task_id, 0.0))
