@@ -16,6 +16,7 @@ attempts.py: a task as N independent attempts (`--attempts`): each its own loop,
 attempt_records.py: a task's attempts as records: each outcome, its record, the task's result combined from them.
 selection.py: which attempt lands: a pure ranking of the candidates by deterministic keys.
 attempt_choice.py: the selection beyond the keys: cross-testing the tied candidates, then a selector session.
+setup_once.py: a task's attempts set up once: siblings from the same commit take the first's setup products.
 replan.py: `--replan`: a task that ran out of turns or stalled, replaced by smaller ones.
 rerun.py: which tasks of a finished feature `resume` or `run TASK` runs again.
 estimate.py: what a run is expected to take before it starts (the --dry-run estimate).
