@@ -92,8 +92,8 @@ async def test_three_attempts_run_setup_once(tmp_path: Path) -> None:
 EDITABLE = "python -m pip install -q --no-deps --no-build-isolation --no-index -e pkg"
 
 
-@pytest.mark.parametrize("layout", [SRC_LAYOUT, pytest.param(MAPPED, marks=pytest.mark.heavy)],
-                         ids=["path entry", "finder"])
+@pytest.mark.heavy  # a real `pip install -e` (setuptools builds the editable wheel): seconds
+@pytest.mark.parametrize("layout", [SRC_LAYOUT, MAPPED], ids=["path entry", "finder"])
 def test_an_editable_install_setup_made_in_one_attempt_imports_each_attempt_s_own_code(
         tmp_path: Path, layout: dict[str, str]) -> None:
     """Setup's `pip install -e` writes the worktree it ran in into the run's venv (a path entry, or a finder's
