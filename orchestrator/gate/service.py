@@ -350,12 +350,16 @@ class Gates:
 
     async def cross_test(self, near: Path, command: str | None = None, *, base: str, tests_from: str,
                          code_from: str) -> cross_tests.CrossRun:
-        """`tests_from`'s new tests on `code_from`'s code (gate/spec/cross_tests.py), with `command` (else the run's),
-        judged against the base's known failures; not run for a monorepo's gate (per package: not yet)."""
+        """`tests_from`'s new tests on `code_from`'s code (gate/spec/cross_tests.py), with `command` (else the run's;
+        a monorepo's gate per package), judged against the base's known failures."""
         decided = self.setup
         command = command or decided["command"]
-        if command is None or (decided.get("packages") and command == decided["command"]):
-            return cross_tests.CrossRun(cross_tests.NOT_RUN, detail="no single gate command to run them with")
+        if command is None:
+            return cross_tests.CrossRun(cross_tests.NOT_RUN, detail="no gate command to run them with")
+        if (packages := decided.get("packages")) and command == decided["command"]:
+            return await cross_tests.cross_run_packages(
+                self.repo, near, base=base, tests_from=tests_from, code_from=code_from, packages=packages,
+                run_in=self._run_package_once, set_up=self.set_up)
         known = failing_on(decided["base"]) if command == decided["command"] else []
         return await cross_tests.cross_run(
             self.repo, near, base=base, tests_from=tests_from, code_from=code_from, set_up=self.set_up, known=known,
