@@ -270,7 +270,7 @@ class RunContext:
                 raise InfrastructureError(f"setup `{self.gate['setup']}` failed in {worktree} (exit"
                                           f" {done.returncode}): {done.tail(10)}")
 
-        if once is None:
+        if once is None or not self.gate["setup"]:  # no setup command: nothing to share, none waits for a sibling
             await set_up()
             return None
         return await self.setups.set_up(once, worktree, set_up, lambda like: self.gates.share_setup(worktree, like))
