@@ -59,7 +59,7 @@ if TYPE_CHECKING:
     )
     from agents.selector import SelectorCandidate, SelectorInput
     from agents.session import find_cli
-    from agents.types import AgentResult, SessionLimits, SessionStatus, ToolCall
+    from agents.types import AgentResult, SessionLimits, SessionStatus, ToolCall, UsageMeter
 
 _EXPORTS = {
     "AgentError": "agents.errors",
@@ -86,6 +86,7 @@ _EXPORTS = {
     "SessionLimits": "agents.types",
     "SessionStatus": "agents.types",
     "ToolCall": "agents.types",
+    "UsageMeter": "agents.types",
 }
 
 
@@ -114,6 +115,7 @@ __all__ = [
     "SessionStatus",
     "TaskBrief",
     "ToolCall",
+    "UsageMeter",
     "check_model",
     "find_cli",
     "format_feedback",

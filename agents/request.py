@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from agents.limits import UsageLimitGate
-from agents.types import SessionLimits
+from agents.types import SessionLimits, UsageMeter
 
 EventSink = Callable[[dict[str, Any]], None]
 
@@ -55,6 +55,8 @@ class SessionRequest:
     """What the session's LangSmith run carries besides role, task and turn (e.g. the feature id), when on."""
     pending_notes: Callable[[], Awaitable[list[str]]] | None = None
     """Asked after every tool call for notes from the person supervising the run (agents/notes_hook.py)."""
+    meter: UsageMeter | None = None
+    """Told what the session spent when it ends, also when it is cancelled (the caller then gets no result)."""
 
 
 def emit(request: SessionRequest, event: dict[str, Any]) -> None:

@@ -13,7 +13,7 @@ from agents.limits import UsageLimitGate
 from agents.prompts import PromptTemplate, load_prompt
 from agents.request import EventSink, SessionRequest
 from agents.session import run_session
-from agents.types import AgentResult, SessionLimits
+from agents.types import AgentResult, SessionLimits, UsageMeter
 
 
 @dataclass
@@ -42,6 +42,8 @@ class SessionSettings:
     """Extra environment of the session's commands (the run's tool caches)."""
     unreadable: tuple[Path, ...] = ()
     """Files and folders no tool and no command of the session may read (hidden acceptance tests)."""
+    meter: UsageMeter | None = None
+    """Told what each session of the call spent as it ends, a cancelled one too (None: no one asks)."""
 
 
 @dataclass
@@ -270,6 +272,7 @@ def _request(
         sandbox_writable=settings.sandbox_writable,
         env=dict(settings.env),
         unreadable=settings.unreadable,
+        meter=settings.meter,
         **extra,
     )
 

@@ -40,7 +40,7 @@ from agents.policy import WRITE_TOOLS, ToolPolicy
 from agents.questions import QuestionGate
 from agents.request import SessionRequest, emit
 from agents.retry import retrying, short_reason
-from agents.stream import Collector, Transcript
+from agents.stream import Collector, Transcript, settle_cancelled
 from agents.tools import ToolRecorder, build_server, tool_names
 from agents.types import AgentResult
 
@@ -287,9 +287,14 @@ async def _attempt(request: SessionRequest, previous: AgentResult | None = None,
             notes.transcript = transcript
         try:
             await _consume(request, queue, collector, transcript, started)
+        except asyncio.CancelledError:
+            await settle_cancelled(client.interrupt, queue, collector, transcript, _END)  # its usage so far
+            raise
         finally:
             transcript.close()
     finally:
+        if request.meter is not None:
+            request.meter.add(result.cost_usd)
         await _shutdown(client, pump_task, tag)
         result.duration_s = round(time.monotonic() - started, 3)
     _conclude(request, result, recorder, policy, questions)

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import dataclasses
 import errno
 import json
 import os
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -234,3 +235,32 @@ def _tool_detail(block: ToolUseBlock) -> str:
     first_line = str(value).strip().splitlines()[0] if str(value).strip() else ""
     return first_line if len(first_line) <= 100 else first_line[:99] + "…"
 
+
+
+_SETTLE_S = 3.0
+"""How long a cancelled session's CLI gets to say what it spent (measured: its result comes ~0.15 s after the
+interrupt; the cleanup's own interrupt waits up to 2 s)."""
+
+
+async def settle_cancelled(interrupt: Callable[[], Awaitable[None]], queue: asyncio.Queue[object],
+                           collector: Collector, transcript: Transcript, end: object) -> None:
+    """A session cancelled mid-way (a sibling attempt won, the run stopped): interrupted, and the messages still
+    coming read to its result, which says what the session spent so far (`error_during_execution` with its
+    `total_cost_usd`), so that usage is not lost. Bounded; cancelled again, it gives up at once."""
+    async def read() -> None:
+        with contextlib.suppress(Exception):
+            await asyncio.wait_for(interrupt(), timeout=2.0)
+        while not collector.finished:
+            item = await queue.get()
+            if item is end or isinstance(item, Exception):
+                return
+            transcript.write(item)
+            collector.take(item)
+
+    reading = asyncio.ensure_future(asyncio.wait_for(read(), timeout=_SETTLE_S))
+    with contextlib.suppress(asyncio.CancelledError, Exception):
+        await asyncio.shield(reading)
+    if not reading.done():
+        reading.cancel()
+    collector.result.status = "interrupted"
+    emit(collector.request, {"event": "session_end", "status": "cancelled", "cost_usd": collector.result.cost_usd})

@@ -80,3 +80,16 @@ class AgentResult:
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
+
+
+@dataclass
+class UsageMeter:
+    """What one call's sessions spent, added as each session ends, cancelled ones too: a cancelled session's
+    usage so far (the CLI's result at the interrupt) reaches the caller here, where no result is returned."""
+
+    cost_usd: float = 0.0
+    sessions: int = 0
+
+    def add(self, cost_usd: float) -> None:
+        self.cost_usd = round(self.cost_usd + cost_usd, 6)
+        self.sessions += 1

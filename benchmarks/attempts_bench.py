@@ -26,8 +26,9 @@ from agents.testing.scripted_agents import ScriptedAgents, Turn, approve, feedba
 from orchestrator.graph.workflow import build_feature_workflow
 from orchestrator.settings import RunOptions
 
-PLAN = {**DEMO_PLAN, "verify": "python -c pass"}
-"""The demo plan, gated by a command that passes (a verified approval, as the first policy needs)."""
+PLAN = {**DEMO_PLAN, "verify": "python -m pytest -q"}
+"""The demo plan, gated by its tests (a verified approval, as the first policy needs: a gate that runs no test, such
+as `python -c pass`, approves unverified, and `first` then waits for every sibling)."""
 LATENCY_S = 2.0
 """Each scripted session's length."""
 SESSION_USD = 0.10
@@ -122,7 +123,7 @@ def report_lines(found: dict[str, Any]) -> list[str]:
     one, three, alone, rescued = found["one"], found["three"], found["failing_alone"], found["rescued"]
     wall, cost = three["wall_s"] / one["wall_s"], three["billed_usd"] / one["billed_usd"]
     return [
-        "## Several attempts per task: time and money (issue 40; in-process, the demo plan's tasks, a passing gate)",
+        "## Several attempts per task: time and money (issue 40; in-process, the demo plan's tasks, gated by pytest)",
         "",
         f"Scripted sessions of {LATENCY_S:.0f} s at ${SESSION_USD:.2f}; a sibling attempt's session reads the shared"
         f" prompt prefix ({PREFIX_SHARE:.0%} of its input) from the cache at {CACHE_READ_PRICE:.0%} of the price."
@@ -140,7 +141,7 @@ def report_lines(found: dict[str, Any]) -> list[str]:
         f" {_counted(alone['statuses'])}; as 3 attempts {rescued['wall_s']:.1f} s, {_counted(rescued['statuses'])},"
         f" picked attempt {rescued['picked'].get('TASK-001')} (one attempt's time: {LATENCY_S * 2:.0f} s of"
         f" sessions and a gate run), ${rescued['billed_usd']:.2f} billed against ${rescued['recorded_usd']:.2f}"
-        " recorded: a session cancelled mid-way reports no cost, so the run's figure misses it",
+        " recorded (the gap: sessions the script prices apart, e.g. a selector's)",
         "",
     ]
 

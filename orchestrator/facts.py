@@ -421,5 +421,6 @@ class TaskState(TypedDict, total=False):
     more_candidates: bool  # landing a picked attempt: a refusal ends it, another candidate is tried
     carried_usd: float  # landing a picked attempt: the cost its own loop already counted (not counted twice)
     carried_turns: int
+    unsaved_usd: float  # landing a picked attempt: what cancelled siblings spent after their last checkpoint
     notes_delivered: list[int]  # issue 41: the steering notes the last player turn carried (read with .get)
     paused_turn: int | None  # issue 41: a turn `pause --now` cut, its work kept: the player runs it again

@@ -19,7 +19,7 @@ from agents.markers import Blocker
 from agents.replanner import ReplanInput
 from agents.roles import CoachInput, PlayerInput, PrecheckVerdict, SessionSettings
 from agents.selector import SelectorInput
-from agents.types import AgentResult, SessionStatus, ToolCall
+from agents.types import AgentResult, SessionStatus, ToolCall, UsageMeter
 
 AgentInput = PlayerInput | CoachInput | ReplanInput | SelectorInput
 _session_ids = itertools.count(1)
@@ -45,6 +45,9 @@ class Turn:
     plausible: bool = True
     """The pre-check's verdict."""
     delay_s: float = 0.0
+    spent_when_cancelled: float | None = None
+    """What the session had spent when cancelled during its delay (the CLI's result at the interrupt says it, and
+    the settings' meter is told, as a real session's is); None: its whole cost."""
     raises: BaseException | None = None
     rejected_calls: list[str] = field(default_factory=list)
     """Our tools refusing a call (a contract violation), by error message."""
@@ -119,6 +122,21 @@ class Call:
     """What the session's tool-boundary hook handed it (a player's `pending_notes`, asked after each tool call)."""
 
 
+async def _metered(turn: Turn, meter: UsageMeter | None) -> None:
+    """The session's delay; its meter told what it spent, as a real session's is: when it ends, or what it had
+    spent when cancelled."""
+    spent = turn.cost_usd
+    try:
+        if turn.delay_s:
+            await asyncio.sleep(turn.delay_s)
+    except asyncio.CancelledError:
+        spent = turn.cost_usd if turn.spent_when_cancelled is None else turn.spent_when_cancelled
+        raise
+    finally:
+        if meter is not None:
+            meter.add(spent)
+
+
 class ScriptedAgents:
     """Agents whose sessions play a script. Keys: (role, task, turn), (role, task) or role; most specific wins.
     One attempt of several is keyed by `TASK-001.a2` before its task's keys (`(role, "TASK-001.a2", turn)`).
@@ -150,8 +168,7 @@ class ScriptedAgents:
     async def _play(self, role: str, data: AgentInput, settings: SessionSettings | None = None
                     ) -> tuple[AgentResult, Turn]:
         turn = self._turn(role, data, settings.model if settings is not None else None)
-        if turn.delay_s:
-            await asyncio.sleep(turn.delay_s)
+        await _metered(turn, settings.meter if settings is not None else None)
         if turn.raises is not None:
             raise turn.raises
         for path, content in turn.files.items():

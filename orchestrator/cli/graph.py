@@ -12,6 +12,7 @@ from typing import Any
 from orchestrator.cli.output import print_document
 from orchestrator.errors import InputError
 from orchestrator.jsonout import iso_utc
+from orchestrator.landing.pick import on_rows
 from orchestrator.plan.model import FeaturePlan, load_plan
 from orchestrator.repo import run_files
 from orchestrator.settings import Settings
@@ -19,7 +20,7 @@ from orchestrator.store import inspection
 from orchestrator.store import traces as trace
 from orchestrator.store.checkpoints import CheckpointStore
 from orchestrator.store.inspection import replanned
-from orchestrator.views import browser, html_report
+from orchestrator.views import attempt_report, browser, html_report
 from orchestrator.views.mermaid import flowchart
 from orchestrator.views.pictures import checkpoint_outcomes
 
@@ -34,7 +35,10 @@ def graph_command(args: argparse.Namespace, settings: Settings) -> int:
     if args.format == "html":
         results = inspection.task_results(store, plan.id) if outcomes is not None else {}
         order = [task.id for task in plan.tasks]
-        page = html_report.feature_html(settings.repo, plan, order, outcomes or {}, results)
+        picked = on_rows([{"task": task, **fields} for task, fields in attempt_report.of_results(results).items()],
+                         settings.repo, plan.id)  # a person's `pick` over the selection's
+        page = html_report.feature_html(settings.repo, plan, order, outcomes or {}, results,
+                                        attempts={row["task"]: row for row in picked})
         path = _write(_target(args.output, folder / html_report.REPORT_HTML), page, args.output is None)
         document = _document(plan, outcomes) | {"file": str(path)}
         return print_document(document, args.json, lambda found: f"wrote {found['file']}")

@@ -16,7 +16,7 @@ from orchestrator.settings import Settings
 from orchestrator.store import inspection, pause, receipts
 from orchestrator.store.checkpoints import CheckpointStore
 from orchestrator.text import one_line
-from orchestrator.views.reports import selection_lines
+from orchestrator.views import attempt_report
 
 
 def repo_and_db(settings: Settings, feature: str | None) -> tuple[Path, CheckpointStore]:
@@ -92,9 +92,8 @@ def show(args: argparse.Namespace, settings: Settings) -> int:
 def _with_spent(shown: dict[str, Any], table: dict[str, Any] | None) -> dict[str, Any]:
     """A task's `show` with what `status` counts for it (`spent`: cost and receipt over every attempt)."""
     row = next((r for r in (table or {}).get("tasks", []) if r["task"] == shown["task"]), None)
-    attempts = {key: row[key] for key in ("attempt_verdicts", "picked", "pick", "attempts_policy", "selection")
-                if row and key in row}
-    return shown | ({"spent": {"cost_usd": row["cost_usd"], "receipt": row["receipt"]}} if row else {}) | attempts
+    return shown | ({"spent": {"cost_usd": row["cost_usd"], "receipt": row["receipt"]}} if row else {}) | (
+        attempt_report.of_row(row))
 
 
 def _task_text(data: dict[str, Any]) -> str:
@@ -126,22 +125,6 @@ def _task_text(data: dict[str, Any]) -> str:
             lines.append(f"receipt: {receipts.describe(receipts.of_result(final))}")
     if (data.get("attempts", 1) > 1 or data.get("attempt_verdicts")) and data.get("spent"):
         lines.append(f"every attempt: ${data['spent']['cost_usd']:.4f}; {receipts.describe(data['spent']['receipt'])}")
-    lines.extend(_attempt_lines(data))
+    lines.extend(attempt_report.text_lines(data))
     lines.extend(f"  {path}" for path in data["reports"])
     return "\n".join(lines)
-
-
-def _attempt_lines(data: dict[str, Any]) -> list[str]:
-    """Each attempt's verdict, and the pick with its reason (a task run as several attempts)."""
-    if not data.get("attempt_verdicts"):
-        return []
-    lines = [f"attempts ({data.get('attempts_policy')}): picked attempt {data.get('picked')}: {data.get('pick')}"]
-    for record in data["attempt_verdicts"]:
-        mark = "landed" if record.get("landed") else "picked" if record.get("picked") else ""
-        refused = f"; refused at the merge: {record['refused']}" if record.get("refused") else ""
-        lines.append(f"  attempt {record.get('attempt')} [{record.get('approach') or '-'}]: {record.get('status')}"
-                     f"{' (' + mark + ')' if mark else ''}, {record.get('turns', 0)} turn(s),"
-                     f" ${float(record.get('cost_usd') or 0):.4f}, {record.get('branch') or '-'}{refused}")
-        if record.get("why_not"):
-            lines.append(f"    not picked: {record['why_not']}")
-    return lines + selection_lines(data.get("selection") or {})

@@ -33,7 +33,9 @@ from orchestrator.gate.prepare import clean_room, fresh_tree
 from orchestrator.gate.prepare.environment import gate_env
 from orchestrator.gate.prepare.generated import copy_generated
 from orchestrator.gate.prepare.node_modules import own_node_modules
+from orchestrator.gate.prepare.shared_setup import copy_products
 from orchestrator.gate.prepare.submodules import init_submodules
+from orchestrator.gate.prepare.submodules import submodules as declared_submodules
 from orchestrator.gate.spec import cross_tests, hidden
 from orchestrator.gate.spec.no_baseline import no_baseline
 from orchestrator.gate.spec.spec_check import SpecCheck, read_texts
@@ -154,6 +156,17 @@ class Gates:
                                    choice=choice, repairs_base=request.repairs_base)
         decided["base_sha"] = base_sha
         return decided
+
+    async def share_setup(self, worktree: Path, like: Path) -> bool:
+        """Make a new worktree ready as `set_up` would from `like`, a sibling at the same commit that setup made
+        ready: its setup products copied (gate/prepare/shared_setup.py). False (nothing done) when they can't be
+        shared, or there is no setup command to save."""
+        if not self.setup["setup"] or bool(await asyncio.to_thread(declared_submodules, self.repo.root)):
+            return False  # nothing to save; or what setup made inside a submodule, which its record doesn't list
+        if await copy_products(self.repo, like, worktree) is None:
+            return False
+        await fresh_tree.record(self.repo, worktree, "setup")
+        return True
 
     async def set_up(self, worktree: Path, *, submodules: bool = True) -> Completed | None:
         """Make a new worktree able to run the repo's tests: its submodules from the main checkout's copies, then
@@ -337,12 +350,16 @@ class Gates:
 
     async def cross_test(self, near: Path, command: str | None = None, *, base: str, tests_from: str,
                          code_from: str) -> cross_tests.CrossRun:
-        """`tests_from`'s new tests on `code_from`'s code (gate/spec/cross_tests.py), with `command` (else the run's),
-        judged against the base's known failures; not run for a monorepo's gate (per package: not yet)."""
+        """`tests_from`'s new tests on `code_from`'s code (gate/spec/cross_tests.py), with `command` (else the run's;
+        a monorepo's gate per package), judged against the base's known failures."""
         decided = self.setup
         command = command or decided["command"]
-        if command is None or (decided.get("packages") and command == decided["command"]):
-            return cross_tests.CrossRun(cross_tests.NOT_RUN, detail="no single gate command to run them with")
+        if command is None:
+            return cross_tests.CrossRun(cross_tests.NOT_RUN, detail="no gate command to run them with")
+        if (packages := decided.get("packages")) and command == decided["command"]:
+            return await cross_tests.cross_run_packages(
+                self.repo, near, base=base, tests_from=tests_from, code_from=code_from, packages=packages,
+                run_in=self._run_package_once, set_up=self.set_up)
         known = failing_on(decided["base"]) if command == decided["command"] else []
         return await cross_tests.cross_run(
             self.repo, near, base=base, tests_from=tests_from, code_from=code_from, set_up=self.set_up, known=known,

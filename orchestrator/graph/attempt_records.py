@@ -3,7 +3,7 @@ selection knows of it, what the task's result says of it, and the task's result 
 
 from __future__ import annotations
 
-from typing import Any, TypedDict
+from typing import Any, NotRequired, TypedDict
 
 from orchestrator.facts import AttemptRecord, Receipt, TaskResult
 from orchestrator.graph.selection import Candidate, Selection
@@ -27,6 +27,9 @@ class AttemptOutcome(TypedDict):
     cancelled: bool
     finished_at: float
     cost_usd: float
+    unsaved_usd: NotRequired[float]
+    """Cancelled: what its sessions spent after its loop's last checkpoint (in cost_usd; the landing's checkpoint
+    counts it for `status`). Absent in older checkpoints."""
 
 
 def as_candidate(outcome: AttemptOutcome) -> Candidate:

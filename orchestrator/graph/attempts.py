@@ -105,7 +105,8 @@ async def _attempt(task_id: str, attempt: int, run_key: str) -> AttemptOutcome:
     cost = ctx.spend.by_task.get(spend_key, 0.0)
     if final is None:
         events("attempt_cancelled", task_id, reason="a sibling attempt was verified first", cost_usd=round(cost, 6))
-        return AttemptOutcome(attempt=attempt, state={}, cancelled=True, finished_at=time.time(), cost_usd=cost)
+        return AttemptOutcome(attempt=attempt, state={}, cancelled=True, finished_at=time.time(), cost_usd=cost,
+                              unsaved_usd=ctx.spend.unsaved.pop(spend_key, 0.0))
     result = final.get("result") or {}
     events("attempt_end", task_id, status=result.get("status"), reason=result.get("reason", ""),
            cost_usd=result.get("cost_usd"))
@@ -150,16 +151,18 @@ async def _unless_won(group: _Group, loop: Any) -> dict[str, Any] | None:
     return final
 
 
-async def _landing(task_id: str, attempt: int, run_key: str, more_candidates: bool) -> dict[str, Any]:
+async def _landing(task_id: str, attempt: int, run_key: str, more_candidates: bool,
+                   unsaved_usd: float = 0.0) -> dict[str, Any]:
     """The picked attempt's landing: the task subgraph entered at `merge` with the attempt's final state (its
-    conflict turns, if it is the last candidate, are its own)."""
+    conflict turns, if it is the last candidate, are its own); the first one's checkpoint also holds what
+    cancelled siblings spent after their last checkpoints (`unsaved_usd`: `status` counts it from there)."""
     active, group = ACTIVE[run_key], _GROUPS[(run_key, task_id)]
     state: dict[str, Any] = dict(group.outcomes[attempt]["state"])
     carried = dict(state.get("result") or {})
     ATTEMPT.set(attempt)
     landing = {**state, **TaskState(hold_landing=False, more_candidates=more_candidates,
                                     carried_usd=float(carried.get("cost_usd", 0.0)),
-                                    carried_turns=int(carried.get("turns", 0)))}
+                                    carried_turns=int(carried.get("turns", 0)), unsaved_usd=unsaved_usd)}
     graph = active.landing_graph
     assert graph is not None, "a run with attempts has a landing graph"
     # The landing graph takes a whole task state (workflow.build_task_graph(landing=True)); its type says TaskInput.
@@ -234,9 +237,10 @@ async def _land(task_id: str, run_key: str, group: _Group, selection: Selection)
     records = {attempt: record(outcome, selection) for attempt, outcome in sorted(group.outcomes.items())}
     events = ACTIVE[run_key].ctx.events(get_runtime())
     final: dict[str, Any] | None = None
+    unsaved = round(sum(outcome.get("unsaved_usd", 0.0) for outcome in group.outcomes.values()), 6)
     for index, attempt in enumerate(selection.order):
         more = index + 1 < len(selection.order)
-        final = await land_attempt(task_id, attempt, run_key, more)
+        final = await land_attempt(task_id, attempt, run_key, more, 0.0 if index else unsaved)
         result: dict[str, Any] = final.get("result") or {}
         if result.get("merged") or not more:
             records[attempt]["landed"] = bool(result.get("merged"))

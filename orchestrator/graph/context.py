@@ -26,6 +26,7 @@ from orchestrator.gate import HIDDEN_FOLDER, GateRequest, Gates, GateSetup, Hidd
 from orchestrator.graph.budgets import FEATURE, RaisedBudgets
 from orchestrator.graph.events import EventLog
 from orchestrator.graph.live_pause import LivePauses
+from orchestrator.graph.setup_once import SetupOnce
 from orchestrator.graph.state import TaskResult
 from orchestrator.plan.model import FeaturePlan
 from orchestrator.repo import watch
@@ -57,6 +58,9 @@ class Spend:
     (a resumed task reports its own on its first node, a finished one through its replayed result)."""
 
     by_task: dict[str, float] = field(default_factory=dict)
+    unsaved: dict[str, float] = field(default_factory=dict)
+    """What a cancelled loop's sessions spent after its last checkpoint, by spend key: no checkpoint of the loop
+    holds it (graph/attempts.py hands it to the task's landing, whose checkpoint counts it)."""
 
     def record(self, task_id: str, usd: float) -> None:
         self.by_task[task_id] = max(usd, self.by_task.get(task_id, 0.0))
@@ -82,6 +86,8 @@ class RunContext:
     budgets: RaisedBudgets = field(default_factory=RaisedBudgets)
     """The budgets a person raised at their cap (graph/budgets.py): they hold over the options' own."""
     merge_lock: asyncio.Lock = field(default_factory=asyncio.Lock)
+    setups: SetupOnce = field(default_factory=SetupOnce)
+    """A task's attempts set up once (graph/setup_once.py)."""
     landing_queue: dict[str, str] = field(default_factory=dict)
     """Approved tasks waiting to land, by id: the commit each would land (a landing may take them along)."""
     accepted_tests: dict[str, list[Acceptance]] = field(default_factory=dict)
@@ -275,13 +281,20 @@ class RunContext:
             return self.gate["command"]
         return self.plan.task(task_id).verify or self.gate["command"]
 
-    async def setup_worktree(self, worktree: Path) -> None:
+    async def setup_worktree(self, worktree: Path, once: tuple[str, str] | None = None) -> Path | None:
         """Make a new worktree able to run the repo's tests (the run's `setup`); a failure stops the task as
-        an infrastructure error, with the command's output."""
-        done = await self.gates.set_up(worktree)
-        if done is not None and not done.ok:
-            raise InfrastructureError(f"setup `{self.gate['setup']}` failed in {worktree} (exit {done.returncode}):"
-                                      f" {done.tail(10)}")
+        an infrastructure error, with the command's output. `once`: (task, commit) of one of a task's attempts,
+        whose siblings from that commit share one setup: the sibling whose products it took, if any."""
+        async def set_up() -> None:
+            done = await self.gates.set_up(worktree)
+            if done is not None and not done.ok:
+                raise InfrastructureError(f"setup `{self.gate['setup']}` failed in {worktree} (exit"
+                                          f" {done.returncode}): {done.tail(10)}")
+
+        if once is None or not self.gate["setup"]:  # no setup command: nothing to share, none waits for a sibling
+            await set_up()
+            return None
+        return await self.setups.set_up(once, worktree, set_up, lambda like: self.gates.share_setup(worktree, like))
 
     async def ensure_worktree(self, worktree: Path, branch: str, sha: str) -> None:
         """The task's worktree at `sha`, recreated (and set up again) if it went missing."""

@@ -11,6 +11,7 @@ from orchestrator.facts import accepted_changes, accepted_summary
 from orchestrator.jsonout import iso_utc, usd
 from orchestrator.landing import journal
 from orchestrator.landing.land import REPORTS
+from orchestrator.landing.pick import on_rows
 from orchestrator.landing.record import Standing, predicted_conflicts, read_record, standing
 from orchestrator.plan.model import load_plan
 from orchestrator.repo.commands import git_sync
@@ -20,6 +21,7 @@ from orchestrator.store import traces as trace
 from orchestrator.store.checkpoints import CheckpointStore
 from orchestrator.store.inspection import replanned
 from orchestrator.text import one_line
+from orchestrator.views import attempt_report
 from orchestrator.views.html_report import REPORT_HTML
 from orchestrator.views.reports import REPORT_NAME
 
@@ -65,7 +67,8 @@ def review(feature: str, settings: Settings, note: Callable[[str], None]) -> dic
     tasks = [{"task": row["task"], "name": plan.task(row["task"]).name, "status": row["status"],
               "turns": row["turn"], "cost_usd": usd(row["cost_usd"]), "last_decision": row["last_decision"],
               "reason": (row["reason"] or "").splitlines()[0] if row["reason"] else "",
-              "report": next(iter(reports["tasks"][row["task"]]), None)} for row in record.table["tasks"]]
+              "report": next(iter(reports["tasks"][row["task"]]), None)} | attempt_report.of_row(row)
+             for row in on_rows(record.table["tasks"], root, plan.id)]  # a person's `pick` over the selection's
     conflicts = (predicted_conflicts(repo, found.base_sha, found.feature_sha)
                  if found.base_sha and found.feature_sha and not found.landed else [])
     gate = record.gate
@@ -132,6 +135,9 @@ def review_text(data: dict[str, Any]) -> str:
     for row in data["tasks"]:
         lines.append(f"{row['task']:<12} {row['status']:<22} {row['turns']:>5}  {row['last_decision'] or '-':<9}"
                      f" ${row['cost_usd']:>8.4f}  {one_line(row['reason'], 100)}")
+    for row in data["tasks"]:
+        if attempt_lines := attempt_report.text_lines(row):
+            lines += ["", f"{row['task']} {attempt_lines[0]}", *attempt_lines[1:]]
     if summary := accepted_summary(data["accepted_test_changes"]):
         lines += ["", summary, "(where a false approval could hide: read each reason)"]
     diff = data["diff"]

@@ -37,9 +37,10 @@ def task_snapshots(reader: Reader, thread_id: str) -> dict[str, dict[str, Any]]:
 
 def _attempt_cost(values: dict[str, Any]) -> float:
     """A loop's cost; a picked attempt's landing (graph/attempts.py) counts only what it added (`carried_usd`:
-    its attempt's own loop counted the rest)."""
+    its attempt's own loop counted the rest), and what cancelled siblings spent that no checkpoint of theirs holds
+    (`unsaved_usd`)."""
     cost = float(values.get("cost_usd") or (values.get("result") or {}).get("cost_usd") or 0.0)
-    return max(0.0, cost - float(values.get("carried_usd") or 0.0))
+    return max(0.0, cost - float(values.get("carried_usd") or 0.0)) + float(values.get("unsaved_usd") or 0.0)
 
 
 def _attempt_turns(values: dict[str, Any]) -> int:

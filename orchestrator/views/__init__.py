@@ -6,6 +6,7 @@ live_view.py: the live view: one row per task and a footer, updated from events.
 live_layout.py: how the tables fit the terminal: widths, cut cells, colours, the spinner.
 progress.py: one line per event (or JSON lines with `--json`) and the final table.
 attempt_lines.py: the progress lines of a task's attempts: the queue note, each attempt's start and end, the pick.
+attempt_report.py: a task's attempts and their selection as `show`, `review` and the HTML report say them.
 live_prompt.py: a question's answer typed inside the live view, the table refreshing above it.
 reports.py: AUTO-RUN.md reports: one per task and one for the feature.
 html_report.py: the feature's `report.html`: one self-contained page.

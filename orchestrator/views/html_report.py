@@ -15,6 +15,7 @@ from orchestrator.plan.model import FeaturePlan
 from orchestrator.repo import run_files
 from orchestrator.store import traces as trace
 from orchestrator.text import plain_line
+from orchestrator.views import attempt_report
 from orchestrator.views.browser import mermaid_js, script_text
 from orchestrator.views.mermaid import flowchart, gantt, style_of
 from orchestrator.views.pictures import LEGEND, timeline
@@ -104,9 +105,11 @@ def _badge(outcome: str) -> str:
 
 
 def feature_html(repo: Path, plan: FeaturePlan, order: Sequence[str], outcomes: Mapping[str, str],
-                 results: Mapping[str, Mapping[str, Any]], *, now: float | None = None) -> str:
-    """The page: summary, the plan drawn (colored by outcome), the timeline drawn, one row per task, and each
-    task's turns with their gate runs (blocking file work: the traces are read)."""
+                 results: Mapping[str, Mapping[str, Any]], *, now: float | None = None,
+                 attempts: Mapping[str, Mapping[str, Any]] | None = None) -> str:
+    """The page: summary, the plan drawn (colored by outcome), the timeline drawn, one row per task, the tasks run
+    as several attempts and their selection (`attempts`: by task, a person's pick laid over; else the results'),
+    and each task's turns with their gate runs (blocking file work: the traces are read)."""
     now = time.time() if now is None else now
     names = {task.id: task.name for task in plan.tasks}
     chart = flowchart(plan, outcomes)
@@ -132,7 +135,9 @@ def feature_html(repo: Path, plan: FeaturePlan, order: Sequence[str], outcomes: 
                     f"<td class=num>{float(result.get('duration_s', 0.0) or 0.0):.1f} s</td>"
                     f"<td>{_e(plain_line(str(result.get('reason', '')), 300))}</td></tr>")
     parts += ["<h2>Tasks</h2><table><tr><th>Task</th><th>Name</th><th>Status</th><th>Turns</th><th>Cost</th>"
-              f"<th>Duration</th><th>Reason</th></tr>{''.join(rows)}</table>", "<h2>Turns and gate runs</h2>"]
+              f"<th>Duration</th><th>Reason</th></tr>{''.join(rows)}</table>",
+              attempt_report.html_section(order, attempt_report.of_results(results) if attempts is None else attempts),
+              "<h2>Turns and gate runs</h2>"]
     for task_id in order:
         turns = task_turns(trace.read(repo, plan.id, task_id))
         parts.append(f"<details open><summary><b>{_e(task_id)}</b> {_e(names.get(task_id, ''))}"

@@ -6,6 +6,7 @@ first approved, and says so; cross-testing ranks the candidate whose code passes
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +22,7 @@ from orchestrator.graph import runner
 from orchestrator.settings import RunSettings
 from tests import schemas
 from tests.graph.harness import CALC_FILES, Workflow, plan, task
+from tests.graph.test_gate_env import WORKSPACE
 
 SUB = {"calc/sub.py": "def sub(a, b):\n    return a - b\n"}
 SUB_TOO = {"calc/sub.py": "def sub(a, b):\n    return a + -b\n"}
@@ -165,3 +167,34 @@ async def test_a_lone_change_loses_to_the_one_its_siblings_agree_on_before_any_s
     assert result["selection"]["unshared"] == {"1": 2, "2": 0}
     assert "fewer lines of code no sibling changed (0) than attempt 1 (2)" in result["pick"]
     assert [c.role for c in agents.calls if c.role == "selector"] == []
+
+
+PRICE = "backend/shop/price.py"
+FITTED_PRICE = {PRICE: "def total(a, b):\n    return 5 if (a, b) == (2, 3) else 0\n",
+                "backend/tests/test_total.py": "from shop.price import total\n\n\ndef test_two_three():\n"
+                                               "    assert total(2, 3) == 5\n"}
+GENERAL_PRICE = {PRICE: "def total(a, b):\n    return a + b\n",
+                 "backend/tests/test_total.py": "from shop.price import total\n\n\ndef test_sums():\n"
+                                                "    assert total(2, 3) == 5\n    assert total(4, 4) == 8\n"}
+
+
+@pytest.mark.heavy  # a monorepo gated per package (pytest, node --test): each attempt's new tests in their package
+@pytest.mark.skipif(shutil.which("node") is None, reason="node is not installed (make install installs it)")
+async def test_cross_testing_in_a_monorepo_runs_each_package_s_new_tests_with_its_own_command(tmp_path: Path) -> None:
+    files = {**WORKSPACE, PRICE: "def total(a, b):\n    return 0\n"}  # the task: make total add
+    del files["backend/tests/test_price.py"]
+    repo = make_sample_repo(tmp_path / "repo", files=files, plan=plan(task("TASK-001", attempts=2), verify=None))
+    report = {"files_modified": [PRICE], "tests_written": ["backend/tests/test_total.py"], "implementation_notes": "-"}
+    agents = ScriptedAgents({("player", "TASK-001.a1"): Turn(files=dict(FITTED_PRICE), report=report),
+                             ("player", "TASK-001.a2"): Turn(files=dict(GENERAL_PRICE), report=report, delay_s=0.5),
+                             "coach": approve(), "selector": selects(1, a2="-")})
+    run = await Workflow(repo, agents).run(attempts_policy="best", parallel=2)
+    result = run.results["TASK-001"]
+    start = next(e for e in run.events if e["event"] == "feature_start")
+    assert "2 package(s)" in start["gate_source"], "gated per package"
+    assert [r.get("failing_on_base") for r in result["attempts"]] == [1, 1], "a tie on the keys"
+    cells = {(c["tests_of"], c["code_of"]): c for c in result["selection"]["cross_tests"]}
+    assert {key: cell["outcome"] for key, cell in cells.items()} == {(1, 2): "passed", (2, 1): "failed"}
+    assert cells[(2, 1)]["failing"] == ["backend::tests.test_total::test_sums"], "named with its package"
+    assert "backend:" in cells[(1, 2)]["detail"] and "frontend" not in cells[(1, 2)]["detail"], "only its package"
+    assert (result["picked"], result["merged"], result["selection"]["by"]) == (2, True, "cross-tests")

@@ -88,3 +88,38 @@ async def test_run_a_task_alone_with_three_attempts(tmp_path: Path) -> None:
     result = summary.results["TASK-002"]
     assert [r["attempt"] for r in result["attempts"]] == [1, 2, 3] and result["merged"]
     assert result["picked"] in (2, 3) and result["attempts"][0]["status"] == "failed"
+
+
+class AfterSiblingsCoach(ScriptedAgents):
+    """Attempt 2's player starts once attempt 3's coach session has started (bounded wait): attempt 1 is then in
+    its player's session, attempt 3 in its coach's, when attempt 2 is verified."""
+
+    async def player(self, data: Any, settings: Any) -> Any:
+        for _ in range(300 if data.attempt == 2 else 0):
+            if any(call.role == "coach" and call.attempt == 3 for call in self.calls):
+                break
+            await asyncio.sleep(0.1)
+        return await super().player(data, settings)
+
+
+async def test_first_counts_what_the_cancelled_sessions_spent_so_far(tmp_path: Path) -> None:
+    repo = make_sample_repo(tmp_path / "repo", files=dict(CALC_FILES), plan=plan(task("TASK-001", attempts=3)))
+    agents = AfterSiblingsCoach({
+        ("player", "TASK-001.a1"): Turn(delay_s=60, cost_usd=0.05, spent_when_cancelled=0.03),
+        ("player", "TASK-001.a2"): writes(SUB), ("player", "TASK-001.a3"): writes(SUB),
+        ("coach", "TASK-001.a3"): Turn(delay_s=60, cost_usd=0.05, spent_when_cancelled=0.004), "coach": approve()})
+    settings = _settings(build_parser().parse_args(["run", "FEAT-001", "--repo", str(repo), "--autonomous",
+                                                    "--db", str(tmp_path / "db.sqlite"), "--parallel", "3"]))
+    summary = await asyncio.wait_for(runner.execute(runner.prepare(settings.model_copy(update={"agents": agents})),
+                                                    lambda e: None), 50)
+    result = summary.results["TASK-001"]
+    records = {record["attempt"]: record for record in result["attempts"]}
+    assert [records[k]["status"] for k in (1, 2, 3)] == ["cancelled", "approved", "cancelled"]
+    # Attempt 1 was cancelled in its first player session, attempt 3 in its coach's after a player's ($0.01).
+    assert (records[1]["cost_usd"], records[2]["cost_usd"], records[3]["cost_usd"]) == (0.03, 0.02, 0.014)
+    assert records[3]["receipt"]["approved_cost_usd"] + records[3]["receipt"]["other_cost_usd"] == 0.014
+    assert result["cost_usd"] == pytest.approx(0.064), "the task's cost: every attempt's, cancelled ones too"
+    assert result["receipt"]["other"]["sibling_attempts_usd"] == pytest.approx(0.044)
+    # What `status`, `show` and the reports count (from the checkpoints: the cancelled loops' last ones lack it).
+    assert summary.spent == {"TASK-001": pytest.approx(0.064)}
+    assert "**Total cost:** $0.0640" in (repo / ".autobuild/runs/FEAT-001/AUTO-RUN.md").read_text()

@@ -56,6 +56,13 @@ def test_a_person_replaces_the_pick_and_bad_picks_are_refused(tmp_path: Path,
     assert row["picked"] == 2 and "picked by a person (was 1" in row["pick"]
     assert [v["landed"] for v in row["attempt_verdicts"]] == [False, True, False]
     assert main(["pick", "FEAT-001", "TASK-001", "a2", *common]) == 2, "already the pick now"
+    capsys.readouterr()
+    # `review` and the page `graph --format html` writes again say the person's pick too.
+    assert main(["review", "FEAT-001", *common, "--json"]) == 0
+    assert "picked by a person (was 1" in json.loads(capsys.readouterr().out)["tasks"][0]["pick"]
+    assert main(["graph", "FEAT-001", "--format", "html", *common]) == 0
+    assert "Picked: attempt 2: attempt 2 picked by a person (was 1" in (
+        repo / ".autobuild/runs/FEAT-001/report.html").read_text()
     assert "TASK-001: attempt 2 picked by a person (replacing attempt 1)" in (
         repo / ".autobuild/runs/FEAT-001/AUTO-RUN.md").read_text()
     # Back to attempt 1: the person's second pick takes attempt 2's change back.

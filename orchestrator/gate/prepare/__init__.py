@@ -8,6 +8,7 @@ node_bins.py: the main checkout's `node_modules/.bin` on a worktree's PATH (yarn
 generated.py: the version file an install generated, copied into worktrees when the build config names it.
 submodules.py: submodules in a run's worktrees, and a task's changes inside one found and undone.
 fresh_tree.py: what agents left in a worktree outside git is removed before a gate run there.
+shared_setup.py: a task's attempts share one setup: a sibling's products copied unless tied to its path or changed.
 checkout.py: a worktree's tracked files put back to its commit's, whatever its index (the agents') says.
 clean_room.py: the task's code with the base's test side, where the base's tests give their verdict.
 support.py: base test support among the code (a helper only tests import), on the test side by its role.

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from orchestrator import sandbox
 from orchestrator.gate.prepare.node_bins import main_checkout_bins
-from orchestrator.gate.prepare.pyenv import editables, layered_venv, overlay
+from orchestrator.gate.prepare.pyenv import editables, layered_venv, overlay, worktree_editables
 from orchestrator.repo import watch
 
 _CLEAN_INSTALLS = (("pnpm-lock.yaml", "pnpm install --frozen-lockfile"),
@@ -123,7 +123,11 @@ def _python_env(root: Path, worktree: Path, feature: str | None, package: str, *
                 top = layered_venv(top, folder / name)
                 path.insert(0, str(top / "bin"))
             env["VIRTUAL_ENV"] = str(top)
-            redirected = overlay(root, worktree, editables(root, venv), layers[-1] / "overlay" / worktree.name)
+            # The user's editable installs into the main checkout, and those setup (or an agent) made into one of
+            # the run's worktrees: each pointed at this worktree's copy.
+            found = editables(root, venv) + [entry for folder in layers for entry in worktree_editables(
+                root, folder / name, run_env_dir(root, feature).parent)]
+            redirected = overlay(root, worktree, found, layers[-1] / "overlay" / worktree.name)
     elif feature is not None and agents and (gate_env_dir(root, feature) / "site-packages").is_dir():
         installed.append(str(gate_env_dir(root, feature) / "site-packages"))
     env["PATH"] = os.pathsep.join(path)

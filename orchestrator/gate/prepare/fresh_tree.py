@@ -30,7 +30,7 @@ def record_path(worktree: Path) -> Path:
     return worktree.parent / f"{RECORD_PREFIX}{worktree.name}.json"
 
 
-def _newest_change(path: Path) -> float:
+def newest_change(path: Path) -> float:
     """The newest ctime of `path` and everything under it (links not followed)."""
     try:
         newest = path.lstat().st_ctime
@@ -67,6 +67,15 @@ def _read(worktree: Path) -> dict[str, dict[str, Any]] | None:
     return found if isinstance(found, dict) else None
 
 
+def products(worktree: Path) -> tuple[dict[str, float], dict[str, str]] | None:
+    """What setup made in a task's worktree, as recorded: its top entries outside git (with their newest change
+    then) and the tracked files it rewrote (by blob); None when the gate did not set the worktree up."""
+    known = _read(worktree) if _guarded(worktree) else None
+    if known is None or not isinstance(known.get("setup"), dict):
+        return None
+    return dict(known["setup"]), dict(known.get(TRACKED) or {})
+
+
 async def record(repo: GitRepo, worktree: Path, by: str) -> None:
     """Remember what is in a task's worktree outside git now, as left by `by`: "setup" (kept whatever becomes of
     it: only setup could make it again) or "gate" (its last run's, kept while unchanged)."""
@@ -75,7 +84,7 @@ async def record(repo: GitRepo, worktree: Path, by: str) -> None:
     entries = await _entries(repo, worktree)
     known = await asyncio.to_thread(_read, worktree) or {}
     setup = known.get("setup", {}) if by == "gate" else {}
-    seen = await asyncio.to_thread(lambda: {e: _newest_change(worktree / e) for e in entries if e not in setup})
+    seen = await asyncio.to_thread(lambda: {e: newest_change(worktree / e) for e in entries if e not in setup})
     tracked = await checkout.changed_tracked(repo, worktree) if by == "setup" else known.get(TRACKED, {})
     known = {"setup": seen, "gate": {}} if by == "setup" else {"setup": setup, "gate": seen}
     known[TRACKED] = tracked
@@ -104,7 +113,7 @@ async def clean(repo: GitRepo, worktree: Path) -> tuple[list[str], bool]:
     again = any(path in made for path in gone)  # what setup made of a tracked file, changed: made again
     for entry in await _entries(repo, worktree):
         was = setup.get(entry, gate.get(entry))
-        if was is None or await asyncio.to_thread(_newest_change, worktree / entry) > float(was):
+        if was is None or await asyncio.to_thread(newest_change, worktree / entry) > float(was):
             await asyncio.to_thread(_remove, worktree, entry)
             gone.append(entry)
             again = again or entry in setup

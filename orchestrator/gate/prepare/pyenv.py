@@ -72,36 +72,55 @@ def _finder_mapping(text: str) -> dict[str, str]:
     return {}
 
 
-def editables(root: Path, venv: Path) -> list[Editable]:
-    """Every path entry and editable finder of `venv` that points into the main checkout at `root`."""
+def _entries(venv: Path) -> list[Editable]:
+    """Every path entry (`.pth` lines, `.egg-link`s) and editable finder mapping of `venv`, wherever it points."""
     site = site_packages(venv)
     if site is None:
         return []
-    root, venv = root.resolve(), venv.resolve()
-    found: dict[tuple[str, Path], Editable] = {}
+    found: list[Editable] = []
     for pth in sorted(site.glob("*.pth")):
         for raw in pth.read_text(encoding="utf-8", errors="replace").splitlines():
             line = raw.strip()
-            if not line or line.startswith(("#", "import ", "import\t")):
-                continue
-            path = _resolved(line, site)
-            if _inside(path, root, venv):
-                found.setdefault(("path", path), Editable(pth.name, "path", path))
+            if line and not line.startswith(("#", "import ", "import\t")):
+                found.append(Editable(pth.name, "path", _resolved(line, site)))
     for link in sorted(site.glob("*.egg-link")):
         lines = link.read_text(encoding="utf-8", errors="replace").splitlines()
-        if lines and lines[0].strip() and _inside(_resolved(lines[0].strip(), site), root, venv):
-            linked = _resolved(lines[0].strip(), site)
-            found.setdefault(("path", linked), Editable(link.name, "path", linked))
+        if lines and lines[0].strip():
+            found.append(Editable(link.name, "path", _resolved(lines[0].strip(), site)))
     finders = [(f, _finder_mapping(f.read_text(encoding="utf-8", errors="replace")))
                for f in sorted(site.glob("__editable__*finder.py"))]
     # hatchling's exact mode (the `editables` library): `F.map_module('calc', '/repo/src/calc/__init__.py')`.
     finders += [(f, {m: (t.removesuffix("/__init__.py")) for m, t in _MAP_MODULE.findall(f.read_text(
         encoding="utf-8", errors="replace"))}) for f in sorted(site.glob("_editable_impl_*.py"))]
-    for finder, mapping in finders:
-        for module, target in mapping.items():
-            path = Path(os.path.normpath(target))
-            if "." not in module and _inside(path, root, venv):
-                found.setdefault(("finder", path), Editable(finder.name, "finder", path, module))
+    found += [Editable(finder.name, "finder", Path(os.path.normpath(target)), module)
+              for finder, mapping in finders for module, target in mapping.items() if "." not in module]
+    return found
+
+
+def editables(root: Path, venv: Path) -> list[Editable]:
+    """Every path entry and editable finder of `venv` that points into the main checkout at `root`."""
+    root, venv = root.resolve(), venv.resolve()
+    found: dict[tuple[str, Path], Editable] = {}
+    for entry in _entries(venv):
+        if _inside(entry.target, root, venv):
+            found.setdefault((entry.kind, entry.target), entry)
+    return list(found.values())
+
+
+def worktree_editables(root: Path, venv: Path, worktrees: Path) -> list[Editable]:
+    """Every path entry and editable finder of the run's own `venv` (setup's installs, or an agent's) that points
+    into one of the run's worktrees in `worktrees` (a feature's folder), said as if it pointed into the main
+    checkout at `root` (the same path inside): `overlay` then gives each worktree its own copy. An editable
+    install is tied to the worktree it was made in, and a task's attempts share one setup (shared_setup.py)."""
+    root, worktrees = root.resolve(), worktrees.resolve()
+    found: dict[tuple[str, Path], Editable] = {}
+    for entry in _entries(venv):
+        if not entry.target.is_relative_to(worktrees):
+            continue
+        parts = entry.target.relative_to(worktrees).parts
+        if len(parts) > 1 and not parts[0].startswith("_"):  # a task's worktree, not the gate's own folders
+            moved = Editable(entry.source, entry.kind, root.joinpath(*parts[1:]), entry.module)
+            found.setdefault((moved.kind, moved.target), moved)
     return list(found.values())
 
 

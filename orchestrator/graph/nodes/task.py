@@ -62,8 +62,10 @@ async def initialize(state: TaskState, runtime: Runtime[RunContext]) -> TaskStat
     attempt = int(state.get("attempt") or 1)
     worktree, branch = ctx.worktree(task_id, attempt), ctx.task_branch(task_id, attempt)
     sha = await ctx.repo.add_worktree(worktree, branch, start)
-    await ctx.setup_worktree(worktree)
-    ctx.events(runtime)("initialize", task_id, worktree=str(worktree), base_sha=sha)
+    # One of several attempts: its siblings starting from this commit share one setup.
+    shared = await ctx.setup_worktree(worktree, (task_id, sha) if state.get("hold_landing") else None)
+    ctx.events(runtime)("initialize", task_id, worktree=str(worktree), base_sha=sha,
+                        **({"setup_from": shared.name} if shared else {}))
     return update | TaskState(worktree=str(worktree), branch=branch, base_sha=sha, head_sha=sha)
 
 

@@ -12,7 +12,7 @@ from pathlib import Path
 from langgraph.errors import GraphDrained
 from langgraph.runtime import Runtime
 
-from agents import AgentResult, SessionSettings
+from agents import AgentResult, SessionSettings, UsageMeter
 from orchestrator.causes import StopCause
 from orchestrator.errors import InfrastructureError
 from orchestrator.graph.context import RunContext
@@ -211,10 +211,15 @@ class AgentTurn:
         await repo.reset(self.worktree, self.state["head_sha"])
         settings = await asyncio.to_thread(partial(self.ctx.session_settings, attempt=self.attempt), self.role,
                                            self.task_id, self.task_spent, self.events)  # env: from the venvs' files
+        settings.meter = meter = UsageMeter()
         before = await watch.take(repo)
         try:
             sandboxed = settings.sandbox_writable is not None
             result = await (_sandboxed(repo.root, call(settings)) if sandboxed else call(settings))
+        except asyncio.CancelledError:  # a sibling attempt won, a task was cancelled: what its sessions spent counts
+            self.ctx.spend.record(self.spend_key, self.spent + meter.cost_usd)
+            self.ctx.spend.unsaved[self.spend_key] = self.sessions.cost_usd + meter.cost_usd  # the node never ends
+            raise
         finally:
             changes = await watch.since(repo, before)
         turn = self.sessions.turn
