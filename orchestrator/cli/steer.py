@@ -72,15 +72,15 @@ def _running_row(settings: Settings, feature: str, task: str, what: str) -> tupl
     from orchestrator.cli.logs import plan_with_task
     from orchestrator.store import inspection
     from orchestrator.store.checkpoints import CheckpointStore
-    from orchestrator.store.locations import POSTGRES_SCHEMES, choose_db
+    from orchestrator.store.served import thread_of
 
     plan = plan_with_task(settings, feature, task)
     store = CheckpointStore.for_repo(settings.repo, settings.db, plan.id)
-    if choose_db(settings.repo, settings.db, plan.id).startswith(POSTGRES_SCHEMES):
-        raise InputError(f"{store} is a Postgres store: {what} are kept beside SQLite checkpoints only, for now")
     if not store.exists():
         raise InputError(f"{plan.id} has not run yet ({store} holds no checkpoint): `autobuild run {plan.id}` first")
-    row = next((r for r in inspection.feature_status(store, plan)["tasks"] if r["task"] == task), None)
+    thread = thread_of(store, settings.repo, plan.id)  # a served run's (the workers' store) is named by id
+    table = inspection.feature_status(store, plan, thread, repo=settings.repo)
+    row = next((r for r in table["tasks"] if r["task"] == task), None)
     status = str((row or {}).get("status") or "pending")
     if status in _FINISHED:
         raise InputError(f"{task} has finished ({status}): {what} reach only a task that runs;"
@@ -104,7 +104,7 @@ def send_note(settings: Settings, feature: str, task: str, text: str, *, attempt
     plan, _ = _running_row(settings, feature, task, "notes")
     number = attempt_number(attempt, attempts_of(settings, plan, task))
     queue = SteeringQueue.for_feature(settings.repo, plan.id, settings.db)
-    assert queue is not None  # _running_row refused a Postgres store
+    assert queue is not None  # SQLite and Postgres both keep notes
     note = queue.accept(plan.id, task, note_text, attempt=number, source=source)
     _trace(settings, plan.id, task, "note_accepted", note=note.id, text=note.text, source=source,
            **({"attempt": number} if number else {}))
@@ -117,7 +117,7 @@ def control_task(settings: Settings, feature: str, task: str, action: str, *, so
 
     plan, row = _running_row(settings, feature, task, f"{action}s")
     controls = TaskControls.for_feature(settings.repo, plan.id, settings.db)
-    assert controls is not None  # _running_row refused a Postgres store
+    assert controls is not None  # SQLite and Postgres both keep records
     state = controls.control(plan.id, task)
     if action in ("pause", "cancel") and str(row["status"]).startswith(_MERGING):
         raise InputError(f"{task} is queued for merge ({row['status']}): it can't be {action}ed now; once it has"

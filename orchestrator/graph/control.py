@@ -26,7 +26,7 @@ PAUSED = "task_paused"
 
 async def at_boundary(ctx: RunContext, state: TaskState, events: EventLog, node: str) -> Stop | None:
     """A stop when a cancel waits for the task; an interrupt while it is paused; else None (go on)."""
-    controls = TaskControls.for_feature(ctx.repo.root, ctx.feature_id)
+    controls = TaskControls.for_run(ctx.repo.root, ctx.feature_id)
     if controls is None:
         return None
     task_id = state["task_id"]
@@ -45,7 +45,7 @@ async def at_boundary(ctx: RunContext, state: TaskState, events: EventLog, node:
 async def cancel_applied(ctx: RunContext, task_id: str, status: str) -> None:
     """The task ended (`cancelled`, or otherwise before a cancel reached a boundary): its pending cancels are
     closed, so a `resume` runs it again."""
-    controls = TaskControls.for_feature(ctx.repo.root, ctx.feature_id)
+    controls = TaskControls.for_run(ctx.repo.root, ctx.feature_id)
     if controls is not None:
         await asyncio.to_thread(controls.apply_cancels, ctx.feature_id, task_id,
                                 "applied" if status == "cancelled" else "late")
@@ -59,8 +59,8 @@ def paused_tasks(interrupt_values: list[Any]) -> list[dict[str, Any]]:
 async def supervision(ctx: RunContext, task_id: str, answers: Mapping[str, str] | None = None) -> list[str]:
     """The task's notes and its pauses, unpauses and cancels, one line each with where and when they came from, then
     the answers a person gave its questions (its AUTO-RUN.md's "Steering" section)."""
-    queue = SteeringQueue.for_feature(ctx.repo.root, ctx.feature_id)
-    controls = TaskControls.for_feature(ctx.repo.root, ctx.feature_id)
+    queue = SteeringQueue.for_run(ctx.repo.root, ctx.feature_id)
+    controls = TaskControls.for_run(ctx.repo.root, ctx.feature_id)
     notes = await asyncio.to_thread(queue.all_notes, ctx.feature_id, task_id) if queue else []
     records = await asyncio.to_thread(controls.records, ctx.feature_id, task_id) if controls else []
     lines = [(note.created, f"{note.created} note {note.id} ({note.source}"

@@ -9,6 +9,8 @@ traces.py: every event as a JSON line, per task and per feature, each with an in
 event_log.py: a task's event log read from any id on (`autobuild logs`), and whether its attempt ended.
 steering.py: notes to a running task's player, per attempt, in tables beside the SQLite checkpoints.
 task_control.py: pause, unpause and cancel records of a task, in a table beside the notes.
+steering_pg.py: the same notes and records beside Postgres checkpoints, per repository, exactly once.
+served.py: which workers' thread holds a served feature run, and the folder it works in on a worker.
 receipts.py: what a task's approved attempt cost against everything else it spent.
 stats.py: the loop's scorecard (`autobuild stats`), read-only.
 run_options.py: the options a run was started with, so `resume` keeps them.

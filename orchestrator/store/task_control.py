@@ -1,7 +1,8 @@
 """Pause, unpause and cancel of a task (`autobuild pause|unpause|cancel`, the page): records in a table of our own
-beside the steering notes (`autobuild_task_control`), never in a thread's checkpoint. The task reads them at its next
-node boundary: the latest pause or unpause says whether it is paused; a cancel waits (`pending`) until the task ends
-`cancelled` with it (`applied`), so a `resume` after it runs the task again."""
+beside the steering notes (`autobuild_task_control`, in SQLite here, in Postgres through store/steering_pg.py),
+never in a thread's checkpoint. The task reads them at its next node boundary: the latest pause or unpause says
+whether it is paused; a cancel waits (`pending`) until the task ends `cancelled` with it (`applied`), so a `resume`
+after it runs the task again."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from orchestrator.store.locations import POSTGRES_SCHEMES, choose_db
-from orchestrator.store.steering import Transaction, now_iso
+from orchestrator.store.steering import Transaction, now_iso, repo_identity, served_store
 
 ACTIONS = ("pause", "unpause", "cancel")
 _TABLE = """CREATE TABLE IF NOT EXISTS autobuild_task_control (id INTEGER PRIMARY KEY AUTOINCREMENT,
@@ -53,9 +54,19 @@ class TaskControls:
 
     @classmethod
     def for_feature(cls, repo: Path, feature: str, chosen: str | None = None) -> TaskControls | None:
-        """The records beside the feature's checkpoints; None on Postgres (not kept there yet)."""
+        """The records beside the feature's checkpoints: the SQLite file's, or the Postgres store's rows of this
+        repository (store/steering_pg.py)."""
         location = choose_db(repo, chosen, feature)
-        return None if location.startswith(POSTGRES_SCHEMES) else cls(Path(location))
+        if location.startswith(POSTGRES_SCHEMES):
+            from orchestrator.store.steering_pg import PostgresControls  # noqa: PLC0415  # the `postgres` extra
+
+            return PostgresControls(location, repo_identity(repo))
+        return cls(Path(location))
+
+    @classmethod
+    def for_run(cls, repo: Path, feature: str) -> TaskControls | None:
+        """The records a running graph reads: the workers' shared store in a served run, else the run's own."""
+        return cls.for_feature(repo, feature, served_store())
 
     def record(self, feature: str, task: str, action: str, *, now: bool = False, source: str = "cli") -> ControlRecord:
         if action not in ACTIONS:

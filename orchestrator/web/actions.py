@@ -16,7 +16,6 @@ from orchestrator.errors import InputError
 from orchestrator.events import event_dict
 from orchestrator.processes import Detached, start_detached
 from orchestrator.repo.lock import lock_path
-from orchestrator.store import inspection
 from orchestrator.store import traces as trace
 from orchestrator.store.steering import Note, SteeringQueue, checked_note
 from orchestrator.web.reading import FINISHED, Where, questions
@@ -42,11 +41,10 @@ def send_note(where: Where, feature: str, task_id: str, text: str) -> Note:
         raise Refusal(f"{feature} has no task {task_id}", 404)
     store = where.store(plan.id)
     queue = SteeringQueue.for_feature(where.repo, plan.id, where.db)
-    if queue is None:
-        raise Refusal(f"{store} is a Postgres store: notes are kept beside SQLite checkpoints only, for now")
+    assert queue is not None  # SQLite and Postgres both keep notes
     if not store.exists():
         raise Refusal(f"{plan.id} has not run yet: a note reaches only a task that runs")
-    row = next((r for r in inspection.feature_status(store, plan)["tasks"] if r["task"] == task_id), None)
+    row = next((r for r in where.status(plan)["tasks"] if r["task"] == task_id), None)
     if row is not None and row["status"] in FINISHED:
         raise Refusal(f"{task_id} has finished ({row['status']}): a note reaches only a task that runs;"
                       f" `autobuild resume {plan.id} {task_id}` runs it again")
@@ -88,7 +86,7 @@ class Answers:
             given = self.started.get((plan.id, question_id))
             if given is not None and given.poll() is None:  # its run is going on with it
                 raise Refusal(f"{question_id} was already answered")
-            table = inspection.feature_status(self.where.store(plan.id), plan)
+            table = self.where.status(plan)
             if question_id not in {q["question_id"] for q in questions(table)}:
                 if _asked_before(self.where, plan.id, question_id, plan.task_ids()):
                     raise Refusal(f"{question_id} was already answered")
