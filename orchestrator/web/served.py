@@ -82,7 +82,7 @@ class ServedPages:
 
     async def runs(self, request: Request) -> Response:
         rows = await asyncio.to_thread(served_threads, self.store())
-        return _page(request, "served.html", rows=[_row(t) for t in rows], store=str(self.store()))
+        return _page(request, "served.html", rows=[_row(t) for t in rows])  # no store address: an environment value
 
 
 def _row(thread: ServedThread) -> dict[str, Any]:
