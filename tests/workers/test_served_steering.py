@@ -158,14 +158,22 @@ async def test_a_served_runs_finished_attempt_is_not_run_again_by_the_worker_tha
     def starts(attempt: int) -> int:
         return sum(1 for r in model.requests if r.role == "player" and r.step == 0 and attempt_of(r) == attempt)
 
+    def second_began() -> float | None:  # attempt 2's session's first request (only it names its branch)
+        return next((r.started for r in model.requests if r.role == "player" and r.step == 0 and attempt_of(r) == 2),
+                    None)
+
+    def second_at(step: int) -> bool:  # one slot: every player request after attempt 2 began is attempt 2's
+        began = second_began()
+        return began is not None and any(r.role == "player" and r.step >= step and r.started >= began
+                                         for r in model.requests)
+
     # One slot: attempt 1 ran to its verdict (failed) before attempt 2's session began; the kill lands in that one.
-    await until(lambda: any(r.role == "player" and r.step >= 2 and attempt_of(r) == 2 for r in model.requests)
-                and serving(both) is not None, timeout=180)
+    await until(lambda: second_at(2) and serving(both) is not None, timeout=180)
     victim = serving(both)
     assert victim is not None and starts(1) == 1
     other = next(w for w in both if w is not victim)
     victim.kill()
-    assert not [r for r in model.requests if r.role == "player" and attempt_of(r) == 2 and r.step >= 8]
+    assert not second_at(8), "killed after attempt 2's session ended (test timing, not a takeover)"
 
     assert (await finished(other.url, thread, timeout=300))["status"] == "success"
     assert starts(1) == 1, "the finished attempt was not run again"
