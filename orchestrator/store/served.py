@@ -52,7 +52,7 @@ def thread_of(store: CheckpointStore, repo: Path, feature: str) -> str:
     if not store.is_postgres:
         return feature
     with store.reader() as reader:
-        if feature in reader.threads():
+        if reader.latest(feature) is not None:
             return feature
     found = sorted(served_threads(store, feature, str(Path(repo).resolve())), key=lambda t: t.status == "error")
     return found[0].thread_id if found else feature
