@@ -32,6 +32,7 @@ from orchestrator.settings import RunSettings
 from orchestrator.store import inspection, outcomes
 from orchestrator.store import traces as trace
 from orchestrator.store.checkpoints import TABLES_MISSING, CheckpointStore
+from orchestrator.store.steering import running_in
 from orchestrator.text import chosen_option
 
 
@@ -237,6 +238,7 @@ async def _execute(
         run_plan.plan.id, feature_branch(run_plan.plan.id), run_plan.store, run_plan.thread_id, order
     )
     summary.report = trace.runs_dir(settings.repo, run_plan.plan.id) / "AUTO-RUN.md"
+    running_in(settings.repo, run_plan.plan.id, run_plan.store.location)  # its notes are read there, password kept
     with run_plan.store.lock(run_plan.thread_id):
         async with run_plan.store.saver() as saver:
             graph = build_feature_workflow(saver)

@@ -76,6 +76,21 @@ def served_store() -> str | None:
     return environment().lock_db.strip() or None
 
 
+_RUN_STORES: dict[tuple[str, str], str] = {}
+"""The store each feature this process runs is checkpointed in, as given (the remembered one has no password)."""
+
+
+def running_in(repo: Path, feature: str, location: str) -> None:
+    """This process runs `feature` of `repo` on `location`: its graph's notes and controls are read there."""
+    _RUN_STORES[(repo_identity(repo), feature)] = location
+
+
+def run_store(repo: Path, feature: str) -> str | None:
+    """Where a running graph's notes are: the workers' store when served, else its run's (None: as `status` finds
+    it)."""
+    return served_store() or _RUN_STORES.get((repo_identity(repo), feature))
+
+
 class SteeringQueue:
     """The notes in one SQLite checkpoint file (short transactions, one connection a call)."""
 
@@ -98,7 +113,7 @@ class SteeringQueue:
     def for_run(cls, repo: Path, feature: str) -> SteeringQueue | None:
         """The queue a running graph reads: the workers' shared store in a served run (`autobuild serve` sets
         ORCHESTRATOR_LOCK_DB to its DATABASE_URL: its checkpoints are there), else the run's own as `for_feature`."""
-        return cls.for_feature(repo, feature, served_store())
+        return cls.for_feature(repo, feature, run_store(repo, feature))
 
     def accept(self, feature: str, task: str, text: str, *, attempt: int | None = None, source: str = "cli") -> Note:
         """The note stored as `accepted` (for `attempt`, or every attempt of the task)."""

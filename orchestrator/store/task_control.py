@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from orchestrator.store.locations import POSTGRES_SCHEMES, choose_db
-from orchestrator.store.steering import Transaction, now_iso, repo_identity, served_store
+from orchestrator.store.steering import Transaction, now_iso, repo_identity, run_store
 
 ACTIONS = ("pause", "unpause", "cancel")
 _TABLE = """CREATE TABLE IF NOT EXISTS autobuild_task_control (id INTEGER PRIMARY KEY AUTOINCREMENT,
@@ -66,7 +66,7 @@ class TaskControls:
     @classmethod
     def for_run(cls, repo: Path, feature: str) -> TaskControls | None:
         """The records a running graph reads: the workers' shared store in a served run, else the run's own."""
-        return cls.for_feature(repo, feature, served_store())
+        return cls.for_feature(repo, feature, run_store(repo, feature))
 
     def record(self, feature: str, task: str, action: str, *, now: bool = False, source: str = "cli") -> ControlRecord:
         if action not in ACTIONS:
