@@ -7,6 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from orchestrator.settings import served_repo_root
 from orchestrator.store.checkpoints import CheckpointStore
 
 
@@ -20,6 +21,9 @@ class ServedThread:
     """What `submit` named: a folder the workers share, or a git URL (the worker works in its own clone)."""
     status: str
     created: str
+    given: str = ""
+    """What its first run was given to work on (`repo`, a folder; `repo_url`, a URL), as the worker checked it;
+    "" when no run took input (the metadata is the client's word, not what ran)."""
 
 
 def served_threads(store: CheckpointStore, feature: str | None = None, repo_url: str | None = None,
@@ -39,11 +43,14 @@ def served_threads(store: CheckpointStore, feature: str | None = None, repo_url:
         with psycopg.connect(store.location, autocommit=True, connect_timeout=10) as conn:
             conn.execute("SET default_transaction_read_only = on")
             rows = conn.execute("SELECT thread_id, metadata_json->>'feature', COALESCE(metadata_json->>'repo_url', ''),"
-                                " status, created_at::text FROM thread WHERE " + " AND ".join(where) +
+                                " status, created_at::text, COALESCE((SELECT COALESCE(r.input->>'repo_url',"
+                                " r.input->>'repo') FROM runs r WHERE r.thread_id = thread.thread_id AND"
+                                " (r.input ? 'repo' OR r.input ? 'repo_url') ORDER BY r.created_at LIMIT 1), '')"
+                                " FROM thread WHERE " + " AND ".join(where) +
                                 " ORDER BY created_at DESC LIMIT %s", (*args, limit)).fetchall()
     except psycopg.errors.UndefinedTable:
         return []
-    return [ServedThread(str(row[0]), str(row[1]), str(row[2]), str(row[3]), str(row[4])) for row in rows]
+    return [ServedThread(*(str(value) for value in row)) for row in rows]
 
 
 def thread_of(store: CheckpointStore, repo: Path, feature: str) -> str:
@@ -58,11 +65,16 @@ def thread_of(store: CheckpointStore, repo: Path, feature: str) -> str:
     return found[0].thread_id if found else feature
 
 
-def worked_in(thread: ServedThread, workspace: Path) -> Path:
-    """The folder a served thread's run works in on this worker: the shared folder it names, or this worker's clone
-    of its URL."""
-    if "://" not in thread.repo_url and "@" not in thread.repo_url.split("/", 1)[0]:
-        return Path(thread.repo_url)
-    from orchestrator.repo.remote import clone_path  # noqa: PLC0415  # only for a run by URL
+def worked_in(thread: ServedThread, workspace: Path) -> Path | None:
+    """The folder a served thread's run works in on this worker: the folder its run was given (only below the
+    folder the worker works on in place, when it has one: as the run itself was checked), or this worker's clone of
+    its URL; None when no run of it took input, or its folder is not one this worker may work in."""
+    given = thread.given
+    if not given:
+        return None
+    if "://" in given or "@" in given.split("/", 1)[0]:
+        from orchestrator.repo.remote import clone_path  # noqa: PLC0415  # only for a run by URL
 
-    return clone_path(workspace, thread.repo_url)
+        return clone_path(workspace, given)
+    folder, allowed = Path(given).resolve(), served_repo_root()
+    return None if allowed is not None and not folder.is_relative_to(allowed) else folder

@@ -68,9 +68,10 @@ class ServedPages:
 
     async def _thread_app(self, thread_id: str) -> Starlette | None:
         found = [t for t in await asyncio.to_thread(served_threads, self.store()) if t.thread_id == thread_id]
-        if not found:
+        folder = worked_in(found[0], self.workspace) if found else None
+        if folder is None:  # not a run of these workers, or not one on a folder it may read
             return None
-        where = Where(worked_in(found[0], self.workspace), self.database_url, thread=thread_id)
+        where = Where(folder, self.database_url, thread=thread_id)
         app = page_app(where, ServedAnswers(where))
         app.state.feature = found[0].feature
         self.threads[thread_id] = app
