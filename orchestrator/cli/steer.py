@@ -98,13 +98,13 @@ def _trace(settings: Settings, feature: str, task: str, kind: Any, **fields: Any
 def send_note(settings: Settings, feature: str, task: str, text: str, *, attempt: str | None = None,
               source: str = "cli") -> Note:
     """A note accepted for the task's player (every running attempt, or the one named), recorded in its trace."""
-    from orchestrator.store.steering import SteeringQueue, checked_note
+    from orchestrator.store.steering import checked_note
+    from orchestrator.store.steering_stores import notes_for
 
     note_text = checked_note(text)
     plan, _ = _running_row(settings, feature, task, "notes")
     number = attempt_number(attempt, attempts_of(settings, plan, task))
-    queue = SteeringQueue.for_feature(settings.repo, plan.id, settings.db)
-    assert queue is not None  # SQLite and Postgres both keep notes
+    queue = notes_for(settings.repo, plan.id, settings.db)
     note = queue.accept(plan.id, task, note_text, attempt=number, source=source)
     _trace(settings, plan.id, task, "note_accepted", note=note.id, text=note.text, source=source,
            **({"attempt": number} if number else {}))
@@ -113,11 +113,10 @@ def send_note(settings: Settings, feature: str, task: str, text: str, *, attempt
 
 def control_task(settings: Settings, feature: str, task: str, action: str, *, source: str = "cli") -> ControlRecord:
     """A pause, unpause or cancel of the task, recorded in its trace; refused (one line) where it can't apply."""
-    from orchestrator.store.task_control import TaskControls
+    from orchestrator.store.steering_stores import controls_for
 
     plan, row = _running_row(settings, feature, task, f"{action}s")
-    controls = TaskControls.for_feature(settings.repo, plan.id, settings.db)
-    assert controls is not None  # SQLite and Postgres both keep records
+    controls = controls_for(settings.repo, plan.id, settings.db)
     state = controls.control(plan.id, task)
     if action in ("pause", "cancel") and str(row["status"]).startswith(_MERGING):
         raise InputError(f"{task} is queued for merge ({row['status']}): it can't be {action}ed now; once it has"

@@ -16,8 +16,7 @@ from langgraph.types import interrupt
 from orchestrator.facts import Stop, TaskState
 from orchestrator.graph.context import RunContext
 from orchestrator.graph.events import EventLog
-from orchestrator.store.steering import SteeringQueue
-from orchestrator.store.task_control import TaskControls
+from orchestrator.store.steering_stores import run_controls, run_notes
 from orchestrator.text import one_line
 
 PAUSED = "task_paused"
@@ -26,9 +25,7 @@ PAUSED = "task_paused"
 
 async def at_boundary(ctx: RunContext, state: TaskState, events: EventLog, node: str) -> Stop | None:
     """A stop when a cancel waits for the task; an interrupt while it is paused; else None (go on)."""
-    controls = TaskControls.for_run(ctx.repo.root, ctx.feature_id)
-    if controls is None:
-        return None
+    controls = run_controls(ctx.repo.root, ctx.feature_id)
     task_id = state["task_id"]
     control = await asyncio.to_thread(controls.control, ctx.feature_id, task_id)
     if control.cancel is not None:
@@ -45,10 +42,9 @@ async def at_boundary(ctx: RunContext, state: TaskState, events: EventLog, node:
 async def cancel_applied(ctx: RunContext, task_id: str, status: str) -> None:
     """The task ended (`cancelled`, or otherwise before a cancel reached a boundary): its pending cancels are
     closed, so a `resume` runs it again."""
-    controls = TaskControls.for_run(ctx.repo.root, ctx.feature_id)
-    if controls is not None:
-        await asyncio.to_thread(controls.apply_cancels, ctx.feature_id, task_id,
-                                "applied" if status == "cancelled" else "late")
+    controls = run_controls(ctx.repo.root, ctx.feature_id)
+    await asyncio.to_thread(controls.apply_cancels, ctx.feature_id, task_id,
+                            "applied" if status == "cancelled" else "late")
 
 
 def paused_tasks(interrupt_values: list[Any]) -> list[dict[str, Any]]:
@@ -59,10 +55,10 @@ def paused_tasks(interrupt_values: list[Any]) -> list[dict[str, Any]]:
 async def supervision(ctx: RunContext, task_id: str, answers: Mapping[str, str] | None = None) -> list[str]:
     """The task's notes and its pauses, unpauses and cancels, one line each with where and when they came from, then
     the answers a person gave its questions (its AUTO-RUN.md's "Steering" section)."""
-    queue = SteeringQueue.for_run(ctx.repo.root, ctx.feature_id)
-    controls = TaskControls.for_run(ctx.repo.root, ctx.feature_id)
-    notes = await asyncio.to_thread(queue.all_notes, ctx.feature_id, task_id) if queue else []
-    records = await asyncio.to_thread(controls.records, ctx.feature_id, task_id) if controls else []
+    queue = run_notes(ctx.repo.root, ctx.feature_id)
+    controls = run_controls(ctx.repo.root, ctx.feature_id)
+    notes = await asyncio.to_thread(queue.all_notes, ctx.feature_id, task_id)
+    records = await asyncio.to_thread(controls.records, ctx.feature_id, task_id)
     lines = [(note.created, f"{note.created} note {note.id} ({note.source}"
                             f"{f', attempt a{note.attempt}' if note.attempt else ''}, {note.state}):"
                             f" {one_line(note.text, 200)}") for note in notes]

@@ -13,7 +13,8 @@ from typing import Any
 
 from orchestrator.facts import TaskState
 from orchestrator.graph.context import RunContext
-from orchestrator.store.steering import Note, SteeringQueue
+from orchestrator.store.steering import Note
+from orchestrator.store.steering_stores import run_notes
 
 NOTE_PREFIX = "A note from the person supervising this run: "
 
@@ -26,8 +27,8 @@ async def consume_kept(ctx: RunContext, state: TaskState, events: Callable[..., 
     """The notes the task's last player turn carried are consumed: that turn's checkpoint holds them (a node of
     the task runs on it), so they are never delivered again. Said once, by the first node that finds them."""
     kept = list(state.get("notes_delivered") or [])
-    queue = SteeringQueue.for_run(ctx.repo.root, ctx.feature_id)
-    if not kept or queue is None:
+    queue = run_notes(ctx.repo.root, ctx.feature_id)
+    if not kept:
         return
     moved = await asyncio.to_thread(queue.mark, kept, "consumed", _attempt(state), int(state.get("turn") or 0))
     if moved:
@@ -49,9 +50,7 @@ class TurnNotes:
     lines: list[str] = field(default_factory=list)
 
     async def __call__(self) -> list[str]:
-        queue = SteeringQueue.for_run(self.ctx.repo.root, self.ctx.feature_id)
-        if queue is None:
-            return []
+        queue = run_notes(self.ctx.repo.root, self.ctx.feature_id)
         notes: list[Note] = await asyncio.to_thread(queue.claim, self.ctx.feature_id, self.task_id, self.attempt,
                                                     self.turn)
         for note in notes:
@@ -68,9 +67,9 @@ async def deliver(ctx: RunContext, state: TaskState, turn: int, events: Callable
     await consume_kept(ctx, state, events)
     task_id, attempt = state["task_id"], _attempt(state)
     turn_notes = TurnNotes(ctx, task_id, attempt, turn, events)
-    queue = SteeringQueue.for_run(ctx.repo.root, ctx.feature_id)
-    notes = await asyncio.to_thread(queue.open_notes, ctx.feature_id, task_id, attempt) if queue else []
-    if not notes or queue is None:
+    queue = run_notes(ctx.repo.root, ctx.feature_id)
+    notes = await asyncio.to_thread(queue.open_notes, ctx.feature_id, task_id, attempt)
+    if not notes:
         return turn_notes
     turn_notes.ids = [note.id for note in notes]
     await asyncio.to_thread(queue.mark, turn_notes.ids, "delivered", attempt, turn)
@@ -84,8 +83,8 @@ async def deliver(ctx: RunContext, state: TaskState, turn: int, events: Callable
 async def for_coach(ctx: RunContext, state: TaskState, events: Callable[..., Any]) -> list[str]:
     """The notes the player got this turn, for the coach to read (consumed now: the turn is checkpointed)."""
     kept = list(state.get("notes_delivered") or [])
-    queue = SteeringQueue.for_run(ctx.repo.root, ctx.feature_id)
-    if not kept or queue is None:
+    queue = run_notes(ctx.repo.root, ctx.feature_id)
+    if not kept:
         return []
     await consume_kept(ctx, state, events)
     return [note.text for note in await asyncio.to_thread(queue.notes, kept)]

@@ -109,10 +109,6 @@ def serve(settings: WorkerSettings) -> int:
         raise InputError(f"ORCHESTRATOR_SERVE_DIR: can't write the engine's config in {state_dir(settings)}:"
                          f" {exc.strerror or exc}") from None
     os.environ.update(engine_env(settings, config))
-    if settings.auth_token:  # the page's door is the worker's token: its address is said, never the token
-        from orchestrator.server.page import page_address  # noqa: PLC0415
-
-        print(f"the page on the served runs: {page_address(settings.host, settings.port)}", flush=True)
     import uvicorn  # noqa: PLC0415  # after the environment: Aegra reads its settings when imported
 
     uvicorn.run("aegra_api.main:app", host=settings.host, port=settings.port, log_level="warning")

@@ -15,6 +15,7 @@ from orchestrator.plan.replacement import MARK, recorded, with_replacements
 from orchestrator.store import outcomes, receipts
 from orchestrator.store import traces as trace
 from orchestrator.store.checkpoints import CheckpointStore, Reader
+from orchestrator.store.steering_stores import controls_for
 from orchestrator.store.task_control import TaskControls
 
 RETURN = "__return__"
@@ -165,8 +166,7 @@ def _mark_paused(store: CheckpointStore, feature: str, unfinished: list[dict[str
     store, which many repositories share, only when the caller names the repository."""
     if not unfinished or (store.is_postgres and repo is None):
         return
-    controls = TaskControls.for_feature(repo, feature, store.location) if repo else TaskControls(store.path)
-    assert controls is not None
+    controls = controls_for(repo, feature, store.location) if repo else TaskControls(store.path)
     for row in unfinished:
         if controls.control(feature, row["task"]).paused is not None:
             row["status"] = "paused"

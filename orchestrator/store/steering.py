@@ -17,7 +17,6 @@ from pathlib import Path
 from orchestrator.errors import InputError
 from orchestrator.jsonout import iso_utc
 from orchestrator.settings import environment
-from orchestrator.store.locations import POSTGRES_SCHEMES, choose_db
 
 MAX_NOTE_BYTES = 8 * 1024
 SOURCES = ("cli", "page")
@@ -96,24 +95,6 @@ class SteeringQueue:
 
     def __init__(self, path: Path) -> None:
         self.path = path
-
-    @classmethod
-    def for_feature(cls, repo: Path, feature: str, chosen: str | None = None) -> SteeringQueue | None:
-        """The queue beside the feature's checkpoints (as `status` finds them): the SQLite file's, or the Postgres
-        store's rows of this repository (store/steering_pg.py). None never comes back since both keep notes; the
-        type stays optional for callers written when Postgres had none."""
-        location = choose_db(repo, chosen, feature)
-        if location.startswith(POSTGRES_SCHEMES):
-            from orchestrator.store.steering_pg import PostgresNotes  # noqa: PLC0415  # the `postgres` extra
-
-            return PostgresNotes(location, repo_identity(repo))
-        return cls(Path(location))
-
-    @classmethod
-    def for_run(cls, repo: Path, feature: str) -> SteeringQueue | None:
-        """The queue a running graph reads: the workers' shared store in a served run (`autobuild serve` sets
-        ORCHESTRATOR_LOCK_DB to its DATABASE_URL: its checkpoints are there), else the run's own as `for_feature`."""
-        return cls.for_feature(repo, feature, run_store(repo, feature))
 
     def accept(self, feature: str, task: str, text: str, *, attempt: int | None = None, source: str = "cli") -> Note:
         """The note stored as `accepted` (for `attempt`, or every attempt of the task)."""

@@ -9,8 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from orchestrator.store.locations import POSTGRES_SCHEMES, choose_db
-from orchestrator.store.steering import Transaction, now_iso, repo_identity, run_store
+from orchestrator.store.steering import Transaction, now_iso
 
 ACTIONS = ("pause", "unpause", "cancel")
 _TABLE = """CREATE TABLE IF NOT EXISTS autobuild_task_control (id INTEGER PRIMARY KEY AUTOINCREMENT,
@@ -51,22 +50,6 @@ class TaskControls:
 
     def __init__(self, path: Path) -> None:
         self.path = path
-
-    @classmethod
-    def for_feature(cls, repo: Path, feature: str, chosen: str | None = None) -> TaskControls | None:
-        """The records beside the feature's checkpoints: the SQLite file's, or the Postgres store's rows of this
-        repository (store/steering_pg.py)."""
-        location = choose_db(repo, chosen, feature)
-        if location.startswith(POSTGRES_SCHEMES):
-            from orchestrator.store.steering_pg import PostgresControls  # noqa: PLC0415  # the `postgres` extra
-
-            return PostgresControls(location, repo_identity(repo))
-        return cls(Path(location))
-
-    @classmethod
-    def for_run(cls, repo: Path, feature: str) -> TaskControls | None:
-        """The records a running graph reads: the workers' shared store in a served run, else the run's own."""
-        return cls.for_feature(repo, feature, run_store(repo, feature))
 
     def record(self, feature: str, task: str, action: str, *, now: bool = False, source: str = "cli") -> ControlRecord:
         if action not in ACTIONS:

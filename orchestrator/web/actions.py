@@ -17,7 +17,8 @@ from orchestrator.events import event_dict
 from orchestrator.processes import Detached, start_detached
 from orchestrator.repo.lock import lock_path
 from orchestrator.store import traces as trace
-from orchestrator.store.steering import Note, SteeringQueue, checked_note
+from orchestrator.store.steering import Note, checked_note
+from orchestrator.store.steering_stores import notes_for
 from orchestrator.web.reading import FINISHED, Where, questions
 
 ANSWER_START_S = 60.0
@@ -40,8 +41,7 @@ def send_note(where: Where, feature: str, task_id: str, text: str) -> Note:
     if task_id not in plan.task_ids():
         raise Refusal(f"{feature} has no task {task_id}", 404)
     store = where.store(plan.id)
-    queue = SteeringQueue.for_feature(where.repo, plan.id, where.db)
-    assert queue is not None  # SQLite and Postgres both keep notes
+    queue = notes_for(where.repo, plan.id, where.db)
     if not store.exists():
         raise Refusal(f"{plan.id} has not run yet: a note reaches only a task that runs")
     row = next((r for r in where.status(plan)["tasks"] if r["task"] == task_id), None)

@@ -21,9 +21,8 @@ from orchestrator.plan.model import load_plan
 from orchestrator.store import event_log, inspection
 from orchestrator.store.checkpoints import CheckpointStore
 from orchestrator.store.locations import remember_db
-from orchestrator.store.steering import SteeringQueue
 from orchestrator.store.steering_pg import PostgresControls, PostgresNotes
-from orchestrator.store.task_control import TaskControls
+from orchestrator.store.steering_stores import controls_for, notes_for
 from tests.graph.harness import CALC_FILES, plan, task
 from tests.graph.test_one_truth import SUB, run
 from tests.postgres import postgres_server
@@ -101,7 +100,7 @@ def test_two_sessions_racing_for_notes_each_get_a_note_once(database_url: str, t
 
 
 def test_pause_unpause_and_cancel_records_keep_their_states(database_url: str, tmp_path: Path) -> None:
-    controls = TaskControls.for_feature(tmp_path, "FEAT-001", database_url)
+    controls = controls_for(tmp_path, "FEAT-001", database_url)
     assert isinstance(controls, PostgresControls)
     paused = controls.record("FEAT-001", "A", "pause", source="page")
     assert controls.control("FEAT-001", "A").paused == paused
@@ -111,7 +110,7 @@ def test_pause_unpause_and_cancel_records_keep_their_states(database_url: str, t
     assert found.paused is None and found.cancel == cancel and cancel.state == "pending"
     assert controls.apply_cancels("FEAT-001", "A") == 1 and controls.apply_cancels("FEAT-001", "A") == 0
     assert [r.state for r in controls.records("FEAT-001", "A")] == ["recorded", "recorded", "applied"]
-    assert TaskControls.for_feature(tmp_path / "other", "FEAT-001", database_url).records("FEAT-001") == []  # type: ignore[union-attr]
+    assert controls_for(tmp_path / "other", "FEAT-001", database_url).records("FEAT-001") == []
 
 
 def sent_cli(repo: Path, url: str, *args: str) -> int:
@@ -146,7 +145,7 @@ async def test_steer_pause_and_unpause_on_a_run_whose_checkpoints_are_in_postgre
     assert second.results["A"]["status"] == "approved"
     players = [call for call in agents.prompts_of("player", "A") if isinstance(call, PlayerInput)]
     assert [p.supervisor_notes for p in players] == [[], [NOTE_PREFIX + note]], "the next turn, once"
-    queue = SteeringQueue.for_feature(repo, "FEAT-001", own_database)
+    queue = notes_for(repo, "FEAT-001", own_database)
     assert queue is not None and [n.state for n in queue.all_notes("FEAT-001", "A")] == ["consumed"]
     kinds = [e.kind for e in event_log.task_events(repo, "FEAT-001", "A")]
     assert kinds.count("note_delivered") == kinds.count("note_consumed") == 1
@@ -166,7 +165,7 @@ async def test_cancel_from_the_cli_on_postgres_ends_the_task_cancelled(own_datab
                              "coach": approve()})
     first = await run(repo, own_database, "FEAT-001", agents)  # type: ignore[arg-type]
     assert first.results["A"]["status"] == "cancelled" and first.results["B"]["status"] == "skipped"
-    controls = TaskControls.for_feature(repo, "FEAT-001", own_database)
+    controls = controls_for(repo, "FEAT-001", own_database)
     assert controls is not None and [r.state for r in controls.records("FEAT-001", "A")] == ["applied"]
     second = await run(repo, own_database, "FEAT-001", agents, resume_only=True)  # type: ignore[arg-type]
     assert second.results["A"]["status"] == "approved" and second.results["B"]["status"] == "approved"
