@@ -123,7 +123,7 @@ def trial(root: Path, model: ScriptedModel, workers: Workers, database_url: str,
     _wait(lambda: bool(players(1)) and workers.serving() is not None)
     victim = workers.serving()
     assert victim is not None
-    started, note_at, kill_at = time.monotonic(), rng.uniform(0.0, 3.0), rng.uniform(0.0, 5.0)
+    started, note_at, kill_at = time.monotonic(), rng.uniform(0.0, 2.0), rng.uniform(1.0, 16.0)
     queue, note = PostgresNotes(database_url, str(repo.resolve())), None
     while time.monotonic() - started < max(note_at, kill_at):
         if note is None and time.monotonic() - started >= note_at:
@@ -139,12 +139,14 @@ def trial(root: Path, model: ScriptedModel, workers: Workers, database_url: str,
     status = asyncio.run(_ended(survivor, thread))
     workers.stop()
     sessions = [r.started for r in players() if r.step == 0]
-    kept = [r for r in players() if r.started >= max(sessions, default=begun) and NOTE in r.new_input]
+    last = max(sessions, default=begun)
+    kept = [r for r in players() if r.started >= last and NOTE in r.new_input]
+    dying = [r for r in players() if r.started < last and NOTE in r.new_input]  # the killed session had it too
     consumed = [e for e in event_log.task_events(repo, "FEAT-001", "TASK-1")
                 if e.kind == "note_consumed" and note.id in (e.fields.get("notes") or [])]
     state = queue.all_notes("FEAT-001", "TASK-1")[0].state
     return {"succeeded": int(status == "success"), "sessions": len(sessions), "seen": len(kept),
-            "consumed_events": len(consumed), "lost": int(not kept),
+            "consumed_events": len(consumed), "lost": int(not kept), "redelivered": int(bool(dying)),
             "duplicated": int(len(kept) > 1 or len(consumed) > 1), "left_open": int(state != "consumed")}
 
 
@@ -176,7 +178,8 @@ def report_line(result: dict[str, Any]) -> str:
     return (f"- Worker takeovers ({result['takeovers']} trials: a served run on two workers, a note accepted into the"
             f" workers' Postgres and the serving worker killed -9 at random moments of the player's session, the other"
             f" worker finishing the run; {result['succeeded']} finished approved, {result['sessions']} player"
-            f" sessions): {result['lost']} lost, {result['duplicated']} duplicated (goal 0 and 0); notes left"
+            f" sessions, {result['redelivered']} notes delivered to the dying session first and again to its"
+            f" replacement): {result['lost']} lost, {result['duplicated']} duplicated (goal 0 and 0); notes left"
             f" unconsumed: {result['left_open']}")
 
 
