@@ -72,8 +72,11 @@ def add_server_option(parser: argparse.ArgumentParser) -> None:
 
 
 def serve_command(args: argparse.Namespace, settings: Any) -> int:
+    from orchestrator.server.page import page_address
     from orchestrator.server.worker import serve
 
+    if settings.auth_token:  # the page's door is the worker's token: its address is said, never the token
+        print(f"the page on the served runs: {page_address(settings.host, settings.port)}", flush=True)
     return serve(settings)
 
 

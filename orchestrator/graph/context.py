@@ -33,7 +33,8 @@ from orchestrator.repo import watch
 from orchestrator.repo.git import GitRepo, feature_branch, task_branch
 from orchestrator.settings import RunOptions, RunStore, session_model
 from orchestrator.store import traces as trace
-from orchestrator.store.steering import SteeringQueue
+from orchestrator.store.steering import SteeringQueue, served_store
+from orchestrator.store.steering_stores import controls_for, notes_for
 from orchestrator.store.task_control import TaskControls
 
 T = TypeVar("T")
@@ -132,17 +133,17 @@ class RunContext:
         finally:
             await asyncio.shield(self.slots.acquire())
 
-    def steering(self) -> SteeringQueue | None:
-        """The notes of the run's own store (the CLI names it; a served run: the one the repository remembers)."""
-        return SteeringQueue.for_feature(self.repo.root, self.feature_id, self._store())
+    def steering(self) -> SteeringQueue:
+        """The notes of the run's own store (the CLI names it, password kept; a served run: the workers')."""
+        return notes_for(self.repo.root, self.feature_id, self._store())
 
-    def controls(self) -> TaskControls | None:
+    def controls(self) -> TaskControls:
         """A person's pauses and cancels, in the run's own store."""
-        return TaskControls.for_feature(self.repo.root, self.feature_id, self._store())
+        return controls_for(self.repo.root, self.feature_id, self._store())
 
     def _store(self) -> str | None:
         given = self.options.notes_store
-        return given.location if isinstance(given, RunStore) else None
+        return served_store() or (given.location if isinstance(given, RunStore) else None)
 
     @property
     def feature_id(self) -> str:

@@ -30,8 +30,6 @@ async def at_boundary(ctx: RunContext, state: TaskState, events: EventLog, node:
     """A stop when a cancel waits for the task; while it is paused, a wait in place in a live run (graph/
     live_pause.py), else (or when the run ends meanwhile) an interrupt; None: go on."""
     controls = ctx.controls()
-    if controls is None:
-        return None
     task_id = state["task_id"]
     read = partial(asyncio.to_thread, controls.control, ctx.feature_id, task_id)
     control = await read()
@@ -57,9 +55,8 @@ async def cancel_applied(ctx: RunContext, task_id: str, status: str) -> None:
     """The task ended (`cancelled`, or otherwise before a cancel reached a boundary): its pending cancels are
     closed, so a `resume` runs it again."""
     controls = ctx.controls()
-    if controls is not None:
-        await asyncio.to_thread(controls.apply_cancels, ctx.feature_id, task_id,
-                                "applied" if status == "cancelled" else "late")
+    await asyncio.to_thread(controls.apply_cancels, ctx.feature_id, task_id,
+                            "applied" if status == "cancelled" else "late")
 
 
 def paused_tasks(interrupt_values: list[Any]) -> list[dict[str, Any]]:
@@ -72,8 +69,8 @@ async def supervision(ctx: RunContext, task_id: str, answers: Mapping[str, str] 
     each with when and where they came from (its AUTO-RUN.md's "Steering" section)."""
     queue = ctx.steering()
     controls = ctx.controls()
-    notes = await asyncio.to_thread(queue.all_notes, ctx.feature_id, task_id) if queue else []
-    records = await asyncio.to_thread(controls.records, ctx.feature_id, task_id) if controls else []
+    notes = await asyncio.to_thread(queue.all_notes, ctx.feature_id, task_id)
+    records = await asyncio.to_thread(controls.records, ctx.feature_id, task_id)
     lines = [(note.created, f"{note.created} note {note.id} ({note.source}"
                             f"{f', attempt a{note.attempt}' if note.attempt else ''}, {note.state}):"
                             f" {one_line(note.text, 200)}") for note in notes]

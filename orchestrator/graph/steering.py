@@ -27,7 +27,7 @@ async def consume_kept(ctx: RunContext, state: TaskState, events: Callable[..., 
     the task runs on it), so they are never delivered again. Said once, by the first node that finds them."""
     kept = list(state.get("notes_delivered") or [])
     queue = ctx.steering()
-    if not kept or queue is None:
+    if not kept:
         return
     moved = await asyncio.to_thread(queue.mark, kept, "consumed", _attempt(state), int(state.get("turn") or 0))
     if moved:
@@ -50,8 +50,6 @@ class TurnNotes:
 
     async def __call__(self) -> list[str]:
         queue = self.ctx.steering()
-        if queue is None:
-            return []
         notes: list[Note] = await asyncio.to_thread(queue.claim, self.ctx.feature_id, self.task_id, self.attempt,
                                                     self.turn)
         for note in notes:
@@ -69,8 +67,8 @@ async def deliver(ctx: RunContext, state: TaskState, turn: int, events: Callable
     task_id, attempt = state["task_id"], _attempt(state)
     turn_notes = TurnNotes(ctx, task_id, attempt, turn, events)
     queue = ctx.steering()
-    notes = await asyncio.to_thread(queue.open_notes, ctx.feature_id, task_id, attempt) if queue else []
-    if not notes or queue is None:
+    notes = await asyncio.to_thread(queue.open_notes, ctx.feature_id, task_id, attempt)
+    if not notes:
         return turn_notes
     turn_notes.ids = [note.id for note in notes]
     await asyncio.to_thread(queue.mark, turn_notes.ids, "delivered", attempt, turn)
@@ -85,7 +83,7 @@ async def for_coach(ctx: RunContext, state: TaskState, events: Callable[..., Any
     """The notes the player got this turn, for the coach to read (consumed now: the turn is checkpointed)."""
     kept = list(state.get("notes_delivered") or [])
     queue = ctx.steering()
-    if not kept or queue is None:
+    if not kept:
         return []
     await consume_kept(ctx, state, events)
     return [note.text for note in await asyncio.to_thread(queue.notes, kept)]

@@ -1,4 +1,5 @@
-"""The worker's own routes, mounted by Aegra beside the LangGraph Server API: `GET /ok` (200 once serving) and the
+"""The worker's own routes, mounted by Aegra beside the LangGraph Server API: `GET /ok` (200 once serving), the page
+on the served runs at `/ui` (server/page.py), and the
 pending questions of a thread (Aegra 0.11's thread state answers 500 while a functional-API graph is interrupted:
 its values are not yet a dict); and its lifespan (run by Aegra inside its own), which starts the worker's waker."""
 
@@ -11,7 +12,7 @@ from typing import Any
 
 from fastapi import FastAPI, Header, HTTPException
 
-from orchestrator.server import waker
+from orchestrator.server import page, waker
 from orchestrator.server.guard import RequestGuard
 from orchestrator.settings import environment
 from orchestrator.store.paused_threads import is_pause
@@ -33,6 +34,7 @@ _PUBLIC_DOCS = not environment().auth_token.strip()
 app = FastAPI(lifespan=_lifespan, docs_url="/docs" if _PUBLIC_DOCS else None,
               redoc_url="/redoc" if _PUBLIC_DOCS else None, openapi_url="/openapi.json" if _PUBLIC_DOCS else None)
 app.add_middleware(RequestGuard)  # the engine's routes join this app: the guard stands in front of them too
+app.mount(page.PATH, page.WorkerPage())  # the page on the served runs, behind the worker's token (server/page.py)
 _workflow: list[Any] = []
 
 

@@ -10,6 +10,9 @@ event_log.py: a task's event log read from any id on (`autobuild logs`), and whe
 steering.py: notes to a running task's player, per attempt, in tables beside the SQLite checkpoints.
 task_control.py: pause, unpause and cancel records of a task, in a table beside the notes.
 supervise.py: a person's note, pause, unpause or cancel checked and recorded once, for the CLI and the page.
+steering_pg.py: the same notes and records beside Postgres checkpoints, per repository, exactly once.
+steering_stores.py: which notes and control records a command or a running graph uses (SQLite or Postgres).
+served.py: which workers' thread holds a served feature run, and the folder it works in on a worker.
 receipts.py: what a task's approved attempt cost against everything else it spent.
 stats.py: the loop's scorecard (`autobuild stats`), read-only.
 run_options.py: the options a run was started with, so `resume` keeps them.

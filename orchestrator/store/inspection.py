@@ -15,6 +15,7 @@ from orchestrator.plan.replacement import MARK, recorded, with_replacements
 from orchestrator.store import outcomes, receipts
 from orchestrator.store import traces as trace
 from orchestrator.store.checkpoints import CheckpointStore, Reader
+from orchestrator.store.steering_stores import controls_for
 from orchestrator.store.task_control import TaskControls
 
 RETURN = "__return__"
@@ -88,14 +89,15 @@ def list_features(store: CheckpointStore) -> list[dict[str, Any]]:
     return rows
 
 
-def feature_status(store: CheckpointStore, plan: FeaturePlan, thread_id: str | None = None) -> dict[str, Any]:
+def feature_status(store: CheckpointStore, plan: FeaturePlan, thread_id: str | None = None,
+                   repo: Path | None = None) -> dict[str, Any]:
     """The task table of one feature: status, turn, last decision, cost, duration (also mid-run). Each task's
     row is its latest finished attempt, whichever of the feature's runs made it (`store/outcomes.py`), or the
     attempt running now."""
     thread_id = thread_id or plan.id
     with store.reader() as reader:
         latest = reader.latest(thread_id)
-        truth = outcomes.read_truth(reader, plan.id)
+        truth = outcomes.read_truth(reader, plan.id, (thread_id,) if thread_id != plan.id else ())
         if latest is None and not truth.threads:
             raise InputError(f"{thread_id} has no checkpoint in {store}: run it first")
         updated = max((str(tip.checkpoint["ts"]) for tip in map(reader.latest, truth.threads) if tip), default=None)
@@ -109,7 +111,7 @@ def feature_status(store: CheckpointStore, plan: FeaturePlan, thread_id: str | N
         for task_id in group:
             row, results[task_id] = _task_row(truth, task_id, group_number, replaced_by.get(task_id))
             tasks.append(row)
-    _mark_paused(store, plan.id, [row for row in tasks if not results[row["task"]]])
+    _mark_paused(store, plan.id, [row for row in tasks if not results[row["task"]]], repo)
     return {
         "feature": plan.id,
         "thread": thread_id,
@@ -159,11 +161,12 @@ def _task_row(truth: outcomes.FeatureTruth, task_id: str, group_number: int,
     return row | attempt_fields(recorded), recorded
 
 
-def _mark_paused(store: CheckpointStore, feature: str, unfinished: list[dict[str, Any]]) -> None:
-    """Unfinished tasks a person paused (`autobuild pause`) say `paused` (store/task_control.py)."""
-    if store.is_postgres or not unfinished:
+def _mark_paused(store: CheckpointStore, feature: str, unfinished: list[dict[str, Any]], repo: Path | None) -> None:
+    """Unfinished tasks a person paused (`autobuild pause`) say `paused` (store/task_control.py); in a Postgres
+    store, which many repositories share, only when the caller names the repository."""
+    if not unfinished or (store.is_postgres and repo is None):
         return
-    controls = TaskControls(store.path)
+    controls = controls_for(repo, feature, store.location) if repo else TaskControls(store.path)
     for row in unfinished:
         if controls.control(feature, row["task"]).paused is not None:
             row["status"] = "paused"

@@ -73,10 +73,12 @@ def _scan(reader: Reader, thread_id: str
     return snapshots, spent, turns
 
 
-def feature_threads(reader: Reader, feature_id: str) -> list[str]:
-    """The feature's own thread and its one-task threads that have checkpoints, the feature's first."""
+def feature_threads(reader: Reader, feature_id: str, also: tuple[str, ...] = ()) -> list[str]:
+    """The feature's own thread and its one-task threads that have checkpoints, the feature's first; `also`: a
+    served run's thread (the workers name theirs by id, store/served.py), read as the feature's own."""
     threads = reader.threads()
-    return [t for t in threads if t == feature_id] + sorted(t for t in threads if t.startswith(f"{feature_id}:"))
+    own = [t for t in threads if t == feature_id or t in also]
+    return own + sorted(t for t in threads if t.startswith(f"{feature_id}:") and t not in own)
 
 
 def finished(snapshot: dict[str, Any]) -> bool:
@@ -137,13 +139,13 @@ def _thread_attempts(reader: Reader, thread_id: str
     return attempts, snapshots, spent, turns
 
 
-def read_truth(reader: Reader, feature_id: str) -> FeatureTruth:
-    """Every task's latest finished attempt across the feature's threads, and what runs now beside it."""
+def read_truth(reader: Reader, feature_id: str, also: tuple[str, ...] = ()) -> FeatureTruth:
+    """Every task's latest finished attempt across the feature's threads (and `also`'s), and what runs now."""
     results: dict[str, Attempt] = {}
     latest_snaps: dict[str, dict[str, Any]] = {}
     spent: dict[str, float] = {}
     spent_turns: dict[str, int] = {}
-    threads = feature_threads(reader, feature_id)
+    threads = feature_threads(reader, feature_id, also)
     for thread_id in threads:
         attempts, snapshots, costs, turns = _thread_attempts(reader, thread_id)
         for task_id, cost in costs.items():

@@ -1,9 +1,10 @@
-"""The steering queue: notes a person sends a running task's player (`autobuild steer`, the page), in tables of our
-own in the run's SQLite checkpoint file (`autobuild_steering`, one row a note, and `autobuild_steering_deliveries`,
-one row per note and attempt it reached), never in a thread's checkpoint. For each attempt a note is `accepted`, then
-`delivered` with a player's turn (at its start, or at a tool boundary of its session), then `consumed` once that
-turn's checkpoint is written (the task's next node finds the turn in its state): a note whose session died stays
-`delivered` and goes to the next turn again. A note names one attempt, or none: then every attempt gets it."""
+"""The steering queue: notes a person sends a running task's player (`autobuild steer`, the page), in tables of our own
+beside the run's checkpoints (`autobuild_steering`, one row a note, and `autobuild_steering_deliveries`, one row per
+note and attempt it reached), never in a thread's checkpoint: in the SQLite file here, in a Postgres store through
+store/steering_pg.py. For each attempt a note is `accepted`, then `delivered` with a player's turn (at its start, or
+at a tool boundary of its session), then `consumed` once that turn's checkpoint is written (the task's next node
+finds the turn in its state): a note whose session died stays `delivered` and goes to the next turn again. A note
+names one attempt, or none: then every attempt gets it."""
 
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ from pathlib import Path
 
 from orchestrator.errors import InputError
 from orchestrator.jsonout import iso_utc
-from orchestrator.store.locations import POSTGRES_SCHEMES, choose_db
+from orchestrator.settings import environment
 
 MAX_NOTE_BYTES = 8 * 1024
 SOURCES = ("cli", "page")
@@ -64,18 +65,21 @@ def now_iso() -> str:
     return iso_utc(time.time()) or ""
 
 
+def repo_identity(repo: Path) -> str:
+    """Which repository a Postgres row belongs to (one store serves many): its folder, resolved."""
+    return str(Path(repo).resolve())
+
+
+def served_store() -> str | None:
+    """The workers' shared Postgres inside `autobuild serve` (its runs' checkpoints are there), else None."""
+    return environment().lock_db.strip() or None
+
+
 class SteeringQueue:
     """The notes in one SQLite checkpoint file (short transactions, one connection a call)."""
 
     def __init__(self, path: Path) -> None:
         self.path = path
-
-    @classmethod
-    def for_feature(cls, repo: Path, feature: str, chosen: str | None = None) -> SteeringQueue | None:
-        """The queue beside the feature's checkpoints (as `status` finds them); None on Postgres (not kept there
-        yet)."""
-        location = choose_db(repo, chosen, feature)
-        return None if location.startswith(POSTGRES_SCHEMES) else cls(Path(location))
 
     def accept(self, feature: str, task: str, text: str, *, attempt: int | None = None, source: str = "cli") -> Note:
         """The note stored as `accepted` (for `attempt`, or every attempt of the task)."""

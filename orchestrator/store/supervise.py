@@ -1,6 +1,6 @@
 """A person's note, pause, unpause or cancel of a running task, checked and recorded once for the CLI (`autobuild
 steer|pause|unpause|cancel`) and the page alike: the same checks in the same order (an empty note or one over 8 KB,
-an unknown task, a store that keeps none, a feature that never ran, a finished task, a task queued for merge), the
+an unknown task, a feature that never ran, a finished task, a task queued for merge), the
 same reasons, nothing written when refused; accepted, it goes into the store's queue or control records and the
 task's trace (`note_accepted`, `pause_requested`, …, with its source and time). A refusal carries the HTTP status the
 page answers with; the CLI says its one line and exits 2."""
@@ -17,9 +17,10 @@ from orchestrator.plan.model import FeaturePlan, load_plan
 from orchestrator.store import inspection, run_options
 from orchestrator.store import traces as trace
 from orchestrator.store.checkpoints import CheckpointStore
-from orchestrator.store.locations import POSTGRES_SCHEMES, choose_db
-from orchestrator.store.steering import SOURCES, Note, SteeringQueue, checked_note
-from orchestrator.store.task_control import ControlRecord, TaskControls
+from orchestrator.store.served import thread_of
+from orchestrator.store.steering import SOURCES, Note, checked_note
+from orchestrator.store.steering_stores import controls_for, notes_for
+from orchestrator.store.task_control import ControlRecord
 
 FINISHED = frozenset({"approved", "approved-unverified", "failed", "blocked", "aborted", "conflict", "error",
                       "skipped", "replaced", "cancelled"})
@@ -59,11 +60,11 @@ def running_row(repo: Path, db: str | None, feature: str, task: str, what: str) 
     plan = inspection.replanned(store, load_plan(repo, feature))
     if task not in plan.task_ids():
         raise Refusal(f"{plan.id} has no task {task}: tasks are {', '.join(plan.task_ids())}", 404)
-    if choose_db(repo, db, plan.id).startswith(POSTGRES_SCHEMES):
-        raise Refusal(f"{store} is a Postgres store: {what} are kept beside SQLite checkpoints only, for now")
     if not store.exists():
         raise Refusal(f"{plan.id} has not run yet ({store} holds no checkpoint): `autobuild run {plan.id}` first")
-    row = next((r for r in inspection.feature_status(store, plan)["tasks"] if r["task"] == task), None)
+    thread = thread_of(store, repo, plan.id)  # a served run's (the workers' store) is named by an id
+    row = next((r for r in inspection.feature_status(store, plan, thread, repo=repo)["tasks"] if r["task"] == task),
+               None)
     status = str((row or {}).get("status") or "pending")
     if status in FINISHED:
         raise Refusal(f"{task} has finished ({status}): {what} reach only a task that runs;"
@@ -82,8 +83,7 @@ def send_note(repo: Path, db: str | None, feature: str, task: str, text: str, *,
     note_text = checked_note(text)
     plan, _ = running_row(repo, db, feature, task, "notes")
     number = attempt_number(attempt, attempts_of(repo, plan, task))
-    queue = SteeringQueue.for_feature(repo, plan.id, db)
-    assert queue is not None  # running_row refused a Postgres store
+    queue = notes_for(repo, plan.id, db)
     note = queue.accept(plan.id, task, note_text, attempt=number, source=source)
     _traced(repo, plan.id, task, "note_accepted", note=note.id, text=note.text, source=source,
             **({"attempt": number} if number else {}))
@@ -96,8 +96,7 @@ def control_task(repo: Path, db: str | None, feature: str, task: str, action: st
     trace; refused where it can't apply."""
     assert source in SOURCES
     plan, row = running_row(repo, db, feature, task, f"{action}s")
-    controls = TaskControls.for_feature(repo, plan.id, db)
-    assert controls is not None  # running_row refused a Postgres store
+    controls = controls_for(repo, plan.id, db)
     state = controls.control(plan.id, task)
     if action in ("pause", "cancel") and str(row["status"]).startswith(_MERGING):
         raise Refusal(f"{task} is queued for merge ({row['status']}): it can't be {action}ed now; once it has"

@@ -1,14 +1,14 @@
 """Pause, unpause and cancel of a task (`autobuild pause|unpause|cancel`, the page): records in a table of our own
-beside the steering notes (`autobuild_task_control`), never in a thread's checkpoint. The task reads them at its next
-node boundary: the latest pause or unpause says whether it is paused; a cancel waits (`pending`) until the task ends
-`cancelled` with it (`applied`), so a `resume` after it runs the task again."""
+beside the steering notes (`autobuild_task_control`, in SQLite here, in Postgres through store/steering_pg.py),
+never in a thread's checkpoint. The task reads them at its next node boundary: the latest pause or unpause says
+whether it is paused; a cancel waits (`pending`) until the task ends `cancelled` with it (`applied`), so a `resume`
+after it runs the task again."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
 
-from orchestrator.store.locations import POSTGRES_SCHEMES, choose_db
 from orchestrator.store.steering import Transaction, now_iso
 
 ACTIONS = ("pause", "unpause", "cancel")
@@ -50,12 +50,6 @@ class TaskControls:
 
     def __init__(self, path: Path) -> None:
         self.path = path
-
-    @classmethod
-    def for_feature(cls, repo: Path, feature: str, chosen: str | None = None) -> TaskControls | None:
-        """The records beside the feature's checkpoints; None on Postgres (not kept there yet)."""
-        location = choose_db(repo, chosen, feature)
-        return None if location.startswith(POSTGRES_SCHEMES) else cls(Path(location))
 
     def record(self, feature: str, task: str, action: str, *, now: bool = False, source: str = "cli") -> ControlRecord:
         if action not in ACTIONS:

@@ -9,5 +9,6 @@ reading.py: what each page shows, read through the inspection readers `status`, 
 live.py: the live parts as server-sent events: a task's event log from any id on, a feature's state as it changes.
 diffs.py: a turn's diff, a page of files at a time, each cut at a cap, binary files named.
 actions.py: a note into the steering queue, an answer as `autobuild answer` itself (the first answer wins).
+served.py: the page on a worker (`autobuild serve`, `/ui`): the served runs, each one's pages by its thread.
 serving.py: the server itself: uvicorn on the bound address, and what is missing when the `ui` extra is not installed.
 """

@@ -16,7 +16,7 @@ from pathlib import Path
 from orchestrator.errors import InputError
 from orchestrator.processes import Detached, start_detached
 from orchestrator.repo.lock import lock_path
-from orchestrator.store import inspection, supervise
+from orchestrator.store import supervise
 from orchestrator.store import traces as trace
 from orchestrator.store.steering import Note
 from orchestrator.store.supervise import Refusal
@@ -72,7 +72,7 @@ class Answers:
             given = self.started.get((plan.id, question_id))
             if given is not None and given.poll() is None:  # its run is going on with it
                 raise Refusal(f"{question_id} was already answered")
-            table = inspection.feature_status(self.where.store(plan.id), plan)
+            table = self.where.status(plan)
             if question_id not in {q["question_id"] for q in questions(table)}:
                 if _asked_before(self.where, plan.id, question_id, plan.task_ids()):
                     raise Refusal(f"{question_id} was already answered")

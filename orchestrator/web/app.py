@@ -66,8 +66,13 @@ def templates() -> Environment:
     return env
 
 
-def _page(name: str, status: int = 200, **values: Any) -> HTMLResponse:
-    return HTMLResponse(templates().get_template(name).render(**values), status_code=status)
+def _page(request: Request, name: str, status: int = 200, **values: Any) -> HTMLResponse:
+    """A page; its links lead under where it is mounted (`root`: "" for `autobuild ui`, `/ui/…` on a worker)."""
+    return HTMLResponse(templates().get_template(name).render(root=root_of(request), **values), status_code=status)
+
+
+def root_of(request: Request) -> str:
+    return str(request.scope.get("root_path") or "").rstrip("/")
 
 
 def _static(request: Request) -> Response:
@@ -92,18 +97,18 @@ class Pages:
         except InputError as exc:
             raise _NotFound(title, str(exc)) from None
 
-    async def runs(self, _request: Request) -> Response:
+    async def runs(self, request: Request) -> Response:
         rows = await self._read("runs", reading.runs)
-        return _page("runs.html", rows=rows, repo=self.where.repo, store=str(self.where.store()))
+        return _page(request, "runs.html", rows=rows, repo=self.where.repo, store=str(self.where.store()))
 
     async def feature(self, request: Request) -> Response:
         feature = request.path_params["feature"]
-        return _page("feature.html", view=await self._read(feature, reading.feature, feature), feature=feature)
+        return _page(request, "feature.html", view=await self._read(feature, reading.feature, feature), feature=feature)
 
     async def task(self, request: Request) -> Response:
         feature, task_id = request.path_params["feature"], request.path_params["task"]
         view = await self._read(task_id, reading.task, feature, task_id)
-        return _page("task.html", view=view, feature=feature, task=task_id)
+        return _page(request, "task.html", view=view, feature=feature, task=task_id)
 
     async def diff(self, request: Request) -> Response:
         feature, task_id = request.path_params["feature"], request.path_params["task"]
@@ -119,7 +124,7 @@ class Pages:
         after = str((turns[index]["player"] or {}).get("sha") or "") or None
         shown = await asyncio.to_thread(turn_diff, self.where.repo, before, after,
                                         _int(request.query_params.get("page")))
-        return _page("diff.html", diff=shown, feature=feature, task=task_id, turn=turns[index])
+        return _page(request, "diff.html", diff=shown, feature=feature, task=task_id, turn=turns[index])
 
     async def feature_live(self, request: Request) -> Response:
         feature = request.path_params["feature"]
@@ -138,7 +143,7 @@ class Pages:
         form = await _form(request)
         note = await asyncio.to_thread(send_note, self.where, feature, task_id, form.get("text", ""))
         return _said(request, 202, f"note {note.id} accepted: {task_id}'s player reads it at its next turn",
-                     f"/f/{feature}/t/{task_id}")
+                     f"{root_of(request)}/f/{feature}/t/{task_id}")
 
     async def control(self, request: Request) -> Response:
         feature, task_id = request.path_params["feature"], request.path_params["task"]
@@ -154,7 +159,7 @@ class Pages:
         form = await _form(request)
         said = await asyncio.to_thread(self.answers.answer, feature, form.get("question_id", ""),
                                        form.get("option") or form.get("text", ""))
-        return _said(request, 202, said, f"/f/{feature}")
+        return _said(request, 202, said, f"{root_of(request)}/f/{feature}")
 
 
 class _NotFound(Exception):
@@ -179,21 +184,28 @@ def _said(request: Request, status: int, message: str, back: str) -> Response:
     """A change's outcome: JSON for the page's script, a small page for a plain form."""
     if "application/json" in request.headers.get("accept", ""):
         return JSONResponse({"ok": status < 400, "message": message}, status_code=status)
-    return _page("said.html", status, message=message, back=back, ok=status < 400)
+    return _page(request, "said.html", status, message=message, back=back, ok=status < 400)
 
 
 async def _refused(request: Request, exc: Exception) -> Response:
     status = exc.status if isinstance(exc, Refusal) else 400
     back = urlsplit(request.headers.get("referer") or "/")
-    return _said(request, status, str(exc), local_path(back.path) if back.netloc in ("", request.url.netloc) else "/")
+    home = root_of(request) + "/"
+    return _said(request, status, str(exc), local_path(back.path) if back.netloc in ("", request.url.netloc) else home)
 
 
-async def _not_found(_request: Request, exc: Exception) -> Response:
-    return _page("said.html", 404, message=str(exc), back="/", ok=False)
+async def _not_found(request: Request, exc: Exception) -> Response:
+    return _page(request, "said.html", 404, message=str(exc), back=root_of(request) + "/", ok=False)
 
 
 def create_app(where: Where, door: Door, answers: Answers | None = None) -> Guard:
     """The page's ASGI app for one repository, behind its door."""
+    return Guard(page_app(where, answers), door)
+
+
+def page_app(where: Where, answers: Answers | None = None) -> Starlette:
+    """The page's routes for one repository (and thread), with no door: behind `create_app`'s, or the worker's
+    (web/served.py)."""
     pages = Pages(where, answers or Answers(where))
     routes = [
         Route("/", pages.runs), Route("/static/{name}", _static),
@@ -204,5 +216,4 @@ def create_app(where: Where, door: Door, answers: Answers | None = None) -> Guar
         Route("/f/{feature}/t/{task}/note", pages.note, methods=["POST"]),
         Route("/f/{feature}/t/{task}/control", pages.control, methods=["POST"]),
     ]
-    app = Starlette(routes=routes, exception_handlers={InputError: _refused, _NotFound: _not_found})
-    return Guard(app, door)
+    return Starlette(routes=routes, exception_handlers={InputError: _refused, _NotFound: _not_found})

@@ -12,7 +12,7 @@ from typing import Any
 from sse_starlette import ServerSentEvent
 
 from orchestrator.errors import InputError
-from orchestrator.store import event_log, inspection
+from orchestrator.store import event_log
 from orchestrator.views.mermaid import flowchart
 from orchestrator.web.reading import Where, questions
 
@@ -58,7 +58,7 @@ async def task_log(where: Where, feature: str, task_id: str, since: int,
 def feature_state(where: Where, feature: str) -> dict[str, Any]:
     """What the feature page keeps current: each task's row of `status`, the total, the flowchart, the questions."""
     plan = where.plan(feature)
-    table = inspection.feature_status(where.store(plan.id), plan)
+    table = where.status(plan)
     fields = ("status", "turn", "cost_usd", "last_decision", "cause", "reason")
     return {"finished": table["finished"], "cost_usd": table["cost_usd"],
             "tasks": {row["task"]: {key: row.get(key) for key in fields} for row in table["tasks"]},

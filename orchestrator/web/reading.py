@@ -15,6 +15,7 @@ from orchestrator.plan.ids import is_id
 from orchestrator.plan.model import FeaturePlan, load_plan
 from orchestrator.store import inspection, pause, receipts
 from orchestrator.store.checkpoints import CheckpointStore
+from orchestrator.store.served import thread_of
 from orchestrator.views.mermaid import flowchart, gantt
 from orchestrator.views.pictures import LEGEND, timeline
 from orchestrator.views.timeline import epoch
@@ -31,15 +32,27 @@ class Where:
 
     repo: Path
     db: str | None
+    thread: str | None = None
+    """The thread the feature's checkpoints are in (a served run's, on the worker's page); None: found as `steer`
+    finds it (the feature's own name, else the newest served thread of it, store/served.py)."""
 
     def store(self, feature: str | None = None) -> CheckpointStore:
         return CheckpointStore.for_repo(self.repo, self.db, feature)
+
+    def thread_of(self, feature: str) -> str:
+        return self.thread or thread_of(self.store(feature), self.repo, feature)
 
     def plan(self, feature: str) -> FeaturePlan:
         """The feature's plan with the tasks replans added (as `show` reads it); one line when there is none."""
         if not is_id(feature):
             raise InputError(f"{feature!r} is not a feature id (FEAT-001)")
-        return inspection.replanned(self.store(feature), load_plan(self.repo, feature))
+        store = self.store(feature)
+        thread = self.thread_of(feature) if store.exists() else feature
+        return inspection.replanned(store, load_plan(self.repo, feature), thread)
+
+    def status(self, plan: FeaturePlan) -> dict[str, Any]:
+        """`status FEAT`'s table of the feature (its thread's, with its paused tasks)."""
+        return inspection.feature_status(self.store(plan.id), plan, self.thread_of(plan.id), repo=self.repo)
 
 
 def _seconds(start: str | None, end: str | None) -> float | None:
@@ -68,7 +81,7 @@ def _done_of(where: Where, store: CheckpointStore, row: dict[str, Any]) -> tuple
     """Tasks approved of the feature's tasks (its plan's, replans' added); a thread with no plan: its results."""
     done = sum(n for status, n in row["tasks"].items() if status in SUCCESS)
     try:
-        table = inspection.feature_status(store, where.plan(row["thread"]))
+        table = where.status(where.plan(row["thread"]))
     except InputError:
         return done, sum(row["tasks"].values())
     return sum(1 for task in table["tasks"] if task["status"] in SUCCESS), len(table["tasks"])
@@ -77,8 +90,7 @@ def _done_of(where: Where, store: CheckpointStore, row: dict[str, Any]) -> tuple
 def feature(where: Where, feature_id: str) -> dict[str, Any]:
     """`status FEAT`'s table with the plan drawn (colored by state), the Gantt, the receipt and the next commands."""
     plan = where.plan(feature_id)
-    store = where.store(feature_id)
-    table = inspection.feature_status(store, plan)
+    table = where.status(plan)
     table["paused"] = None if table["finished"] else pause.describe(
         pause.read_pause(pause.pause_path(where.repo, plan.id)))
     outcomes = {row["task"]: row["status"] for row in table["tasks"]}
@@ -124,7 +136,7 @@ def task(where: Where, feature_id: str, task_id: str) -> dict[str, Any]:
     if task_id not in plan.task_ids():
         raise InputError(f"{feature_id} has no task {task_id}: tasks are {', '.join(plan.task_ids())}")
     store = where.store(feature_id)
-    table = inspection.feature_status(store, plan) if store.exists() else None
+    table = where.status(plan) if store.exists() else None
     row = next((r for r in (table or {}).get("tasks", []) if r["task"] == task_id), None)
     shown = inspection.show_task(where.repo, plan, task_id)
     return {"plan": plan, "shown": shown, "row": row, "status": table,

@@ -15,6 +15,7 @@ from orchestrator.cli.main import main
 from orchestrator.graph.steering import NOTE_PREFIX
 from orchestrator.store import event_log
 from orchestrator.store.steering import SteeringQueue
+from orchestrator.store.steering_stores import notes_for
 from tests.graph.harness import CALC_FILES, Workflow, plan, task
 from tests.graph.test_one_truth import SUB, run
 
@@ -27,7 +28,7 @@ def sample(tmp_path: Path) -> Path:
 
 async def test_a_note_reaches_the_next_turn_once_and_never_moves_the_gate(tmp_path: Path) -> None:
     repo = sample(tmp_path)
-    queue = SteeringQueue.for_feature(repo, "FEAT-001")
+    queue = notes_for(repo, "FEAT-001")
     assert queue is not None
 
     def coach(data: object) -> Turn:
@@ -75,7 +76,7 @@ async def test_steer_accepts_a_note_for_a_running_task_and_refuses_the_rest_with
 
 async def test_a_note_whose_session_died_goes_to_the_turn_that_replaces_it(tmp_path: Path) -> None:
     repo = sample(tmp_path)
-    queue = SteeringQueue.for_feature(repo, "FEAT-001")
+    queue = notes_for(repo, "FEAT-001")
     assert queue is not None
 
     def coach(data: object) -> Turn:

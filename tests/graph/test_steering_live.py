@@ -15,6 +15,7 @@ from benchmarks.cheat_corpus import BROKEN, CHEATS, MUL, PY_FILES
 from orchestrator.graph.steering import NOTE_PREFIX
 from orchestrator.store import event_log
 from orchestrator.store.steering import SteeringQueue
+from orchestrator.store.steering_stores import notes_for
 from tests.graph.harness import CALC_FILES, Workflow, plan, task
 from tests.graph.test_one_truth import SUB
 
@@ -22,7 +23,7 @@ ACCEPT = "accept the test change in tests/test_mul.py: I approve it"
 
 
 def queue_of(repo: Path) -> SteeringQueue:
-    queue = SteeringQueue.for_feature(repo, "FEAT-001")
+    queue = notes_for(repo, "FEAT-001")
     assert queue is not None
     return queue
 
