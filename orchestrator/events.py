@@ -26,7 +26,7 @@ EventKind = Literal[
     "replan", "replan_refused", "note_delivered", "note_consumed", "task_cancelled",
     # a person steering a running task (issue 41): written by `steer`, `pause`, `unpause`, `cancel` and the page
     "note_accepted", "pause_requested", "unpause_requested", "cancel_requested", "task_paused", "task_unpaused",
-    "session_paused", "answer_given",
+    "session_paused", "answer_given", "pause_dropped",
     # a task's attempts (issue 40)
     "attempts_start", "attempt_start", "attempt_end", "attempt_cancelled", "selection", "attempt_refused",
     "cross_tests", "selector_start", "selector",

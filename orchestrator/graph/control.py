@@ -51,12 +51,14 @@ async def at_boundary(ctx: RunContext, state: TaskState, events: EventLog, node:
     return None
 
 
-async def cancel_applied(ctx: RunContext, task_id: str, status: str) -> None:
+async def cancel_applied(ctx: RunContext, task_id: str, status: str, events: EventLog) -> None:
     """The task ended (`cancelled`, or otherwise before a cancel reached a boundary): its pending cancels are
-    closed, so a `resume` runs it again."""
+    closed, so a `resume` runs it again; and so is a pause it never reached (said: the person asked for one)."""
     controls = ctx.controls()
     await asyncio.to_thread(controls.apply_cancels, ctx.feature_id, task_id,
                             "applied" if status == "cancelled" else "late")
+    if await asyncio.to_thread(controls.drop_pauses, ctx.feature_id, task_id):
+        events("pause_dropped", task_id, status=status)
 
 
 def paused_tasks(interrupt_values: list[Any]) -> list[dict[str, Any]]:

@@ -164,3 +164,14 @@ class PostgresControls(TaskControls):
                                   (state, now_iso(), self.repo, feature, task))
             return int(cursor.rowcount)
         return 0  # no record was ever made in this store
+
+    def drop_pauses(self, feature: str, task: str) -> int:
+        import psycopg  # noqa: PLC0415  # as transaction
+
+        with contextlib.suppress(psycopg.errors.UndefinedTable), transaction(self.url, create=False) as conn:
+            cursor = conn.execute("UPDATE autobuild_task_control SET state = 'late', updated = %s WHERE id = (SELECT"
+                                  " MAX(id) FROM autobuild_task_control WHERE repo = %s AND feature = %s AND task = %s"
+                                  " AND action IN ('pause', 'unpause')) AND action = 'pause' AND state = 'recorded'",
+                                  (now_iso(), self.repo, feature, task))
+            return int(cursor.rowcount)
+        return 0

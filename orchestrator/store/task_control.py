@@ -29,8 +29,9 @@ class ControlRecord:
     """A pause that interrupts the running session (its work kept) instead of waiting for the node's end."""
     source: str
     state: str
-    """`pending` (a cancel not yet applied), `applied`, `late` (the task ended before it applied), or `recorded`
-    (pause and unpause)."""
+    """`pending` (a cancel not yet applied), `applied`, `late` (the task ended before it applied: a cancel, or a
+    pause that found no node boundary left, as an approval on its way to the merge), or `recorded` (pause and
+    unpause)."""
     created: str
     updated: str
 
@@ -82,7 +83,7 @@ class TaskControls:
         cancel: ControlRecord | None = None
         for record in self.records(feature, task):
             if record.action in ("pause", "unpause"):
-                paused = record if record.action == "pause" else None
+                paused = record if record.action == "pause" and record.state != "late" else None
             elif record.state == "pending":
                 cancel = record
         return TaskControl(paused=paused, cancel=cancel)
@@ -96,4 +97,16 @@ class TaskControls:
             cursor = conn.execute("UPDATE autobuild_task_control SET state = ?, updated = ? WHERE"
                                   " feature = ? AND task = ? AND action = 'cancel' AND state = 'pending'",
                                   (state, now_iso(), feature, task))
+            return cursor.rowcount
+
+    def drop_pauses(self, feature: str, task: str) -> int:
+        """The task ended with a pause in force (sent after its last node boundary): it is closed `late`, so a
+        `resume` that runs the task again does not stop at a pause meant for the run that ended. How many were."""
+        if not self.path.is_file():
+            return 0
+        with Transaction(self.path, (_TABLE,), immediate=True) as conn:
+            cursor = conn.execute("UPDATE autobuild_task_control SET state = 'late', updated = ? WHERE id = (SELECT"
+                                  " MAX(id) FROM autobuild_task_control WHERE feature = ? AND task = ? AND action IN"
+                                  " ('pause', 'unpause')) AND action = 'pause' AND state = 'recorded'",
+                                  (now_iso(), feature, task))
             return cursor.rowcount

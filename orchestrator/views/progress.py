@@ -220,6 +220,8 @@ _FORMATS: dict[str, Callable[[dict[str, Any]], str]] = {
     "note_delivered": lambda e: f"{_at(e)} player {'got again (its session died)' if e.get('again') else 'got'}"
     f" note {e['note']}: {one_line(' '.join(str(e.get('text') or '').split()), 100)}",
     "task_cancelled": lambda e: f"{e['task']} cancelled by a person ({e.get('source') or 'cli'})",
+    "pause_dropped": lambda e: f"{e['task']} ended {e.get('status')} before its pause took effect (no step was"
+    " left to pause at): the pause is dropped",
     "interrupt": lambda e: "second interrupt: stopping now" if e.get("forced") else
     f"interrupt: finishing running steps for up to {e.get('grace_s')} s, then stopping (Ctrl+C again to stop now)",
     **ATTEMPT_FORMATS,

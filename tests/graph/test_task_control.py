@@ -6,17 +6,19 @@ input is one line, exit 2, nothing written."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from agents.testing.repos import make_sample_repo
-from agents.testing.scripted_agents import ScriptedAgents, approve, writes
+from agents.testing.scripted_agents import ScriptedAgents, Turn, approve, writes
 from orchestrator.cli.main import main
 from orchestrator.plan.model import load_plan
 from orchestrator.store import event_log, inspection
 from orchestrator.store.checkpoints import CheckpointStore
 from orchestrator.store.locations import remember_db
 from orchestrator.store.task_control import TaskControls
+from orchestrator.views.progress import Progress
 from tests.graph.harness import CALC_FILES, plan, task
 from tests.graph.test_one_truth import SUB, run
 
@@ -88,3 +90,19 @@ async def test_a_cancelled_task_ends_cancelled_its_dependents_skipped_and_resume
 
     second = await run(repo, db, "FEAT-001", agents, resume_only=True)
     assert second.results["A"]["status"] == "approved" and second.results["B"]["status"] == "approved"
+
+
+async def test_a_pause_sent_while_the_approving_coach_runs_is_dropped_and_said(tmp_path: Path) -> None:
+    """An approval goes on to the merge with no node boundary in between: the pause can't take effect. It is closed
+    `late` and the run says so, so a later run of the task does not stop at a pause meant for this one."""
+    repo, db = sample(tmp_path, task("A"))
+    pausing = Turn(report=approve().report, effect=lambda _: sent(repo, db, "pause", "FEAT-001", "A"))
+    agents = ScriptedAgents({"player": writes(SUB), "coach": pausing})
+    events: list[dict[str, Any]] = []
+    first = await run(repo, db, "FEAT-001", agents, events)
+    assert first.paused == [] and first.results["A"]["status"] == "approved" and first.results["A"]["merged"]
+    assert [(r.action, r.state) for r in TaskControls(db).records("FEAT-001", "A")] == [("pause", "late")]
+    assert TaskControls(db).control("FEAT-001", "A").paused is None
+    dropped = [e for e in events if e["event"] == "pause_dropped"]
+    assert [Progress.describe(e) for e in dropped] == [
+        "A ended approved before its pause took effect (no step was left to pause at): the pause is dropped"]

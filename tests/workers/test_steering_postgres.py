@@ -110,6 +110,10 @@ def test_pause_unpause_and_cancel_records_keep_their_states(database_url: str, t
     assert found.paused is None and found.cancel == cancel and cancel.state == "pending"
     assert controls.apply_cancels("FEAT-001", "A") == 1 and controls.apply_cancels("FEAT-001", "A") == 0
     assert [r.state for r in controls.records("FEAT-001", "A")] == ["recorded", "recorded", "applied"]
+    late = controls.record("FEAT-001", "A", "pause")  # sent after the task's last node boundary: dropped at its end
+    assert controls.control("FEAT-001", "A").paused == late
+    assert controls.drop_pauses("FEAT-001", "A") == 1 and controls.drop_pauses("FEAT-001", "A") == 0
+    assert controls.control("FEAT-001", "A").paused is None and controls.records("FEAT-001", "A")[-1].state == "late"
     assert controls_for(tmp_path / "other", "FEAT-001", database_url).records("FEAT-001") == []
 
 

@@ -359,7 +359,8 @@ async def _finish(state: TaskState, runtime: Runtime[RunContext], status: Outcom
                   artifacts: list[str], cause: StopCause | None = None) -> TaskState:
     ctx, task_id = runtime.context, state["task_id"]
     await steering.consume_kept(ctx, state, ctx.events(runtime))  # the last turn's notes: its checkpoint holds them
-    await control.cancel_applied(ctx, task_id, status)  # ended: a cancel sent meanwhile never stops a later run
+    # Ended: a cancel or a pause sent meanwhile never stops a later run of the task.
+    await control.cancel_applied(ctx, task_id, status, ctx.events(runtime))
     task = ctx.plan.task(task_id)
     text = reports.task_report(state, status, reason, artifacts, task.name, cause=cause,
                                supervision=await control.supervision(ctx, task_id, state.get("answers")))
