@@ -4,7 +4,7 @@ cancels the session (its processes end with it), the worktree's changes so far a
 as the turn's head, and the player node ends there with `paused_turn`: the graph goes back to the player, whose
 boundary holds the task paused (in place, or as the run's interrupt) and, once unpaused, runs the same turn again on
 that commit, the new session told why. The notes the cut session got stay `delivered`: its replacement gets them
-again. A cut session's cost is not known (the CLI reports it only at a session's end): it is not counted."""
+again. A cut session's cost so far (the CLI's result at the interrupt) counts in the turn's."""
 
 from __future__ import annotations
 

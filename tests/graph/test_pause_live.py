@@ -63,6 +63,8 @@ async def test_pause_now_cuts_the_session_keeps_its_work_and_the_turn_goes_on_fr
     assert "autobuild(A): player turn 1, paused (its work so far)" in log
     assert {"pause_requested", "session_paused", "task_paused", "task_unpaused"} <= set(kinds(repo, "A"))
     assert [r.now for r in TaskControls(db).records("FEAT-001", "A")] == [True, False]
+    assert summary.results["A"]["cost_usd"] == pytest.approx(0.03), "the cut session's spend counts, once"
+    assert summary.spent["A"] == pytest.approx(0.03)
 
 
 async def test_a_run_with_only_paused_tasks_left_waits_and_resume_goes_on_with_the_work(

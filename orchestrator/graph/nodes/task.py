@@ -99,6 +99,7 @@ async def player(state: TaskState, runtime: Runtime[RunContext]) -> TaskState:
 
     result = await pause_now.watched(ctx, task_id, agent.run(session), cuttable=conflict is None)
     if result is None:  # `pause --now` cut the session: its work is kept, the turn runs again once unpaused
+        ctx.spend.unsaved.pop(agent.spend_key, None)  # its cost so far goes into this node's checkpoint
         return await pause_now.kept(agent.events, state, ctx.repo.commit_all(
             agent.worktree, f"autobuild({task_id}): player turn {turn}, paused (its work so far)"), agent.spent)
     cost = TaskState(cost_usd=agent.spent, user_changes=agent.user_changes, notes_delivered=notes.ids,

@@ -166,6 +166,9 @@ class AgentTurn:
         """Changes of the user's seen around an unsandboxed session: they fail the task (nothing is reverted)."""
         self.user_changes: list[str] = []
         """Changes of the user's seen around a sandboxed session: the user's own work, kept and noted."""
+        self.cut_usd = 0.0
+        """What a session cut short spent until then (the CLI's result at the interrupt): a `pause --now` turn's
+        node goes on after it and checkpoints it; a node cancelled outright leaves it `unsaved`."""
         self.ctx.spend.record(self.spend_key, self.spent)
 
     @property
@@ -175,7 +178,7 @@ class AgentTurn:
     @property
     def spent(self) -> float:
         """The task's spend including this turn's sessions so far."""
-        return float(self.state.get("cost_usd", 0.0)) + self.sessions.cost_usd
+        return float(self.state.get("cost_usd", 0.0)) + self.sessions.cost_usd + self.cut_usd
 
     @property
     def task_spent(self) -> float:
@@ -216,9 +219,10 @@ class AgentTurn:
         try:
             sandboxed = settings.sandbox_writable is not None
             result = await (_sandboxed(repo.root, call(settings)) if sandboxed else call(settings))
-        except asyncio.CancelledError:  # a sibling attempt won, a task was cancelled: what its sessions spent counts
-            self.ctx.spend.record(self.spend_key, self.spent + meter.cost_usd)
-            self.ctx.spend.unsaved[self.spend_key] = self.sessions.cost_usd + meter.cost_usd  # the node never ends
+        except asyncio.CancelledError:  # a sibling attempt won, a `pause --now`: what its sessions spent counts
+            self.cut_usd += meter.cost_usd
+            self.ctx.spend.record(self.spend_key, self.spent)
+            self.ctx.spend.unsaved[self.spend_key] = self.sessions.cost_usd + self.cut_usd  # if the node never ends
             raise
         finally:
             changes = await watch.since(repo, before)
