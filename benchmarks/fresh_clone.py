@@ -15,7 +15,8 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
-_PROGRESS = re.compile(r"^[.FEsxX]+")
+_PROGRESS = re.compile(r"^[.FEsxX]+(\s+\[\s*\d+%\])?$")
+"""A line of pytest's progress (not make's echo of `.venv/bin/python -m pytest …`, which starts with a dot)."""
 _TIERS = {"make test": "not heavy and not workers", "make test-heavy": "heavy and not workers", "make test-workers":
           "workers"}
 

@@ -195,6 +195,11 @@ async def remote_status(server: str, repo_url: str | None, feature: str) -> Remo
     if thread is None:
         raise InputError(f"no thread for {feature} on {server}: `autobuild submit {feature} --repo-url URL"
                          f" --server {server}` queues one")
+    return await thread_status(server, thread)
+
+
+async def thread_status(server: str, thread: dict[str, Any]) -> RemoteStatus:
+    """A served thread's task results and pending questions."""
     from langgraph_sdk.errors import APIStatusError  # noqa: PLC0415  # as _client
 
     client = api_client(server)
@@ -237,7 +242,16 @@ def _error(state: Any) -> str:
 
 async def answer(server: str, repo_url: str | None, feature: str, question_id: str, text: str) -> str:
     """Resume the feature's run with the answer to one pending question (on whichever worker takes it)."""
-    found = await remote_status(server, repo_url, feature)
+    return await answer_found(server, await remote_status(server, repo_url, feature), feature, question_id, text)
+
+
+async def answer_thread(server: str, thread_id: str, feature: str, question_id: str, text: str) -> str:
+    """`answer` for a thread known by its id (the worker's page: it shows one thread's run)."""
+    thread = dict(await api_client(server).threads.get(thread_id))
+    return await answer_found(server, await thread_status(server, thread), feature, question_id, text)
+
+
+async def answer_found(server: str, found: RemoteStatus, feature: str, question_id: str, text: str) -> str:
     match = [q for q in found.questions if q["question_id"] == question_id]
     if not match:
         pending = ", ".join(q["question_id"] for q in found.questions) or "none"

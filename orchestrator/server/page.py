@@ -6,6 +6,7 @@ not installed)."""
 from __future__ import annotations
 
 import asyncio
+import functools
 from collections.abc import MutableMapping
 from typing import Any
 
@@ -63,4 +64,8 @@ class WorkerPage:
         from orchestrator.web.served import served_page  # noqa: PLC0415  # after the check above
 
         host = {"0.0.0.0": "127.0.0.1", "::": "[::1]", "": "127.0.0.1"}.get(given.host, given.host)
-        self.app = served_page(given.lock_db, worker_workspace(), token, host, int(given.port))
+        from orchestrator.server import client  # noqa: PLC0415  # as served_page
+
+        own = f"http://{host}:{int(given.port)}"  # a question answered on the page: a resume through our own API
+        self.app = served_page(given.lock_db, worker_workspace(), token, host, int(given.port),
+                               resume=functools.partial(client.answer_thread, own))

@@ -5,6 +5,7 @@ question: the first wins, the second is told it was already answered."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import sys
 import threading
@@ -61,6 +62,10 @@ class Answers:
     command: Sequence[str] = (sys.executable, "-m", "orchestrator")
     started: dict[tuple[str, str], Detached] = field(default_factory=dict)
     _lock: threading.Lock = field(default_factory=threading.Lock)
+
+    async def answer_async(self, feature: str, question_id: str, text: str) -> str:
+        """`answer`, off the event loop."""
+        return await asyncio.to_thread(self.answer, feature, question_id, text)
 
     def answer(self, feature: str, question_id: str, text: str) -> str:
         """Resume the feature's run with the answer, as `autobuild answer FEAT Q TEXT` (blocking: call it in a

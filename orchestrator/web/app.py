@@ -157,8 +157,8 @@ class Pages:
     async def answer(self, request: Request) -> Response:
         feature = request.path_params["feature"]
         form = await _form(request)
-        said = await asyncio.to_thread(self.answers.answer, feature, form.get("question_id", ""),
-                                       form.get("option") or form.get("text", ""))
+        said = await self.answers.answer_async(feature, form.get("question_id", ""),
+                                               form.get("option") or form.get("text", ""))
         return _said(request, 202, said, f"{root_of(request)}/f/{feature}")
 
 

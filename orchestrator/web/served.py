@@ -1,13 +1,14 @@
 """The page on a worker (`autobuild serve`, at `/ui/`): the served runs in the workers' Postgres, each feature run's
 pages as `autobuild ui` draws them (`/ui/THREAD/f/FEAT…`), read through the same readers from the folder the run
 works in on this worker, behind the same door with the worker's own token (ORCHESTRATOR_AUTH_TOKEN: no token, no
-page). Notes go into the store's steering queue as `autobuild steer --db` puts them; a question is answered with
-`autobuild answer --server` (a served run resumes on the workers, not in a process of the page)."""
+page). Notes go into the store's steering queue as `autobuild steer --db` puts them; a question is answered as
+`autobuild answer --server` answers it (a resume through the worker's own API: the run goes on on the workers)."""
 
 from __future__ import annotations
 
 import asyncio
 import re
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -17,6 +18,7 @@ from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 from starlette.routing import Route
 
+from orchestrator.errors import InputError
 from orchestrator.repo.remote import redact
 from orchestrator.store.checkpoints import CheckpointStore
 from orchestrator.store.served import ServedThread, served_threads, worked_in
@@ -29,12 +31,35 @@ _THREAD = re.compile(r"/([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f
 """A served thread's pages: `/THREAD/…` (the engine names threads by UUID)."""
 
 
-class ServedAnswers(Answers):
-    """A served run's question is answered on the workers (the run resumes there), not by the page."""
+Resume = Callable[[str, str, str, str], Awaitable[str]]
+"""A served thread resumed with a person's answer: (thread id, feature, question id, text) → the thread id. The
+worker gives its own (orchestrator/server/page.py: `autobuild answer --server`'s path, through its own API)."""
 
-    def answer(self, feature: str, question_id: str, text: str) -> str:
-        raise Refusal(f"a served run's question is answered on the workers: `autobuild answer {feature} {question_id}"
-                      " \"…\" --server URL`")
+
+@dataclass
+class ServedAnswers(Answers):
+    """A served run's question is answered as `autobuild answer --server` does: a resume of its thread through the
+    worker's API (the run goes on on whichever worker takes it), the first answer given winning."""
+
+    resume: Resume | None = None
+    given: set[tuple[str, str]] = field(default_factory=set)
+    _turn: asyncio.Lock = field(default_factory=asyncio.Lock)
+
+    async def answer_async(self, feature: str, question_id: str, text: str) -> str:
+        if not text.strip():
+            raise Refusal("the answer is empty: pick an option or say what the agent should do", 400)
+        if self.resume is None:
+            raise Refusal(f"this page can't resume a served run: `autobuild answer {feature} {question_id} \"…\""
+                          " --server URL`")
+        async with self._turn:  # held until the engine took the resume: a second answer waits, then is told
+            if (feature, question_id) in self.given:
+                raise Refusal(f"{question_id} was already answered")
+            try:
+                await self.resume(str(self.where.thread), feature, question_id, text.strip())
+            except InputError as exc:
+                raise Refusal(str(exc), 404) from None
+            self.given.add((feature, question_id))
+        return f"{question_id} answered: the run goes on on the workers"
 
 
 @dataclass
@@ -43,6 +68,8 @@ class ServedPages:
 
     database_url: str
     workspace: Path
+    resume: Resume | None = None
+    """How a question answered on the page resumes its thread (the worker's own API)."""
     threads: dict[str, Starlette] = field(default_factory=dict)
 
     def store(self) -> CheckpointStore:
@@ -72,7 +99,7 @@ class ServedPages:
         if folder is None:  # not a run of these workers, or not one on a folder it may read
             return None
         where = Where(folder, self.database_url, thread=thread_id)
-        app = page_app(where, ServedAnswers(where))
+        app = page_app(where, ServedAnswers(where, resume=self.resume))
         app.state.feature = found[0].feature
         self.threads[thread_id] = app
         return app
@@ -92,6 +119,7 @@ def _row(thread: ServedThread) -> dict[str, Any]:
             "status": thread.status, "created": thread.created[:19]}
 
 
-def served_page(database_url: str, workspace: Path, token: str, host: str, port: int) -> App:
+def served_page(database_url: str, workspace: Path, token: str, host: str, port: int, *,
+                resume: Resume | None = None) -> App:
     """The worker's page behind its door: the worker's token, its host and port."""
-    return Guard(ServedPages(database_url, workspace), Door(token, host, port))
+    return Guard(ServedPages(database_url, workspace, resume), Door(token, host, port))

@@ -21,6 +21,7 @@ from agents.testing.scripted_model import ScriptedModel
 from orchestrator.store import event_log
 from orchestrator.store.steering_pg import PostgresNotes
 from tests.conftest import CliRun, coach_from_pytest, git
+from tests.integration.test_questions import asking_player
 from tests.workers.conftest import Worker
 from tests.workers.test_workers import finished, serving, until
 
@@ -181,3 +182,43 @@ async def test_a_served_runs_finished_attempt_is_not_run_again_by_the_worker_tha
     state = await get_client(url=other.url).threads.get_state(thread)
     assert state["values"]["results"]["TASK-1"]["status"] == "approved", state["values"]
     assert git(repo, "show", "autobuild/FEAT-001:calc/one.py") == "ONE = 1\n"
+
+
+async def _ended(url: str, thread: str) -> dict[str, Any]:
+    """The thread's last run once it ended, asked with the worker's token."""
+    client = get_client(url=url, headers={"Authorization": f"Bearer {TOKEN}"})
+    for _ in range(360):
+        runs = await client.runs.list(thread, limit=1)
+        if runs and runs[0]["status"] not in ("pending", "running"):
+            return dict(runs[0])
+        await asyncio.sleep(0.5)
+    raise AssertionError(f"thread {thread} still running")
+
+
+async def test_a_question_on_a_served_run_is_answered_on_the_workers_page_first_answer_wins(
+    tmp_path: Path, model_factory: Callable[..., ScriptedModel], workers: Callable[..., Worker],
+    run_cli: Callable[..., CliRun],
+) -> None:
+    repo = make_sample_repo(tmp_path / "repo", plan=ONE)
+    model = model_factory({"sessions": [asking_player("TASK-1", "Which database?", "Postgres", "db.txt"),
+                                        coach_from_pytest()]})
+    worker = workers(model, ORCHESTRATOR_AUTH_TOKEN=TOKEN)
+    submitted = await asyncio.to_thread(run_cli, "submit", "FEAT-001", "--repo-url", str(repo), "--server",
+                                        worker.url, ORCHESTRATOR_AUTH_TOKEN=TOKEN)
+    assert submitted.returncode == 0, submitted.stderr
+    thread = submitted.stdout.strip()
+    await _ended(worker.url, thread)  # the run stops at the question (its thread: interrupted)
+    async with httpx.AsyncClient(base_url=worker.url, follow_redirects=True, timeout=60) as page:
+        await page.get(f"/ui/?token={TOKEN}")
+        shown = await page.get(f"/ui/{thread}/f/FEAT-001")
+        found = re.search(r'name="question_id" value="([^"]+)"', shown.text)
+        assert found is not None and "Which database?" in shown.text, shown.text
+        answer_url, origin = f"/ui/{thread}/f/FEAT-001/answer", {"origin": worker.url, "accept": "application/json"}
+        empty = await page.post(answer_url, data={"question_id": found.group(1), "text": " "}, headers=origin)
+        assert empty.status_code == 400
+        given = await page.post(answer_url, data={"question_id": found.group(1), "text": "Postgres"}, headers=origin)
+        assert given.status_code == 202 and given.json()["ok"], given.text
+        again = await page.post(answer_url, data={"question_id": found.group(1), "text": "SQLite"}, headers=origin)
+        assert again.status_code == 409 and "already answered" in again.text, again.text
+    assert (await _ended(worker.url, thread))["status"] == "success"
+    assert git(repo, "show", "autobuild/FEAT-001:db.txt") == "Postgres\n", "the agent received the page's answer"
