@@ -136,7 +136,9 @@ def overlay(root: Path, worktree: Path, found: list[Editable], folder: Path) -> 
         for entry in finders:
             copy = worktree / entry.relative(root)
             name = f"{entry.module}{copy.suffix}" if copy.suffix == ".py" else str(entry.module)
-            (folder / name).symlink_to(copy)
+            link = folder / name
+            if not link.is_symlink():  # the user's install and setup's of the same module: one worktree copy
+                link.symlink_to(copy)
         entries.append(str(folder))
     for entry in found:
         if entry.kind == "path" and (worktree / entry.relative(root)).is_dir():
