@@ -6,6 +6,7 @@ and 1280 px are kept for review (under $AUTOBUILD_SCREENSHOTS when set, else the
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import subprocess
 import sys
@@ -41,22 +42,29 @@ class HeldPlayer(ScriptedAgents):
         return await super().player(data, settings)
 
 
-@pytest.fixture
-def page_server(tmp_path: Path) -> Iterator[tuple[Path, Path, str]]:
-    """A repo with a two-task plan and `autobuild ui` on it: (repo, db, the printed address)."""
-    repo = make_sample_repo(tmp_path / "repo", files=CALC_FILES, plan=plan(
-        task("TASK-1", name='Subtract <script>alert("x")</script>'), task("TASK-2", "TASK-1")))
-    db = tmp_path / "db.sqlite"
+@contextlib.contextmanager
+def ui_on(repo: Path, db: Path) -> Iterator[str]:
+    """`autobuild ui` on the repo, started as a person starts it: the address it printed, until the block ends."""
     server = subprocess.Popen([sys.executable, "-m", "orchestrator", "ui", "--repo", str(repo), "--db", str(db)],
                               stdout=subprocess.PIPE, text=True)
     assert server.stdout is not None
     first = server.stdout.readline()
     assert "http://127.0.0.1:" in first, first
     try:
-        yield repo, db, first.split(": ", 1)[1].strip()
+        yield first.split(": ", 1)[1].strip()
     finally:
         server.terminate()
         server.wait(timeout=30)
+
+
+@pytest.fixture
+def page_server(tmp_path: Path) -> Iterator[tuple[Path, Path, str]]:
+    """A repo with a two-task plan and `autobuild ui` on it: (repo, db, the printed address)."""
+    repo = make_sample_repo(tmp_path / "repo", files=CALC_FILES, plan=plan(
+        task("TASK-1", name='Subtract <script>alert("x")</script>'), task("TASK-2", "TASK-1")))
+    db = tmp_path / "db.sqlite"
+    with ui_on(repo, db) as address:
+        yield repo, db, address
 
 
 def shots() -> Path | None:

@@ -6,8 +6,6 @@ go on in the same run from the work its cut session left; the steps are in the t
 from __future__ import annotations
 
 import asyncio
-import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -19,7 +17,7 @@ from agents.testing.scripted_agents import ScriptedAgents, Turn, approve, writes
 from tests.devtools import Browser
 from tests.graph.harness import CALC_FILES, plan, task
 from tests.graph.test_one_truth import MUL, SUB, run
-from tests.graph.test_ui_browser import shots
+from tests.graph.test_ui_browser import shots, ui_on
 
 pytestmark = pytest.mark.heavy  # a real Chromium and a real server: `make test-heavy`
 
@@ -47,16 +45,8 @@ class Held(ScriptedAgents):
 def page_server(tmp_path: Path) -> Iterator[tuple[Path, Path, str]]:
     repo = make_sample_repo(tmp_path / "repo", files=CALC_FILES, plan=plan(task("TASK-1"), task("TASK-2")))
     db = tmp_path / "db.sqlite"
-    server = subprocess.Popen([sys.executable, "-m", "orchestrator", "ui", "--repo", str(repo), "--db", str(db)],
-                              stdout=subprocess.PIPE, text=True)
-    assert server.stdout is not None
-    first = server.stdout.readline()
-    assert "http://127.0.0.1:" in first, first
-    try:
-        yield repo, db, first.split(": ", 1)[1].strip()
-    finally:
-        server.terminate()
-        server.wait(timeout=30)
+    with ui_on(repo, db) as address:
+        yield repo, db, address
 
 
 def _click(browser: Browser, action: str, said: str) -> None:
