@@ -9,10 +9,12 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from orchestrator.facts import TaskState
 from orchestrator.graph.context import RunContext
+from orchestrator.store import event_log
 from orchestrator.store.steering import Note
 
 NOTE_PREFIX = "A note from the person supervising this run: "
@@ -26,12 +28,21 @@ async def consume_kept(ctx: RunContext, state: TaskState, events: Callable[..., 
     """The notes the task's last player turn carried are consumed: that turn's checkpoint holds them (a node of
     the task runs on it), so they are never delivered again. Said once, by the first node that finds them."""
     kept = list(state.get("notes_delivered") or [])
-    queue = ctx.steering()
     if not kept:
         return
-    moved = await asyncio.to_thread(queue.mark, kept, "consumed", _attempt(state), int(state.get("turn") or 0))
-    if moved:
-        events("note_consumed", state["task_id"], notes=moved)
+    task_id, attempt = state["task_id"], _attempt(state)
+    await asyncio.to_thread(ctx.steering().mark, kept, "consumed", attempt, int(state.get("turn") or 0))
+    # Said from the trace, not from what moved: a run killed between the mark and its event says it on resume.
+    said = await asyncio.to_thread(_said_consumed, ctx.repo.root, ctx.feature_id, task_id, attempt)
+    if unsaid := [note for note in kept if note not in said]:
+        events("note_consumed", task_id, notes=unsaid)
+
+
+def _said_consumed(root: Path, feature_id: str, task_id: str, attempt: int) -> set[int]:
+    """The notes the task's trace already records consumed for `attempt`."""
+    return {note for event in event_log.task_events(root, feature_id, task_id)
+            if event.kind == "note_consumed" and int(event.fields.get("attempt") or 1) == attempt
+            for note in event.fields.get("notes") or []}
 
 
 @dataclass

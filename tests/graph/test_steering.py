@@ -102,3 +102,33 @@ async def test_a_note_whose_session_died_goes_to_the_turn_that_replaces_it(tmp_p
     logged = event_log.task_events(repo, "FEAT-001", "TASK-001")
     assert [e.fields.get("again") for e in logged if e.kind == "note_delivered"] == [False, True]
     assert len([e for e in logged if e.kind == "note_consumed"]) == 1
+
+
+async def test_a_run_killed_between_consuming_a_note_and_saying_so_says_it_once_on_resume(tmp_path: Path) -> None:
+    repo = sample(tmp_path)
+    queue = notes_for(repo, "FEAT-001")
+    assert queue is not None
+    coach_calls: list[int] = []
+
+    def coach(data: object) -> Turn:
+        coach_calls.append(turn := getattr(data, "turn", 0))
+        if turn == 1:
+            queue.accept("FEAT-001", "TASK-001", "use calc/sub.py")
+            return feedback(("calc/sub.py", None, "missing"))
+        if coach_calls.count(2) == 1:
+            return Turn(raises=OSError("the worker died"))  # after the note was consumed and said
+        return approve()
+
+    agents = ScriptedAgents({("player", "TASK-001"): [writes({"calc/other.py": "X = 1\n"}), writes(SUB)],
+                             ("coach", "TASK-001"): coach})
+    workflow = Workflow(repo, agents, checkpointer=InMemorySaver())
+    assert (await workflow.run(max_turns=3)).output is None
+    assert [note.state for note in queue.all_notes("FEAT-001", "TASK-001")] == ["consumed"]
+    # What a kill -9 between the queue's mark and the trace's line leaves: consumed, never said.
+    trace_file = repo / ".autobuild" / "runs" / "FEAT-001" / "TASK-001" / "trace.jsonl"
+    lines = trace_file.read_text().splitlines(keepends=True)
+    trace_file.write_text("".join(line for line in lines if '"note_consumed"' not in line))
+    assert (await workflow.run(fresh_input=False, max_turns=3)).status("TASK-001") == "approved"
+
+    logged = event_log.task_events(repo, "FEAT-001", "TASK-001")
+    assert [e.fields.get("notes") for e in logged if e.kind == "note_consumed"] == [[1]]
