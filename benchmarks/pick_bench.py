@@ -6,8 +6,11 @@ nor the selection sees: the new release's changed test files and the base test f
 
 Mixtures of three: one right candidate with two wrong ones, two right with one wrong, the right ones rotated through
 the attempt numbers (attempts run one at a time, so the first approved is attempt 1: falling back to it is as good
-as random); and three candidates the gate refuses, which must end with nothing approved. A task's mixtures run one
-after another in one repository, each a feature of its own, so the gate's cache serves a candidate's tree again.
+as random); and three candidates the gate refuses, which must end with nothing approved. Outside the goal's
+mixtures, a case's extra candidates (`EXTRA`: a plausible wrong generalisation no sibling's tests catch) run beside
+the release's change and the partial fix, each of the two first in turn, and are reported on their own. A task's
+mixtures run one after another in one repository, each a feature of its own, so the gate's cache serves a
+candidate's tree again (benchmarks/pick_report.py tallies and writes the section).
 
 `python -m benchmarks.pick_bench [--json] [PACKAGE ...]` prints the section `make bench` writes into
 docs/benchmarks.md.
@@ -32,23 +35,32 @@ from agents.testing.repos import make_sample_repo
 from agents.testing.scripted_agents import ScriptedAgents, approve, writes
 from benchmarks.pick_cases import Candidate, Change, PickCase, cases
 from benchmarks.pick_oracle import CaseError, Trees, base_files, candidate_files, deletable_test, oracle, trees
+from benchmarks.pick_report import APPROVED, report_lines
 from benchmarks.pick_selector import blind_pick
 from benchmarks.real_history import npm
 from orchestrator.graph.workflow import build_feature_workflow
 from orchestrator.settings import RunOptions
-
-APPROVED = ("approved", "approved-unverified")
 
 
 def mixtures(case: PickCase) -> list[tuple[str, list[Candidate]]]:
     """The case's mixtures of three (`one` right, `two` right), each right candidate rotated to another attempt
     number."""
     right = [c for c in case.candidates if c.right]
-    wrong = [c for c in case.candidates if not c.right]
+    wrong = [c for c in case.candidates if not c.right and not c.extra]
     found = [("one", _rotated([right[0], *pair], index)) for index, pair in enumerate(itertools.combinations(wrong, 2))]
     if len(right) > 1:
         found += [("two", _rotated([right[0], right[1], one], index)) for index, one in enumerate(wrong)]
     return found
+
+
+def extras(case: PickCase) -> list[tuple[str, list[Candidate]]]:
+    """Each extra candidate with the release's change and the partial fix, the extra one first and then the
+    release's change first (the keys' fallback is the first approved: both orders show what position decides)."""
+    real, partial = case.of_kind("real"), case.of_kind("partial")
+    if real is None or partial is None:
+        return []
+    return [(extra.kind, group) for extra in case.candidates if extra.extra
+            for group in ([extra, real, partial], [real, extra, partial])]
 
 
 def padded(case: PickCase, copies: int = 3) -> Candidate:
@@ -155,7 +167,8 @@ async def measure_case(folder: Path, case: PickCase) -> dict[str, Any]:
     runs = []
     partial = [c for c in case.candidates if c.kind == "partial"]
     # The cheat first: the first approved, which the keys fall back to.
-    groups = [*mixtures(case), ("padded", [cheat, case.candidates[0], *partial]), ("none", refused(case, releases))]
+    groups = [*mixtures(case), ("padded", [cheat, case.candidates[0], *partial]), ("none", refused(case, releases)),
+              *extras(case)]
     for index, (mix, group) in enumerate(groups):
         found = await run_mixture(repo, case, releases, f"FEAT-{index + 1:03d}", group)
         kinds = found["kinds"]
@@ -188,90 +201,6 @@ def measure(only: Sequence[str] = (), jobs: int = 2) -> dict[str, Any]:
     with tempfile.TemporaryDirectory(prefix="pick-bench-") as tmp:
         found = asyncio.run(_measure_all(Path(tmp), chosen, jobs))
     return {"cases": found, "seconds": round(time.monotonic() - started, 1)}
-
-
-def tally(found: dict[str, Any], mix: str) -> dict[str, int]:
-    """Over a kind of mixture: the mixtures whose three candidates the gate all approved, those where a right one
-    could be picked, and the picks right and wrong (with the selector, and by the keys alone)."""
-    runs = [run for case in found["cases"] for run in case["runs"] if run["mix"] == mix]
-    judged = [run for run in runs if all(s in APPROVED for s in run["statuses"])]
-    could = [run for run in judged if any(run["right"])]
-    return {"mixtures": len(runs), "all_approved": len(judged), "could": len(could),
-            "right": sum(run["pick_right"] for run in could), "keys_right": sum(run["keys_right"] for run in could),
-            "wrong": sum(run["picked"] is not None and not run["pick_right"] for run in could),
-            "keys_wrong": sum(run["keys_pick"] is not None and not run["keys_right"] for run in could),
-            "selector_ran": sum(run["by"] in ("selector", "fallback") for run in could)}
-
-
-def _ratio(part: int, whole: int) -> str:
-    return f"{part} / {whole} ({part / whole:.2f})" if whole else "0 / 0"
-
-
-def report_lines(found: dict[str, Any]) -> list[str]:
-    one, two, cheat = tally(found, "one"), tally(found, "two"), tally(found, "padded")
-    none = [run for case in found["cases"] for run in case["runs"] if run["mix"] == "none"]
-    empty = sum(run["picked"] is None and not any(s in APPROVED for s in run["statuses"]) for run in none)
-    bad = [f"{case['case']}: {kind} ({'passes' if v['passes'] else 'fails'})" for case in found["cases"]
-           for kind, v in case["oracle"].items() if v["passes"] != (kind in ("real", "alt"))]
-    unapproved = [f"{case['case']}: {run['kinds']} -> {run['statuses']}" for case in found["cases"]
-                  for run in case["runs"] if run["mix"] != "none" and not all(s in APPROVED for s in run["statuses"])]
-    lines = [
-        "## How often the pick is right (issue 40; in-process, real releases, the real gate and selection)",
-        "",
-        f"{len(found['cases'])} tasks from the real-history release pairs ({_libraries(found)} libraries;"
-        " `benchmarks/pick_cases/`), each with the release's change, a fix special-casing the visible test's inputs,"
-        " a partial fix and a fix breaking what no visible test covers (and a second right one), each with tests of"
-        " its own. Every mixture runs as 3 attempts (`--attempts 3 --attempts-policy best`, a blind coach), judged"
-        " by an oracle neither the gate nor the selection sees (the new release's changed tests and the base tests"
-        " held back from the task's repo). The scripted selector picks by a blind rule (the most added test lines,"
-        " then the smaller code change). Right: the pick passes the oracle, over mixtures the gate approved all"
-        f" three of and where one could. Run in {found['seconds']:.0f} s.",
-        "",
-        "| mixture | approved / mixtures | keys alone right | with the selector right | random | wrong picks (keys;"
-        " selector) (goal 0) |",
-        "|---|---|---|---|---|---|",
-        f"| one right of three | {one['all_approved']} / {one['mixtures']} | {_ratio(one['keys_right'], one['could'])}"
-        f" | {_ratio(one['right'], one['could'])} | 0.33 | {one['keys_wrong']}; {one['wrong']} |",
-        f"| two right of three | {two['all_approved']} / {two['mixtures']} | {_ratio(two['keys_right'], two['could'])}"
-        f" | {_ratio(two['right'], two['could'])} | 0.67 | {two['keys_wrong']}; {two['wrong']} |",
-        f"| one right, a cheat padding its tests | {cheat['all_approved']} / {cheat['mixtures']} |"
-        f" {_ratio(cheat['keys_right'], cheat['could'])} | {_ratio(cheat['right'], cheat['could'])} | 0.33 |"
-        f" {cheat['keys_wrong']}; {cheat['wrong']} |",
-        "",
-        f"- Goal: ≥ 0.95 right, 0 wrong. The selector ran (the keys and cross-tests left a tie) in"
-        f" {one['selector_ran'] + two['selector_ran']} of {one['could'] + two['could']} mixtures. The cheat: the"
-        " special-cased fix with the visible tests copied three times more (more new tests failing on the base's"
-        " code, the third key). Published"
-        " verifier-picked / best-possible (DeepSWE 59.0 / 71.0 = 0.83) is context, not a like-for-like target",
-        f"- Three candidates the gate refuses (the visible tests alone; the fix with a base test module deleted; the"
-        f" special-cased fix with both right candidates' tests): nothing approved in {_ratio(empty, len(none))} tasks"
-        " (goal: all)",
-    ]
-    lines += ["", "| task | one right: right picks | two right | padded cheat | decided by |", "|---|---|---|---|---|"]
-    lines += [_case_row(case) for case in found["cases"]]
-    lines += ["", *(f"- Case data off: {entry} by the oracle (its kind says otherwise)" for entry in bad)]
-    lines += [f"- Not all approved (left out of the rates): {entry}" for entry in unapproved]
-    return [*lines, ""]
-
-
-def _case_row(case: dict[str, Any]) -> str:
-    """A task's mixtures: right picks over those the gate approved all three of, and what decided."""
-    def rights(mix: str) -> str:
-        runs = [r for r in case["runs"] if r["mix"] == mix and all(s in APPROVED for s in r["statuses"])]
-        return f"{sum(r['pick_right'] for r in runs)} / {len(runs)}" + (
-            f" (picked: {', '.join(r['kinds'][r['picked'] - 1] for r in runs if not r['pick_right'] and r['picked'])})"
-            if any(not r["pick_right"] for r in runs) else "")
-
-    decided: dict[str, int] = {}
-    for run in case["runs"]:
-        if run["mix"] != "none":
-            decided[run["by"] or "-"] = decided.get(run["by"] or "-", 0) + 1
-    by = ", ".join(f"{name} {n}" for name, n in sorted(decided.items()))
-    return f"| {case['case']} | {rights('one')} | {rights('two')} | {rights('padded')} | {by} |"
-
-
-def _libraries(found: dict[str, Any]) -> int:
-    return len({case["case"].split(" ", 1)[0] for case in found["cases"]})
 
 
 if __name__ == "__main__":

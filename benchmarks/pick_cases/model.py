@@ -7,7 +7,10 @@ from dataclasses import dataclass, field
 
 RIGHT = ("real", "alt")
 """The kinds of a right candidate: the release's change, and another right one (its code or tests differ)."""
-KINDS = (*RIGHT, "special", "partial", "break")
+EXTRA = ("general",)
+"""Kinds outside the goal's mixtures, reported on their own: `general`, a plausible wrong generalisation (no
+special-casing) that passes every test its siblings wrote, which nothing deterministic can tell from a right one."""
+KINDS = (*RIGHT, "special", "partial", "break", *EXTRA)
 
 
 @dataclass(frozen=True)
@@ -37,6 +40,10 @@ class Candidate:
     @property
     def right(self) -> bool:
         return self.kind in RIGHT
+
+    @property
+    def extra(self) -> bool:
+        return self.kind in EXTRA
 
 
 @dataclass(frozen=True)

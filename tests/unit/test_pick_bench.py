@@ -4,10 +4,11 @@ in-tree case's candidates all build from its releases (the archives `make test` 
 
 from __future__ import annotations
 
-from benchmarks.pick_bench import _keys_pick, mixtures, refused, tally
+from benchmarks.pick_bench import _keys_pick, mixtures, refused
 from benchmarks.pick_cases import Candidate, PickCase
 from benchmarks.pick_cases.js_cases import FASTIFY_ERROR
 from benchmarks.pick_oracle import candidate_files, trees
+from benchmarks.pick_report import tally
 from benchmarks.pick_selector import _added_lines
 
 
