@@ -4,6 +4,8 @@ fewer code lines no sibling changed; the first approved), with a seam for a tie-
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -106,3 +108,24 @@ def test_an_attempt_that_was_never_a_candidate_is_not_picked_for_its_own_outcome
     assert why_not(winner, Candidate(2, "cancelled")) == "cancelled: attempt 1 was approved first"
     assert why_not(winner, Candidate(3, "failed")) == "not approved: it ended failed"
     assert why_not(winner, Candidate(4, "approved-unverified")).endswith("only approved-unverified")
+
+
+def test_a_wrong_generalisation_its_siblings_tests_all_pass_is_left_to_the_selector() -> None:
+    """The pick bench's extra kind (xstrings: camel case as the PascalCase result's first rune lowered, wrong after a
+    leading connector): it and the release's change pass each other's new tests and the partial fix's, and both
+    changed code of their own. Nothing deterministic tells them apart: the tie is theirs alone for the selector, and
+    an undecided selector leaves the first approved, the wrong one when it finished first, and says so."""
+    general = Candidate(1, "approved", failing_on_base=2, finished_at=1.0, confirmed_by=2)
+    real = Candidate(2, "approved", failing_on_base=2, finished_at=2.0, confirmed_by=2)
+    partial = Candidate(3, "approved", failing_on_base=2, finished_at=0.5, confirmed_by=0)
+    offered: list[list[int]] = []
+
+    def undecided(tie: Sequence[Candidate]) -> int | None:
+        offered.append([c.attempt for c in tie])
+        return None
+
+    chosen = rank([general, real, partial], tiebreak=undecided)
+    assert offered == [[1, 2]], "the partial fix, whose code fails their tests, is not in the tie"
+    assert chosen.order == (1, 2, 3), "the first approved of the two, not the partial fix approved before them"
+    assert chosen.reason == "attempt 1 and attempt 2 tie on the keys: attempt 1 was approved first"
+    assert rank([general, real, partial], tiebreak=lambda tie: 2).order == (2, 1, 3)
