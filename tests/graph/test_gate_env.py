@@ -9,8 +9,6 @@ import json
 import os
 import shutil
 import subprocess
-import sys
-import sysconfig
 from pathlib import Path
 
 import pytest
@@ -24,6 +22,7 @@ from orchestrator.gate.prepare.pyenv import editables
 from orchestrator.gate.prepare.submodules import init_submodules, submodule_changes, undo_submodule_changes
 from orchestrator.gate.report import gate_document, gate_lines
 from orchestrator.repo.git import GitRepo
+from tests.graph.editable_venv import install_editable
 from tests.graph.harness import Workflow, plan, task
 
 PYPROJECT = """[build-system]
@@ -49,13 +48,7 @@ def editable_repo(tmp_path: Path, layout: dict[str, str], *pip_args: str) -> Pat
     """A repo whose own venv has `pkg/` installed editable by a real pip (the one this interpreter has)."""
     repo = make_sample_repo(tmp_path / "repo", files={**layout, **TESTS}, plan=plan(task("TASK-001"), verify=None),
                             venv=False)
-    venv = repo / ".venv"
-    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
-    site = next((venv / "lib").glob("python*/site-packages"))
-    # pytest, pip and setuptools from this interpreter's environment: nothing is downloaded.
-    (site / "_deps.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
-    subprocess.run([str(venv / "bin" / "python"), "-m", "pip", "install", "-q", "--no-deps", "--no-build-isolation",
-                    "--no-index", "-e", "pkg", *pip_args], cwd=repo, check=True, capture_output=True)
+    install_editable(repo, layout, pip_args)  # pip's real install, made once per layout
     with (repo / ".git" / "info" / "exclude").open("a") as exclude:
         exclude.write(".venv\n")
     return repo

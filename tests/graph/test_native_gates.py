@@ -13,6 +13,7 @@ from agents.testing.repos import make_sample_repo
 from agents.testing.scripted_agents import ScriptedAgents, approve, writes
 from benchmarks.native_cheats import GO_TABLE, GO_TABLE_CHEATS
 from tests.graph.harness import Run, Workflow, plan, task
+from tests.graph.warm_go import seed_gate_cache
 
 needs_go = pytest.mark.skipif(shutil.which("go") is None, reason="go is installed by make install")
 
@@ -37,6 +38,7 @@ async def test_a_break_in_a_nested_go_module_under_a_makefile_gate_is_refused(tm
     module is gated in its own folder."""
     files = {**TOP, **ARC, "Makefile": "test:\n\tgo test ./...\n"}
     repo = make_sample_repo(tmp_path / "repo", files=files, plan=plan(task("TASK-001"), verify=None), venv=False)
+    seed_gate_cache(repo)
     broken: dict[str, str | None] = {"arc/arc.go": "package arc\n\nfunc Pack(n int) int { return n * 3 }\n"}
     run = await Workflow(repo, ScriptedAgents({"player": writes(broken), "coach": approve()})).run(max_turns=1)
     gate = gates_of(run)[0]
@@ -109,6 +111,7 @@ async def test_go_table_driven_cases_are_accounted_by_subtest(tmp_path: Path, na
     files, named = GO_TABLE_CHEATS[name]
     repo = make_sample_repo(tmp_path / "repo", files=GO_TABLE, plan=plan(task("TASK-001"), verify="go test ./..."),
                             venv=False)
+    seed_gate_cache(repo)
     run = await Workflow(repo, ScriptedAgents({"player": writes(files), "coach": approve()})).run(max_turns=1)
     gate = gates_of(run)[0]
     assert not gate["passed"] and named in gate["summary"], gate["summary"]
@@ -121,6 +124,7 @@ async def test_a_bent_test_in_a_nested_go_module_is_accounted_in_its_package(tmp
     """Per package, every test that passed in the package's base run must pass in its run on the tree."""
     files = {**TOP, **ARC, "Makefile": "test:\n\tgo test ./...\n"}
     repo = make_sample_repo(tmp_path / "repo", files=files, plan=plan(task("TASK-001"), verify=None), venv=False)
+    seed_gate_cache(repo)
     skipped = ARC["arc/arc_test.go"].replace("\tif Pack(3) != 6 {", "\tt.Skip(\"later\")\n\tif Pack(3) != 6 {")
     bent: dict[str, str | None] = {"arc/arc.go": "package arc\n\nfunc Pack(n int) int { return n * 3 }\n",
                                    "arc/arc_test.go": skipped}

@@ -19,6 +19,7 @@ from benchmarks.cheat_corpus import BROKEN, GO_BROKEN, GO_FILES, MUL, PY_FILES
 from orchestrator.gate.spec import shifted
 from tests.graph.harness import Workflow, plan, task
 from tests.graph.test_tests_are_spec import first_gate, put_back
+from tests.graph.warm_go import seed_gate_cache
 
 CASES = ("from calc.mul import mul\nimport pytest\n\n\n@pytest.mark.parametrize('case', [\n    (2, 3, 6),\n"
          "    (0, 5, 0),\n    (1, 1, 1),\n])\ndef test_cases(case):\n    a, b, want = case\n"
@@ -66,6 +67,7 @@ async def test_a_dropped_pytest_case_is_shown_by_its_parametrize_diff(tmp_path: 
 async def test_a_dropped_go_table_case_is_shown_by_its_table_diff(tmp_path: Path) -> None:
     repo = make_sample_repo(tmp_path / "repo", files={**GO_FILES, "table_test.go": TABLE},
                             plan=plan(task("TASK-001"), verify="go test ./..."), venv=False)
+    seed_gate_cache(repo)
     gate, agents = await run_dropping(repo, {"mul.go": GO_BROKEN}, "table_test.go", TABLE, dropped="\t\t{2, 3, 6},\n",
                                       honest={**GO_FILES, "div.go": "package calc\n\nconst X = 1\n"})
     assert "example.com/calc.TestTable/case#02: gone" in str(gate["summary"]), gate["summary"]

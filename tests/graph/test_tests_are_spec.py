@@ -30,6 +30,7 @@ from benchmarks.cheat_corpus import (
     kind_of,
 )
 from tests.graph.harness import Run, Workflow, plan, task
+from tests.graph.warm_go import seed_gate_cache
 
 
 def python_repo(tmp_path: Path) -> Path:
@@ -151,8 +152,10 @@ async def test_node_a_root_test_js_rewritten_to_the_broken_output_is_a_changed_e
 
 
 def go_repo(tmp_path: Path) -> Path:
-    return make_sample_repo(tmp_path / "repo", files=GO_FILES, plan=plan(task("TASK-001"), verify="go test ./..."),
+    repo = make_sample_repo(tmp_path / "repo", files=GO_FILES, plan=plan(task("TASK-001"), verify="go test ./..."),
                             venv=False)
+    seed_gate_cache(repo)
+    return repo
 
 
 @pytest.mark.skipif(shutil.which("go") is None, reason="go is installed by make install")
