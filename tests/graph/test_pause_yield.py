@@ -32,6 +32,7 @@ class GatedAgents(ScriptedAgents):
         self.reports = reports
         self.after = after
         self.started: list[tuple[str, str]] = []
+        self.resets: dict[tuple[str, str], float] = {}  # the reset each report named
         self._changed = asyncio.Condition()
 
     async def _gated(self, role: str, data: AgentInput, settings: SessionSettings,
@@ -43,9 +44,10 @@ class GatedAgents(ScriptedAgents):
             self.started.append(key)
             self._changed.notify_all()
         if key in self.reports:
-            resets = self.reports.pop(key)
+            resets_in = self.reports.pop(key)
             await asyncio.wait_for(self._started(self.after), 10)
-            gate.observe([Window("five_hour", 0.95, resets)], owner)
+            self.resets[key] = time.time() + resets_in
+            gate.observe([Window("five_hour", 0.95, self.resets[key])], owner)
         result = await play()
         gate.cleared(owner)
         return result
@@ -86,16 +88,16 @@ def sessions(agents: ScriptedAgents, role: str) -> dict[str, int]:
 
 async def test_a_long_quota_pause_ends_the_served_run_held_then_resumes_after_it(tmp_path: Path) -> None:
     repo = two_tasks(tmp_path)
-    resets = time.time() + 3600
     # A's player finds the quota spent while B's player runs too: both sessions finish, no new one starts.
-    agents = GatedAgents(players(0.3), {("player", "A"): resets}, after=(("player", "B"),))
+    agents = GatedAgents(players(0.3), {("player", "A"): 3600.0}, after=(("player", "B"),))
     workflow = Workflow(repo, agents, options={"parallel": 2, "yield_pause": 60.0, "max_utilization": 0.9})
 
     first = await workflow.run()
 
     assert [i.value["kind"] for i in first.interrupts] == ["usage_pause"]
     value = first.interrupts[0].value
-    assert value["until"] == resets and value["until_iso"].endswith("Z") and "five_hour" in value["reason"]
+    assert value["until"] == agents.resets["player", "A"] and value["until_iso"].endswith("Z")
+    assert "five_hour" in value["reason"]
     assert first.results == {}, "no task ended: both are held"
     assert "task_error" not in first.kinds() and "finalize" not in first.kinds()
     yielded = schemas.valid("event", next(e for e in first.events if e["event"] == "usage_pause_yield"))
@@ -120,7 +122,7 @@ async def test_a_long_quota_pause_ends_the_served_run_held_then_resumes_after_it
 
 async def test_a_pause_shorter_than_the_threshold_is_waited_out_in_the_run(tmp_path: Path) -> None:
     repo = two_tasks(tmp_path)
-    agents = GatedAgents(players(0.0), {("player", "A"): time.time() + 1.0})
+    agents = GatedAgents(players(0.0), {("player", "A"): 1.0})
     workflow = Workflow(repo, agents, options={"parallel": 1, "yield_pause": 60.0, "max_utilization": 0.9})
 
     run = await workflow.run()
@@ -132,7 +134,7 @@ async def test_a_pause_shorter_than_the_threshold_is_waited_out_in_the_run(tmp_p
 
 async def test_without_a_yield_threshold_the_cli_waits_the_pause_out(tmp_path: Path) -> None:
     repo = two_tasks(tmp_path)
-    agents = GatedAgents(players(0.0), {("player", "A"): time.time() + 1.0})
+    agents = GatedAgents(players(0.0), {("player", "A"): 1.0})
     workflow = Workflow(repo, agents, options={"parallel": 1, "max_utilization": 0.9})  # yield_pause unset, no worker
 
     run = await workflow.run()
