@@ -7,7 +7,10 @@ never what a gate tests). The environment digest covers the variables the gate s
 normalised away, terminal and session noise left out), the main checkout's lockfiles and the mtime of its
 shared dependency folders (the repo's venv site-packages, node_modules), so a different command, setup,
 environment or lockfile is a different key. A passing run is reused at once; a failing one only once the same
-failure has repeated, so a flaky test is never frozen as "red on the base". Stored as JSON, one file per
+failure has repeated, so a flaky test is never frozen as "red on the base" (a task's run whose failures are all the
+base's own is reused at once by a judge that says so, `run(settled=...)`: its verdict is a pass whatever a second
+run of those tests shows, so the merge queue doesn't gate again the tree a red base's turn already gated). Stored
+as JSON, one file per
 repository (`.autobuild/runs/gate-cache.json`); only digests are kept, never a variable's value.
 """
 
@@ -166,13 +169,18 @@ class GateCache:
             text = json.dumps({"entries": entries}, indent=1, sort_keys=False)
             await asyncio.to_thread(_write_atomic, self.path, text)
 
-    async def run(self, key: str | None, gate: Callable[[], Awaitable[GateResult]]) -> GateResult:
-        """The remembered run for `key`, else `gate()` run now (one at a time per key) and remembered."""
+    async def run(self, key: str | None, gate: Callable[[], Awaitable[GateResult]],
+                  settled: Callable[[GateResult], bool] | None = None) -> GateResult:
+        """The remembered run for `key`, else `gate()` run now (one at a time per key) and remembered; a failing
+        run seen once is reused too when `settled` says it is a pass as it is (its failures all the base's)."""
         if key is None:
             self.runs += 1
             return await gate()
         async with self._locks.setdefault(key, asyncio.Lock()):
             found = await asyncio.to_thread(self.lookup, key)
+            if found is None and settled is not None:
+                seen = await asyncio.to_thread(self.lookup, key, any_run=True)
+                found = seen if seen is not None and settled(seen) else None
             if found is not None:
                 self.reused += 1
                 return found

@@ -25,7 +25,7 @@ from orchestrator.gate.baseline import check_gate, choose_setup
 from orchestrator.gate.cache import GateCache, cache_key, env_digest, gated_tree, worktree_tree
 from orchestrator.gate.choose import base_command
 from orchestrator.gate.choose.detect import GateChoice, choose_gate
-from orchestrator.gate.observe.judge import gathered_run, unusable_base
+from orchestrator.gate.observe.judge import gathered_run, settled, unusable_base
 from orchestrator.gate.observe.per_package import changed_since as changed_files
 from orchestrator.gate.observe.per_package import gate_packages, run_package
 from orchestrator.gate.observe.result import failing_on, run_gate
@@ -230,9 +230,10 @@ class Gates:
 
         key = await self._key(worktree, command)
         cache = self.cache
-        remembered = once if cache is None else lambda: cache.run(key, once)
-        # Through the cache: a pass is reused at once; a new failure runs again (judged_run's flaky re-run), and
-        # the second sighting is what the cache may keep.
+        remembered = once if cache is None else lambda: cache.run(key, once, settled=lambda run: settled(run, base))
+        # Through the cache: a pass is reused at once, as is a failure all the base's (`settled`: the merge queue's
+        # run of the tree the coach's turn gated on a red base); a new failure runs again (judged_run's flaky
+        # re-run), and the second sighting is what the cache may keep.
         evidence = await gathered_run(command, worktree, self.request.timeout_s, {}, base, run=remembered)
         judged = verdict.judged_run(evidence)
         if against is not None and judged["exit_code"] is not None:

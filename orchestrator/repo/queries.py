@@ -15,6 +15,10 @@ _SHA = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
 _NAME_STATUS: dict[tuple[str, str, str], str] = {}
 """name_status's answers by (worktree, base commit, HEAD commit), the oldest dropped first."""
 _REMEMBERED = 256
+_TREES_KEPT = 8
+"""File lists of commits a GitRepo keeps (a large repository's is megabytes)."""
+_TEXT_KEPT = 256 * 1024
+"""A file's text at a commit is kept up to this size (a large generated file is read again)."""
 
 
 def head_commit(worktree: Path) -> str | None:
@@ -49,7 +53,28 @@ def head_commit(worktree: Path) -> str | None:
 
 
 class TreeQueries:
-    """Queries that write nothing: any git whose `git` runs a command of ours."""
+    """Queries that write nothing: any git whose `git` runs a command of ours. What a commit (a full id) holds never
+    changes: its file list, a file's text and its tree are read once per GitRepo (a gate run and its accounting
+    ask for the same ones several times)."""
+
+    _at_commit: dict[tuple[str, str, str], str | list[str]]
+
+    def _commit_reads(self) -> dict[tuple[str, str, str], str | list[str]]:
+        try:
+            return self._at_commit
+        except AttributeError:  # GitRepo's __init__ is its own: made on first use
+            self._at_commit = {}
+            return self._at_commit
+
+    def _known(self, key: tuple[str, str, str]) -> str | list[str] | None:
+        return self._commit_reads().get(key)
+
+    def _remember(self, key: tuple[str, str, str], value: str | list[str], limit: int = _REMEMBERED) -> None:
+        known = self._commit_reads()
+        known[key] = value
+        kinds = [other for other in known if other[0] == key[0]]
+        for other in kinds[:-limit]:  # the oldest of its kind first
+            del known[other]
 
     def read(self, *args: str, cwd: Path | None = None) -> Completed:
         raise NotImplementedError  # GitRepo.read
@@ -87,6 +112,10 @@ class TreeQueries:
         return result.stdout.strip()
 
     async def head(self, worktree: Path) -> str:
+        """The commit the worktree's HEAD names: read from its files when they say for sure (no process; asked
+        several times by each gate run and landing), else by git."""
+        if (found := await asyncio.to_thread(head_commit, worktree)) is not None:
+            return found
         return (await self.git("rev-parse", "HEAD", cwd=worktree)).stdout.strip()
 
 
@@ -103,7 +132,13 @@ class TreeQueries:
 
     async def files_at(self, rev: str) -> list[str]:
         """Every file path in `rev`'s tree."""
-        return (await self.git("ls-tree", "-r", "--name-only", "-z", rev)).stdout.split("\0")[:-1]
+        key = ("files", rev, "")
+        if isinstance(known := self._known(key), list):
+            return list(known)
+        files = (await self.git("ls-tree", "-r", "--name-only", "-z", rev)).stdout.split("\0")[:-1]
+        if _SHA.fullmatch(rev):
+            self._remember(key, list(files), _TREES_KEPT)
+        return files
 
 
     async def name_status(self, worktree: Path, base: str) -> str:
@@ -124,7 +159,16 @@ class TreeQueries:
 
     async def show_file(self, rev: str, path: str) -> str | None:
         """The text of `path` at `rev` (None when it isn't there)."""
+        key, absent = ("show", rev, path), ("absent", rev, path)
+        if isinstance(known := self._known(key), str):
+            return known
+        if self._known(absent) is not None:
+            return None
         done = await self.git("show", f"{rev}:{path}", check=False)
+        if _SHA.fullmatch(rev) and done.ok and len(done.stdout) <= _TEXT_KEPT:
+            self._remember(key, done.stdout)
+        elif _SHA.fullmatch(rev) and f"does not exist in '{rev}'" in done.stderr:  # the commit was read: not an
+            self._remember(absent, "")  # object missing from a partial clone, which a later fetch may bring
         return done.stdout if done.ok else None
 
 
@@ -142,7 +186,13 @@ class TreeQueries:
 
 
     async def tree_of(self, sha: str) -> str:
-        return (await self.git("rev-parse", f"{sha}^{{tree}}")).stdout.strip()
+        key = ("tree", sha, "")
+        if isinstance(known := self._known(key), str):
+            return known
+        tree = (await self.git("rev-parse", f"{sha}^{{tree}}")).stdout.strip()
+        if _SHA.fullmatch(sha):
+            self._remember(key, tree)
+        return tree
 
 
     async def parents(self, sha: str) -> list[str]:

@@ -3,12 +3,15 @@ real git repos under tmp_path. No CLI, no model server: each run takes a fractio
 
 from __future__ import annotations
 
+import fcntl
 import os
-from collections.abc import Sequence
+import shutil
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import pytest
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.types import Command
@@ -155,3 +158,21 @@ async def judged(repo: Path, changed: dict[str, str | None], verify: str | None 
     git_in(worktree, "add", "-A")
     git_in(worktree, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "a cheat")
     return (await gates.run(worktree, changed_since=base, against=base, kind=kind, accepted=accepted)).result
+
+
+def built_once(factory: pytest.TempPathFactory, name: str, build: Callable[[Path], Any]) -> Path:
+    """The folder `build` fills (a finished run's repo and checkpoints, which tests copy), built once per test
+    session: under pytest-xdist each worker that runs one of a module's tests sets up its module fixture, so a
+    template would be built once per worker; here the first builds it in the session's folder all workers share
+    while the others wait on a lock, then they all read the same one."""
+    base = factory.getbasetemp()
+    shared = base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
+    folder, done = shared / f"template-{name}", shared / f"template-{name}.built"
+    with (shared / f"template-{name}.lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes
+        if not done.exists():
+            shutil.rmtree(folder, ignore_errors=True)  # a build that failed half-way (its test failed too)
+            folder.mkdir()
+            build(folder)
+            done.touch()
+    return folder

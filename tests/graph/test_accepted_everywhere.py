@@ -20,20 +20,32 @@ from agents.testing.repos import git, make_sample_repo
 from agents.testing.scripted_agents import ScriptedAgents, approve, writes
 from benchmarks.cheat_corpus import LEGITIMATE, PY_FILES
 from orchestrator.cli.main import main
-from tests.graph.harness import Workflow, plan, task
+from tests.graph.harness import Workflow, built_once, plan, task
+from tests.graph.test_landing import Repo
 
 LINE = ("4 base tests changed, accepted by the coach: TASK-001: tests.test_mul::test_mul: gone"
         " (mul is removed by the task)")
 
 
+@pytest.fixture(scope="module")
+def template(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return built_once(tmp_path_factory, "accepted", _accepted_run)
+
+
 @pytest.fixture
-def accepted_run(tmp_path: Path) -> tuple[Path, Path]:
-    repo = make_sample_repo(tmp_path / "repo", files=PY_FILES,
+def accepted_run(template: Path, tmp_path: Path) -> tuple[Path, Path]:
+    """A copy of the finished run, for each test to land."""
+    copy = Repo(template, tmp_path / "copy")
+    return copy.root, copy.db
+
+
+def _accepted_run(root: Path) -> None:
+    repo = make_sample_repo(root / "repo", files=PY_FILES,
                             plan=plan(task("TASK-001"), verify="python -m pytest -q"))
     git(repo, "config", "user.name", "Dev")
     git(repo, "config", "user.email", "dev@example.com")
     files, accepts = LEGITIMATE["the task removes a function and its tests"]
-    db = tmp_path / "db.sqlite"
+    db = root / "db.sqlite"
 
     async def run() -> None:
         async with AsyncSqliteSaver.from_conn_string(str(db)) as saver:
@@ -41,7 +53,6 @@ def accepted_run(tmp_path: Path) -> tuple[Path, Path]:
             await Workflow(repo, agents, checkpointer=saver).run(max_turns=1)
 
     asyncio.run(run())
-    return repo, db
 
 
 def cli(capsys: pytest.CaptureFixture[str], repo: Path, db: Path, *args: str) -> tuple[int, str]:

@@ -14,7 +14,7 @@ import pytest
 import yaml
 
 from agents.testing.scripted_agents import writes
-from tests.graph.harness import task
+from tests.graph.harness import built_once, task
 from tests.graph.test_landing import CHEAP_FILES, CHEAP_VERIFY, MUL, SUB, Repo, _build
 
 PRE_COMMIT_CONFIG = """repos:
@@ -48,8 +48,9 @@ def template(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A finished run (A, and C which depends on it) whose C writes a line the user's hooks forbid; gated cheaply
     (the hooks are the claim here, not pytest's ids)."""
     files = {**CHEAP_FILES, ".pre-commit-config.yaml": PRE_COMMIT_CONFIG, ".husky/pre-commit": HUSKY_HOOK}
-    return _build(tmp_path_factory.mktemp("hooks"), [task("A"), task("C", "A")],
-                  {("player", "A"): writes(SUB), ("player", "C"): writes(BAD_MUL)}, files=files, verify=CHEAP_VERIFY)
+    return built_once(tmp_path_factory, "hooks", lambda root: _build(
+        root, [task("A"), task("C", "A")], {("player", "A"): writes(SUB), ("player", "C"): writes(BAD_MUL)},
+        files=files, verify=CHEAP_VERIFY))
 
 
 @pytest.fixture

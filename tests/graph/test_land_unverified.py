@@ -16,7 +16,7 @@ from agents.testing.repos import git, make_sample_repo
 from agents.testing.scripted_agents import ScriptedAgents, approve, writes
 from orchestrator.landing.unverified import last_line
 from tests.forge import FakeForge
-from tests.graph.harness import Workflow, plan, task
+from tests.graph.harness import Workflow, built_once, plan, task
 from tests.graph.test_landing import FILES, VERIFY, Repo, valid
 from tests.graph.test_pull_request import fake_gh, with_origin
 
@@ -28,7 +28,10 @@ REASON = "the docstring is the fix: no test can fail without it"
 
 @pytest.fixture(scope="module")
 def template(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    root = tmp_path_factory.mktemp("unverified")
+    return built_once(tmp_path_factory, "unverified", _finished_run)
+
+
+def _finished_run(root: Path) -> Path:
     repo = make_sample_repo(root / "repo", files=FILES, plan=plan(task("A", kind="fix"), verify=VERIFY))
     git(repo, "config", "user.name", "Dev")
     git(repo, "config", "user.email", "dev@example.com")

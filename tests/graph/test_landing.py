@@ -20,7 +20,7 @@ from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 from agents.testing.repos import git, make_sample_repo
 from agents.testing.scripted_agents import ScriptedAgents, Turn, approve, writes
 from orchestrator.cli.main import main
-from tests.graph.harness import Workflow, plan, task, unsandboxed
+from tests.graph.harness import Workflow, built_once, plan, task, unsandboxed
 from tests.graph.test_safety import lock_holder
 
 FILES = {
@@ -47,9 +47,20 @@ class Case(unittest.FunctionTestCase):
         return f"{self._testFunc.__module__}.{self._testFunc.__name__}"
 
 
+def unimportable(module, error):
+    def test_module():
+        raise error
+    test_module.__module__ = module  # named by its module, as pytest names a collection error
+    return test_module
+
+
 suite = unittest.TestSuite()
 for path in sorted(pathlib.Path("tests").glob("test_*.py")):
-    module = importlib.import_module(f"tests.{path.stem}")
+    try:
+        module = importlib.import_module(f"tests.{path.stem}")
+    except Exception as error:
+        suite.addTest(Case(unimportable(f"tests.{path.stem}", error)))
+        continue
     for name, test in vars(module).items():
         if name.startswith("test_") and callable(test):
             suite.addTest(Case(test))
@@ -61,6 +72,10 @@ CHEAP_VERIFY = "python run_tests.py"
 """A cheap variant of FILES for tests whose claim needs a gate that passes and fails as the tests do, not pytest's
 ids: the tests run by unittest from a script (~0.05 CPU-s a gate run instead of pytest's ~0.7; named on the gate's
 channel, so approvals are verified), no test red before the run."""
+RED_FILES = {**FILES, "run_tests.py": RUN_TESTS}
+"""FILES gated by the same script (CHEAP_VERIFY), with its test red before the run: this file's own templates. What
+`land` proves here (red on the base never blocks, a new failure is named, the base's run reused or measured again)
+needs a gate whose failures are named, not pytest's ids."""
 
 
 def _build(root: Path, tasks: list[dict[str, Any]], script: dict[Any, Any], files: dict[str, str] = FILES,
@@ -81,14 +96,15 @@ def _build(root: Path, tasks: list[dict[str, Any]], script: dict[Any, Any], file
 
 @pytest.fixture(scope="module")
 def templates(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
-    """Two finished runs, built once: `done` (A and C approved) and `partial` (A approved; B failed, having written
-    files but never reported them; its branch and worktree are left behind)."""
-    base = tmp_path_factory.mktemp("templates")
+    """Two finished runs, built once per session: `done` (A and C approved) and `partial` (A approved; B failed,
+    having written files but never reported them; its branch and worktree are left behind)."""
     return {
-        "done": _build(base / "done", [task("A"), task("C", "A")],
-                       {("player", "A"): writes(SUB), ("player", "C"): writes(MUL)}),
-        "partial": _build(base / "partial", [task("A"), task("B")],
-                          {("player", "A"): writes(SUB), ("player", "B"): Turn(files=WRONG_NEG)}),
+        "done": built_once(tmp_path_factory, "landing-done", lambda root: _build(
+            root, [task("A"), task("C", "A")], {("player", "A"): writes(SUB), ("player", "C"): writes(MUL)},
+            RED_FILES, CHEAP_VERIFY)),
+        "partial": built_once(tmp_path_factory, "landing-partial", lambda root: _build(
+            root, [task("A"), task("B")], {("player", "A"): writes(SUB), ("player", "B"): Turn(files=WRONG_NEG)},
+            RED_FILES, CHEAP_VERIFY)),
     }
 
 
@@ -164,7 +180,7 @@ def test_review_shows_each_task_the_diff_the_reports_and_what_land_would_do(part
     assert str(partial.root / ".autobuild/runs/FEAT-001/A/AUTO-RUN.md") in out
     assert f"{partial.root / '.autobuild/runs/FEAT-001/report.html'} (the pictures: open it in a browser)" in out
     assert "land refuses: not every task is approved (B failed)" in out
-    assert "land --partial: would merge 1 of 2 task(s) (A) into main, after `python -m pytest -q` passes" in out
+    assert "land --partial: would merge 1 of 2 task(s) (A) into main, after `python run_tests.py` passes" in out
 
     partial.commit({"NOTES.md": "moved on\n"}, "main moves on")
     code, out, _ = partial.cli(capsys, "review", "FEAT-001", "--json")
@@ -252,7 +268,7 @@ def test_land_after_the_base_moved_merges_it_verifies_again_and_lands(done: Repo
     code, out, _ = done.cli(capsys, "land", "FEAT-001")
     assert code == 0, out
     assert "main moved 1 commit(s) since the run: merging them in and verifying the result" in out
-    assert "running `python -m pytest -q` on main" in out, "what is red on the moved base is measured again"
+    assert "running `python run_tests.py` on main" in out, "what is red on the moved base is measured again"
     assert done.git("rev-list", "--parents", "-n1", "main").split()[1:] == [moved, done.sha("autobuild/FEAT-001")]
     assert (done.root / "NOTES.md").is_file() and (done.root / "calc/sub.py").is_file()
 
@@ -282,7 +298,7 @@ def test_land_does_not_move_a_branch_that_moved_after_it_was_read(
     # Another process commits on main while land verifies (the verify command plays that other process, so it
     # runs unsandboxed: in the sandbox its commit on main would be refused, as it should be).
     unsandboxed(tmp_path, monkeypatch)
-    sneak = f"{VERIFY}; s=$?; git -C {done.root} commit -q --allow-empty -m concurrent; exit $s"
+    sneak = f"{CHEAP_VERIFY}; s=$?; git -C {done.root} commit -q --allow-empty -m concurrent; exit $s"
     code, out, _ = done.cli(capsys, "land", "FEAT-001", "--verify", sneak)
     assert code == 1 and "not landed (not moved): main moved while landing" in out
     assert done.git("log", "-1", "--format=%s", "main").strip() == "concurrent", "the other commit stays on top"

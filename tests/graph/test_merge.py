@@ -153,6 +153,40 @@ async def test_a_second_run_reuses_the_base_run_and_a_changed_lockfile_invalidat
     assert gate_runs(log) == ["", "a", "", "a"], "a changed lockfile is a new environment: gated again"
 
 
+RED_GATE = """\
+import pathlib, unittest
+with open({log!r}, "a") as log:
+    log.write("".join(sorted(p.stem for p in pathlib.Path("calc").glob("*.py") if len(p.stem) == 1)) + "\\n")
+
+
+class Tree(unittest.TestCase):
+    def test_tree(self):
+        pass
+
+    def test_known_bad(self):
+        self.fail("red before the run")
+
+
+unittest.main(argv=["gate"])
+"""
+
+
+async def test_on_a_red_base_each_tree_is_gated_once_too(tmp_path: Path) -> None:
+    """A task's run on a red base fails (the base's own failure), and a failure is remembered as a tree's result
+    only once it repeated; but one whose failures are all the base's is a pass whatever a second run shows: the
+    landing reuses the coach's turn's run instead of gating the same tree again."""
+    log, script = tmp_path / "gate-runs.log", tmp_path / "gate.py"
+    script.write_text(RED_GATE.format(log=str(log)))
+    repo = make_sample_repo(tmp_path / "repo", files=CALC_FILES,
+                            plan=plan(task("A"), task("B", "A"), verify=f"python {script}"))
+    agents = ScriptedAgents({("player", "A"): one_file("a"), ("player", "B"): one_file("b"), "coach": approve()})
+    run = await Workflow(repo, agents).run()
+    assert run.status("A") == "approved" and run.status("B") == "approved"
+    assert gate_runs(log) == ["", "a", "ab"], "the base (twice in a row: a red base) and each task's tree, once"
+    end = next(e for e in run.events if e["event"] == "feature_end")
+    assert end["gate_cache"]["gate_runs_reused"] == 2, "each landing reused its coach-turn run"
+
+
 SHARED = {"calc/shared.py": "V = [0]\n"}
 
 

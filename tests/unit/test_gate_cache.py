@@ -56,6 +56,16 @@ async def test_a_failure_is_reused_only_once_it_repeated(tmp_path: Path) -> None
     assert changing.runs == 3, "a different failure starts counting again"
 
 
+async def test_a_failure_seen_once_is_reused_only_when_the_caller_says_it_is_settled(tmp_path: Path) -> None:
+    cache = GateCache(tmp_path / "gate-cache.json")
+    red = Gate(result(False, ["t::known"]), result(False, ["t::other"]))
+    await cache.run("k", red)
+    assert (await cache.run("k", red, settled=lambda run: run["failing"] == ["t::known"]))["failing"] == ["t::known"]
+    assert red.runs == 1, "its failures are all the base's: a second run could only confirm the verdict"
+    assert (await cache.run("k", red, settled=lambda run: False))["failing"] == ["t::other"]
+    assert red.runs == 2, "not settled: run again, as without a judge"
+
+
 async def test_a_run_without_a_key_is_never_stored(tmp_path: Path) -> None:
     cache = GateCache(tmp_path / "gate-cache.json")
     gate = Gate(result(True))

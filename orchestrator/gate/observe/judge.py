@@ -13,7 +13,7 @@ from orchestrator.facts import GateResult, Observation
 from orchestrator.gate.observe.observed import green, ran_none, unusable
 from orchestrator.gate.observe.result import failing_on, run_gate
 from orchestrator.gate.spec.no_baseline import baseline
-from orchestrator.gate.verdict import Evidence, record, wants_again
+from orchestrator.gate.verdict import Evidence, decide, record, wants_again
 from orchestrator.sandbox import Sandbox
 
 NAMED_RUNNERS = "pytest, unittest, node --test, jest, vitest, mocha, go test, cargo test"
@@ -45,6 +45,14 @@ def unusable_base(base: Observation, detected: bool = True, judge_by_counts: boo
 def judge(run: Observation, base: Observation | None) -> GateResult:
     """The verdict on a task's (or a merge's) run, given the base's run of the same command (gate/verdict.py)."""
     return record(Evidence(run=run, base=baseline(base)))  # a base whose tests never ran waives nothing
+
+
+def settled(run: Observation, base: Observation | None) -> bool:
+    """Whether `run`, judged against the base's, passes as it is: no test fails that the base did not fail, so
+    `gathered_run` would not run the command again and a run repeating it could only confirm the verdict (a
+    remembered first sighting of it may be reused, as a pass is: gate/cache.py)."""
+    evidence = Evidence(run=run, base=baseline(base))
+    return not wants_again(evidence) and decide(evidence).passed
 
 
 async def gathered_run(command: str, cwd: Path, timeout_s: float, env: dict[str, str],
