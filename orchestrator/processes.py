@@ -5,9 +5,11 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
+import shutil
 import signal
 import subprocess
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextvars import ContextVar
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -15,6 +17,31 @@ from orchestrator import sandbox as sandboxing
 from orchestrator.sandbox import Sandbox
 
 _GRACE_S = 3.0
+
+YIELDS_CPU: ContextVar[Callable[[], bool] | None] = ContextVar("autobuild_yields_cpu", default=None)
+"""Asked as each command line (`run_shell`: a gate's, a setup's) starts in this context: True starts it at the
+lowest CPU priority, as a sibling attempt's gate runs while another attempt's gate is ahead of it
+(graph/attempt_gates.py). Never git's: a starved git command could hold a lock the leader waits for."""
+_NICE = shutil.which("nice")
+
+
+@contextlib.contextmanager
+def full_priority() -> Iterator[None]:
+    """The commands started inside run as any other, whatever `YIELDS_CPU` says: one whose result another run waits
+    for (behind the gate cache's lock on a tree) must not be the one starved."""
+    token = YIELDS_CPU.set(None)
+    try:
+        yield
+    finally:
+        YIELDS_CPU.reset(token)
+
+
+def _session_nice(pid: int, nice: int) -> None:
+    """Where the kernel shares CPU time out by session (Linux's autogroup: every command here has a session of its
+    own), a process's nice value weighs only inside its session: the session's own is set (blocking). Any value
+    from 0 up may be set again, unlike a process's own."""
+    with contextlib.suppress(OSError):
+        Path(f"/proc/{pid}/autogroup").write_text(str(nice))
 
 
 @dataclass(frozen=True)
@@ -91,12 +118,13 @@ def start_detached(args: Sequence[str], cwd: Path, output: Path) -> Detached:
 
 async def run_async(
     args: Sequence[str], cwd: Path, timeout: float = 600.0, env: Mapping[str, str] | None = None, *,
-    pass_fds: Sequence[int] = (),
+    pass_fds: Sequence[int] = (), lowest_priority: bool = False,
 ) -> Completed:
     """Run a command without blocking the event loop; timeout or cancellation kills its process group.
-    `pass_fds` are inherited by the command (the gate's channel)."""
+    `pass_fds` are inherited by the command (the gate's channel); `lowest_priority` runs it last on the CPU."""
+    lowered = [_NICE, "-n", "19"] if _NICE and lowest_priority else []
     proc = await asyncio.create_subprocess_exec(
-        *args,
+        *lowered, *args,
         cwd=cwd,
         stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.PIPE,
@@ -107,6 +135,8 @@ async def run_async(
     )
     reading = asyncio.ensure_future(proc.communicate())
     try:
+        if lowered:
+            await asyncio.to_thread(_session_nice, proc.pid, 19)
         out, err = await asyncio.wait_for(asyncio.shield(reading), timeout=timeout)
     except TimeoutError:
         # What it printed before it was stopped is kept (which test hung, the results so far): the group gets
@@ -121,6 +151,9 @@ async def run_async(
                          (err.decode(errors="replace") + "\n" + note).lstrip("\n"), timed_out=True)
     except asyncio.CancelledError:
         reading.cancel()
+        if lowered:  # starved, even its end would wait: its priority back, and no report wanted from it
+            await asyncio.shield(asyncio.to_thread(_session_nice, proc.pid, 0))
+            _force_group(proc.pid)
         await asyncio.shield(_terminate(proc))
         raise
     return Completed(tuple(args), proc.returncode or 0, out.decode(errors="replace"), err.decode(errors="replace"))
@@ -145,8 +178,11 @@ async def run_shell(command: str, cwd: Path, timeout: float, env: Mapping[str, s
     """A user-supplied command line (a plan's `verify`, a `setup`), run by bash; under `sandbox` (when bwrap
     runs here) it can only write there, and what the sandbox refused is named at the end of its output.
     `pass_fds` are inherited by the command (bwrap passes them on)."""
+    yields = YIELDS_CPU.get()
+    lowest = yields is not None and yields()
     if sandbox is None or not await asyncio.to_thread(sandboxing.available):  # probes bwrap once: off the loop
-        return await run_async(["bash", "-c", command], cwd, timeout, env, pass_fds=pass_fds)
+        return await run_async(["bash", "-c", command], cwd, timeout, env, pass_fds=pass_fds,
+                               lowest_priority=lowest)
     base = dict(os.environ) if env is None else dict(env)
     full = base | dict(sandbox.env)
     if "GOMODCACHE" in sandbox.env:  # go's module cache is read-only by default: `clean` could not remove it
@@ -155,7 +191,7 @@ async def run_shell(command: str, cwd: Path, timeout: float, env: Mapping[str, s
         full["PYTHONPATH"] = os.pathsep.join(filter(None, [full.get("PYTHONPATH", ""), target]))
     for _attempt in range(_SANDBOX_ATTEMPTS):
         wrapped = await asyncio.to_thread(sandboxing.wrap, ["bash", "-c", command], cwd, sandbox, full)  # mkdirs
-        done = await run_async(wrapped, cwd, timeout, full, pass_fds=pass_fds)
+        done = await run_async(wrapped, cwd, timeout, full, pass_fds=pass_fds, lowest_priority=lowest)
         if not await asyncio.to_thread(sandboxing.lost_tmp_entry, done.returncode, done.stdout, done.stderr):
             break
     refused = sandboxing.refusals(done.stdout + "\n" + done.stderr)

@@ -40,7 +40,7 @@ from orchestrator.gate.spec import cross_tests, hidden
 from orchestrator.gate.spec.no_baseline import no_baseline
 from orchestrator.gate.spec.spec_check import SpecCheck, read_texts
 from orchestrator.gate.verdict import no_gate
-from orchestrator.processes import Completed, run_shell
+from orchestrator.processes import Completed, full_priority, run_shell
 from orchestrator.repo import confined
 from orchestrator.repo.git import GitRepo
 
@@ -226,7 +226,8 @@ class Gates:
         async def once() -> GateResult:
             nonlocal ran
             ran = True
-            return await self._run_once(command, worktree, known_failing=failing_on(base))
+            with full_priority():  # behind the cache's lock on this tree: a sibling attempt's may wait for it
+                return await self._run_once(command, worktree, known_failing=failing_on(base))
 
         key = await self._key(worktree, command)
         cache = self.cache

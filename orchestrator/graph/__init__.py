@@ -19,6 +19,7 @@ attempt_records.py: a task's attempts as records: each outcome, its record, the 
 selection.py: which attempt lands: a pure ranking of the candidates by deterministic keys.
 attempt_choice.py: the selection beyond the keys: cross-testing the tied candidates, then a selector session.
 attempt_consensus.py: what tied attempts agree their change needs: each one's code lines no sibling changed.
+attempt_gates.py: a task's attempts' gates under `first`: a sibling behind another's gate yields the CPU.
 setup_once.py: a task's attempts set up once: siblings from the same commit take the first's setup products.
 replan.py: `--replan`: a task that ran out of turns or stalled, replaced by smaller ones.
 rerun.py: which tasks of a finished feature `resume` or `run TASK` runs again.

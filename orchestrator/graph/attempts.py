@@ -33,6 +33,7 @@ from agents.limits import UsageLimitYield
 from orchestrator.facts import TaskState
 from orchestrator.graph import attempt_choice
 from orchestrator.graph.active import ACTIVE, ActiveRun
+from orchestrator.graph.attempt_gates import LINE, GateLine
 from orchestrator.graph.attempt_records import AttemptOutcome, approach, as_candidate, combined, record
 from orchestrator.graph.events import ATTEMPT
 from orchestrator.graph.selection import Selection, first_verified
@@ -58,6 +59,8 @@ class _Group:
     won: asyncio.Event = field(default_factory=asyncio.Event)
     outcomes: dict[int, AttemptOutcome] = field(default_factory=dict)
     raised: dict[int, BaseException] = field(default_factory=dict)
+    gates: GateLine = field(default_factory=GateLine)
+    """The attempts at their gates, in order (graph/attempt_gates.py: under `first`, one behind yields the CPU)."""
 
 
 _GROUPS: dict[tuple[str, str], _Group] = {}
@@ -76,6 +79,8 @@ async def _attempt(task_id: str, attempt: int, run_key: str) -> AttemptOutcome:
     runtime = get_runtime()
     events = ctx.events(runtime)
     ATTEMPT.set(attempt)  # this task body's own context: its subgraph's events carry the attempt
+    if group.policy == "first":  # a sibling's verified gate ends this one: it need not compete for the CPU
+        LINE.set((group.gates, attempt))
     spend_key = f"{task_id}.a{attempt}"
     try:
         async with active.scheduler.slots:

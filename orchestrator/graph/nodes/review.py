@@ -22,7 +22,7 @@ from orchestrator.gate import (
     tests_only_skipped,
     unaccepted_test_changes,
 )
-from orchestrator.graph import control, steering
+from orchestrator.graph import attempt_gates, control, steering
 from orchestrator.graph.context import RunContext
 from orchestrator.graph.nodes import bring_up
 from orchestrator.graph.nodes.turns import AgentTurn, hung_command_note, session_failure
@@ -195,9 +195,10 @@ async def _verify(state: TaskState, ctx: RunContext, accepted: list[Acceptance])
     """The objective gate, run by us in the worktree (whatever it leaves behind is discarded): every test that
     passed where the task started must pass, or be a change the coach accepted."""
     worktree = Path(state["worktree"])
-    run = await ctx.gates.run(worktree, ctx.gate_command(state["task_id"]), changed_since=ctx.feature_branch,
-                              against=state["base_sha"], accepted=accepted,
-                              hidden_tests=ctx.hidden_of([state["task_id"]]), kind=ctx.plan.task(state["task_id"]).kind)
+    with attempt_gates.in_line():  # under `first`, a sibling attempt's gate that came first goes first on the CPU
+        run = await ctx.gates.run(worktree, ctx.gate_command(state["task_id"]), changed_since=ctx.feature_branch,
+                                  against=state["base_sha"], accepted=accepted, hidden_tests=ctx.hidden_of(
+                                      [state["task_id"]]), kind=ctx.plan.task(state["task_id"]).kind)
     await ctx.repo.reset(worktree, state["head_sha"])
     return run.result
 
