@@ -11,6 +11,7 @@ import pytest
 from agents.testing.repos import make_sample_repo
 from agents.testing.scripted_model import RequestRecord, ScriptedModel
 from tests import schemas
+from tests.cli_in_process import cli_in_process
 from tests.conftest import CliRun, coach_from_pytest, git
 
 pytestmark = pytest.mark.cli
@@ -39,18 +40,19 @@ def two_task_plan(**second: Any) -> dict[str, Any]:
         {"id": "TASK-B", "name": "B", "complexity": 2, **second}]}
 
 
-def test_dry_run_reports_groups_estimate_and_scope_overlaps(tmp_path: Path, run_cli: Callable[..., CliRun]) -> None:
+def test_dry_run_reports_groups_estimate_and_scope_overlaps(tmp_path: Path) -> None:
+    """Commands that start no session: `main` in this process (tests/cli_in_process.py)."""
     plan = two_task_plan()
     plan["tasks"][0]["files"] = ["src/auth/**"]
     plan["tasks"][1]["files"] = ["src/auth/login.py"]
     repo = make_sample_repo(tmp_path / "repo", plan=plan)
     db = tmp_path / "db"
-    result = run_cli("run", "FEAT-001", "--repo", str(repo), "--db", str(db), "--dry-run", "--json")
+    result = cli_in_process(tmp_path, "run", "FEAT-001", "--repo", str(repo), "--db", str(db), "--dry-run", "--json")
     assert result.returncode == 0, result.stderr
     data = schemas.valid("dry-run", result.stdout)
     assert data["groups"] == [["TASK-A", "TASK-B"]] and data["estimate"]["sessions_expected"] >= 2
     assert "TASK-A and TASK-B may write the same files" in data["scope_overlaps"][0]
-    assert "may write the same files" in run_cli("validate", "FEAT-001", "--repo", str(repo)).stderr
+    assert "may write the same files" in cli_in_process(tmp_path, "validate", "FEAT-001", "--repo", str(repo)).stderr
     assert data["previous_run"] is None
     assert not db.exists() and "autobuild/" not in git(repo, "branch", "--list")
 

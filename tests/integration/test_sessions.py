@@ -29,6 +29,7 @@ from agents import (
 from agents.reaper import reap_orphans, tagged_pids
 from agents.testing.scripted_model import ScriptedModel
 from tests import schemas
+from tests.cli_in_process import cli_in_process
 
 pytestmark = pytest.mark.cli
 
@@ -110,11 +111,11 @@ async def test_overloaded_twice_then_ok(worktree: Path, use_model: Any) -> None:
 
 async def test_rate_limit_persisting_is_bounded(worktree: Path, use_model: Any) -> None:
     model = use_model({"text": "x", "fault": {"status": 429, "times": 1000}})
-    result = await play(worktree, settings(attempts=3))
-    assert result.status == "api_error" and result.attempts == 3
+    result = await play(worktree, settings(attempts=2))
+    assert result.status == "api_error" and result.attempts == 2
     assert "429" in result.errors[-1]
-    # One retry layer: the CLI itself does not retry (CLAUDE_CODE_MAX_RETRIES=0), so 3 attempts = 3 requests.
-    assert len(model.requests) == 3
+    # One retry layer: the CLI itself does not retry (CLAUDE_CODE_MAX_RETRIES=0), so 2 attempts = 2 requests.
+    assert len(model.requests) == 2
 
 
 async def test_unauthorized_aborts_without_retry(worktree: Path, use_model: Any) -> None:
@@ -291,9 +292,10 @@ async def test_a_claude_code_login_without_an_api_key_drives_a_session(
     result = await play(worktree, settings(attempts=1))
     assert result.status == "success", result.errors
     assert [r.outcome for r in model.requests if r.role == "player"] == ["ok"]
-    doctor = await asyncio.to_thread(subprocess.run, [sys.executable, "-m", "orchestrator", "doctor", "--repo",
-                                     str(worktree), "--db", str(tmp_path / "db.sqlite"), "--json"],
-                                     capture_output=True, text=True, check=False)
+    # `main` in this process (on a thread: this test's loop is running), with the same login and still no key.
+    doctor = await asyncio.to_thread(cli_in_process, tmp_path, "doctor", "--repo", str(worktree), "--db",
+                                     str(tmp_path / "db.sqlite"), "--json", model=model, ANTHROPIC_API_KEY="",
+                                     CLAUDE_CONFIG_DIR=str(config))
     found = {c["check"]: c for c in schemas.valid("doctor", doctor.stdout)}
     assert found["credentials"]["ok"] and "Claude Code login (max subscription)" in found["credentials"]["detail"]
     assert found["model call"]["ok"], "and the login works: the model answered"

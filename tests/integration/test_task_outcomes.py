@@ -15,6 +15,7 @@ import pytest
 from agents.reaper import tagged_pids
 from agents.testing.repos import make_sample_repo
 from agents.testing.scripted_model import ScriptedModel
+from tests.cli_in_process import cli_in_process
 from tests.conftest import CliRun, approve_scenario, cli_env, git, one_task_plan
 
 pytestmark = pytest.mark.cli
@@ -110,10 +111,11 @@ def test_auth_failure_is_a_resumable_error_with_reason_and_retries_are_traced(
     assert "overloaded (529), retrying" in result.stdout
 
 
-def test_missing_cli_refuses_before_writing(tmp_path: Path, run_cli: Callable[..., CliRun]) -> None:
+def test_missing_cli_refuses_before_writing(tmp_path: Path) -> None:
+    """A refusal before any session: `main` in this process (tests/cli_in_process.py)."""
     repo = make_sample_repo(tmp_path / "repo", plan=one_task_plan())
-    result = run_cli("run", "FEAT-001", "--repo", str(repo), "--db", str(tmp_path / "ck.sqlite"),
-                     ORCHESTRATOR_CLI_PATH=str(tmp_path / "missing-claude"))
+    result = cli_in_process(tmp_path, "run", "FEAT-001", "--repo", str(repo), "--db", str(tmp_path / "ck.sqlite"),
+                            ORCHESTRATOR_CLI_PATH=str(tmp_path / "missing-claude"))
     assert result.returncode == 2
     assert result.stderr.startswith("error: Claude Code CLI not found at") and "ORCHESTRATOR_CLI_PATH" in result.stderr
     assert not (tmp_path / "ck.sqlite").exists() and "autobuild/" not in git(repo, "branch", "--list")

@@ -50,8 +50,8 @@ def test_approved_on_turn_one(tmp_path: Path, model_factory: Callable[..., Scrip
     assert [r.role for r in model.requests if r.step == 0] == ["player", "coach"]
     for first in (r for r in model.requests if r.step == 0):
         assert "CONVENTION-MARKER-7f3a" in first.system and "IMPORTED-MARKER-91c2" in first.system, first.role
-    # Running it again reports the finished thread instead of redoing work.
-    again = run_cli("run", "FEAT-001", "--repo", str(repo), "--db", str(db), model=model)
+    # Running it again reports the finished thread instead of redoing work (`main` in this process: no session).
+    again = cli_in_process(tmp_path, "run", "FEAT-001", "--repo", str(repo), "--db", str(db), model=model)
     assert again.returncode == 0 and "already finished" in again.stdout
     assert len([r for r in model.requests if r.step == 0]) == 2
 
@@ -163,8 +163,10 @@ def test_bad_input_exits_2_and_writes_nothing(case: str, tmp_path: Path, run_cli
     db = tmp_path / "ck.sqlite"
     for command in (["run", target], ["validate", target]):
         argv = [*command, "--repo", str(repo), *(["--db", str(db)] if command[0] == "run" else [])]
-        # One case through the real process (what a person sees whole); the rest through `main` in this process.
-        result = run_cli(*argv) if case == "malformed-yaml" else cli_in_process(tmp_path, *argv)
+        # One command of one case through the real process (what a person sees whole); the rest through `main` in
+        # this process.
+        real = case == "malformed-yaml" and command[0] == "run"
+        result = run_cli(*argv) if real else cli_in_process(tmp_path, *argv)
         assert result.returncode == 2, (case, result.stdout, result.stderr)
         lines = result.stderr.strip().splitlines()
         assert len(lines) == 1 and lines[0].startswith("error: "), result.stderr

@@ -45,10 +45,8 @@ def test_validate_and_dry_run_say_which_command_gates_and_where_it_came_from(sam
 def test_a_gate_that_cannot_run_is_exit_2_with_its_output_before_any_session(
         sample_repo: Path, tmp_path: Path, answering_endpoint: ScriptedModel) -> None:
     db = tmp_path / "db.sqlite"
-    proc = subprocess.run([sys.executable, "-m", "orchestrator", "run", "FEAT-001", "--repo", str(sample_repo),
-                           "--db", str(db), "--autonomous", "--verify", "no-such-test-runner --all"],
-                          capture_output=True, text=True, env=cli_env(answering_endpoint, tmp_path), timeout=120,
-                          check=False)
+    proc = cli_in_process(tmp_path, "run", "FEAT-001", "--repo", str(sample_repo), "--db", str(db), "--autonomous",
+                          "--verify", "no-such-test-runner --all", model=answering_endpoint)
     assert proc.returncode == 2, proc.stderr
     assert "can't run on the base" in proc.stderr and "no-such-test-runner: command not found" in proc.stderr
     assert "Traceback" not in proc.stderr

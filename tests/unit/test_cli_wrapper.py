@@ -34,11 +34,15 @@ def test_sessions_starting_together_on_threads_all_get_the_wrapper(tmp_path: Pat
     assert not list(tmp_path.glob("autobuild-*/*.tmp"))
 
 
-def test_every_process_uses_the_same_wrapper(tmp_path: Path) -> None:
+def test_every_process_uses_the_same_wrapper(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """This process and another one (each with its own hash salt: hash() named a wrapper per process)."""
     probe = "import sys; from agents import session; print(session._cli_wrapper('/opt/claude'))"
     env = {"TMPDIR": str(tmp_path), "PATH": "/usr/bin:/bin"}
-    paths = {subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, env=env, check=True,
-                            timeout=60, cwd=CHECKOUT).stdout.strip() for _ in range(3)}
+    other = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, env=env, check=True,
+                           timeout=60, cwd=CHECKOUT).stdout.strip()
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    monkeypatch.setenv("PATH", env["PATH"])
+    paths = {other, session._cli_wrapper("/opt/claude")}
     assert len(paths) == 1
     assert len(list(tmp_path.glob("autobuild-*/claude-*.sh"))) == 1
 

@@ -13,6 +13,7 @@ import pytest
 
 import agents.errors
 import orchestrator.errors
+from tests.source_trees import parsed
 
 ROOT = Path(__file__).resolve().parents[2]
 _DRAWN = re.compile(r"^    (?P<lead>[│├└─ ]*)(?P<name>[A-Z]\w+)(?:\s|$)")
@@ -39,7 +40,7 @@ def coded_tree(package: str, root: str) -> dict[str, str | None]:
     """Every class in `package` derived (by name, directly) from `root` or from a class derived from it."""
     bases: dict[str, str] = {}
     for path in sorted((ROOT / package).rglob("*.py")):
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        for node in ast.walk(parsed(path)):
             if isinstance(node, ast.ClassDef) and node.bases:
                 base = node.bases[0]
                 name = base.id if isinstance(base, ast.Name) else getattr(base, "attr", "")

@@ -10,6 +10,8 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
+from tests.source_trees import parsed
+
 ROOT = Path(__file__).resolve().parents[2]
 LIMIT = 60
 
@@ -34,7 +36,7 @@ def _lengths(path: Path) -> dict[str, int]:
             else:
                 visit(child, prefix)
 
-    visit(ast.parse(path.read_text()), "")
+    visit(parsed(path), "")
     return found
 
 

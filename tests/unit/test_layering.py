@@ -5,10 +5,13 @@ imports the SDK, packages only import packages below their own, and no import ci
 from __future__ import annotations
 
 import ast
+import functools
 import graphlib
 from pathlib import Path
 
 import pytest
+
+from tests.source_trees import parsed
 
 ROOT = Path(__file__).resolve().parents[2]
 # Bottom to top: a module may import its own package and anything on a lower layer, never a higher one.
@@ -42,10 +45,11 @@ def _modules() -> dict[str, Path]:
 MODULES = _modules()
 
 
+@functools.cache
 def _imports(path: Path) -> set[str]:
     """Every module `path` imports (`from pkg import submodule` counts as the submodule)."""
     found: set[str] = set()
-    for node in ast.walk(ast.parse(path.read_text())):
+    for node in ast.walk(parsed(path)):
         if isinstance(node, ast.Import):
             found.update(alias.name for alias in node.names)
         elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
@@ -66,8 +70,11 @@ def _ours(name: str) -> str | None:
     return None
 
 
-GRAPH = {module: {ours for name in _imports(path) if (ours := _ours(name)) and ours != module}
-         for module, path in MODULES.items()}
+@functools.cache
+def _graph() -> dict[str, set[str]]:
+    """Which of our modules each of ours imports (built on first use, not when the module is collected)."""
+    return {module: {ours for name in _imports(path) if (ours := _ours(name)) and ours != module}
+            for module, path in MODULES.items()}
 
 
 def _layer(module: str) -> int:
@@ -88,14 +95,15 @@ def test_the_orchestrator_never_imports_the_sdk() -> None:
 
 
 def test_views_never_import_the_graph() -> None:
-    offenders = [f"{module} imports {dep}" for module, deps in GRAPH.items() if module.startswith("orchestrator.views")
+    offenders = [f"{module} imports {dep}" for module, deps in _graph().items()
+                 if module.startswith("orchestrator.views")
                  for dep in deps if dep.startswith(("orchestrator.graph", "orchestrator.cli", "orchestrator.landing"))]
     assert offenders == []
 
 
 def test_arrows_only_point_downward() -> None:
     offenders = [f"{module} (layer {_layer(module)}) imports {dep} (layer {_layer(dep)})"
-                 for module, deps in GRAPH.items() if module.startswith("orchestrator")
+                 for module, deps in _graph().items() if module.startswith("orchestrator")
                  for dep in deps if dep.startswith("orchestrator") and _layer(dep) > _layer(module)]
     assert offenders == []
 
@@ -108,7 +116,7 @@ def test_every_module_has_a_layer() -> None:
 
 @pytest.mark.parametrize("package", ["orchestrator", "agents"])
 def test_no_import_circles(package: str) -> None:
-    edges = {module: {dep for dep in deps if dep.startswith(package)} for module, deps in GRAPH.items()
+    edges = {module: {dep for dep in deps if dep.startswith(package)} for module, deps in _graph().items()
              if module.startswith(package)}
     # A package's __init__ re-exporting its own modules is not a circle: drop edges from a package to its children.
     edges = {module: {dep for dep in deps if not dep.startswith(module + ".")} for module, deps in edges.items()}
@@ -137,7 +145,7 @@ def _starts_git(node: ast.AST) -> bool:
 
 def _git_starts(path: Path) -> list[int]:
     found = []
-    for node in ast.walk(ast.parse(path.read_text())):
+    for node in ast.walk(parsed(path)):
         if isinstance(node, (ast.List, ast.Tuple)) and _starts_git(node):
             found.append(node.lineno)
         elif isinstance(node, ast.Call) and node.args:
@@ -170,13 +178,13 @@ PROGRAMS = {"orchestrator.landing.leash", "agents.testing.scripted_model"}
 
 
 def _command_line_calls(path: Path) -> list[str]:
-    return _command_line_calls_in(path.read_text())
+    return _command_line_calls_in(parsed(path))
 
 
-def _command_line_calls_in(code: str) -> list[str]:
+def _command_line_calls_in(code: str | ast.Module) -> list[str]:
     """What only the command line does: import argparse, call print(), run an event loop with asyncio.run."""
     found = []
-    for node in ast.walk(ast.parse(code)):
+    for node in ast.walk(ast.parse(code) if isinstance(code, str) else code):
         if isinstance(node, ast.Import) and any(alias.name == "argparse" for alias in node.names):
             found.append(f"{node.lineno}: import argparse")
         elif isinstance(node, ast.ImportFrom) and node.module in ("argparse", "asyncio") and node.level == 0 and (
@@ -246,9 +254,9 @@ def test_only_the_allowed_modules_start_processes() -> None:
     """processes.py owns subprocesses (own session, killpg on timeout or cancel, output capped); a module outside
     the allow-list that starts one bypasses that."""
     offenders = [f"{module}:{line}" for module, path in MODULES.items() if module not in SUBPROCESS_STARTERS
-                 for line in _process_starts(ast.parse(path.read_text()))]
+                 for line in _process_starts(parsed(path))]
     assert offenders == []
-    unused = [module for module in SUBPROCESS_STARTERS if not _process_starts(ast.parse(MODULES[module].read_text()))]
+    unused = [module for module in SUBPROCESS_STARTERS if not _process_starts(parsed(MODULES[module]))]
     assert unused == []  # an allow-list entry that starts nothing any more is dropped
 
 

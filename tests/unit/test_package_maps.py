@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.source_trees import parsed
 from tests.unit.test_layering import MODULES, ROOT
 
 # Packages whose `__init__` is their one import surface: outside them, `orchestrator.gate` and never
@@ -22,7 +23,7 @@ IMPORTERS = ("orchestrator", "agents", "benchmarks")
 def _imported(path: Path) -> list[tuple[int, str]]:
     """(line, module) for every import in `path`, a `from pkg import name` counted as `pkg.name`."""
     found: list[tuple[int, str]] = []
-    for node in ast.walk(ast.parse(path.read_text())):
+    for node in ast.walk(parsed(path)):
         if isinstance(node, ast.Import):
             found += [(node.lineno, alias.name) for alias in node.names]
         elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
@@ -33,8 +34,10 @@ def _imported(path: Path) -> list[tuple[int, str]]:
 
 def _reaches_inside(name: str, package: str) -> bool:
     """`name` is one of `package`'s modules (not a name the package's `__init__` exports)."""
-    return name.startswith(package + ".") and any(module == name or name.startswith(module + ".")
-                                                  for module in MODULES if module.startswith(package + "."))
+    parts = name.split(".")
+    prefixes = (".".join(parts[:end]) for end in range(1, len(parts) + 1))  # `name` itself and each package above
+    return name.startswith(package + ".") and any(prefix.startswith(package + ".") and prefix in MODULES
+                                                  for prefix in prefixes)
 
 
 def test_outside_a_private_package_only_the_package_is_imported() -> None:

@@ -1,4 +1,5 @@
-"""`--plan PATH` through the real command (`python -m orchestrator`): commands that start no agent."""
+"""`--plan PATH` through the command: commands that start no agent. One through the real process (`python -m
+orchestrator`, what a person sees whole); the rest through `main` in this process (tests/cli_in_process.py)."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from pathlib import Path
 
 import yaml
 
+from tests.cli_in_process import cli_in_process
 from tests.conftest import cli_env
 from tests.guardkit import PLAN_FILE, guardkit_plan, write_guardkit_plan
 
@@ -25,13 +27,13 @@ def test_validate_and_dry_run_take_a_plan_where_it_lies(sample_repo: Path, tmp_p
     assert "warning: plan.status 'paused' ignored" in valid.stderr
     assert "warning: TASK-GK-002.file_path tasks/backlog/sub/TASK-GK-002-docs.md does not exist" in valid.stderr
     # From elsewhere: --plan is relative to the current directory, like any path argument.
-    dry = cli(tmp_path, tmp_path, "run", "--plan", str(sample_repo / PLAN_FILE), "--repo", str(sample_repo),
-              "--dry-run", "--json")
+    dry = cli_in_process(tmp_path, "run", "--plan", str(sample_repo / PLAN_FILE), "--repo", str(sample_repo),
+                         "--dry-run", "--json", cwd=tmp_path)
     assert dry.returncode == 0, dry.stderr
     shown = json.loads(dry.stdout)
     assert shown["feature"] == "FEAT-GK1" and shown["groups"] == [["TASK-GK-001"], ["TASK-GK-002"]]
     assert not (sample_repo / ".autobuild" / "runs").exists()  # a dry run writes nothing
-    wrong = cli(tmp_path, sample_repo, "validate", "FEAT-001", "--plan", PLAN_FILE)
+    wrong = cli_in_process(tmp_path, "validate", "FEAT-001", "--plan", PLAN_FILE, cwd=sample_repo)
     assert wrong.returncode == 2
     assert wrong.stderr == f"error: {PLAN_FILE} is plan FEAT-GK1, not FEAT-001: give its id, or none\n"
 
@@ -41,9 +43,9 @@ def test_a_plan_pointing_outside_the_repo_is_refused_in_one_line(sample_repo: Pa
     data["tasks"][0]["file_path"] = "tasks/link.md"
     write_guardkit_plan(sample_repo, data)
     (sample_repo / "tasks/link.md").symlink_to(tmp_path / "elsewhere.md")
-    refused = cli(tmp_path, sample_repo, "validate", "--plan", PLAN_FILE)
+    refused = cli_in_process(tmp_path, "validate", "--plan", PLAN_FILE, cwd=sample_repo)
     assert refused.returncode == 2 and refused.stderr.count("\n") == 1
     assert "task TASK-GK-001: file_path: tasks/link.md resolves outside the repo" in refused.stderr
     (sample_repo / PLAN_FILE).write_text(yaml.safe_dump(guardkit_plan(id="FEAT-001")))
-    clash = cli(tmp_path, sample_repo, "validate", "--plan", PLAN_FILE)
+    clash = cli_in_process(tmp_path, "validate", "--plan", PLAN_FILE, cwd=sample_repo)
     assert clash.returncode == 2 and "another plan with that id" in clash.stderr

@@ -9,6 +9,8 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
+from tests.source_trees import parsed
+
 ROOT = Path(__file__).resolve().parents[2]
 WRITER = ROOT / "orchestrator" / "gate" / "verdict.py"
 _RECORDS = {"GateResult", "Observation", "dict", "update"}
@@ -35,10 +37,10 @@ def _callee(call: ast.Call) -> str:
         call.func, ast.Attribute) else ""
 
 
-def writes(source: str) -> list[int]:
-    """The lines of `source` that give `passed` a value of their own."""
+def writes(source: str | ast.Module) -> list[int]:
+    """The lines of `source` (or its tree) that give `passed` a value of their own."""
     found = []
-    for node in ast.walk(ast.parse(source)):
+    for node in ast.walk(ast.parse(source) if isinstance(source, str) else source):
         values: list[ast.expr] = []
         if isinstance(node, ast.Call) and _callee(node) in _RECORDS:
             values += [kw.value for kw in node.keywords if kw.arg == "passed"]
@@ -65,9 +67,9 @@ def writes(source: str) -> list[int]:
 
 def test_only_the_verdict_writes_passed() -> None:
     offenders = [f"{path.relative_to(ROOT)}:{line}" for path in sorted((ROOT / "orchestrator").rglob("*.py"))
-                 if path != WRITER for line in writes(path.read_text(encoding="utf-8"))]
+                 if path != WRITER for line in writes(parsed(path))]
     assert offenders == [], f"only gate/verdict.py may write `passed` (decide): {offenders}"
-    assert writes(WRITER.read_text(encoding="utf-8")), "the scan finds the verdict's own writes"
+    assert writes(parsed(WRITER)), "the scan finds the verdict's own writes"
 
 
 def test_the_scan_sees_every_way_of_writing_it() -> None:
