@@ -139,14 +139,16 @@ def unsandboxed(tmp_path: Path, monkeypatch: Any) -> None:
 
 async def judged(repo: Path, changed: dict[str, str | None], verify: str | None = None, *,
                  timeout_s: float = 300, kind: str | None = None, accepted: Sequence[Acceptance] = (),
-                 watch: Watch | None = None) -> GateResult:
+                 watch: Watch | None = None, shared_base: bool = False) -> GateResult:
     """The gate's verdict (the plan's `verify`, else the detected command), as the task's turns judge, on a commit
     on the base that writes `changed`: through the gate service, nothing remembered; a task of `kind` whose coach
-    `accepted` these; `watch` sees every command the gate runs."""
+    `accepted` these; `watch` sees every command the gate runs. `shared_base`: the base's run is the one in the
+    repo's gate cache when it holds it (a copy of tests/graph/gated_base.py's), as a workflow's would be."""
     git = GitRepo(repo)
-    gates = Gates(git, GateRequest(plan_verify=verify, timeout_s=timeout_s), no_cache=True, watch=watch)
+    gates = Gates(git, GateRequest(plan_verify=verify, timeout_s=timeout_s), no_cache=not shared_base, watch=watch)
     base = git.rev("HEAD")
     await gates.check_base("FEAT-001", base)
+    gates.cache = None  # what is judged runs, always
     worktree = repo / ".autobuild" / "worktrees" / "FEAT-001" / "_land"
     await git.add_detached_worktree(worktree, base)
     for path, text in changed.items():

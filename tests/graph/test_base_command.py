@@ -16,6 +16,7 @@ import pytest
 from agents.testing.repos import make_sample_repo
 from agents.testing.scripted_agents import ScriptedAgents, approve, writes
 from benchmarks.cheat_corpus import BROKEN, GO_BROKEN, GO_FILES, MUL, NODE_BROKEN, NODE_FILES, PY_FILES, UNITTEST_FILES
+from tests.graph.gated_base import GatedBase, gated_base
 from tests.graph.harness import Workflow, plan, task
 from tests.graph.test_tests_are_spec import cheat, first_gate
 
@@ -27,9 +28,14 @@ def commit_all(repo: Path, message: str) -> None:
         subprocess.run(["git", *args], cwd=repo, check=True, capture_output=True)
 
 
-async def test_a_narrowed_makefile_target_still_runs_the_bases(tmp_path: Path) -> None:
-    repo = make_sample_repo(tmp_path / "repo", files={**PY_FILES, "Makefile": MAKEFILE},
-                            plan=plan(task("TASK-001"), verify="make test"))
+@pytest.fixture(scope="module")
+def make_base(tmp_path_factory: pytest.TempPathFactory) -> GatedBase:
+    """PY_FILES with MAKEFILE, its base checked once with `make test` (tests/graph/gated_base.py)."""
+    return gated_base(tmp_path_factory.mktemp("make-base"), {**PY_FILES, "Makefile": MAKEFILE}, "make test")
+
+
+async def test_a_narrowed_makefile_target_still_runs_the_bases(make_base: GatedBase) -> None:
+    repo = make_base.fresh(plan(task("TASK-001"), verify="make test"))
     narrowed = MAKEFILE.replace("-q", "-q tests/test_other.py")
     run = await cheat(repo, {"calc/mul.py": BROKEN, "Makefile": narrowed},
                       {"calc/mul.py": MUL, "Makefile": MAKEFILE, "calc/div.py": "X = 1\n"})
@@ -41,10 +47,9 @@ async def test_a_narrowed_makefile_target_still_runs_the_bases(tmp_path: Path) -
     assert not (repo / ".autobuild-base.Makefile").exists()
 
 
-async def test_the_tasks_own_config_runs_as_it_left_it(tmp_path: Path) -> None:
+async def test_the_tasks_own_config_runs_as_it_left_it(make_base: GatedBase) -> None:
     """A task may add a test folder to pytest's testpaths: its new test runs (and fails here), the base's too."""
-    repo = make_sample_repo(tmp_path / "repo", files={**PY_FILES, "Makefile": MAKEFILE},
-                            plan=plan(task("TASK-001"), verify="make test"))
+    repo = make_base.fresh(plan(task("TASK-001"), verify="make test"))
     added = {"pyproject.toml": "[tool.pytest.ini_options]\ntestpaths = ['tests', 'more']\n",
              "more/test_more.py": "def test_more():\n    assert False, 'the new folder ran'\n"}
     agents = ScriptedAgents({"player": writes(added), "coach": approve()})

@@ -18,6 +18,7 @@ from orchestrator.errors import GateUnusableError, InputError
 from orchestrator.plan.model import load_plan
 from orchestrator.store import inspection
 from orchestrator.store.checkpoints import CheckpointStore
+from tests.graph.gated_base import GatedBase, gated_base
 from tests.graph.harness import Workflow, plan, task
 
 PY_FILES = {
@@ -54,8 +55,20 @@ def python_repo(tmp_path: Path, files: dict[str, str] | None = None, verify: str
                             plan=plan(task("TASK-001"), verify=verify))
 
 
-async def test_without_verify_the_repos_pytest_suite_gates_and_a_false_approval_is_sent_back(tmp_path: Path) -> None:
-    repo = python_repo(tmp_path)
+@pytest.fixture(scope="module")
+def python_base(tmp_path_factory: pytest.TempPathFactory) -> GatedBase:
+    """`python_repo`'s default repo with its detected gate checked on the base once (tests/graph/gated_base.py)."""
+    return gated_base(tmp_path_factory.mktemp("python-base"), PY_FILES, None)
+
+
+@pytest.fixture
+def shared_repo(python_base: GatedBase) -> Path:
+    """`python_repo(tmp_path)`, its base's runs shared by the tests that use it."""
+    return python_base.fresh(plan(task("TASK-001"), verify=None))
+
+
+async def test_without_verify_the_repos_pytest_suite_gates_and_a_false_approval_is_sent_back(shared_repo: Path) -> None:
+    repo = shared_repo
     agents = ScriptedAgents({("player", "TASK-001", 1): writes(WRONG_ADD), ("player", "TASK-001", 2): writes(RIGHT_ADD),
                              "coach": approve()})  # a coach that approves without running anything
     run = await Workflow(repo, agents).run()
@@ -114,8 +127,9 @@ async def test_nothing_to_gate_with_means_unverified_approvals_said_plainly(tmp_
     assert "1 unverified" in report and "no gate" in report
 
 
-async def test_coach_claims_contradicted_by_the_gate_are_violations_counted_in_status(tmp_path: Path) -> None:
-    repo = python_repo(tmp_path)
+async def test_coach_claims_contradicted_by_the_gate_are_violations_counted_in_status(tmp_path: Path,
+                                                                                    shared_repo: Path) -> None:
+    repo = shared_repo
     agents = ScriptedAgents({("player", "TASK-001", 1): writes(WRONG_ADD), ("player", "TASK-001", 2): writes(RIGHT_ADD),
                              ("coach", "TASK-001", 1): approve(tests_verified={"passed": 10, "failed": 0}),
                              ("coach", "TASK-001", 2): approve(tests_verified={"passed": 1, "failed": 0})})
@@ -175,8 +189,8 @@ async def test_a_node_repo_whose_worktrees_need_npm_ci_gates_correctly(tmp_path:
     assert not (repo / "node_modules").exists(), "the user's checkout is not touched"
 
 
-async def test_after_a_gate_that_could_not_run_the_same_thread_runs_once_it_is_fixed(tmp_path: Path) -> None:
-    repo = python_repo(tmp_path)
+async def test_after_a_gate_that_could_not_run_the_same_thread_runs_once_it_is_fixed(shared_repo: Path) -> None:
+    repo = shared_repo
     agents = ScriptedAgents({"player": writes(RIGHT_ADD), "coach": approve()})
     workflow = Workflow(repo, agents)
     with pytest.raises(GateUnusableError):
@@ -185,8 +199,8 @@ async def test_after_a_gate_that_could_not_run_the_same_thread_runs_once_it_is_f
     assert run.status("TASK-001") == "approved"
 
 
-async def test_tests_the_player_reports_but_the_gate_never_ran_are_a_violation(tmp_path: Path) -> None:
-    repo = python_repo(tmp_path)
+async def test_tests_the_player_reports_but_the_gate_never_ran_are_a_violation(shared_repo: Path) -> None:
+    repo = shared_repo
     claims = writes(RIGHT_ADD)
     claims.report = {**(claims.report or {}), "tests_written": ["tests/test_add.py", "tests/test_ghost_suite.py"]}
     ghost = {"tests/test_ghost_suite.py": "# collected by nothing: no test functions\n"}

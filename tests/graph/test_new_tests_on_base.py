@@ -11,6 +11,7 @@ import pytest
 
 from orchestrator.cli.demo import make_sample_repo
 from orchestrator.facts import Acceptance
+from tests.graph.gated_base import GatedBase, gated_base
 from tests.graph.harness import judged, plan, task
 
 VERIFY = "python -m pytest -q"
@@ -25,8 +26,16 @@ def repo_at(tmp_path: Path) -> Path:
     return make_sample_repo(tmp_path / "repo", files=FILES, plan=plan(task("TASK-001"), verify=VERIFY))
 
 
-async def test_a_fix_whose_new_test_passes_on_the_old_code_is_refused(tmp_path: Path) -> None:
-    weak = await judged(repo_at(tmp_path), {"calc/div.py": FIXED, "tests/test_div.py": WEAK_TEST}, VERIFY, kind="fix")
+@pytest.fixture(scope="module")
+def shared(tmp_path_factory: pytest.TempPathFactory) -> GatedBase:
+    """FILES with its base checked once: `make test`'s cases judge copies of it (tests/graph/gated_base.py)."""
+    return gated_base(tmp_path_factory.mktemp("div-base"), FILES, VERIFY)
+
+
+async def test_a_fix_whose_new_test_passes_on_the_old_code_is_refused(shared: GatedBase) -> None:
+    repo = shared.fresh(plan(task("TASK-001"), verify=VERIFY))
+    weak = await judged(repo, {"calc/div.py": FIXED, "tests/test_div.py": WEAK_TEST}, VERIFY, kind="fix",
+                        shared_base=True)
     assert not weak["passed"], weak["summary"]
     assert "none of the 1 test(s) the fix added or changed fails on the code it started from" in weak["summary"]
     assert "tests.test_div::test_div_again" in weak["summary"]
@@ -48,13 +57,13 @@ async def test_a_real_fix_passes_and_a_chore_is_judged_as_before(tmp_path: Path)
     assert tests_only["passed"], "a test task's tests pass on the code it started from"
 
 
-async def test_a_feature_that_only_adds_tests_is_refused_without_another_run(tmp_path: Path) -> None:
+async def test_a_feature_that_only_adds_tests_is_refused_without_another_run(shared: GatedBase) -> None:
     """No code changed: the task's own run is its tests' run on the base's code, and they pass there."""
-    repo = repo_at(tmp_path)
-    weak = await judged(repo, {"tests/test_div.py": WEAK_TEST}, VERIFY, kind="feature")
+    repo = shared.fresh(plan(task("TASK-001"), verify=VERIFY))
+    weak = await judged(repo, {"tests/test_div.py": WEAK_TEST}, VERIFY, kind="feature", shared_base=True)
     assert not weak["passed"], weak["summary"]
     assert "none of the 1 test(s) the feature added or changed fails on the code it started from" in weak["summary"]
-    nothing = await judged(repo, {"tests/data.txt": "6 3 2\n"}, VERIFY, kind="fix")
+    nothing = await judged(repo, {"tests/data.txt": "6 3 2\n"}, VERIFY, kind="fix", shared_base=True)
     assert not nothing["passed"], nothing["summary"]
     assert "the fix changed none of the product's code and added no test that passes" in nothing["summary"]
 

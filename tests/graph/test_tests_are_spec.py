@@ -29,13 +29,28 @@ from benchmarks.cheat_corpus import (
     UNITTEST_FILES,
     kind_of,
 )
+from tests.graph.gated_base import GatedBase, gated_base
 from tests.graph.harness import Run, Workflow, plan, task
 from tests.graph.warm_go import seed_gate_cache
 
 
-def python_repo(tmp_path: Path) -> Path:
-    return make_sample_repo(tmp_path / "repo", files=PY_FILES,
-                            plan=plan(task("TASK-001"), verify="python -m pytest -q"))
+@pytest.fixture(scope="module")
+def python_base(tmp_path_factory: pytest.TempPathFactory) -> GatedBase:
+    """PY_FILES with its base checked once: the Python cases share it (tests/graph/gated_base.py)."""
+    return gated_base(tmp_path_factory.mktemp("python-base"), PY_FILES, "python -m pytest -q")
+
+
+@pytest.fixture
+def python_repo(python_base: GatedBase) -> Path:
+    return python_base.fresh(plan(task("TASK-001"), verify="python -m pytest -q"))
+
+
+@pytest.fixture(scope="module")
+def node_base(tmp_path_factory: pytest.TempPathFactory) -> GatedBase:
+    """NODE_FILES with its base checked once (`npm test`): the node cases on it share it."""
+    if shutil.which("node") is None:
+        pytest.skip("node is installed by make install")
+    return gated_base(tmp_path_factory.mktemp("node-base"), NODE_FILES, "npm test", venv=False)
 
 
 def first_gate(run: Run) -> dict[str, Any]:
@@ -72,8 +87,8 @@ def by_family(names: set[str], heavy: set[str]) -> list[Any]:
 
 
 @pytest.mark.parametrize("name", by_family(set(CHEATS), HEAVY_CHEATS))
-async def test_a_blind_approval_of_a_bent_test_is_refused(tmp_path: Path, name: str) -> None:
-    repo = python_repo(tmp_path)
+async def test_a_blind_approval_of_a_bent_test_is_refused(python_repo: Path, name: str) -> None:
+    repo = python_repo
     files, named = CHEATS[name]
     honest = {path: PY_FILES.get(path) for path in files} | {"calc/mul.py": MUL, "calc/div.py": "X = 1\n"}
     run = await cheat(repo, {"calc/mul.py": BROKEN, **files}, honest)
@@ -86,9 +101,9 @@ async def test_a_blind_approval_of_a_bent_test_is_refused(tmp_path: Path, name: 
     assert run.status("TASK-001") == "approved", "turn 2 put the code right"
 
 
-async def test_accepting_every_change_lets_a_bent_test_through(tmp_path: Path) -> None:
+async def test_accepting_every_change_lets_a_bent_test_through(python_repo: Path) -> None:
     """What acceptance lets through: the coach is the one who can wave a test change in, and it is recorded."""
-    repo = python_repo(tmp_path)
+    repo = python_repo
     files, _ = CHEATS["expected value rewritten"]
     run = await cheat(repo, {"calc/mul.py": BROKEN, **files}, {},
                       coach=approve(accepts={"tests/test_mul.py": "the requirement changed mul"}))
@@ -103,10 +118,10 @@ async def test_accepting_every_change_lets_a_bent_test_through(tmp_path: Path) -
 
 
 @pytest.mark.parametrize("name", by_family(set(LEGITIMATE), HEAVY_LEGITIMATE))
-async def test_a_legitimate_test_change_the_coach_accepts_is_approved(tmp_path: Path, name: str) -> None:
+async def test_a_legitimate_test_change_the_coach_accepts_is_approved(python_base: GatedBase, name: str) -> None:
     files, accepts = LEGITIMATE[name]
-    repo = make_sample_repo(tmp_path / "repo", files=PY_FILES, plan=plan(
-        task("TASK-001", kind=kind_of(files)), verify="python -m pytest -q"))  # tests only: a test task
+    repo = python_base.fresh(plan(task("TASK-001", kind=kind_of(files)),
+                                  verify="python -m pytest -q"))  # tests only: a test task
     agents = ScriptedAgents({"player": writes(files), "coach": approve(accepts=accepts)})
     run = await Workflow(repo, agents).run(max_turns=1)
     assert run.status("TASK-001") == "approved", first_gate(run)["summary"]
@@ -127,9 +142,8 @@ async def test_unittest_a_skipped_test_is_refused(tmp_path: Path) -> None:
 
 
 @pytest.mark.skipif(shutil.which("node") is None, reason="node is installed by make install")
-async def test_node_test_skip_and_a_narrowed_script_are_refused(tmp_path: Path) -> None:
-    repo = make_sample_repo(tmp_path / "repo", files=NODE_FILES, plan=plan(task("TASK-001"), verify="npm test"),
-                            venv=False)
+async def test_node_test_skip_and_a_narrowed_script_are_refused(node_base: GatedBase) -> None:
+    repo = node_base.fresh(plan(task("TASK-001"), verify="npm test"))
     broken = {"mul.js": NODE_BROKEN}
     skipped = NODE_FILES["test/mul.test.js"].replace("test('mul'", "test.skip('mul'")
     run = await cheat(repo, {**broken, "test/mul.test.js": skipped}, {**NODE_FILES, "div.js": "exports.x = 1;\n"})
@@ -171,9 +185,9 @@ async def test_go_a_deleted_test_and_a_skip_are_refused(tmp_path: Path) -> None:
     assert run.status("TASK-001") == "approved"
 
 
-async def test_an_assertion_that_cant_fail_in_a_base_test_needs_acceptance(tmp_path: Path) -> None:
+async def test_an_assertion_that_cant_fail_in_a_base_test_needs_acceptance(python_repo: Path) -> None:
     """Screened, not run: the code is right, so the base's version still passes; the weakening is a change."""
-    repo = python_repo(tmp_path)
+    repo = python_repo
     weakened = TESTS.replace("    assert mul(0, 5) == 0", "    assert True")
     run = await cheat(repo, {"calc/div.py": "X = 1\n", "tests/test_mul.py": weakened},
                       {"calc/div.py": "X = 2\n", "tests/test_mul.py": TESTS})
@@ -183,10 +197,9 @@ async def test_an_assertion_that_cant_fail_in_a_base_test_needs_acceptance(tmp_p
 
 
 @pytest.mark.skipif(shutil.which("node") is None, reason="node is installed by make install")
-async def test_node_a_new_test_the_gate_only_skipped_is_refused_unless_accepted(tmp_path: Path) -> None:
+async def test_node_a_new_test_the_gate_only_skipped_is_refused_unless_accepted(node_base: GatedBase) -> None:
     """A skipped new test verifies nothing: refused with a blind coach; accepted by its file, unverified."""
-    repo = make_sample_repo(tmp_path / "repo", files=NODE_FILES, plan=plan(task("TASK-001"), verify="npm test"),
-                            venv=False)
+    repo = node_base.fresh(plan(task("TASK-001"), verify="npm test"))
     added = {"div.js": "exports.div = (a, b) => a / b;\n",
              "test/div.test.js": "const test = require('node:test');\nconst assert = require('node:assert');\n"
                                  "const { div } = require('../div');\n\ntest.skip('div', () => {"
@@ -198,8 +211,7 @@ async def test_node_a_new_test_the_gate_only_skipped_is_refused_unless_accepted(
     assert "test/div.test.js > div: a test the task added was only skipped or marked to fail" in summary
     assert "test/div.test.js: a test the task added has test/div.test.js:5: a .skip marker" in summary
     accepting = approve(accepts={"test/div.test.js": "div by zero is decided in TASK-002; its test waits"})
-    repo2 = make_sample_repo(tmp_path / "repo2", files=NODE_FILES, plan=plan(task("TASK-001"), verify="npm test"),
-                             venv=False)
+    repo2 = node_base.fresh(plan(task("TASK-001"), verify="npm test"))  # the first one, copied again
     run = await Workflow(repo2, ScriptedAgents({"player": writes(added), "coach": accepting})).run(max_turns=1)
     assert run.status("TASK-001") == "approved-unverified"
     assert "only skipped or marked to fail" in run.results["TASK-001"]["reason"]

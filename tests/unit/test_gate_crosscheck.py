@@ -29,6 +29,8 @@ def test_each_runner_s_printed_summary_is_read_as_counts() -> None:
         {"passed": 1, "failed": 2, "error": 0, "skipped": 1, "xfailed": 0, "xpassed": 0}]
     assert pytest_summaries(_out("pytest", "collection-error-continued"))[0]["error"] == 1
     assert pytest_summaries(_out("pytest", "none"))  # "no tests ran in": a summary of nothing
+    assert pytest_summaries(_out("pytest", "green-subtests")) == [  # pytest 9: "2 passed, 3 subtests passed"
+        {"passed": 2, "failed": 0, "error": 0, "skipped": 0, "xfailed": 0, "xpassed": 0}]
     assert unittest_summaries(_out("unittest", "red-subtests")) == [
         {"ran": 5, "failed": 4, "skipped": 1, "xfail": 0, "ok": 0}]
     assert node_summaries(_out("node", "red-nested")) == [

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import re
 
-_PYTEST_LINE = re.compile(r"^=*\s*((?:\d+ \w+(?:, )?)+|no tests ran) in [\d.]+m?s\b")
+_PYTEST_LINE = re.compile(r"^=*\s*((?:\d+ (?:subtests )?\w+(?:, )?)+|no tests ran) in [\d.]+m?s\b")
+"""pytest 9 counts unittest's subTest blocks there too ("2 passed, 3 subtests passed in"): not tests, not counted."""
 _PYTEST_COUNT = re.compile(r"(\d+) (passed|failed|errors?|skipped|xfailed|xpassed)\b")
 _CAPTURED = re.compile(r"^-+ Captured (?:stdout|stderr|log) \w+ -+$")
 _SECTION = re.compile(r"^(?:_{3,} .* _{3,}|={3,} (?:short test summary info|FAILURES|ERRORS|warnings summary|"
