@@ -36,6 +36,11 @@ def full_priority() -> Iterator[None]:
         YIELDS_CPU.reset(token)
 
 
+_LOWERED = '{ echo 19 > /proc/self/autogroup; } 2>/dev/null; nice=$1; shift; exec "$nice" -n 19 "$@"'
+"""The command's session (it leads one) at the lowest priority before the command starts, then the command itself:
+set from outside, after the start, the command's first moments ran at the session's old priority."""
+
+
 def _session_nice(pid: int, nice: int) -> None:
     """Where the kernel shares CPU time out by session (Linux's autogroup: every command here has a session of its
     own), a process's nice value weighs only inside its session: the session's own is set (blocking). Any value
@@ -122,7 +127,7 @@ async def run_async(
 ) -> Completed:
     """Run a command without blocking the event loop; timeout or cancellation kills its process group.
     `pass_fds` are inherited by the command (the gate's channel); `lowest_priority` runs it last on the CPU."""
-    lowered = [_NICE, "-n", "19"] if _NICE and lowest_priority else []
+    lowered = ["sh", "-c", _LOWERED, "sh", _NICE] if _NICE and lowest_priority else []
     proc = await asyncio.create_subprocess_exec(
         *lowered, *args,
         cwd=cwd,
@@ -135,8 +140,6 @@ async def run_async(
     )
     reading = asyncio.ensure_future(proc.communicate())
     try:
-        if lowered:
-            await asyncio.to_thread(_session_nice, proc.pid, 19)
         out, err = await asyncio.wait_for(asyncio.shield(reading), timeout=timeout)
     except TimeoutError:
         # What it printed before it was stopped is kept (which test hung, the results so far): the group gets
