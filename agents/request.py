@@ -70,7 +70,7 @@ def emit(request: SessionRequest, event: dict[str, Any]) -> None:
 
 async def run_session(request: SessionRequest) -> AgentResult:
     """`agents.session.run_session`, its module loaded by the first session, on a thread (the loop runs on): it
-    loads the Agent SDK with `mcp`, most of a run's start-up, which nothing before a session needs. `autobuild run`
+    loads the Agent SDK with `mcp`, a third of a run's imports, which nothing before a session needs. `autobuild run`
     loads it beside its start-up's waits (orchestrator/cli/prefetch.py); then this finds it loaded."""
     session = await asyncio.to_thread(importlib.import_module, "agents.session")
     run: Callable[[SessionRequest], Awaitable[AgentResult]] = session.run_session

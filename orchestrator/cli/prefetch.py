@@ -1,10 +1,9 @@
 """The Agent SDK loaded on a thread while a run's start-up waits on git, the credentials check and the base's gate:
-its import (~0.5 s of CPU with `mcp`) is most of the start-up, and nothing before the first session needs it."""
+its import (with `mcp`: about a third of the run command's imports) is needed by no step before the first session."""
 
 from __future__ import annotations
 
 import importlib
-import sys
 import threading
 from collections.abc import Callable
 
@@ -19,8 +18,6 @@ def load_ahead(then: Callable[[], None], modules: tuple[str, ...] = AHEAD) -> th
     threads import disjoint modules. The GIL lets the thread run while the main thread waits on a process or a
     socket; a session that starts first waits for the module, as it would have loaded it itself."""
 
-    interval = sys.getswitchinterval()
-
     def load() -> None:
         try:
             for name in modules:
@@ -28,11 +25,7 @@ def load_ahead(then: Callable[[], None], modules: tuple[str, ...] = AHEAD) -> th
         except Exception:  # noqa: BLE001  # the session's own import raises it again, where it is reported
             pass
         finally:
-            sys.setswitchinterval(interval)
             then()
-
-    # A main thread back from a git call waits for this one to let go of the GIL: 1 ms at most, not 5, each time.
-    sys.setswitchinterval(min(interval, 0.001))
 
     thread = threading.Thread(target=load, name="autobuild-load-ahead", daemon=True)
     thread.start()
