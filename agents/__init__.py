@@ -16,6 +16,7 @@ selector.py: the selector: a fresh read-only coach session that picks among a ta
 request.py: what one session is asked to do, and where its progress events go.
 types.py: plain result and request types (no SDK type leaks out of agents/).
 session.py: one session on the real Claude Code CLI: options, timeouts, transcript, cleanup.
+cli_binary.py: where the Claude Code CLI is, found without importing the SDK.
 stream.py: the CLI's message stream folded into an `AgentResult`, mirrored to the transcript.
 interrupts.py: a signal that stopped the CLI (Ctrl+C), told apart from a CLI failure and kept quiet.
 retry.py: which session failures are worth another attempt, and the one tenacity policy.
@@ -41,6 +42,7 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from agents.cli_binary import find_cli
     from agents.errors import AgentError, AgentSetupError, PromptError
     from agents.protocol import Agents, ClaudeAgents
     from agents.replanner import ReplanInput
@@ -58,7 +60,6 @@ if TYPE_CHECKING:
         run_precheck,
     )
     from agents.selector import SelectorCandidate, SelectorInput
-    from agents.session import find_cli
     from agents.types import AgentResult, SessionLimits, SessionStatus, ToolCall, UsageMeter
 
 _EXPORTS = {
@@ -81,7 +82,7 @@ _EXPORTS = {
     "run_planner": "agents.roles",
     "run_player": "agents.roles",
     "run_precheck": "agents.roles",
-    "find_cli": "agents.session",
+    "find_cli": "agents.cli_binary",
     "AgentResult": "agents.types",
     "SessionLimits": "agents.types",
     "SessionStatus": "agents.types",

@@ -7,8 +7,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from agents.prompts import load_prompt
+from agents.request import run_session
 from agents.roles import SessionSettings, TaskBrief, _bullets, _common, _request
-from agents.session import run_session
 from agents.types import AgentResult
 
 DIFF_LIMIT = 20_000

@@ -3,13 +3,15 @@ session, its stream reader and its question gate share, so none of them imports 
 
 from __future__ import annotations
 
+import asyncio
+import importlib
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from agents.limits import UsageLimitGate
-from agents.types import SessionLimits, UsageMeter
+from agents.types import AgentResult, SessionLimits, UsageMeter
 
 EventSink = Callable[[dict[str, Any]], None]
 
@@ -63,3 +65,13 @@ def emit(request: SessionRequest, event: dict[str, Any]) -> None:
     """Hand a progress event to the caller's sink, tagged with role, task and turn."""
     if request.on_event is not None:
         request.on_event({"role": request.role, "task": request.task_id, "turn": request.turn, **event})
+
+
+
+async def run_session(request: SessionRequest) -> AgentResult:
+    """`agents.session.run_session`, its module loaded by the first session, on a thread (the loop runs on): it
+    loads the Agent SDK with `mcp`, a third of a run's imports, which nothing before a session needs. `autobuild run`
+    loads it beside its start-up's waits (orchestrator/cli/prefetch.py); then this finds it loaded."""
+    session = await asyncio.to_thread(importlib.import_module, "agents.session")
+    run: Callable[[SessionRequest], Awaitable[AgentResult]] = session.run_session
+    return await run(request)

@@ -11,8 +11,7 @@ from typing import Any
 from agents.conventions import Conventions, load_conventions
 from agents.limits import UsageLimitGate
 from agents.prompts import PromptTemplate, load_prompt
-from agents.request import EventSink, SessionRequest
-from agents.session import run_session
+from agents.request import EventSink, SessionRequest, run_session
 from agents.types import AgentResult, SessionLimits, UsageMeter
 
 

@@ -10,8 +10,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from agents.prompts import load_prompt
+from agents.request import run_session
 from agents.roles import SessionSettings, TaskBrief, _common, _request
-from agents.session import run_session
 from agents.types import AgentResult
 
 _CLOSING = re.compile(r"<\s*/\s*candidate", re.IGNORECASE)

@@ -19,7 +19,6 @@ import warnings
 from collections.abc import Callable
 from pathlib import Path
 
-import claude_agent_sdk
 from claude_agent_sdk import (
     CanUseToolShadowedWarning,
     ClaudeAgentOptions,
@@ -31,6 +30,7 @@ from claude_agent_sdk import ClaudeSDKError as _SDKError
 from tenacity import RetryCallState
 
 from agents import reaper, sandbox, tracing
+from agents.cli_binary import find_cli
 from agents.errors import AgentSetupError
 from agents.interrupts import killed_by_interrupt, quiet_reader_errors
 from agents.limits import UsageLimitExceeded, limit_hit
@@ -143,12 +143,6 @@ def _continuation(request: SessionRequest, previous: AgentResult | None, spent: 
                                prompt=CONTINUE_PROMPT.format(reason=short_reason(previous)))
 
 
-def bundled_cli() -> Path | None:
-    """The claude binary shipped in the claude-agent-sdk wheel."""
-    path = Path(claude_agent_sdk.__file__).parent / "_bundled" / "claude"
-    return path if path.is_file() else None
-
-
 def _cli_wrapper(cli: str) -> str:
     """A wrapper that runs the CLI with a parent-death signal, so it dies with a SIGKILLed orchestrator."""
     setpriv = shutil.which("setpriv")
@@ -176,17 +170,6 @@ def _cli_wrapper(cli: str) -> str:
         finally:
             temp.unlink(missing_ok=True)
     return str(wrapper)
-
-
-def find_cli(cli_path: str | None) -> str:
-    """The CLI binary sessions will run; AgentSetupError with what to do when it is missing."""
-    cli = cli_path or (str(bundled_cli()) if bundled_cli() else None)
-    if cli is None or not Path(cli).is_file() or not os.access(cli, os.X_OK):
-        raise AgentSetupError(
-            f"Claude Code CLI not found at {cli or 'the claude-agent-sdk bundle'}: reinstall claude-agent-sdk"
-            " or point ORCHESTRATOR_CLI_PATH at an executable claude binary"
-        )
-    return cli
 
 
 def _settings(request: SessionRequest) -> str | None:

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from agents import sandbox as agent_sandbox
-from agents.session import bundled_cli
+from agents.cli_binary import bundled_cli
 from agents.testing.repos import make_sample_repo, scripted_env
 from agents.testing.scripted_model import ScriptedModel
 from benchmarks import overhead_phases
@@ -130,7 +130,7 @@ def _watch(pid: int, done: Callable[[], bool]) -> tuple[float, float]:
 WARM_MARK = "autobuild-bench: modules loaded at "
 WARM_START = (
     "import sys, time\n"
-    "import orchestrator.cli.main as main, orchestrator.cli.run  # what a served worker holds before any run\n"
+    "import orchestrator.cli.main as main, orchestrator.cli.run, agents.session  # a served worker's, after a run\n"
     f"sys.stderr.write(f'{WARM_MARK}{{time.time()}}\\n')\n"
     "raise SystemExit(main.entry())\n")
 """`autobuild run` in a process whose modules are loaded before the clock starts, as in a served worker."""

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from agents import sandbox as agent_sandbox
-from agents.session import bundled_cli
+from agents.cli_binary import bundled_cli
 from agents.testing.repos import make_sample_repo, scripted_env
 from agents.testing.scripted_model import ScriptedModel
 from benchmarks.overhead_bench import FILES, TASKS, plan, scenario

@@ -3,6 +3,7 @@
 main.py: the parser and dispatch only, with the exit codes of DESIGN §5.
 ids.py: the ids on a command line checked before anything reads or writes.
 run.py: `run`, `resume` and `answer`: the run itself under the repository's lock.
+prefetch.py: the Agent SDK loaded on a thread beside a run's start-up.
 disk_full.py: a full disk, however a run met it, as the one line it ends with (`resume` named).
 dry_run.py: `run --dry-run`: the tasks a command would run, their expected turns and cost, the gate.
 ask.py: questions at the terminal, asked as soon as an agent asks them.

@@ -6,7 +6,6 @@ from __future__ import annotations
 import argparse
 import gc
 import importlib
-import importlib.metadata
 import os
 import sys
 from collections.abc import Callable, Sequence
@@ -134,7 +133,20 @@ LANGSMITH_TRACING=true (with LANGSMITH_API_KEY, LANGSMITH_PROJECT, LANGSMITH_END
 the agent sessions to LangSmith; nothing is sent without it."""
 
 
+class _Version(argparse.Action):
+    """`--version`, the installed version looked up only when asked: importlib.metadata costs every command ~20 ms."""
+
+    def __init__(self, option_strings: Sequence[str], dest: str = argparse.SUPPRESS, **kwargs: Any) -> None:
+        super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS, help="show the version and exit")
+
+    def __call__(self, parser: argparse.ArgumentParser, *_: Any) -> None:
+        print(f"autobuild {_version()}")
+        parser.exit()
+
+
 def _version() -> str:
+    import importlib.metadata
+
     try:
         return importlib.metadata.version("autobuild")
     except importlib.metadata.PackageNotFoundError:
@@ -144,7 +156,7 @@ def _version() -> str:
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="autobuild", description="AutoBuild: build a feature with player/coach agents.",
                      epilog=_EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--version", action="version", version=f"autobuild {_version()}")
+    parser.add_argument("--version", action=_Version)
     commands = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
     run = commands.add_parser("run", help="run a feature (FEAT-001) or one task of it (TASK-002)")
     run.add_argument("target", nargs="?", default="")
@@ -367,7 +379,12 @@ def _dispatch(args: argparse.Namespace) -> int:
         return int(getattr(workers, function_name)(args, settings))
     settings = _settings(args)
     command: Callable[[argparse.Namespace, Any], int] = getattr(importlib.import_module(module_name), function_name)
-    _modules_loaded()
+    if args.command in _RUN_COMMANDS and not settings.dry_run:  # the SDK loads beside the start-up's waits
+        from orchestrator.cli.prefetch import load_ahead
+
+        load_ahead(then=_modules_loaded)  # the collector stays off until the SDK is in too
+    else:
+        _modules_loaded()
     if args.command not in _TRACED:
         return command(args, settings)
     from orchestrator.cli.tracing import traced
