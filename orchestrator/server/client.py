@@ -259,7 +259,12 @@ async def answer_found(server: str, found: RemoteStatus, feature: str, question_
     # By id when anything else waits too (another question, the usage pause's own interrupt).
     alone = len(found.questions) == 1 and found.paused_until is None
     resume: Any = text if alone else {match[0]["interrupt_id"]: text}
-    await api_client(server).runs.create(found.thread_id, GRAPH_ID, command={"resume": resume})
+    client = api_client(server)
+    # The answered run goes on with the asked run's options (`--pr`, attempts, budgets): a run started with none
+    # gets the defaults, as the engine carries nothing over from the thread's last run (the waker does the same).
+    runs = await client.runs.list(found.thread_id, limit=1)
+    context = dict(runs[0]).get("context") if runs else None
+    await client.runs.create(found.thread_id, GRAPH_ID, command={"resume": resume}, context=context or None)
     return found.thread_id
 
 

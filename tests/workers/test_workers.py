@@ -17,6 +17,7 @@ from langgraph_sdk import get_client
 from agents.reaper import tagged_pids
 from agents.testing.repos import make_sample_repo
 from agents.testing.scripted_model import ScriptedModel
+from orchestrator.server.client import submit
 from tests.conftest import CliRun, coach_from_pytest, git
 from tests.integration.test_questions import asking_player
 from tests.workers.conftest import Worker
@@ -162,10 +163,8 @@ async def test_a_question_asked_on_a_worker_is_answered_through_the_server_after
     model = model_factory({"sessions": [asking_player("TASK-1", "Which database?", "Postgres", "db.txt"),
                                         coach_from_pytest()]})
     asked_on = workers(model)
-    submitted = await asyncio.to_thread(run_cli, "submit", "FEAT-001", "--repo-url", str(repo), "--server",
-                                        asked_on.url)
-    assert submitted.returncode == 0, submitted.stderr
-    thread = submitted.stdout.strip()
+    budget = {"budget_usd": 7.5}  # a run option the answered run must keep (the engine carries none over itself)
+    thread = await submit(asked_on.url, "FEAT-001", str(repo), context=budget)
     await finished(asked_on.url, thread)  # the run stops at the question (its thread: interrupted)
     asked = await asyncio.to_thread(run_cli, "status", "FEAT-001", "--repo-url", str(repo), "--server", asked_on.url,
                                     "--json")
@@ -182,3 +181,5 @@ async def test_a_question_asked_on_a_worker_is_answered_through_the_server_after
     final = await asyncio.to_thread(run_cli, "status", thread, "--server", other.url, "--json")
     assert json.loads(final.stdout)["results"] == {"TASK-1": "approved"}
     assert git(repo, "show", "autobuild/FEAT-001:db.txt") == "Postgres\n", "the agent received the answer"
+    runs = await get_client(url=other.url).runs.list(thread, limit=10)
+    assert len(runs) == 2 and all(dict(run).get("context") == budget for run in runs), [r.get("context") for r in runs]
