@@ -81,6 +81,9 @@ class Run:
         return results
 
     def status(self, task_id: str) -> str:
+        if task_id not in self.results:  # say what the run did instead (a run that ended unfinished, under load)
+            said = [(e["event"], e.get("task"), e.get("reason") or e.get("status")) for e in self.events]
+            raise AssertionError(f"{task_id} has no result (output: {self.output is not None}); events: {said}")
         return str(self.results[task_id]["status"])
 
     def kinds(self, task_id: str | None = None) -> list[str]:
