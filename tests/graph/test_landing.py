@@ -98,13 +98,19 @@ def _build(root: Path, tasks: list[dict[str, Any]], script: dict[Any, Any], file
 def templates(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     """Two finished runs, built once per session: `done` (A and C approved) and `partial` (A approved; B failed,
     having written files but never reported them; its branch and worktree are left behind)."""
+    return finished_runs(tmp_path_factory, "landing", RED_FILES)
+
+
+def finished_runs(factory: pytest.TempPathFactory, name: str, files: dict[str, str]) -> dict[str, Path]:
+    """`done` (A and C approved) and `partial` (A approved; B failed) on a repo of `files`, gated by the cheap
+    script, each built once per session (`built_once`) under `name`."""
     return {
-        "done": built_once(tmp_path_factory, "landing-done", lambda root: _build(
+        "done": built_once(factory, f"{name}-done", lambda root: _build(
             root, [task("A"), task("C", "A")], {("player", "A"): writes(SUB), ("player", "C"): writes(MUL)},
-            RED_FILES, CHEAP_VERIFY)),
-        "partial": built_once(tmp_path_factory, "landing-partial", lambda root: _build(
+            files, CHEAP_VERIFY)),
+        "partial": built_once(factory, f"{name}-partial", lambda root: _build(
             root, [task("A"), task("B")], {("player", "A"): writes(SUB), ("player", "B"): Turn(files=WRONG_NEG)},
-            RED_FILES, CHEAP_VERIFY)),
+            files, CHEAP_VERIFY)),
     }
 
 

@@ -18,9 +18,9 @@ from langgraph.checkpoint.memory import InMemorySaver
 from agents.testing.repos import git, make_sample_repo
 from agents.testing.scripted_agents import ScriptedAgents, Turn, approve, writes
 from tests.forge import FakeForge
-from tests.graph.harness import CALC_FILES, built_once, plan, task
+from tests.graph.harness import CALC_FILES, plan, task
 from tests.graph.test_by_url import run_by_url
-from tests.graph.test_landing import CHEAP_FILES, CHEAP_VERIFY, MUL, SUB, WRONG_NEG, Repo, _build, valid
+from tests.graph.test_landing import CHEAP_FILES, Repo, finished_runs, valid
 from tests.graph.test_safety import lock_holder
 
 
@@ -29,14 +29,7 @@ def templates(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     """The finished runs `land`'s tests use (A and C approved; A approved and B failed, its test failing the
     gate), built once per session. What `pr` proves needs a gate that passes and fails as the tests do, not
     pytest's ids: the cheap one, as the templates run about sixteen gates."""
-    return {
-        "done": built_once(tmp_path_factory, "pr-done", lambda root: _build(
-            root, [task("A"), task("C", "A")], {("player", "A"): writes(SUB), ("player", "C"): writes(MUL)},
-            CHEAP_FILES, CHEAP_VERIFY)),
-        "partial": built_once(tmp_path_factory, "pr-partial", lambda root: _build(
-            root, [task("A"), task("B")], {("player", "A"): writes(SUB), ("player", "B"): Turn(files=WRONG_NEG)},
-            CHEAP_FILES, CHEAP_VERIFY)),
-    }
+    return finished_runs(tmp_path_factory, "pr", CHEAP_FILES)
 
 
 @pytest.fixture
