@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import asyncio
 import importlib
-import sys
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -68,12 +67,11 @@ def emit(request: SessionRequest, event: dict[str, Any]) -> None:
         request.on_event({"role": request.role, "task": request.task_id, "turn": request.turn, **event})
 
 
+
 async def run_session(request: SessionRequest) -> AgentResult:
     """`agents.session.run_session`, its module loaded by the first session, on a thread (the loop runs on): it
     loads the Agent SDK with `mcp`, a third of a run's imports, which nothing before a session needs. `autobuild run`
     loads it beside its start-up's waits (orchestrator/cli/prefetch.py); then this finds it loaded."""
-    session = sys.modules.get("agents.session")
-    if session is None:  # the first session: off the loop
-        session = await asyncio.to_thread(importlib.import_module, "agents.session")
+    session = await asyncio.to_thread(importlib.import_module, "agents.session")
     run: Callable[[SessionRequest], Awaitable[AgentResult]] = session.run_session
     return await run(request)
