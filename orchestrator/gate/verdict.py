@@ -13,7 +13,7 @@ and does no I/O; `record` puts its `Verdict` on the run it judged, as the GateRe
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import cast
 
 from orchestrator.facts import Acceptance, GateResult, Observation, TestChange
@@ -21,7 +21,7 @@ from orchestrator.gate.observe import crosscheck
 from orchestrator.gate.observe.observed import BY_COUNTS, BY_EXIT, failing_named, green, ran_none, unusable
 from orchestrator.gate.spec import accounting, code_screen, hidden, new_tests, shifted
 
-VERDICT_RULES = "4"
+VERDICT_RULES = "5"
 """The version of the rules below: bump it with any change to what `decide` concludes from the same evidence."""
 
 
@@ -99,6 +99,8 @@ def decide(evidence: Evidence) -> Verdict:
     """The verdict on the evidence: no command passes (nothing could check the work); a monorepo passes when every
     package does; else the run against the base's (the flaky re-run's when there is one), then every base test
     accounted for, the new tests on the base's code, the hidden tests, the clean room, in that order."""
+    evidence = replace(evidence, run=_unrefused(evidence.run),
+                       again=_unrefused(evidence.again) if evidence.again is not None else None)
     run = evidence.run
     tampering = _tampering(evidence)
     if run["command"] is None:
@@ -107,7 +109,7 @@ def decide(evidence: Evidence) -> Verdict:
         judged = _with(run, all(package["passed"] for package in evidence.packages))
     elif tampering:
         judged = _with(run, False)
-        judged["summary"] = f"{run['summary']}; refused, tampering: {'; '.join(tampering[:3])}"
+        judged["summary"] = f"{run['summary']}{_REFUSED}{'; '.join(tampering[:3])}"
     else:
         judged = _flaky(evidence.run, evidence.again, evidence.base)
     if evidence.accounted is not None:
@@ -152,6 +154,8 @@ def record(evidence: Evidence, verdict: Verdict | None = None) -> GateResult:
         found["unverified"] = list(verdict.unverified)
     if verdict.tampering:
         found["tampering"] = list(verdict.tampering)
+    else:  # what the run's accounts disagreed on, the base's run shows too: how the project runs, not refused
+        found.pop("tampering", None)
     found["rules"] = verdict.rules
     return found
 
@@ -184,6 +188,17 @@ def _tampering(evidence: Evidence) -> list[str]:
     hidden_run = evidence.hidden.run if evidence.hidden is not None else None
     return crosscheck.refusals(evidence.run, evidence.base) + crosscheck.other_runs(
         evidence.base, (("the hidden acceptance tests' run", hidden_run), ("the clean room", evidence.clean_room)))
+
+
+_REFUSED = "; refused, tampering: "
+
+
+def _unrefused(run: Observation) -> Observation:
+    """The run as it was observed: a run recorded on its own (result.run_gate's, with no base to excuse what its
+    accounts disagree on) says it was refused in its summary; judged against its base, that is decided again."""
+    if _REFUSED not in run["summary"]:
+        return run
+    return cast(Observation, {**run, "summary": run["summary"].split(_REFUSED, 1)[0]})
 
 
 def _with(run: Observation, passed: bool) -> GateResult:

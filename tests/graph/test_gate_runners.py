@@ -169,6 +169,21 @@ async def test_a_subtest_red_base_never_reports_a_negative_count_and_a_break_is_
     assert run.status("BREAK") == "failed"
 
 
+async def test_a_failed_subtest_under_pytest_fails_its_test_and_is_no_tampering(tmp_path: Path) -> None:
+    """pytest 9 reports a unittest test whose subTest failed twice for its call (its own report passes, the
+    subtest's fails): each outcome is its own, so the break is named, not refused as a report given twice."""
+    green = SUBTESTS.replace("(2, 2, 5), (3, 3, 7), (4, 4, 9)", "(2, 2, 4), (3, 3, 6)")
+    files = {**CALC, "tests/__init__.py": "", "tests/test_add.py": green}
+    repo = make_sample_repo(tmp_path / "repo", files=files, plan=plan(task("BREAK"), verify="python -m pytest -q"))
+    broken: dict[str, str | None] = {"calc/add.py": "def add(a, b):\n    return a + b + (a == 3)\n"}
+    run = await Workflow(repo, ScriptedAgents({"player": writes(broken), "coach": approve()})).run(max_turns=1)
+    gate = gates(run, "BREAK")[0]
+    assert not gate.get("tampering"), gate.get("tampering")
+    assert not gate["passed"] and gate["failing"] == ["tests.test_add.Add::test_table"], gate["summary"]
+    assert "tampering" not in gate["summary"]
+    assert run.status("BREAK") == "failed"
+
+
 CRATE = {
     "Cargo.toml": '[package]\nname = "calc"\nversion = "0.1.0"\nedition = "2021"\n',
     "src/lib.rs": "pub fn add(a: i32, b: i32) -> i32 { a + b }\npub fn mul(a: i32, b: i32) -> i32 { a * b }\n",

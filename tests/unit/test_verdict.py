@@ -163,3 +163,22 @@ def test_a_failure_on_a_green_base_names_the_failing_tests_in_its_summary() -> N
     assert many.summary.endswith("; failing: t::a, t::b, t::c and 2 more"), many.summary
     counted = decide(Evidence(run=run(1, None, failed=2), base=GREEN))
     assert counted.summary == "exit 1", "no ids named: nothing to add"
+
+
+def test_a_finding_the_base_also_shows_is_excused_in_the_summary_and_the_record_too() -> None:
+    """A run recorded on its own (run_gate's) is refused in its summary; judged against a base whose run of the same
+    command shows the same finding (a summary the project's command hides), it passes and says nothing of it."""
+    finding = "pytest summary: session 1 on the gate's channel (3 passed) has no end-of-session summary in the output"
+    alone_run = alone(GREEN | {"tampering": [finding]})
+    assert not alone_run["passed"] and "refused, tampering: pytest summary" in alone_run["summary"]
+    base = alone(GREEN | {"tampering": [finding]})
+    assert base["tampering"] == [finding], "the base's record keeps what excuses a task's"
+    observed = Observation(**{key: value for key, value in alone_run.items() if key != "passed"})  # type: ignore[typeddict-item]
+    verdict = decide(Evidence(run=observed, base=base))
+    assert verdict.passed and verdict.summary == "exit 0" and verdict.tampering == ()
+    recorded = record(Evidence(run=observed, base=base))
+    assert recorded["passed"] and "tampering" not in recorded and "refused" not in recorded["summary"]
+    other = alone(GREEN | {"tampering": ["pytest end: a session on the gate's channel never ended"]})
+    still = decide(Evidence(run=Observation(**{k: v for k, v in other.items() if k != "passed"}),  # type: ignore[typeddict-item]
+                            base=base))
+    assert not still.passed and still.summary.count("refused, tampering") == 1, still.summary

@@ -107,7 +107,8 @@ def _outcome(runner: str, record: dict[str, Any]) -> tuple[str, str] | None:
     if runner == "pytest":
         if record.get("outcome") == "rerun" or record.get("category") == "rerun":
             return None
-        return f"{pytest_id(record)} ({record.get('phase')})", str(record.get("outcome"))
+        subtest = f" {record['subtest']}" if record.get("subtest") else ""  # a subtest's outcome is its own
+        return f"{pytest_id(record)} ({record.get('phase')}){subtest}", str(record.get("outcome"))
     if runner == "unittest":
         outcome = str(record.get("outcome"))
         return None if outcome == "start" else (str(record.get("id")), outcome)

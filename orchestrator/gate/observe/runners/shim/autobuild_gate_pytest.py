@@ -58,6 +58,19 @@ def _reason(report: Any) -> str:
     return ""
 
 
+def _subtest(report: Any) -> str:
+    """A subtest's report (pytest 9's `subtests`, unittest's subTest under pytest): its block's message and
+    parameters, as pytest's SUBFAILED line names them; "" for a test's own report. Its test reports again."""
+    context = getattr(report, "context", None)
+    if context is None or not hasattr(context, "kwargs"):
+        return ""
+    message = getattr(context, "msg", None)
+    kwargs = getattr(context, "kwargs", None) or {}
+    parts = ([f"[{message}]"] if message is not None else []) + \
+        ([f"({', '.join(f'{key}={value!r}' for key, value in kwargs.items())})"] if kwargs else [])
+    return " ".join(parts) or "(<subtest>)"
+
+
 class _ChannelReporter:
     """Every report of this process's first session, on the gate's channel as it happens."""
 
@@ -77,8 +90,10 @@ class _ChannelReporter:
         except Exception:  # noqa: BLE001 - a plugin's own status hook failing: the outcome still goes out
             category = report.outcome
         classname, name = _junit_names(report.nodeid)
+        extra = {"subtest": subtest} if (subtest := _subtest(report)) else {}
         self.session.test(id=report.nodeid, classname=classname, name=name, phase=phase, outcome=report.outcome,
-                          category=str(category or ""), xfail=hasattr(report, "wasxfail"), reason=_reason(report))
+                          category=str(category or ""), xfail=hasattr(report, "wasxfail"), reason=_reason(report),
+                          **extra)
 
     def pytest_collectreport(self, report: Any) -> None:
         if report.failed or report.skipped:
