@@ -152,7 +152,7 @@ class Pages:
             raise Refusal(f"{action!r} is no action: pause, pause-now, unpause or cancel", 400)
         await asyncio.to_thread(control_task, self.where, feature, task_id, action.removesuffix("-now"),
                                 now=action == "pause-now")
-        return _said(request, 202, f"{task_id} {CONTROLS[action]}", f"/f/{feature}/t/{task_id}")
+        return _said(request, 202, f"{task_id} {CONTROLS[action]}", f"{root_of(request)}/f/{feature}/t/{task_id}")
 
     async def answer(self, request: Request) -> Response:
         feature = request.path_params["feature"]
