@@ -141,8 +141,10 @@ class Pages:
     async def note(self, request: Request) -> Response:
         feature, task_id = request.path_params["feature"], request.path_params["task"]
         form = await _form(request)
-        note = await asyncio.to_thread(send_note, self.where, feature, task_id, form.get("text", ""))
-        return _said(request, 202, f"note {note.id} accepted: {task_id}'s player reads it at its next turn",
+        note = await asyncio.to_thread(send_note, self.where, feature, task_id, form.get("text", ""),
+                                       form.get("attempt") or None)
+        whom = f"attempt a{note.attempt} of {task_id}" if note.attempt else task_id
+        return _said(request, 202, f"note {note.id} accepted: {whom}'s player reads it at its next turn",
                      f"{root_of(request)}/f/{feature}/t/{task_id}")
 
     async def control(self, request: Request) -> Response:

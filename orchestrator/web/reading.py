@@ -13,7 +13,7 @@ from orchestrator.facts import SUCCESS
 from orchestrator.jsonout import iso_utc
 from orchestrator.plan.ids import is_id
 from orchestrator.plan.model import FeaturePlan, load_plan
-from orchestrator.store import inspection, pause, receipts
+from orchestrator.store import inspection, pause, receipts, supervise
 from orchestrator.store.checkpoints import CheckpointStore
 from orchestrator.store.served import thread_of
 from orchestrator.views.mermaid import flowchart, gantt
@@ -142,4 +142,5 @@ def task(where: Where, feature_id: str, task_id: str) -> dict[str, Any]:
     return {"plan": plan, "shown": shown, "row": row, "status": table,
             "questions": [q for q in questions(table) if q["task"] == task_id] if table else [],
             "receipt": receipts.describe(row["receipt"]) if row else "",
-            "takes_notes": row is not None and row["status"] not in FINISHED}
+            "takes_notes": row is not None and row["status"] not in FINISHED,
+            "attempts": supervise.attempts_of(where.repo, plan, task_id)}

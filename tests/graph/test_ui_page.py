@@ -24,8 +24,9 @@ from orchestrator.graph import runner
 from orchestrator.graph.steering import NOTE_PREFIX
 from orchestrator.repo.lock import lock_path
 from orchestrator.settings import RunSettings
-from orchestrator.store import event_log
+from orchestrator.store import event_log, run_options
 from orchestrator.store.locations import remember_db
+from orchestrator.store.steering import SteeringQueue
 from orchestrator.web.actions import Answers, Refusal
 from orchestrator.web.app import create_app
 from orchestrator.web.guard import Door
@@ -314,3 +315,20 @@ async def test_a_note_sent_from_the_page_reaches_the_player_s_next_turn(tmp_path
     assert said[0].status_code == 202, said[0].text
     players = [call for call in agents.prompts_of("player", "TASK-001") if isinstance(call, PlayerInput)]
     assert [p.supervisor_notes for p in players] == [[], [NOTE_PREFIX + "use the existing helper"]]
+
+
+async def test_a_note_from_the_page_goes_to_the_attempt_it_names(tmp_path: Path) -> None:
+    repo, db = await asked(tmp_path)
+    run_options.record(repo, "FEAT-001", {"attempts": 2})  # as `autobuild run --attempts 2` leaves it
+    browser = client(repo, db)
+    page = browser.get("/f/FEAT-001/t/TASK-1").text
+    assert '<option value="a2">attempt a2 only</option>' in page and '<option value="">every' in page
+    named = post(browser, "/f/FEAT-001/t/TASK-1/note", {"text": "only you", "attempt": "a2"})
+    assert named.status_code == 202 and "attempt a2 of TASK-1" in named.json()["message"], named.text
+    every = post(browser, "/f/FEAT-001/t/TASK-1/note", {"text": "all of you", "attempt": ""})
+    assert every.status_code == 202, every.text
+    beyond = post(browser, "/f/FEAT-001/t/TASK-1/note", {"text": "nobody", "attempt": "a3"})
+    assert beyond.status_code == 400 and "names no attempt" in beyond.json()["message"]
+    queue = SteeringQueue(db)
+    assert [(n.text, n.attempt, n.source) for n in queue.all_notes("FEAT-001", "TASK-1")] == [
+        ("only you", 2, "page"), ("all of you", None, "page")]
