@@ -126,6 +126,12 @@ class Pages:
                                         _int(request.query_params.get("page")))
         return _page(request, "diff.html", diff=shown, feature=feature, task=task_id, turn=turns[index])
 
+    async def events(self, request: Request) -> Response:
+        feature, task_id = request.path_params["feature"], request.path_params["task"]
+        given = request.query_params.get("page")
+        log = await self._read(task_id, reading.log_page, feature, task_id, _int(given) if given else None)
+        return _page(request, "events.html", log=log, feature=feature, task=task_id)
+
     async def feature_live(self, request: Request) -> Response:
         feature = request.path_params["feature"]
         await self._read(feature, Where.plan, feature)  # an unknown feature: 404, not a stream that waits forever
@@ -214,7 +220,7 @@ def page_app(where: Where, answers: Answers | None = None) -> Starlette:
         Route("/f/{feature}", pages.feature), Route("/f/{feature}/live", pages.feature_live),
         Route("/f/{feature}/answer", pages.answer, methods=["POST"]),
         Route("/f/{feature}/t/{task}", pages.task), Route("/f/{feature}/t/{task}/diff", pages.diff),
-        Route("/f/{feature}/t/{task}/log", pages.task_log),
+        Route("/f/{feature}/t/{task}/log", pages.task_log), Route("/f/{feature}/t/{task}/events", pages.events),
         Route("/f/{feature}/t/{task}/note", pages.note, methods=["POST"]),
         Route("/f/{feature}/t/{task}/control", pages.control, methods=["POST"]),
     ]

@@ -3,6 +3,7 @@ read a run's state): the runs, a feature's table and pictures, a task's turns. B
 
 from __future__ import annotations
 
+import json
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -13,7 +14,7 @@ from orchestrator.facts import SUCCESS
 from orchestrator.jsonout import iso_utc
 from orchestrator.plan.ids import is_id
 from orchestrator.plan.model import FeaturePlan, load_plan
-from orchestrator.store import inspection, pause, receipts, supervise
+from orchestrator.store import event_log, inspection, pause, receipts, supervise
 from orchestrator.store.checkpoints import CheckpointStore
 from orchestrator.store.served import thread_of
 from orchestrator.views.mermaid import flowchart, gantt
@@ -23,6 +24,13 @@ from orchestrator.views.timeline import epoch
 FINISHED = frozenset({*SUCCESS, "failed", "blocked", "aborted", "conflict", "error", "skipped", "replaced",
                       "cancelled"})
 """A task with one of these outcomes runs no more until a `resume`: it takes no note."""
+LOG_PAGE = 200
+"""Events on a page of a task's log: the task page follows the log from its last page's first event on; the ones
+before are paged through (`/events?page=N`), never all sent at once."""
+LOG_FIELDS = ("status", "decision", "passed", "reason", "summary", "rationale", "detail", "tool", "note", "notes",
+              "text", "question", "question_id")
+"""The fields a log line shows, each cut at `LOG_FIELD_CHARS` (web/static/ui.js shows the same for a live line)."""
+LOG_FIELD_CHARS = 200
 
 
 @dataclass(frozen=True)
@@ -143,4 +151,35 @@ def task(where: Where, feature_id: str, task_id: str) -> dict[str, Any]:
             "questions": [q for q in questions(table) if q["task"] == task_id] if table else [],
             "receipt": receipts.describe(row["receipt"]) if row else "",
             "takes_notes": row is not None and row["status"] not in FINISHED,
-            "attempts": supervise.attempts_of(where.repo, plan, task_id)}
+            "attempts": supervise.attempts_of(where.repo, plan, task_id), **_log_start(where, plan.id, task_id)}
+
+
+def _log_start(where: Where, feature_id: str, task_id: str) -> dict[str, int]:
+    """Where the task page's live log starts (after `log_since`: its last page), and how many events come before."""
+    events = event_log.task_events(where.repo, feature_id, task_id, 0)
+    earlier = max(0, len(events) - LOG_PAGE)
+    return {"log_since": events[earlier - 1].id if earlier else 0, "log_earlier": earlier}
+
+
+def _log_line(event: event_log.LoggedEvent) -> str:
+    shown = []
+    for key in LOG_FIELDS:
+        value = event.fields.get(key)
+        if value is None or value in ("", []):
+            continue
+        text = value if isinstance(value, str) else json.dumps(value, default=str)
+        shown.append(f"{key}={text[:LOG_FIELD_CHARS]}{'…' if len(text) > LOG_FIELD_CHARS else ''}")
+    turn = "" if event.turn is None else f" turn {event.turn}"
+    return f"{event.time} {event.kind}{turn} {' '.join(shown)}".rstrip()
+
+
+def log_page(where: Where, feature_id: str, task_id: str, page: int | None) -> dict[str, Any]:
+    """Page `page` of the task's log (None: the last), `LOG_PAGE` events a page, each as one line of text."""
+    plan = where.plan(feature_id)
+    if task_id not in plan.task_ids():
+        raise InputError(f"{feature_id} has no task {task_id}: tasks are {', '.join(plan.task_ids())}")
+    events = event_log.task_events(where.repo, plan.id, task_id, 0)
+    pages = max(1, -(-len(events) // LOG_PAGE))
+    shown = pages - 1 if page is None else min(max(0, page), pages - 1)
+    return {"page": shown, "pages": pages, "total": len(events),
+            "lines": [(e.id, _log_line(e)) for e in events[shown * LOG_PAGE:(shown + 1) * LOG_PAGE]]}

@@ -20,11 +20,13 @@ from agents import PlayerInput
 from agents.testing.repos import make_sample_repo
 from agents.testing.scripted_agents import ScriptedAgents, Turn, approve, feedback, writes
 from orchestrator.cli.main import main
+from orchestrator.events import event_dict
 from orchestrator.graph import runner
 from orchestrator.graph.steering import NOTE_PREFIX
 from orchestrator.repo.lock import lock_path
 from orchestrator.settings import RunSettings
 from orchestrator.store import event_log, run_options
+from orchestrator.store import traces as trace
 from orchestrator.store.locations import remember_db
 from orchestrator.store.steering import SteeringQueue
 from orchestrator.web.actions import Answers, Refusal
@@ -332,3 +334,25 @@ async def test_a_note_from_the_page_goes_to_the_attempt_it_names(tmp_path: Path)
     queue = SteeringQueue(db)
     assert [(n.text, n.attempt, n.source) for n in queue.all_notes("FEAT-001", "TASK-1")] == [
         ("only you", 2, "page"), ("all of you", None, "page")]
+
+
+def test_a_long_log_is_followed_from_its_last_page_and_paged_through(tmp_path: Path) -> None:
+    repo, db = asyncio.run(asked(tmp_path))
+    written = len(event_log.task_events(repo, "FEAT-001", "TASK-2"))
+    for number in range(450):
+        trace.append(repo, "FEAT-001", "TASK-2", event_dict("note_accepted", feature="FEAT-001", task="TASK-2",
+                                                            note=number, text=f"{HOSTILE} {number}", source="cli"))
+    events = event_log.task_events(repo, "FEAT-001", "TASK-2")
+    browser = client(repo, db)
+    page = browser.get("/f/FEAT-001/t/TASK-2").text
+    since = int(re.search(r'data-log="/f/FEAT-001/t/TASK-2/log\?since=(\d+)"', page).group(1))  # type: ignore[union-attr]
+    assert since == events[-201].id and f"{len(events) - 200} earlier event(s)" in page
+    with browser.stream("GET", f"/f/FEAT-001/t/TASK-2/log?since={since}") as stream:
+        assert len(re.findall(r"^id: ", "".join(stream.iter_text()), re.MULTILINE)) == 200, "the last page, live"
+    last = browser.get("/f/FEAT-001/t/TASK-2/events").text
+    pages = -(-(written + 450) // 200)
+    assert f"page {pages} of {pages}" in last and "Earlier events" in last and "Later events" not in last
+    assert "<script>alert" not in last and "&lt;script&gt;alert(&#34;x&#34;)&lt;/script&gt;" in last
+    first = browser.get("/f/FEAT-001/t/TASK-2/events?page=0").text
+    assert first.count("<li ") == 200 and f'data-id="{events[0].id}"' in first and "Later events" in first
+    assert browser.get("/f/FEAT-001/t/TASK-9/events").status_code == 404
