@@ -1,7 +1,8 @@
-"""Pause, unpause, cancel and a note from the page in a real browser (issue 41, item 4): Debian's Chromium over the DevTools protocol
-(tests/devtools.py) against `autobuild ui` started as a person starts it, on a live run. "Pause now" cuts the task's
-running session, the task's state turns `paused` without a reload while another task runs on, and "Unpause" lets it
-go on in the same run from the work its cut session left; the steps are in the task's AUTO-RUN.md as the page's."""
+"""Pause, unpause, cancel and a note from the page in a real browser (issue 41, item 4): Debian's Chromium over the
+DevTools protocol (tests/devtools.py) against `autobuild ui` started as a person starts it, on a live run. "Pause now"
+cuts the task's running session, the task's state turns `paused` without a reload while another task runs on, and
+"Unpause" lets it go on in the same run from the work its cut session left; a note typed on the page reaches the
+player once; "Cancel" ends a task `cancelled`; each is in the task's AUTO-RUN.md as the page's."""
 
 from __future__ import annotations
 
