@@ -24,6 +24,7 @@ from orchestrator.views.timeline import epoch
 FINISHED = frozenset({*SUCCESS, "failed", "blocked", "aborted", "conflict", "error", "skipped", "replaced",
                       "cancelled"})
 """A task with one of these outcomes runs no more until a `resume`: it takes no note."""
+WAITING = "waiting for an answer"
 LOG_PAGE = 200
 """Events on a page of a task's log: the task page follows the log from its last page's first event on; the ones
 before are paged through (`/events?page=N`), never all sent at once."""
@@ -69,8 +70,8 @@ def _seconds(start: str | None, end: str | None) -> float | None:
 
 
 def runs(where: Where) -> list[dict[str, Any]]:
-    """Every feature thread in the store: `status`'s row, with its tasks done of all, when it started and how long
-    it ran (to its last checkpoint; to now while it runs)."""
+    """Every feature thread in the store: `status`'s row, with its state, its tasks done of all, when it started and
+    how long it ran (to its last checkpoint; to now while it runs)."""
     store = where.store()
     if not store.exists():
         return []
@@ -78,21 +79,35 @@ def runs(where: Where) -> list[dict[str, Any]]:
     for row in inspection.list_features(store):
         timeline_rows = inspection.history(store, row["thread"])
         started = timeline_rows[0]["time"] if timeline_rows else None
-        end = row["updated"] if row["finished"] else iso_utc(time.time())
-        done, total = _done_of(where, store, row)
-        rows.append(row | {"started": started, "duration_s": _seconds(started, end), "done": done, "total": total})
+        done, total, state = _done_of(where, row)
+        end = iso_utc(time.time()) if state == "in progress" else row["updated"]
+        rows.append(row | {"started": started, "duration_s": _seconds(started, end), "done": done, "total": total,
+                           "state": state})
     rows.sort(key=lambda r: str(r["started"] or ""), reverse=True)
     return rows
 
 
-def _done_of(where: Where, store: CheckpointStore, row: dict[str, Any]) -> tuple[int, int]:
-    """Tasks approved of the feature's tasks (its plan's, replans' added); a thread with no plan: its results."""
+def run_state(table: dict[str, Any]) -> str:
+    """What a feature's run is doing, as its `status` table says: finished, waiting for an answer (a question is
+    pending: the run stopped, or goes on only with other tasks), paused (nothing left but paused tasks), in
+    progress."""
+    if table["finished"]:
+        return "finished"
+    if questions(table):
+        return WAITING
+    open_rows = [row for row in table["tasks"] if row["status"] not in FINISHED]
+    return "paused" if open_rows and all(row["status"] == "paused" for row in open_rows) else "in progress"
+
+
+def _done_of(where: Where, row: dict[str, Any]) -> tuple[int, int, str]:
+    """Tasks approved of the feature's tasks (its plan's, replans' added), and the run's state; a thread with no
+    plan: its results."""
     done = sum(n for status, n in row["tasks"].items() if status in SUCCESS)
     try:
         table = where.status(where.plan(row["thread"]))
     except InputError:
-        return done, sum(row["tasks"].values())
-    return sum(1 for task in table["tasks"] if task["status"] in SUCCESS), len(table["tasks"])
+        return done, sum(row["tasks"].values()), "finished" if row["finished"] else "in progress"
+    return (sum(1 for task in table["tasks"] if task["status"] in SUCCESS), len(table["tasks"]), run_state(table))
 
 
 def feature(where: Where, feature_id: str) -> dict[str, Any]:
@@ -101,6 +116,7 @@ def feature(where: Where, feature_id: str) -> dict[str, Any]:
     table = where.status(plan)
     table["paused"] = None if table["finished"] else pause.describe(
         pause.read_pause(pause.pause_path(where.repo, plan.id)))
+    table["state"] = run_state(table)
     outcomes = {row["task"]: row["status"] for row in table["tasks"]}
     names = {task.id: task.name for task in plan.tasks}
     order = [row["task"] for row in table["tasks"]]

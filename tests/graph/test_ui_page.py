@@ -356,3 +356,11 @@ def test_a_long_log_is_followed_from_its_last_page_and_paged_through(tmp_path: P
     first = browser.get("/f/FEAT-001/t/TASK-2/events?page=0").text
     assert first.count("<li ") == 200 and f'data-id="{events[0].id}"' in first and "Later events" in first
     assert browser.get("/f/FEAT-001/t/TASK-9/events").status_code == 404
+
+
+def test_a_run_stopped_at_a_question_is_shown_waiting_not_in_progress(waiting: tuple[Path, Path]) -> None:
+    repo, db = waiting
+    browser = client(repo, db)
+    listed = browser.get("/").text
+    assert '<span class="badge blocked" data-field="state">waiting for an answer</span>' in listed, listed
+    assert 'id="run-state">waiting for an answer</span>' in browser.get("/f/FEAT-001").text
