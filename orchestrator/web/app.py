@@ -17,7 +17,7 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, Response
 from starlette.routing import Route
 
-from orchestrator.errors import InputError
+from orchestrator.errors import InputError, StoreError
 from orchestrator.store.supervise import Refusal
 from orchestrator.views.mermaid import style_of
 from orchestrator.web import live, reading
@@ -202,6 +202,12 @@ async def _refused(request: Request, exc: Exception) -> Response:
     return _said(request, status, str(exc), local_path(back.path) if back.netloc in ("", request.url.netloc) else home)
 
 
+async def _store_down(request: Request, exc: Exception) -> Response:
+    """The store could not be read or written now (locked, down, being made by a run starting): said, never a
+    traceback; the page can be loaded again."""
+    return _said(request, 503, f"{exc} (load the page again in a moment)", root_of(request) + "/")
+
+
 async def _not_found(request: Request, exc: Exception) -> Response:
     return _page(request, "said.html", 404, message=str(exc), back=root_of(request) + "/", ok=False)
 
@@ -224,4 +230,5 @@ def page_app(where: Where, answers: Answers | None = None) -> Starlette:
         Route("/f/{feature}/t/{task}/note", pages.note, methods=["POST"]),
         Route("/f/{feature}/t/{task}/control", pages.control, methods=["POST"]),
     ]
-    return Starlette(routes=routes, exception_handlers={InputError: _refused, _NotFound: _not_found})
+    return Starlette(routes=routes, exception_handlers={InputError: _refused, _NotFound: _not_found,
+                                                         StoreError: _store_down})

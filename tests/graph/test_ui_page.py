@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import json
 import re
+import sqlite3
 import sys
 from concurrent.futures import ThreadPoolExecutor
 from html.parser import HTMLParser
@@ -364,3 +365,18 @@ def test_a_run_stopped_at_a_question_is_shown_waiting_not_in_progress(waiting: t
     listed = browser.get("/").text
     assert '<span class="badge blocked" data-field="state">waiting for an answer</span>' in listed, listed
     assert 'id="run-state">waiting for an answer</span>' in browser.get("/f/FEAT-001").text
+
+
+def test_a_store_that_cant_be_read_now_is_said_not_a_server_error(tmp_path: Path) -> None:
+    repo = make_sample_repo(tmp_path / "repo", files=CALC_FILES, plan=plan(task("TASK-1")))
+    db = tmp_path / "db.sqlite"
+    starting = sqlite3.connect(db)  # a run's store in its first moment: the file made, no table in it yet
+    starting.execute("PRAGMA journal_mode=wal")
+    starting.close()
+    browser = TestClient(create_app(Where(repo, str(db)), Door(TOKEN, "127.0.0.1", PORT)), base_url=BASE)
+    assert browser.get(f"/?token={TOKEN}", follow_redirects=False).status_code == 303
+    for path in ("/", "/f/FEAT-001", "/f/FEAT-001/t/TASK-1"):
+        page = browser.get(path)
+        assert page.status_code == 503 and "checkpoint DB" in page.text and "Traceback" not in page.text, path
+    note = post(browser, "/f/FEAT-001/t/TASK-1/note", {"text": "hello"})
+    assert note.status_code == 503 and note.json()["message"].startswith("checkpoint DB"), note.text
