@@ -99,7 +99,8 @@ def control_task(repo: Path, db: str | None, feature: str, task: str, action: st
     controls = controls_for(repo, plan.id, db)
     state = controls.control(plan.id, task)
     if action in ("pause", "cancel") and str(row["status"]).startswith(_MERGING):
-        raise Refusal(f"{task} is queued for merge ({row['status']}): it can't be {action}ed now; once it has"
+        done = {"pause": "paused", "cancel": "cancelled"}[action]
+        raise Refusal(f"{task} is queued for merge ({row['status']}): it can't be {done} now; once it has"
                       f" landed, `autobuild discard` or a new task undoes it")
     if action == "pause" and state.paused is not None and not (now and not state.paused.now):
         raise Refusal(f"{task} is paused already (since {state.paused.created}): `autobuild unpause {plan.id}"

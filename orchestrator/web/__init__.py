@@ -5,7 +5,8 @@ It reads a run only through the store's inspection readers and changes one only 
 
 guard.py: the door: the launch's token as a cookie, the Host and Origin checks, the Content-Security-Policy.
 app.py: the routes on Starlette, rendered from our own Jinja2 templates with our own CSS and script.
-reading.py: what each page shows, read through the inspection readers `status`, `show` and `history` use.
+reading.py: what each page shows, read through the inspection readers `status`, `show` and `history` use; a task's
+    log a page at a time.
 live.py: the live parts as server-sent events: a task's event log from any id on, a feature's state as it changes.
 diffs.py: a turn's diff, a page of files at a time, each cut at a cap, binary files named.
 actions.py: a note into the steering queue, an answer as `autobuild answer` itself (the first answer wins).

@@ -31,9 +31,10 @@ ANSWER_START_S = 60.0
 _POLL_S = 0.1
 
 
-def send_note(where: Where, feature: str, task_id: str, text: str) -> Note:
-    """Accept a note for a running task: `autobuild steer`'s own path (store/supervise.py), from the page."""
-    return supervise.send_note(where.repo, where.db, feature, task_id, text, source="page")
+def send_note(where: Where, feature: str, task_id: str, text: str, attempt: str | None = None) -> Note:
+    """Accept a note for a running task (every attempt, or the one named: `a2`): `autobuild steer`'s own path
+    (store/supervise.py), from the page."""
+    return supervise.send_note(where.repo, where.db, feature, task_id, text, attempt=attempt, source="page")
 
 
 def control_task(where: Where, feature: str, task_id: str, action: str, *, now: bool = False) -> ControlRecord:

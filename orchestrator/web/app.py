@@ -17,7 +17,7 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, Response
 from starlette.routing import Route
 
-from orchestrator.errors import InputError
+from orchestrator.errors import InputError, StoreError
 from orchestrator.store.supervise import Refusal
 from orchestrator.views.mermaid import style_of
 from orchestrator.web import live, reading
@@ -126,6 +126,12 @@ class Pages:
                                         _int(request.query_params.get("page")))
         return _page(request, "diff.html", diff=shown, feature=feature, task=task_id, turn=turns[index])
 
+    async def events(self, request: Request) -> Response:
+        feature, task_id = request.path_params["feature"], request.path_params["task"]
+        given = request.query_params.get("page")
+        log = await self._read(task_id, reading.log_page, feature, task_id, _int(given) if given else None)
+        return _page(request, "events.html", log=log, feature=feature, task=task_id)
+
     async def feature_live(self, request: Request) -> Response:
         feature = request.path_params["feature"]
         await self._read(feature, Where.plan, feature)  # an unknown feature: 404, not a stream that waits forever
@@ -141,8 +147,10 @@ class Pages:
     async def note(self, request: Request) -> Response:
         feature, task_id = request.path_params["feature"], request.path_params["task"]
         form = await _form(request)
-        note = await asyncio.to_thread(send_note, self.where, feature, task_id, form.get("text", ""))
-        return _said(request, 202, f"note {note.id} accepted: {task_id}'s player reads it at its next turn",
+        note = await asyncio.to_thread(send_note, self.where, feature, task_id, form.get("text", ""),
+                                       form.get("attempt") or None)
+        whom = f"attempt a{note.attempt} of {task_id}" if note.attempt else task_id
+        return _said(request, 202, f"note {note.id} accepted: {whom}'s player reads it at its next turn",
                      f"{root_of(request)}/f/{feature}/t/{task_id}")
 
     async def control(self, request: Request) -> Response:
@@ -152,7 +160,7 @@ class Pages:
             raise Refusal(f"{action!r} is no action: pause, pause-now, unpause or cancel", 400)
         await asyncio.to_thread(control_task, self.where, feature, task_id, action.removesuffix("-now"),
                                 now=action == "pause-now")
-        return _said(request, 202, f"{task_id} {CONTROLS[action]}", f"/f/{feature}/t/{task_id}")
+        return _said(request, 202, f"{task_id} {CONTROLS[action]}", f"{root_of(request)}/f/{feature}/t/{task_id}")
 
     async def answer(self, request: Request) -> Response:
         feature = request.path_params["feature"]
@@ -194,6 +202,12 @@ async def _refused(request: Request, exc: Exception) -> Response:
     return _said(request, status, str(exc), local_path(back.path) if back.netloc in ("", request.url.netloc) else home)
 
 
+async def _store_down(request: Request, exc: Exception) -> Response:
+    """The store could not be read or written now (locked, down, being made by a run starting): said, never a
+    traceback; the page can be loaded again."""
+    return _said(request, 503, f"{exc} (load the page again in a moment)", root_of(request) + "/")
+
+
 async def _not_found(request: Request, exc: Exception) -> Response:
     return _page(request, "said.html", 404, message=str(exc), back=root_of(request) + "/", ok=False)
 
@@ -212,8 +226,9 @@ def page_app(where: Where, answers: Answers | None = None) -> Starlette:
         Route("/f/{feature}", pages.feature), Route("/f/{feature}/live", pages.feature_live),
         Route("/f/{feature}/answer", pages.answer, methods=["POST"]),
         Route("/f/{feature}/t/{task}", pages.task), Route("/f/{feature}/t/{task}/diff", pages.diff),
-        Route("/f/{feature}/t/{task}/log", pages.task_log),
+        Route("/f/{feature}/t/{task}/log", pages.task_log), Route("/f/{feature}/t/{task}/events", pages.events),
         Route("/f/{feature}/t/{task}/note", pages.note, methods=["POST"]),
         Route("/f/{feature}/t/{task}/control", pages.control, methods=["POST"]),
     ]
-    return Starlette(routes=routes, exception_handlers={InputError: _refused, _NotFound: _not_found})
+    return Starlette(routes=routes, exception_handlers={InputError: _refused, _NotFound: _not_found,
+                                                         StoreError: _store_down})

@@ -11,7 +11,7 @@ from typing import Any
 
 from sse_starlette import ServerSentEvent
 
-from orchestrator.errors import InputError
+from orchestrator.errors import InputError, StoreError
 from orchestrator.store import event_log
 from orchestrator.views.mermaid import flowchart
 from orchestrator.web.reading import Where, questions
@@ -72,7 +72,7 @@ async def feature_states(where: Where, feature: str, poll_s: float = POLL_S) -> 
     while True:
         try:
             state = await asyncio.to_thread(feature_state, where, feature)
-        except InputError as exc:  # not run yet: said once, then looked at again
+        except (InputError, StoreError) as exc:  # not run yet, or the store busy: said once, then looked at again
             state = {"missing": str(exc)}
         if state != shown:
             shown = state

@@ -3,6 +3,7 @@ read a run's state): the runs, a feature's table and pictures, a task's turns. B
 
 from __future__ import annotations
 
+import json
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -13,7 +14,7 @@ from orchestrator.facts import SUCCESS
 from orchestrator.jsonout import iso_utc
 from orchestrator.plan.ids import is_id
 from orchestrator.plan.model import FeaturePlan, load_plan
-from orchestrator.store import inspection, pause, receipts
+from orchestrator.store import event_log, inspection, pause, receipts, supervise
 from orchestrator.store.checkpoints import CheckpointStore
 from orchestrator.store.served import thread_of
 from orchestrator.views.mermaid import flowchart, gantt
@@ -23,6 +24,14 @@ from orchestrator.views.timeline import epoch
 FINISHED = frozenset({*SUCCESS, "failed", "blocked", "aborted", "conflict", "error", "skipped", "replaced",
                       "cancelled"})
 """A task with one of these outcomes runs no more until a `resume`: it takes no note."""
+WAITING = "waiting for an answer"
+LOG_PAGE = 200
+"""Events on a page of a task's log: the task page follows the log from its last page's first event on; the ones
+before are paged through (`/events?page=N`), never all sent at once."""
+LOG_FIELDS = ("status", "decision", "passed", "reason", "summary", "rationale", "detail", "tool", "note", "notes",
+              "text", "question", "question_id")
+"""The fields a log line shows, each cut at `LOG_FIELD_CHARS` (web/static/ui.js shows the same for a live line)."""
+LOG_FIELD_CHARS = 200
 
 
 @dataclass(frozen=True)
@@ -61,8 +70,8 @@ def _seconds(start: str | None, end: str | None) -> float | None:
 
 
 def runs(where: Where) -> list[dict[str, Any]]:
-    """Every feature thread in the store: `status`'s row, with its tasks done of all, when it started and how long
-    it ran (to its last checkpoint; to now while it runs)."""
+    """Every feature thread in the store: `status`'s row, with its state, its tasks done of all, when it started and
+    how long it ran (to its last checkpoint; to now while it runs)."""
     store = where.store()
     if not store.exists():
         return []
@@ -70,21 +79,35 @@ def runs(where: Where) -> list[dict[str, Any]]:
     for row in inspection.list_features(store):
         timeline_rows = inspection.history(store, row["thread"])
         started = timeline_rows[0]["time"] if timeline_rows else None
-        end = row["updated"] if row["finished"] else iso_utc(time.time())
-        done, total = _done_of(where, store, row)
-        rows.append(row | {"started": started, "duration_s": _seconds(started, end), "done": done, "total": total})
+        done, total, state = _done_of(where, row)
+        end = iso_utc(time.time()) if state == "in progress" else row["updated"]
+        rows.append(row | {"started": started, "duration_s": _seconds(started, end), "done": done, "total": total,
+                           "state": state})
     rows.sort(key=lambda r: str(r["started"] or ""), reverse=True)
     return rows
 
 
-def _done_of(where: Where, store: CheckpointStore, row: dict[str, Any]) -> tuple[int, int]:
-    """Tasks approved of the feature's tasks (its plan's, replans' added); a thread with no plan: its results."""
+def run_state(table: dict[str, Any]) -> str:
+    """What a feature's run is doing, as its `status` table says: finished, waiting for an answer (a question is
+    pending: the run stopped, or goes on only with other tasks), paused (nothing left but paused tasks), in
+    progress."""
+    if table["finished"]:
+        return "finished"
+    if questions(table):
+        return WAITING
+    open_rows = [row for row in table["tasks"] if row["status"] not in FINISHED]
+    return "paused" if open_rows and all(row["status"] == "paused" for row in open_rows) else "in progress"
+
+
+def _done_of(where: Where, row: dict[str, Any]) -> tuple[int, int, str]:
+    """Tasks approved of the feature's tasks (its plan's, replans' added), and the run's state; a thread with no
+    plan: its results."""
     done = sum(n for status, n in row["tasks"].items() if status in SUCCESS)
     try:
         table = where.status(where.plan(row["thread"]))
     except InputError:
-        return done, sum(row["tasks"].values())
-    return sum(1 for task in table["tasks"] if task["status"] in SUCCESS), len(table["tasks"])
+        return done, sum(row["tasks"].values()), "finished" if row["finished"] else "in progress"
+    return (sum(1 for task in table["tasks"] if task["status"] in SUCCESS), len(table["tasks"]), run_state(table))
 
 
 def feature(where: Where, feature_id: str) -> dict[str, Any]:
@@ -93,6 +116,7 @@ def feature(where: Where, feature_id: str) -> dict[str, Any]:
     table = where.status(plan)
     table["paused"] = None if table["finished"] else pause.describe(
         pause.read_pause(pause.pause_path(where.repo, plan.id)))
+    table["state"] = run_state(table)
     outcomes = {row["task"]: row["status"] for row in table["tasks"]}
     names = {task.id: task.name for task in plan.tasks}
     order = [row["task"] for row in table["tasks"]]
@@ -142,4 +166,36 @@ def task(where: Where, feature_id: str, task_id: str) -> dict[str, Any]:
     return {"plan": plan, "shown": shown, "row": row, "status": table,
             "questions": [q for q in questions(table) if q["task"] == task_id] if table else [],
             "receipt": receipts.describe(row["receipt"]) if row else "",
-            "takes_notes": row is not None and row["status"] not in FINISHED}
+            "takes_notes": row is not None and row["status"] not in FINISHED,
+            "attempts": supervise.attempts_of(where.repo, plan, task_id), **_log_start(where, plan.id, task_id)}
+
+
+def _log_start(where: Where, feature_id: str, task_id: str) -> dict[str, int]:
+    """Where the task page's live log starts (after `log_since`: its last page), and how many events come before."""
+    events = event_log.task_events(where.repo, feature_id, task_id, 0)
+    earlier = max(0, len(events) - LOG_PAGE)
+    return {"log_since": events[earlier - 1].id if earlier else 0, "log_earlier": earlier}
+
+
+def _log_line(event: event_log.LoggedEvent) -> str:
+    shown = []
+    for key in LOG_FIELDS:
+        value = event.fields.get(key)
+        if value is None or value in ("", []):
+            continue
+        text = value if isinstance(value, str) else json.dumps(value, default=str)
+        shown.append(f"{key}={text[:LOG_FIELD_CHARS]}{'…' if len(text) > LOG_FIELD_CHARS else ''}")
+    turn = "" if event.turn is None else f" turn {event.turn}"
+    return f"{event.time} {event.kind}{turn} {' '.join(shown)}".rstrip()
+
+
+def log_page(where: Where, feature_id: str, task_id: str, page: int | None) -> dict[str, Any]:
+    """Page `page` of the task's log (None: the last), `LOG_PAGE` events a page, each as one line of text."""
+    plan = where.plan(feature_id)
+    if task_id not in plan.task_ids():
+        raise InputError(f"{feature_id} has no task {task_id}: tasks are {', '.join(plan.task_ids())}")
+    events = event_log.task_events(where.repo, plan.id, task_id, 0)
+    pages = max(1, -(-len(events) // LOG_PAGE))
+    shown = pages - 1 if page is None else min(max(0, page), pages - 1)
+    return {"page": shown, "pages": pages, "total": len(events),
+            "lines": [(e.id, _log_line(e)) for e in events[shown * LOG_PAGE:(shown + 1) * LOG_PAGE]]}

@@ -5,6 +5,7 @@ input is one line, exit 2, nothing written."""
 
 from __future__ import annotations
 
+import argparse
 from pathlib import Path
 from typing import Any
 
@@ -13,7 +14,9 @@ import pytest
 from agents.testing.repos import make_sample_repo
 from agents.testing.scripted_agents import ScriptedAgents, Turn, approve, writes
 from orchestrator.cli.main import main
+from orchestrator.cli.run import run_command
 from orchestrator.plan.model import load_plan
+from orchestrator.settings import RunSettings
 from orchestrator.store import event_log, inspection
 from orchestrator.store.checkpoints import CheckpointStore
 from orchestrator.store.locations import remember_db
@@ -106,3 +109,15 @@ async def test_a_pause_sent_while_the_approving_coach_runs_is_dropped_and_said(t
     dropped = [e for e in events if e["event"] == "pause_dropped"]
     assert [Progress.describe(e) for e in dropped] == [
         "A ended approved before its pause took effect (no step was left to pause at): the pause is dropped"]
+
+
+def test_a_run_left_with_only_paused_tasks_exits_3_and_says_how_it_goes_on(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    repo, db = sample(tmp_path, task("A"))
+    pausing = writes(SUB, effect=lambda _: sent(repo, db, "pause", "FEAT-001", "A"))
+    agents = ScriptedAgents({"player": [pausing, writes(SUB)], "coach": approve()})
+    settings = RunSettings(repo=repo, target="FEAT-001", db=str(db), agents=agents, replan=0)
+    capsys.readouterr()
+    assert run_command(argparse.Namespace(command="run"), settings) == 3, "waiting, as for a question"
+    said = capsys.readouterr().err
+    assert "A is paused (since " in said and "`autobuild unpause FEAT-001 A`, then `autobuild resume" in said, said

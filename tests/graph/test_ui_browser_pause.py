@@ -1,7 +1,8 @@
-"""Pause and unpause from the page in a real browser (issue 41, item 4): Debian's Chromium over the DevTools protocol
-(tests/devtools.py) against `autobuild ui` started as a person starts it, on a live run. "Pause now" cuts the task's
-running session, the task's state turns `paused` without a reload while another task runs on, and "Unpause" lets it
-go on in the same run from the work its cut session left; the steps are in the task's AUTO-RUN.md as the page's."""
+"""Pause, unpause, cancel and a note from the page in a real browser (issue 41, item 4): Debian's Chromium over the
+DevTools protocol (tests/devtools.py) against `autobuild ui` started as a person starts it, on a live run. "Pause now"
+cuts the task's running session, the task's state turns `paused` without a reload while another task runs on, and
+"Unpause" lets it go on in the same run from the work its cut session left; a note typed on the page reaches the
+player once; "Cancel" ends a task `cancelled`; each is in the task's AUTO-RUN.md as the page's."""
 
 from __future__ import annotations
 
@@ -89,3 +90,65 @@ async def test_pause_now_and_unpause_from_the_page(page_server: tuple[Path, Path
     assert [(c.task, c.turn) for c in agents.calls if c.role == "player"].count(("TASK-1", 1)) == 2
     steering = (repo / ".autobuild/runs/FEAT-001/TASK-1/AUTO-RUN.md").read_text().split("## Steering", 1)[1]
     assert " pause --now (page)" in steering and " unpause (page)" in steering
+
+
+
+NOTE = "use the existing retry helper"
+
+
+class BothHeld(ScriptedAgents):
+    """Both players' sessions wait until the test lets them go (bounded), then TASK-1's makes three tool calls."""
+
+    def __init__(self) -> None:
+        super().__init__({("player", "TASK-1"): writes(SUB, tool_calls=3), "player": writes({**SUB, **MUL}),
+                          "coach": approve()})
+        self.release = asyncio.Event()
+        self.started: set[str] = set()
+
+    async def player(self, data: Any, settings: Any) -> Any:
+        self.started.add(data.brief.task_id)
+        await asyncio.wait_for(self.release.wait(), timeout=120)
+        return await super().player(data, settings)
+
+
+async def test_a_note_and_a_cancel_sent_from_the_page(page_server: tuple[Path, Path, str]) -> None:
+    """A note typed on TASK-1's page reaches its player's session once; "Cancel" on TASK-2's page ends it
+    `cancelled`, shown without a reload; both are in the tasks' AUTO-RUN.md as the page's."""
+    repo, db, url = page_server
+    agents = BothHeld()
+    running = asyncio.create_task(run(repo, db, "FEAT-001", agents, parallel=2, max_turns=3))
+    for _ in range(1200):
+        if agents.started == {"TASK-1", "TASK-2"}:
+            break
+        await asyncio.sleep(0.1)
+    browser = await asyncio.to_thread(Browser)
+    try:
+        base = url.split("/?", 1)[0]
+        await asyncio.to_thread(browser.open, url)
+        await asyncio.to_thread(browser.open, f"{base}/f/FEAT-001/t/TASK-2")
+        await asyncio.to_thread(_click, browser, "cancel", "ends cancelled")
+        await asyncio.to_thread(browser.open, f"{base}/f/FEAT-001/t/TASK-1")
+        await asyncio.to_thread(browser.value, f"document.getElementById('note-text').value = {NOTE!r}")
+        await asyncio.to_thread(browser.value, "document.querySelector('section.note button').click()")
+        said = await asyncio.to_thread(browser.wait, "document.getElementById('said-note').textContent"
+                                                     ".includes('accepted') && document.getElementById('said-note')"
+                                                     ".textContent")
+        assert said.startswith("note 1 accepted: TASK-1"), said
+        await asyncio.to_thread(browser.open, f"{base}/f/FEAT-001")
+        await asyncio.to_thread(browser.wait, "document.body.dataset.rendered === 'yes'")
+        await asyncio.to_thread(browser.value, "window.__stayed = 'the feature'")
+        agents.release.set()
+        summary = await running
+        cell = "document.querySelector('[data-task=\"TASK-2\"] [data-field=status]').textContent"
+        await asyncio.to_thread(browser.wait, f"{cell} === 'cancelled'")
+        assert await asyncio.to_thread(browser.value, "window.__stayed") == "the feature", "no reload"
+        assert await asyncio.to_thread(browser.value, "window.__violations") == []
+    finally:
+        await asyncio.to_thread(browser.close)
+    assert summary.results["TASK-2"]["status"] == "cancelled"
+    seen = [note for call in agents.calls if call.role == "player" and call.task == "TASK-1"
+            for note in [*call.boundary_notes, *getattr(call.input, "supervisor_notes", [])] if NOTE in note]
+    assert len(seen) == 1, seen
+    for task_id, said in [("TASK-1", f" note 1 (page, consumed): {NOTE}"), ("TASK-2", " cancel (page, applied)")]:
+        report = (repo / f".autobuild/runs/FEAT-001/{task_id}/AUTO-RUN.md").read_text()
+        assert said in report.split("## Steering", 1)[1], (task_id, report)

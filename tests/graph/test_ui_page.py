@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import json
 import re
+import sqlite3
 import sys
 from concurrent.futures import ThreadPoolExecutor
 from html.parser import HTMLParser
@@ -20,12 +21,15 @@ from agents import PlayerInput
 from agents.testing.repos import make_sample_repo
 from agents.testing.scripted_agents import ScriptedAgents, Turn, approve, feedback, writes
 from orchestrator.cli.main import main
+from orchestrator.events import event_dict
 from orchestrator.graph import runner
 from orchestrator.graph.steering import NOTE_PREFIX
 from orchestrator.repo.lock import lock_path
 from orchestrator.settings import RunSettings
-from orchestrator.store import event_log
+from orchestrator.store import event_log, run_options
+from orchestrator.store import traces as trace
 from orchestrator.store.locations import remember_db
+from orchestrator.store.steering import SteeringQueue
 from orchestrator.web.actions import Answers, Refusal
 from orchestrator.web.app import create_app
 from orchestrator.web.guard import Door
@@ -314,3 +318,65 @@ async def test_a_note_sent_from_the_page_reaches_the_player_s_next_turn(tmp_path
     assert said[0].status_code == 202, said[0].text
     players = [call for call in agents.prompts_of("player", "TASK-001") if isinstance(call, PlayerInput)]
     assert [p.supervisor_notes for p in players] == [[], [NOTE_PREFIX + "use the existing helper"]]
+
+
+async def test_a_note_from_the_page_goes_to_the_attempt_it_names(tmp_path: Path) -> None:
+    repo, db = await asked(tmp_path)
+    run_options.record(repo, "FEAT-001", {"attempts": 2})  # as `autobuild run --attempts 2` leaves it
+    browser = client(repo, db)
+    page = browser.get("/f/FEAT-001/t/TASK-1").text
+    assert '<option value="a2">attempt a2 only</option>' in page and '<option value="">every' in page
+    named = post(browser, "/f/FEAT-001/t/TASK-1/note", {"text": "only you", "attempt": "a2"})
+    assert named.status_code == 202 and "attempt a2 of TASK-1" in named.json()["message"], named.text
+    every = post(browser, "/f/FEAT-001/t/TASK-1/note", {"text": "all of you", "attempt": ""})
+    assert every.status_code == 202, every.text
+    beyond = post(browser, "/f/FEAT-001/t/TASK-1/note", {"text": "nobody", "attempt": "a3"})
+    assert beyond.status_code == 400 and "names no attempt" in beyond.json()["message"]
+    queue = SteeringQueue(db)
+    assert [(n.text, n.attempt, n.source) for n in queue.all_notes("FEAT-001", "TASK-1")] == [
+        ("only you", 2, "page"), ("all of you", None, "page")]
+
+
+def test_a_long_log_is_followed_from_its_last_page_and_paged_through(tmp_path: Path) -> None:
+    repo, db = asyncio.run(asked(tmp_path))
+    written = len(event_log.task_events(repo, "FEAT-001", "TASK-2"))
+    for number in range(450):
+        trace.append(repo, "FEAT-001", "TASK-2", event_dict("note_accepted", feature="FEAT-001", task="TASK-2",
+                                                            note=number, text=f"{HOSTILE} {number}", source="cli"))
+    events = event_log.task_events(repo, "FEAT-001", "TASK-2")
+    browser = client(repo, db)
+    page = browser.get("/f/FEAT-001/t/TASK-2").text
+    since = int(re.search(r'data-log="/f/FEAT-001/t/TASK-2/log\?since=(\d+)"', page).group(1))  # type: ignore[union-attr]
+    assert since == events[-201].id and f"{len(events) - 200} earlier event(s)" in page
+    with browser.stream("GET", f"/f/FEAT-001/t/TASK-2/log?since={since}") as stream:
+        assert len(re.findall(r"^id: ", "".join(stream.iter_text()), re.MULTILINE)) == 200, "the last page, live"
+    last = browser.get("/f/FEAT-001/t/TASK-2/events").text
+    pages = -(-(written + 450) // 200)
+    assert f"page {pages} of {pages}" in last and "Earlier events" in last and "Later events" not in last
+    assert "<script>alert" not in last and "&lt;script&gt;alert(&#34;x&#34;)&lt;/script&gt;" in last
+    first = browser.get("/f/FEAT-001/t/TASK-2/events?page=0").text
+    assert first.count("<li ") == 200 and f'data-id="{events[0].id}"' in first and "Later events" in first
+    assert browser.get("/f/FEAT-001/t/TASK-9/events").status_code == 404
+
+
+def test_a_run_stopped_at_a_question_is_shown_waiting_not_in_progress(waiting: tuple[Path, Path]) -> None:
+    repo, db = waiting
+    browser = client(repo, db)
+    listed = browser.get("/").text
+    assert '<span class="badge blocked" data-field="state">waiting for an answer</span>' in listed, listed
+    assert 'id="run-state">waiting for an answer</span>' in browser.get("/f/FEAT-001").text
+
+
+def test_a_store_that_cant_be_read_now_is_said_not_a_server_error(tmp_path: Path) -> None:
+    repo = make_sample_repo(tmp_path / "repo", files=CALC_FILES, plan=plan(task("TASK-1")))
+    db = tmp_path / "db.sqlite"
+    starting = sqlite3.connect(db)  # a run's store in its first moment: the file made, no table in it yet
+    starting.execute("PRAGMA journal_mode=wal")
+    starting.close()
+    browser = TestClient(create_app(Where(repo, str(db)), Door(TOKEN, "127.0.0.1", PORT)), base_url=BASE)
+    assert browser.get(f"/?token={TOKEN}", follow_redirects=False).status_code == 303
+    for path in ("/", "/f/FEAT-001", "/f/FEAT-001/t/TASK-1"):
+        page = browser.get(path)
+        assert page.status_code == 503 and "checkpoint DB" in page.text and "Traceback" not in page.text, path
+    note = post(browser, "/f/FEAT-001/t/TASK-1/note", {"text": "hello"})
+    assert note.status_code == 503 and note.json()["message"].startswith("checkpoint DB"), note.text
