@@ -9,7 +9,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from benchmarks import overhead_bench, overhead_phases
+from benchmarks import overhead_bench, overhead_phases, startup_cpu
 
 SLOW_S = 4.0
 """Each of B's player responses (the other sessions' take overhead_bench.LATENCY_S)."""
@@ -55,6 +55,7 @@ def measure(workdir: Path) -> dict[str, Any]:
     bare, _ = overhead_bench.run_bare(workdir / "bare", 1, [s for s in run.sessions if s.task in chain],
                                       sandboxed=True, scenario_data=scripted, spans=spans)
     return {"load": load, "makespan": run.wall, "bare": bare, "ratio": run.wall / bare, "chain": chain,
+            "imports": startup_cpu.measure(),
             "phases": overhead_phases.chain_phases(timelines, run.started, run.ended),
             "bare_phases": overhead_phases.bare_phases([(a, b) for _, a, b in spans], [s for s, _, _ in spans])}
 
@@ -72,6 +73,7 @@ def report_lines(found: dict[str, Any]) -> list[str]:
         "",
         f"- Makespan {found['makespan']:.1f} s (process start to exit) against {found['bare']:.1f} s: ratio"
         f" {found['ratio']:.2f}",
+        startup_cpu.report_line(found["imports"]),
         "",
         *overhead_phases.lines(f"Where the time goes along {chain} (the run's own timeline; phases add up to the"
                                " makespan):", found["phases"], found["bare_phases"]),
