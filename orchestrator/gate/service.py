@@ -123,8 +123,8 @@ class Gates:
 
     async def check_base(self, feature_id: str, base_sha: str) -> GateSetup:
         """Decide the gate and run it once on `base_sha` (reused when this base tree was gated with the same
-        command, setup and environment, by any feature: its summary then says so); GateUnusableError when the
-        command can't gate."""
+        command, setup and environment, by any feature: its summary then says so; a red base once both runs of its
+        check failed alike); GateUnusableError when the command can't gate."""
         request, choice = self.request, await self.decide()
         key = await self.base_key(feature_id, base_sha, choice)
         if key is None or self.cache is None:  # a monorepo's base runs are per package: not cached (yet)
