@@ -6,7 +6,7 @@ they add."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 
 from orchestrator import sandbox
@@ -36,9 +36,11 @@ def choose_setup(root: Path, plan_setup: str | None, override: str | None, packa
 async def check_gate(repo: GitRepo, feature_id: str, base_sha: str, *, plan_verify: str | None,
                      plan_setup: str | None, verify: str | None, setup: str | None, timeout_s: float,
                      judge_by_counts: bool = False, choice: GateChoice | None = None,
-                     repairs_base: bool = False) -> GateSetup:
+                     repairs_base: bool = False,
+                     failed_again: Callable[[GateResult], Awaitable[None]] | None = None) -> GateSetup:
     """Decide the run's gate (unless the caller already did: `choice`) and run it once on `base_sha`; raise
-    GateUnusableError when it can't gate, or when the base's tests never ran unless a task `repairs_base`."""
+    GateUnusableError when it can't gate, or when the base's tests never ran unless a task `repairs_base`.
+    `failed_again` sees the base's second run when it failed (the gate cache counts a failure that repeats)."""
     if choice is None:  # reading the repo's files (and asking its python for pytest) must not block the loop
         choice = await asyncio.to_thread(choose_gate, repo.root, plan_verify, verify)
     setup_command = await asyncio.to_thread(choose_setup, repo.root, plan_setup, setup,
@@ -71,6 +73,8 @@ async def check_gate(repo: GitRepo, feature_id: str, base_sha: str, *, plan_veri
             if base.get("passing") is not None:  # a second run: tests that come and go are not held against tasks
                 again = await run_gate(choice.command, worktree, timeout_s, env, sandbox.for_worktree(worktree))
                 base["unstable"] = unstable(base, again)
+                if failed_again is not None and not again["passed"]:
+                    await failed_again(again)
     finally:
         await repo.remove_worktree(worktree)
     if notes:  # shown with the base's run wherever it is (the run's start, its reports)

@@ -123,16 +123,14 @@ class Gates:
 
     async def check_base(self, feature_id: str, base_sha: str) -> GateSetup:
         """Decide the gate and run it once on `base_sha` (reused when this base tree was gated with the same
-        command, setup and environment, by any feature: its summary then says so); GateUnusableError when the
-        command can't gate."""
+        command, setup and environment, by any feature: its summary then says so; a red base once both runs of its
+        check failed alike); GateUnusableError when the command can't gate."""
         request, choice = self.request, await self.decide()
-        if choice.command is None or choice.packages or self.cache is None:  # a monorepo's base runs are per
-            self.decided = await self._check(feature_id, base_sha, choice)  # package: not cached (yet)
+        key = await self.base_key(feature_id, base_sha, choice)
+        if key is None or self.cache is None:  # a monorepo's base runs are per package: not cached (yet)
+            self.decided = await self._check(feature_id, base_sha, choice)
             return self.decided
         setup_command = await asyncio.to_thread(choose_setup, self.repo.root, request.plan_setup, request.setup)
-        worktree = self.repo.worktrees_dir / feature_id / "_baseline"
-        key = cache_key(await gated_tree(self.repo, base_sha), choice.command, setup_command,
-                        await self._env_digest(worktree))
         found = await asyncio.to_thread(self.cache.lookup, key)
         if found is not None and unusable_base(found, detected=choice.detected, judge_by_counts=request.judge_by_counts
                                                ) is None and not (found.get("not_a_baseline") or no_baseline(found)):
@@ -142,18 +140,32 @@ class Gates:
             self.decided = GateSetup(command=choice.command, source=choice.source, setup=setup_command, base=base,
                                      base_sha=base_sha)
             return self.decided
-        self.decided = await self._check(feature_id, base_sha, choice)
+        cache = self.cache  # the second run, when it failed, then the base's: a failure both runs show is seen
+        # twice, so the next feature, resume or `land` on this base reuses it as it would a pass
+        self.decided = await self._check(feature_id, base_sha, choice, lambda again: cache.store(key, again))
         if self.decided["base"] is not None:
-            self.cache.runs += 1
-            await self.cache.store(key, self.decided["base"])
+            cache.runs += 1
+            await cache.store(key, self.decided["base"])
         return self.decided
 
-    async def _check(self, feature_id: str, base_sha: str, choice: GateChoice) -> GateSetup:
+    async def base_key(self, feature_id: str, base_sha: str, choice: GateChoice | None = None) -> str | None:
+        """The cache key `check_base` files the base's run under (None: not remembered: no command, a monorepo)."""
+        choice = choice or await self.decide()
+        if choice.command is None or choice.packages or self.cache is None:
+            return None
+        setup_command = await asyncio.to_thread(choose_setup, self.repo.root, self.request.plan_setup,
+                                                self.request.setup)
+        worktree = self.repo.worktrees_dir / feature_id / "_baseline"
+        return cache_key(await gated_tree(self.repo, base_sha), choice.command, setup_command,
+                         await self._env_digest(worktree))
+
+    async def _check(self, feature_id: str, base_sha: str, choice: GateChoice,
+                     failed_again: Callable[[GateResult], Awaitable[None]] | None = None) -> GateSetup:
         request = self.request
         decided = await check_gate(self.repo, feature_id, base_sha, plan_verify=request.plan_verify,
                                    plan_setup=request.plan_setup, verify=request.verify, setup=request.setup,
                                    timeout_s=request.timeout_s, judge_by_counts=request.judge_by_counts,
-                                   choice=choice, repairs_base=request.repairs_base)
+                                   choice=choice, repairs_base=request.repairs_base, failed_again=failed_again)
         decided["base_sha"] = base_sha
         return decided
 

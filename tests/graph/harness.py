@@ -24,6 +24,7 @@ from orchestrator.gate.service import Watch
 from orchestrator.graph.workflow import build_feature_workflow
 from orchestrator.repo.git import GitRepo
 from orchestrator.settings import RunOptions
+from tests.graph import shared_bases
 
 CALC_CHECK = """import pathlib
 import unittest
@@ -109,7 +110,10 @@ class Workflow:
             graph_input: Any = Command(resume=resume)
         else:
             graph_input = {"repo": str(self.repo), "target": target} if fresh_input else None
-        return await stream_run(graph, graph_input, config, context, control)
+        keys = await shared_bases.before_run(self.repo, target, {**self.options, **options}) if graph_input else None
+        run = await stream_run(graph, graph_input, config, context, control)
+        await shared_bases.remember(keys)
+        return run
 
 
 async def stream_run(graph: Any, graph_input: Any, config: Any, context: Any, control: Any = None) -> Run:
@@ -144,13 +148,17 @@ async def judged(repo: Path, changed: dict[str, str | None], verify: str | None 
                  timeout_s: float = 300, kind: str | None = None, accepted: Sequence[Acceptance] = (),
                  watch: Watch | None = None, shared_base: bool = False) -> GateResult:
     """The gate's verdict (the plan's `verify`, else the detected command), as the task's turns judge, on a commit
-    on the base that writes `changed`: through the gate service, nothing remembered; a task of `kind` whose coach
-    `accepted` these; `watch` sees every command the gate runs. `shared_base`: the base's run is the one in the
-    repo's gate cache when it holds it (a copy of tests/graph/gated_base.py's), as a workflow's would be."""
+    on the base that writes `changed`: through the gate service, the judged run always run; a task of `kind` whose
+    coach `accepted` these; `watch` sees every command the gate runs. The base's run is one an earlier test of the
+    session checked (tests/graph/shared_bases.py), else checked now; `shared_base`: it is the one in the repo's gate
+    cache when it holds it (a copy of tests/graph/gated_base.py's), as a workflow's would be."""
     git = GitRepo(repo)
-    gates = Gates(git, GateRequest(plan_verify=verify, timeout_s=timeout_s), no_cache=not shared_base, watch=watch)
+    shared = shared_base or shared_bases.folder is not None  # a base an earlier test checked (shared_bases.py)
+    gates = Gates(git, GateRequest(plan_verify=verify, timeout_s=timeout_s), no_cache=not shared, watch=watch)
     base = git.rev("HEAD")
+    keys = None if shared_base else await shared_bases.seed(gates, "FEAT-001", base)
     await gates.check_base("FEAT-001", base)
+    await shared_bases.remember(keys)
     gates.cache = None  # what is judged runs, always
     worktree = repo / ".autobuild" / "worktrees" / "FEAT-001" / "_land"
     await git.add_detached_worktree(worktree, base)

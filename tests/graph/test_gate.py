@@ -82,6 +82,7 @@ async def test_without_verify_the_repos_pytest_suite_gates_and_a_false_approval_
     assert "a + b" in git(repo, "show", "autobuild/FEAT-001:calc/add.py"), "only the green turn was merged"
 
 
+@pytest.mark.base_check  # runs the base check for real (tests/graph/shared_bases.py)
 async def test_a_red_base_neither_blocks_a_correct_task_nor_hides_a_broken_test(tmp_path: Path) -> None:
     red = {"tests/test_flaky.py": "def test_known_bad():\n    assert False, 'red before we started'\n"}
     repo = make_sample_repo(tmp_path / "repo", files={**PY_FILES, **red},
@@ -105,6 +106,7 @@ async def test_a_red_base_neither_blocks_a_correct_task_nor_hides_a_broken_test(
     ("python -m pytest --no-such-option", "usage error"),
     ("python -m pytest tests/nothing_here_test.py -k nomatch", "tests"),
 ])
+@pytest.mark.base_check  # runs the base check for real (tests/graph/shared_bases.py)
 async def test_a_gate_that_cannot_run_stops_the_run_before_any_session(tmp_path: Path, verify: str,
                                                                       reason: str) -> None:
     repo = python_repo(tmp_path, verify=verify)
@@ -189,6 +191,7 @@ async def test_a_node_repo_whose_worktrees_need_npm_ci_gates_correctly(tmp_path:
     assert not (repo / "node_modules").exists(), "the user's checkout is not touched"
 
 
+@pytest.mark.base_check  # runs the base check for real (tests/graph/shared_bases.py)
 async def test_after_a_gate_that_could_not_run_the_same_thread_runs_once_it_is_fixed(shared_repo: Path) -> None:
     repo = shared_repo
     agents = ScriptedAgents({"player": writes(RIGHT_ADD), "coach": approve()})

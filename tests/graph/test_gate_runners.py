@@ -58,6 +58,7 @@ test('sub', () => assert.strictEqual(sub(5, 3), 2));
 """
 
 
+@pytest.mark.base_check  # runs the base check for real (tests/graph/shared_bases.py)
 @pytest.mark.skipif(shutil.which("node") is None, reason="needs node")
 async def test_a_swap_on_a_red_base_is_not_merged_and_the_coachs_failed_0_is_counted(tmp_path: Path) -> None:
     red = "module.exports = { add: (a, b) => a + b, mul: (a, b) => a + b, sub: (a, b) => a + b };\n"
@@ -79,6 +80,7 @@ async def test_a_swap_on_a_red_base_is_not_merged_and_the_coachs_failed_0_is_cou
     assert "a + b" in git(repo, "show", "autobuild/FEAT-001:calc.js")
 
 
+@pytest.mark.base_check  # runs the base check for real (tests/graph/shared_bases.py)
 @pytest.mark.skipif(shutil.which("node") is None, reason="needs node")
 async def test_on_a_red_base_an_approval_claiming_failed_0_is_a_contradiction_even_when_the_gate_passes(
         tmp_path: Path) -> None:
@@ -154,6 +156,7 @@ class Add(unittest.TestCase):
 """
 
 
+@pytest.mark.base_check  # runs the base check for real (tests/graph/shared_bases.py)
 async def test_a_subtest_red_base_never_reports_a_negative_count_and_a_break_is_named(tmp_path: Path) -> None:
     files = {**CALC, "tests/__init__.py": "", "tests/test_add.py": SUBTESTS}
     repo = make_sample_repo(tmp_path / "repo", files=files, venv=False,
@@ -230,6 +233,7 @@ COUNTS_ONLY = ("import pathlib, sys\n"
                "print(f'Ran 5 tests in 0.01s\\n\\nFAILED (failures={bad})')\nsys.exit(1)\n")
 
 
+@pytest.mark.base_check  # runs the base check for real (tests/graph/shared_bases.py)
 async def test_a_red_base_whose_failures_are_not_named_stops_unless_counts_are_accepted(tmp_path: Path) -> None:
     repo = make_sample_repo(tmp_path / "repo", files={**CALC, "check.py": COUNTS_ONLY},
                             plan=plan(task("GOOD"), verify="python check.py"))

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 import yaml
 
 from agents.testing.repos import git, make_sample_repo
@@ -13,6 +14,8 @@ from orchestrator.gate import GateRequest, Gates
 from orchestrator.gate.cache import CACHE_NAME
 from orchestrator.repo.git import GitRepo
 from tests.graph.harness import Workflow, plan, task
+
+pytestmark = pytest.mark.base_check  # about the base check: it runs for real (tests/graph/shared_bases.py)
 
 FILES = {
     ".gitignore": "__pycache__/\n.pytest_cache/\n",
@@ -65,3 +68,26 @@ async def test_a_run_says_whether_a_command_ran(tmp_path: Path) -> None:
     dirty = await gates.run(worktree)
     assert dirty.ran and not dirty.result["passed"], "a tree with uncommitted changes is always run"
     assert dirty.result["failing"] == ["tests.test_mul::test_mul"]
+
+
+RED = {"tests/test_red.py": "def test_red():\n    assert False\n"}
+# Fails when no flag lies beside it, leaving one: the base check's second run (same worktree) passes.
+ONCE = {"tests/test_once.py": "import pathlib\n\nFLAG = pathlib.Path(__file__).with_name('flag')\n\n\n"
+                              "def test_once():\n    seen = FLAG.exists()\n    FLAG.touch()\n    assert seen\n",
+        ".gitignore": "__pycache__/\n.pytest_cache/\ntests/flag\n"}
+
+
+@pytest.mark.parametrize(("files", "reused"), [(RED, True), (ONCE, False)], ids=["same failure", "second run passes"])
+async def test_a_red_base_is_reused_only_when_both_its_runs_failed_alike(tmp_path: Path, files: dict[str, str],
+                                                                       reused: bool) -> None:
+    """The base check runs the gate twice: a failure both runs show has been seen twice, so the gate cache reuses
+    it (a second feature, a resume, `land`) as it would a pass; a failure the second run lost is run again."""
+    repo = make_sample_repo(tmp_path / "repo", files={**FILES, **files})
+    base = git(repo, "rev-parse", "HEAD").strip()
+    first = await Gates(GitRepo(repo), GateRequest(plan_verify=VERIFY, timeout_s=120)).check_base("FEAT-001", base)
+    assert first["base"] is not None and not first["base"]["passed"]
+    later = Gates(GitRepo(repo), GateRequest(plan_verify=VERIFY, timeout_s=120))
+    second = await later.check_base("FEAT-002", base)
+    assert second["base"] is not None and not second["base"]["passed"]
+    assert ("reused: this base tree was gated by an earlier run" in second["base"]["summary"]) is reused
+    assert later.cache is not None and (later.cache.reused, later.cache.runs) == ((1, 0) if reused else (0, 1))

@@ -15,6 +15,8 @@ from orchestrator.gate import GateRequest, Gates
 from orchestrator.repo.git import GitRepo
 from tests.graph.harness import Workflow, plan, task
 
+pytestmark = pytest.mark.base_check  # about the base check: it runs for real (tests/graph/shared_bases.py)
+
 FILES = {
     ".gitignore": "__pycache__/\n.pytest_cache/\n",
     "pyproject.toml": "[tool.pytest.ini_options]\npythonpath = [\"src\"]\n",

@@ -272,6 +272,7 @@ async def test_go_a_rewritten_expectation_is_the_base_versions_failure(tmp_path:
     assert run.status("TASK-001") == "approved"
 
 
+@pytest.mark.base_check  # runs the base check for real (tests/graph/shared_bases.py)
 async def test_a_test_present_in_one_of_two_base_runs_is_unstable_not_held_against_the_task(tmp_path: Path) -> None:
     """A collection that varies between runs (here: every other run) is no false rejection, and the base's report
     names it."""
