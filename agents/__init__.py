@@ -16,7 +16,7 @@ selector.py: the selector: a fresh read-only coach session that picks among a ta
 request.py: what one session is asked to do, and where its progress events go.
 types.py: plain result and request types (no SDK type leaks out of agents/).
 session.py: one session on the real Claude Code CLI: options, timeouts, transcript, cleanup.
-cli_binary.py: where the Claude Code CLI is, found without importing the SDK.
+cli_binary.py: where the Claude Code CLI is, found without importing the SDK, and the wrapper that starts it.
 stream.py: the CLI's message stream folded into an `AgentResult`, mirrored to the transcript.
 interrupts.py: a signal that stopped the CLI (Ctrl+C), told apart from a CLI failure and kept quiet.
 retry.py: which session failures are worth another attempt, and the one tenacity policy.

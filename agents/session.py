@@ -6,18 +6,11 @@ import asyncio
 import contextlib
 import dataclasses
 import functools
-import hashlib
 import json
 import os
-import shlex
-import shutil
-import stat
-import tempfile
 import time
-import uuid
 import warnings
 from collections.abc import Callable
-from pathlib import Path
 
 from claude_agent_sdk import (
     CanUseToolShadowedWarning,
@@ -30,7 +23,7 @@ from claude_agent_sdk import ClaudeSDKError as _SDKError
 from tenacity import RetryCallState
 
 from agents import reaper, sandbox, tracing
-from agents.cli_binary import find_cli
+from agents.cli_binary import cli_wrapper, find_cli
 from agents.errors import AgentSetupError
 from agents.interrupts import killed_by_interrupt, quiet_reader_errors
 from agents.limits import UsageLimitExceeded, limit_hit
@@ -143,35 +136,6 @@ def _continuation(request: SessionRequest, previous: AgentResult | None, spent: 
                                prompt=CONTINUE_PROMPT.format(reason=short_reason(previous)))
 
 
-def _cli_wrapper(cli: str) -> str:
-    """A wrapper that runs the CLI with a parent-death signal, so it dies with a SIGKILLed orchestrator."""
-    setpriv = shutil.which("setpriv")
-    if setpriv is None:
-        return cli
-    folder = Path(tempfile.gettempdir()) / f"autobuild-{os.getuid()}"
-    folder.mkdir(mode=0o700, exist_ok=True)
-    # Sessions run the script kept here: in a shared /tmp the folder must be ours alone (another user could have
-    # made it first, or made it a link), or they could swap the script and run as us.
-    found = folder.lstat()
-    if not stat.S_ISDIR(found.st_mode) or found.st_uid != os.getuid() or found.st_mode & 0o077:
-        raise AgentSetupError(
-            f"{folder} is not a private folder of yours (a link, another user's, or open to others), and AutoBuild"
-            " keeps the script that starts the Claude Code CLI there: remove it, or set TMPDIR to a folder of yours")
-    # Named by a digest of the CLI's path, the same in every process (hash() is salted per process, which left a
-    # wrapper behind for every run); sessions build their options on threads, so each writer has its own temp.
-    wrapper = folder / f"claude-{hashlib.sha256(cli.encode()).hexdigest()[:16]}.sh"
-    text = f"#!/bin/sh\nexec {shlex.quote(setpriv)} --pdeathsig TERM -- {shlex.quote(cli)} \"$@\"\n"
-    if not wrapper.is_file() or wrapper.read_text() != text:
-        temp = wrapper.with_name(f"{wrapper.name}.{os.getpid()}.{uuid.uuid4().hex[:8]}.tmp")
-        try:
-            temp.write_text(text)
-            temp.chmod(0o700)
-            temp.replace(wrapper)
-        finally:
-            temp.unlink(missing_ok=True)
-    return str(wrapper)
-
-
 def _settings(request: SessionRequest) -> str | None:
     """The flag settings: the project's hooks when asked for, and the sandbox."""
     if request.sandbox_writable is None:
@@ -204,7 +168,7 @@ def _options(
     }
     return ClaudeAgentOptions(
         cwd=str(request.cwd),
-        cli_path=_cli_wrapper(cli),
+        cli_path=cli_wrapper(cli),
         system_prompt={"type": "preset", "preset": "claude_code", "append": request.system_prompt},
         # Never let the CLI load the target repo's .claude/settings.json (its hooks, env, apiKeyHelper) or user
         # settings: its CLAUDE.md and permissions.deny reach the session through conventions.py instead.

@@ -144,7 +144,9 @@ async def test_missing_cli_is_a_clear_error(worktree: Path, use_model: Any, tmp_
 
 
 async def test_max_turns_and_budget_are_outcomes(worktree: Path, use_model: Any) -> None:
-    use_model(*[{"bash": f"echo step {i}"} for i in range(6)])
+    # Each step a tool call that continues the session: a write, which starts no shell (a Bash step costs a login
+    # shell and the CLI's shell snapshot, ~0.5 CPU-s, and the limits don't depend on which tool ran).
+    use_model(*[{"write": {"path": f"step{i}.txt", "content": f"step {i}\n"}} for i in range(6)])
     result = await play(worktree, settings(max_turns=2))
     assert result.status == "max_turns"
     result = await play(worktree, settings(max_budget_usd=0.000001))

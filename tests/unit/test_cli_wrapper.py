@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from agents import session
+from agents import cli_binary
 from agents.errors import AgentSetupError
 
 CHECKOUT = Path(__file__).resolve().parents[2]
@@ -28,7 +28,7 @@ def test_sessions_starting_together_on_threads_all_get_the_wrapper(tmp_path: Pat
         for old in tmp_path.glob("autobuild-*/*"):
             old.unlink()
         with ThreadPoolExecutor(8) as pool:
-            wrappers = set(pool.map(session._cli_wrapper, [f"/opt/claude-{attempt}"] * 8))
+            wrappers = set(pool.map(cli_binary.cli_wrapper, [f"/opt/claude-{attempt}"] * 8))
         assert len(wrappers) == 1
         assert Path(wrappers.pop()).read_text().endswith(f' /opt/claude-{attempt} "$@"\n')
     assert not list(tmp_path.glob("autobuild-*/*.tmp"))
@@ -36,13 +36,13 @@ def test_sessions_starting_together_on_threads_all_get_the_wrapper(tmp_path: Pat
 
 def test_every_process_uses_the_same_wrapper(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """This process and another one (each with its own hash salt: hash() named a wrapper per process)."""
-    probe = "import sys; from agents import session; print(session._cli_wrapper('/opt/claude'))"
+    probe = "import sys; from agents import cli_binary; print(cli_binary.cli_wrapper('/opt/claude'))"
     env = {"TMPDIR": str(tmp_path), "PATH": "/usr/bin:/bin"}
     other = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, env=env, check=True,
                            timeout=60, cwd=CHECKOUT).stdout.strip()
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
     monkeypatch.setenv("PATH", env["PATH"])
-    paths = {other, session._cli_wrapper("/opt/claude")}
+    paths = {other, cli_binary.cli_wrapper("/opt/claude")}
     assert len(paths) == 1
     assert len(list(tmp_path.glob("autobuild-*/claude-*.sh"))) == 1
 
@@ -60,5 +60,5 @@ def test_a_wrapper_folder_that_is_not_ours_alone_is_refused(tmp_path: Path, monk
         folder.mkdir()
         folder.chmod(0o777)
     with pytest.raises(AgentSetupError, match="not a private folder of yours"):
-        session._cli_wrapper("/opt/claude")
+        cli_binary.cli_wrapper("/opt/claude")
     assert not list(folder.glob("claude-*"))
