@@ -201,8 +201,7 @@ class CheckpointStore:
                 yield
             return
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        lock_path = self.path.with_name(f"{self.path.name}.{thread_id.replace(':', '.')}.lock")
-        with lock_path.open("a+") as handle:
+        with self.lock_file(thread_id).open("a+") as handle:
             try:
                 fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
             except BlockingIOError:
@@ -219,6 +218,10 @@ class CheckpointStore:
                 yield
             finally:
                 fcntl.flock(handle, fcntl.LOCK_UN)
+
+    def lock_file(self, thread_id: str) -> Path:
+        """A SQLite store's run lock of the thread (`lock`): an flock its run holds, naming the run's pid."""
+        return self.path.with_name(f"{self.path.name}.{thread_id.replace(':', '.')}.lock")
 
     @contextlib.contextmanager
     def _pg_lock(self, thread_id: str) -> Iterator[None]:
