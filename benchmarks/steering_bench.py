@@ -4,6 +4,8 @@
   accepted into the real SQLite queue while a command runs; counted: the tool calls the session made from the note's
   acceptance until a request to the model carried it (1: right after the command that was running).
 - Worker takeovers: a served run on two real workers, its serving worker killed -9 (benchmarks/steering_takeovers.py).
+- Answers: a question answered the way `autobuild answer` does, killed -9 around the answer's life, then resumed
+  (benchmarks/steering_answers.py).
 - Kill -9: a child process runs a 3-turn task (scripted agents, the real graph, git and SQLite checkpoints); a note
   is accepted at a random moment, the child is killed -9 at another, and a new one resumes the run to its end. Lost:
   no kept player session (the last one of each turn) saw the note; duplicated: more than one did, or it was recorded
@@ -33,7 +35,7 @@ from agents import AgentResult, PlayerInput, SessionLimits, SessionSettings, Tas
 from agents.testing.repos import make_sample_repo, scripted_env
 from agents.testing.scripted_agents import ScriptedAgents, Turn, approve, feedback, writes
 from agents.testing.scripted_model import ScriptedModel
-from benchmarks import steering_takeovers
+from benchmarks import steering_answers, steering_takeovers
 from orchestrator.store import event_log
 from orchestrator.store.locations import remember_db
 from orchestrator.store.steering import SteeringQueue
@@ -138,7 +140,9 @@ def _kill_trial(root: Path, rng: random.Random) -> dict[str, int]:
             "left_open": int(state != "consumed")}
 
 
-def measure(trials: int = 20, latency_trials: int = 6, takeovers: int = 5) -> dict[str, Any]:
+def measure(trials: int = 20, latency_trials: int = 6, takeovers: int = 5,
+            answer_trials: int | None = None) -> dict[str, Any]:
+    """`trials` kill trials of a note and (`answer_trials`, else as many) of an answer; `takeovers` worker ones."""
     rng = random.Random(41)
     with tempfile.TemporaryDirectory(prefix="steering-") as tmp:
         base = Path(tmp)
@@ -150,7 +154,8 @@ def measure(trials: int = 20, latency_trials: int = 6, takeovers: int = 5) -> di
             "latency_missed": sum(1 for call in calls if call is None), "trials": trials,
             "killed": sum(k["killed"] for k in kills), "lost": sum(k["lost"] for k in kills),
             "duplicated": sum(k["duplicated"] for k in kills), "left_open": sum(k["left_open"] for k in kills),
-            "takeovers": steering_takeovers.measure(takeovers)}
+            "takeovers": steering_takeovers.measure(takeovers),
+            "answers": steering_answers.measure(trials if answer_trials is None else answer_trials)}
 
 
 def report_lines(result: dict[str, Any]) -> list[str]:
@@ -163,6 +168,7 @@ def report_lines(result: dict[str, Any]) -> list[str]:
         f"- `kill -9` mid-run ({result['trials']} trials, {result['killed']} killed before the end; a note accepted and"
         f" a kill at random moments, then a resume): {result['lost']} lost, {result['duplicated']} duplicated"
         f" (goal 0 and 0); notes left unconsumed: {result['left_open']}",
+        steering_answers.report_line(result.get("answers") or {}),
         steering_takeovers.report_line(result.get("takeovers") or {}),
         "",
     ]

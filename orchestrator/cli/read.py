@@ -15,6 +15,7 @@ from orchestrator.plan.model import load_plan
 from orchestrator.settings import Settings
 from orchestrator.store import inspection, pause, receipts
 from orchestrator.store.checkpoints import CheckpointStore
+from orchestrator.store.run_liveness import said_state
 from orchestrator.text import one_line
 from orchestrator.views import attempt_report
 
@@ -28,7 +29,7 @@ def status(args: argparse.Namespace, settings: Settings) -> int:
     if not args.feature:
         features = inspection.list_features(db)
         return output.print_document(features, args.json, lambda rows: "\n".join(
-            f"{r['thread']:<24} {'finished' if r['finished'] else 'in progress':<12} "
+            f"{r['thread']:<24} {_run_state(db, r):<12} "
             f"{', '.join(f'{n} {s}' for s, n in sorted(r['tasks'].items())) or 'no task finished'}"
             f"  ${r['cost_usd']:.4f}  updated {r['updated']}" for r in rows) or "no features in " + str(db))
     plan = load_plan(repo, args.feature)
@@ -37,7 +38,8 @@ def status(args: argparse.Namespace, settings: Settings) -> int:
     table["paused"] = None if table["finished"] else pause.describe(pause.read_pause(pause.pause_path(repo, plan.id)))
 
     def text(data: dict[str, Any]) -> str:
-        state = "finished" if data["finished"] else (data["paused"] or "not finished")
+        state = "finished" if data["finished"] else (data["paused"] or said_state(db, plan.id, data["thread"],
+                                                                                    "not finished"))
         lines = [f"{data['feature']} ({state}; updated {data['updated']})",
                  f"{'task':<12} {'grp':>3}  {'status':<28} {'turn':>4}  {'decision':<9} {'cost':>9}  reason"]
         for row in data["tasks"]:
@@ -52,6 +54,13 @@ def status(args: argparse.Namespace, settings: Settings) -> int:
         return "\n".join(lines)
 
     return output.print_document(table, args.json, text)
+
+
+def _run_state(store: CheckpointStore, row: dict[str, Any]) -> str:
+    """A feature thread's state in `status`'s list: finished, in progress, or stopped (its process is gone)."""
+    if row["finished"]:
+        return "finished"
+    return said_state(store, str(row["thread"]).partition(":")[0], str(row["thread"]), "in progress")
 
 
 def history(args: argparse.Namespace, settings: Settings) -> int:

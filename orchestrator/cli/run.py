@@ -154,10 +154,11 @@ def run_command(args: argparse.Namespace, settings: RunSettings) -> int:
     if summary.pending_questions:
         return _paused(summary, run_plan)
     _say_held(summary)
-    render_table(summary.results, summary.order, spent=summary.spent)
+    render_table(summary.results, summary.order, spent=summary.spent, paused=[p["task"] for p in summary.paused])
     print(f"branch:      {summary.branch}")
     print(f"checkpoints: {summary.store} (thread {summary.thread_id})")
     print(f"reports:     {summary.report}")
+    _say_paused(summary)
     if summary.already_finished:
         output.say(_finished_hint(summary, run_plan))
     if summary.held:
@@ -259,14 +260,18 @@ def _can_prompt(run_plan: runner.RunPlan) -> bool:
 
 
 def _say_held(summary: runner.RunSummary) -> None:
-    """The tasks that did not finish in this run: the paused ones with how they go on, the others with why."""
+    """The tasks that did not finish in this run, but the paused ones (said under the table), with why."""
+    for task_id, why in summary.held.items():
+        if task_id not in {paused["task"] for paused in summary.paused}:
+            output.say(f"{task_id} did not finish: {visible(why)}", sys.stderr)
+
+
+def _say_paused(summary: runner.RunSummary) -> None:
+    """Under the table: each task a person paused, and how it goes on."""
     for paused in summary.paused:
         output.say(f"{paused['task']} is paused (since {paused.get('since')}): `autobuild unpause"
                    f" {summary.feature_id} {paused['task']}`, then `autobuild resume {summary.feature_id}`",
                    sys.stderr)
-    for task_id, why in summary.held.items():
-        if task_id not in {paused["task"] for paused in summary.paused}:
-            output.say(f"{task_id} did not finish: {visible(why)}", sys.stderr)
 
 
 def _paused(summary: runner.RunSummary, run_plan: runner.RunPlan) -> int:

@@ -27,5 +27,6 @@ estimate.py: what a run is expected to take before it starts (the --dry-run esti
 events.py: where a graph run's events go: the trace file and the stream writer.
 by_url.py: runs by URL: the worker's clone as the repo, pushes at every node's end.
 task_alone.py: one task run end to end (`langgraph.json`'s `task`).
+accepted_answers.py: an answer `answer` accepted whose run was killed before storing it: `resume` takes it.
 runner.py: runs a feature (or one task) through the feature graph on a checkpoint store, for the CLI.
 """

@@ -22,6 +22,7 @@ from orchestrator.events import EventSink, event_dict
 from orchestrator.facts import run_order, settled
 from orchestrator.gate import GateChoice, check_hidden_tests, choose_gate
 from orchestrator.graph import control, rerun
+from orchestrator.graph.accepted_answers import accepted_unstored
 from orchestrator.graph.state import SUCCESS, FeatureInput, TaskResult
 from orchestrator.graph.workflow import build_feature_workflow
 from orchestrator.plan.model import FeaturePlan, load_target, plan_digest
@@ -250,9 +251,12 @@ async def _execute(
                 snapshot = await graph.aget_state(config)
             # An answer must match a waiting question, even on a finished thread:
             # saying "finished" with exit 0 would hide a mistyped question id.
+            given = answer
+            if answer is None:  # an answer accepted by a run killed before it was stored: this run takes it
+                answer = accepted_unstored(settings.repo, run_plan.plan.id, pending_questions(snapshot))
             answer_input = _answer_command(snapshot, answer) if answer else None
-            if answer is not None:
-                _answer_given(run_plan, snapshot, answer)
+            if given is not None:
+                _answer_given(run_plan, snapshot, given)
             if not _starting(run_plan, snapshot, summary, emit):
                 return summary
             graph_input = answer_input if snapshot.next else rerun.new_input(run_plan, summary.rerun)

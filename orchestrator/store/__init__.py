@@ -19,5 +19,6 @@ run_options.py: the options a run was started with, so `resume` keeps them.
 pause.py: the run's usage-limit pause on disk, so a kill during it resumes the same wait.
 paused_threads.py: served runs that gave their worker slot back during a long pause.
 quota_store.py: a credential's quota pause in the workers' shared Postgres.
+run_liveness.py: whether an unfinished run still goes on, or its process is gone (`status`, the page).
 feature_lock.py: a Postgres advisory lock per repository and feature: one worker per feature.
 """

@@ -158,7 +158,7 @@ class CheckpointStore:
 
     def exists(self) -> bool:
         if not self.is_postgres:
-            return self.path.is_file()
+            return self.path.is_file() and _has_checkpoints(self.path)
         try:
             with self.reader() as reader:
                 reader.threads()
@@ -201,8 +201,7 @@ class CheckpointStore:
                 yield
             return
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        lock_path = self.path.with_name(f"{self.path.name}.{thread_id.replace(':', '.')}.lock")
-        with lock_path.open("a+") as handle:
+        with self.lock_file(thread_id).open("a+") as handle:
             try:
                 fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
             except BlockingIOError:
@@ -219,6 +218,10 @@ class CheckpointStore:
                 yield
             finally:
                 fcntl.flock(handle, fcntl.LOCK_UN)
+
+    def lock_file(self, thread_id: str) -> Path:
+        """A SQLite store's run lock of the thread (`lock`): an flock its run holds, naming the run's pid."""
+        return self.path.with_name(f"{self.path.name}.{thread_id.replace(':', '.')}.lock")
 
     @contextlib.contextmanager
     def _pg_lock(self, thread_id: str) -> Iterator[None]:
@@ -288,6 +291,9 @@ class CheckpointStore:
         except sqlite3.Error as exc:
             raise unavailable(exc, self.path) from None
         try:
+            if not _has_checkpoints(self.path, conn):  # a run's first moment: the file made, its tables not yet
+                raise InputError(f"no checkpoints in {self.path} yet: nothing has run for this repo yet (or pass"
+                                 " --db)")
             saver = checked(SqliteSaver(conn), str(self))
             yield Reader(saver, lambda sql, params: conn.execute(sql, params).fetchall(), "writes", "?")
         except sqlite3.Error as exc:
@@ -337,6 +343,19 @@ TABLES_MISSING: tuple[type[Exception], ...] = (sqlite3.OperationalError,)
 def unavailable(exc: sqlite3.Error, path: Path | None = None) -> StoreUnavailableError:
     """SQLite's error as ours: the one line a command ends with (exit 2), a damaged file said as one."""
     return StoreUnavailableError(sqlite_said(exc, path))
+
+
+def _has_checkpoints(path: Path, conn: sqlite3.Connection | None = None) -> bool:
+    """Whether the SQLite file holds the checkpoint table: a run makes the file a moment before its tables, and a
+    note or a pause sent first makes only their own (read as no run yet, never as a file that can't be opened)."""
+    sql = "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'checkpoints'"
+    if conn is not None:
+        return conn.execute(sql).fetchone() is not None
+    try:
+        with contextlib.closing(sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=5)) as probe:
+            return probe.execute(sql).fetchone() is not None
+    except sqlite3.Error:
+        return True  # unreadable: the reader says why in its own words
 
 
 def _can_create_in(folder: Path) -> bool:

@@ -6,7 +6,7 @@ import os
 import sys
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from typing import Any, TextIO
 
 from rich import box
@@ -229,10 +229,12 @@ _FORMATS: dict[str, Callable[[dict[str, Any]], str]] = {
 
 
 def render_table(results: dict[str, TaskResult], order: list[str], stream: TextIO | None = None, *,
-                 width: int | None = None, colour: bool | None = None, spent: dict[str, float] | None = None) -> None:
+                 width: int | None = None, colour: bool | None = None, spent: dict[str, float] | None = None,
+                 paused: Collection[str] = ()) -> None:
     """The final table: task, status, turns, cost, duration, reason; as wide as the terminal (a pipe or a file
     gets COLUMNS, else 120), the reason wrapped inside its column. `colour` forces colour (NO_COLOR still wins).
-    `spent`: each task's cost over all its attempts (as `status` counts it), else the result's own."""
+    `spent`: each task's cost over all its attempts (as `status` counts it), else the result's own. `paused`: the
+    tasks a person paused in place (no result of this run: shown paused, as the live table does, not `not run`)."""
     console = Console(file=stream or sys.stdout, highlight=False, width=width, force_terminal=colour)
     if width is None and not console.is_terminal:
         console.width = int(os.environ.get("COLUMNS") or 0) or 120
@@ -243,13 +245,14 @@ def render_table(results: dict[str, TaskResult], order: list[str], stream: TextI
     total = 0.0
     for task_id in order:
         result = results.get(task_id, {})
-        status = str(result.get("status", "not run"))
+        status = "paused" if task_id in paused else str(result.get("status", "not run"))
+        reason = "paused by a person: `autobuild unpause` lets it go on" if task_id in paused else result.get("reason")
         cost = float((spent or {}).get(task_id, result.get("cost_usd", 0.0)))
         total += cost
         # Reasons hold agent text: shown visibly, never as markup.
         table.add_row(Text(cut_middle(visible(task_id), 16)), state_cell(status, "", 0.0), str(result.get("turns", 0)),
                       f"${cost:.4f}", elapsed_text(float(result.get("duration_s", 0.0))),
-                      Text(one_line(result.get("reason", ""), 160)), end_section=task_id == order[-1])
+                      Text(one_line(reason or "", 160)), end_section=task_id == order[-1])
     table.add_row("total", "", "", f"${total:.4f}", "", "")
     console.print()
     console.print(table)

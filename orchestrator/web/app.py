@@ -18,6 +18,7 @@ from starlette.responses import HTMLResponse, JSONResponse, Response
 from starlette.routing import Route
 
 from orchestrator.errors import InputError, StoreError
+from orchestrator.store.run_liveness import STOPPED
 from orchestrator.store.supervise import Refusal
 from orchestrator.views.mermaid import style_of
 from orchestrator.web import live, reading
@@ -55,7 +56,7 @@ def _duration(seconds: Any) -> str:
 
 def _state(outcome: Any) -> str:
     """A state's CSS class: the flowchart's colours; a question waiting stands out as a blocked task does."""
-    return "blocked" if outcome == WAITING else style_of(str(outcome or ""))[0]
+    return "blocked" if outcome == WAITING or str(outcome).startswith(STOPPED) else style_of(str(outcome or ""))[0]
 
 
 @cache

@@ -13,8 +13,9 @@ from sse_starlette import ServerSentEvent
 
 from orchestrator.errors import InputError, StoreError
 from orchestrator.store import event_log
+from orchestrator.store.run_liveness import STOPPED
 from orchestrator.views.mermaid import flowchart
-from orchestrator.web.reading import Where, questions
+from orchestrator.web.reading import Where, going_on, questions, run_state
 
 POLL_S = 0.5
 """How often a stream looks at the log and the store again."""
@@ -60,7 +61,9 @@ def feature_state(where: Where, feature: str) -> dict[str, Any]:
     plan = where.plan(feature)
     table = where.status(plan)
     fields = ("status", "turn", "cost_usd", "last_decision", "cause", "reason")
+    state = "finished" if table["finished"] else going_on(where, plan.id, table["thread"], run_state(table))
     return {"finished": table["finished"], "cost_usd": table["cost_usd"],
+            "stopped": state if state.startswith(STOPPED) else None,  # a `kill -9` while the page was open
             "tasks": {row["task"]: {key: row.get(key) for key in fields} for row in table["tasks"]},
             "questions": [q["question_id"] for q in questions(table)],
             "flowchart": flowchart(plan, {row["task"]: row["status"] for row in table["tasks"]}).text}

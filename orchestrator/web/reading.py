@@ -16,6 +16,7 @@ from orchestrator.plan.ids import is_id
 from orchestrator.plan.model import FeaturePlan, load_plan
 from orchestrator.store import event_log, inspection, pause, receipts, supervise
 from orchestrator.store.checkpoints import CheckpointStore
+from orchestrator.store.run_liveness import said_state
 from orchestrator.store.served import thread_of
 from orchestrator.views.mermaid import flowchart, gantt
 from orchestrator.views.pictures import LEGEND, timeline
@@ -103,11 +104,21 @@ def _done_of(where: Where, row: dict[str, Any]) -> tuple[int, int, str]:
     """Tasks approved of the feature's tasks (its plan's, replans' added), and the run's state; a thread with no
     plan: its results."""
     done = sum(n for status, n in row["tasks"].items() if status in SUCCESS)
+    table: dict[str, Any] | None = None
     try:
         table = where.status(where.plan(row["thread"]))
     except InputError:
-        return done, sum(row["tasks"].values()), "finished" if row["finished"] else "in progress"
-    return (sum(1 for task in table["tasks"] if task["status"] in SUCCESS), len(table["tasks"]), run_state(table))
+        state = "finished" if row["finished"] else "in progress"
+    else:
+        done, state = sum(1 for task in table["tasks"] if task["status"] in SUCCESS), run_state(table)
+    total = len(table["tasks"]) if table else sum(row["tasks"].values())
+    return done, total, going_on(where, str(row["thread"]).partition(":")[0], str(row["thread"]), state)
+
+
+def going_on(where: Where, feature: str, thread: str, state: str) -> str:
+    """`state`, or, for a run "in progress" whose process is gone (a `kill -9`), what `status` says of it:
+    stopped, and how to resume it (store/run_liveness.py)."""
+    return said_state(where.store(feature), feature, thread, state) if state == "in progress" else state
 
 
 def feature(where: Where, feature_id: str) -> dict[str, Any]:
@@ -116,7 +127,7 @@ def feature(where: Where, feature_id: str) -> dict[str, Any]:
     table = where.status(plan)
     table["paused"] = None if table["finished"] else pause.describe(
         pause.read_pause(pause.pause_path(where.repo, plan.id)))
-    table["state"] = run_state(table)
+    table["state"] = going_on(where, plan.id, table["thread"], run_state(table))
     outcomes = {row["task"]: row["status"] for row in table["tasks"]}
     names = {task.id: task.name for task in plan.tasks}
     order = [row["task"] for row in table["tasks"]]

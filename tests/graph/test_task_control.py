@@ -119,5 +119,8 @@ def test_a_run_left_with_only_paused_tasks_exits_3_and_says_how_it_goes_on(
     settings = RunSettings(repo=repo, target="FEAT-001", db=str(db), agents=agents, replan=0)
     capsys.readouterr()
     assert run_command(argparse.Namespace(command="run"), settings) == 3, "waiting, as for a question"
-    said = capsys.readouterr().err
+    printed = capsys.readouterr()
+    said = printed.err
     assert "A is paused (since " in said and "`autobuild unpause FEAT-001 A`, then `autobuild resume" in said, said
+    row = next(line for line in printed.out.splitlines() if line.startswith("A ") and "$" in line)
+    assert "paused" in row and "not run" not in row, f"the result table shows the paused task as paused: {row}"

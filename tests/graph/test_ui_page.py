@@ -370,9 +370,7 @@ def test_a_run_stopped_at_a_question_is_shown_waiting_not_in_progress(waiting: t
 def test_a_store_that_cant_be_read_now_is_said_not_a_server_error(tmp_path: Path) -> None:
     repo = make_sample_repo(tmp_path / "repo", files=CALC_FILES, plan=plan(task("TASK-1")))
     db = tmp_path / "db.sqlite"
-    starting = sqlite3.connect(db)  # a run's store in its first moment: the file made, no table in it yet
-    starting.execute("PRAGMA journal_mode=wal")
-    starting.close()
+    db.write_bytes(b"SQLite format 3\x00" + b"damaged" * 200)
     browser = TestClient(create_app(Where(repo, str(db)), Door(TOKEN, "127.0.0.1", PORT)), base_url=BASE)
     assert browser.get(f"/?token={TOKEN}", follow_redirects=False).status_code == 303
     for path in ("/", "/f/FEAT-001", "/f/FEAT-001/t/TASK-1"):
@@ -380,3 +378,18 @@ def test_a_store_that_cant_be_read_now_is_said_not_a_server_error(tmp_path: Path
         assert page.status_code == 503 and "checkpoint DB" in page.text and "Traceback" not in page.text, path
     note = post(browser, "/f/FEAT-001/t/TASK-1/note", {"text": "hello"})
     assert note.status_code == 503 and note.json()["message"].startswith("checkpoint DB"), note.text
+
+
+def test_a_store_in_its_first_moment_reads_as_one_that_is_not_there_yet(tmp_path: Path) -> None:
+    """A run's store in its first moment (the file made, no table in it yet): as before the file existed."""
+    repo = make_sample_repo(tmp_path / "repo", files=CALC_FILES, plan=plan(task("TASK-1")))
+    starting = sqlite3.connect(tmp_path / "first.sqlite")
+    starting.execute("PRAGMA journal_mode=wal")
+    starting.close()
+    said = {}
+    for name in ("missing", "first"):
+        browser = client(repo, tmp_path / f"{name}.sqlite")
+        codes = [browser.get(path).status_code for path in ("/", "/f/FEAT-001", "/f/FEAT-001/t/TASK-1")]
+        note = post(browser, "/f/FEAT-001/t/TASK-1/note", {"text": "hello"})
+        said[name] = (codes, note.status_code, note.json()["message"].replace(f"{name}.sqlite", "DB"))
+    assert said["first"] == said["missing"] and said["first"][1] == 409, said

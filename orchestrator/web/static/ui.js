@@ -74,11 +74,9 @@ const showState = (state) => {
   if (state.questions.slice().sort().join(" ") !== asked) {
     location.reload();  // a question came or went: its form is drawn by the server
   }
-  if (state.finished) {
-    const badge = document.getElementById("run-state");
-    if (badge) {
-      badge.textContent = "finished";
-    }
+  const badge = document.getElementById("run-state");
+  if (badge && (state.finished || state.stopped)) {
+    badge.textContent = state.finished ? "finished" : state.stopped;
   }
   document.body.dataset.updates = String(Number(document.body.dataset.updates || 0) + 1);
 };

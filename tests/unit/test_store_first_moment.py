@@ -1,0 +1,42 @@
+"""A SQLite checkpoint store whose file exists without its tables yet (a run's first moment, or a file that so far
+holds only the steering queue) reads as no run yet: `status` and `steer` say what they say before the file exists,
+never that it can't be opened."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from agents.testing.repos import make_sample_repo
+from orchestrator.cli.main import main
+from orchestrator.store.checkpoints import CheckpointStore
+from tests.graph.harness import CALC_FILES, plan, task
+
+
+def _tableless(path: Path, *, other_table: bool) -> Path:
+    if other_table:  # what a store holds when only another table of ours was made in it
+        with sqlite3.connect(path) as conn:
+            conn.execute("PRAGMA journal_mode = WAL")
+            conn.execute("CREATE TABLE autobuild_steering (id INTEGER PRIMARY KEY)")
+    else:  # the run's saver opened the file and has not made its tables yet
+        path.touch()
+    return path
+
+
+@pytest.mark.parametrize("other_table", [False, True])
+def test_status_and_steer_read_a_store_without_tables_as_no_run_yet(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], other_table: bool) -> None:
+    repo = make_sample_repo(tmp_path / "repo", files=CALC_FILES, plan=plan(task("A")))
+    db = _tableless(tmp_path / "db.sqlite", other_table=other_table)
+    where = ["--repo", str(repo), "--db", str(db)]
+
+    assert not CheckpointStore(str(db)).exists()
+    assert main(["status", "FEAT-001", *where]) == 2
+    said = capsys.readouterr().err
+    assert "nothing has run" in said and "can't be opened" not in said and "locked" not in said
+
+    assert main(["steer", "FEAT-001", "A", "use the helper", *where]) == 2
+    said = capsys.readouterr().err
+    assert "FEAT-001 has not run yet" in said and "can't be opened" not in said
