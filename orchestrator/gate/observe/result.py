@@ -180,9 +180,9 @@ async def _run_heard(command: str, cwd: Path, timeout_s: float, env: dict[str, s
                                     pass_fds=channel.fds)
     finally:
         received = await channel.close()
-    # Located again: with worktreeConfig on, the run can write its worktree's config.worktree (a filter driver
-    # that `status` would start, a core.worktree).
-    return completed, received, tracked.changed(before, await tracked.snapshot(cwd))
+    # Located again unless no config file changed: with worktreeConfig on, the run can write its worktree's
+    # config.worktree (a filter driver that `status` would start, a core.worktree).
+    return completed, received, tracked.changed(before, await tracked.snapshot(cwd, await tracked.again(cwd, where)))
 
 
 def describe_base(base: GateResult) -> list[str]:

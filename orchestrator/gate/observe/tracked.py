@@ -11,6 +11,7 @@ from pathlib import Path, PurePosixPath
 
 from orchestrator.gate.spec.test_files import is_test_file
 from orchestrator.processes import Completed
+from orchestrator.repo import config_stamp
 from orchestrator.repo.commands import filters_off, git_sync
 
 State = dict[str, str]
@@ -29,6 +30,9 @@ class Worktree:
 
     top: Path
     filters_off: tuple[str, ...]
+    stamp: tuple[object, ...] | None = None
+    """The top's `.git` and every config file git reads there, stamped before both were read (repo/config_stamp.py;
+    None: can't be sure): while it holds, git would locate the same top with the same filter drivers."""
 
 
 async def locate(cwd: Path) -> Worktree | None:
@@ -38,9 +42,20 @@ async def locate(cwd: Path) -> Worktree | None:
         if not top.ok:
             return None
         root = Path(top.stdout.strip())
-        return Worktree(root, await asyncio.to_thread(filters_off, root))  # `status` would run clean filters
+        stamp = await asyncio.to_thread(config_stamp.stamp, root)  # first: a change after it fails `again`
+        return Worktree(root, await asyncio.to_thread(filters_off, root), stamp)  # `status` would run clean filters
     except OSError:
         return None
+
+
+async def again(cwd: Path, where: Worktree | None) -> Worktree | None:
+    """`cwd`'s worktree after a run that could write there: `where` while its stamp holds (no `.git` and no config
+    file changed, so neither the top nor a filter driver did), else located anew (a run can write its worktree's
+    config.worktree: a filter driver `status` would start, a core.worktree)."""
+    if where is not None and where.stamp is not None and await asyncio.to_thread(
+            config_stamp.stamp, where.top) == where.stamp:
+        return where
+    return await locate(cwd)
 
 
 async def snapshot(cwd: Path, where: Worktree | None = None) -> State | None:
