@@ -90,8 +90,8 @@ def env_digest(root: Path, worktree: Path, env: Mapping[str, str]) -> str:
 
 async def gated_tree(repo: GitRepo, rev: str, cwd: Path | None = None) -> str:
     """A digest of `rev`'s tree without `.autobuild/`: what a gate run actually tests."""
-    listing = (await repo.git("ls-tree", rev, cwd=cwd)).stdout
-    kept = [line for line in listing.splitlines() if not line.endswith("\t.autobuild")]
+    commit = await repo.head(cwd) if cwd is not None and rev == "HEAD" else rev
+    kept = [line for line in await repo.listing(commit) if not line.endswith("\t.autobuild")]
     return hashlib.sha256("\n".join(kept).encode()).hexdigest()
 
 

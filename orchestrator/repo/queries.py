@@ -54,8 +54,8 @@ def head_commit(worktree: Path) -> str | None:
 
 class TreeQueries:
     """Queries that write nothing: any git whose `git` runs a command of ours. What a commit (a full id) holds never
-    changes: its file list, a file's text and its tree are read once per GitRepo (a gate run and its accounting
-    ask for the same ones several times)."""
+    changes: its file list, a file's text, its tree and its ancestry are read once per GitRepo (a gate run and its
+    accounting ask for the same ones several times)."""
 
     _at_commit: dict[tuple[str, str, str], str | list[str]]
 
@@ -141,6 +141,17 @@ class TreeQueries:
         return files
 
 
+    async def listing(self, rev: str, *options: str) -> list[str]:
+        """`git ls-tree <options> -z <rev>`'s entries (`<mode> <type> <object>\t<path>`), read once per commit."""
+        key = ("listing", rev, " ".join(options))
+        if isinstance(known := self._known(key), list):
+            return list(known)
+        entries = (await self.git("ls-tree", *options, "-z", rev)).stdout.split("\0")[:-1]
+        if _SHA.fullmatch(rev):
+            self._remember(key, list(entries), _TREES_KEPT)
+        return entries
+
+
     async def name_status(self, worktree: Path, base: str) -> str:
         """`git diff --name-status -M` of the worktree's HEAD against `base` (renames found by similarity). Asked
         by the spec check, the code screen and the clean room of one gate run: between two commits it never
@@ -200,4 +211,12 @@ class TreeQueries:
 
 
     async def is_ancestor(self, commit: str, of: str) -> bool:
-        return (await self.git("merge-base", "--is-ancestor", commit, of, check=False)).returncode == 0
+        """Whether `commit` is `of` or an ancestor of it; between two commits (full ids) that never changes, so it is
+        asked once per GitRepo (a landing asks before it merges and again before it moves the branch)."""
+        key = ("ancestor", commit, of)
+        if isinstance(known := self._known(key), str):
+            return known == "yes"
+        done = await self.git("merge-base", "--is-ancestor", commit, of, check=False)
+        if _SHA.fullmatch(commit) and _SHA.fullmatch(of) and done.returncode in (0, 1):  # 1: not one; else an error
+            self._remember(key, "yes" if done.returncode == 0 else "no")
+        return done.returncode == 0

@@ -14,6 +14,7 @@ import shutil
 from collections.abc import Mapping
 from pathlib import Path
 
+from orchestrator.errors import GitError
 from orchestrator.repo.git import GitRepo
 
 
@@ -29,10 +30,14 @@ def _emptied(folder: Path) -> list[str]:
 
 
 async def _submodule_commits(repo: GitRepo, worktree: Path) -> dict[str, str]:
-    """The submodules the worktree's commit records: path -> the commit it records for each."""
-    listed = await repo.git("ls-tree", "-r", "-z", "HEAD", cwd=worktree, check=False)
+    """The submodules the worktree's commit records: path -> the commit it records for each (read once per commit:
+    every gate run on a tree asks)."""
+    try:
+        entries = await repo.listing(await repo.head(worktree), "-r")
+    except GitError:  # no commit to read: no submodule either
+        return {}
     found = {}
-    for entry in listed.stdout.split("\0"):
+    for entry in entries:
         meta, _, path = entry.partition("\t")
         parts = meta.split()
         if len(parts) == 3 and parts[1] == "commit":
