@@ -46,19 +46,24 @@ def check_branch_name(name: str, what: str = "base") -> str:
 KEPT = frozenset({"lfs"})
 
 
-_FILTERS: dict[Path, tuple[tuple[object, ...], tuple[str, ...]]] = {}
-"""filters_off's answers, by checkout, with the stamp of the config files they were read from."""
+_FILTERS: dict[tuple[object, ...], tuple[str, ...]] = {}
+"""filters_off's answers, by the stamp of the config files they were read from (without the checkout's own names:
+a repository's worktrees that read the same files share one answer)."""
+_KEPT_ANSWERS = 64
 
 
 def filters_off(root: Path) -> tuple[str, ...]:
     """`-c filter.<name>.smudge= …` for every filter driver the config of `root` defines (an empty command is no
     filter to git), except those in KEPT (blocking: one git call, none while the config files are unchanged)."""
     found = config_stamp.stamp(root)
-    if found is not None and (known := _FILTERS.get(root)) is not None and known[0] == found:
-        return known[1]
+    files = found[config_stamp.NAMES:] if found is not None else None
+    if files is not None and (known := _FILTERS.get(files)) is not None:
+        return known
     off = _filters_off(root)
-    if found is not None and config_stamp.stamp(root) == found:  # unchanged while git read them
-        _FILTERS[root] = (found, off)
+    if files is not None and config_stamp.stamp(root) == found:  # unchanged while git read them
+        _FILTERS[files] = off
+        while len(_FILTERS) > _KEPT_ANSWERS:
+            del _FILTERS[next(iter(_FILTERS))]
     return off
 
 

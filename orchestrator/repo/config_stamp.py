@@ -16,6 +16,9 @@ from pathlib import Path
 
 from orchestrator.processes import run
 
+NAMES = 2
+"""A stamp starts with the checkout's own names (its top, its git dir); the rest is what git reads there: two
+checkouts whose stamps agree past them read the same config files, unchanged."""
 _ENVIRONMENT = ("HOME", "XDG_CONFIG_HOME", "GIT_CONFIG_NOSYSTEM", "PREFIX")
 _OVERRIDES = ("GIT_DIR", "GIT_COMMON_DIR", "GIT_WORK_TREE", "GIT_CONFIG", "GIT_CONFIG_GLOBAL", "GIT_CONFIG_SYSTEM",
               "GIT_CONFIG_COUNT", "GIT_CONFIG_PARAMETERS", "GIT_CEILING_DIRECTORIES", "GIT_DISCOVERY_ACROSS_FILESYSTEM")
@@ -43,7 +46,7 @@ def stamp(root: Path) -> tuple[object, ...] | None:
     xdg = Path(os.environ.get("XDG_CONFIG_HOME") or home / ".config")
     files = [*_system_files(), xdg / "git" / "config", home / ".gitconfig", common / "config",
              admin / "config.worktree", common / "config.worktree"]
-    stamps: list[object] = [str(root), str(admin), *(os.environ.get(name) for name in _ENVIRONMENT)]
+    stamps: list[object] = [str(root), str(admin), *(os.environ.get(name) for name in _ENVIRONMENT)]  # NAMES first
     for path in files:
         try:
             text = path.read_bytes()

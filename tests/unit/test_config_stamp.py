@@ -4,6 +4,7 @@ is never remembered (its stamp can't cover what it includes)."""
 
 from __future__ import annotations
 
+import os
 import subprocess
 from pathlib import Path
 
@@ -75,3 +76,18 @@ def test_a_folder_below_the_top_and_a_git_dir_override_are_never_remembered(
     assert config_stamp.stamp(repo / "sub") is None
     monkeypatch.setenv("GIT_CONFIG_GLOBAL", "/dev/null")
     assert config_stamp.stamp(repo) is None
+
+
+def test_worktrees_that_read_the_same_config_files_share_one_answer(repo: Path, tmp_path: Path,
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    _git(repo, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "--allow-empty", "-m", "x")
+    _git(repo, "worktree", "add", "-q", "--detach", str(tmp_path / "wt"))
+    _git(repo, "worktree", "add", "-q", "--detach", str(tmp_path / "own"))
+    _git(repo, "config", "extensions.worktreeConfig", "true")
+    _git(tmp_path / "own", "config", "--worktree", "filter.mine.clean", "cat")  # a config file the others don't read
+    first, path = filters_off(repo), os.environ["PATH"]
+    _no_git(tmp_path, monkeypatch)
+    assert filters_off(tmp_path / "wt") == first
+    monkeypatch.setenv("PATH", path)
+    assert "filter.mine.clean=" in filters_off(tmp_path / "own")
+    assert "filter.mine.clean=" not in filters_off(tmp_path / "wt")
