@@ -22,10 +22,12 @@ from orchestrator.processes import Completed, run_async
 from orchestrator.repo.commands import NO_FSMONITOR, NO_HOOKS, filters_off, git_sync
 from orchestrator.repo.footing import Proofs, footing
 from orchestrator.repo.queries import TreeQueries
-from orchestrator.repo.sandbox_stubs import WORKTREE_STUBS, remove_worktree_stubs
+from orchestrator.repo.sandbox_stubs import remove_worktree_stubs, worktree_stub_candidates
 
 # Commits are made by the orchestrator, with its own identity, and without the repo's hooks.
-_IDENTITY = ["-c", "user.name=AutoBuild", "-c", "user.email=autobuild@localhost", "-c", "commit.gpgsign=false"]
+# Nor a `git maintenance run --auto` after each (one more process per commit): the user's own next git runs it.
+_IDENTITY = ["-c", "user.name=AutoBuild", "-c", "user.email=autobuild@localhost", "-c", "commit.gpgsign=false",
+             "-c", "maintenance.auto=false"]
 AUTOBUILD_REFS = "refs/heads/autobuild/"
 # Worktrees, and reports (never committed now; feature branches of older runs carry them, and an ignored file never
 # blocks a checkout of such a branch; an untracked one would).
@@ -302,7 +304,9 @@ class GitRepo(TreeQueries):
         return await self.head(worktree)
 
     async def _without_sandbox_stubs(self, worktree: Path) -> None:
-        listed = await self.git("ls-files", "--", *WORKTREE_STUBS, cwd=worktree, check=False)
+        if not (candidates := await asyncio.to_thread(worktree_stub_candidates, worktree)):
+            return
+        listed = await self.git("ls-files", "--", *candidates, cwd=worktree, check=False)
         await asyncio.to_thread(remove_worktree_stubs, worktree, set(listed.stdout.split()))
 
     async def restore_paths(self, worktree: Path, base: str, paths: Sequence[str], *, detached_ok: bool = False

@@ -55,6 +55,20 @@ WORKTREE_STUBS = (".bash_profile", ".bashrc", ".profile", ".zprofile", ".zshrc",
                   ".claude/skills", ".claude/workflows")
 
 
+def worktree_stub_candidates(worktree: Path) -> list[str]:
+    """The WORKTREE_STUBS that are empty files in the worktree now (blocking): only these may be stubs to remove,
+    and only these need asking git whether they are tracked (none: no git call)."""
+    found = []
+    for name in WORKTREE_STUBS:
+        path = worktree / name
+        try:
+            if not path.is_symlink() and path.is_file() and not path.lstat().st_size:
+                found.append(name)
+        except OSError:
+            continue
+    return found
+
+
 def remove_worktree_stubs(worktree: Path, tracked: set[str]) -> list[str]:
     """Remove the sandbox's leftover mount points from a worktree: only untracked empty files (and `.claude` left
     empty by them), never anything with content. Returns what was removed (blocking: callers run it in a thread)."""
