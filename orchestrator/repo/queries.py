@@ -12,8 +12,9 @@ from orchestrator.errors import GitError, InputError
 from orchestrator.processes import Completed
 
 _SHA = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
-_NAME_STATUS: dict[tuple[str, str, str], str] = {}
-"""name_status's answers by (worktree, base commit, HEAD commit), the oldest dropped first."""
+_NAME_STATUS: dict[tuple[str, ...], str] = {}
+"""Diffs of a worktree's HEAD against a base (name_status, changed_files) by (worktree, base commit, HEAD commit,
+options), the oldest dropped first."""
 _REMEMBERED = 256
 _TREES_KEPT = 8
 """File lists of commits a GitRepo keeps (a large repository's is megabytes)."""
@@ -126,7 +127,7 @@ class TreeQueries:
 
     async def changed_files(self, worktree: Path, base: str) -> list[str]:
         # Both sides of a rename: a file the task moved away was changed too (the player reports it).
-        out = (await self.git("diff", "--name-only", "--no-renames", f"{base}..HEAD", cwd=worktree)).stdout
+        out = await self._diff_to_head(worktree, base, "--name-only", "--no-renames")
         return [line for line in out.splitlines() if line]
 
 
@@ -154,13 +155,17 @@ class TreeQueries:
 
     async def name_status(self, worktree: Path, base: str) -> str:
         """`git diff --name-status -M` of the worktree's HEAD against `base` (renames found by similarity). Asked
-        by the spec check, the code screen and the clean room of one gate run: between two commits it never
-        changes, so it is remembered by the commits when `base` is one and HEAD reads as one from its files."""
+        by the spec check, the code screen and the clean room of one gate run."""
+        return await self._diff_to_head(worktree, base, "--name-status", "-M")
+
+    async def _diff_to_head(self, worktree: Path, base: str, *options: str) -> str:
+        """`git diff <options> base..HEAD` in the worktree: between two commits it never changes, so it is
+        remembered by the commits when `base` is one and HEAD reads as one from its files."""
         head = await asyncio.to_thread(head_commit, worktree) if _SHA.fullmatch(base) else None
-        key = (str(worktree), base, head or "")
+        key = (str(worktree), base, head or "", *options)
         if head is not None and (known := _NAME_STATUS.get(key)) is not None:
             return known
-        text = (await self.git("diff", "--name-status", "-M", f"{base}..HEAD", cwd=worktree)).stdout
+        text = (await self.git("diff", *options, f"{base}..HEAD", cwd=worktree)).stdout
         if head is not None and await asyncio.to_thread(head_commit, worktree) == head:  # HEAD held meanwhile
             _NAME_STATUS[key] = text
             while len(_NAME_STATUS) > _REMEMBERED:

@@ -67,9 +67,11 @@ def test_the_same_commits_are_not_asked_again(tmp_path: Path, monkeypatch: pytes
     _git(repo, "commit", "-qm", "two")
     git = GitRepo(repo)
     first = asyncio.run(git.name_status(repo, base))
+    files = asyncio.run(git.changed_files(repo, base))
     folder = tmp_path / "no-git"  # a git that fails: the answer now is the remembered one
     folder.mkdir()
     (folder / "git").write_text("#!/bin/sh\nexit 3\n")
     (folder / "git").chmod(0o755)
     monkeypatch.setenv("PATH", f"{folder}:/usr/bin:/bin")
     assert asyncio.run(git.name_status(repo, base)) == first == "A\tb.txt\n"
+    assert asyncio.run(git.changed_files(repo, base)) == files == ["b.txt"]  # the task's files after its commit too
