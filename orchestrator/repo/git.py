@@ -169,9 +169,10 @@ class GitRepo(TreeQueries):
         """Create the branch at `start` unless it exists; returns its head."""
         if not name.startswith("autobuild/"):
             raise GitError(f"refusing to create {name}: only autobuild/ branches are ours")
-        async with self.lock:
-            if not await asyncio.to_thread(self.has_branch, name):
-                await self.git("branch", name, start)
+        async with self.lock:  # made, or refused because it exists (asked only then): one git call, not two
+            made = await self.git("branch", name, start, check=False)
+            if not made.ok and not await asyncio.to_thread(self.has_branch, name):
+                raise GitError(f"git branch {name} {start} failed: {made.tail(5)}")
         return await asyncio.to_thread(self.rev, name)
 
     async def _recreate_worktree(self, path: Path, commitish: str, *options: str) -> None:
