@@ -3,7 +3,8 @@
 - Latency: the real CLI against the scripted model, a player session of several commands (0.3 s each); a note is
   accepted into the real SQLite queue while a command runs; counted: the tool calls the session made from the note's
   acceptance until a request to the model carried it (1: right after the command that was running).
-- Worker takeovers: a served run on two real workers, its serving worker killed -9 (benchmarks/steering_takeovers.py).
+- Worker takeovers: a served run on two real workers, its serving worker killed -9 (benchmarks/steering_takeovers.py);
+  the same around an answer given through the server (benchmarks/steering_answer_takeovers.py).
 - Answers: a question answered the way `autobuild answer` does, killed -9 around the answer's life, then resumed
   (benchmarks/steering_answers.py).
 - Kill -9: a child process runs a 3-turn task (scripted agents, the real graph, git and SQLite checkpoints); a note
@@ -35,7 +36,7 @@ from agents import AgentResult, PlayerInput, SessionLimits, SessionSettings, Tas
 from agents.testing.repos import make_sample_repo, scripted_env
 from agents.testing.scripted_agents import ScriptedAgents, Turn, approve, feedback, writes
 from agents.testing.scripted_model import ScriptedModel
-from benchmarks import steering_answers, steering_takeovers
+from benchmarks import steering_answer_takeovers, steering_answers, steering_takeovers
 from orchestrator.store import event_log
 from orchestrator.store.locations import remember_db
 from orchestrator.store.steering import SteeringQueue
@@ -141,8 +142,9 @@ def _kill_trial(root: Path, rng: random.Random) -> dict[str, int]:
 
 
 def measure(trials: int = 20, latency_trials: int = 6, takeovers: int = 5,
-            answer_trials: int | None = None) -> dict[str, Any]:
-    """`trials` kill trials of a note and (`answer_trials`, else as many) of an answer; `takeovers` worker ones."""
+            answer_trials: int | None = None, answer_takeovers: int | None = None) -> dict[str, Any]:
+    """`trials` kill trials of a note and (`answer_trials`, else as many) of an answer; `takeovers` worker ones of a
+    note and (`answer_takeovers`, else as many) of an answer."""
     rng = random.Random(41)
     with tempfile.TemporaryDirectory(prefix="steering-") as tmp:
         base = Path(tmp)
@@ -155,7 +157,9 @@ def measure(trials: int = 20, latency_trials: int = 6, takeovers: int = 5,
             "killed": sum(k["killed"] for k in kills), "lost": sum(k["lost"] for k in kills),
             "duplicated": sum(k["duplicated"] for k in kills), "left_open": sum(k["left_open"] for k in kills),
             "takeovers": steering_takeovers.measure(takeovers),
-            "answers": steering_answers.measure(trials if answer_trials is None else answer_trials)}
+            "answers": steering_answers.measure(trials if answer_trials is None else answer_trials),
+            "answer_takeovers": steering_answer_takeovers.measure(
+                takeovers if answer_takeovers is None else answer_takeovers)}
 
 
 def report_lines(result: dict[str, Any]) -> list[str]:
@@ -170,6 +174,7 @@ def report_lines(result: dict[str, Any]) -> list[str]:
         f" (goal 0 and 0); notes left unconsumed: {result['left_open']}",
         steering_answers.report_line(result.get("answers") or {}),
         steering_takeovers.report_line(result.get("takeovers") or {}),
+        steering_answer_takeovers.report_line(result.get("answer_takeovers") or {}),
         "",
     ]
 
