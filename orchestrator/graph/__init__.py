@@ -7,6 +7,7 @@ state.py: the task loop's state and the workflow's input and output.
 context.py: the run context (`context_schema`): the services every node needs.
 budgets.py: the budgets a person raised at their cap, kept for the rest of the run.
 steering.py: notes from the person supervising a run, into a player's next turn or its session's next tool call.
+given_answer.py: a served question's resume value: the answer, and where a person gave it (cli, page).
 control.py: a person's pause and cancel of a task, at its node boundaries.
 live_pause.py: a paused task in a live run waits in place, its slot given back, until unpaused or only pauses are left.
 pause_now.py: `pause --now`: a running player session cut at once, its work kept for the same turn.

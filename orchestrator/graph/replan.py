@@ -24,6 +24,7 @@ from agents import ReplanInput, format_feedback
 from orchestrator.causes import REPLANNABLE, cause_of
 from orchestrator.errors import PlanError
 from orchestrator.graph.active import ACTIVE, ActiveRun
+from orchestrator.graph.given_answer import given_answer
 from orchestrator.graph.scheduler import Scheduler
 from orchestrator.graph.state import TaskResult, TaskState
 from orchestrator.plan.planner import replacement_plan
@@ -137,7 +138,7 @@ async def _agreed(asker: Asker | None, task_id: str, proposal: dict[str, Any], t
                 "question": f"{task_id} ran out of turns. Replace it by {listed}?", "options": ["yes", "no"]}
     answer = await asker(question) if callable(asker) else None
     if answer is None:
-        answer = interrupt(question)
+        answer = given_answer(interrupt(question))[0]
     return str(answer).strip().lower() in ("y", "yes")
 
 

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from orchestrator.errors import InputError, RunLockedError
+from orchestrator.graph.given_answer import with_source
 from orchestrator.plan.files import MAX_TASK_MARKDOWN_BYTES
 from orchestrator.plan.ids import check_id
 from orchestrator.plan.model import load_plan_file, load_target
@@ -245,20 +246,23 @@ async def answer(server: str, repo_url: str | None, feature: str, question_id: s
     return await answer_found(server, await remote_status(server, repo_url, feature), feature, question_id, text)
 
 
-async def answer_thread(server: str, thread_id: str, feature: str, question_id: str, text: str) -> str:
+async def answer_thread(server: str, thread_id: str, feature: str, question_id: str, text: str, *,
+                        source: str = "cli") -> str:
     """`answer` for a thread known by its id (the worker's page: it shows one thread's run)."""
     thread = dict(await api_client(server).threads.get(thread_id))
-    return await answer_found(server, await thread_status(server, thread), feature, question_id, text)
+    return await answer_found(server, await thread_status(server, thread), feature, question_id, text, source=source)
 
 
-async def answer_found(server: str, found: RemoteStatus, feature: str, question_id: str, text: str) -> str:
+async def answer_found(server: str, found: RemoteStatus, feature: str, question_id: str, text: str, *,
+                       source: str = "cli") -> str:
     match = [q for q in found.questions if q["question_id"] == question_id]
     if not match:
         pending = ", ".join(q["question_id"] for q in found.questions) or "none"
         raise InputError(f"no pending question {question_id} on {feature} (pending: {pending})")
     # By id when anything else waits too (another question, the usage pause's own interrupt).
     alone = len(found.questions) == 1 and found.paused_until is None
-    resume: Any = text if alone else {match[0]["interrupt_id"]: text}
+    given = with_source(text, source)  # the task's trace says where it was given (`question_answered`)
+    resume: Any = given if alone else {match[0]["interrupt_id"]: given}
     client = api_client(server)
     # The answered run goes on with the asked run's options (`--pr`, attempts, budgets): a run started with none
     # gets the defaults, as the engine carries nothing over from the thread's last run (the waker does the same).

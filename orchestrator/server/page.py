@@ -68,4 +68,4 @@ class WorkerPage:
 
         own = f"http://{host}:{int(given.port)}"  # a question answered on the page: a resume through our own API
         self.app = served_page(given.lock_db, worker_workspace(), token, host, int(given.port),
-                               resume=functools.partial(client.answer_thread, own))
+                               resume=functools.partial(client.answer_thread, own, source="page"))

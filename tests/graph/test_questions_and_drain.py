@@ -8,6 +8,7 @@ from langgraph.runtime import RunControl
 
 from agents.testing.repos import make_sample_repo
 from agents.testing.scripted_agents import ScriptedAgents, Turn, approve, writes
+from orchestrator.graph.given_answer import given_answer, with_source
 from tests.graph.harness import CALC_FILES, Workflow, plan, task
 
 QUESTION = "Which database should sessions use?"
@@ -54,6 +55,28 @@ async def test_two_questions_answered_by_interrupt_id(tmp_path: Path) -> None:
     final = await workflow.run(resume={partial.interrupts[0].id: "spaces"})
     assert final.status("A") == "approved-unverified" and final.status("B") == "approved-unverified"
     assert agents.prompts_of("player", "B")[-1].answers == {"Tabs or spaces?": "spaces"}
+
+
+async def test_a_served_answer_says_where_it_was_given_and_is_the_answer_alone(tmp_path: Path) -> None:
+    """A served run's answer comes as a resume value that says where a person gave it (`answer --server`: cli, the
+    worker's page: page): the player gets the answer alone, the task's trace and the run's lines say where from."""
+    repo = repo_with(tmp_path, task("A"), task("B"))
+    agents = ScriptedAgents({("player", "A"): asking({"calc/a.py": "A = 1\n"}),
+                             ("player", "B"): writes({"calc/b.py": "B = 1\n"}, question="Tabs or spaces?"),
+                             "coach": approve()})
+    workflow = Workflow(repo, agents, options={"interactive": True, "parallel": 2})
+    first = await workflow.run()
+    by_task = {i.value["task"]: i for i in first.interrupts}
+    partial = await workflow.run(resume={by_task["A"].id: with_source("SQLite", "page")})
+    final = await workflow.run(resume=with_source("spaces", "cli"))
+    assert final.status("A") == final.status("B") == "approved-unverified"
+    assert agents.prompts_of("player", "A")[-1].answers == {QUESTION: "SQLite"}
+    assert agents.prompts_of("player", "B")[-1].answers == {"Tabs or spaces?": "spaces"}
+    answered = [e for e in partial.events + final.events if e["event"] == "question_answered"]
+    assert [(e["task"], e["answer"], e.get("source")) for e in answered] == [("A", "SQLite", "page"),
+                                                                             ("B", "spaces", "cli")]
+    assert given_answer({"answer": "x", "source": "a shell"}) == ({"answer": "x", "source": "a shell"}, {}), \
+        "a value that names no known source is the answer itself"
 
 
 async def test_autonomous_question_aborts_cleanly(tmp_path: Path) -> None:

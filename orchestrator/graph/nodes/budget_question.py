@@ -20,6 +20,7 @@ from agents import AgentResult
 from orchestrator.graph.budgets import FEATURE, FILE
 from orchestrator.graph.context import RunContext
 from orchestrator.graph.events import EventLog
+from orchestrator.graph.given_answer import given_answer
 from orchestrator.graph.state import Question, Stop
 
 RAISE_FACTOR = 2.0
@@ -80,9 +81,10 @@ async def stop_or_raise(ctx: RunContext, events: EventLog, task_id: str, spent: 
     if callable(ctx.options.asker):
         async with ctx.slot_given_up():  # another task runs while a person decides
             answer = await ctx.options.asker(dict(question))
+    said: dict[str, str] = {}
     if answer is None:
-        answer = interrupt(dict(question))
-    events("question_answered", task_id, question_id=question["question_id"], answer=str(answer))
+        answer, said = given_answer(interrupt(dict(question)))
+    events("question_answered", task_id, question_id=question["question_id"], answer=str(answer), **said)
     used = _spent_budget(ctx, task_id, spent)[3]
     budget = raised_to(str(answer), proposed, used)
     if budget is None:

@@ -31,6 +31,7 @@ from orchestrator.gate import (
 from orchestrator.graph import control, pause_now, steering
 from orchestrator.graph.context import RunContext
 from orchestrator.graph.events import EventLog
+from orchestrator.graph.given_answer import given_answer
 from orchestrator.graph.nodes import bring_up
 from orchestrator.graph.nodes.budget_question import at_cap
 from orchestrator.graph.nodes.turns import AgentTurn, hung_command_note, session_failure
@@ -244,10 +245,11 @@ async def ask_human(state: TaskState, runtime: Runtime[RunContext]) -> TaskState
         async with runtime.context.slot_given_up():  # another task runs while a person decides
             answer = await asker(dict(question))
         at_terminal = answer is not None
+    said: dict[str, str] = {"source": "cli"} if at_terminal else {}
     if answer is None:
-        answer = interrupt(dict(question))
+        answer, said = given_answer(interrupt(dict(question)))
     runtime.context.events(runtime)("question_answered", state["task_id"], question_id=question.get("question_id"),
-                                    answer=str(answer), **({"source": "cli"} if at_terminal else {}))
+                                    answer=str(answer), **said)
     answers = {**(state.get("answers") or {}), str(question.get("question")): str(answer)}
     shared[str(question.get("question"))] = str(answer)  # the sibling attempts' next briefs carry it too
     return TaskState(answers=answers, question=None)
