@@ -46,6 +46,8 @@ def _child(root: Path, mode: str) -> int:
 
     class Logged(ScriptedAgents):
         async def player(self, data: PlayerInput, settings: SessionSettings) -> AgentResult:
+            with (root / "started.jsonl").open("a") as log:  # the session has the answer from its first step
+                log.write(json.dumps({"turn": data.turn, "answers": dict(data.answers)}) + "\n")
             result = await super().player(data, settings)
             with (root / "sessions.jsonl").open("a") as log:
                 log.write(json.dumps({"turn": data.turn, "answers": dict(data.answers)}) + "\n")

@@ -25,7 +25,9 @@ def _logged(repo: Path, kind: str) -> bool:
 
 
 def _consumed(repo: Path) -> bool:
-    log = repo.parent / "sessions.jsonl"
+    """A player session started with the answer in its prompt (its 0.4 s of steps still ahead: the kill lands in
+    it, not after the run, which ends a moment after the session's last step)."""
+    log = repo.parent / "started.jsonl"
     return log.is_file() and steering_answers.ANSWER in log.read_text()
 
 
