@@ -17,17 +17,14 @@ import json
 import random
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
-from agents.testing.repos import make_sample_repo, scripted_env
+from agents.testing.repos import make_sample_repo
 from agents.testing.scripted_model import ScriptedModel
-from benchmarks.steering_takeovers import PLAN, Workers, _ended, _wait
-from benchmarks.workers_bench import _redis, unavailable
+from benchmarks.steering_takeovers import PLAN, Workers, _ended, _wait, worker_trials
 from orchestrator.store import event_log
-from tests.postgres import _bin, postgres_server
 
 QUESTION, ANSWER = "Which store should sessions use?", "Postgres, the one the workers share"
 COMMANDS, DELAY_S = 5, 1.0
@@ -123,23 +120,11 @@ def trial(root: Path, model: ScriptedModel, workers: Workers, rng: random.Random
 
 def measure(trials: int = 5) -> dict[str, Any]:
     """`trials` answers around a worker's kill, or why they could not run here."""
-    if reason := unavailable():
-        return {"trials": 0, "skipped": reason}
-    try:
-        _bin("initdb")
-    except RuntimeError as exc:  # no PostgreSQL here: said, not measured
-        return {"trials": 0, "skipped": str(exc)}
     rng = random.Random(4142)
-    results = []
-    with (tempfile.TemporaryDirectory(prefix="answer-takeover-") as tmp, postgres_server() as database_url,
-          _redis() as redis, ScriptedModel(scenario()) as model):
-        for i in range(trials):
-            root = Path(tmp) / f"trial{i}"
-            root.mkdir()
-            env = scripted_env(model.base_url, root) | {
-                "DATABASE_URL": database_url, "REDIS_URL": redis, "ORCHESTRATOR_WORKER_RUNS": "1",
-                "ORCHESTRATOR_WORKSPACE": str(root / "ws"), "LANGSMITH_TRACING": "false"}
-            results.append(trial(root, model, Workers(env, root), rng, MOMENTS[i % len(MOMENTS)]))
+    results = worker_trials(trials, "answer-takeover-", scenario(), lambda root, model, workers, _, i: trial(
+        root, model, workers, rng, MOMENTS[i % len(MOMENTS)]))
+    if isinstance(results, str):
+        return {"trials": 0, "skipped": results}
     keys = {key for r in results for key in r}
     return {"trials": trials, **{key: sum(r.get(key, 0) for r in results) for key in sorted(keys)},
             "per_trial": results}  # which moment lost or duplicated, when one did

@@ -18,6 +18,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -150,25 +151,39 @@ def trial(root: Path, model: ScriptedModel, workers: Workers, database_url: str,
             "duplicated": int(len(kept) > 1 or len(consumed) > 1), "left_open": int(state != "consumed")}
 
 
-def measure(trials: int = 5) -> dict[str, Any]:
-    """`trials` takeovers, or why they could not run here."""
+Trial = Callable[[Path, ScriptedModel, "Workers", str, int], dict[str, Any]]
+"""One trial: (its folder, the scripted model, its two workers, the database's URL, its number) → its counts."""
+
+
+def worker_trials(trials: int, prefix: str, script: dict[str, Any], trial_of: Trial) -> list[dict[str, Any]] | str:
+    """`trials` runs of `trial_of`, each with two fresh workers over one real Postgres and Redis and the model
+    scripted by `script`; or why they could not run here."""
     if reason := unavailable():
-        return {"takeovers": 0, "skipped": reason}
+        return reason
     try:
         _bin("initdb")
     except RuntimeError as exc:  # no PostgreSQL here: said, not measured
-        return {"takeovers": 0, "skipped": str(exc)}
-    rng = random.Random(40)
+        return str(exc)
     results = []
-    with (tempfile.TemporaryDirectory(prefix="takeover-") as tmp, postgres_server() as database_url,
-          _redis() as redis, ScriptedModel(scenario()) as model):
+    with (tempfile.TemporaryDirectory(prefix=prefix) as tmp, postgres_server() as database_url,
+          _redis() as redis, ScriptedModel(script) as model):
         for i in range(trials):
             root = Path(tmp) / f"trial{i}"
             root.mkdir()
             env = scripted_env(model.base_url, root) | {
                 "DATABASE_URL": database_url, "REDIS_URL": redis, "ORCHESTRATOR_WORKER_RUNS": "1",
                 "ORCHESTRATOR_WORKSPACE": str(root / "ws"), "LANGSMITH_TRACING": "false"}
-            results.append(trial(root, model, Workers(env, root), database_url, rng))
+            results.append(trial_of(root, model, Workers(env, root), database_url, i))
+    return results
+
+
+def measure(trials: int = 5) -> dict[str, Any]:
+    """`trials` takeovers, or why they could not run here."""
+    rng = random.Random(40)
+    results = worker_trials(trials, "takeover-", scenario(),
+                            lambda root, model, workers, url, _: trial(root, model, workers, url, rng))
+    if isinstance(results, str):
+        return {"takeovers": 0, "skipped": results}
     return {"takeovers": trials, **{key: sum(r[key] for r in results) for key in results[0]}} if results else {}
 
 
