@@ -40,12 +40,17 @@ async def test_question_pauses_its_task_and_dependents_only_then_the_answer_reac
     assert len(agents.prompts_of("player", "B")) == 1
 
 
-async def test_two_questions_answered_by_interrupt_id(tmp_path: Path) -> None:
+def two_asking(tmp_path: Path) -> tuple[ScriptedAgents, Workflow]:
+    """Tasks A and B side by side, each player asking its own question."""
     repo = repo_with(tmp_path, task("A"), task("B"))
     agents = ScriptedAgents({("player", "A"): asking({"calc/a.py": "A = 1\n"}),
                              ("player", "B"): writes({"calc/b.py": "B = 1\n"}, question="Tabs or spaces?"),
                              "coach": approve()})
-    workflow = Workflow(repo, agents, options={"interactive": True, "parallel": 2})
+    return agents, Workflow(repo, agents, options={"interactive": True, "parallel": 2})
+
+
+async def test_two_questions_answered_by_interrupt_id(tmp_path: Path) -> None:
+    agents, workflow = two_asking(tmp_path)
     first = await workflow.run()
     assert len(first.interrupts) == 2
     by_task = {i.value["task"]: i for i in first.interrupts}
@@ -60,11 +65,7 @@ async def test_two_questions_answered_by_interrupt_id(tmp_path: Path) -> None:
 async def test_a_served_answer_says_where_it_was_given_and_is_the_answer_alone(tmp_path: Path) -> None:
     """A served run's answer comes as a resume value that says where a person gave it (`answer --server`: cli, the
     worker's page: page): the player gets the answer alone, the task's trace and the run's lines say where from."""
-    repo = repo_with(tmp_path, task("A"), task("B"))
-    agents = ScriptedAgents({("player", "A"): asking({"calc/a.py": "A = 1\n"}),
-                             ("player", "B"): writes({"calc/b.py": "B = 1\n"}, question="Tabs or spaces?"),
-                             "coach": approve()})
-    workflow = Workflow(repo, agents, options={"interactive": True, "parallel": 2})
+    agents, workflow = two_asking(tmp_path)
     first = await workflow.run()
     by_task = {i.value["task"]: i for i in first.interrupts}
     partial = await workflow.run(resume={by_task["A"].id: with_source("SQLite", "page")})
