@@ -31,9 +31,14 @@ sys.dont_write_bytecode = False
 def pytest_collection_finish(session: pytest.Session) -> None:
     """What collection loaded (langgraph, the SDK, every test module and the trees the code-reading tests parse) lives
     as long as the worker: frozen, the collector's full passes stop walking it again between tests, as the CLI's
-    entry freezes its modules (~3% of a graph test's own CPU). Not at exit: novasvg's nanobind then reports the frozen
-    instances as leaks."""
+    entry freezes its modules (~3% of a graph test's own CPU)."""
     gc.freeze()
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    """Thawed for the interpreter's exit: novasvg's nanobind reports its types as leaked when they are still frozen
+    then (a page of warnings at the end of `make test`)."""
+    gc.unfreeze()
 
 
 @dataclass
