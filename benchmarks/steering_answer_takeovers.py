@@ -23,7 +23,7 @@ from typing import Any
 
 from agents.testing.repos import make_sample_repo
 from agents.testing.scripted_model import ScriptedModel
-from benchmarks.steering_takeovers import PLAN, Workers, _ended, _wait, worker_trials
+from benchmarks.steering_takeovers import PLAN, Workers, _ended, _wait, totals, worker_trials
 from orchestrator.store import event_log
 
 QUESTION, ANSWER = "Which store should sessions use?", "Postgres, the one the workers share"
@@ -125,9 +125,7 @@ def measure(trials: int = 5) -> dict[str, Any]:
         root, model, workers, rng, MOMENTS[i % len(MOMENTS)]))
     if isinstance(results, str):
         return {"trials": 0, "skipped": results}
-    keys = {key for r in results for key in r}
-    return {"trials": trials, **{key: sum(r.get(key, 0) for r in results) for key in sorted(keys)},
-            "per_trial": results}  # which moment lost or duplicated, when one did
+    return {"trials": trials, **totals(results), "per_trial": results}  # which moment lost or duplicated, when one did
 
 
 def report_line(result: dict[str, Any]) -> str:

@@ -184,7 +184,12 @@ def measure(trials: int = 5) -> dict[str, Any]:
                             lambda root, model, workers, url, _: trial(root, model, workers, url, rng))
     if isinstance(results, str):
         return {"takeovers": 0, "skipped": results}
-    return {"takeovers": trials, **{key: sum(r[key] for r in results) for key in results[0]}} if results else {}
+    return {"takeovers": trials, **totals(results)} if results else {}
+
+
+def totals(results: list[dict[str, Any]]) -> dict[str, int]:
+    """Each count any trial reported, summed over the trials (0 where a trial did not report it)."""
+    return {key: sum(r.get(key, 0) for r in results) for key in sorted({key for r in results for key in r})}
 
 
 def report_line(result: dict[str, Any]) -> str:
