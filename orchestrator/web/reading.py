@@ -103,15 +103,14 @@ def run_state(table: dict[str, Any]) -> str:
 def _done_of(where: Where, row: dict[str, Any]) -> tuple[int, int, str]:
     """Tasks approved of the feature's tasks (its plan's, replans' added), and the run's state; a thread with no
     plan: its results."""
-    done = sum(n for status, n in row["tasks"].items() if status in SUCCESS)
-    table: dict[str, Any] | None = None
     try:
         table = where.status(where.plan(row["thread"]))
     except InputError:
-        state = "finished" if row["finished"] else "in progress"
+        done = sum(n for status, n in row["tasks"].items() if status in SUCCESS)
+        total, state = sum(row["tasks"].values()), "finished" if row["finished"] else "in progress"
     else:
-        done, state = sum(1 for task in table["tasks"] if task["status"] in SUCCESS), run_state(table)
-    total = len(table["tasks"]) if table else sum(row["tasks"].values())
+        done = sum(1 for task in table["tasks"] if task["status"] in SUCCESS)
+        total, state = len(table["tasks"]), run_state(table)
     return done, total, going_on(where, str(row["thread"]).partition(":")[0], str(row["thread"]), state)
 
 
