@@ -76,6 +76,63 @@ def open_folder(root: Path, parts: tuple[str, ...], what: str, *, make: bool) ->
     return fd
 
 
+def own_folder(root: Path, parts: tuple[str, ...]) -> int:
+    """A descriptor of root/parts, a folder of the run's own (an environment it builds where agents also write):
+    each level opened without following a symlink and made when missing. A symlink or a file found where a level
+    should be (an agent's Bash can plant `_env/venv -> ~/repo/.venv`) is removed, never followed: only the run's
+    own entry goes, whatever it pointed at is untouched."""
+    fd = os.open(root, _FOLDER)
+    try:
+        for part in parts:
+            try:
+                inner = os.open(part, _FOLDER, dir_fd=fd)
+            except FileNotFoundError:
+                with contextlib.suppress(FileExistsError):  # another task's thread made it first
+                    os.mkdir(part, 0o755, dir_fd=fd)
+                inner = os.open(part, _FOLDER, dir_fd=fd)
+            except OSError as exc:
+                if exc.errno not in (errno.ELOOP, errno.ENOTDIR):
+                    raise
+                with contextlib.suppress(FileNotFoundError):
+                    os.unlink(part, dir_fd=fd)
+                with contextlib.suppress(FileExistsError):
+                    os.mkdir(part, 0o755, dir_fd=fd)
+                inner = os.open(part, _FOLDER, dir_fd=fd)
+            os.close(fd)
+            fd = inner
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+def link_at(folder: int, name: str, target: str | Path) -> None:
+    """`name` in the open `folder` made a symlink to `target` in one step (a temporary link renamed over it):
+    never a moment without it for a process that runs it, and two threads making it at once both succeed."""
+    temp = f".{name}.{os.getpid()}.{threading.get_ident()}.tmp"
+    with contextlib.suppress(FileNotFoundError):
+        os.unlink(temp, dir_fd=folder)
+    os.symlink(target, temp, dir_fd=folder)
+    try:
+        os.replace(temp, name, src_dir_fd=folder, dst_dir_fd=folder)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(temp, dir_fd=folder)
+        raise
+
+
+def read_at(folder: int, name: str) -> str | None:
+    """The text of the regular file `name` in the open `folder` (None: missing, a symlink, or not a file)."""
+    try:
+        fd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK, dir_fd=folder)
+    except OSError:
+        return None
+    with os.fdopen(fd, "rb") as handle:
+        if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
+            return None
+        return handle.read().decode("utf-8", errors="replace")
+
+
 def write_resolved(root: Path, resolved: Path, data: str | bytes, what: str) -> None:
     """Write `resolved` (from `resolve_under`): every folder from `root` down opened with O_NOFOLLOW, missing ones
     made, the file itself never a symlink."""

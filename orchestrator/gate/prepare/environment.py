@@ -120,7 +120,7 @@ def _python_env(root: Path, worktree: Path, feature: str | None, package: str, *
             layers = [gate_env_dir(root, feature), *([run_env_dir(root, feature)] if agents else [])]
             top = venv
             for folder in layers:
-                top = layered_venv(top, folder / name)
+                top = layered_venv(top, folder / name, root)
                 path.insert(0, str(top / "bin"))
             env["VIRTUAL_ENV"] = str(top)
             # The user's editable installs into the main checkout, and those setup (or an agent) made into one of

@@ -13,12 +13,16 @@ tree under `build/` is not redirected.)"""
 from __future__ import annotations
 
 import ast
+import contextlib
 import os
 import re
 import shutil
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
+
+from orchestrator.repo import confined
 
 _MAP_MODULE = re.compile(r"map_module\(\s*['\"]([^'\"]+)['\"]\s*,\s*['\"]([^'\"]+)['\"]")
 
@@ -126,54 +130,103 @@ def worktree_editables(root: Path, venv: Path, worktrees: Path) -> list[Editable
 
 def overlay(root: Path, worktree: Path, found: list[Editable], folder: Path) -> list[str]:
     """The PYTHONPATH entries that put the worktree's copies ahead of the main checkout's: `folder` (rebuilt:
-    symlinks named by each finder's module to the worktree's copy) first, then each path entry's worktree copy."""
-    root = root.resolve()
+    symlinks named by each finder's module to the worktree's copy) first, then each path entry's worktree copy.
+    `folder` is under `root`'s `.autobuild/worktrees/<FEATURE>` and rebuilt through descriptors (a link planted in
+    its place, as an agent can in its own layer, is removed: nothing is deleted or made through it)."""
     finders = [e for e in found if e.kind == "finder"]
     entries: list[str] = []
     if finders:
-        shutil.rmtree(folder, ignore_errors=True)
-        folder.mkdir(parents=True)
-        for entry in finders:
-            copy = worktree / entry.relative(root)
-            name = f"{entry.module}{copy.suffix}" if copy.suffix == ".py" else str(entry.module)
-            link = folder / name
-            if not link.is_symlink():  # the user's install and setup's of the same module: one worktree copy
-                link.symlink_to(copy)
+        parent = confined.own_folder(root, folder.parent.relative_to(root).parts)
+        try:
+            _remove(parent, folder.name)
+            with contextlib.suppress(FileExistsError):
+                os.mkdir(folder.name, 0o755, dir_fd=parent)
+            made = confined.own_folder(root, folder.relative_to(root).parts)
+        finally:
+            os.close(parent)
+        try:
+            for entry in finders:
+                copy = worktree / entry.relative(root.resolve())
+                name = f"{entry.module}{copy.suffix}" if copy.suffix == ".py" else str(entry.module)
+                with contextlib.suppress(FileExistsError):  # the user's install and setup's of one module: one copy
+                    os.symlink(copy, name, dir_fd=made)
+        finally:
+            os.close(made)
         entries.append(str(folder))
     for entry in found:
-        if entry.kind == "path" and (worktree / entry.relative(root)).is_dir():
-            entries.append(str(worktree / entry.relative(root)))
+        copy = worktree / entry.relative(root.resolve())
+        if entry.kind == "path" and copy.is_dir():
+            entries.append(str(copy))
     return entries
 
 
-def layered_venv(user_venv: Path, folder: Path) -> Path:
+def _remove(folder: int, name: str) -> None:
+    """`name` in the open `folder` gone, whatever it is: a folder's tree (never followed out), a link or a file."""
+    try:
+        found = os.lstat(name, dir_fd=folder)
+    except FileNotFoundError:
+        return
+    if stat.S_ISDIR(found.st_mode):
+        shutil.rmtree(name, dir_fd=folder)
+    else:
+        os.unlink(name, dir_fd=folder)
+
+
+def layered_venv(user_venv: Path, folder: Path, root: Path) -> Path:
     """The run's own virtualenv at `folder`, layered over the user's: same interpreter, its own site-packages
     first (installs go there), then the user's (its `.pth` files processed, so its packages stay importable).
-    Written file by file (no subprocess, no pip): pyvenv.cfg, bin/python, a .pth. Idempotent."""
+    Written file by file (no subprocess, no pip): pyvenv.cfg, bin/python, a .pth. Idempotent.
+
+    `folder` is under `root`'s `.autobuild/worktrees/<FEATURE>`, and the agents' layer is in their Bash's reach:
+    every level is opened without following a link (one planted there, say `_env/venv -> ~/repo/.venv`, is
+    removed, so nothing of the user's is written through it), and each link and file is replaced in one step, so
+    tasks building it at once all succeed and a gate run never finds it half made."""
     user_site = site_packages(user_venv)
     version = user_site.parent.name if user_site else "python3"
-    site = folder / "lib" / version / "site-packages"
     cfg = _read_cfg(user_venv / "pyvenv.cfg")
     python = (user_venv / "bin" / "python").resolve()
-    marker = folder / "pyvenv.cfg"
     wanted = (f"home = {cfg.get('home', str(python.parent))}\n"
               f"include-system-site-packages = {cfg.get('include-system-site-packages', 'false')}\n"
               f"version = {cfg.get('version', cfg.get('version_info', ''))}\n"
               f"autobuild-layered-over = {user_venv}\n")
-    if marker.is_file() and marker.read_text(encoding="utf-8") == wanted and (folder / "bin" / "python").exists():
-        return folder
-    (folder / "bin").mkdir(parents=True, exist_ok=True)
-    site.mkdir(parents=True, exist_ok=True)
-    for name in ("python", "python3", version):
-        link = folder / "bin" / name
-        if link.is_symlink() or link.exists():
-            link.unlink()
-        link.symlink_to(python)
-    if user_site is not None:
-        # addsitedir, not a plain path line: the user's .pth files (editable installs) must be processed too.
-        (site / "zz-autobuild-user-venv.pth").write_text(f"import site; site.addsitedir({str(user_site)!r})\n")
-    marker.write_text(wanted, encoding="utf-8")
+    parts = folder.relative_to(root).parts
+    top = confined.own_folder(root, parts)
+    try:
+        if confined.read_at(top, "pyvenv.cfg") == wanted and _runs(top):
+            return folder
+        bin_folder = confined.own_folder(root, (*parts, "bin"))
+        try:
+            for name in ("python", "python3", version):
+                confined.link_at(bin_folder, name, python)
+        finally:
+            os.close(bin_folder)
+        site = confined.own_folder(root, (*parts, "lib", version, "site-packages"))
+        try:
+            if user_site is not None:
+                # addsitedir, not a plain path line: the user's .pth files (editable installs) must be processed.
+                confined.replace_at(site, "zz-autobuild-user-venv.pth",
+                                    f"import site; site.addsitedir({str(user_site)!r})\n")
+        finally:
+            os.close(site)
+        confined.replace_at(top, "pyvenv.cfg", wanted)  # last: it says the layer is whole
+    finally:
+        os.close(top)
     return folder
+
+
+def _runs(venv: int) -> bool:
+    """Whether the open venv folder's own `bin/python` (not one through a planted link) reaches an interpreter."""
+    try:
+        folder = os.open("bin", os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=venv)
+    except OSError:
+        return False
+    try:
+        os.stat("python", dir_fd=folder)
+    except OSError:
+        return False
+    finally:
+        os.close(folder)
+    return True
 
 
 def _read_cfg(path: Path) -> dict[str, str]:
