@@ -7,7 +7,7 @@ empty now, never anything tracked or with content.
 
 from __future__ import annotations
 
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 from orchestrator.repo.footing import common_git_dir
 
@@ -55,6 +55,12 @@ WORKTREE_STUBS = (".bash_profile", ".bashrc", ".profile", ".zprofile", ".zshrc",
                   ".claude/skills", ".claude/workflows")
 
 
+def _through_link(worktree: Path, name: str) -> bool:
+    """Whether a folder on the way to `name` is a link (an agent can make `.claude` one, to a folder of the
+    user's): what is there is not the worktree's, and nothing is removed through it."""
+    return any((worktree / folder).is_symlink() for folder in PurePosixPath(name).parents if folder.parts)
+
+
 def worktree_stub_candidates(worktree: Path) -> list[str]:
     """The WORKTREE_STUBS that are empty files in the worktree now (blocking): only these may be stubs to remove,
     and only these need asking git whether they are tracked (none: no git call)."""
@@ -62,7 +68,8 @@ def worktree_stub_candidates(worktree: Path) -> list[str]:
     for name in WORKTREE_STUBS:
         path = worktree / name
         try:
-            if not path.is_symlink() and path.is_file() and not path.lstat().st_size:
+            if not path.is_symlink() and path.is_file() and not path.lstat().st_size \
+                    and not _through_link(worktree, name):
                 found.append(name)
         except OSError:
             continue
@@ -76,7 +83,8 @@ def remove_worktree_stubs(worktree: Path, tracked: set[str]) -> list[str]:
     for name in WORKTREE_STUBS:
         path = worktree / name
         try:
-            if name in tracked or path.is_symlink() or not path.is_file() or path.lstat().st_size:
+            if name in tracked or path.is_symlink() or not path.is_file() or path.lstat().st_size \
+                    or _through_link(worktree, name):
                 continue
             path.unlink()
         except OSError:

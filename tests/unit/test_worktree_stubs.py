@@ -33,3 +33,24 @@ def test_a_commit_leaves_out_the_sandboxs_empty_mount_points_and_nothing_else(tm
     committed = set(git(worktree, "ls-tree", "-r", "--name-only", "HEAD").split())
     assert committed == {".gitmodules", "a.py", ".zshrc"}
     assert not (worktree / ".bashrc").exists() and not (worktree / ".claude").exists()
+
+
+def test_nothing_is_removed_through_a_folder_an_agent_made_a_link(tmp_path: Path) -> None:
+    """`.claude -> ~/.claude` in the worktree: the user's empty `settings.json` there is not the sandbox's."""
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    git(repo, "init", "-q", "-b", "main")
+    (repo / "a.py").write_text("A = 1\n")
+    git(repo, "add", "-A")
+    git(repo, "-c", "user.name=u", "-c", "user.email=u@u", "commit", "-qm", "init")
+    worktree = repo / ".autobuild/worktrees/FEAT-001/T-1"
+    git(repo, "worktree", "add", "-q", "-b", "autobuild/FEAT-001.T-1", str(worktree))
+    users = tmp_path / "home" / ".claude"
+    users.mkdir(parents=True)
+    for name in ("settings.json", "scheduled_tasks.json", "loop.md"):
+        (users / name).write_text("")
+    (worktree / ".claude").symlink_to(users)
+    (worktree / ".bashrc").write_text("")  # the sandbox's own stub beside it: still removed
+    asyncio.run(GitRepo(repo).commit_all(worktree, "work"))
+    assert sorted(p.name for p in users.iterdir()) == ["loop.md", "scheduled_tasks.json", "settings.json"]
+    assert not (worktree / ".bashrc").exists()
