@@ -319,3 +319,27 @@ async def test_an_expectation_rewritten_outside_the_test_module_is_refused(tmp_p
     assert not gate["passed"], f"{name}: the blind approval of turn 1 was not refused"
     assert "test_mul::test_mul" in gate["summary"] and "changed expectation" in gate["summary"], gate["summary"]
     assert run.status("TASK-001") == "approved", "turn 2 put the code right"
+
+
+@pytest.mark.heavy  # a mechanism of the rewrite family, which `make test` has
+async def test_a_base_test_made_a_link_to_a_weakened_copy_outside_the_tree_is_refused(python_repo: Path) -> None:
+    """The agents' Bash can write the run's `_env`: the test file becomes a link to a weakened copy there. The gate
+    runs what the link leads to, and judges that text against the base's."""
+    weakened = TESTS.replace("assert mul(2, 3) == 6", "assert mul(2, 3) in (6, 7)")
+    linked = writes({"calc/mul.py": BROKEN})
+
+    def link(worktree: Path) -> None:
+        outside = worktree.parent / "_env" / "weak"
+        outside.mkdir(parents=True, exist_ok=True)
+        (outside / "test_mul.py").write_text(weakened)
+        (worktree / "tests" / "test_mul.py").unlink()
+        (worktree / "tests" / "test_mul.py").symlink_to(outside / "test_mul.py")
+
+    linked.effect = link
+    assert linked.report is not None
+    linked.report["files_modified"] = ["calc/mul.py", "tests/test_mul.py"]
+    run = await Workflow(python_repo, ScriptedAgents({"player": linked, "coach": approve()})).run(max_turns=1)
+    gate = first_gate(run)
+    assert not gate["passed"]
+    assert "tests.test_mul::test_mul: changed expectation" in gate["summary"], gate["summary"]
+    assert run.status("TASK-001") != "approved"
