@@ -80,8 +80,9 @@ def own_folder(root: Path, parts: tuple[str, ...]) -> int:
     """A descriptor of root/parts, a folder of the run's own (an environment it builds where agents also write):
     each level opened without following a symlink and made when missing. A symlink or a file found where a level
     should be (an agent's Bash can plant `_env/venv -> ~/repo/.venv`) is removed, never followed: only the run's
-    own entry goes, whatever it pointed at is untouched."""
-    fd = os.open(root, _FOLDER)
+    own entry goes, whatever it pointed at is untouched. `root` itself may be reached through links (a checkout
+    at a linked path): it is the user's, resolved first."""
+    fd = os.open(root.resolve(), _FOLDER)
     try:
         for part in parts:
             try:

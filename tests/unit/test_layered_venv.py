@@ -99,3 +99,16 @@ def test_tasks_building_one_layer_at_once_all_succeed(tmp_path: Path) -> None:
         assert not failures, failures
         assert (folder / "bin" / "python").resolve() == Path(sys.executable).resolve()
         assert not [p.name for p in folder.rglob(".*.tmp")], "no temporary link or file is left"
+
+
+def test_a_checkout_reached_through_a_link_gets_its_layers(tmp_path: Path) -> None:
+    """The repository's own path may be a link (`~/proj -> /data/proj`): only the run's folders below it must not be."""
+    real = tmp_path / "real"
+    user_venv(real)
+    (tmp_path / "linked").symlink_to(real, target_is_directory=True)
+    root = tmp_path / "linked"
+    worktree = root / ".autobuild" / "worktrees" / "FEAT-001" / "TASK-001"
+    worktree.mkdir(parents=True)
+    env = session_env(root, worktree)
+    assert env["VIRTUAL_ENV"] == str(run_env_dir(root, "FEAT-001") / "venv")
+    assert (real / ".autobuild" / "worktrees" / "FEAT-001" / "_env" / "venv" / "pyvenv.cfg").is_file()
