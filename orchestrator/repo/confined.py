@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
+import shutil
 import stat
 import threading
 from pathlib import Path, PurePosixPath
@@ -54,26 +55,9 @@ def resolve_under(root: Path, given: str | PurePosixPath, what: str, *, git_dir_
 
 
 def open_folder(root: Path, parts: tuple[str, ...], what: str, *, make: bool) -> int:
-    """A descriptor of the folder root/parts, each level opened without following a symlink (made if `make`)."""
-    fd = os.open(root, _FOLDER)
-    try:
-        for part in parts:
-            if make:
-                with contextlib.suppress(FileExistsError):
-                    os.mkdir(part, 0o755, dir_fd=fd)
-            try:
-                inner = os.open(part, _FOLDER, dir_fd=fd)
-            except OSError as exc:
-                if exc.errno in (errno.ELOOP, errno.ENOTDIR):
-                    raise InputError(f"{what}: {part} turned into a symlink or a file under {root}: refused"
-                                     " (nothing written)") from None
-                raise
-            os.close(fd)
-            fd = inner
-    except BaseException:
-        os.close(fd)
-        raise
-    return fd
+    """A descriptor of the folder root/parts, each level opened without following a symlink (made if `make`); a
+    symlink or a file at a level is refused (InputError naming `what`)."""
+    return _descend(root, parts, what, make=make, remove_planted=False)
 
 
 def own_folder(root: Path, parts: tuple[str, ...]) -> int:
@@ -82,20 +66,25 @@ def own_folder(root: Path, parts: tuple[str, ...]) -> int:
     should be (an agent's Bash can plant `_env/venv -> ~/repo/.venv`) is removed, never followed: only the run's
     own entry goes, whatever it pointed at is untouched. `root` itself may be reached through links (a checkout
     at a linked path): it is the user's, resolved first."""
-    fd = os.open(root.resolve(), _FOLDER)
+    return _descend(root.resolve(), parts, "the run's own folder", make=True, remove_planted=True)
+
+
+def _descend(root: Path, parts: tuple[str, ...], what: str, *, make: bool, remove_planted: bool) -> int:
+    fd = os.open(root, _FOLDER)
     try:
         for part in parts:
-            try:
-                inner = os.open(part, _FOLDER, dir_fd=fd)
-            except FileNotFoundError:
-                with contextlib.suppress(FileExistsError):  # another task's thread made it first
+            if make:
+                with contextlib.suppress(FileExistsError):  # made already (by another task's thread, say)
                     os.mkdir(part, 0o755, dir_fd=fd)
+            try:
                 inner = os.open(part, _FOLDER, dir_fd=fd)
             except OSError as exc:
                 if exc.errno not in (errno.ELOOP, errno.ENOTDIR):
                     raise
-                with contextlib.suppress(FileNotFoundError):
-                    os.unlink(part, dir_fd=fd)
+                if not remove_planted:
+                    raise InputError(f"{what}: {part} turned into a symlink or a file under {root}: refused"
+                                     " (nothing written)") from None
+                remove_at(fd, part)
                 with contextlib.suppress(FileExistsError):
                     os.mkdir(part, 0o755, dir_fd=fd)
                 inner = os.open(part, _FOLDER, dir_fd=fd)
@@ -105,6 +94,18 @@ def own_folder(root: Path, parts: tuple[str, ...]) -> int:
         os.close(fd)
         raise
     return fd
+
+
+def remove_at(folder: int, name: str) -> None:
+    """`name` in the open `folder` gone, whatever it is: a folder's tree (never followed out), a link or a file."""
+    try:
+        found = os.lstat(name, dir_fd=folder)
+    except FileNotFoundError:
+        return
+    if stat.S_ISDIR(found.st_mode):
+        shutil.rmtree(name, dir_fd=folder)
+    else:
+        os.unlink(name, dir_fd=folder)
 
 
 def link_at(folder: int, name: str, target: str | Path) -> None:

@@ -55,25 +55,21 @@ WORKTREE_STUBS = (".bash_profile", ".bashrc", ".profile", ".zprofile", ".zshrc",
                   ".claude/skills", ".claude/workflows")
 
 
-def _through_link(worktree: Path, name: str) -> bool:
-    """Whether a folder on the way to `name` is a link (an agent can make `.claude` one, to a folder of the
-    user's): what is there is not the worktree's, and nothing is removed through it."""
-    return any((worktree / folder).is_symlink() for folder in PurePosixPath(name).parents if folder.parts)
+def _is_stub(worktree: Path, name: str) -> bool:
+    """Whether `name` is an empty file of the worktree's own, not a link, and not behind a folder made a link (an
+    agent can make `.claude` one, to a folder of the user's: what is there is not the worktree's)."""
+    path = worktree / name
+    try:
+        return not path.is_symlink() and path.is_file() and not path.lstat().st_size \
+            and not any((worktree / folder).is_symlink() for folder in PurePosixPath(name).parents if folder.parts)
+    except OSError:
+        return False
 
 
 def worktree_stub_candidates(worktree: Path) -> list[str]:
     """The WORKTREE_STUBS that are empty files in the worktree now (blocking): only these may be stubs to remove,
     and only these need asking git whether they are tracked (none: no git call)."""
-    found = []
-    for name in WORKTREE_STUBS:
-        path = worktree / name
-        try:
-            if not path.is_symlink() and path.is_file() and not path.lstat().st_size \
-                    and not _through_link(worktree, name):
-                found.append(name)
-        except OSError:
-            continue
-    return found
+    return [name for name in WORKTREE_STUBS if _is_stub(worktree, name)]
 
 
 def remove_worktree_stubs(worktree: Path, tracked: set[str]) -> list[str]:
@@ -81,12 +77,10 @@ def remove_worktree_stubs(worktree: Path, tracked: set[str]) -> list[str]:
     empty by them), never anything with content. Returns what was removed (blocking: callers run it in a thread)."""
     removed = []
     for name in WORKTREE_STUBS:
-        path = worktree / name
+        if name in tracked or not _is_stub(worktree, name):
+            continue
         try:
-            if name in tracked or path.is_symlink() or not path.is_file() or path.lstat().st_size \
-                    or _through_link(worktree, name):
-                continue
-            path.unlink()
+            (worktree / name).unlink()
         except OSError:
             continue
         removed.append(name)

@@ -12,16 +12,23 @@ from orchestrator.repo.git import GitRepo
 from orchestrator.repo.sandbox_stubs import WORKTREE_STUBS
 
 
-def test_a_commit_leaves_out_the_sandboxs_empty_mount_points_and_nothing_else(tmp_path: Path) -> None:
+def repo_with_worktree(tmp_path: Path, files: dict[str, str]) -> tuple[Path, Path]:
+    """A repository with `files` committed, and a run's worktree of it (a task branch)."""
     repo = tmp_path / "repo"
     repo.mkdir()
     git(repo, "init", "-q", "-b", "main")
-    (repo / ".gitmodules").write_text("")  # the repository's own, tracked, empty
-    (repo / "a.py").write_text("A = 1\n")
+    for name, text in files.items():
+        (repo / name).write_text(text)
     git(repo, "add", "-A")
     git(repo, "-c", "user.name=u", "-c", "user.email=u@u", "commit", "-qm", "init")
     worktree = repo / ".autobuild/worktrees/FEAT-001/T-1"
     git(repo, "worktree", "add", "-q", "-b", "autobuild/FEAT-001.T-1", str(worktree))
+    return repo, worktree
+
+
+def test_a_commit_leaves_out_the_sandboxs_empty_mount_points_and_nothing_else(tmp_path: Path) -> None:
+    # .gitmodules: the repository's own, tracked, empty
+    repo, worktree = repo_with_worktree(tmp_path, {".gitmodules": "", "a.py": "A = 1\n"})
     for name in WORKTREE_STUBS:
         path = worktree / name
         if not path.exists():
@@ -37,14 +44,7 @@ def test_a_commit_leaves_out_the_sandboxs_empty_mount_points_and_nothing_else(tm
 
 def test_nothing_is_removed_through_a_folder_an_agent_made_a_link(tmp_path: Path) -> None:
     """`.claude -> ~/.claude` in the worktree: the user's empty `settings.json` there is not the sandbox's."""
-    repo = tmp_path / "repo"
-    repo.mkdir()
-    git(repo, "init", "-q", "-b", "main")
-    (repo / "a.py").write_text("A = 1\n")
-    git(repo, "add", "-A")
-    git(repo, "-c", "user.name=u", "-c", "user.email=u@u", "commit", "-qm", "init")
-    worktree = repo / ".autobuild/worktrees/FEAT-001/T-1"
-    git(repo, "worktree", "add", "-q", "-b", "autobuild/FEAT-001.T-1", str(worktree))
+    repo, worktree = repo_with_worktree(tmp_path, {"a.py": "A = 1\n"})
     users = tmp_path / "home" / ".claude"
     users.mkdir(parents=True)
     for name in ("settings.json", "scheduled_tasks.json", "loop.md"):

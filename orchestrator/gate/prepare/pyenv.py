@@ -16,8 +16,6 @@ import ast
 import contextlib
 import os
 import re
-import shutil
-import stat
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
@@ -134,19 +132,18 @@ def overlay(root: Path, worktree: Path, found: list[Editable], folder: Path) -> 
     `folder` is under `root`'s `.autobuild/worktrees/<FEATURE>` and rebuilt through descriptors (a link planted in
     its place, as an agent can in its own layer, is removed: nothing is deleted or made through it)."""
     finders = [e for e in found if e.kind == "finder"]
+    inside = root.resolve()
     entries: list[str] = []
     if finders:
         parent = confined.own_folder(root, folder.parent.relative_to(root).parts)
         try:
-            _remove(parent, folder.name)
-            with contextlib.suppress(FileExistsError):
-                os.mkdir(folder.name, 0o755, dir_fd=parent)
-            made = confined.own_folder(root, folder.relative_to(root).parts)
+            confined.remove_at(parent, folder.name)
         finally:
             os.close(parent)
+        made = confined.own_folder(root, folder.relative_to(root).parts)
         try:
             for entry in finders:
-                copy = worktree / entry.relative(root.resolve())
+                copy = worktree / entry.relative(inside)
                 name = f"{entry.module}{copy.suffix}" if copy.suffix == ".py" else str(entry.module)
                 with contextlib.suppress(FileExistsError):  # the user's install and setup's of one module: one copy
                     os.symlink(copy, name, dir_fd=made)
@@ -154,22 +151,10 @@ def overlay(root: Path, worktree: Path, found: list[Editable], folder: Path) -> 
             os.close(made)
         entries.append(str(folder))
     for entry in found:
-        copy = worktree / entry.relative(root.resolve())
+        copy = worktree / entry.relative(inside)
         if entry.kind == "path" and copy.is_dir():
             entries.append(str(copy))
     return entries
-
-
-def _remove(folder: int, name: str) -> None:
-    """`name` in the open `folder` gone, whatever it is: a folder's tree (never followed out), a link or a file."""
-    try:
-        found = os.lstat(name, dir_fd=folder)
-    except FileNotFoundError:
-        return
-    if stat.S_ISDIR(found.st_mode):
-        shutil.rmtree(name, dir_fd=folder)
-    else:
-        os.unlink(name, dir_fd=folder)
 
 
 def layered_venv(user_venv: Path, folder: Path, root: Path) -> Path:
