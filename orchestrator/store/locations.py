@@ -34,7 +34,7 @@ def find_repo(start: Path) -> Path:
 
 def default_checkpoint_dir() -> Path:
     """The checkout's own `checkpoints/` when installed from it, else the per-user data folder."""
-    checkout = Path(__file__).resolve().parent.parent
+    checkout = Path(__file__).resolve().parents[2]  # orchestrator/store/locations.py → the checkout
     if (checkout / "pyproject.toml").is_file() and (checkout / "checkpoints").is_dir():
         return checkout / "checkpoints"
     return Path(platformdirs.user_data_dir("autobuild", appauthor=False)) / "checkpoints"

@@ -175,6 +175,8 @@ class Transaction:
         self.conn: sqlite3.Connection | None = None
 
     def __enter__(self) -> sqlite3.Connection:
+        if self.tables:  # creating: a note or a control can come before the run's first checkpoint made the folder
+            self.path.parent.mkdir(parents=True, exist_ok=True)
         self.conn = sqlite3.connect(self.path, timeout=30)
         if self.immediate:
             self.conn.execute("BEGIN IMMEDIATE")

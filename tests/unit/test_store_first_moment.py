@@ -12,6 +12,9 @@ import pytest
 from agents.testing.repos import make_sample_repo
 from orchestrator.cli.main import main
 from orchestrator.store.checkpoints import CheckpointStore
+from orchestrator.store.locations import default_checkpoint_dir, default_db
+from orchestrator.store.steering import SteeringQueue
+from orchestrator.store.task_control import TaskControls
 from tests.graph.harness import CALC_FILES, plan, task
 
 
@@ -40,3 +43,23 @@ def test_status_and_steer_read_a_store_without_tables_as_no_run_yet(
     assert main(["steer", "FEAT-001", "A", "use the helper", *where]) == 2
     said = capsys.readouterr().err
     assert "FEAT-001 has not run yet" in said and "can't be opened" not in said
+
+
+def test_a_note_or_a_control_sent_before_the_stores_folder_exists_makes_it(tmp_path: Path) -> None:
+    """The first thing written to a store can be a note or a pause (a fresh machine's data folder, a `--db` in a new
+    folder): it makes the folder, never `unable to open database file`."""
+    notes = SteeringQueue(tmp_path / "new" / "notes.sqlite")
+    notes.accept("FEAT-001", "TASK-001", "use the helper")
+    assert [(n.text, n.state) for n in notes.all_notes("FEAT-001", "TASK-001")] == [("use the helper", "accepted")]
+    controls = TaskControls(tmp_path / "other" / "controls.sqlite")
+    controls.record("FEAT-001", "TASK-001", "pause")
+    assert controls.control("FEAT-001", "TASK-001").paused is not None
+
+
+def test_the_default_store_is_the_checkouts_own_folder_when_run_from_it() -> None:
+    """DESIGN's contract: installed from the checkout (`make install`), the SQLite files go in its `checkpoints/`
+    (a package move once made it look one folder too low, so every run went to the per-user folder)."""
+    checkout = Path(__file__).resolve().parents[2]
+    assert (checkout / "checkpoints").is_dir()
+    assert default_checkpoint_dir() == checkout / "checkpoints"
+    assert Path(default_db(Path("/tmp/somewhere/repo"))).parent == checkout / "checkpoints"
