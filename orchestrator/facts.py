@@ -12,7 +12,8 @@ from typing import Annotated, Any, Literal, NotRequired, TypedDict
 from orchestrator.causes import StopCause
 
 TestFate = Literal["gone", "moved", "skipped", "xfailed", "failing", "changed expectation", "fewer passing",
-                   "weakened", "knows it is tested", "passes only with the task's test side", "new test can't fail"]
+                   "weakened", "knows it is tested", "passes only with the task's test side", "new test can't fail",
+                   "too large to judge"]
 """What became of a test that passed on the base (gate/spec/accounting.py)."""
 
 

@@ -31,10 +31,12 @@ from orchestrator.gate.spec.accounting import describe as describe_test_change
 from orchestrator.gate.spec.accounting import parse_name_status
 from orchestrator.gate.spec.accounting import unaccepted as unaccepted_test_changes
 from orchestrator.gate.spec.code_screen import hits as code_screen_hits
+from orchestrator.gate.spec.code_screen import read_by_gate
 from orchestrator.gate.spec.hidden import FOLDER as HIDDEN_FOLDER
 from orchestrator.gate.spec.hidden import HiddenTests
 from orchestrator.gate.spec.hidden import check as check_hidden_tests
 from orchestrator.gate.spec.inline_tests import changed as inline_tests_changed
+from orchestrator.gate.spec.oversized import changes as too_large_files
 from orchestrator.gate.spec.shifted import NOTE as SHIFTED_IDS_NOTE
 from orchestrator.gate.spec.shifted import case_diff
 from orchestrator.gate.spec.test_files import is_test_data, is_test_file
@@ -45,6 +47,6 @@ __all__ = ["BY_EXIT", "HIDDEN_FOLDER", "NODE_REPORTER", "NO_GATE", "RUNNER_SHIM"
            "Observation", "Observed", "Verdict", "cargo_test", "case_diff", "check_hidden_tests", "choose_gate",
            "code_screen_hits", "decide", "default_setup", "describe_base", "describe_test_change",
            "detect_test_command", "gate_document", "gate_env", "gate_lines", "go_test", "inline_tests_changed",
-           "is_test_data", "is_test_file", "judge", "judged_run", "no_gate", "parse_name_status", "run_gate",
-           "session_env", "submodule_changes", "submodule_refusal", "tests_not_run", "tests_only_skipped",
-           "unaccepted_test_changes", "undo_submodule_changes", "unusable"]
+           "is_test_data", "is_test_file", "judge", "judged_run", "no_gate", "parse_name_status", "read_by_gate",
+           "run_gate", "session_env", "submodule_changes", "submodule_refusal", "tests_not_run", "tests_only_skipped",
+           "too_large_files", "unaccepted_test_changes", "undo_submodule_changes", "unusable"]

@@ -19,9 +19,9 @@ from typing import cast
 from orchestrator.facts import Acceptance, GateResult, Observation, TestChange
 from orchestrator.gate.observe import crosscheck
 from orchestrator.gate.observe.observed import BY_COUNTS, BY_EXIT, failing_named, green, ran_none, unusable
-from orchestrator.gate.spec import accounting, code_screen, hidden, new_tests, shifted
+from orchestrator.gate.spec import accounting, code_screen, hidden, new_tests, oversized, shifted
 
-VERDICT_RULES = "5"
+VERDICT_RULES = "6"
 """The version of the rules below: bump it with any change to what `decide` concludes from the same evidence."""
 
 
@@ -266,7 +266,8 @@ def _accounted(run: GateResult, found: Accounted, accepted: tuple[Acceptance, ..
     base test is the run's own failure, judged against the base)."""
     judged = accounting.accept(found.changes, accepted, found.test_files_changed,
                                {path: frozenset(tests) for path, tests in found.reads})
-    changes = [change for change in judged if change["fate"] not in (code_screen.FATE, accounting.NEW_CANT_FAIL)]
+    changes = [change for change in judged
+               if change["fate"] not in (code_screen.FATE, accounting.NEW_CANT_FAIL, oversized.FATE)]
     verdict = run.copy()
     verdict["test_changes"] = changes
     open_changes = [change for change in accounting.unaccepted(changes) if change["fate"] != "failing"]
@@ -283,13 +284,17 @@ def _accounted(run: GateResult, found: Accounted, accepted: tuple[Acceptance, ..
                              f" it serves):\n{listing}{cases}\n\n{run['output']}")
     verdict["unverified"] = list(found.unverified)
     verdict = _code_screened(verdict, [change for change in judged if change["fate"] == code_screen.FATE])
-    return _code_screened(verdict, [change for change in judged if change["fate"] == accounting.NEW_CANT_FAIL],
-                          _NEW_CANT_FAIL)
+    verdict = _code_screened(verdict, [change for change in judged if change["fate"] == accounting.NEW_CANT_FAIL],
+                             _NEW_CANT_FAIL)
+    return _code_screened(verdict, [change for change in judged if change["fate"] == oversized.FATE], _TOO_LARGE)
 
 
 _CODE_SCREENED = ("place(s) in the code the task wrote know they are tested",
                   "Code the task wrote that behaves differently under a test runner, touches the runner or its"
                   " output, or answers a comparison without reading it (remove it")
+_TOO_LARGE = ("file(s) the task wrote are too large for the gate to read",
+              "Files the task added or changed that the gate reads (tests, code, manifests) and that are too large to"
+              " read, so nothing in them was screened (make each smaller: generate it when the tests run, or split it")
 _NEW_CANT_FAIL = ("test(s) the task added can't fail",
                   "Tests the task added that can't fail: skipped, marked to fail, or with assertions that hold"
                   " whatever the code does (make each able to fail")

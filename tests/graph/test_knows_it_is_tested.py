@@ -8,9 +8,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from agents import CoachInput
+import pytest
+
+from agents import CoachInput, PlayerInput
 from agents.testing.repos import make_sample_repo
-from agents.testing.scripted_agents import ScriptedAgents, approve, writes
+from agents.testing.scripted_agents import ScriptedAgents, Turn, approve, writes
 from benchmarks.cheat_corpus import PY_FILES
 from tests.graph.harness import Workflow, plan, task
 
@@ -38,3 +40,36 @@ async def test_a_blind_approval_is_refused_and_an_accepted_one_is_unverified(tmp
     result = run.results["TASK-001"]
     assert "calc/mul.py:5" in result["reason"] and "the requirement asks for a test mode" in result["reason"]
     assert [change["fate"] for change in result["test_changes"]] == ["knows it is tested"]
+
+
+@pytest.mark.parametrize("made", ["a link to a sparse 64 GB file", "a 5 MB file"])
+async def test_code_too_large_to_read_is_refused_unread_and_an_accepted_one_is_unverified(
+        tmp_path: Path, made: str) -> None:
+    """A task can hide anything in a file too large to read (a sparse file costs nothing on disk): the gate reads
+    at most gate/spec/oversized.py's cap of it, and a blind approval is refused naming the file."""
+    sparse = tmp_path / "elsewhere.py"
+    with sparse.open("wb") as handle:
+        handle.truncate(64 * 2**30)
+
+    def player(data: object) -> Turn:
+        assert isinstance(data, PlayerInput)
+        big = data.worktree / "calc" / "big.py"
+        if made.startswith("a link") and not big.is_symlink():
+            big.symlink_to(sparse)
+        elif not made.startswith("a link"):
+            big.write_text("X = 1\n" + "#" * (5 * 10**6) + "\n")
+        return writes({"calc/mul.py": PY_FILES["calc/mul.py"]})
+
+    agents = ScriptedAgents({"player": player, ("coach", "TASK-001", 1): approve(), ("coach", "TASK-001", 2): approve(
+        accepts={"calc/big.py": "the requirement ships a generated table"})})
+    run = await Workflow(python_repo(tmp_path), agents).run(max_turns=2)
+    shown = next(call.input for call in agents.calls if call.role == "coach")
+    assert isinstance(shown, CoachInput), shown
+    assert "too large for the gate to read" in shown.test_changes and "- calc/big.py: " in shown.test_changes
+    gate = next(event for event in run.events if event["event"] == "gate")
+    assert not gate["passed"] and gate["tests_failed"] == 0
+    assert "too large for the gate to read" in gate["summary"] and "calc/big.py" in gate["summary"], gate["summary"]
+    assert run.status("TASK-001") == "approved-unverified"
+    result = run.results["TASK-001"]
+    assert [change["fate"] for change in result["test_changes"]] == ["too large to judge"]
+    assert "the requirement ships a generated table" in result["reason"]

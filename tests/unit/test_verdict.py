@@ -78,6 +78,18 @@ def test_an_unaccepted_base_test_change_refuses_and_an_accepted_one_passes() -> 
     assert [change["accepted"] for change in passes.test_changes] == ["REQ-2 drops b"]
 
 
+def test_a_file_too_large_to_read_refuses_and_an_accepted_one_passes_unverified() -> None:
+    large = facts.TestChange(test="calc/big.py", fate="too large to judge", file="calc/big.py", accepted=None,
+                             detail="68,719,476,736 bytes, over the 4,000,000 the gate reads of a file")
+    refused = decide(Evidence(run=GREEN, base=GREEN, accounted=Accounted((large,))))
+    assert not refused.passed and "1 file(s) the task wrote are too large for the gate to read" in refused.summary
+    assert "- calc/big.py: 68,719,476,736 bytes" in refused.output
+    accepted = (Acceptance(test="calc/big.py", reason="REQ-3 ships the generated table"),)
+    passes = decide(Evidence(run=GREEN, base=GREEN, accounted=Accounted((large,)), accepted=accepted))
+    assert passes.passed and passes.unverified is not None
+    assert any("REQ-3 ships the generated table" in line for line in passes.unverified)
+
+
 def test_a_failing_base_test_is_judged_by_the_run_not_by_acceptance() -> None:
     failing = facts.TestChange(test="t::old", fate="failing", detail="fails", file=None, accepted=None)
     verdict = decide(Evidence(run=run(1, ["t::old"]), base=RED_BASE, accounted=Accounted((failing,))))

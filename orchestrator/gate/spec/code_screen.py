@@ -15,7 +15,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from orchestrator.facts import TestChange, TestFate
-from orchestrator.gate.spec import code_js, code_native, code_python
+from orchestrator.gate.spec import code_js, code_native, code_python, oversized
 from orchestrator.gate.spec.accounting import TreeDiff, parse_name_status
 from orchestrator.gate.spec.code_tokens import TOUCHES, Finding
 from orchestrator.gate.spec.screen import Hit
@@ -38,6 +38,12 @@ def screened_file(path: str) -> bool:
         return True
     code = path.endswith((".py", ".go", ".rs", ".tsx", *_JS, *_TS))
     return code and not is_test_file(path) and not is_runner_config(path) and not path.endswith(".d.ts")
+
+
+def read_by_gate(path: str) -> bool:
+    """A file the gate reads to judge a tree (a test, code, a manifest; a Rust file for its inline tests), whose size
+    gate/spec/oversized.py bounds; data files are not read."""
+    return is_test_file(path) or screened_file(path) or path.endswith(".rs")
 
 
 def _findings(path: str, text: str) -> list[Finding]:
@@ -126,8 +132,8 @@ async def hits(repo: GitRepo, worktree: Path, against: str, diff: TreeDiff | Non
 
 
 def _read(worktree: Path, paths: Sequence[str]) -> dict[str, str]:
-    return {path: (worktree / path).read_text(encoding="utf-8", errors="replace") for path in paths
-            if (worktree / path).is_file()}
+    """The files' texts; one too large to read is gate/spec/oversized.py's finding."""
+    return {path: text for path in paths if (text := oversized.bounded_text(worktree / path)) is not None}
 
 
 def changes(found: Iterable[Hit]) -> list[TestChange]:

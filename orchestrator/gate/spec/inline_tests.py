@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from orchestrator.facts import TestChange
+from orchestrator.gate.spec import oversized
 from orchestrator.repo.git import GitRepo
 
 _BLANK = re.compile(r"//[^\n]*|/\*.*?\*/|r(#*)\".*?\"\1|b?\"(?:\\.|[^\"\\])*\"|b?'(?:\\.|[^'\\\n])'", re.DOTALL)
@@ -121,7 +122,7 @@ def changed(path: str, base_text: str, text: str) -> list[InlineChange]:
 
 
 def _read(file: Path) -> str | None:
-    return file.read_text(encoding="utf-8", errors="replace") if file.is_file() else None
+    return oversized.bounded_text(file)  # one too large to read is that module's finding
 
 
 def _module_path(path: str) -> str:

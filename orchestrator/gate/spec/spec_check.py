@@ -25,6 +25,7 @@ from orchestrator.gate.spec import (
     inline_tests,
     new_tests,
     overlay,
+    oversized,
     package_accounting,
     screen,
     shifted,
@@ -71,7 +72,7 @@ class SpecCheck:
                                       unstable=every_unstable)
         screened, unverified = await self._screened(worktree, against, diff, texts)
         screened += accounting.new_only_skipped(base, result)
-        code = code_screen.changes(await code_screen.hits(self.repo, worktree, against, diff))
+        code = await self._code(worktree, against, diff)
         judged = accounting.accept([*changes, *screened, *code], accepted, diff.test_files_changed, diff.reads)
         self._diffs[(await self.repo.head(worktree), against, command)] = (diff, texts)
         return verdict.Accounted(tuple([*changes, *screened, *code]), tuple(diff.test_files_changed),
@@ -156,11 +157,19 @@ class SpecCheck:
         screened, flagged = await self._screened(worktree, against, diff, texts)
         self._diffs[(await self.repo.head(worktree), against, command)] = (diff, texts)
         diff = dataclasses.replace(diff, reads=read_in_repo)
-        code = code_screen.changes(await code_screen.hits(self.repo, worktree, against, diff))
+        code = await self._code(worktree, against, diff)
         judged = accounting.accept([*changes, *screened, *code], accepted, diff.test_files_changed, diff.reads)
         return verdict.Accounted(tuple([*changes, *screened, *code]), tuple(diff.test_files_changed),
                                  (*flagged, *unverified), await self._case_diff(judged, against, diff, texts),
                                  _reads(diff))
+
+    async def _code(self, worktree: Path, against: str, diff: accounting.TreeDiff) -> list[TestChange]:
+        """The code screen's hits, and every file the gate reads that the task made too large to read
+        (gate/spec/oversized.py)."""
+        changed = {*diff.added, *diff.modified, *(new for new, _ in diff.renamed.values())}
+        read = [path for path in changed if code_screen.read_by_gate(path) or path in diff.hosts]
+        return [*code_screen.changes(await code_screen.hits(self.repo, worktree, against, diff)),
+                *await asyncio.to_thread(oversized.changes, worktree, read)]
 
     async def _tree_diff(self, worktree: Path, command: str, against: str, base_files: Sequence[str],
                          hosts: frozenset[str] = frozenset()) -> tuple[accounting.TreeDiff, dict[str, str]]:
@@ -290,10 +299,10 @@ def _reads(diff: accounting.TreeDiff) -> tuple[tuple[str, tuple[str, ...]], ...]
 
 
 def read_texts(worktree: Path, paths: Sequence[str]) -> dict[str, str]:
-    """The text of each of `paths` that is a file in `worktree` (blocking: callers run it in a thread)."""
+    """The text of each of `paths` that is a file in `worktree`, none larger than the gate reads (gate/spec/
+    oversized.py: a finding of its own when the task made it so); blocking: callers run it in a thread."""
     found = {}
     for path in paths:
-        file = worktree / path
-        if file.is_file():
-            found[path] = file.read_text(encoding="utf-8", errors="replace")
+        if (text := oversized.bounded_text(worktree / path)) is not None:
+            found[path] = text
     return found

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 from typing import Any
 
@@ -18,8 +19,10 @@ from orchestrator.gate import (
     is_test_data,
     is_test_file,
     parse_name_status,
+    read_by_gate,
     tests_not_run,
     tests_only_skipped,
+    too_large_files,
     unaccepted_test_changes,
 )
 from orchestrator.graph import attempt_gates, control, steering
@@ -54,27 +57,31 @@ async def _review_input(agent: AgentTurn) -> CoachInput:
     )
 
 
-async def _knowing_code(ctx: RunContext, worktree: Path, base: str) -> str:
-    """The screen's hits on the code the turn wrote (gate/spec/code_screen.py), for the coach to accept or send back."""
+async def _knowing_code(ctx: RunContext, worktree: Path, base: str, written: list[str]) -> str:
+    """The screen's hits on the code the turn wrote (gate/spec/code_screen.py), and the files it wrote too large
+    for the gate to read (gate/spec/oversized.py), for the coach to accept or send back."""
     hits = await code_screen_hits(ctx.repo, worktree, base)
-    if not hits:
-        return ""
+    large = await asyncio.to_thread(too_large_files, worktree, [path for path in written if read_by_gate(path)])
+    demand = (" The gate refuses your approval unless you name each file in test_changes_accepted with the"
+              " requirement that demands it; an accepted one leaves the approval unverified:")
     listing = "\n".join(f"- {hit.describe()}" for hit in hits[:50])
-    return (f"\n\nCode this task wrote that knows it is tested (it reads whether a runner runs it, touches the"
-            f" runner or its output, or answers a comparison without reading it). The gate refuses your approval"
-            f" unless you name each file in test_changes_accepted with the requirement that demands it; an"
-            f" accepted one leaves the approval unverified:\n{listing}")
+    knowing = (f"\n\nCode this task wrote that knows it is tested (it reads whether a runner runs it, touches the"
+               f" runner or its output, or answers a comparison without reading it).{demand}\n{listing}"
+               if hits else "")
+    listed = "\n".join(f"- {change['test']}: {change['detail']}" for change in large[:50])
+    return knowing + (f"\n\nFiles this task wrote that are too large for the gate to read, so nothing in them was"
+                      f" screened.{demand}\n{listed}" if large else "")
 
 
 async def _test_changes(ctx: RunContext, worktree: Path, base: str, head: str) -> str:
     """The base's test files the turn changed or deleted (renames named), with their diff, then the cases of
     parametrized and table tests that changed (their ids are positions that shift: gate/spec/shifted.py)."""
-    renamed, deleted, modified, _ = parse_name_status(await ctx.repo.name_status(worktree, base))
+    renamed, deleted, modified, added = parse_name_status(await ctx.repo.name_status(worktree, base))
     # Test code first, then its data (golden files, snapshots, fixtures): a large data diff must not crowd the
     # code's out of the shown part.
     files = sorted((path for path in {*deleted, *modified, *renamed} if is_test_file(path)),
                    key=lambda path: (is_test_data(path), path))
-    knowing = await _knowing_code(ctx, worktree, base)
+    knowing = await _knowing_code(ctx, worktree, base, [*added, *modified, *(new for new, _ in renamed.values())])
     if not files:
         return f"None: no test file of the base was changed or deleted.{knowing}" if knowing else ""
     lines = [f"- {path}: " + ("deleted" if path in deleted else f"renamed to {renamed[path][0]}"
