@@ -10,6 +10,7 @@ new_tests.py: a task's new tests run on the base's code: a feature's or fix's mu
 cross_tests.py: one attempt's new tests run on another attempt's code (the selection among a task's attempts).
 screen.py: the tamper screen on what a task added to test code (skip, only, xfail markers).
 code_screen.py: the screen on code that knows it is judged, in the code files a task added or changed.
+oversized.py: the most the gate reads of a file, and a file the task made larger as a finding.
 code_tokens.py: what that screen looks for in every language, and tree-sitter's parsers.
 code_python.py: Python code that knows it is judged, read with `ast`.
 py_strings.py: strings Python code builds from constants, folded as the interpreter would.
