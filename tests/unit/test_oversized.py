@@ -6,6 +6,15 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+import pytest
+
+from orchestrator.gate.observe.bounded import report_text
+from orchestrator.gate.observe.reads import pytest_reads
+from orchestrator.gate.observe.runners.ctest import ctest_junit
+from orchestrator.gate.observe.runners.js_report import js_reports
+from orchestrator.gate.observe.runners.junit import pytest_junit
+from orchestrator.gate.observe.runners.node import node_report
+from orchestrator.gate.observe.runners.python import unittest_report
 from orchestrator.gate.spec import oversized
 from orchestrator.gate.spec.code_screen import _read as screen_read
 from orchestrator.gate.spec.spec_check import read_texts
@@ -35,3 +44,22 @@ def test_a_sparse_file_a_link_to_one_and_a_fifo_read_as_nothing_and_an_ordinary_
     assert [(change["test"], change["fate"], change["accepted"]) for change in found] == [
         ("calc/big.py", "too large to judge", None), ("calc/wide.py", "too large to judge", None)]
     assert "68,719,476,736 bytes, over the 4,000,000" in found[0]["detail"]
+
+
+def test_a_runner_report_made_huge_by_the_tests_reads_as_no_report(tmp_path: Path) -> None:
+    """The reports' paths are in the tests' environment (PYTEST_ADDOPTS, AUTOBUILD_UNITTEST_REPORT, …), so a test can
+    make its report 64 GB at exit: each reader takes it as a report it can't read (the gate's channel and the other
+    accounts then disagree with the run: gate/observe/crosscheck.py), never as one to read whole."""
+    huge = 64 * 2**30
+    for name in ("junit.xml", "unittest.jsonl", "node.jsonl", "jest.json", "reads-1.json", "ctest-1.xml"):
+        _sparse(tmp_path / name, huge)
+    assert pytest_junit(tmp_path / "junit.xml") is None
+    assert unittest_report(tmp_path / "unittest.jsonl") is None
+    assert node_report(tmp_path / "node.jsonl") is None
+    assert js_reports(tmp_path, tmp_path) == []
+    assert pytest_reads(tmp_path) == {}
+    assert ctest_junit(tmp_path) is None
+    with pytest.raises(OSError, match="larger than the 100,000,000 bytes"):
+        report_text(tmp_path / "junit.xml")
+    (tmp_path / "ok.jsonl").write_text('{"event": "run"}\n')
+    assert report_text(tmp_path / "ok.jsonl") == '{"event": "run"}\n'

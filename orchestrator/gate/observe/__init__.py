@@ -9,6 +9,7 @@ summaries.py: every end-of-session summary a runner printed in a run's output.
 crosscheck.py: every account of a run must agree; what disagrees is tampering.
 stream_checks.py: go's packages and cargo's test binaries, account by account.
 tracked.py: which tracked files a run of the gate changed.
+bounded.py: a report or file read at most up to a size (a test can make its report any size).
 runners/: what each runner family observed in one run, from its reports or its output.
 excerpt.py: where a failing test's own lines are in a run's output.
 failure_message.py: why one failing test failed, in a line, from its runner's own report of it.

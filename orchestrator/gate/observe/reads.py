@@ -10,6 +10,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path, PurePosixPath
 
 from orchestrator.facts import GateResult
+from orchestrator.gate.observe.bounded import report_text
 from orchestrator.gate.observe.runners.junit import without_worktree
 from orchestrator.gate.spec.test_files import is_test_data
 
@@ -28,7 +29,7 @@ def pytest_reads(folder: Path | None) -> dict[str, list[str]]:
     found: dict[str, set[str]] = {}
     for report in sorted(folder.glob("reads-*.json")) if folder is not None and folder.is_dir() else []:
         try:
-            document = json.loads(report.read_text(encoding="utf-8"))
+            document = json.loads(report_text(report))
         except (OSError, ValueError):
             continue
         if not isinstance(document, dict):

@@ -3,12 +3,12 @@ added or changed is a finding the coach must accept, never a file skipped unjudg
 
 from __future__ import annotations
 
-import os
 import stat
 from collections.abc import Iterable
 from pathlib import Path
 
 from orchestrator.facts import TestChange, TestFate
+from orchestrator.gate.observe.bounded import read_bounded
 
 MAX_BYTES = 4_000_000
 """The most the gate reads of one file: a task can write a file of any size (a sparse file costs nothing on disk,
@@ -21,14 +21,9 @@ def bounded_text(file: Path) -> str | None:
     """The text of `file` (links followed), or None when it is not a regular file or is larger than `MAX_BYTES`;
     never blocks on a FIFO swapped in, never reads more than `MAX_BYTES` + 1 bytes (blocking: run it in a thread)."""
     try:
-        fd = os.open(file, os.O_RDONLY | os.O_CLOEXEC | os.O_NONBLOCK)
+        return read_bounded(file, MAX_BYTES).decode("utf-8", errors="replace")
     except OSError:
         return None
-    with os.fdopen(fd, "rb") as handle:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            return None
-        data = handle.read(MAX_BYTES + 1)
-    return data.decode("utf-8", errors="replace") if len(data) <= MAX_BYTES else None
 
 
 def changes(worktree: Path, paths: Iterable[str]) -> list[TestChange]:

@@ -8,6 +8,7 @@ import re
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
+from orchestrator.gate.observe.bounded import REPORT_MAX_BYTES, read_bounded
 from orchestrator.gate.observe.runners import Observed
 
 _LINE = re.compile(r"^\s*\d+/\d+ Test\s+#\d+: (.+?) \.+\s*(?:\*\*\*)?(Passed|Skipped|Not Run \(Disabled\)|.+?)\s+"
@@ -24,7 +25,7 @@ def ctest_junit(folder: Path | None) -> Observed | None:
     observed, read = Observed("ctest"), False
     for report in reports:
         try:
-            root = ET.parse(report).getroot()  # expat: no external entities, bounded expansion
+            root = ET.fromstring(read_bounded(report, REPORT_MAX_BYTES))  # expat: no external entities
         except (OSError, ET.ParseError):
             continue
         read = True

@@ -11,6 +11,7 @@ import os
 from pathlib import Path
 from typing import Any
 
+from orchestrator.gate.observe.bounded import report_text
 from orchestrator.gate.observe.runners import Observed
 
 RUNNERS = ("jest", "vitest", "mocha")
@@ -40,7 +41,7 @@ def js_reports(folder: Path, cwd: Path) -> list[Observed]:
 
 def _load(path: Path) -> dict[str, Any] | None:
     try:
-        document = json.loads(path.read_text(encoding="utf-8"))
+        document = json.loads(report_text(path))
     except (OSError, ValueError):
         return None  # cut short (a killed run): its runner is read from its output instead
     return document if isinstance(document, dict) else None

@@ -12,6 +12,7 @@ import re
 from pathlib import Path
 from typing import Any
 
+from orchestrator.gate.observe.bounded import report_text
 from orchestrator.gate.observe.runners import Observed
 
 _SUBTEST = re.compile(r"^( *)# Subtest: (.*)$")
@@ -69,7 +70,7 @@ def node_report(path: Path) -> Observed | None:
     """The gate's reporter (shim/autobuild_node_reporter.mjs): ids `file > suite > test`; a test or suite with
     subtests counts through its leaves, unless it failed with no failing subtest (a hook's failure)."""
     try:
-        lines = path.read_text(encoding="utf-8").splitlines()
+        lines = report_text(path).splitlines()
     except OSError:
         return None
     events = []

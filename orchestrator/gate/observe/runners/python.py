@@ -8,6 +8,7 @@ import re
 from pathlib import Path
 from typing import Any
 
+from orchestrator.gate.observe.bounded import report_text
 from orchestrator.gate.observe.runners import Observed
 
 _FAILED_IMPORT = "unittest.loader._FailedTest."
@@ -22,7 +23,7 @@ _PYTEST_NONE = re.compile(r"^(?:collected 0 items|no tests ran in )", re.MULTILI
 def unittest_report(path: Path) -> Observed | None:
     """The shim's lines; None when no unittest run started (the file is absent or has no "run" line)."""
     try:
-        lines = path.read_text(encoding="utf-8").splitlines()
+        lines = report_text(path).splitlines()
     except OSError:
         return None
     events = []
