@@ -19,6 +19,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from orchestrator import sandbox_tmp
+from orchestrator.repo.confined import read_text_bounded
 
 SANDBOX_FOLDER = "_sandbox"
 """Per feature, beside its worktrees: the private tmp and the tool caches of the run."""
@@ -113,12 +114,18 @@ def _git_paths(worktree: Path) -> list[Path]:
     dot_git = worktree / ".git"
     if not dot_git.is_file():
         return []
-    text = dot_git.read_text(errors="replace").strip()
+    try:
+        text = read_text_bounded(dot_git).strip()
+    except OSError:
+        return []
     if not text.startswith("gitdir:"):
         return []
     admin = (worktree / text.removeprefix("gitdir:").strip()).resolve()
     common_file = admin / "commondir"
-    common = (admin / common_file.read_text().strip()).resolve() if common_file.is_file() else admin
+    try:
+        common = (admin / read_text_bounded(common_file).strip()).resolve() if common_file.is_file() else admin
+    except OSError:
+        common = admin
     return [admin, common / "objects"]
 
 

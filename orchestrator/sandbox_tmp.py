@@ -16,6 +16,8 @@ import sys
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
+from orchestrator.repo.confined import read_text_bounded
+
 TMP = Path("/tmp")
 _NAMED = re.compile(r"(?<![\w.~-])/tmp/([^/\s:;,'\"=)(]+)")
 """A top-level /tmp entry named anywhere in a value: `PATH=/tmp/x/.venv/bin:…`, `GOPROXY=file:///tmp/y`."""
@@ -57,7 +59,7 @@ def _venv_homes(path: str) -> list[Path]:
     homes: list[Path] = []
     for entry in dict.fromkeys(piece for piece in path.split(os.pathsep) if piece.startswith("/")):
         try:
-            config = (Path(entry).parent / "pyvenv.cfg").read_text(errors="replace")
+            config = read_text_bounded(Path(entry).parent / "pyvenv.cfg")
         except OSError:
             continue
         homes += [Path(line.partition("=")[2].strip()) for line in config.splitlines()

@@ -15,6 +15,7 @@ import os
 from pathlib import Path
 
 from orchestrator.processes import run
+from orchestrator.repo.confined import CONFIG_FILE, read_bounded, read_text_bounded
 
 NAMES = 2
 """A stamp starts with the checkout's own names (its top, its git dir); the rest is what git reads there: two
@@ -49,7 +50,7 @@ def stamp(root: Path) -> tuple[object, ...] | None:
     stamps: list[object] = [str(root), str(admin), *(os.environ.get(name) for name in _ENVIRONMENT)]  # NAMES first
     for path in files:
         try:
-            text = path.read_bytes()
+            text = read_bounded(path, CONFIG_FILE)
         except FileNotFoundError:
             stamps.append(None)
             continue
@@ -75,7 +76,7 @@ def _git_dirs(root: Path) -> tuple[Path, Path] | None:
             return dot_git, dot_git
         if not dot_git.is_file():
             return None
-        text = dot_git.read_text(encoding="utf-8", errors="replace").strip()
+        text = read_text_bounded(dot_git).strip()
         if not text.startswith("gitdir:"):
             return None
         admin = Path(text.removeprefix("gitdir:").strip())
@@ -83,7 +84,7 @@ def _git_dirs(root: Path) -> tuple[Path, Path] | None:
         common_file = admin / "commondir"
         if not common_file.is_file():
             return admin, admin
-        common = Path(common_file.read_text(encoding="utf-8", errors="replace").strip())
+        common = Path(read_text_bounded(common_file).strip())
         return admin, common if common.is_absolute() else admin / common
     except OSError:
         return None

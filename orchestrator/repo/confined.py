@@ -123,8 +123,35 @@ def link_at(folder: int, name: str, target: str | Path) -> None:
         raise
 
 
-def read_at(folder: int, name: str) -> str | None:
-    """The text of the regular file `name` in the open `folder` (None: missing, a symlink, or not a file)."""
+SMALL_FILE = 65_536
+"""The most read of a file that holds a line or a few (a worktree's `.git`, HEAD, commondir, a loose ref, a venv's
+`pyvenv.cfg`): agents and the gate's commands can make any of them a sparse file or a FIFO."""
+
+CONFIG_FILE = 1_000_000
+"""The most read of a config or listing file agents can write (a worktree's config, `.gitmodules`, a `.pth`)."""
+
+
+def read_bounded(file: Path, limit: int) -> bytes:
+    """The bytes of `file` (links followed); OSError when it is not a regular file (a FIFO never blocks) or is
+    larger than `limit` (EFBIG): a file agents or the tests can write may be any size, and none is read whole."""
+    fd = os.open(file, os.O_RDONLY | os.O_CLOEXEC | os.O_NONBLOCK)
+    with os.fdopen(fd, "rb") as handle:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise OSError(errno.EINVAL, "not a regular file", str(file))
+        data = handle.read(limit + 1)
+    if len(data) > limit:
+        raise OSError(errno.EFBIG, f"larger than the {limit:,} bytes read of it", str(file))
+    return data
+
+
+def read_text_bounded(file: Path, limit: int = SMALL_FILE) -> str:
+    """`read_bounded`'s bytes as text (undecodable bytes replaced)."""
+    return read_bounded(file, limit).decode("utf-8", errors="replace")
+
+
+def read_at(folder: int, name: str, limit: int = CONFIG_FILE) -> str | None:
+    """The text of the regular file `name` in the open `folder` (None: missing, a symlink, not a file, or larger
+    than `limit`)."""
     try:
         fd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK, dir_fd=folder)
     except OSError:
@@ -132,7 +159,8 @@ def read_at(folder: int, name: str) -> str | None:
     with os.fdopen(fd, "rb") as handle:
         if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
             return None
-        return handle.read().decode("utf-8", errors="replace")
+        data = handle.read(limit + 1)
+    return data.decode("utf-8", errors="replace") if len(data) <= limit else None
 
 
 def write_resolved(root: Path, resolved: Path, data: str | bytes, what: str) -> None:

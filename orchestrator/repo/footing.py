@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from orchestrator.repo.confined import read_text_bounded
+
 Footing = tuple[object, ...]
 
 
@@ -19,7 +21,7 @@ def footing(path: Path, common_dir: Path) -> Footing | None:
     try:
         if not dot_git.is_file():
             return None
-        text = dot_git.read_text(encoding="utf-8", errors="replace").strip()
+        text = read_text_bounded(dot_git).strip()
     except OSError:
         return None
     admin = Path(text.removeprefix("gitdir:").strip())
@@ -28,7 +30,7 @@ def footing(path: Path, common_dir: Path) -> Footing | None:
                common_dir / "config"]
     stamps: list[object] = [text]
     try:
-        reftable = (admin / "HEAD").read_text(errors="replace").strip() == "ref: refs/heads/.invalid" \
+        reftable = read_text_bounded(admin / "HEAD").strip() == "ref: refs/heads/.invalid" \
             or (common_dir / "reftable").is_dir()
     except OSError:
         reftable = False

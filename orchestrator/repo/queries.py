@@ -10,6 +10,11 @@ from pathlib import Path
 
 from orchestrator.errors import GitError, InputError
 from orchestrator.processes import Completed
+from orchestrator.repo.confined import read_text_bounded
+
+PACKED_REFS = 256_000_000
+"""The most read of a packed-refs file (a repository with many tags has a large one; a commondir an agent redirected
+may lead anywhere)."""
 
 _SHA = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
 _NAME_STATUS: dict[tuple[str, ...], str] = {}
@@ -31,11 +36,11 @@ def head_commit(worktree: Path) -> str | None:
         if dot_git.is_dir():
             admin = common = dot_git
         else:
-            admin = Path(dot_git.read_text(encoding="utf-8").strip().removeprefix("gitdir:").strip())
+            admin = Path(read_text_bounded(dot_git).strip().removeprefix("gitdir:").strip())
             admin = admin if admin.is_absolute() else worktree / admin
             common_file = admin / "commondir"
-            common = admin / common_file.read_text(encoding="utf-8").strip() if common_file.is_file() else admin
-        head = (admin / "HEAD").read_text(encoding="utf-8").strip()
+            common = admin / read_text_bounded(common_file).strip() if common_file.is_file() else admin
+        head = read_text_bounded(admin / "HEAD").strip()
         if not head.startswith("ref:"):
             return head if _SHA.fullmatch(head) else None
         ref = head.removeprefix("ref:").strip()
@@ -43,10 +48,10 @@ def head_commit(worktree: Path) -> str | None:
             return None
         loose = common / ref
         if loose.exists():
-            text = loose.read_text(encoding="utf-8").strip()
+            text = read_text_bounded(loose).strip()
             return text if _SHA.fullmatch(text) else None
         packed = common / "packed-refs"
-        lines = packed.read_text(encoding="utf-8").splitlines() if packed.is_file() else []
+        lines = read_text_bounded(packed, PACKED_REFS).splitlines() if packed.is_file() else []
     except (OSError, UnicodeDecodeError):
         return None
     found = [line.split(" ", 1)[0] for line in lines if line.endswith(" " + ref)]

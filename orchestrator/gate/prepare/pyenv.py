@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Literal
 
 from orchestrator.repo import confined
+from orchestrator.repo.confined import CONFIG_FILE, read_text_bounded
 
 _MAP_MODULE = re.compile(r"map_module\(\s*['\"]([^'\"]+)['\"]\s*,\s*['\"]([^'\"]+)['\"]")
 
@@ -74,6 +75,15 @@ def _finder_mapping(text: str) -> dict[str, str]:
     return {}
 
 
+def _text(file: Path) -> str:
+    """A venv's path file or finder (the agents' own layer can hold any of them made a FIFO or a sparse file): ""
+    when it can't be read whole within the bound."""
+    try:
+        return read_text_bounded(file, CONFIG_FILE)
+    except OSError:
+        return ""
+
+
 def _entries(venv: Path) -> list[Editable]:
     """Every path entry (`.pth` lines, `.egg-link`s) and editable finder mapping of `venv`, wherever it points."""
     site = site_packages(venv)
@@ -81,19 +91,19 @@ def _entries(venv: Path) -> list[Editable]:
         return []
     found: list[Editable] = []
     for pth in sorted(site.glob("*.pth")):
-        for raw in pth.read_text(encoding="utf-8", errors="replace").splitlines():
+        for raw in _text(pth).splitlines():
             line = raw.strip()
             if line and not line.startswith(("#", "import ", "import\t")):
                 found.append(Editable(pth.name, "path", _resolved(line, site)))
     for link in sorted(site.glob("*.egg-link")):
-        lines = link.read_text(encoding="utf-8", errors="replace").splitlines()
+        lines = _text(link).splitlines()
         if lines and lines[0].strip():
             found.append(Editable(link.name, "path", _resolved(lines[0].strip(), site)))
-    finders = [(f, _finder_mapping(f.read_text(encoding="utf-8", errors="replace")))
+    finders = [(f, _finder_mapping(_text(f)))
                for f in sorted(site.glob("__editable__*finder.py"))]
     # hatchling's exact mode (the `editables` library): `F.map_module('calc', '/repo/src/calc/__init__.py')`.
-    finders += [(f, {m: (t.removesuffix("/__init__.py")) for m, t in _MAP_MODULE.findall(f.read_text(
-        encoding="utf-8", errors="replace"))}) for f in sorted(site.glob("_editable_impl_*.py"))]
+    finders += [(f, {m: (t.removesuffix("/__init__.py")) for m, t in _MAP_MODULE.findall(_text(f))})
+                for f in sorted(site.glob("_editable_impl_*.py"))]
     found += [Editable(finder.name, "finder", Path(os.path.normpath(target)), module)
               for finder, mapping in finders for module, target in mapping.items() if "." not in module]
     return found

@@ -14,6 +14,7 @@ import shutil
 from pathlib import Path
 
 from orchestrator.errors import GitError
+from orchestrator.repo.confined import CONFIG_FILE, read_text_bounded
 from orchestrator.repo.git import GitRepo
 
 _SECTION = re.compile(r'^\s*\[submodule\s+"(.+)"\s*\]\s*$')
@@ -24,7 +25,7 @@ def submodules(checkout: Path) -> dict[str, str]:
     """The submodules `.gitmodules` of `checkout` declares: path -> name (read here, no subprocess: graph nodes
     call this)."""
     try:
-        text = (checkout / ".gitmodules").read_text(encoding="utf-8", errors="replace")
+        text = read_text_bounded(checkout / ".gitmodules", CONFIG_FILE)  # a FIFO there never blocks the loop
     except OSError:
         return {}
     found: dict[str, str] = {}

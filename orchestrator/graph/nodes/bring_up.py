@@ -11,6 +11,7 @@ from pathlib import Path
 
 from orchestrator.graph.context import RunContext
 from orchestrator.graph.state import ConflictTurn, Stop, TaskState
+from orchestrator.repo.confined import read_text_bounded
 
 _TASK_OF = re.compile(r"^autobuild\(([^)]+)\)")
 _MARKERS = ("<<<<<<< ", ">>>>>>> ")
@@ -66,14 +67,23 @@ async def recreate(ctx: RunContext, worktree: Path, task_id: str, conflict: Conf
                          keep_conflicts=True)
 
 
+CONFLICTED_FILE = 20_000_000
+"""The most read of a conflicted file to look for markers: a larger one counts as one still holding them."""
+
+
 def markers_left(worktree: Path, files: list[str]) -> list[str]:
-    """The conflicted files that still hold conflict markers."""
+    """The conflicted files that still hold conflict markers; one that can't be read (not a regular file, a link to
+    /dev/zero, too large to read) counts as one that does: only a deleted file is a resolution without reading."""
     left = []
     for path in files:
-        try:
-            text = (worktree / path).read_text(encoding="utf-8", errors="replace")
-        except OSError:
+        file = worktree / path
+        if not file.exists() and not file.is_symlink():
             continue  # deleted: a resolution too
+        try:
+            text = read_text_bounded(file, CONFLICTED_FILE)
+        except OSError:
+            left.append(path)
+            continue
         if any(line.startswith(_MARKERS) for line in text.splitlines()):
             left.append(path)
     return left
