@@ -6,6 +6,7 @@ each caller already had for that (ask git, refuse the write, markers left)."""
 
 from __future__ import annotations
 
+import functools
 import os
 import threading
 from collections.abc import Callable
@@ -17,6 +18,7 @@ import pytest
 from agents.sandbox import _git_dirs as agents_git_dirs
 from orchestrator.gate.prepare.node_modules import _read_json
 from orchestrator.gate.prepare.pyenv import _entries
+from orchestrator.gate.prepare.shared_setup import _names_path, _read_scanned
 from orchestrator.gate.prepare.submodules import submodules
 from orchestrator.graph.nodes.bring_up import markers_left
 from orchestrator.repo.config_stamp import stamp
@@ -104,3 +106,24 @@ def test_a_conflicted_file_that_cant_be_read_still_holds_its_markers(tmp_path: P
     files = ["resolved.py", "marked.py", "fifo.py", "sparse.py", "zero.py", "dangling.py", "deleted.py"]
     assert _soon(lambda: markers_left(tmp_path, files)) == ["marked.py", "fifo.py", "sparse.py", "zero.py",
                                                               "dangling.py"]
+
+
+def test_a_setup_product_swapped_for_a_fifo_or_grown_while_scanned_is_not_known_free(tmp_path: Path) -> None:
+    """A sibling's setup products are scanned while its agent may still be at work there: what `lstat` saw is opened
+    and checked again, so a FIFO swapped in never blocks the scan and a file grown past the limit is never read."""
+    needles = (os.fsencode(str(tmp_path / "first")),)
+    for kind in ("fifo", "sparse"):
+        planted = _made(tmp_path / kind / "out" / "planted", kind)
+        assert _soon(functools.partial(_read_scanned_or_error, planted)) == "OSError"
+    (tmp_path / "fine" / "out").mkdir(parents=True)
+    (tmp_path / "fine" / "out" / "a.txt").write_text("nothing of the sibling\n")
+    assert _names_path(tmp_path / "fine" / "out", needles) is None
+    (tmp_path / "fine" / "out" / "b.txt").write_text(f"{tmp_path / 'first'}/lib\n")
+    assert _names_path(tmp_path / "fine" / "out", needles) == str(tmp_path / "fine" / "out" / "b.txt")
+
+
+def _read_scanned_or_error(path: Path) -> str:
+    try:
+        return _read_scanned(path).decode()
+    except OSError:
+        return "OSError"

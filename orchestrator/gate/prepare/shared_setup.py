@@ -25,6 +25,20 @@ SCAN_LIMIT = 4 << 20
 """Files larger than this are not searched for the sibling's path (archives and binaries, not configuration)."""
 
 
+def _read_scanned(path: Path) -> bytes:
+    """The file at `path`, as the `lstat` before found it: the sibling's agent may swap in a link, a FIFO or a larger
+    file meanwhile, so what is opened is checked again (OSError: not that file any more, so not known to be free)."""
+    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    with os.fdopen(fd, "rb") as file:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode) or info.st_size > SCAN_LIMIT:
+            raise OSError(f"{path} changed while it was scanned")
+        data = file.read(SCAN_LIMIT + 1)
+    if len(data) > SCAN_LIMIT:
+        raise OSError(f"{path} grew while it was scanned")
+    return data
+
+
 def _names_path(entry: Path, needles: tuple[bytes, ...]) -> str | None:
     """The first file or link at or under `entry` that names one of `needles` (a worktree's absolute path), or
     can't be read (not known to be free of it); None when none does."""
@@ -37,8 +51,7 @@ def _names_path(entry: Path, needles: tuple[bytes, ...]) -> str | None:
             if stat.S_ISLNK(info.st_mode):
                 data = os.fsencode(os.readlink(path))
             elif stat.S_ISREG(info.st_mode) and info.st_size <= SCAN_LIMIT:
-                with open(path, "rb", opener=lambda p, f: os.open(p, f | os.O_NOFOLLOW)) as file:
-                    data = file.read()
+                data = _read_scanned(path)
             else:
                 continue
         except OSError:
