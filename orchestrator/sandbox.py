@@ -19,7 +19,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from orchestrator import sandbox_tmp
-from orchestrator.repo.confined import read_text_bounded
+from orchestrator.bounded import read_text_bounded
 
 SANDBOX_FOLDER = "_sandbox"
 """Per feature, beside its worktrees: the private tmp and the tool caches of the run."""

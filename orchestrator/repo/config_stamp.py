@@ -14,8 +14,8 @@ import functools
 import os
 from pathlib import Path
 
+from orchestrator.bounded import CONFIG_FILE, read_bounded, read_text_bounded
 from orchestrator.processes import run
-from orchestrator.repo.confined import CONFIG_FILE, read_bounded, read_text_bounded
 
 NAMES = 2
 """A stamp starts with the checkout's own names (its top, its git dir); the rest is what git reads there: two

@@ -8,9 +8,9 @@ import asyncio
 import re
 from pathlib import Path
 
+from orchestrator.bounded import read_text_bounded
 from orchestrator.errors import GitError, InputError
 from orchestrator.processes import Completed
-from orchestrator.repo.confined import read_text_bounded
 
 PACKED_REFS = 256_000_000
 """The most read of a packed-refs file (a repository with many tags has a large one; a commondir an agent redirected

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from orchestrator.repo.confined import read_bounded
+from orchestrator.bounded import read_bounded
 
 REPORT_MAX_BYTES = 100_000_000
 """The most the gate reads of one runner report: a suite of 100,000 tests writes a JUnit report of ~30 MB."""

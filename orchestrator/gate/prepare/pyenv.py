@@ -20,8 +20,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
+from orchestrator.bounded import CONFIG_FILE, read_text_bounded
 from orchestrator.repo import confined
-from orchestrator.repo.confined import CONFIG_FILE, read_text_bounded
 
 _MAP_MODULE = re.compile(r"map_module\(\s*['\"]([^'\"]+)['\"]\s*,\s*['\"]([^'\"]+)['\"]")
 

@@ -13,8 +13,8 @@ import re
 import shutil
 from pathlib import Path
 
+from orchestrator.bounded import CONFIG_FILE, read_text_bounded
 from orchestrator.errors import GitError
-from orchestrator.repo.confined import CONFIG_FILE, read_text_bounded
 from orchestrator.repo.git import GitRepo
 
 _SECTION = re.compile(r'^\s*\[submodule\s+"(.+)"\s*\]\s*$')

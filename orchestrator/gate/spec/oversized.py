@@ -7,8 +7,8 @@ import stat
 from collections.abc import Iterable
 from pathlib import Path
 
+from orchestrator.bounded import read_bounded
 from orchestrator.facts import TestChange, TestFate
-from orchestrator.repo.confined import read_bounded
 
 MAX_BYTES = 4_000_000
 """The most the gate reads of one file: a task can write a file of any size (a sparse file costs nothing on disk,

@@ -9,9 +9,9 @@ import asyncio
 import re
 from pathlib import Path
 
+from orchestrator.bounded import read_text_bounded
 from orchestrator.graph.context import RunContext
 from orchestrator.graph.state import ConflictTurn, Stop, TaskState
-from orchestrator.repo.confined import read_text_bounded
 
 _TASK_OF = re.compile(r"^autobuild\(([^)]+)\)")
 _MARKERS = ("<<<<<<< ", ">>>>>>> ")

@@ -8,9 +8,9 @@ import re
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
+from orchestrator.bounded import read_bounded
 from orchestrator.gate.observe.bounded import REPORT_MAX_BYTES
 from orchestrator.gate.observe.runners import Observed
-from orchestrator.repo.confined import read_bounded
 
 _LINE = re.compile(r"^\s*\d+/\d+ Test\s+#\d+: (.+?) \.+\s*(?:\*\*\*)?(Passed|Skipped|Not Run \(Disabled\)|.+?)\s+"
                    r"[\d.]+ sec\s*$")

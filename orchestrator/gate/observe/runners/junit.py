@@ -7,9 +7,9 @@ import re
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
+from orchestrator.bounded import read_bounded
 from orchestrator.gate.observe.bounded import REPORT_MAX_BYTES
 from orchestrator.gate.observe.runners import Observed
-from orchestrator.repo.confined import read_bounded
 
 # When pytest finds its rootdir above the worktree (no pytest config in the repo, an enclosing project), JUnit
 # classnames carry the worktree's own path ("repo..autobuild.worktrees.FEAT-001.TASK-002.tests.test_x"): cut it,
