@@ -30,6 +30,7 @@ markers.py: completion and blocker markers in an agent's final text.
 prompts.py: markdown prompt templates loaded by name and rendered strictly.
 conventions.py: the target repo's CLAUDE.md and permissions, as Claude Code gives them.
 sandbox.py: Claude Code's own Bash sandbox for a session in a task's worktree.
+bounded.py: reading a file agents can write: at most up to a size, never blocking on a FIFO.
 credentials.py: is there a key or a login, and does the endpoint answer? Spends nothing.
 tracing.py: LangSmith tracing of agent sessions, when tracing is on.
 errors.py: the agent layer's error tree.

@@ -3,17 +3,16 @@ worktree, its git admin folder, the object store and the run's own folders, and 
 
 from __future__ import annotations
 
-import errno
-import os
-import stat
 from pathlib import Path
+
+from agents.bounded import read_text_bounded
 
 
 def _git_dirs(cwd: Path) -> tuple[Path | None, Path | None]:
     """The worktree's own git admin folder and the repository's common git dir (None outside a worktree)."""
     dot_git = cwd / ".git"
     try:
-        text = _small_text(dot_git).strip() if dot_git.is_file() else ""
+        text = read_text_bounded(dot_git).strip() if dot_git.is_file() else ""
     except OSError:
         return None, None
     if not text.startswith("gitdir:"):
@@ -21,23 +20,10 @@ def _git_dirs(cwd: Path) -> tuple[Path | None, Path | None]:
     admin = (cwd / text.removeprefix("gitdir:").strip()).resolve()
     common_file = admin / "commondir"
     try:
-        common = (admin / _small_text(common_file).strip()).resolve() if common_file.is_file() else admin
+        common = (admin / read_text_bounded(common_file).strip()).resolve() if common_file.is_file() else admin
     except OSError:
         common = admin
     return admin, common
-
-
-def _small_text(file: Path, limit: int = 65_536) -> str:
-    """A line or a few from a file the gate's commands can write (a worktree's `.git`, its commondir): OSError when
-    it is not a regular file (a FIFO never blocks) or is larger than `limit` (a sparse file is never read whole)."""
-    fd = os.open(file, os.O_RDONLY | os.O_CLOEXEC | os.O_NONBLOCK)
-    with os.fdopen(fd, "rb") as handle:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            raise OSError(errno.EINVAL, "not a regular file", str(file))
-        data = handle.read(limit + 1)
-    if len(data) > limit:
-        raise OSError(errno.EFBIG, "too large", str(file))
-    return data.decode("utf-8", errors="replace")
 
 
 # What the user owns in the shared git dir, which Claude Code's sandbox leaves writable for a worktree session:

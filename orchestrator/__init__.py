@@ -15,7 +15,6 @@ cli/: the command line, thin over the typed core.
 schemas/: the JSON Schemas of every `--json` document and event.
 settings/: one reader per setting, frozen once loaded: flags over `ORCHESTRATOR_*` over `.autobuild/config.yaml`.
 __main__.py: `python -m orchestrator`.
-bounded.py: reading a file agents or the tests can write: at most up to a size, never blocking on a FIFO.
 causes.py: why a task stopped, typed: what replanning, notifications and the scorecard decide on.
 errors.py: the one error tree; the CLI maps each branch to an exit code.
 events.py: the one event model, as the stream writer and the traces carry it.

@@ -18,8 +18,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+from agents.bounded import read_text_bounded
 from orchestrator import sandbox_tmp
-from orchestrator.bounded import read_text_bounded
 
 SANDBOX_FOLDER = "_sandbox"
 """Per feature, beside its worktrees: the private tmp and the tool caches of the run."""

@@ -16,7 +16,7 @@ import sys
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
-from orchestrator.bounded import read_text_bounded
+from agents.bounded import read_text_bounded
 
 TMP = Path("/tmp")
 _NAMED = re.compile(r"(?<![\w.~-])/tmp/([^/\s:;,'\"=)(]+)")

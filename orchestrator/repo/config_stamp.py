@@ -14,7 +14,7 @@ import functools
 import os
 from pathlib import Path
 
-from orchestrator.bounded import CONFIG_FILE, read_bounded, read_text_bounded
+from agents.bounded import CONFIG_FILE, read_bounded, read_text_bounded
 from orchestrator.processes import run
 
 NAMES = 2

@@ -16,7 +16,7 @@ import stat
 import threading
 from pathlib import Path, PurePosixPath
 
-from orchestrator.bounded import CONFIG_FILE
+from agents.bounded import CONFIG_FILE
 from orchestrator.errors import InputError
 
 GIT_DIR = ".git"

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from orchestrator.bounded import read_text_bounded
+from agents.bounded import read_text_bounded
 
 Footing = tuple[object, ...]
 

@@ -8,7 +8,7 @@ import asyncio
 import re
 from pathlib import Path
 
-from orchestrator.bounded import read_text_bounded
+from agents.bounded import read_text_bounded
 from orchestrator.errors import GitError, InputError
 from orchestrator.processes import Completed
 

@@ -17,7 +17,7 @@ ROOT = Path(__file__).resolve().parents[2]
 # Bottom to top: a module may import its own package and anything on a lower layer, never a higher one.
 LAYERS: list[set[str]] = [
     {"errors", "text", "jsonout", "processes", "sandbox", "sandbox_tmp", "settings", "causes", "facts", "events",
-     "bounded", "schemas", ""},
+     "schemas", ""},
     {"repo"},
     {"gate"},
     {"plan"},

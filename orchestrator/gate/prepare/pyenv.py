@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from orchestrator.bounded import CONFIG_FILE, read_text_bounded
+from agents.bounded import CONFIG_FILE, read_text_bounded
 from orchestrator.repo import confined
 
 _MAP_MODULE = re.compile(r"map_module\(\s*['\"]([^'\"]+)['\"]\s*,\s*['\"]([^'\"]+)['\"]")

@@ -13,7 +13,7 @@ import re
 import shutil
 from pathlib import Path
 
-from orchestrator.bounded import CONFIG_FILE, read_text_bounded
+from agents.bounded import CONFIG_FILE, read_text_bounded
 from orchestrator.errors import GitError
 from orchestrator.repo.git import GitRepo
 

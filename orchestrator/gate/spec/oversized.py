@@ -7,7 +7,7 @@ import stat
 from collections.abc import Iterable
 from pathlib import Path
 
-from orchestrator.bounded import read_bounded
+from agents.bounded import read_bounded
 from orchestrator.facts import TestChange, TestFate
 
 MAX_BYTES = 4_000_000

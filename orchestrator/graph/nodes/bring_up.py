@@ -9,7 +9,7 @@ import asyncio
 import re
 from pathlib import Path
 
-from orchestrator.bounded import read_text_bounded
+from agents.bounded import read_text_bounded
 from orchestrator.graph.context import RunContext
 from orchestrator.graph.state import ConflictTurn, Stop, TaskState
 

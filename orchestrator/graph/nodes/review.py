@@ -57,7 +57,7 @@ async def _review_input(agent: AgentTurn) -> CoachInput:
     )
 
 
-async def _knowing_code(ctx: RunContext, worktree: Path, base: str, written: list[str]) -> str:
+async def _screened_code(ctx: RunContext, worktree: Path, base: str, written: list[str]) -> str:
     """The screen's hits on the code the turn wrote (gate/spec/code_screen.py), and the files it wrote too large
     for the gate to read (gate/spec/oversized.py), for the coach to accept or send back."""
     hits = await code_screen_hits(ctx.repo, worktree, base)
@@ -81,7 +81,7 @@ async def _test_changes(ctx: RunContext, worktree: Path, base: str, head: str) -
     # code's out of the shown part.
     files = sorted((path for path in {*deleted, *modified, *renamed} if is_test_file(path)),
                    key=lambda path: (is_test_data(path), path))
-    knowing = await _knowing_code(ctx, worktree, base, [*added, *modified, *(new for new, _ in renamed.values())])
+    knowing = await _screened_code(ctx, worktree, base, [*added, *modified, *(new for new, _ in renamed.values())])
     if not files:
         return f"None: no test file of the base was changed or deleted.{knowing}" if knowing else ""
     lines = [f"- {path}: " + ("deleted" if path in deleted else f"renamed to {renamed[path][0]}"

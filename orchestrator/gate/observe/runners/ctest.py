@@ -8,8 +8,7 @@ import re
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
-from orchestrator.bounded import read_bounded
-from orchestrator.gate.observe.bounded import REPORT_MAX_BYTES
+from orchestrator.gate.observe.bounded import report_bytes
 from orchestrator.gate.observe.runners import Observed
 
 _LINE = re.compile(r"^\s*\d+/\d+ Test\s+#\d+: (.+?) \.+\s*(?:\*\*\*)?(Passed|Skipped|Not Run \(Disabled\)|.+?)\s+"
@@ -26,7 +25,7 @@ def ctest_junit(folder: Path | None) -> Observed | None:
     observed, read = Observed("ctest"), False
     for report in reports:
         try:
-            root = ET.fromstring(read_bounded(report, REPORT_MAX_BYTES))  # expat: no external entities
+            root = ET.fromstring(report_bytes(report))  # expat: no external entities
         except (OSError, ET.ParseError):
             continue
         read = True

@@ -7,8 +7,7 @@ import re
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
-from orchestrator.bounded import read_bounded
-from orchestrator.gate.observe.bounded import REPORT_MAX_BYTES
+from orchestrator.gate.observe.bounded import report_bytes
 from orchestrator.gate.observe.runners import Observed
 
 # When pytest finds its rootdir above the worktree (no pytest config in the repo, an enclosing project), JUnit
@@ -24,7 +23,7 @@ def without_worktree(raw: str | None) -> str:
 
 def _parse(path: Path) -> ET.Element | None:
     try:
-        return ET.fromstring(read_bounded(path, REPORT_MAX_BYTES))  # expat: no external entities, bounded expansion
+        return ET.fromstring(report_bytes(path))  # expat: no external entities, bounded expansion
     except (OSError, ET.ParseError):
         return None
 

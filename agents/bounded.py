@@ -1,5 +1,6 @@
 """Reading a file agents or the tests can write: at most up to a size, links followed, a regular file only, never
-blocking on a FIFO (a sparse file of any size costs them nothing; a link may lead to /dev/zero)."""
+blocking on a FIFO (a sparse file of any size costs them nothing; a link may lead to /dev/zero). Here, below both
+layers, so the agents' sandbox and the orchestrator read such files alike."""
 
 from __future__ import annotations
 
