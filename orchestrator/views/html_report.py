@@ -16,7 +16,7 @@ from orchestrator.repo import run_files
 from orchestrator.store import traces as trace
 from orchestrator.text import plain_line
 from orchestrator.views import attempt_report
-from orchestrator.views.browser import mermaid_js, script_text
+from orchestrator.views.browser import mermaid_js
 from orchestrator.views.mermaid import flowchart, gantt, style_of
 from orchestrator.views.pictures import LEGEND, timeline
 from orchestrator.views.timeline import latest_run, timed
@@ -144,7 +144,7 @@ def feature_html(repo: Path, plan: FeaturePlan, order: Sequence[str], outcomes: 
                      f" ({len(turns)} turn(s))</summary>{_turns_table(turns)}</details>")
     return (f'<!doctype html>\n<html lang="en"><head><meta charset="utf-8"><title>{_e(plan.id)} — AutoBuild'
             f"</title><style>{_STYLE}</style></head>\n<body>\n" + "\n".join(parts) +
-            f"\n<script>{script_text(mermaid_js())}</script>\n<script>{_RENDER}</script>\n</body></html>\n")
+            f"\n<script>{mermaid_js()}</script>\n<script>{_RENDER}</script>\n</body></html>\n")
 
 
 def write(path: Path, page: str) -> Path:
