@@ -23,6 +23,12 @@ def limit_gate(options: RunOptions, path: Path, events: EventLog,
     """The run's usage-limit pause, resumed from disk (a kill during a pause resumes into the same wait); a quota
     pause is shared with every run of the same credential. Its records are written off the event loop, in order."""
     records = PauseRecords(path, quota_path(), store=shared_store())
+    resumed = read_pause(path)
+    if resumed is not None and resumed.until <= time.time():
+        # The window reset while the run was stopped: no probe will end this pause, so its records end it now
+        # (the credential's shared one too, unless another run has found a later window).
+        records.write(None)
+        resumed = None
 
     def changed(pause: Pause | None) -> None:
         trace.in_order(records.write, pause)
@@ -32,7 +38,7 @@ def limit_gate(options: RunOptions, path: Path, events: EventLog,
             events("usage_limit", until=iso_utc(pause.until), reason=pause.reason, status=describe(pause))
 
     return UsageLimitGate(options.max_wait, probe_interval_s=options.limit_probe, on_change=changed,
-                          resume_from=read_pause(path), max_utilization=options.max_utilization,
+                          resume_from=resumed, max_utilization=options.max_utilization,
                           load_shared=records.read_shared, yield_after_s=options.yield_after(), on_yield=on_yield)
 
 

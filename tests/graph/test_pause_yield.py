@@ -118,6 +118,8 @@ async def test_a_long_quota_pause_ends_the_served_run_held_then_resumes_after_it
     assert {t: second.status(t) for t in "AB"} == {"A": "approved-unverified", "B": "approved-unverified"}
     assert sessions(agents, "player") == {"A": 1, "B": 1}, "no finished session ran twice"
     assert sessions(agents, "coach") == {"A": 1, "B": 1}
+    assert not pause_path(repo, "FEAT-001").exists() and not quota_path().exists(), \
+        "a pause over before the run resumed is cleared from its records, the credential's shared one too"
 
 
 async def test_a_pause_shorter_than_the_threshold_is_waited_out_in_the_run(tmp_path: Path) -> None:
