@@ -81,16 +81,16 @@ async def _test_changes(ctx: RunContext, worktree: Path, base: str, head: str) -
     # code's out of the shown part.
     files = sorted((path for path in {*deleted, *modified, *renamed} if is_test_file(path)),
                    key=lambda path: (is_test_data(path), path))
-    knowing = await _screened_code(ctx, worktree, base, [*added, *modified, *(new for new, _ in renamed.values())])
+    screened = await _screened_code(ctx, worktree, base, [*added, *modified, *(new for new, _ in renamed.values())])
     if not files:
-        return f"None: no test file of the base was changed or deleted.{knowing}" if knowing else ""
+        return f"None: no test file of the base was changed or deleted.{screened}" if screened else ""
     lines = [f"- {path}: " + ("deleted" if path in deleted else f"renamed to {renamed[path][0]}"
                               f" ({renamed[path][1]}% similar)" if path in renamed else "changed") for path in files]
     patches = "".join([await ctx.repo.patch_of(worktree, base, path) for path in files])[:30_000]
     cases = "".join([case_diff(path, await ctx.repo.show_file(base, path), await ctx.repo.show_file(
         head, renamed[path][0] if path in renamed else path)) for path in files if path not in deleted])[:20_000]
     shifting = f"\n\nParametrized cases and test tables the turn changed. {SHIFTED_IDS_NOTE}\n```diff\n{cases}```"
-    return "\n".join(lines) + f"\n\n```diff\n{patches}```" + (shifting if cases else "") + knowing
+    return "\n".join(lines) + f"\n\n```diff\n{patches}```" + (shifting if cases else "") + screened
 
 
 async def coach(state: TaskState, runtime: Runtime[RunContext]) -> TaskState:
