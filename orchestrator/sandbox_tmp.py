@@ -31,7 +31,9 @@ def shown(cwd: Path, readable: Sequence[Path], env: Mapping[str, str], args: Seq
     `readable` under /tmp that no such entry already shows. `hidden` (the private TMPDIR, the writable paths) are
     never shown read-only: the sandbox binds them itself."""
     skipped = {path.resolve() for path in hidden}
-    names = _named(cwd, env, args)
+    # `/tmp/..` (or `/tmp/.`) in a command line names no entry: bound, it would be the host's root (or /tmp) mounted
+    # over the sandbox's own, the private tmp under it
+    names = _named(cwd, env, args) - {".", ".."}
     tops = [TMP / name for name in sorted(names) if TMP / name not in skipped and os.path.lexists(TMP / name)]
     exact = [path.resolve() for path in readable]
     exact = [path for path in exact if path.is_relative_to(TMP) and path != TMP and path not in skipped

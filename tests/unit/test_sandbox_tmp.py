@@ -80,3 +80,18 @@ def test_inside_the_sandbox_the_needed_entry_is_there_and_the_other_is_not(tmp_p
     assert done.returncode == 0, done.stderr
     listed = done.stdout.split()
     assert listed[:2] == ["tool", "ran"] and host_tmp.name in listed and unneeded.name not in listed
+
+
+@pytest.mark.skipif(not sandbox.available(), reason="bwrap can't start a sandbox here")
+@pytest.mark.parametrize("named", ["/tmp/../etc/hostname", "/tmp/./x"])
+def test_a_dot_entry_named_never_covers_the_private_tmp(tmp_path: Path, named: str) -> None:
+    """bwrap binds `/tmp/..` onto the sandbox's `/tmp/..`: its root, the host's mounted read-only over the private
+    tmp (and `/tmp/.` the host's /tmp over it)."""
+    assert not {Path("/tmp/.."), Path("/tmp/.")} & set(sandbox_tmp.shown(Path("/"), (), {}, ["cat", named]))
+    work = tmp_path / "work"
+    box = sandbox.Sandbox(writable=(work,), tmp=tmp_path / "private-tmp")
+    env = {"PATH": "/usr/bin:/bin"}
+    argv = sandbox.wrap(["sh", "-c", f": {named}; echo kept > /tmp/mine && cat /tmp/mine"], work, box, env)
+    done = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=60, check=False)
+    assert (done.returncode, done.stdout) == (0, "kept\n"), done.stderr
+    assert (tmp_path / "private-tmp" / "mine").read_text() == "kept\n"
