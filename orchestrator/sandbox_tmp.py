@@ -51,8 +51,9 @@ def _named(cwd: Path, env: Mapping[str, str], args: Sequence[str]) -> set[str]:
     paths += _venv_homes(env.get("PATH", ""))
     for path in paths:
         for form in (path, _resolved(path)):  # a symlink outside /tmp into it, or the reverse
-            if form.is_relative_to(TMP) and len(form.parts) > 2:
-                names.add(form.parts[2])
+            parts = form.parts  # not is_relative_to, which builds every parent: 8 of the 14 ms a command line took
+            if len(parts) > 2 and parts[0] == "/" and parts[1] == "tmp":
+                names.add(parts[2])
     return names
 
 
