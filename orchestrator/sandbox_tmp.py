@@ -31,9 +31,7 @@ def shown(cwd: Path, readable: Sequence[Path], env: Mapping[str, str], args: Seq
     `readable` under /tmp that no such entry already shows. `hidden` (the private TMPDIR, the writable paths) are
     never shown read-only: the sandbox binds them itself."""
     skipped = {path.resolve() for path in hidden}
-    # `/tmp/..` (or `/tmp/.`) in a command line names no entry: bound, it would be the host's root (or /tmp) mounted
-    # over the sandbox's own, the private tmp under it
-    names = _named(cwd, env, args) - {".", ".."}
+    names = _named(cwd, env, args)
     tops = [TMP / name for name in sorted(names) if TMP / name not in skipped and os.path.lexists(TMP / name)]
     exact = [path.resolve() for path in readable]
     exact = [path for path in exact if path.is_relative_to(TMP) and path != TMP and path not in skipped
@@ -52,9 +50,11 @@ def _named(cwd: Path, env: Mapping[str, str], args: Sequence[str]) -> set[str]:
     for path in paths:
         for form in (path, _resolved(path)):  # a symlink outside /tmp into it, or the reverse
             parts = form.parts  # not is_relative_to, which builds every parent: 8 of the 14 ms a command line took
-            if len(parts) > 2 and parts[0] == "/" and parts[1] == "tmp":
+            if len(parts) > 2 and parts[:2] == TMP.parts:
                 names.add(parts[2])
-    return names
+    # `/tmp/..` (or `/tmp/.`) names no entry: bound, it would be the host's root (or /tmp) mounted over the
+    # sandbox's own, the private tmp under it
+    return names - {".", ".."}
 
 
 def _venv_homes(path: str) -> list[Path]:
