@@ -8,13 +8,15 @@ Runs inside the user's interpreter (any Python 3): plain code, and nothing here 
 from __future__ import annotations
 
 import contextlib
-import importlib.abc
 import importlib.machinery
 import importlib.util
 import json
 import os
 import sys
-from typing import Any
+
+TYPE_CHECKING = False  # importing typing would cost every Python process of a gate run ~8 ms
+if TYPE_CHECKING:
+    from typing import Any
 
 _running: list[Any] = []
 """The result object whose run this process reports on the channel, and its session (one at a time)."""
@@ -44,10 +46,9 @@ def _write(report: str, outcome: str, test: Any, reason: str = "", *, result: An
         out.write(json.dumps({"outcome": outcome, "id": test_id, "reason": reason}) + "\n")
 
 
-def _record(report: str) -> None:
-    import unittest.result  # noqa: PLC0415 - loaded only in the gate's own runs, never in the user's others
-
-    base: Any = unittest.result.TestResult
+def _record(report: str, module: Any) -> None:
+    """Hooks `unittest.result` (`module`, just loaded) to report every outcome."""
+    base: Any = module.TestResult
 
     def hook(name: str, outcome: str) -> None:
         original = getattr(base, name)
@@ -93,32 +94,63 @@ def _chain() -> None:
 _PYTEST_PLUGIN = "autobuild_gate_pytest"
 
 
-class _PytestPlugin:
-    """Adds the gate's pytest plugin to pytest's default plugins when `_pytest.config` is imported, in this
-    process only (an environment variable such as PYTEST_PLUGINS would reach processes that can't import it)."""
+class _Loaded:
+    """Wraps a module's loader to call `then(module)` once the module has run. A plain class: `importlib.abc`
+    would import importlib.resources (pathlib, tempfile, inspect: ~50 ms in every Python process of a run)."""
+
+    def __init__(self, inner: Any, then: Any) -> None:
+        self.inner = inner
+        self.then = then
+
+    def create_module(self, spec: Any) -> Any:
+        return self.inner.create_module(spec)
+
+    def exec_module(self, module: Any) -> None:
+        self.inner.exec_module(module)
+        self.then(module)
+
+
+class _WhenLoaded:
+    """Calls `then(module)` right after the module `name` is first imported, in this process only: the unittest
+    hooks cost a process that never runs unittest nothing (importing unittest is ~20 ms), and the pytest plugin is
+    added when `_pytest.config` loads (an environment variable such as PYTEST_PLUGINS would reach processes that
+    can't import it)."""
+
+    def __init__(self, name: str, then: Any, before: Any = None) -> None:
+        self.name = name
+        self.then = then
+        self.before = before
 
     def find_spec(self, name: str, path: Any = None, target: Any = None) -> Any:
-        if name != "_pytest.config":
+        if name != self.name:
             return None
         sys.meta_path.remove(self)
         spec = importlib.util.find_spec(name)
         if spec is not None and spec.loader is not None:
-            inner = spec.loader
-            with contextlib.suppress(Exception):  # pytest is starting: before its plugins and conftests load
-                autobuild_channel.take()
-
-            class Loader(importlib.abc.Loader):
-                def create_module(self, spec: Any) -> Any:
-                    return inner.create_module(spec)
-
-                def exec_module(self, module: Any) -> None:
-                    inner.exec_module(module)
-                    plugins = getattr(module, "default_plugins", None)
-                    if isinstance(plugins, tuple) and _PYTEST_PLUGIN not in plugins:
-                        module.default_plugins = (*plugins, _PYTEST_PLUGIN)
-
-            spec.loader = Loader()
+            if self.before is not None:
+                with contextlib.suppress(Exception):
+                    self.before()
+            spec.loader = _Loaded(spec.loader, self.then)  # type: ignore[assignment]  # a loader by its methods
         return spec
+
+
+def _add_pytest_plugin(module: Any) -> None:
+    plugins = getattr(module, "default_plugins", None)
+    if isinstance(plugins, tuple) and _PYTEST_PLUGIN not in plugins:
+        module.default_plugins = (*plugins, _PYTEST_PLUGIN)
+
+
+def _take_channel() -> None:
+    """pytest is starting: the channel is taken before its plugins and conftests load."""
+    autobuild_channel.take()
+
+
+def _unittest_hooks(report: str) -> Any:
+    def hooks(module: Any) -> None:
+        with contextlib.suppress(Exception):  # never break the user's interpreter: ids are then simply missing
+            _record(report, module)
+
+    return hooks
 
 
 if os.environ.get("AUTOBUILD_UNITTEST_REPORT"):
@@ -127,8 +159,7 @@ if os.environ.get("AUTOBUILD_UNITTEST_REPORT"):
 
         if autobuild_channel.named_runner():  # started as a runner: the channel is taken before anything else
             autobuild_channel.take()
-    with contextlib.suppress(Exception):  # never break the user's interpreter: ids are then simply missing
-        _record(os.environ["AUTOBUILD_UNITTEST_REPORT"])
-    sys.meta_path.insert(0, _PytestPlugin())
+    sys.meta_path.insert(0, _WhenLoaded("unittest.result", _unittest_hooks(os.environ["AUTOBUILD_UNITTEST_REPORT"])))
+    sys.meta_path.insert(0, _WhenLoaded("_pytest.config", _add_pytest_plugin, _take_channel))
 with contextlib.suppress(Exception):
     _chain()
