@@ -107,7 +107,8 @@ class _Loaded:
 
     def exec_module(self, module: Any) -> None:
         self.inner.exec_module(module)
-        self.then(module)
+        with contextlib.suppress(Exception):
+            self.then(module)
 
 
 class _WhenLoaded:
@@ -159,7 +160,13 @@ if os.environ.get("AUTOBUILD_UNITTEST_REPORT"):
 
         if autobuild_channel.named_runner():  # started as a runner: the channel is taken before anything else
             autobuild_channel.take()
-    sys.meta_path.insert(0, _WhenLoaded("unittest.result", _unittest_hooks(os.environ["AUTOBUILD_UNITTEST_REPORT"])))
-    sys.meta_path.insert(0, _WhenLoaded("_pytest.config", _add_pytest_plugin, _take_channel))
+    for _name, _then, _before in (
+            ("unittest.result", _unittest_hooks(os.environ["AUTOBUILD_UNITTEST_REPORT"]), None),
+            ("_pytest.config", _add_pytest_plugin, _take_channel)):
+        if _name in sys.modules:  # loaded before this file ran (a site-packages .pth imports it): hooked now
+            with contextlib.suppress(Exception):
+                _then(sys.modules[_name])
+        else:
+            sys.meta_path.insert(0, _WhenLoaded(_name, _then, _before))
 with contextlib.suppress(Exception):
     _chain()
