@@ -138,7 +138,8 @@ class GitRepo(TreeQueries):
     def _env(self, cwd: Path) -> dict[str, str] | None:
         """Inside a worktree folder git may not look further up for a repository: a plain folder where a
         worktree used to be must fail, not resolve to the user's checkout."""
-        if cwd.is_relative_to(self.worktrees_dir):
+        inside = self.worktrees_dir.parts  # not is_relative_to, which builds every parent: asked before each git call
+        if cwd.parts[:len(inside)] == inside:
             return {**os.environ, "GIT_CEILING_DIRECTORIES": str(cwd.parent)}
         return None
 

@@ -52,6 +52,7 @@ def _folder_digest(folder: Path, exclude_ours: bool = False) -> str:
     if not folder.is_dir():
         return "absent"
     digest = hashlib.sha256()
+    top = len(folder.parts)  # each path's own parts, not relative_to (which builds every parent of each)
     for path in sorted(folder.rglob("*")):
         if not path.is_file():
             continue
@@ -59,7 +60,7 @@ def _folder_digest(folder: Path, exclude_ours: bool = False) -> str:
         if exclude_ours and path.name == "exclude":
             ours = set(EXCLUDE_LINES)
             data = b"\n".join(line for line in data.splitlines() if line.decode(errors="replace") not in ours)
-        digest.update(f"{path.relative_to(folder)}\0{path.stat().st_mode:o}\0".encode() + data + b"\0")
+        digest.update(f"{'/'.join(path.parts[top:])}\0{path.stat().st_mode:o}\0".encode() + data + b"\0")
     return digest.hexdigest()
 
 

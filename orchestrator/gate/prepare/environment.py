@@ -6,6 +6,7 @@ run the repo's tests."""
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import shlex
@@ -35,8 +36,15 @@ def repo_venv(root: Path) -> Path | None:
 
 
 def _without_ours(path: str) -> list[str]:
+    return list(_entries_not_ours(path))
+
+
+@functools.lru_cache(maxsize=8)
+def _entries_not_ours(path: str) -> tuple[str, ...]:
+    """PATH's entries but AutoBuild's own venv's: remembered by PATH, as every gate run and session asks again and
+    resolving each entry is most of the environment's cost."""
     if sys.prefix == sys.base_prefix:
-        return [entry for entry in path.split(os.pathsep) if entry]  # not a virtualenv: nothing of ours to drop
+        return tuple(entry for entry in path.split(os.pathsep) if entry)  # not a virtualenv: nothing of ours to drop
     ours = {Path(sys.prefix).resolve() / "bin", Path(sys.executable).parent.resolve()}
     kept = []
     for entry in path.split(os.pathsep):
@@ -46,7 +54,7 @@ def _without_ours(path: str) -> list[str]:
             resolved = Path(entry)
         if entry and resolved not in ours:
             kept.append(entry)
-    return kept
+    return tuple(kept)
 
 
 def run_env_dir(root: Path, feature_id: str) -> Path:
