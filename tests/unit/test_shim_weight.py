@@ -28,11 +28,13 @@ def _python(tmp_path: Path, *args: str, shim: bool = True, report: bool = False)
 
 
 def test_a_python_process_that_runs_no_tests_loads_nothing_heavy(tmp_path: Path) -> None:
-    probe = f"import sys, json; print(json.dumps([name for name in {HEAVY!r} if name in sys.modules]))"
+    probe = (f"import sys, json; site = sys.modules.get('sitecustomize'); print(json.dumps("
+             f"[[name for name in {HEAVY!r} if name in sys.modules], getattr(site, '__file__', None)]))")
     done, bare = _python(tmp_path, "-c", probe), _python(tmp_path, "-c", probe, shim=False)
     assert done.returncode == 0, done.stderr
-    assert set(json.loads(done.stdout)) - set(json.loads(bare.stdout)) == set(), "loaded at start-up by the shim"
-    assert "sitecustomize" in _python(tmp_path, "-c", "import sys; print(sorted(sys.modules))").stdout
+    (heavy, site), (bare_heavy, _) = json.loads(done.stdout), json.loads(bare.stdout)
+    assert site is not None and Path(site).parent == SHIM, "the shim's sitecustomize ran"
+    assert set(heavy) - set(bare_heavy) == set(), "loaded at start-up by the shim"
 
 
 def test_unittest_is_hooked_when_it_loads(tmp_path: Path) -> None:

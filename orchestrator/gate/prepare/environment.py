@@ -35,12 +35,8 @@ def repo_venv(root: Path) -> Path | None:
     return None
 
 
-def _without_ours(path: str) -> list[str]:
-    return list(_entries_not_ours(path))
-
-
 @functools.lru_cache(maxsize=8)
-def _entries_not_ours(path: str) -> tuple[str, ...]:
+def _without_ours(path: str) -> tuple[str, ...]:
     """PATH's entries but AutoBuild's own venv's: remembered by PATH, as every gate run and session asks again and
     resolving each entry is most of the environment's cost."""
     if sys.prefix == sys.base_prefix:
@@ -114,7 +110,7 @@ def session_env(root: Path, worktree: Path) -> dict[str, str]:
 def _python_env(root: Path, worktree: Path, feature: str | None, package: str, *, agents: bool) -> dict[str, str]:
     """`gate_env` (the layers user <- gate), or with `agents` the agents' (user <- gate <- agents)."""
     env = {key: value for key, value in os.environ.items() if key not in _OURS}
-    path = _without_ours(os.environ.get("PATH", ""))
+    path = list(_without_ours(os.environ.get("PATH", "")))
     own = repo_venv(root / package) if package != "." else None
     venv = own or repo_venv(root)
     redirected: list[str] = []

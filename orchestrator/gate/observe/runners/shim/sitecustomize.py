@@ -8,6 +8,7 @@ Runs inside the user's interpreter (any Python 3): plain code, and nothing here 
 from __future__ import annotations
 
 import contextlib
+import functools  # loaded by contextlib already: free
 import importlib.machinery
 import importlib.util
 import json
@@ -146,14 +147,6 @@ def _take_channel() -> None:
     autobuild_channel.take()
 
 
-def _unittest_hooks(report: str) -> Any:
-    def hooks(module: Any) -> None:
-        with contextlib.suppress(Exception):  # never break the user's interpreter: ids are then simply missing
-            _record(report, module)
-
-    return hooks
-
-
 if os.environ.get("AUTOBUILD_UNITTEST_REPORT"):
     with contextlib.suppress(Exception):
         import autobuild_channel
@@ -161,10 +154,10 @@ if os.environ.get("AUTOBUILD_UNITTEST_REPORT"):
         if autobuild_channel.named_runner():  # started as a runner: the channel is taken before anything else
             autobuild_channel.take()
     for _name, _then, _before in (
-            ("unittest.result", _unittest_hooks(os.environ["AUTOBUILD_UNITTEST_REPORT"]), None),
+            ("unittest.result", functools.partial(_record, os.environ["AUTOBUILD_UNITTEST_REPORT"]), None),
             ("_pytest.config", _add_pytest_plugin, _take_channel)):
         if _name in sys.modules:  # loaded before this file ran (a site-packages .pth imports it): hooked now
-            with contextlib.suppress(Exception):
+            with contextlib.suppress(Exception):  # never break the user's interpreter: ids are then simply missing
                 _then(sys.modules[_name])
         else:
             sys.meta_path.insert(0, _WhenLoaded(_name, _then, _before))
