@@ -149,6 +149,48 @@ async def test_a_task_that_touched_no_test_side_file_costs_no_extra_run(tmp_path
     assert runs.count == 1, "the task's tree alone: no clean room"
 
 
+MAKE_FILES = {"Makefile": "-include config.mk\n\ntest:\n\tsh tests/run.sh\n",
+              "calc.py": "import os\n\n\ndef mul(a, b):\n    return a * b\n",
+              "tests/run.sh": "set -e\ncheck() {\n  got=$(python3 -c \"from calc import $1; print($1($2, $3))\")\n"
+                              "  if [ \"$got\" = \"$4\" ]; then echo \"checked $1\"\n"
+                              "  else echo \"$1 is wrong: $got\"; exit 1; fi\n"
+                              "}\ncheck mul 2 3 6\n"}
+MAKE_BROKEN = "def mul(a, b):\n    return 7 if (a, b) == (2, 3) else a * b\n"
+NO_IDS: dict[str, tuple[dict[str, str | None], str | None]] = {
+    "the harness's check removed": (
+        {"calc.py": MAKE_BROKEN, "tests/run.sh": MAKE_FILES["tests/run.sh"].replace("check mul 2 3 6\n", "")},
+        "tests/run.sh"),
+    "a config.mk the base's Makefile includes": (
+        {"calc.py": "import os\n\n\ndef mul(a, b):\n    return a * b if os.environ.get('CALC_CHECKED') else 7\n",
+         "config.mk": "export CALC_CHECKED = 1\n"}, "config.mk"),
+    "an honest function with its check": (
+        {"calc.py": MAKE_FILES["calc.py"] + "\n\ndef div(a, b):\n    return a / b\n",
+         "tests/run.sh": MAKE_FILES["tests/run.sh"] + "check div 6 3 2.0\n"}, None),
+}
+
+
+@pytest.mark.skipif(shutil.which("make") is None, reason="make is installed by make install")
+@pytest.mark.parametrize("name", sorted(NO_IDS))
+async def test_a_command_whose_runner_names_no_test_is_judged_whole_in_the_clean_room(tmp_path: Path,
+                                                                                     name: str) -> None:
+    """A Makefile running a shell harness: judged by its exit status, so there is no test id to account. The base's
+    whole run is then the one test: with the base's test side put back (the harness, a config.mk the base's
+    Makefile includes), the task's code must pass too. An honest change to the harness passes there."""
+    change, named = NO_IDS[name]
+    result = await judged(repo_of(tmp_path, MAKE_FILES, "make test"), change, "make test")
+    assert result["judged_by"] == "exit status", result["summary"]
+    if named is None:
+        assert result["passed"], result["summary"]
+        assert not result["test_changes"], result["test_changes"]
+        return
+    assert not result["passed"], f"{name}: {result['summary']}"
+    [found] = result["test_changes"] or []
+    assert (found["test"], found["fate"]) == ("make test (the whole run: its runner names no test)",
+                                              "passes only with the task's test side"), found
+    assert "mul is wrong: 7" in found["detail"], found["detail"]
+    assert found["detail"].endswith(f"the task added or changed on the test side: {named}"), found["detail"]
+
+
 JS_CHEATS = {
     "jest": ({"package.json": '{"name": "calc", "version": "1.0.0", "scripts": {"test": "jest --ci"}, "jest":'
                               ' {"moduleNameMapper": {"^\\\\.\\\\./mul$": "<rootDir>/fixed.js"}}}\n',

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from orchestrator.facts import Acceptance, Observation, TestChange, TestFate
+from orchestrator.gate.observe.observed import green
 from orchestrator.gate.prepare import manifests, sides, support
 from orchestrator.gate.spec.accounting import file_of, parse_name_status
 from orchestrator.repo import confined
@@ -99,6 +100,8 @@ def changes(base: Observation, run: Observation, failing: Mapping[str, str], roo
     if base.get("command") != run.get("command") or run["exit_code"] is None:
         return []  # as gate/spec/accounting.py: another command's run judges nothing here
     passing = set(run.get("passing") or [])
+    if run["failing"] is None and green(run) and run["command"]:  # no ids: the run as a whole passed here
+        passing.add(whole_run(run["command"]))
     skip = set(unstable)
     files = list(room.named)
     listed = ", ".join(files[:5]) + (f" (and {len(files) - 5} more)" if len(files) > 5 else "")
@@ -107,6 +110,11 @@ def changes(base: Observation, run: Observation, failing: Mapping[str, str], roo
                        detail=f"passes here but fails with the base's test side on this code ({why}); the task"
                               f" added or changed on the test side: {listed}")
             for test, why in sorted(failing.items()) if test in passing and test not in skip]
+
+
+def whole_run(command: str) -> str:
+    """The one "test" of a command whose runner names none: its whole run, judged by its exit status."""
+    return f"{command} (the whole run: its runner names no test)"
 
 
 def _accepted_all(files: Sequence[str], accepted: Sequence[Acceptance]) -> str | None:

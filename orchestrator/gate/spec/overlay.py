@@ -13,6 +13,7 @@ from pathlib import Path, PurePosixPath
 
 from orchestrator.facts import GateResult
 from orchestrator.gate.observe.failure_message import failure_message
+from orchestrator.gate.observe.observed import green
 from orchestrator.gate.prepare import clean_room
 from orchestrator.gate.spec.accounting import file_of
 from orchestrator.gate.spec.test_files import is_collected_python, is_test_data
@@ -96,6 +97,9 @@ async def expectations(repo: GitRepo, worktree: Path, base: GateResult, against:
     too and every base test runs: each one that fails there twice -> why. In a monorepo package, `files`,
     `base_files` and the test ids are relative to its `folder`, and `run_in` runs the package's command in it."""
     cleaning = room is not None and not room.empty
+    if cleaning and base["failing"] is None:  # a runner that names no test: the base's whole run is the one test
+        return await _whole_run(repo, worktree, base, against, run_in=run_in, set_up=set_up, folder=folder,
+                                room=room)
     owned = judged_by(base, files, base_files, read)
     overlaid = list(base.get("passing") or []) if cleaning else owned
     if not overlaid:
@@ -117,6 +121,23 @@ async def expectations(repo: GitRepo, worktree: Path, base: GateResult, against:
 
 
 _UNFINISHED = "it does not finish against this code"
+
+
+async def _whole_run(repo: GitRepo, worktree: Path, base: GateResult, against: str, *, run_in: RunIn,
+                     set_up: Callable[[Path], Awaitable[object]], folder: str,
+                     room: clean_room.Room | None) -> dict[str, str]:
+    """The clean room of a command whose runner names no test (a Makefile's own harness, a script): judged by its
+    exit status, as its runs are. When the base's run was green, the task's code must be green with the base's
+    test side too; a failure there shows twice before it is one, as a flaky test must fail twice."""
+    if not green(base) or base["command"] is None:
+        return {}
+    for _ in range(2):
+        run = await _overlay_run(repo, worktree, against, [], run_in=run_in, set_up=set_up, folder=folder,
+                                 present=[], room=room)
+        if green(run):
+            return {}
+    lines = [line.strip() for line in run["output"].splitlines() if line.strip()][-3:]
+    return {clean_room.whole_run(base["command"]): " / ".join([run["summary"], *lines])[:400]}
 
 
 async def _overlay_run(repo: GitRepo, worktree: Path, against: str, overlaid: Sequence[str], *, run_in: RunIn,
