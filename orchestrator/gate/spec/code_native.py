@@ -1,6 +1,7 @@
 """Go and Rust code that knows it is judged, read with tree-sitter's grammars: `testing.Testing()`, a test binary's
 name or flags, `cfg!(test)` and `#[cfg(not(test))]` outside test modules, exits in `init()` or a ctor, swapped
-standard streams, and `Equal` methods or `PartialEq` impls that ignore their operand."""
+standard streams, and `Equal` methods or `PartialEq` impls that ignore their operand; C and C++ code whose
+preprocessor asks for a macro only a test build defines (a test header's include guard, `UNIT_TESTING`)."""
 
 from __future__ import annotations
 
@@ -253,4 +254,28 @@ def _rust_impl(node: Node) -> list[Finding]:
         body = function.child_by_field_name("body")
         if (why := _ignores(name, operand, body, _returns(body, _RUST_FUNCTIONS, tail=True))) is not None:
             found.append(_finding(function, f"{LIES}: {why}", function))
+    return found
+
+
+C_SUFFIXES = (".c", ".h", ".cc", ".cpp", ".cxx", ".hh", ".hpp", ".hxx", ".ipp", ".inl")
+_C_CONDITION = re.compile(r"^[ \t]*#[ \t]*(?:if|ifdef|ifndef|elif|elifdef|elifndef)\b(.*)$", re.MULTILINE)
+_C_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_C_TEST_WORDS = frozenset({"TEST", "TESTS", "TESTING", "UNITTEST", "UNITTESTS", "GTEST", "DOCTEST", "CMOCKA",
+                           "CRITERION", "MUNIT", "CUNIT", "CPPUTEST"})
+"""A macro with one of these words (split at underscores) names a test build: `UNIT_TESTING`, `__TEST_H__` (a test
+header's include guard: defined only where the test program includes it), `GTEST_API_`, `DOCTEST_CONFIG_...`."""
+
+
+def c(text: str) -> list[Finding]:
+    """Preprocessor conditions in C or C++ code that ask for a test build's macro: the code then compiles one way
+    into the test program and another into the product."""
+    found = []
+    for condition in _C_CONDITION.finditer(text):
+        expression = condition.group(1).split("//")[0].split("/*")[0]
+        for name in dict.fromkeys(_C_NAME.findall(expression)):
+            if name == "defined" or not _C_TEST_WORDS.intersection(filter(None, name.upper().split("_"))):
+                continue
+            found.append(Finding(text.count("\n", 0, condition.start()) + 1,
+                                 f"{PRESENCE}: the preprocessor asks for `{name}`, a macro only a test build defines",
+                                 f"c-macro:{name}"))
     return found

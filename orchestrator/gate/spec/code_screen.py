@@ -36,7 +36,7 @@ def screened_file(path: str) -> bool:
     name = PurePosixPath(path).name
     if name in _MANIFESTS:
         return True
-    code = path.endswith((".py", ".go", ".rs", ".tsx", *_JS, *_TS))
+    code = path.endswith((".py", ".go", ".rs", ".tsx", *_JS, *_TS, *code_native.C_SUFFIXES))
     return code and not is_test_file(path) and not is_runner_config(path) and not path.endswith(".d.ts")
 
 
@@ -65,6 +65,8 @@ def _in_code(path: str, text: str) -> list[Finding]:
         return code_native.go(text)
     if path.endswith(".rs"):
         return code_native.rust(text)
+    if path.endswith(code_native.C_SUFFIXES):
+        return code_native.c(text)
     language = "tsx" if path.endswith(".tsx") else "typescript" if path.endswith(_TS) else "javascript"
     return code_js.findings(language, text)
 
