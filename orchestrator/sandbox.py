@@ -139,6 +139,11 @@ def _caches(private: Path) -> dict[str, str]:
         "npm_config_cache": str(cache / "npm"),
         "YARN_CACHE_FOLDER": str(cache / "yarn"),
         "PNPM_HOME": str(cache / "pnpm"),
+        # pnpm's switch to the version a `packageManager` field names installs it by `pnpm add` in a folder under
+        # PNPM_HOME: inside the checkout, that finds the repo's pnpm-workspace.yaml and its `packageManager` again
+        # and recurses without end, offline (measured: 57 nested pnpm in 45 s). Set, even empty, COREPACK_ROOT tells
+        # pnpm (9 and 10, and the scripts it runs) that Corepack chose it: the pnpm on PATH runs the scripts.
+        "COREPACK_ROOT": "",
         "GOCACHE": str(cache / "go-build"),
         "GOMODCACHE": str(cache / "go-mod"),
         "CARGO_HOME": str(cargo_home),

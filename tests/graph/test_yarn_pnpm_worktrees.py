@@ -108,3 +108,28 @@ async def test_a_pnpm_workspace_is_gated_from_the_main_checkouts_install(
     assert broken["summary"].startswith("packages/calc: `pnpm test`"), broken["summary"]
     assert "failing: test/add.test.js > add" in broken["summary"], "on a green base: named, not only counted"
     assert listing(*users) == before
+
+
+@pytest.mark.skipif(installed("pnpm") is None or shutil.which("node") is None or not sandbox.available(),
+                    reason="pnpm is installed into .venv/js by make install; the sandbox needs bubblewrap")
+async def test_a_pnpm_project_naming_another_pnpm_version_runs_its_tests_and_starts_no_pnpm_of_its_own(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """vercel/ms names `pnpm@10.14.0-0` in `packageManager` and has a pnpm-workspace.yaml: pnpm's switch to that
+    version installed pnpm into PNPM_HOME (the run's cache, inside the checkout), where the nested `pnpm add` found
+    the workspace and its `packageManager` again, without end and offline. Here with make install's pnpm 9, its
+    switch turned on in .npmrc and a script that runs pnpm again: the gate runs the tests with the pnpm on PATH."""
+    files = {"package.json": '{"name": "calc", "version": "1.0.0", "packageManager": "pnpm@9.0.0",'
+                             ' "scripts": {"test": "pnpm run unit", "unit": "node --test"}}\n',
+             "pnpm-workspace.yaml": "", ".npmrc": "manage-package-manager-versions=true\n",
+             "mul.js": "exports.mul = (a, b) => a * b;\n",
+             "test/mul.test.js": "const test = require('node:test');\nconst assert = require('node:assert');\n"
+                                 "const { mul } = require('../mul');\n\n"
+                                 "test('mul', () => { assert.strictEqual(mul(2, 3), 6); });\n"}
+    repo = make_sample_repo(tmp_path / "repo", files=files, plan=plan(task("TASK-001"), verify="pnpm test"),
+                            venv=False)
+    on_path(monkeypatch, str(installed("pnpm")))
+    monkeypatch.setenv("npm_config_registry", "http://127.0.0.1:9/")  # nothing to download from, as offline
+    result = await judged(repo, {"div.js": "exports.div = (a, b) => a / b;\n"}, "pnpm test", timeout_s=90)
+    assert result["passed"], result["summary"]
+    assert result["tests_passed"] == 1, result["summary"]
+    assert not list(repo.glob(".autobuild/worktrees/*/_gate-own/cache/pnpm/.tools")), "no pnpm installed by pnpm"
