@@ -62,3 +62,17 @@ def test_a_file_the_base_names_in_a_passing_id_is_a_test_file_whatever_it_is_cal
     assert diff.test_files_changed == ["check.js"]
     assert all(test_files.is_test_file(name) for name in ("test.js", "test.mjs", "test-mul.js", "mul-test.cjs"))
     assert not test_files.is_test_file("testing.js")
+
+
+def test_a_test_no_longer_run_names_the_test_side_files_the_task_touched() -> None:
+    """tomli's `load_tests` added to tests/__init__.py, go-humanize's new `TestMain` in main_test.go: the test's own
+    file and the runner's config are unchanged, and the refusal names the hook's file instead of saying nothing."""
+    base = _run(["tests.test_misc.MiscTests.test_load", "tests.test_misc.MiscTests.test_dump"], [])
+    run = _run(["tests.test_misc.MiscTests.test_dump"], [])
+    files = ["tests/__init__.py", "tests/test_misc.py", "src/tomli/_parser.py"]
+    hooked = account(base, run, TreeDiff(modified=frozenset({"tests/__init__.py", "src/tomli/_parser.py"})), files)
+    assert [(change["test"], change["fate"], change["detail"]) for change in hooked] == [
+        ("tests.test_misc.MiscTests.test_load", "gone",
+         "no longer run; the task added or changed on the test side: tests/__init__.py")]
+    [alone] = account(base, run, TreeDiff(modified=frozenset({"src/tomli/_parser.py"})), files)
+    assert alone["detail"] == "no longer run (its file and the runner's config are unchanged)"

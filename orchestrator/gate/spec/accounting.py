@@ -172,6 +172,13 @@ def _gone_detail(test_id: str, file: str | None, diff: TreeDiff) -> str:
         return f"deselected by {where}"
     if file is not None and file in diff.modified:
         return f"no longer collected from {file} (the file changed)"
+    # A hook that decides what runs, outside the test's file and the runner's config (unittest's `load_tests` in a
+    # package's __init__.py, a new Go TestMain): the test-side files the task touched are where to look.
+    touched = sorted(path for path in {*diff.added, *diff.modified, *diff.deleted,
+                                       *(new for new, _ in diff.renamed.values())} if is_test_file(path))
+    if touched:
+        listed = ", ".join(touched[:5]) + (f" (and {len(touched) - 5} more)" if len(touched) > 5 else "")
+        return f"no longer run; the task added or changed on the test side: {listed}"
     return "no longer run (its file and the runner's config are unchanged)"
 
 
