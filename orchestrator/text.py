@@ -7,6 +7,14 @@ import re
 import unicodedata
 from collections.abc import Mapping
 
+_COLOUR = re.compile(r"\x1b\[[0-9;]*m")
+
+
+def uncoloured(text: str) -> str:
+    """A tool's output without its colour codes (`--color=yes` in a project's pytest `addopts`, FORCE_COLOR): what
+    the gate reads in it is matched line by line."""
+    return _COLOUR.sub("", text)
+
 
 def visible(text: str) -> str:
     """Control characters (terminal escapes included) become visible `\\x1b`-style text; newlines and tabs stay."""

@@ -31,8 +31,8 @@ def base_of(runner: str, case: str, *, recognised: bool = True) -> GateResult:
 
 
 @pytest.mark.parametrize(("runner", "case"), [
-    ("pytest", "collection-error"), ("unittest", "import-errors"), ("go", "build-failed"), ("node", "load-error"),
-    ("ctest", "not-built")])
+    ("pytest", "collection-error"), ("pytest", "collection-error-coloured"), ("unittest", "import-errors"),
+    ("go", "build-failed"), ("node", "load-error"), ("ctest", "not-built")])
 def test_a_base_whose_every_failure_is_a_file_that_did_not_load_is_refused(runner: str, case: str) -> None:
     base = base_of(runner, case)
     assert base["failing"] and base["load_errors"] == base["failing"]

@@ -8,7 +8,8 @@ from __future__ import annotations
 import itertools
 import re
 
-_COLOUR = re.compile(r"\x1b\[[0-9;]*m")
+from orchestrator.text import uncoloured
+
 _REPORT = re.compile(r"^(?:E\s+(.+)|\s*(AssertionError.*)|.*\berror: (.+)|\s+(\S+_test\.go:\d+: .+)"
                      r"|\s+(Expected: .+))$", re.MULTILINE)  # jest: Expected: 6
 _LISTED = re.compile(r"^\s*(assert .+)$", re.MULTILINE)  # a source line: only when the runner reported nothing else
@@ -27,7 +28,7 @@ _YAML_BLOCK = ("|", "|-", "|+", ">", ">-", ">+")
 def failure_message(output: str, test: str) -> str:
     """The line that says why `test` failed in the run's `output` (colours off: vitest colours its diff even off a
     terminal); "it fails" when the output says nothing we can quote."""
-    output = _COLOUR.sub("", output)
+    output = uncoloured(output)
     leaf = re.split(r" > |::|\.", test)[-1]
     start, end = _section(output, leaf)
     found = _REPORT.search(output, start, end) or _LISTED.search(output, start, end)

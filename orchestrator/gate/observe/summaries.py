@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import re
 
+from orchestrator.text import uncoloured
+
 _PYTEST_LINE = re.compile(r"^=*\s*((?:\d+ (?:subtests )?\w+(?:, )?)+|no tests ran) in [\d.]+m?s\b")
 """pytest 9 counts unittest's subTest blocks there too ("2 passed, 3 subtests passed in"): not tests, not counted."""
 _PYTEST_COUNT = re.compile(r"(\d+) (passed|failed|errors?|skipped|xfailed|xpassed)\b")
@@ -21,8 +23,6 @@ _NODE = re.compile(r"^(?:#|ℹ) (tests|suites|pass|fail|cancelled|skipped|todo) 
 _JEST = re.compile(r"^Tests: +(.*\d+ total)\s*$")
 _JEST_COUNT = re.compile(r"(\d+) (failed|passed|skipped|todo|pending|total)\b")
 _VITEST = re.compile(r"^ +Tests +(.*)\((\d+)\)\s*$")
-_COLOUR = re.compile(r"\x1b\[[0-9;]*m")
-"""vitest colours its summary even into a pipe."""
 _MOCHA = re.compile(r"^ +(\d+) (passing|pending|failing)(?: \(\S+\))?\s*$")
 _GO_PACKAGE = re.compile(r"^(ok|FAIL|\?) *\t(\S+)(?=\s|$)")
 PYTEST_KINDS = ("passed", "failed", "error", "skipped", "xfailed", "xpassed")
@@ -86,7 +86,7 @@ def jest_summaries(output: str) -> list[dict[str, int]]:
 
 def vitest_summaries(output: str) -> list[dict[str, int]]:
     found: list[dict[str, int]] = []
-    for line in _COLOUR.sub("", output).splitlines():
+    for line in uncoloured(output).splitlines():  # vitest colours its summary even into a pipe
         if totals := _VITEST.match(line):
             counts = dict.fromkeys(("failed", "passed", "skipped", "todo"), 0)
             for number, kind in _JEST_COUNT.findall(totals.group(1)):

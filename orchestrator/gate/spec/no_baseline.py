@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import TypeVar
 
 from orchestrator.facts import GateResult, Observation
+from orchestrator.text import uncoloured
 
 B = TypeVar("B", bound=Observation)
 
@@ -34,6 +35,7 @@ WHAT_TO_SET = ("make the base's tests run: set `setup:` in the plan (or --setup 
 def load_errors(output: str, failing: Sequence[str] | None) -> list[str]:
     """The failures of a run (`failing`, its failing ids; its whole output) that are a test file failing to load,
     compile or build, not a test failing; a crate that didn't compile is named even when no runner named any."""
+    output = uncoloured(output)
     unittest_modules = set(_UNITTEST_IMPORT.findall(output))
     collected = {path for path in _PYTEST_COLLECTING.findall(output)} if _PYTEST_COLLECTION.search(output) else set()
     modules = {path.removesuffix(".py").replace("/", ".") for path in collected}
