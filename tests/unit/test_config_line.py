@@ -76,3 +76,17 @@ def test_a_test_no_longer_run_names_the_test_side_files_the_task_touched() -> No
          "no longer run; the task added or changed on the test side: tests/__init__.py")]
     [alone] = account(base, run, TreeDiff(modified=frozenset({"src/tomli/_parser.py"})), files)
     assert alone["detail"] == "no longer run (its file and the runner's config are unchanged)"
+
+
+def test_a_test_whose_module_did_not_load_is_failing_not_gone() -> None:
+    """python-humanize without its generated _version.py: every test module fails to import; its tests are the
+    run's failures (named by the module that did not load), not 715 tests gone because of a test file the task
+    added."""
+    base = _run(["tests.test_number::test_ordinal", "tests.test_time::test_naturaltime"], [])
+    run = _run([], ["tests.test_number", "tests.test_time"])
+    run["load_errors"] = ["tests.test_number", "tests.test_time"]
+    changes = account(base, run, TreeDiff(added=frozenset({"tests/test_extra.py"})),
+                      ["tests/test_number.py", "tests/test_time.py"])
+    assert [(change["test"], change["fate"], change["detail"]) for change in changes] == [
+        ("tests.test_number::test_ordinal", "failing", "its file did not load here (tests.test_number)"),
+        ("tests.test_time::test_naturaltime", "failing", "its file did not load here (tests.test_time)")]

@@ -222,6 +222,7 @@ def account(base: Observation, run: Observation, diff: TreeDiff, base_files: Seq
     if base_passing is None or passing is None:
         return _by_count(base, run)
     now_passing, failing = set(passing), set(run["failing"] or [])
+    unloaded = [error.split(" [", 1)[0] for error in run.get("load_errors") or []]  # Go's `pkg [build failed]`
     skipped, xfailed = set(run.get("skipped_ids") or []), set(run.get("xfailed") or [])
     expectations = expectations or {}
     changes: list[TestChange] = []
@@ -232,8 +233,8 @@ def account(base: Observation, run: Observation, diff: TreeDiff, base_files: Seq
         if test in now_passing:
             if base_version:
                 changes.append(_change(test, "changed expectation", base_version.removeprefix("; "), file))
-        elif test in failing or any(f.startswith((test + " (", test + "/")) for f in failing):
-            changes.append(_change(test, "failing", "fails", file))  # itself, or its subtests
+        elif (why := _failing(test, failing, unloaded)) is not None:
+            changes.append(_change(test, "failing", why, file))
         elif test in xfailed:
             changes.append(_change(test, "xfailed", "marked as an expected failure" + base_version, file))
         elif test in skipped:
@@ -248,6 +249,16 @@ def account(base: Observation, run: Observation, diff: TreeDiff, base_files: Seq
         else:
             changes.append(_change(test, "gone", _gone_detail(test, file, diff) + base_version, file))
     return changes
+
+
+def _failing(test: str, failing: set[str], unloaded: Sequence[str]) -> str | None:
+    """How a base test fails in the run: itself or its subtests, or its file did not load (its tests then have no
+    result of their own: python-humanize's modules without their generated _version.py); None when it doesn't."""
+    if test in failing or any(f.startswith((test + " (", test + "/")) for f in failing):
+        return "fails"
+    loader = next((error for error in unloaded if test.startswith((error + "::", error + ".", error + " > ",
+                                                                   error + "/"))), None)
+    return f"its file did not load here ({loader})" if loader else None
 
 
 def _base_version(test: str, expectations: Mapping[str, str], diff: TreeDiff) -> str:
