@@ -5,9 +5,15 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
 _COLOUR = re.compile(r"\x1b\[[0-9;]*m")
+
+
+def first_few(items: Sequence[str], separator: str = ", ", limit: int = 5) -> str:
+    """The first `limit` of `items` joined, and how many more there are: `a, b, c, d, e (and 2 more)`."""
+    more = f" (and {len(items) - limit} more)" if len(items) > limit else ""
+    return separator.join(items[:limit]) + more
 
 
 def uncoloured(text: str) -> str:

@@ -21,6 +21,7 @@ from orchestrator.gate.prepare import manifests, sides, support
 from orchestrator.gate.spec.accounting import file_of, parse_name_status
 from orchestrator.repo import confined
 from orchestrator.repo.git import GitRepo
+from orchestrator.text import first_few
 
 FATE: TestFate = "passes only with the task's test side"
 
@@ -104,7 +105,7 @@ def changes(base: Observation, run: Observation, failing: Mapping[str, str], roo
         passing.add(whole_run(run["command"]))
     skip = set(unstable)
     files = list(room.named)
-    listed = ", ".join(files[:5]) + (f" (and {len(files) - 5} more)" if len(files) > 5 else "")
+    listed = first_few(files)
     reason = _accepted_all(files, accepted)
     return [TestChange(test=test, fate=FATE, file=file_of(test, base_files), accepted=reason,
                        detail=f"passes here but fails with the base's test side on this code ({why}); the task"

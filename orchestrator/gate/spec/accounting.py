@@ -18,6 +18,7 @@ from pathlib import PurePosixPath
 
 from orchestrator.facts import Acceptance, Observation, TestChange, TestFate
 from orchestrator.gate.spec.test_files import is_test_data, is_test_file
+from orchestrator.text import first_few
 
 UNACCEPTABLE = frozenset({"failing"})
 """Fates no acceptance waves through: a test that fails in the tree is red whatever the coach says."""
@@ -177,8 +178,7 @@ def _gone_detail(test_id: str, file: str | None, diff: TreeDiff) -> str:
     touched = sorted(path for path in {*diff.added, *diff.modified, *diff.deleted,
                                        *(new for new, _ in diff.renamed.values())} if is_test_file(path))
     if touched:
-        listed = ", ".join(touched[:5]) + (f" (and {len(touched) - 5} more)" if len(touched) > 5 else "")
-        return f"no longer run; the task added or changed on the test side: {listed}"
+        return f"no longer run; the task added or changed on the test side: {first_few(touched)}"
     return "no longer run (its file and the runner's config are unchanged)"
 
 

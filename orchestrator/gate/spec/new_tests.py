@@ -21,6 +21,7 @@ from orchestrator.gate.spec.overlay import RunIn, _first_message, _restriction
 from orchestrator.gate.spec.test_files import is_test_data, is_test_file
 from orchestrator.repo import confined
 from orchestrator.repo.git import GitRepo
+from orchestrator.text import first_few
 
 ACCEPTANCE = "new-tests-on-base"
 """What the coach names in `test_changes_accepted` to accept a task whose new tests break the rule (with why):
@@ -185,8 +186,7 @@ def verdict(kind: str, tests: Sequence[str], run: Observation, folder: str = "."
         return None  # the runner named no test: nothing to judge by
     failed = [test for test in tests if test not in passing]
     prefix = "" if folder == "." else f"{folder}::"
-    named = "; ".join(prefix + test for test in tests[:5]) + (f" (and {len(tests) - 5} more)" if len(tests) > 5
-                                                               else "")
+    named = first_few([prefix + test for test in tests], "; ")
     if kind in ("feature", "fix") and not failed:
         line = (f"none of the {len(tests)} test(s) the {kind} added or changed fails on the code it started from"
                 f" ({named}): they don't show the {kind} works")
