@@ -9,6 +9,7 @@ from typing import Any
 from benchmarks.native_cheats import LIB
 from orchestrator.gate.spec.inline_tests import changed
 from orchestrator.gate.spec.overlay import _restriction
+from orchestrator.gate.spec.test_files import go_test_homes
 
 
 def names(base: str, text: str, path: str = "src/lib.rs") -> list[str]:
@@ -53,6 +54,38 @@ def test_a_go_test_gone_from_one_of_its_packages_files_is_named_by_the_file_the_
     base: Any = {"command": "go test", "exit_code": 0, "passing": ["example.com/m.TestLRU", "example.com/m.Test2Q"],
                  "failing": [], "runner": "go test"}
     run: Any = {**base, "passing": ["example.com/m.Test2Q"]}
-    diff = TreeDiff(modified=frozenset({"lru_test.go"}), names={"lru_test.go": "func testLRUOff(t *testing.T) {}"})
+    homes = go_test_homes({"2q_test.go": "func Test2Q(t *testing.T) {}",
+                           "lru_test.go": "func TestLRU(t *testing.T) {}"})
+    diff = TreeDiff(modified=frozenset({"lru_test.go"}), names={"lru_test.go": "func testLRUOff(t *testing.T) {}"},
+                    inherited=homes)
     [change] = account(base, run, diff, ["2q_test.go", "lru_test.go", "lru.go"])
-    assert (change["test"], change["detail"]) == ("example.com/m.TestLRU", "deleted from lru_test.go")
+    assert (change["test"], change["detail"], change["file"]) == \
+        ("example.com/m.TestLRU", "deleted from lru_test.go", "lru_test.go")
+
+
+def test_a_go_test_is_named_by_the_file_that_defines_it_not_its_packages_first() -> None:
+    """dustin/go-humanize: TestOrdinals is in ordinals_test.go, the package's first test file is bigbytes_test.go;
+    a skip added there, or a change to the first file, names and accepts it by its own file."""
+    from orchestrator.gate.spec.accounting import TreeDiff, account  # noqa: PLC0415 - beside the Rust tests, one use
+
+    texts = {"bigbytes_test.go": "package humanize\n\nfunc TestBigByteParsing(t *testing.T) {}\n",
+             "ordinals_test.go": "package humanize\n\nfunc TestOrdinals(t *testing.T) {\n}\n\n"
+                                 "func ExampleOrdinal() {}\nfunc helperTest() {}\n",
+             "sub/x_test.go": "func TestX(t *testing.T) {}\n"}
+    homes = go_test_homes(texts)
+    assert homes == {"bigbytes_test.go::TestOrdinals": "ordinals_test.go",
+                     "bigbytes_test.go::ExampleOrdinal": "ordinals_test.go"}
+    ordinals, parsing = "github.com/dustin/go-humanize.TestOrdinals", "github.com/dustin/go-humanize.TestBigByteParsing"
+    base: Any = {"command": "go test", "exit_code": 0, "runner": "go test", "failing": [],
+                 "passing": [ordinals, parsing]}
+    run: Any = {**base, "passing": [parsing], "skipped_ids": [ordinals]}
+    diff = TreeDiff(modified=frozenset({"ordinals_test.go"}), inherited=homes,
+                    names={"ordinals_test.go": texts["ordinals_test.go"].replace("{\n", "{\n\tt.Skip()\n")})
+    [change] = account(base, run, diff, [*texts, "bigbytes.go"])
+    assert (change["fate"], change["file"]) == ("skipped", "ordinals_test.go")
+    first_changed = TreeDiff(modified=frozenset({"bigbytes_test.go"}), inherited=homes,
+                             names={"bigbytes_test.go": texts["bigbytes_test.go"]})
+    [gone] = account(base, {**base, "passing": [parsing]}, first_changed, [*texts, "bigbytes.go"])
+    assert (gone["file"], gone["detail"]) == (
+        "ordinals_test.go", "no longer run; the task added or changed on the test side: bigbytes_test.go"), \
+        "not 'deleted from' a file it never was in"

@@ -59,8 +59,9 @@ class TreeDiff:
     hosts: frozenset[str] = frozenset()
     """Files the base's passing test ids name (`test_hosts`): tests, whatever their name."""
     inherited: Mapping[str, str] = field(default_factory=dict)
-    """`file::name` of a Python test its file collects but doesn't define -> the changed support module whose base
-    version defined it (a mixin in tests/__init__.py): `inherited_tests`."""
+    """`file::name` of a test its file doesn't define -> the file whose base version does: a Python test its file
+    collects from a changed support module (a mixin in tests/__init__.py: `inherited_tests`), a Go test in another
+    test file of its package than the first (`go_test_homes`)."""
     reads: Mapping[str, frozenset[str]] = field(default_factory=dict)
     """Base files the base's tests read (their runs recorded it: gate/observe/reads.py) -> those tests: test data,
     wherever it lives."""
@@ -135,8 +136,9 @@ _GO_ID = re.compile(r"^([\w.~\-/]+)\.(?:Test|Example|Fuzz)\w*(?:/.*)?$")
 
 
 def _go_file(import_path: str, base_files: Sequence[str]) -> str | None:
-    """A `_test.go` file of the package `import_path` names: in the deepest folder its path ends with (the module's
-    root when none does). Which file of the package holds the test doesn't matter to what runs."""
+    """The first `_test.go` file of the package `import_path` names: in the deepest folder its path ends with (the
+    module's root when none does). Which file defines the test, when another does, `TreeDiff.inherited` says for
+    folders whose test files the task changed (test_files.go_test_homes)."""
     tests = sorted(path for path in base_files if path.endswith("_test.go"))
     folders = sorted({str(PurePosixPath(path).parent) for path in tests}, key=len, reverse=True)
     for folder in folders:
@@ -184,11 +186,6 @@ def _gone_detail(test_id: str, file: str | None, diff: TreeDiff) -> str:
 
 def _removed_detail(test_id: str, file: str | None, diff: TreeDiff) -> str | None:
     """How the test left its file: with the file, from it, or as a case of its table; None when it is still there."""
-    if file is not None and file.endswith("_test.go") and file not in diff.names and file not in diff.deleted:
-        # Any test file of a Go package stands for it: name the one of its folder the task changed, if any.
-        folder = PurePosixPath(file).parent
-        file = next((path for path in sorted({*diff.names, *diff.deleted}) if path.endswith("_test.go")
-                     and PurePosixPath(path).parent == folder), file)
     if file is not None and file in diff.deleted:
         return f"deleted (with its file {file})"
     if file is None or file not in diff.names:

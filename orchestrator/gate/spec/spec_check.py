@@ -12,7 +12,7 @@ import dataclasses
 import functools
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 from orchestrator.facts import Acceptance, GateResult, Observation, PackageGate, TestChange
 from orchestrator.gate import verdict
@@ -193,7 +193,8 @@ class SpecCheck:
                 if line is not None:
                     config[path] = line
         names = {old: texts[new_of.get(old, old)] for old in {*modified, *renamed} if new_of.get(old, old) in texts}
-        inherited = await self._inherited(worktree, against, base_files, {*deleted, *modified, *renamed})
+        inherited = {**await self._inherited(worktree, against, base_files, {*deleted, *modified, *renamed}),
+                     **await self._go_homes(worktree, against, base_files, set(touched) | set(renamed))}
         return accounting.TreeDiff(renamed=renamed, deleted=frozenset(deleted), modified=frozenset(modified),
                                    added=frozenset(added), config_lines=config, names=names, hosts=hosts,
                                    inherited=inherited), texts
@@ -215,6 +216,20 @@ class SpecCheck:
             if path in changed:
                 texts[path] = await self.repo.show_file(against, path) or ""
         return test_files.inherited_tests(support, texts)
+
+    async def _go_homes(self, worktree: Path, against: str, base_files: Sequence[str], changed: set[str]
+                        ) -> dict[str, str]:
+        """Which base `_test.go` file defines each Go test of a folder whose test files the tree changed
+        (test_files.go_test_homes): a test is named, accepted and shown by its own file, not its package's first."""
+        folders = {PurePosixPath(path).parent for path in changed if path.endswith("_test.go")}
+        files = [path for path in base_files if path.endswith("_test.go") and PurePosixPath(path).parent in folders]
+        if len(files) < 2:  # nothing is defined outside a folder's first test file
+            return {}
+        texts = await asyncio.to_thread(read_texts, worktree, [path for path in files if path not in changed])
+        for path in files:
+            if path in changed:
+                texts[path] = await self.repo.show_file(against, path) or ""
+        return test_files.go_test_homes(texts)
 
     async def _screened(self, worktree: Path, against: str, diff: accounting.TreeDiff,
                         texts: Mapping[str, str]) -> tuple[list[TestChange], list[str]]:

@@ -1,5 +1,6 @@
 """Which files are what to the gate: test code, test data, support modules, runner config; what a Python test file
-defines and inherits; and where an edit to runner config can deselect tests (its first changed line)."""
+defines and inherits, and which of a Go package's test files defines a test; and where an edit to runner config
+can deselect tests (its first changed line)."""
 
 from __future__ import annotations
 
@@ -69,6 +70,20 @@ def inherited_tests(support: Mapping[str, str], collected: Mapping[str, str]) ->
         return {}
     return {f"{path}::{name}": module for path, text in collected.items()
             for name in defined.keys() - test_methods(text) for module in [defined[name]]}
+
+
+_GO_DEFINED = re.compile(r"^func[ \t]+((?:Test|Example|Fuzz)\w*)[ \t]*\(", re.MULTILINE)
+
+
+def go_test_homes(texts: Mapping[str, str]) -> dict[str, str]:
+    """`first::name` -> the `_test.go` file defining `name`, for each Go test defined outside the first test file of
+    its folder (`first`: the file a Go test id is named by, accounting.file_of); `texts`: the base's text of every
+    `_test.go` file of the folders wanted."""
+    folders: dict[PurePosixPath, list[str]] = {}
+    for path in sorted(texts):
+        folders.setdefault(PurePosixPath(path).parent, []).append(path)
+    return {f"{paths[0]}::{name}": path for paths in folders.values() for path in paths[1:]
+            for name in _GO_DEFINED.findall(texts[path])}
 
 
 def is_runner_config(path: str) -> bool:
