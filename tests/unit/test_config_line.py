@@ -90,3 +90,18 @@ def test_a_test_whose_module_did_not_load_is_failing_not_gone() -> None:
     assert [(change["test"], change["fate"], change["detail"]) for change in changes] == [
         ("tests.test_number::test_ordinal", "failing", "its file did not load here (tests.test_number)"),
         ("tests.test_time::test_naturaltime", "failing", "its file did not load here (tests.test_time)")]
+
+
+def test_a_test_skipped_by_a_narrowed_script_names_where_the_task_changed_what_runs() -> None:
+    """vercel/ms: its package.json's test scripts given jest's `-t '^(?!.*weeks to ms)'`; the base's three tests
+    are skipped, and the refusal names package.json, not only "a marker, a condition or a filter"."""
+    test = "src/parse.test.ts > parse(long string) > should convert weeks to ms"
+    base, run = _run([test], []), _run([], [])
+    run["skipped_ids"] = [test]
+    files = ["src/parse.test.ts", "src/index.ts", "package.json"]
+    [narrowed] = account(base, run, TreeDiff(modified=frozenset({"package.json"}), config_lines={"package.json": 12}),
+                         files)
+    assert (narrowed["fate"], narrowed["detail"]) == (
+        "skipped", "the runner skipped it here; the task changed what runs: package.json:12")
+    [marked] = account(base, run, TreeDiff(modified=frozenset({"src/parse.test.ts"})), files)
+    assert marked["detail"] == "the runner skipped it here (a marker, a condition or a filter)"

@@ -164,6 +164,18 @@ def _moved(test_id: str, file: str | None, diff: TreeDiff) -> tuple[str, int] | 
     return (new + test_id[len(file):], similarity) if test_id.startswith(file) else None
 
 
+def _skipped_detail(file: str | None, diff: TreeDiff) -> str:
+    """Why the runner skipped a base test: its own file changed (a marker, a condition), else the runner's config the
+    task changed (a filter in a package.json script, an `addopts`), named where it changed."""
+    if diff.config_lines and (file is None or file not in diff.modified):
+        return f"the runner skipped it here; the task changed what runs: {_config_where(diff)}"
+    return "the runner skipped it here (a marker, a condition or a filter)"
+
+
+def _config_where(diff: TreeDiff) -> str:
+    return ", ".join(f"{path}:{line}" for path, line in sorted(diff.config_lines.items()))
+
+
 def _gone_detail(test_id: str, file: str | None, diff: TreeDiff) -> str:
     if (removed := _removed_detail(test_id, file, diff)) is not None:
         return removed
@@ -171,8 +183,7 @@ def _gone_detail(test_id: str, file: str | None, diff: TreeDiff) -> str:
                      or test_id in diff.reads.get(path, ())):
         return f"its data file deleted ({', '.join(fed[:3])})"
     if diff.config_lines:
-        where = ", ".join(f"{path}:{line}" for path, line in sorted(diff.config_lines.items()))
-        return f"deselected by {where}"
+        return f"deselected by {_config_where(diff)}"
     if file is not None and file in diff.modified:
         return f"no longer collected from {file} (the file changed)"
     # A hook that decides what runs, outside the test's file and the runner's config (unittest's `load_tests` in a
@@ -235,8 +246,7 @@ def account(base: Observation, run: Observation, diff: TreeDiff, base_files: Seq
         elif test in xfailed:
             changes.append(_change(test, "xfailed", "marked as an expected failure" + base_version, file))
         elif test in skipped:
-            changes.append(_change(test, "skipped", "the runner skipped it here (a marker, a condition or a filter)"
-                                   + base_version, file))
+            changes.append(_change(test, "skipped", _skipped_detail(file, diff) + base_version, file))
         elif (moved := _moved(test, file, diff)) is not None and moved[0] in now_passing:
             new_id, similarity = moved
             change = _change(test, "moved", f"to {new_id} ({similarity}% similar), passing there", file)
