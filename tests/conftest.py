@@ -141,9 +141,11 @@ def one_task_plan(task_id: str = "TASK-001", **task_fields: Any) -> dict[str, An
 
 
 @pytest.fixture(autouse=True)
-def _no_user_db(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Tests never touch the developer's checkpoints/ folder, nor trace to their LangSmith, unless they ask."""
+def _no_user_db(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFactory) -> None:
+    """Tests never touch the developer's checkpoints/ folder, nor trace to their LangSmith, unless they ask: the
+    default checkpoint DBs and quota records of every run they make, in-process or not, go to the session's own."""
     monkeypatch.delenv("ORCHESTRATOR_DB", raising=False)
+    monkeypatch.setenv("ORCHESTRATOR_CHECKPOINT_DIR", str(tmp_path_factory.getbasetemp() / "default-checkpoints"))
     for name in [name for name in os.environ if name.startswith(("LANGSMITH_", "LANGCHAIN_"))]:
         monkeypatch.delenv(name)  # in-process graphs would trace to the developer's LangSmith
     os.environ.setdefault("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")

@@ -22,6 +22,9 @@ LOCK_DB_VARIABLE = f"{ENV_PREFIX}LOCK_DB"
 """The store whose advisory locks the workers share: `autobuild serve` sets it to its DATABASE_URL. Unset (a local
 `run`, `langgraph dev`): only the repository's file lock applies."""
 WORKSPACE_VARIABLE = f"{ENV_PREFIX}WORKSPACE"
+CHECKPOINT_DIR_VARIABLE = f"{ENV_PREFIX}CHECKPOINT_DIR"
+"""Where the default checkpoint DBs and the subscription's quota records go, instead of the checkout's
+`checkpoints/` or the per-user data folder (a persistent disk in a container; a test suite's own folder)."""
 AUTH_TOKEN_VARIABLE = f"{ENV_PREFIX}AUTH_TOKEN"
 
 
@@ -35,6 +38,8 @@ class Environment(BaseModel):
     """Where a command runs without `--repo` (empty: the current folder)."""
     workspace: str = Field(default="", validation_alias=WORKSPACE_VARIABLE)
     """Where a worker keeps its clones of repos run by URL (see `worker_workspace`)."""
+    checkpoint_dir: str = Field(default="", validation_alias=CHECKPOINT_DIR_VARIABLE)
+    """Where the default checkpoint DBs go (empty: see store/locations.py `default_checkpoint_dir`)."""
     served_repos_under: str = Field(default="", validation_alias=SERVED_REPOS_VARIABLE)
     lock_db: str = Field(default="", validation_alias=LOCK_DB_VARIABLE)
     db_lock_timeout: str = Field(default="30", validation_alias=f"{ENV_PREFIX}DB_LOCK_TIMEOUT")

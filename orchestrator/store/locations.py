@@ -13,6 +13,7 @@ import platformdirs
 
 from orchestrator.errors import InputError
 from orchestrator.repo.commands import git_sync
+from orchestrator.settings.environment import environment
 
 POSTGRES_SCHEMES = ("postgres://", "postgresql://")
 REMEMBERED_DB = Path(".autobuild") / "db.json"
@@ -33,7 +34,10 @@ def find_repo(start: Path) -> Path:
 
 
 def default_checkpoint_dir() -> Path:
-    """The checkout's own `checkpoints/` when installed from it, else the per-user data folder."""
+    """`ORCHESTRATOR_CHECKPOINT_DIR` when set, else the checkout's own `checkpoints/` when installed from it, else
+    the per-user data folder."""
+    if configured := environment().checkpoint_dir.strip():
+        return Path(configured).expanduser().resolve()
     checkout = Path(__file__).resolve().parents[2]  # orchestrator/store/locations.py → the checkout
     if (checkout / "pyproject.toml").is_file() and (checkout / "checkpoints").is_dir():
         return checkout / "checkpoints"

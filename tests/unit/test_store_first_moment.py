@@ -13,6 +13,7 @@ from agents.testing.repos import make_sample_repo
 from orchestrator.cli.main import main
 from orchestrator.store.checkpoints import CheckpointStore
 from orchestrator.store.locations import default_checkpoint_dir, default_db
+from orchestrator.store.pause import quota_path
 from orchestrator.store.steering import SteeringQueue
 from orchestrator.store.task_control import TaskControls
 from tests.graph.harness import CALC_FILES, plan, task
@@ -56,10 +57,16 @@ def test_a_note_or_a_control_sent_before_the_stores_folder_exists_makes_it(tmp_p
     assert controls.control("FEAT-001", "TASK-001").paused is not None
 
 
-def test_the_default_store_is_the_checkouts_own_folder_when_run_from_it() -> None:
+def test_the_default_store_is_the_checkouts_own_folder_when_run_from_it(monkeypatch: pytest.MonkeyPatch,
+                                                                         tmp_path: Path) -> None:
     """DESIGN's contract: installed from the checkout (`make install`), the SQLite files go in its `checkpoints/`
-    (a package move once made it look one folder too low, so every run went to the per-user folder)."""
+    (a package move once made it look one folder too low, so every run went to the per-user folder), unless
+    ORCHESTRATOR_CHECKPOINT_DIR names another folder (the suite's own, tests/conftest.py)."""
+    monkeypatch.delenv("ORCHESTRATOR_CHECKPOINT_DIR")
     checkout = Path(__file__).resolve().parents[2]
     assert (checkout / "checkpoints").is_dir()
     assert default_checkpoint_dir() == checkout / "checkpoints"
     assert Path(default_db(Path("/tmp/somewhere/repo"))).parent == checkout / "checkpoints"
+    monkeypatch.setenv("ORCHESTRATOR_CHECKPOINT_DIR", str(tmp_path / "kept"))
+    assert Path(default_db(Path("/tmp/somewhere/repo"))).parent == tmp_path / "kept"
+    assert quota_path("k") == tmp_path / "kept" / "quota" / "k.json"
