@@ -162,6 +162,7 @@ async def judged(repo: Path, changed: dict[str, str | None], verify: str | None 
     gates.cache = None  # what is judged runs, always
     worktree = repo / ".autobuild" / "worktrees" / "FEAT-001" / "_land"
     await git.add_detached_worktree(worktree, base)
+    await gates.set_up(worktree)  # as a task's worktree is before its player writes (generated files, node_modules)
     for path, text in changed.items():
         if text is None:
             (worktree / path).unlink()
