@@ -8,7 +8,7 @@ import pytest
 
 from orchestrator.facts import Acceptance, Observation
 from orchestrator.gate.spec import code_screen
-from orchestrator.gate.spec.code_tokens import LIES, PRESENCE, TOUCHES
+from orchestrator.gate.spec.code_tokens import LIES, OPAQUE, PRESENCE, TOUCHES
 from orchestrator.gate.verdict import Accounted, Evidence, decide
 
 BASE = "import sys\n\n\ndef mul(a, b):\n    return a * b\n"
@@ -207,3 +207,28 @@ def test_a_package_that_depends_on_itself_is_a_hit() -> None:
     assert kinds(cargo, base=None, path="Cargo.toml") == []
     package = '{"name": "calc", "devDependencies": {"calc": "file:.", "tap": "^18"}}'
     assert kinds(package, base='{"name": "calc"}', path="package.json")
+
+
+NEUTERED = "import unittest\nunittest.TestCase.assertIn = lambda *a, **k: None\n"
+RUNS_CODE = {
+    # Tried on hukkin/tomli: a broken parser, and an `exec` in its package's __init__ that no-ops the failing
+    # test's assertion, was approved (base tests untouched; the clean room keeps the task's code).
+    "exec of decoded bytes": (f"exec(bytes.fromhex({NEUTERED.encode().hex()!r}).decode())\n", OPAQUE),
+    "exec of a data file's text": ("import pathlib\nexec(compile(pathlib.Path(__file__).with_name('c.dat')"
+                                   ".read_text(), 'c', 'exec'))\n", OPAQUE),
+    "eval of a name": ("def run(expr):\n    return eval(expr)\n", OPAQUE),
+    "runpy of a computed path": ("import runpy\nrunpy.run_path(__file__ + '.dat')\n", OPAQUE),
+    "a code object": ("import marshal\nmarshal.loads(DATA)\n", OPAQUE),
+    "a literal's own code": (f"exec({NEUTERED!r})\n", TOUCHES),
+}
+
+
+@pytest.mark.parametrize("name", sorted(RUNS_CODE))
+def test_code_run_from_a_string_is_screened_as_written_or_is_a_hit(name: str) -> None:
+    added, kind = RUNS_CODE[name]
+    found = kinds(BASE + added)
+    assert found and all(what.startswith(kind) for _, what in found), found
+
+
+def test_a_literal_that_runs_harmless_code_is_no_hit() -> None:
+    assert kinds(BASE + "exec('TABLE = {1: 2}')\nX = eval('1 + 2')\n") == []

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from orchestrator.gate.spec import code_screen
-from orchestrator.gate.spec.code_tokens import LIES, PRESENCE, TOUCHES
+from orchestrator.gate.spec.code_tokens import LIES, OPAQUE, PRESENCE, TOUCHES
 
 JS_BASE = "export function mul(a, b) {\n  return a * b;\n}\n"
 JS = {
@@ -166,3 +166,19 @@ def test_c_code_with_its_own_config_macros_and_test_files_is_no_hit() -> None:
                                             "static int mul")
     assert code_screen.screen("calc.h", C_BASE, text) == []
     assert not code_screen.screened_file("test/test.h") and not code_screen.screened_file("tests/calc_test.c")
+
+
+JS_RUNS_CODE = {
+    "eval of decoded text": ("eval(Buffer.from('cHJvY2Vzcy5leGl0KDAp', 'base64').toString());", OPAQUE),
+    "new Function of a variable": ("const f = new Function(body);", OPAQUE),
+    "vm of a file's text": ('require("vm").runInThisContext(require("fs").readFileSync(p, "utf8"));', OPAQUE),
+    "a literal's own code": ('eval("process.exitCode = 0");', TOUCHES),
+}
+
+
+@pytest.mark.parametrize("name", sorted(JS_RUNS_CODE))
+def test_javascript_code_run_from_a_string_is_screened_as_written_or_is_a_hit(name: str) -> None:
+    line, kind = JS_RUNS_CODE[name]
+    hits = found("src/mul.js", JS_BASE + line + "\n", JS_BASE)
+    assert hits and all(what.startswith(kind) for _, what in hits), hits
+    assert found("src/mul.js", JS_BASE + "const add = new Function('a', 'b', 'return a + b');\n", JS_BASE) == []

@@ -1,6 +1,7 @@
 """JavaScript and TypeScript code that knows it is judged, read with tree-sitter's grammars: the runner's variables
-and globals, its command line, exits and patched streams, runner imports, and `valueOf`, `Symbol.toPrimitive`,
-`asymmetricMatch` or `equals` answers that ignore their operand."""
+and globals, its command line, exits and patched streams, runner imports, `valueOf`, `Symbol.toPrimitive`,
+`asymmetricMatch` or `equals` answers that ignore their operand, and code run from a string the screen can't read
+(`eval`, `new Function`, `vm`)."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from tree_sitter import Node
 
 from orchestrator.gate.spec.code_tokens import (
     LIES,
+    OPAQUE,
     PRESENCE,
     TOUCHES,
     Finding,
@@ -43,6 +45,12 @@ _CALLERS = re.compile(r"^(?:(?:new Error\(\)|\w+)\.stack|Error\.captureStackTrac
 _CHANNEL = re.compile(r"^process\.(?:stdout|stderr|exit|exitCode|reallyExit|kill|abort|_exiting)\b")
 _EXITS = re.compile(r"^process\.(?:exit|reallyExit|abort|kill)$")
 _RUNNER_PACKAGES = re.compile(r"^(?:jest|@jest/.*|jest-.*|vitest|@vitest/.*|mocha|node:test|ava|tap|uvu|jasmine)$")
+_RUNS_CODE = frozenset({"eval", "globalThis.eval", "global.eval", "window.eval", "Function", "vm.runInThisContext",
+                        "vm.runInNewContext", "vm.runInContext", "vm.compileFunction", "vm.Script"})
+"""What runs code given as a string: a literal's code is screened in place, any other is a hit (decoded or read at
+run time, it could patch the runner as code in place would)."""
+_VM_RUNS = re.compile(r"\.(?:runInThisContext|runInNewContext|runInContext|compileFunction)$")
+"""`vm`'s runners however the module is reached (`require("vm").runInThisContext`)."""
 _FUNCTIONS = frozenset({"function_declaration", "function_expression", "function", "arrow_function",
                         "method_definition", "generator_function_declaration", "generator_function"})
 _COMPARING = frozenset({"equals", "isEqual", "asymmetricMatch", "Symbol.hasInstance"})
@@ -124,6 +132,9 @@ def _touches(root: Node, script: bool) -> Iterator[Finding]:
                 yield _finding(node, f"{TOUCHES}: replaces `{target}`")
         elif node.type == "call_expression":
             yield from _call(node, script)
+            yield from _runs_code(node, "function")
+        elif node.type == "new_expression":
+            yield from _runs_code(node, "constructor")
         elif node.type == "import_statement":
             source = string_value(node.child_by_field_name("source") or node)
             if source and _RUNNER_PACKAGES.match(source):
@@ -145,6 +156,21 @@ def _call(node: Node, script: bool) -> Iterator[Finding]:
         yield _finding(node, f"{TOUCHES}: sets the exit code from an exit handler")
     elif _EXITS.match(callee) and not script and not any(up.type in _FUNCTIONS for up in ancestors(node)):
         yield _finding(node, f"{TOUCHES}: exits the process when the module is loaded")
+
+
+def _runs_code(node: Node, field: str) -> Iterator[Finding]:
+    """`eval`, `new Function`, `vm`'s runners: the code of literal strings screened in place, any other a hit."""
+    callee = text_of(node.child_by_field_name(field))
+    if callee not in _RUNS_CODE and not _VM_RUNS.search(callee):
+        return
+    arguments = node.child_by_field_name("arguments")
+    given = list(arguments.named_children) if arguments is not None else []
+    texts = [string_value(argument) for argument in given]
+    if not given or None in texts:
+        yield _finding(node, f"{OPAQUE} (`{normal(text_of(node))[:100]}`: built or read at run time)", node)
+        return
+    for inner in findings("javascript", "\n".join(text for text in texts if text is not None)):
+        yield _finding(node, f"{inner.what} (in the code `{callee}` runs)", node)
 
 
 def _function_named(node: Node) -> tuple[str, Node] | None:

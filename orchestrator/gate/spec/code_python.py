@@ -1,5 +1,6 @@
 """Python code that knows it is judged, read with `ast`: reads of the runner's presence, touches of the runner or its
-output, and comparison, truth and hash dunders that ignore their operand."""
+output, comparison, truth and hash dunders that ignore their operand, and code run from a string the screen can't
+read (`exec` of bytes decoded at run time, of a data file's text)."""
 
 from __future__ import annotations
 
@@ -8,7 +9,15 @@ from collections.abc import Iterator, Sequence
 from functools import cached_property
 from pathlib import PurePosixPath
 
-from orchestrator.gate.spec.code_tokens import LIES, PRESENCE, TOUCHES, Finding, names_runner, names_runner_variable
+from orchestrator.gate.spec.code_tokens import (
+    LIES,
+    OPAQUE,
+    PRESENCE,
+    TOUCHES,
+    Finding,
+    names_runner,
+    names_runner_variable,
+)
 from orchestrator.gate.spec.py_strings import folded
 
 _PROBES = ("sys.modules", "sys.argv", "sys.orig_argv", "sys.executable", "os.environ", "os.getenv", "os.environb",
@@ -25,6 +34,10 @@ _STACK = ("inspect.stack", "inspect.currentframe", "inspect.getouterframes", "in
 """Who called: a branch on its callers' names tells a test's call from any other."""
 _MOCKS = ("mock", "dirty_equals")
 """Libraries whose values equal anything (`mock.ANY`, `dirty_equals.IsAnything`): the test side's, not a product's."""
+_RUNS_CODE = ("exec", "eval", "compile", "builtins.exec", "builtins.eval", "builtins.compile", "runpy.run_path",
+              "marshal.loads", "types.CodeType", "types.FunctionType")
+"""What runs code given as data: the screen reads a literal's code as if written in place; any other is a hit (what
+it runs, bytes decoded or a data file read at run time, can patch the runner the way code in place would)."""
 _BINARY = frozenset({"__eq__", "__ne__", "__lt__", "__le__", "__gt__", "__ge__", "__contains__", "__instancecheck__",
                      "__subclasscheck__"})
 
@@ -214,6 +227,22 @@ def _call(module: _Module, node: ast.Call) -> Iterator[Finding]:
         yield _finding(module, node, f"{TOUCHES}: `{name}` on the process's inherited descriptors")
     if name == "atexit.register" and node.args and _exits(module, node.args[0]):
         yield _finding(module, node, f"{TOUCHES}: an exit registered to run at exit")
+    if name in _RUNS_CODE:
+        yield from _runs_code(module, node, name)
+
+
+def _runs_code(module: _Module, node: ast.Call, name: str) -> Iterator[Finding]:
+    """`exec`, `eval`, `compile` and their kin: the code of a literal screened in place, any other a hit."""
+    source = node.args[0] if node.args else next((k.value for k in node.keywords if k.arg == "source"), None)
+    if isinstance(source, ast.Call) and module.dotted(source.func) in _RUNS_CODE:
+        return  # `exec(compile(text, ...))`: the inner call is the one that says it
+    text = folded(source) if source is not None else None
+    if text is None:
+        shown = ast.unparse(node).splitlines()[0][:100]
+        yield _finding(module, node, f"{OPAQUE} (`{shown}`: built or read at run time)", node)
+        return
+    for inner in findings("<string>", text):
+        yield _finding(module, node, f"{inner.what} (in the code `{name}` runs)", node)
 
 
 def _standard_descriptor(module: _Module, node: ast.AST) -> bool:

@@ -28,6 +28,7 @@ class Finding:
 PRESENCE = "reads whether a test runner is running"
 TOUCHES = "touches the test runner or its output"
 LIES = "answers without looking at what it is compared with"
+OPAQUE = "runs code the gate can't read"
 
 RUNNER_VARIABLES = frozenset({
     "PYTEST_CURRENT_TEST", "PYTEST_VERSION", "PYTEST_XDIST_WORKER", "PYTEST_XDIST_WORKER_COUNT", "PYTEST_ADDOPTS",
