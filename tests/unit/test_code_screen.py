@@ -220,6 +220,9 @@ RUNS_CODE = {
     "runpy of a computed path": ("import runpy\nrunpy.run_path(__file__ + '.dat')\n", OPAQUE),
     "a code object": ("import marshal\nmarshal.loads(DATA)\n", OPAQUE),
     "a literal's own code": (f"exec({NEUTERED!r})\n", TOUCHES),
+    "exec taken as a value": ("run = exec\nrun(DATA)\n", OPAQUE),
+    "exec by a name built in pieces": ("import builtins\ngetattr(builtins, 'ex' + 'ec')(DATA)\n", OPAQUE),
+    "eval from the builtins' dict": ("__builtins__['eval'](DATA)\n", OPAQUE),
 }
 
 
@@ -232,3 +235,4 @@ def test_code_run_from_a_string_is_screened_as_written_or_is_a_hit(name: str) ->
 
 def test_a_literal_that_runs_harmless_code_is_no_hit() -> None:
     assert kinds(BASE + "exec('TABLE = {1: 2}')\nX = eval('1 + 2')\n") == []
+    assert kinds(BASE + "import types\nF = isinstance(mul, types.FunctionType)\nX = {'exec': 1}['exec']\n") == []

@@ -198,6 +198,7 @@ def _touches(module: _Module, path: str) -> Iterator[Finding]:
                 yield _finding(module, node, f"{TOUCHES}: replaces `{target}`")
         if isinstance(node, ast.Call):
             yield from _call(module, node)
+        yield from _code_runner_taken(module, node)
     yield from _exits_at_import(module, path)
 
 
@@ -229,6 +230,33 @@ def _call(module: _Module, node: ast.Call) -> Iterator[Finding]:
         yield _finding(module, node, f"{TOUCHES}: an exit registered to run at exit")
     if name in _RUNS_CODE:
         yield from _runs_code(module, node, name)
+
+
+_RUNNER_NAMES = frozenset({"exec", "eval", "compile"})
+"""The builtins that run a string: taken as a value (not called in place), what they run is read nowhere."""
+
+
+def _code_runner_taken(module: _Module, node: ast.AST) -> Iterator[Finding]:
+    """A code runner taken as a value to call later (`run = exec`, `getattr(builtins, "ex" + "ec")`,
+    `__builtins__["eval"]`): what it will run is not read here."""
+    parent = module.parent.get(node)
+    if isinstance(node, (ast.Name, ast.Attribute)) and isinstance(node.ctx, ast.Load) \
+            and module.dotted(node).removeprefix("builtins.") in _RUNNER_NAMES \
+            and not (isinstance(parent, ast.Call) and parent.func is node) \
+            and not isinstance(parent, ast.Attribute):
+        yield _finding(module, node, f"{OPAQUE} (`{ast.unparse(node)}` taken to run later)", module.statement(node))
+    elif _looked_up(module, node):
+        yield _finding(module, node, f"{OPAQUE} (`{ast.unparse(node)[:100]}`)", node)
+
+
+def _looked_up(module: _Module, node: ast.AST) -> bool:
+    """`getattr(anything, "exec")` or `__builtins__["eval"]` (`vars(builtins)`, `globals()`), the name folded."""
+    if isinstance(node, ast.Call) and module.dotted(node.func) == "getattr" and len(node.args) >= 2:
+        return folded(node.args[1]) in _RUNNER_NAMES
+    if isinstance(node, ast.Subscript) and folded(node.slice) in _RUNNER_NAMES:
+        holder = module.dotted(node.value)
+        return "builtins" in holder or holder in ("vars", "globals", "locals")
+    return False
 
 
 def _runs_code(module: _Module, node: ast.Call, name: str) -> Iterator[Finding]:
