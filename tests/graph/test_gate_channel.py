@@ -166,3 +166,21 @@ async def test_a_run_that_loses_the_channel_or_rewrites_a_tracked_file_is_refuse
         return
     assert any(finding.startswith(named or "tracked files: the run changed tests/test_add.py")
                for finding in result.get("tampering") or []), result["summary"]
+
+
+_PATCHES_THE_RUNNER = ("import unittest\n\n"
+                       "type.__setattr__(unittest.TestCase, 'assert' + 'Equal', lambda *a, **k: None)\n")
+"""The task's code, imported by the tests, makes unittest's assertEqual do nothing: past the code screen (no runner
+is read, no `setattr` of a dotted name), every assertion of the broken `add` passes and both runners exit 0."""
+
+
+@pytest.mark.parametrize("command", [UNITTEST, "python -m pytest -q"])
+async def test_code_that_replaces_the_runners_own_assertion_is_refused_as_tampering(tmp_path: Path,
+                                                                                     command: str) -> None:
+    repo = make_sample_repo(tmp_path / "repo", files=UNITTEST_FILES, plan=plan(task("TASK-001"), verify=command))
+    result = await judged(repo, {**BROKEN, "calc/__init__.py": _PATCHES_THE_RUNNER}, command)
+    assert not result["passed"], result["summary"]
+    runner = "unittest" if command == UNITTEST else "pytest"
+    assert f"{runner} unittest.case.TestCase.assertEqual: replaced by code outside the runner" in \
+        "; ".join(result.get("tampering") or []), result["summary"]
+    assert "calc/__init__.py:3" in result["summary"], "names where the replacement came from"

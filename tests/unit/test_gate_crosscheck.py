@@ -128,3 +128,16 @@ def test_tracked_file_states_compare_by_content() -> None:
     assert changed({"a": "1"}, {}) == ["a"]
     assert changed({"a": "1"}, {"a": "2"}) == ["a"]
     assert changed(None, {}) is None
+
+
+def test_a_runner_function_replaced_by_the_run_s_code_is_named_and_a_base_s_own_patch_excused() -> None:
+    altered = {"s": "1-1", "runner": "unittest", "event": "altered",
+               "names": ["unittest.case.TestCase.assertEqual (/repo/calc/__init__.py:3)"]}
+    received = parse(_lines({"s": "1-1", "runner": "unittest", "event": "open"}, altered,
+                            {"s": "1-1", "runner": "unittest", "event": "end", "status": 0}))
+    found = check(received, "", 0, False, {})
+    assert found == ["unittest unittest.case.TestCase.assertEqual: replaced by code outside the runner"
+                     " (/repo/calc/__init__.py:3)"]
+    assert refusals(_run(tampering=found), _run(tampering=[found[0].replace("calc/__init__.py:3", "conftest.py:9")])) \
+        == [], "a project whose own code patches it on the base too"
+    assert refusals(_run(tampering=found), _run(tampering=[])) == found

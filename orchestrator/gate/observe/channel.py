@@ -30,6 +30,9 @@ class Session:
     ended: bool = False
     status: int | None = None
     """The runner's own exit status as it reported it at its end (None: it did not say)."""
+    altered: list[str] = field(default_factory=list)
+    """The runner's own functions its process found replaced by code outside the runner, at its end (`module.name
+    (file:line)`)."""
 
 
 @dataclass
@@ -71,6 +74,8 @@ def parse(data: bytes) -> Received:
         event = record.get("event")
         if event == "test":
             session.tests.append(record)
+        elif event == "altered" and isinstance(record.get("names"), list):
+            session.altered += [str(name) for name in record["names"]]
         elif event == "end":
             session.ended = True
             session.status = record["status"] if isinstance(record.get("status"), int) else None

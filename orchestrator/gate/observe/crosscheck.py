@@ -150,6 +150,13 @@ def _status(session: Session) -> list[str]:
     return []
 
 
+def _altered(session: Session) -> list[str]:
+    """The runner's own functions code of the run replaced, each its own subject (a project whose plugin patches one
+    on the base too is excused for that one)."""
+    return [f"{session.runner} {name.split(' (', 1)[0]}: replaced by code outside the runner"
+            f" ({name.split(' (', 1)[1].rstrip(')') if ' (' in name else '?'})" for name in session.altered]
+
+
 def check(received: Received, output: str, exit_code: int | None, timed_out: bool,
           heard: dict[str, Observed]) -> list[str]:
     """What disagrees in one run (the base's included: its findings excuse a task's of the same subject)."""
@@ -162,7 +169,7 @@ def check(received: Received, output: str, exit_code: int | None, timed_out: boo
             found += [f"{runner} end: a session on the gate's channel never ended (its process died or closed the"
                       " channel before its runner finished)" for session in sessions if not session.ended]
         for session in sessions:
-            found += _twice(session) + _status(session)
+            found += _twice(session) + _status(session) + _altered(session)
         if runner in _CHECKED and not timed_out:
             found += _summaries(runner, sessions, output)
         if runner == "go test":

@@ -52,6 +52,47 @@ def named_runner() -> str | None:
     return None
 
 
+def altered(owners: Any) -> list[str]:
+    """`module.Class.name (file:line)` for each function of a runner's own class (or module) whose code no longer
+    lives in the runner's package folder: code of the run's put in its place (an assertion that can't fail, a test
+    call that runs nothing). `owners`: (module, class or "", names to check or () for every one)."""
+    found: list[str] = []
+    for module_name, class_name, names in owners:
+        with contextlib.suppress(Exception):
+            module = sys.modules.get(module_name)
+            source = getattr(module, "__file__", None)
+            if module is None or source is None:
+                continue
+            home = os.path.dirname(os.path.realpath(source)) + os.sep
+            items = vars(getattr(module, class_name) if class_name else module)
+            for name in names or list(items):
+                value = items.get(name)
+                where = _foreign(getattr(value, "__func__", value), home)
+                if where is None and callable(value) and not isinstance(value, type) \
+                        and (names or name.startswith(("assert", "fail"))):
+                    where = repr(value)[:100]  # no code at all where a function of the runner's was
+                if where:
+                    found.append(f"{module_name}.{class_name + '.' if class_name else ''}{name} ({where})")
+    return found
+
+
+def _foreign(func: Any, home: str) -> str | None:
+    """Where `func`'s code is when it is not under `home` ("" when it is; None: no Python code); a standard library
+    decorator's wrapper (`contextlib.contextmanager`) is looked through to the function it wraps."""
+    stdlib = os.path.dirname(os.path.realpath(os.__file__)) + os.sep
+    for _ in range(8):
+        code = getattr(func, "__code__", None)
+        if code is None:
+            return None
+        path = os.path.realpath(code.co_filename)
+        if path.startswith(home):
+            return ""
+        if not (path.startswith(stdlib) and hasattr(func, "__wrapped__")):
+            return f"{code.co_filename}:{code.co_firstlineno}"
+        func = func.__wrapped__
+    return "a chain of wrappers"
+
+
 class Session:
     """One runner's session on the channel: `open`, then a record per outcome, then `end` with its status."""
 
@@ -76,5 +117,9 @@ class Session:
     def test(self, **fields: Any) -> None:
         self.send("test", **fields)
 
-    def end(self, status: int) -> None:
+    def end(self, status: int, owners: Any = ()) -> None:
+        """The session's end, after the runner's own functions of `owners` that code of the run replaced (`altered`)."""
+        names = altered(owners)
+        if names:
+            self.send("altered", names=names[:50])
         self.send("end", status=status)

@@ -105,7 +105,14 @@ class _ChannelReporter:
     @pytest.hookimpl(trylast=True)
     def pytest_sessionfinish(self, session: Any, exitstatus: Any) -> None:
         if self.session is not None:
-            self.session.end(int(exitstatus))
+            self.session.end(int(exitstatus), owners=_OWN)
+
+
+_OWN = [("_pytest.python", "Function", ()), ("_pytest.unittest", "TestCaseFunction", ()),
+        ("_pytest.reports", "TestReport", ()), ("_pytest.runner", "", ("pytest_runtest_call", "call_and_report",
+                                                                       "runtestprotocol", "call_runtest_hook")),
+        ("unittest.case", "TestCase", ())]
+"""pytest's own code that runs a test and reports it, and unittest's TestCase: the run's code may not replace it."""
 
 
 def _interrupt() -> None:

@@ -28,7 +28,7 @@ def _channel(result: Any, name: str, outcome: str, test_id: str, reason: str) ->
         _running.extend([result, autobuild_channel.Session("unittest")])
     elif _running and _running[0] is result:
         if name == "stopTestRun":
-            _running.pop(1).end(0 if result.wasSuccessful() else 1)
+            _running.pop(1).end(0 if result.wasSuccessful() else 1, owners=[("unittest.case", "TestCase", ())])
             _running.clear()
         elif name != "startTestRun":
             _running[1].test(outcome=outcome, id=test_id, reason=reason)
