@@ -184,3 +184,19 @@ async def test_code_that_replaces_the_runners_own_assertion_is_refused_as_tamper
     assert f"{runner} unittest.case.TestCase.assertEqual: replaced by code outside the runner" in \
         "; ".join(result.get("tampering") or []), result["summary"]
     assert "calc/__init__.py:3" in result["summary"], "names where the replacement came from"
+
+
+_SKIPS_EVERY_TEST = ("import gc\n\nfor found in gc.get_objects():\n"
+                     "    if isinstance(found, type) and found.__name__ == 'Function' and 'runtest' in vars(found):\n"
+                     "        type.__setattr__(found, 'runtest', lambda self: None)\n")
+"""The task's code finds pytest's own test item class by walking the heap, never naming a runner, and makes its call
+run nothing: every test passes."""
+
+
+async def test_code_that_replaces_pytest_s_own_test_call_is_refused_as_tampering(tmp_path: Path) -> None:
+    repo = _pytest_repo(tmp_path)
+    result = await judged(repo, {"calc/add.py": "import calc.hidden\n\n\n" + BROKEN["calc/add.py"],
+                                 "calc/hidden.py": _SKIPS_EVERY_TEST}, "python -m pytest -q")
+    assert not result["passed"], result["summary"]
+    assert "pytest _pytest.python.Function.runtest: replaced by code outside the runner" in \
+        "; ".join(result.get("tampering") or []), result["summary"]
