@@ -93,6 +93,8 @@ TOUCH_CASES = {
                              "an exit registered"),
     "an exit at import": ("sys.exit(0)\n", "exits the process when the module is imported"),
     "another descriptor taken over": ("import os\nos.dup2(os.open(os.devnull, 1), 7)\n", "inherited descriptors"),
+    "type.__setattr__, its name built": ("import unittest\ntype.__setattr__(unittest.TestCase, 'assert' + 'In', id)\n",
+                                         "replaces `unittest.TestCase.assertIn`"),
 }
 
 

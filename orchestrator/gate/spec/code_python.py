@@ -38,6 +38,8 @@ _RUNS_CODE = ("exec", "eval", "compile", "builtins.exec", "builtins.eval", "buil
               "marshal.loads", "types.CodeType", "types.FunctionType")
 """What runs code given as data: the screen reads a literal's code as if written in place; any other is a hit (what
 it runs, bytes decoded or a data file read at run time, can patch the runner the way code in place would)."""
+_SETTERS = ("setattr", "delattr", "type.__setattr__", "object.__setattr__", "type.__delattr__", "object.__delattr__")
+"""What sets an attribute by name: `type.__setattr__(unittest.TestCase, "assert" + "In", ...)` is an assignment."""
 _BINARY = frozenset({"__eq__", "__ne__", "__lt__", "__le__", "__gt__", "__ge__", "__contains__", "__instancecheck__",
                      "__subclasscheck__"})
 
@@ -213,10 +215,10 @@ def _assigned(module: _Module, node: ast.AST) -> list[str]:
     if isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Delete)):
         targets = node.targets if isinstance(node, (ast.Assign, ast.Delete)) else [node.target]
         return [module.dotted(t) for t in targets if isinstance(t, ast.Attribute)]
-    if isinstance(node, ast.Call) and module.dotted(node.func) in ("setattr", "delattr") and len(node.args) >= 2:
-        field = node.args[1]
-        if isinstance(field, ast.Constant) and isinstance(field.value, str):
-            return [f"{module.dotted(node.args[0])}.{field.value}"]
+    if isinstance(node, ast.Call) and module.dotted(node.func) in _SETTERS and len(node.args) >= 2:
+        field = folded(node.args[1])
+        if field is not None:
+            return [f"{module.dotted(node.args[0])}.{field}"]
     return []
 
 
