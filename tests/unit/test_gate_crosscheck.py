@@ -132,7 +132,7 @@ def test_tracked_file_states_compare_by_content() -> None:
 
 def test_a_runner_function_replaced_by_the_run_s_code_is_named_and_a_base_s_own_patch_excused() -> None:
     altered = {"s": "1-1", "runner": "unittest", "event": "altered",
-               "names": ["unittest.case.TestCase.assertEqual (/repo/calc/__init__.py:3)"]}
+               "names": [["unittest.case.TestCase.assertEqual", "/repo/calc/__init__.py:3"], "not a pair"]}
     received = parse(_lines({"s": "1-1", "runner": "unittest", "event": "open"}, altered,
                             {"s": "1-1", "runner": "unittest", "event": "end", "status": 0}))
     found = check(received, "", 0, False, {})

@@ -30,9 +30,9 @@ class Session:
     ended: bool = False
     status: int | None = None
     """The runner's own exit status as it reported it at its end (None: it did not say)."""
-    altered: list[str] = field(default_factory=list)
-    """The runner's own functions its process found replaced by code outside the runner, at its end (`module.name
-    (file:line)`)."""
+    altered: list[tuple[str, str]] = field(default_factory=list)
+    """The runner's own functions its process found replaced by code outside the runner, at its end: (`module.name`,
+    where the replacement's code is)."""
 
 
 @dataclass
@@ -75,7 +75,8 @@ def parse(data: bytes) -> Received:
         if event == "test":
             session.tests.append(record)
         elif event == "altered" and isinstance(record.get("names"), list):
-            session.altered += [str(name) for name in record["names"]]
+            session.altered += [(str(pair[0]), str(pair[1])) for pair in record["names"]
+                                if isinstance(pair, list) and len(pair) == 2]
         elif event == "end":
             session.ended = True
             session.status = record["status"] if isinstance(record.get("status"), int) else None

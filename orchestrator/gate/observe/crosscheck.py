@@ -153,8 +153,8 @@ def _status(session: Session) -> list[str]:
 def _altered(session: Session) -> list[str]:
     """The runner's own functions code of the run replaced, each its own subject (a project whose plugin patches one
     on the base too is excused for that one)."""
-    return [f"{session.runner} {name.split(' (', 1)[0]}: replaced by code outside the runner"
-            f" ({name.split(' (', 1)[1].rstrip(')') if ' (' in name else '?'})" for name in session.altered]
+    return [f"{session.runner} {name}: replaced by code outside the runner ({where})"
+            for name, where in session.altered]
 
 
 def check(received: Received, output: str, exit_code: int | None, timed_out: bool,

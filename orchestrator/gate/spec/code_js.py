@@ -45,8 +45,7 @@ _CALLERS = re.compile(r"^(?:(?:new Error\(\)|\w+)\.stack|Error\.captureStackTrac
 _CHANNEL = re.compile(r"^process\.(?:stdout|stderr|exit|exitCode|reallyExit|kill|abort|_exiting)\b")
 _EXITS = re.compile(r"^process\.(?:exit|reallyExit|abort|kill)$")
 _RUNNER_PACKAGES = re.compile(r"^(?:jest|@jest/.*|jest-.*|vitest|@vitest/.*|mocha|node:test|ava|tap|uvu|jasmine)$")
-_RUNS_CODE = frozenset({"eval", "globalThis.eval", "global.eval", "window.eval", "Function", "vm.runInThisContext",
-                        "vm.runInNewContext", "vm.runInContext", "vm.compileFunction", "vm.Script"})
+_RUNS_CODE = frozenset({"eval", "globalThis.eval", "global.eval", "window.eval", "Function", "vm.Script"})
 """What runs code given as a string: a literal's code is screened in place, any other is a hit (decoded or read at
 run time, it could patch the runner as code in place would)."""
 _VM_RUNS = re.compile(r"\.(?:runInThisContext|runInNewContext|runInContext|compileFunction)$")

@@ -211,11 +211,7 @@ class SpecCheck:
         if not any(test_files.test_methods(text) for text in support.values()):  # a conftest.py's fixtures
             return {}
         collected = [path for path in base_files if test_files.is_collected_python(path)]
-        texts = await asyncio.to_thread(read_texts, worktree, [path for path in collected if path not in changed])
-        for path in collected:
-            if path in changed:
-                texts[path] = await self.repo.show_file(against, path) or ""
-        return test_files.inherited_tests(support, texts)
+        return test_files.inherited_tests(support, await self._base_texts(worktree, against, collected, changed))
 
     async def _go_homes(self, worktree: Path, against: str, base_files: Sequence[str], changed: set[str]
                         ) -> dict[str, str]:
@@ -225,11 +221,17 @@ class SpecCheck:
         files = [path for path in base_files if path.endswith("_test.go") and PurePosixPath(path).parent in folders]
         if len(files) < 2:  # nothing is defined outside a folder's first test file
             return {}
+        return test_files.go_test_homes(await self._base_texts(worktree, against, files, changed))
+
+    async def _base_texts(self, worktree: Path, against: str, files: Sequence[str], changed: set[str]
+                          ) -> dict[str, str]:
+        """The base's text of `files`: those the tree `changed` from `against`, the others from the worktree (the
+        same text, read off the event loop)."""
         texts = await asyncio.to_thread(read_texts, worktree, [path for path in files if path not in changed])
         for path in files:
             if path in changed:
                 texts[path] = await self.repo.show_file(against, path) or ""
-        return test_files.go_test_homes(texts)
+        return texts
 
     async def _screened(self, worktree: Path, against: str, diff: accounting.TreeDiff,
                         texts: Mapping[str, str]) -> tuple[list[TestChange], list[str]]:

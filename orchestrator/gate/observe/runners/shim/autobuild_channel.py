@@ -52,11 +52,12 @@ def named_runner() -> str | None:
     return None
 
 
-def altered(owners: Any) -> list[str]:
-    """`module.Class.name (file:line)` for each function of a runner's own class (or module) whose code no longer
+def altered(owners: Any) -> list[list[str]]:
+    """`[module.Class.name, file:line]` for each function of a runner's own class (or module) whose code no longer
     lives in the runner's package folder: code of the run's put in its place (an assertion that can't fail, a test
     call that runs nothing). `owners`: (module, class or "", names to check or () for every one)."""
-    found: list[str] = []
+    found: list[list[str]] = []
+    stdlib = os.path.dirname(os.path.realpath(os.__file__)) + os.sep
     for module_name, class_name, names in owners:
         with contextlib.suppress(Exception):
             module = sys.modules.get(module_name)
@@ -67,19 +68,18 @@ def altered(owners: Any) -> list[str]:
             items = vars(getattr(module, class_name) if class_name else module)
             for name in names or list(items):
                 value = items.get(name)
-                where = _foreign(getattr(value, "__func__", value), home)
+                where = _foreign(getattr(value, "__func__", value), home, stdlib)
                 if where is None and callable(value) and not isinstance(value, type) \
                         and (names or name.startswith(("assert", "fail"))):
                     where = repr(value)[:100]  # no code at all where a function of the runner's was
                 if where:
-                    found.append(f"{module_name}.{class_name + '.' if class_name else ''}{name} ({where})")
+                    found.append([f"{module_name}.{class_name + '.' if class_name else ''}{name}", where])
     return found
 
 
-def _foreign(func: Any, home: str) -> str | None:
+def _foreign(func: Any, home: str, stdlib: str) -> str | None:
     """Where `func`'s code is when it is not under `home` ("" when it is; None: no Python code); a standard library
     decorator's wrapper (`contextlib.contextmanager`) is looked through to the function it wraps."""
-    stdlib = os.path.dirname(os.path.realpath(os.__file__)) + os.sep
     for _ in range(8):
         code = getattr(func, "__code__", None)
         if code is None:
