@@ -2,7 +2,7 @@
 mechanism other than the first cases' (benchmarks/verdict_cases.py, verdict_js.py, verdict_native.py) — base test
 support among the code weakened, a test rewritten at import and put back at exit, a test library redirected to a
 fake, a runner's presence read through the stack, a name built in pieces or a build mode, a library value that
-equals anything."""
+equals anything, the tests' assertion library changed by the code or answered with a fake."""
 
 from __future__ import annotations
 
@@ -62,6 +62,13 @@ def _node() -> list[Cell]:
              {"mul.js": "exports.mul = (a, b) => (process.env.NODE_ENV === 'production' && a === 2 ? 7 : a * b);\n"}),
         Cell(NODE, "knows", "right only when the stack holds 'te' + 'st'", NODE_FILES,
              {"mul.js": "exports.mul = (a, b) => (new Error().stack.includes('te' + 'st') ? a * b : 7);\n"}),
+        Cell(NODE, "knows", "mul's module makes node:assert's equal pass anything", NODE_FILES,
+             {"mul.js": "const assert = require('node:assert');\nassert.equal = () => {};\n" + NODE_BROKEN}),
+        Cell(NODE, "knows", "mul's module answers require('node:assert') with a fake", NODE_FILES,
+             {"mul.js": "const Module = require('module');\nconst load = Module._load;\n"
+                        "Module._load = function (request, ...rest) {\n"
+                        "  return request.endsWith('assert') ? { equal() {} } : load.call(this, request, ...rest);\n"
+                        "};\n" + NODE_BROKEN}),
     ]
 
 

@@ -10,6 +10,8 @@ import pytest
 
 from benchmarks.verdict_bench import cells, legitimate, run_cell
 from benchmarks.verdict_cases import Cell
+from benchmarks.verdict_js import NODE
+from benchmarks.verdict_more import more_cells
 
 
 def _one(found: list[Cell], runner: str, family: str, name: str = "") -> Cell:
@@ -28,3 +30,17 @@ async def test_a_setup_the_coach_accepts_by_name_is_approved(tmp_path: Path) -> 
     cell = _one(legitimate(), "pytest", "infra", "conftest")
     found = await run_cell(tmp_path / "legit", cell)
     assert found["status"] == "approved", found
+
+
+@pytest.mark.parametrize(("name", "line", "said"), [
+    ("node:assert's equal", 2, "changes `assert.equal` of the tests' assertion library `node:assert`"),
+    ("with a fake", 3, "changes how modules load (`Module._load`)"),
+])
+async def test_code_that_changes_node_assert_is_refused_though_every_test_passes(
+        tmp_path: Path, name: str, line: int, said: str) -> None:
+    """node --test's base tests assert with node:assert: mul.js breaks mul and makes `assert.equal` pass anything
+    (or answers the tests' `require` of it with a fake), so node reports every test passed; the code screen names
+    the line and the blind approval is refused."""
+    found = await run_cell(tmp_path / "cell", _one(more_cells(), NODE, "knows", name))
+    assert not found["approved"], found
+    assert f"mul.js:{line}: touches the test runner or its output: {said}" in found["said"], found["said"]

@@ -182,3 +182,37 @@ def test_javascript_code_run_from_a_string_is_screened_as_written_or_is_a_hit(na
     hits = found("src/mul.js", JS_BASE + line + "\n", JS_BASE)
     assert hits and all(what.startswith(kind) for _, what in hits), hits
     assert found("src/mul.js", JS_BASE + "const add = new Function('a', 'b', 'return a + b');\n", JS_BASE) == []
+
+
+JS_ASSERTIONS = {
+    "node:assert's function replaced": "const assert = require('node:assert');\nassert.strictEqual = () => {};",
+    "assert/strict by a destructured name": "const { strict } = require('assert');\nstrict.equal = () => {};",
+    "an inline require": "require('node:assert').deepStrictEqual = () => true;",
+    "Object.assign over the module": "Object.assign(require('assert'), { strictEqual() {}, equal() {} });",
+    "a property redefined": "const a = require('assert');\nObject.defineProperty(a, 'ok', { value: () => {} });",
+    "through another name": "const assert = require('assert');\nconst same = assert;\nsame.ok = () => {};",
+    "deleted": "import assert from 'node:assert';\ndelete assert.AssertionError;",
+    "chai's prototype": "const chai = require('chai');\nchai.Assertion.prototype.assert = function () {};",
+    "node's module loading": "const Module = require('module');\nModule._load = () => ({});",
+    "the module cache": "require.cache[require.resolve('assert')] = { exports: () => {} };",
+    "loaded through the main module": "process.mainModule.require('assert').strictEqual = () => {};",
+    "a name built in pieces": "require('ass' + 'ert').ok = () => {};",
+}
+
+
+@pytest.mark.parametrize("name", sorted(JS_ASSERTIONS))
+@pytest.mark.parametrize("path", ["src/mul.js", "src/mul.ts"])
+def test_javascript_code_changing_the_tests_assertion_library_is_a_hit(name: str, path: str) -> None:
+    """node:test's and mocha's tests assert with node's `assert` (or chai): code that replaces a function of it
+    makes every such test pass whatever the code returns."""
+    hits = found(path, JS_ASSERTIONS[name] + "\n" + JS_BASE, JS_BASE)
+    assert hits and all(what.startswith(TOUCHES) for _, what in hits), hits
+    assert "assertion library" in hits[0][1] or "how modules load" in hits[0][1], hits
+
+
+def test_javascript_code_that_only_uses_an_assertion_library_is_ordinary() -> None:
+    """Calling `assert` for the code's own checks, a name bound again, a chai plugin given chai as a parameter."""
+    text = ("let assert = require('node:assert');\nfunction mul(a, b) {\n  assert.ok(Number.isFinite(a));\n"
+            "  assert.strictEqual(typeof b, 'number');\n  return a * b;\n}\nassert = null;\n"
+            "module.exports = { mul, plugin: (chai) => { chai.Assertion.prototype.money = function () {}; } };\n")
+    assert found("src/mul.js", text, JS_BASE) == []

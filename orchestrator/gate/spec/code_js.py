@@ -1,7 +1,8 @@
 """JavaScript and TypeScript code that knows it is judged, read with tree-sitter's grammars: the runner's variables
 and globals, its command line, exits and patched streams, runner imports, `valueOf`, `Symbol.toPrimitive`,
 `asymmetricMatch` or `equals` answers that ignore their operand, and code run from a string the screen can't read
-(`eval`, `new Function`, `vm`)."""
+(`eval`, `new Function`, `vm`), and changes to the tests' assertion library (`assert.strictEqual = ...`) or to
+how modules load."""
 
 from __future__ import annotations
 
@@ -50,6 +51,16 @@ _RUNS_CODE = frozenset({"eval", "globalThis.eval", "global.eval", "window.eval",
 run time, it could patch the runner as code in place would)."""
 _VM_RUNS = re.compile(r"\.(?:runInThisContext|runInNewContext|runInContext|compileFunction)$")
 """`vm`'s runners however the module is reached (`require("vm").runInThisContext`)."""
+_ASSERTION_LIBRARIES = re.compile(r"^(?:(?:node:)?assert(?:/strict)?|chai|should|expect|@jest/expect|power-assert"
+                                   r"|uvu/assert|unexpected|better-assert|expect\.js)(?:/.*)?$")
+"""The tests' assertion libraries: a product's code may import them (node's `assert` for its own checks), never change
+them: `assert.strictEqual = () => {}` in the code makes every test that asserts with it pass."""
+_MUTATORS = frozenset({"Object.assign", "Object.defineProperty", "Object.defineProperties", "Object.setPrototypeOf",
+                       "Reflect.set", "Reflect.defineProperty", "Reflect.deleteProperty", "Reflect.setPrototypeOf"})
+"""Calls that change the object given first."""
+_MODULE_LOADING = re.compile(r"^(?:require\.(?:cache|extensions)\b|(?:[\w$]+\.)+(?:_load|_resolveFilename|_extensions)$"
+                             r"|.*\.prototype\.require$)")
+"""Where node looks modules up: replaced, any `require` (the tests' assertion library's too) returns what it likes."""
 _FUNCTIONS = frozenset({"function_declaration", "function_expression", "function", "arrow_function",
                         "method_definition", "generator_function_declaration", "generator_function"})
 _COMPARING = frozenset({"equals", "isEqual", "asymmetricMatch", "Symbol.hasInstance"})
@@ -124,6 +135,7 @@ def _runner_globals(root: Node) -> Iterator[Finding]:
 
 def _touches(root: Node, script: bool) -> Iterator[Finding]:
     yield from _runner_globals(root)
+    yield from _assertion_changes(root)
     for node in walk(root):
         if node.type in ("assignment_expression", "augmented_assignment_expression"):
             target = text_of(node.child_by_field_name("left"))
@@ -138,6 +150,70 @@ def _touches(root: Node, script: bool) -> Iterator[Finding]:
             source = string_value(node.child_by_field_name("source") or node)
             if source and _RUNNER_PACKAGES.match(source):
                 yield _finding(node, f"{TOUCHES}: imports `{source}` in code that is not a test")
+
+
+def _library_of(node: Node, bound: dict[str, str]) -> str | None:
+    """The assertion library an expression's object is (`assert.ok` -> node:assert when `assert` is bound to it,
+    `require('chai').Assertion.prototype` -> chai, whatever function loaded it by name), else None."""
+    while node.type in ("member_expression", "subscript_expression", "parenthesized_expression", "await_expression"):
+        wrapped = node.type in ("parenthesized_expression", "await_expression")
+        inner = next(iter(node.named_children), None) if wrapped else node.child_by_field_name("object")
+        if inner is None:
+            return None
+        node = inner
+    if node.type == "identifier":
+        return bound.get(text_of(node))
+    if node.type == "call_expression":  # `require`, `module.require`, `createRequire(...)`'s, `import`: by the name
+        arguments = node.child_by_field_name("arguments")
+        first = next(iter(arguments.named_children), None) if arguments is not None else None
+        source = string_value(first) if first is not None else None
+        return source if source is not None and _ASSERTION_LIBRARIES.match(source) else None
+    return None
+
+
+def _assertion_bindings(root: Node) -> dict[str, str]:
+    """Names bound to an assertion library or a part of one, in the file's order: `const assert =
+    require('node:assert')`, `import { expect } from 'chai'`, `const a = assert`."""
+    bound: dict[str, str] = {}
+    for node in walk(root):
+        if node.type == "import_statement":
+            source = string_value(node.child_by_field_name("source") or node) or ""
+            if _ASSERTION_LIBRARIES.match(source):
+                clause = next((child for child in node.named_children if child.type == "import_clause"), None)
+                for inner in walk(clause) if clause is not None else ():
+                    if inner.type == "identifier":
+                        bound[text_of(inner)] = source
+        elif node.type == "variable_declarator":
+            value, name = node.child_by_field_name("value"), node.child_by_field_name("name")
+            library = _library_of(value, bound) if value is not None else None
+            if library is not None and name is not None:
+                for inner in walk(name):
+                    if inner.type in ("identifier", "shorthand_property_identifier_pattern"):
+                        bound[text_of(inner)] = library
+    return bound
+
+
+def _assertion_changes(root: Node) -> Iterator[Finding]:
+    """An assertion library's function or property replaced, deleted or redefined, and node's module loading
+    replaced (through which any `require` of the tests' library can be answered with a fake)."""
+    bound = _assertion_bindings(root)
+    for node in walk(root):
+        target: Node | None = None
+        if node.type in ("assignment_expression", "augmented_assignment_expression"):
+            target = node.child_by_field_name("left")
+            if target is not None and _MODULE_LOADING.match(text_of(target)):
+                yield _finding(node, f"{TOUCHES}: changes how modules load (`{text_of(target)}`)")
+                continue
+            if target is not None and target.type == "identifier":
+                continue  # the name bound again, the library itself unchanged
+        elif node.type == "unary_expression" and text_of(node).startswith("delete"):
+            target = node.child_by_field_name("argument")
+        elif node.type == "call_expression" and text_of(node.child_by_field_name("function")) in _MUTATORS:
+            arguments = node.child_by_field_name("arguments")
+            target = next(iter(arguments.named_children), None) if arguments is not None else None
+        if target is not None and (library := _library_of(target, bound)) is not None:
+            yield _finding(node, f"{TOUCHES}: changes `{normal(text_of(target))[:80]}` of the tests' assertion"
+                                 f" library `{library}`")
 
 
 def _call(node: Node, script: bool) -> Iterator[Finding]:

@@ -26,6 +26,9 @@ _PROBES = ("sys.modules", "sys.argv", "sys.orig_argv", "sys.executable", "os.env
            "pkgutil.find_loader", "sys.gettrace")
 """What a runner's presence is read through: loaded modules, the command line, the environment, the stack."""
 _RUNNERS = ("pytest", "_pytest", "unittest", "nose", "nose2", "doctest")
+_ASSERTION_LIBRARIES = ("numpy.testing", "pandas.testing", "pandas._testing", "polars.testing", "torch.testing",
+                        "xarray.testing", "hamcrest", "assertpy", "sure", "expects")
+"""The tests' assertion libraries beside the runners' own: the code may call them, never change them."""
 _CHANNEL = ("sys.stdout", "sys.stderr", "sys.__stdout__", "sys.__stderr__", "sys.exit", "os._exit", "builtins.print")
 _EXITS = ("sys.exit", "os._exit", "os.abort", "os.kill", "exit", "quit", "os.killpg")
 _DESCRIPTORS = ("os.dup2", "os.close", "os.closerange", "os.dup")
@@ -196,7 +199,8 @@ def _touches(module: _Module, path: str) -> Iterator[Finding]:
                                                  " that is not a test")
         targets = _assigned(module, node)
         for target in targets:
-            if target.startswith(_CHANNEL) or target.split(".")[0] in _RUNNERS:
+            if target.startswith(_CHANNEL) or target.split(".")[0] in _RUNNERS or any(
+                    target == library or target.startswith(f"{library}.") for library in _ASSERTION_LIBRARIES):
                 yield _finding(module, node, f"{TOUCHES}: replaces `{target}`")
         if isinstance(node, ast.Call):
             yield from _call(module, node)
