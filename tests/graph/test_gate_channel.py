@@ -203,3 +203,28 @@ async def test_code_that_replaces_pytest_s_own_test_call_is_refused_as_tampering
     assert not result["passed"], result["summary"]
     assert "pytest _pytest.python.Function.runtest: replaced by code outside the runner" in \
         "; ".join(result.get("tampering") or []), result["summary"]
+
+
+_EMPTIES_NODE_ASSERT = ("const lib = require(['ass', 'ert'].join(''));\nlib.strictEqual = () => {};\n"
+                        "exports.add = (a, b) => a - b;\n")
+"""The task's code loads node's assert by a name built at run time (no name the code screen can read) and empties
+its strictEqual: every assertion of the broken `add` passes, node --test and mocha report every test passed."""
+
+
+@pytest.mark.parametrize("runner", ["node --test", "mocha"])
+async def test_code_that_empties_node_assert_is_refused_as_tampering(tmp_path: Path, runner: str) -> None:
+    if shutil.which("node") is None or (runner == "mocha" and not (TOOLS / "mocha").is_dir()):
+        pytest.skip(f"{runner}: node, and mocha from make install")
+    files = NODE_FILES if runner == "node --test" else {
+        **js_repo("mocha").files, "add.js": "exports.add = (a, b) => a + b;\n",
+        "test/add.test.js": NODE_FILES["test/add.test.js"].replace("const test = require('node:test');\n", "")
+        .replace("test(", "it(")}
+    repo = make_sample_repo(tmp_path / "repo", files=files, plan=plan(task("TASK-001"), verify="npm test"), venv=False)
+    if runner == "mocha":
+        (repo / "node_modules").symlink_to(TOOLS)
+    result = await judged(repo, {"add.js": _EMPTIES_NODE_ASSERT}, "npm test")
+    assert not result["passed"] and result["tests_failed"] == 0, result["summary"]
+    found = "; ".join(result.get("tampering") or [])
+    assert f"{runner} node:assert.strictEqual: replaced by code outside the runner (() => {{}}" in found, found
+    if runner == "node --test":
+        assert "(in test/add.test.js)" in found, "names the test file whose process found it"

@@ -47,6 +47,55 @@ function added(main) {
 const CHANNEL = 'AUTOBUILD_GATE_CHANNEL';
 let sessions = 0;
 
+// node's assert (the assertion library of node:test's and mocha's tests) as node gave it, taken before any project
+// code loads, in a runner's process and in node:test's test-file processes: at the end, a function of it replaced
+// (an assertion that can't fail) is reported as the gate's Python shims report unittest's (gate/observe/crosscheck.py).
+const MARK = 'AUTOBUILD-GATE-ALTERED ';
+const assertion = process.env[CHANNEL] || process.env.NODE_TEST_CONTEXT ? require('node:assert') : undefined;
+const original = assertion ? [['assert', assertion], ['assert.strict', assertion.strict]].flatMap(([owner, object]) =>
+  Object.getOwnPropertyNames(object).map((name) => [owner, object, name, object[name]])
+    .filter((entry) => typeof entry[3] === 'function')) : [];
+const writeSync = fs.writeSync;
+
+function shown(value) {
+  try {
+    return value === undefined ? 'removed' : String(value).replace(/\s+/g, ' ').slice(0, 100);
+  } catch {
+    return typeof value;
+  }
+}
+
+// [`node:assert.strictEqual`, what is there now] for each function of node's assert no longer node's own.
+function altered() {
+  const found = [];
+  for (const [owner, object, name, value] of original) {
+    let now;
+    try {
+      const described = Reflect.getOwnPropertyDescriptor(object, name);
+      now = described && ('value' in described ? described.value : described.get);
+    } catch {
+      now = undefined;
+    }
+    if (now !== value) found.push([`node:${owner}.${name}`, shown(now)]);
+  }
+  return found.slice(0, 50);
+}
+
+// node:test's test-file processes have no channel: what they found goes to the runner's process as a line of their
+// output, which its reporter (autobuild_node_reporter.mjs) hears as the file's output and puts on the channel.
+if (process.env.NODE_TEST_CONTEXT && !process.env[CHANNEL] && original.length) {
+  process.on('exit', () => {
+    const names = altered();
+    if (names.length) {
+      try {
+        writeSync(1, `\n${MARK}${JSON.stringify(names)}\n`);
+      } catch {
+        // stdout is gone: the runner hears nothing more of this file
+      }
+    }
+  });
+}
+
 function takeChannel(runner) {
   const raw = process.env[CHANNEL];
   delete process.env[CHANNEL];
@@ -67,9 +116,17 @@ function takeChannel(runner) {
       }
     };
     send('open', {});
-    return { test: (fields) => send('test', fields), end: (status) => send('end', { status }) };
+    return {
+      test: (fields) => send('test', fields),
+      altered: (names) => send('altered', { names }),
+      end: (status) => {
+        const names = altered();
+        if (names.length) send('altered', { names });
+        send('end', { status });
+      },
+    };
   };
-  Object.defineProperty(globalThis, Symbol.for('autobuild.gate.channel'), { value: { runner, open } });
+  Object.defineProperty(globalThis, Symbol.for('autobuild.gate.channel'), { value: { runner, open, mark: MARK } });
 }
 
 const MOCHA = /\/mocha\/(bin\/(mocha(\.js)?|_mocha)|lib\/cli\/cli\.js)$/;

@@ -12,6 +12,16 @@ export default async function* autobuildReporter(source) {
   let failed = false;
   for await (const event of source) {
     const data = event.data ?? {};
+    // A test file's process that found node's assert changed says so in its output (autobuild_js_preload.cjs).
+    const said = event.type === 'test:stdout' && session ? String(data.message ?? '').split('\n') : [];
+    for (const line of said.filter((text) => text.startsWith(channel.mark))) {
+      const where = data.file ? ` (in ${relative(process.cwd(), data.file)})` : '';
+      try {
+        session.altered(JSON.parse(line.slice(channel.mark.length)).map(([name, now]) => [name, `${now}${where}`]));
+      } catch {
+        // not our line after all: the file's own output
+      }
+    }
     if (!['test:start', 'test:pass', 'test:fail'].includes(event.type)) continue;
     const file = data.file ? relative(process.cwd(), data.file) : '';
     // A file that declares no test is reported as one test named by its absolute path: the base's worktree and
