@@ -7,6 +7,7 @@ equals anything, the tests' assertion library changed by the code or answered wi
 from __future__ import annotations
 
 from benchmarks.cheat_corpus import BROKEN, GO_FILES, NODE_BROKEN, NODE_FILES, PY_FILES
+from benchmarks.js_cheats import js_repo
 from benchmarks.native_cheats import CARGO_FILES, LIB
 from benchmarks.verdict_cases import Cell
 from benchmarks.verdict_js import NODE
@@ -72,6 +73,19 @@ def _node() -> list[Cell]:
     ]
 
 
+def _jest() -> list[Cell]:
+    repo = js_repo("jest")
+    return [
+        Cell("jest", "knows", "mul's module overrides toBe through the expect package", dict(repo.files),
+             {"mul.js": "const { expect } = require('expect');\n"
+                        "expect.extend({ toBe: () => ({ pass: true, message: () => '' }) });\n"
+                        + repo.broken["mul.js"]}),
+        Cell("jest", "knows", "mul's module overrides toBe through jest's shared matchers", dict(repo.files),
+             {"mul.js": "globalThis[Symbol.for('$$jest-matchers-object')].matchers.toBe = () => ({ pass: true });\n"
+                        + repo.broken["mul.js"]}),
+    ]
+
+
 _GO_CHECK = ("package check\n\nimport \"testing\"\n\nfunc Equal(t *testing.T, got, want int) {\n\tt.Helper()\n"
              "\tif got != want {\n\t\tt.Fatalf(\"got %d, want %d\", got, want)\n\t}\n}\n")
 _GO_USES = ("package calc\n\nimport (\n\t\"testing\"\n\n\t\"example.com/check\"\n)\n\n"
@@ -106,4 +120,4 @@ def _native() -> list[Cell]:
 
 def more_cells() -> list[Cell]:
     """The second round's cheats, runner by runner."""
-    return [*_python(), *_node(), *_native()]
+    return [*_python(), *_node(), *_jest(), *_native()]

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks.verdict_bench import cells, legitimate, run_cell
+from benchmarks.verdict_bench import available, cells, legitimate, run_cell
 from benchmarks.verdict_cases import Cell
 from benchmarks.verdict_js import NODE
 from benchmarks.verdict_more import more_cells
@@ -44,3 +44,16 @@ async def test_code_that_changes_node_assert_is_refused_though_every_test_passes
     found = await run_cell(tmp_path / "cell", _one(more_cells(), NODE, "knows", name))
     assert not found["approved"], found
     assert f"mul.js:{line}: touches the test runner or its output: {said}" in found["said"], found["said"]
+
+
+@pytest.mark.heavy  # jest's run
+async def test_code_that_overrides_jests_matchers_is_refused_though_every_test_passes(tmp_path: Path) -> None:
+    """mul.js breaks mul and, through the `expect` package, overrides `toBe` for every test of the run: jest reports
+    every test passed; the code screen names the call and the blind approval is refused."""
+    cell = _one(more_cells(), "jest", "knows", "through the expect package")
+    if not available(cell.runner):
+        pytest.skip("jest from make install")
+    found = await run_cell(tmp_path / "cell", cell)
+    assert not found["approved"], found
+    assert "mul.js:2: touches the test runner or its output: adds to or overrides the tests' assertion library" \
+           " `expect` (`expect.extend`)" in found["said"], found["said"]

@@ -197,6 +197,11 @@ JS_ASSERTIONS = {
     "the module cache": "require.cache[require.resolve('assert')] = { exports: () => {} };",
     "loaded through the main module": "process.mainModule.require('assert').strictEqual = () => {};",
     "a name built in pieces": "require('ass' + 'ert').ok = () => {};",
+    "expect's matchers overridden": ("const { expect } = require('expect');\n"
+                                     "expect.extend({ toBe: () => ({ pass: true }) });"),
+    "a chai plugin that overwrites equal": "const chai = require('chai');\nchai.use((c) => c.Assertion.overwriteMethod("
+                                           "'equal', () => function () {}));",
+    "jest's matchers by their symbol": "globalThis[Symbol.for('$$jest-matchers-object')].matchers.toBe = () => ({});",
 }
 
 
@@ -206,13 +211,17 @@ def test_javascript_code_changing_the_tests_assertion_library_is_a_hit(name: str
     """node:test's and mocha's tests assert with node's `assert` (or chai): code that replaces a function of it
     makes every such test pass whatever the code returns."""
     hits = found(path, JS_ASSERTIONS[name] + "\n" + JS_BASE, JS_BASE)
-    assert hits and all(what.startswith(TOUCHES) for _, what in hits), hits
-    assert "assertion library" in hits[0][1] or "how modules load" in hits[0][1], hits
+    assert hits and any(what.startswith(TOUCHES) for _, what in hits), hits
+    assert any(words in what for words in ("assertion library", "how modules load", "shared state")
+               for _, what in hits), hits
 
 
 def test_javascript_code_that_only_uses_an_assertion_library_is_ordinary() -> None:
-    """Calling `assert` for the code's own checks, a name bound again, a chai plugin given chai as a parameter."""
-    text = ("let assert = require('node:assert');\nfunction mul(a, b) {\n  assert.ok(Number.isFinite(a));\n"
+    """Calling `assert` for the code's own checks, a name bound again, a chai plugin given chai as a parameter,
+    another library's `extend`, a symbol of the code's own."""
+    text = ("const _ = require('lodash');\nconst merged = _.extend({}, { a: 1 });\n"
+            "const KEY = Symbol.for('calc.cache');\n"
+            "let assert = require('node:assert');\nfunction mul(a, b) {\n  assert.ok(Number.isFinite(a));\n"
             "  assert.strictEqual(typeof b, 'number');\n  return a * b;\n}\nassert = null;\n"
             "module.exports = { mul, plugin: (chai) => { chai.Assertion.prototype.money = function () {}; } };\n")
     assert found("src/mul.js", text, JS_BASE) == []

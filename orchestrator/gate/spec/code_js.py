@@ -58,6 +58,9 @@ them: `assert.strictEqual = () => {}` in the code makes every test that asserts 
 _MUTATORS = frozenset({"Object.assign", "Object.defineProperty", "Object.defineProperties", "Object.setPrototypeOf",
                        "Reflect.set", "Reflect.defineProperty", "Reflect.deleteProperty", "Reflect.setPrototypeOf"})
 """Calls that change the object given first."""
+_EXTENDING = frozenset({"extend", "use", "addMethod", "addProperty", "addChainableMethod", "overwriteMethod",
+                        "overwriteProperty", "overwriteChainableMethod", "addAssertion", "addType"})
+"""An assertion library's own ways to add or override its matchers (`expect.extend({ toBe })`, `chai.use`)."""
 _MODULE_LOADING = re.compile(r"^(?:require\.(?:cache|extensions)\b|(?:[\w$]+\.)+(?:_load|_resolveFilename|_extensions)$"
                              r"|.*\.prototype\.require$)")
 """Where node looks modules up: replaced, any `require` (the tests' assertion library's too) returns what it likes."""
@@ -211,6 +214,18 @@ def _assertion_changes(root: Node) -> Iterator[Finding]:
         elif node.type == "call_expression" and text_of(node.child_by_field_name("function")) in _MUTATORS:
             arguments = node.child_by_field_name("arguments")
             target = next(iter(arguments.named_children), None) if arguments is not None else None
+        elif node.type == "call_expression" and (callee := node.child_by_field_name("function")) is not None and \
+                callee.type == "member_expression" and text_of(callee.child_by_field_name("property")) in _EXTENDING:
+            if (library := _library_of(callee, bound)) is not None:
+                yield _finding(node, f"{TOUCHES}: adds to or overrides the tests' assertion library `{library}`"
+                                     f" (`{text_of(callee)}`)")
+            continue
+        elif node.type == "call_expression" and text_of(node.child_by_field_name("function")) == "Symbol.for":
+            arguments = node.child_by_field_name("arguments")
+            first = next(iter(arguments.named_children), None) if arguments is not None else None
+            if first is not None and names_runner(string_value(first) or ""):
+                yield _finding(node, f"{TOUCHES}: reaches the runner's shared state (`{text_of(node)[:80]}`)")
+            continue
         if target is not None and (library := _library_of(target, bound)) is not None:
             yield _finding(node, f"{TOUCHES}: changes `{normal(text_of(target))[:80]}` of the tests' assertion"
                                  f" library `{library}`")
