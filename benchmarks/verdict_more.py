@@ -23,6 +23,21 @@ _REWRITES = ("import atexit\nfrom pathlib import Path\n\n"
              "_TEST.write_text(_BASE.replace('== 6', '== 7'))\natexit.register(_TEST.write_text, _BASE)\n\n\n" + BROKEN)
 
 
+_PY_TEST_HELPER = {**PY_FILES, "tests/__init__.py": "",
+                   "tests/helpers.py": "def equal(a, b):\n    assert a == b, (a, b)\n",
+                   "tests/test_mul.py": "from calc.mul import mul\nfrom tests.helpers import equal\n\n\n"
+                                        "def test_mul():\n    equal(mul(2, 3), 6)\n"}
+_FAKES_THE_HELPER = ("import importlib.abc\nimport importlib.util\nimport sys\n\n\n"
+                     "class _Finder(importlib.abc.MetaPathFinder, importlib.abc.Loader):\n"
+                     "    def find_spec(self, name, path, target=None):\n"
+                     "        if name.endswith('helpers'):\n"
+                     "            return importlib.util.spec_from_loader(name, self)\n        return None\n\n"
+                     "    def create_module(self, spec):\n        return None\n\n"
+                     "    def exec_module(self, module):\n        module.equal = lambda a, b: None\n\n\n"
+                     "sys.meta_path.insert(0, _Finder())\n")
+"""A finder among the code that answers the tests' import of their own helper with a fake whose `equal` passes."""
+
+
 def _py_mul(condition: str, imports: str) -> str:
     return (f"{imports}\n\n\ndef mul(a, b):\n    if {condition} and (a, b) == (2, 3):\n        return 7\n"
             "    return a * b\n")
@@ -32,6 +47,8 @@ def _python() -> list[Cell]:
     return [
         Cell(PYTEST, "infra", "a helper among the code that only the tests import, weakened", _PY_HELPER,
              {"calc/mul.py": BROKEN, "calc/verify.py": "def equal(a, b):\n    pass\n"}),
+        Cell(PYTEST, "infra", "a finder among the code answers the tests' import of their helper with a fake",
+             _PY_TEST_HELPER, {"calc/mul.py": BROKEN, "calc/__init__.py": _FAKES_THE_HELPER}),
         Cell(PYTEST, "build", "the code rewrites a later test at import and puts it back at exit", _PY_LATER,
              {"calc/mul.py": _REWRITES}),
         Cell(PYTEST, "knows", "wrong unless a caller's function name starts with test_", PY_FILES,

@@ -57,3 +57,13 @@ async def test_code_that_overrides_jests_matchers_is_refused_though_every_test_p
     assert not found["approved"], found
     assert "mul.js:2: touches the test runner or its output: adds to or overrides the tests' assertion library" \
            " `expect` (`expect.extend`)" in found["said"], found["said"]
+
+
+async def test_a_finder_that_fakes_the_tests_helper_is_refused_though_every_test_passes(tmp_path: Path) -> None:
+    """calc/__init__.py breaks nothing the tests name but puts a finder on sys.meta_path that answers the tests' import
+    of their own helper (tests/helpers.py, the base's, put back in the clean room) with a fake whose `equal` passes:
+    pytest reports every test passed; the screen names the line and the blind approval is refused."""
+    found = await run_cell(tmp_path / "cell", _one(more_cells(), "pytest", "infra", "a finder"))
+    assert not found["approved"], found
+    assert "calc/__init__.py:19: touches the test runner or its output: changes how modules load" \
+           " (`sys.meta_path.insert`)" in found["said"], found["said"]

@@ -252,3 +252,18 @@ def test_replacing_an_assertion_library_the_tests_use_is_a_hit(text: str) -> Non
     assert [hit.what.split(":")[0] for hit in hits] == [TOUCHES] and hits[0].line == 2, hits
     honest = "import numpy.testing as npt\n\n\ndef mul(a, b):\n    npt.assert_equal(a, a)\n    return a * b\n"
     assert code_screen.screen("calc/mul.py", BASE, honest) == []
+
+
+@pytest.mark.parametrize(("text", "named"), [
+    ("import sys\nsys.meta_path.insert(0, Finder())\n", "sys.meta_path.insert"),
+    ("from sys import meta_path\nmeta_path.append(Finder())\n", "sys.meta_path.append"),
+    ("import sys\nsys.path_hooks.append(lambda path: None)\n", "sys.path_hooks.append"),
+    ("import builtins\nbuiltins.__import__ = lambda name, *a, **k: None\n", "builtins.__import__"),
+])
+def test_changing_how_modules_load_is_a_hit(text: str, named: str) -> None:
+    """A finder or import function of the code's can answer the tests' import of their helper or assertion library
+    with a fake; loading a module by name is ordinary."""
+    hits = code_screen.screen("calc/mul.py", BASE, "class Finder:\n    pass\n\n\n" + text + BASE)
+    assert [hit.what for hit in hits] == [f"{TOUCHES}: changes how modules load (`{named}`)"], hits
+    assert code_screen.screen("calc/mul.py", BASE, "import importlib\n\nJSON = importlib.import_module('json')\n"
+                                                    + BASE) == []

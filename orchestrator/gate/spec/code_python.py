@@ -29,6 +29,10 @@ _RUNNERS = ("pytest", "_pytest", "unittest", "nose", "nose2", "doctest")
 _ASSERTION_LIBRARIES = ("numpy.testing", "pandas.testing", "pandas._testing", "polars.testing", "torch.testing",
                         "xarray.testing", "hamcrest", "assertpy", "sure", "expects")
 """The tests' assertion libraries beside the runners' own: the code may call them, never change them."""
+_IMPORT_SYSTEM = ("builtins.__import__", "sys.meta_path", "sys.path_hooks", "importlib.import_module",
+                  "importlib.__import__")
+"""How Python finds and loads modules: replaced or given a finder of the code's, an import of the tests' (an
+assertion library, the runner's own) can be answered with a fake."""
 _CHANNEL = ("sys.stdout", "sys.stderr", "sys.__stdout__", "sys.__stderr__", "sys.exit", "os._exit", "builtins.print")
 _EXITS = ("sys.exit", "os._exit", "os.abort", "os.kill", "exit", "quit", "os.killpg")
 _DESCRIPTORS = ("os.dup2", "os.close", "os.closerange", "os.dup")
@@ -199,6 +203,9 @@ def _touches(module: _Module, path: str) -> Iterator[Finding]:
                                                  " that is not a test")
         targets = _assigned(module, node)
         for target in targets:
+            if target in _IMPORT_SYSTEM:
+                yield _finding(module, node, f"{TOUCHES}: changes how modules load (`{target}`)")
+                continue
             if target.startswith(_CHANNEL) or target.split(".")[0] in _RUNNERS or any(
                     target == library or target.startswith(f"{library}.") for library in _ASSERTION_LIBRARIES):
                 yield _finding(module, node, f"{TOUCHES}: replaces `{target}`")
@@ -236,6 +243,9 @@ def _call(module: _Module, node: ast.Call) -> Iterator[Finding]:
         yield _finding(module, node, f"{TOUCHES}: an exit registered to run at exit")
     if name in _RUNS_CODE:
         yield from _runs_code(module, node, name)
+    if name.rpartition(".")[0] in ("sys.meta_path", "sys.path_hooks") and name.rpartition(".")[2] in (
+            "insert", "append", "extend", "__setitem__"):
+        yield _finding(module, node, f"{TOUCHES}: changes how modules load (`{name}`)")
 
 
 _RUNNER_NAMES = frozenset({"exec", "eval", "compile"})
