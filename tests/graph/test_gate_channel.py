@@ -10,7 +10,9 @@ from pathlib import Path
 
 import pytest
 
+from benchmarks.cheat_corpus import BROKEN as MUL_BROKEN
 from benchmarks.js_cheats import TOOLS, js_repo
+from benchmarks.verdict_more import _FAKES_THE_HELPER, _PY_TEST_HELPER
 from orchestrator import sandbox
 from orchestrator.cli.demo import make_sample_repo
 from tests.graph.harness import judged, plan, task
@@ -228,3 +230,19 @@ async def test_code_that_empties_node_assert_is_refused_as_tampering(tmp_path: P
     assert f"{runner} node:assert.strictEqual: replaced by code outside the runner (() => {{}}" in found, found
     if runner == "node --test":
         assert "(in test/add.test.js)" in found, "names the test file whose process found it"
+
+
+async def test_a_finder_the_screen_cant_read_that_fakes_the_tests_helper_is_refused_as_tampering(
+        tmp_path: Path) -> None:
+    """The task's code reaches sys.meta_path by a name built at run time and puts a finder there that answers the
+    tests' import of their own helper with a fake whose `equal` passes: the code screen reads nothing, pytest says
+    every test passed; the session's end names the finder and where its code is."""
+    hidden = _FAKES_THE_HELPER.replace("sys.meta_path.insert(0, _Finder())",
+                                       "hooks = getattr(sys, 'meta_' + 'path')\nhooks.insert(0, _Finder())")
+    repo = make_sample_repo(tmp_path / "repo", files=_PY_TEST_HELPER,
+                            plan=plan(task("TASK-001"), verify="python -m pytest -q"))
+    result = await judged(repo, {"calc/__init__.py": hidden, "calc/mul.py": MUL_BROKEN}, "python -m pytest -q")
+    assert not result["passed"] and result["tests_failed"] == 0, result["summary"]
+    assert "pytest sys.meta_path: a finder added by code outside the runner (calc/__init__.py:7)" in \
+        (result.get("tampering") or []), result["summary"]
+    assert "know they are tested" not in result["summary"], "the runtime check alone found it"

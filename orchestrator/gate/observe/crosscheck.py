@@ -151,10 +151,10 @@ def _status(session: Session) -> list[str]:
 
 
 def _altered(session: Session) -> list[str]:
-    """The runner's own functions code of the run replaced, each its own subject (a project whose plugin patches one
-    on the base too is excused for that one)."""
-    return [f"{session.runner} {name}: replaced by code outside the runner ({where})"
-            for name, where in session.altered]
+    """The runner's own functions code of the run replaced, and finders it put on Python's import system, each its
+    own subject (a project whose plugin patches one on the base too is excused for that one)."""
+    return [f"{session.runner} {name}: {'a finder added' if name.startswith('sys.') else 'replaced'} by code outside"
+            f" the runner ({where})" for name, where in session.altered]
 
 
 def check(received: Received, output: str, exit_code: int | None, timed_out: bool,

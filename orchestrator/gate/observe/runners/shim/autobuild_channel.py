@@ -19,6 +19,11 @@ CHANNEL = "AUTOBUILD_GATE_CHANNEL"
 _LINE = 4000  # below PIPE_BUF: a line is written whole, never interleaved with another process's
 _taken: list[int] = []
 _sessions = [0]
+_HOOKS = ("meta_path", "path_hooks")
+_BEFORE = [list(getattr(sys, name, ())) for name in _HOOKS]
+"""Python's finders when the runner started (this module is loaded by the shims as the runner loads, before project
+code): the installed packages' (editable installs' finders come from .pth files) and the runner's own after it."""
+_ROOT = os.path.join(os.path.realpath(os.getcwd()), "")
 
 
 def take() -> int | None:
@@ -93,6 +98,27 @@ def _foreign(func: Any, home: str, stdlib: str) -> str | None:
     return "a chain of wrappers"
 
 
+def import_hooks() -> list[list[str]]:
+    """`["sys.meta_path", file:line]` for each finder put on `sys.meta_path` or `sys.path_hooks` since the
+    runner started whose code is the run's own (a file under the folder it runs in, not an installed package's): a
+    finder of the code's can answer the tests' import of their helper or assertion library with a fake."""
+    found: list[list[str]] = []
+    for index, name in enumerate(_HOOKS):  # plain code for any Python 3: no zip(strict=)
+        for entry in list(getattr(sys, name, ())):
+            if any(entry is old for old in _BEFORE[index]):
+                continue
+            with contextlib.suppress(Exception):
+                owner = entry if isinstance(entry, type) or hasattr(entry, "__code__") else type(entry)
+                code = getattr(getattr(owner, "find_spec", None) or getattr(owner, "find_module", None) or owner,
+                               "__code__", None)
+                source = code.co_filename if code is not None else sys.modules[owner.__module__].__file__
+                path = os.path.realpath(source or "")
+                if path.startswith(_ROOT) and "site-packages" not in path and "dist-packages" not in path:
+                    line = f":{code.co_firstlineno}" if code is not None else ""
+                    found.append([f"sys.{name}", f"{os.path.relpath(path, _ROOT)}{line}"])
+    return found
+
+
 class Session:
     """One runner's session on the channel: `open`, then a record per outcome, then `end` with its status."""
 
@@ -118,8 +144,9 @@ class Session:
         self.send("test", **fields)
 
     def end(self, status: int, owners: Any = ()) -> None:
-        """The session's end, after the runner's own functions of `owners` that code of the run replaced (`altered`)."""
-        names = altered(owners)
+        """The session's end, after the runner's own functions of `owners` that code of the run replaced (`altered`)
+        and the finders it added (`import_hooks`)."""
+        names = altered(owners) + import_hooks()
         if names:
             self.send("altered", names=names[:50])
         self.send("end", status=status)
