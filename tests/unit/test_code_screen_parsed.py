@@ -195,6 +195,7 @@ JS_ASSERTIONS = {
     "chai's prototype": "const chai = require('chai');\nchai.Assertion.prototype.assert = function () {};",
     "node's module loading": "const Module = require('module');\nModule._load = () => ({});",
     "the module cache": "require.cache[require.resolve('assert')] = { exports: () => {} };",
+    "node's module system through `module`": "module.constructor.prototype.require = function () {};",
     "loaded through the main module": "process.mainModule.require('assert').strictEqual = () => {};",
     "a name built in pieces": "require('ass' + 'ert').ok = () => {};",
     "expect's matchers overridden": ("const { expect } = require('expect');\n"
@@ -218,9 +219,10 @@ def test_javascript_code_changing_the_tests_assertion_library_is_a_hit(name: str
 
 def test_javascript_code_that_only_uses_an_assertion_library_is_ordinary() -> None:
     """Calling `assert` for the code's own checks, a name bound again, a chai plugin given chai as a parameter,
-    another library's `extend`, a symbol of the code's own."""
+    another library's `extend`, a symbol of the code's own, a method of the code's own named `_load`."""
     text = ("const _ = require('lodash');\nconst merged = _.extend({}, { a: 1 });\n"
             "const KEY = Symbol.for('calc.cache');\n"
+            "class Store {\n  constructor() { this._load = this._load.bind(this); }\n  _load() { return 1; }\n}\n"
             "let assert = require('node:assert');\nfunction mul(a, b) {\n  assert.ok(Number.isFinite(a));\n"
             "  assert.strictEqual(typeof b, 'number');\n  return a * b;\n}\nassert = null;\n"
             "module.exports = { mul, plugin: (chai) => { chai.Assertion.prototype.money = function () {}; } };\n")

@@ -61,9 +61,12 @@ _MUTATORS = frozenset({"Object.assign", "Object.defineProperty", "Object.defineP
 _EXTENDING = frozenset({"extend", "use", "addMethod", "addProperty", "addChainableMethod", "overwriteMethod",
                         "overwriteProperty", "overwriteChainableMethod", "addAssertion", "addType"})
 """An assertion library's own ways to add or override its matchers (`expect.extend({ toBe })`, `chai.use`)."""
-_MODULE_LOADING = re.compile(r"^(?:require\.(?:cache|extensions)\b|(?:[\w$]+\.)+(?:_load|_resolveFilename|_extensions)$"
-                             r"|.*\.prototype\.require$)")
-"""Where node looks modules up: replaced, any `require` (the tests' assertion library's too) returns what it likes."""
+_MODULE_SYSTEM = re.compile(r"^(?:node:)?module$")
+"""node's module system (`Module._load`, `Module.prototype.require`, `Module._extensions`): changed by the code, any
+`require` (the tests' assertion library's too) returns what the code likes."""
+_MODULE_LOADING = re.compile(r"^(?:require\.(?:cache|extensions)|module\.constructor"
+                             r"|process\.mainModule\.constructor)\b")
+"""The same reached without loading `module`: the loaded modules' cache, the module system through `module`."""
 _FUNCTIONS = frozenset({"function_declaration", "function_expression", "function", "arrow_function",
                         "method_definition", "generator_function_declaration", "generator_function"})
 _COMPARING = frozenset({"equals", "isEqual", "asymmetricMatch", "Symbol.hasInstance"})
@@ -170,7 +173,8 @@ def _library_of(node: Node, bound: dict[str, str]) -> str | None:
         arguments = node.child_by_field_name("arguments")
         first = next(iter(arguments.named_children), None) if arguments is not None else None
         source = string_value(first) if first is not None else None
-        return source if source is not None and _ASSERTION_LIBRARIES.match(source) else None
+        return source if source is not None and (_ASSERTION_LIBRARIES.match(source) or _MODULE_SYSTEM.match(source)) \
+            else None
     return None
 
 
@@ -181,7 +185,7 @@ def _assertion_bindings(root: Node) -> dict[str, str]:
     for node in walk(root):
         if node.type == "import_statement":
             source = string_value(node.child_by_field_name("source") or node) or ""
-            if _ASSERTION_LIBRARIES.match(source):
+            if _ASSERTION_LIBRARIES.match(source) or _MODULE_SYSTEM.match(source):
                 clause = next((child for child in node.named_children if child.type == "import_clause"), None)
                 for inner in walk(clause) if clause is not None else ():
                     if inner.type == "identifier":
@@ -196,39 +200,50 @@ def _assertion_bindings(root: Node) -> dict[str, str]:
     return bound
 
 
+def _changed(node: Node) -> Node | None:
+    """What an assignment, a `delete` or a mutating call (`Object.assign(x, ...)`) changes; None for anything else
+    and for a name bound again (the object it named is unchanged)."""
+    if node.type in ("assignment_expression", "augmented_assignment_expression"):
+        target = node.child_by_field_name("left")
+        return target if target is not None and target.type != "identifier" else None
+    if node.type == "unary_expression" and text_of(node).startswith("delete"):
+        return node.child_by_field_name("argument")
+    if node.type == "call_expression" and text_of(node.child_by_field_name("function")) in _MUTATORS:
+        arguments = node.child_by_field_name("arguments")
+        return next(iter(arguments.named_children), None) if arguments is not None else None
+    return None
+
+
+def _extends(node: Node, bound: dict[str, str]) -> Iterator[Finding]:
+    """`expect.extend({ toBe })`, `chai.use(plugin)`: a matcher of every test's added or overridden; `Symbol.for` of
+    a runner's name (`$$jest-matchers-object`): the runner's state shared with the tests."""
+    if node.type != "call_expression" or (callee := node.child_by_field_name("function")) is None:
+        return
+    if callee.type == "member_expression" and text_of(callee.child_by_field_name("property")) in _EXTENDING:
+        library = _library_of(callee, bound)
+        if library is not None and not _MODULE_SYSTEM.match(library):
+            yield _finding(node, f"{TOUCHES}: adds to or overrides the tests' assertion library `{library}`"
+                                 f" (`{text_of(callee)}`)")
+    elif text_of(callee) == "Symbol.for":
+        arguments = node.child_by_field_name("arguments")
+        first = next(iter(arguments.named_children), None) if arguments is not None else None
+        if first is not None and names_runner(string_value(first) or ""):
+            yield _finding(node, f"{TOUCHES}: reaches the runner's shared state (`{text_of(node)[:80]}`)")
+
+
 def _assertion_changes(root: Node) -> Iterator[Finding]:
-    """An assertion library's function or property replaced, deleted or redefined, and node's module loading
-    replaced (through which any `require` of the tests' library can be answered with a fake)."""
+    """An assertion library's function or property replaced, deleted, redefined or extended, and node's module
+    system changed (through which any `require` of the tests' library can be answered with a fake)."""
     bound = _assertion_bindings(root)
     for node in walk(root):
-        target: Node | None = None
-        if node.type in ("assignment_expression", "augmented_assignment_expression"):
-            target = node.child_by_field_name("left")
-            if target is not None and _MODULE_LOADING.match(text_of(target)):
-                yield _finding(node, f"{TOUCHES}: changes how modules load (`{text_of(target)}`)")
-                continue
-            if target is not None and target.type == "identifier":
-                continue  # the name bound again, the library itself unchanged
-        elif node.type == "unary_expression" and text_of(node).startswith("delete"):
-            target = node.child_by_field_name("argument")
-        elif node.type == "call_expression" and text_of(node.child_by_field_name("function")) in _MUTATORS:
-            arguments = node.child_by_field_name("arguments")
-            target = next(iter(arguments.named_children), None) if arguments is not None else None
-        elif node.type == "call_expression" and (callee := node.child_by_field_name("function")) is not None and \
-                callee.type == "member_expression" and text_of(callee.child_by_field_name("property")) in _EXTENDING:
-            if (library := _library_of(callee, bound)) is not None:
-                yield _finding(node, f"{TOUCHES}: adds to or overrides the tests' assertion library `{library}`"
-                                     f" (`{text_of(callee)}`)")
+        yield from _extends(node, bound)
+        if (target := _changed(node)) is None:
             continue
-        elif node.type == "call_expression" and text_of(node.child_by_field_name("function")) == "Symbol.for":
-            arguments = node.child_by_field_name("arguments")
-            first = next(iter(arguments.named_children), None) if arguments is not None else None
-            if first is not None and names_runner(string_value(first) or ""):
-                yield _finding(node, f"{TOUCHES}: reaches the runner's shared state (`{text_of(node)[:80]}`)")
-            continue
-        if target is not None and (library := _library_of(target, bound)) is not None:
-            yield _finding(node, f"{TOUCHES}: changes `{normal(text_of(target))[:80]}` of the tests' assertion"
-                                 f" library `{library}`")
+        shown, library = normal(text_of(target))[:80], _library_of(target, bound) or ""
+        if _MODULE_LOADING.match(text_of(target)) or _MODULE_SYSTEM.match(library):
+            yield _finding(node, f"{TOUCHES}: changes how modules load (`{shown}`)")
+        elif library:
+            yield _finding(node, f"{TOUCHES}: changes `{shown}` of the tests' assertion library `{library}`")
 
 
 def _call(node: Node, script: bool) -> Iterator[Finding]:
