@@ -217,7 +217,8 @@ its strictEqual: every assertion of the broken `add` passes, node --test and moc
 async def test_code_that_empties_node_assert_is_refused_as_tampering(tmp_path: Path, runner: str) -> None:
     if shutil.which("node") is None or (runner == "mocha" and not (TOOLS / "mocha").is_dir()):
         pytest.skip(f"{runner}: node, and mocha from make install")
-    files = NODE_FILES if runner == "node --test" else {
+    second = {"test/zero.test.js": NODE_FILES["test/add.test.js"].replace("'adds'", "'adds again'")}
+    files = {**NODE_FILES, **second} if runner == "node --test" else {
         **js_repo("mocha").files, "add.js": "exports.add = (a, b) => a + b;\n",
         "test/add.test.js": NODE_FILES["test/add.test.js"].replace("const test = require('node:test');\n", "")
         .replace("test(", "it(")}
@@ -230,6 +231,7 @@ async def test_code_that_empties_node_assert_is_refused_as_tampering(tmp_path: P
     assert f"{runner} node:assert.strictEqual: replaced by code outside the runner (() => {{}}" in found, found
     if runner == "node --test":
         assert "(in test/add.test.js)" in found, "names the test file whose process found it"
+        assert found.count("node:assert.strictEqual") == 1, "once, though both test files' processes found it"
 
 
 async def test_a_finder_the_screen_cant_read_that_fakes_the_tests_helper_is_refused_as_tampering(

@@ -9,6 +9,7 @@ export default async function* autobuildReporter(source) {
   const channel = globalThis[Symbol.for('autobuild.gate.channel')];
   const session = channel && channel.runner === 'node --test' ? channel.open('node --test') : undefined;
   const stacks = new Map();
+  const altered = new Set(); // each changed function once, named by the first test file whose process found it
   let failed = false;
   for await (const event of source) {
     const data = event.data ?? {};
@@ -17,7 +18,9 @@ export default async function* autobuildReporter(source) {
     for (const line of said.filter((text) => text.startsWith(channel.mark))) {
       const where = data.file ? ` (in ${relative(process.cwd(), data.file)})` : '';
       try {
-        session.altered(JSON.parse(line.slice(channel.mark.length)).map(([name, now]) => [name, `${now}${where}`]));
+        const found = JSON.parse(line.slice(channel.mark.length)).filter(([name]) => !altered.has(name));
+        found.forEach(([name]) => altered.add(name));
+        if (found.length) session.altered(found.map(([name, now]) => [name, `${now}${where}`]));
       } catch {
         // not our line after all: the file's own output
       }
