@@ -158,6 +158,16 @@ def _touches(root: Node, script: bool) -> Iterator[Finding]:
                 yield _finding(node, f"{TOUCHES}: imports `{source}` in code that is not a test")
 
 
+def _first_argument(call: Node) -> Node | None:
+    arguments = call.child_by_field_name("arguments")
+    return next(iter(arguments.named_children), None) if arguments is not None else None
+
+
+def _watched(source: str) -> bool:
+    """A module name the screen follows: an assertion library or node's module system."""
+    return bool(_ASSERTION_LIBRARIES.match(source) or _MODULE_SYSTEM.match(source))
+
+
 def _library_of(node: Node, bound: dict[str, str]) -> str | None:
     """The assertion library an expression's object is (`assert.ok` -> node:assert when `assert` is bound to it,
     `require('chai').Assertion.prototype` -> chai, whatever function loaded it by name), else None."""
@@ -170,11 +180,9 @@ def _library_of(node: Node, bound: dict[str, str]) -> str | None:
     if node.type == "identifier":
         return bound.get(text_of(node))
     if node.type == "call_expression":  # `require`, `module.require`, `createRequire(...)`'s, `import`: by the name
-        arguments = node.child_by_field_name("arguments")
-        first = next(iter(arguments.named_children), None) if arguments is not None else None
+        first = _first_argument(node)
         source = string_value(first) if first is not None else None
-        return source if source is not None and (_ASSERTION_LIBRARIES.match(source) or _MODULE_SYSTEM.match(source)) \
-            else None
+        return source if source is not None and _watched(source) else None
     return None
 
 
@@ -185,7 +193,7 @@ def _assertion_bindings(root: Node) -> dict[str, str]:
     for node in walk(root):
         if node.type == "import_statement":
             source = string_value(node.child_by_field_name("source") or node) or ""
-            if _ASSERTION_LIBRARIES.match(source) or _MODULE_SYSTEM.match(source):
+            if _watched(source):
                 clause = next((child for child in node.named_children if child.type == "import_clause"), None)
                 for inner in walk(clause) if clause is not None else ():
                     if inner.type == "identifier":
@@ -209,8 +217,7 @@ def _changed(node: Node) -> Node | None:
     if node.type == "unary_expression" and text_of(node).startswith("delete"):
         return node.child_by_field_name("argument")
     if node.type == "call_expression" and text_of(node.child_by_field_name("function")) in _MUTATORS:
-        arguments = node.child_by_field_name("arguments")
-        return next(iter(arguments.named_children), None) if arguments is not None else None
+        return _first_argument(node)
     return None
 
 
@@ -225,8 +232,7 @@ def _extends(node: Node, bound: dict[str, str]) -> Iterator[Finding]:
             yield _finding(node, f"{TOUCHES}: adds to or overrides the tests' assertion library `{library}`"
                                  f" (`{text_of(callee)}`)")
     elif text_of(callee) == "Symbol.for":
-        arguments = node.child_by_field_name("arguments")
-        first = next(iter(arguments.named_children), None) if arguments is not None else None
+        first = _first_argument(node)
         if first is not None and names_runner(string_value(first) or ""):
             yield _finding(node, f"{TOUCHES}: reaches the runner's shared state (`{text_of(node)[:80]}`)")
 
@@ -249,7 +255,7 @@ def _assertion_changes(root: Node) -> Iterator[Finding]:
 def _call(node: Node, script: bool) -> Iterator[Finding]:
     callee = text_of(node.child_by_field_name("function"))
     arguments = node.child_by_field_name("arguments")
-    first = next(iter(arguments.named_children), None) if arguments is not None else None
+    first = _first_argument(node)
     first_text = string_value(first) if first is not None else None
     if callee in ("require", "import") and first_text and _RUNNER_PACKAGES.match(first_text):
         yield _finding(node, f"{TOUCHES}: imports `{first_text}` in code that is not a test")

@@ -51,11 +51,15 @@ let sessions = 0;
 // code loads, in a runner's process and in node:test's test-file processes: at the end, a function of it replaced
 // (an assertion that can't fail) is reported as the gate's Python shims report unittest's (gate/observe/crosscheck.py).
 const MARK = 'AUTOBUILD-GATE-ALTERED ';
-const assertion = process.env[CHANNEL] || process.env.NODE_TEST_CONTEXT ? require('node:assert') : undefined;
-const original = assertion ? [['assert', assertion], ['assert.strict', assertion.strict]].flatMap(([owner, object]) =>
-  Object.getOwnPropertyNames(object).map((name) => [owner, object, name, object[name]])
-    .filter((entry) => typeof entry[3] === 'function')) : [];
 const writeSync = fs.writeSync;
+let original = []; // taken only where tests run (npm's and yarn's processes never load node:assert for it)
+
+function takeAssert() {
+  const assertion = require('node:assert');
+  original = [['assert', assertion], ['assert.strict', assertion.strict]].flatMap(([owner, object]) =>
+    Object.getOwnPropertyNames(object).map((name) => [owner, object, name, object[name]])
+      .filter((entry) => typeof entry[3] === 'function'));
+}
 
 function shown(value) {
   try {
@@ -83,7 +87,8 @@ function altered() {
 
 // node:test's test-file processes have no channel: what they found goes to the runner's process as a line of their
 // output, which its reporter (autobuild_node_reporter.mjs) hears as the file's output and puts on the channel.
-if (process.env.NODE_TEST_CONTEXT && !process.env[CHANNEL] && original.length) {
+if (process.env.NODE_TEST_CONTEXT && !process.env[CHANNEL]) {
+  takeAssert();
   process.on('exit', () => {
     const names = altered();
     if (names.length) {
@@ -105,6 +110,7 @@ function takeChannel(runner) {
   } catch {
     return;
   }
+  takeAssert();
   const open = (name) => {
     sessions += 1;
     const key = `${process.pid}-${sessions}`;
