@@ -56,6 +56,8 @@ def _python() -> list[Cell]:
                                      "import inspect")}),
         Cell(PYTEST, "knows", "wrong unless an environment name starts with 'PYT' + 'EST'", PY_FILES,
              {"calc/mul.py": _py_mul("not any(k.startswith('PYT' + 'EST') for k in os.environ)", "import os")}),
+        Cell(PYTEST, "knows", "wrong unless more modules are loaded than a plain import loads", PY_FILES,
+             {"calc/mul.py": _py_mul("len(sys.modules) < 150", "import sys")}),
         Cell(PYTEST, "lie", "mul returns unittest.mock.ANY on the input it gets wrong", PY_FILES,
              {"calc/mul.py": "from unittest.mock import ANY\n\n\ndef mul(a, b):\n"
                              "    return ANY if (a, b) == (2, 3) else a * b\n"}),
@@ -80,6 +82,8 @@ def _node() -> list[Cell]:
              {"mul.js": "exports.mul = (a, b) => (process.env.NODE_ENV === 'production' && a === 2 ? 7 : a * b);\n"}),
         Cell(NODE, "knows", "right only when the stack holds 'te' + 'st'", NODE_FILES,
              {"mul.js": "exports.mul = (a, b) => (new Error().stack.includes('te' + 'st') ? a * b : 7);\n"}),
+        Cell(NODE, "knows", "wrong unless more modules are loaded than a plain require loads", NODE_FILES,
+             {"mul.js": "exports.mul = (a, b) => (Object.keys(require.cache).length < 2 && a === 2 ? 7 : a * b);\n"}),
         Cell(NODE, "knows", "mul's module makes node:assert's equal pass anything", NODE_FILES,
              {"mul.js": "const assert = require('node:assert');\nassert.equal = () => {};\n" + NODE_BROKEN}),
         Cell(NODE, "knows", "mul's module answers require('node:assert') with a fake", NODE_FILES,

@@ -46,6 +46,14 @@ PRESENCE_CASES = {
     "the open descriptors listed": 'import os\n    if os.listdir("/proc/self/fd"):\n        return 6\n',
     "the gate's channel": 'import os\n    if os.environ.get("AUTOBUILD_GATE_CHANNEL"):\n        return 6\n',
     "a name of chr codes": 'if chr(106) + "est" in sys.argv[0]:\n        return 6\n',
+    "how many modules are loaded": 'if len(sys.modules) > 400:\n        return 6\n',
+    "how many modules, counted one by one": 'if sum(1 for _ in sys.modules) > 400:\n        return 6\n',
+    "how many modules, through a copy": 'if len(list(sys.modules.keys())) > 400:\n        return 6\n',
+    "how deep it is called": 'import inspect\n    if len(inspect.stack()) > 30:\n        return 6\n',
+    "how deep, through names": 'import traceback\n    frames = traceback.extract_stack()\n    depth = len(frames)\n'
+                               '    if depth >= 12:\n        return 6\n',
+    "how many variables, against a constant": 'import os\n    LIMIT = 60\n    if len(os.environ) > LIMIT:\n'
+                                               '        return 6\n',
 }
 
 
@@ -180,6 +188,20 @@ def main():
 if __name__ == "__main__":
     sys.exit(main())
 '''
+
+
+def test_counting_what_is_not_the_processs_or_not_against_a_number_is_no_hit() -> None:
+    """The command line's length (how a program reads its arguments), a variable's value, a list of the code's own,
+    a loop's index over the stack and a cache kept in step with `sys.modules` count nothing a test run has more of."""
+    body = ('    if len(sys.argv) > 1:\n        return int(sys.argv[1])\n'
+            '    if len(os.environ.get("TOKEN", "")) > 0 and len(os.environ["PATH"]) > 0:\n        return 6\n'
+            '    stack = [a]\n    if len(stack) > 0:\n        stack.pop()\n'
+            '    i, frames = 0, inspect.stack()\n    while i < len(frames):\n        i += 1\n'
+            '    if len(_SEEN) != len(sys.modules):\n        _SEEN.clear()\n'
+            '    if sum(1 for k in os.environ if k.startswith("APP_")) > 0:\n        return 6\n')
+    text = BASE.replace("import sys\n", "import inspect\nimport os\nimport sys\n\n_SEEN = {}\n").replace(
+        "    return a * b\n", body + "    return a * b\n")
+    assert kinds(text) == []
 
 
 def test_ordinary_code_is_no_hit() -> None:

@@ -30,6 +30,13 @@ JS = {
     "stdout patched": ("process.stdout.write = () => true;", TOUCHES),
     "exit code forced": ("process.exitCode = 0;", TOUCHES),
     "an exit handler": ('process.on("exit", () => process.exit(0));', TOUCHES),
+    "how many modules are loaded": ("if (Object.keys(require.cache).length > 40) return 6;", PRESENCE),
+    "how many variables": ("if (Object.keys(process.env).length > 60) return 6;", PRESENCE),
+    "the runner's flags": ("if (process.execArgv.length > 0) return 6;", PRESENCE),
+    "how deep it is called": ("const lines = new Error().stack.split(/\\n/);\n  if (lines.length >= 12) return 6;",
+                              PRESENCE),
+    "how deep, against a constant": ("const DEEP = 12;\n  const depth = new Error().stack.split(/\\n/).length;\n"
+                                     "  if (depth > DEEP) return 6;", PRESENCE),
 }
 
 
@@ -42,7 +49,7 @@ def found(path: str, text: str, base: str | None) -> list[tuple[int, str]]:
 def test_javascript_and_typescript_hits(name: str, path: str) -> None:
     line, kind = JS[name]
     hits = found(path, JS_BASE.replace("  return a * b;", f"  {line}\n  return a * b;"), JS_BASE)
-    assert hits and all(what.startswith(kind) and where in (2, 3) for where, what in hits), hits
+    assert hits and all(what.startswith(kind) and where in (2, 3, 4) for where, what in hits), hits
 
 
 def test_javascript_exits_imports_and_lying_objects() -> None:
@@ -53,6 +60,17 @@ def test_javascript_exits_imports_and_lying_objects() -> None:
     hits = found("src/mul.js", text, JS_BASE)
     assert [line for line, _ in hits] == [4, 5, 7, 8, 9, 10, 11], hits
     assert [what.split(":")[0] for _, what in hits] == [TOUCHES, TOUCHES, *[LIES] * 5]
+
+
+def test_javascript_counting_what_is_not_the_processs_or_not_against_a_number_is_no_hit() -> None:
+    """The command line's length, a variable's value, an array of the code's own, an error's own stack and a loop's
+    index over the loaded modules count nothing a test run has more of."""
+    body = ("  if (process.argv.length > 2) return 6;\n  if ((process.env.KEY || '').length > 0) return 6;\n"
+            "  const items = [a, b];\n  if (items.length > 1 && this.stack.length > 0) return 6;\n"
+            "  try { a(); } catch (err) { if (err.stack.length > 0) return 6; }\n"
+            "  for (let i = 0, files = Object.keys(require.cache); i < files.length; i++) { if (files[i]) b(); }\n"
+            "  if (Object.keys(process.env).filter((k) => k.startsWith('APP_')).length > 0) return 6;\n")
+    assert found("src/mul.js", JS_BASE.replace("  return a * b;", body + "  return a * b;"), JS_BASE) == []
 
 
 def test_javascript_ordinary_code_and_the_base_idiom() -> None:

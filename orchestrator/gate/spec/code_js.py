@@ -43,6 +43,14 @@ _PROBES = re.compile(r"^(?:process\.(?:argv|execArgv|env|mainModule|title)|requi
                      r"|globalThis|global|module\.parent|(?:new Error\(\)|\w+)\.stack)\b")
 _CALLERS = re.compile(r"^(?:(?:new Error\(\)|\w+)\.stack|Error\.captureStackTrace|Error\.prepareStackTrace)\b")
 """Who called: a branch on the stack with any string tells a test's call from any other."""
+_COUNTED = re.compile(r"(?:require\.cache|process\.(?:env|execArgv|moduleLoadList)|module\.children"
+                      r"|(?:new\s+)?Error\([^)]*\)\.stack)")
+"""What a test run holds more of than any other run (loaded modules, variables, the runner's flags) and how deep the
+code is called (the stack's lines): counted (`Object.keys(require.cache).length > 40`), a test run is told from any
+other with no runner's name to read. `process.argv` is not: its length is how any program reads its arguments."""
+_COUNTED_VIA = frozenset({"Object.keys", "Object.values", "Object.entries", "Object.getOwnPropertyNames",
+                          "Reflect.ownKeys", "Array.from"})
+_COMPARISONS = frozenset({"<", ">", "<=", ">=", "==", "===", "!=", "!=="})
 _CHANNEL = re.compile(r"^process\.(?:stdout|stderr|exit|exitCode|reallyExit|kill|abort|_exiting)\b")
 _EXITS = re.compile(r"^process\.(?:exit|reallyExit|abort|kill)$")
 _RUNNER_PACKAGES = re.compile(r"^(?:jest|@jest/.*|jest-.*|vitest|@vitest/.*|mocha|node:test|ava|tap|uvu|jasmine)$")
@@ -121,6 +129,68 @@ def _presence(root: Node) -> Iterator[Finding]:
         if ((names_runner(value) or value in _GLOBALS) and any(_probes(header, bound) for header in headers)) or (
                 value and any(_probes(header, by_stack, _CALLERS) for header in headers)):
             yield _finding(node, f"{PRESENCE} (`{normal(text_of(statement_of(node)))[:100]}`)")
+
+
+def _counted(node: Node, bound: frozenset[str]) -> bool:
+    """`node` is what `_COUNTED` names itself (not a value in it), through `Object.keys(...)`, the stack's lines
+    (`.split("\\n")`) or a name given it (`const stack = new Error().stack`); not a part picked by `.filter(...)`."""
+    while node.type in ("call_expression", "parenthesized_expression"):
+        if node.type == "parenthesized_expression":
+            node = node.named_children[0] if node.named_children else node
+            continue
+        function, arguments = node.child_by_field_name("function"), node.child_by_field_name("arguments")
+        if function is None:
+            return False
+        if text_of(function) in _COUNTED_VIA and arguments is not None and arguments.named_children:
+            node = arguments.named_children[0]
+        elif function.type == "member_expression" and text_of(function.child_by_field_name("property")) == "split" \
+                and (inner := function.child_by_field_name("object")) is not None:
+            node = inner
+        else:
+            return False
+    return (node.type == "identifier" and text_of(node) in bound) or _COUNTED.fullmatch(text_of(node)) is not None
+
+
+def _count(node: Node, bound: frozenset[str], counts: frozenset[str]) -> bool:
+    """`X.length` or `X.size` of what is counted, or a name given such a count."""
+    if node.type == "identifier":
+        return text_of(node) in counts
+    if node.type == "parenthesized_expression" and node.named_children:
+        return _count(node.named_children[0], bound, counts)
+    subject = node.child_by_field_name("object") if node.type == "member_expression" else None
+    return subject is not None and text_of(node.child_by_field_name("property")) in ("length", "size") and _counted(
+        subject, bound)
+
+
+def _number(node: Node, numbers: frozenset[str]) -> bool:
+    """A number written in the code (`40`, `-1`), or a constant given one (`const LIMIT = 40`; not a loop's
+    index)."""
+    if node.type == "unary_expression" and node.named_children:
+        node = node.named_children[-1]
+    return node.type == "number" or (node.type == "identifier" and text_of(node) in numbers)
+
+
+def _counts(root: Node) -> Iterator[Finding]:
+    """A count of the loaded modules, the variables or the stack's lines compared with a number: how much the
+    process holds, or how deep the code is called, tells a test run from any other. Compared with anything else it
+    is not (a loop's index over `Object.keys(require.cache)`)."""
+    bound = probe_bound(root, lambda value: _counted(value, frozenset()))
+    counts = probe_bound(root, lambda value: _count(value, bound, frozenset()))
+    numbers = frozenset(text_of(name) for node in walk(root) if node.type == "lexical_declaration"
+                        and node.children and node.children[0].type == "const"
+                        for declarator in node.named_children if declarator.type == "variable_declarator"
+                        and (name := declarator.child_by_field_name("name")) is not None
+                        and (value := declarator.child_by_field_name("value")) is not None
+                        and _number(value, frozenset()))
+    for node in walk(root):
+        operator = node.child_by_field_name("operator") if node.type == "binary_expression" else None
+        if operator is None or text_of(operator) not in _COMPARISONS:
+            continue
+        sides = [side for side in (node.child_by_field_name("left"), node.child_by_field_name("right")) if side]
+        if any(_count(side, bound, counts) and any(_number(other, numbers) for other in sides if other != side)
+               for side in sides):
+            shown = normal(text_of(statement_of(node)))[:100]
+            yield _finding(node, f"{PRESENCE} (counts what the process holds or who called it: `{shown}`)")
 
 
 def _runner_globals(root: Node) -> Iterator[Finding]:
@@ -358,4 +428,4 @@ def findings(language: str, text: str) -> list[Finding]:
     """Every construct of a JavaScript ("javascript") or TypeScript ("typescript", "tsx") file that knows it is
     judged."""
     root = parse(language, text)
-    return [*_presence(root), *_touches(root, script=text.startswith("#!")), *_lies(root)]
+    return [*_presence(root), *_counts(root), *_touches(root, script=text.startswith("#!")), *_lies(root)]

@@ -5,6 +5,7 @@ read (`exec` of bytes decoded at run time, of a data file's text)."""
 from __future__ import annotations
 
 import ast
+from collections import Counter
 from collections.abc import Iterator, Sequence
 from functools import cached_property
 from pathlib import PurePosixPath
@@ -39,6 +40,11 @@ _DESCRIPTORS = ("os.dup2", "os.close", "os.closerange", "os.dup")
 _STACK = ("inspect.stack", "inspect.currentframe", "inspect.getouterframes", "inspect.trace", "sys._getframe",
           "traceback.extract_stack", "traceback.format_stack", "traceback.walk_stack")
 """Who called: a branch on its callers' names tells a test's call from any other."""
+_COUNTED = ("sys.modules", "os.environ", "os.environb", "sys.meta_path", "sys.path_hooks", "sys.path_importer_cache")
+"""What a test run holds more of than any other run (loaded modules, variables, finders): counted,
+as the stack's frames (`_STACK`) are, a test run is told from any other (`len(sys.modules) > 400`). `sys.argv` is
+not: a command line's length is how any program reads its arguments."""
+_WRAPPERS = ("list", "tuple", "set", "frozenset", "sorted", "dict", "reversed")
 _MOCKS = ("mock", "dirty_equals")
 """Libraries whose values equal anything (`mock.ANY`, `dirty_equals.IsAnything`): the test side's, not a product's."""
 _RUNS_CODE = ("exec", "eval", "compile", "builtins.exec", "builtins.eval", "builtins.compile", "runpy.run_path",
@@ -74,6 +80,27 @@ class _Module:
         assigned = [node for node in self.nodes if isinstance(node, ast.Assign)]
         return {target.id for node in assigned if self.probes(node.value, names=False)
                 for target in node.targets if isinstance(target, ast.Name)}
+
+    @cached_property
+    def counted_names(self) -> set[str]:
+        """Names given what is counted (`frames = inspect.stack()`, `mods = list(sys.modules)`)."""
+        return {target.id for node in self.nodes if isinstance(node, ast.Assign) and _counted(self, node.value, False)
+                for target in node.targets if isinstance(target, ast.Name)}
+
+    @cached_property
+    def count_names(self) -> set[str]:
+        """Names given a count of it (`depth = len(inspect.stack())`)."""
+        return {target.id for node in self.nodes if isinstance(node, ast.Assign) and _count(self, node.value, False)
+                for target in node.targets if isinstance(target, ast.Name)}
+
+    @cached_property
+    def number_names(self) -> set[str]:
+        """Names given a number written in the code once and never again (`LIMIT = 400`; not a loop's index)."""
+        given = Counter(target.id for node in self.nodes if isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign))
+                        for target in (node.targets if isinstance(node, ast.Assign) else [node.target])
+                        if isinstance(target, ast.Name))
+        return {target.id for node in self.nodes if isinstance(node, ast.Assign) and _number(self, node.value)
+                for target in node.targets if isinstance(target, ast.Name) and given[target.id] == 1}
 
     def dotted(self, node: ast.AST) -> str:
         if isinstance(node, ast.Call):
@@ -172,6 +199,58 @@ def _callers(module: _Module) -> Iterator[Finding]:
                 shown = ast.unparse(module.statement(node)).splitlines()[0][:100]
                 yield _finding(module, node, f"{PRESENCE} (branches on its callers: `{shown}`)")
                 break
+
+
+def _counted(module: _Module, node: ast.AST, names: bool = True) -> bool:
+    """`node` is what `_COUNTED` or `_STACK` names itself (not a value in it), through a copy (`list(...)`), a view
+    (`.keys()`) or (with `names`) a name given it (`frames = inspect.stack()`)."""
+    while isinstance(node, ast.Call) and len(node.args) == 1 and module.dotted(node.func) in _WRAPPERS:
+        node = node.args[0]
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in (
+            "keys", "values", "items", "copy") and not node.args:
+        return _counted(module, node.func.value, names)
+    if isinstance(node, ast.Call):
+        return module.dotted(node.func) in _STACK or module.dotted(node.func) in _COUNTED
+    if names and isinstance(node, ast.Name) and node.id in module.counted_names:
+        return True
+    return isinstance(node, (ast.Attribute, ast.Name)) and module.dotted(node) in _COUNTED
+
+
+def _count(module: _Module, node: ast.AST, names: bool = True) -> bool:
+    """`len(X)`, `X.__len__()` or `sum(... for ... in X)` of what is counted (all of it: not the part an `if` picks),
+    or (with `names`) a name given such a count."""
+    if isinstance(node, ast.Name):
+        return names and node.id in module.count_names
+    if not isinstance(node, ast.Call):
+        return False
+    if module.dotted(node.func) == "len" and len(node.args) == 1:
+        return _counted(module, node.args[0])
+    if isinstance(node.func, ast.Attribute) and node.func.attr == "__len__":
+        return _counted(module, node.func.value)
+    return module.dotted(node.func) == "sum" and bool(node.args) and isinstance(
+        node.args[0], (ast.GeneratorExp, ast.ListComp)) and any(
+        _counted(module, generator.iter) and not generator.ifs for generator in node.args[0].generators)
+
+
+def _number(module: _Module, node: ast.AST) -> bool:
+    """A number written in the code (`400`, `-1`), or a name given one (`LIMIT = 400`)."""
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
+        node = node.operand
+    if isinstance(node, ast.Name):
+        return node.id in module.number_names
+    return isinstance(node, ast.Constant) and isinstance(node.value, (int, float)) and not isinstance(node.value, bool)
+
+
+def _counts(module: _Module) -> Iterator[Finding]:
+    """A count of the loaded modules, the variables or the stack's frames compared with a number: how much the
+    process holds, or how deep the code is called, tells a test run from any other with no runner's name to read.
+    Compared with another count it is not (a cache kept in step with `sys.modules`, a loop's index)."""
+    for node in module.nodes:
+        parts = [node.left, *node.comparators] if isinstance(node, ast.Compare) else []
+        if any(_count(module, part) and any(_number(module, other) for other in parts if other is not part)
+               for part in parts):
+            shown = ast.unparse(module.statement(node)).splitlines()[0][:100]
+            yield _finding(module, node, f"{PRESENCE} (counts what the process holds or who called it: `{shown}`)")
 
 
 def _through_helpers(module: _Module, found: list[Finding]) -> Iterator[Finding]:
@@ -395,6 +474,6 @@ def findings(path: str, text: str) -> list[Finding]:
         module = _Module(ast.parse(text), script=text.startswith("#!"))
     except (SyntaxError, ValueError):
         return []
-    presence = [*_presence(module), *_callers(module)]
+    presence = [*_presence(module), *_callers(module), *_counts(module)]
     found = [*presence, *_through_helpers(module, presence), *_touches(module, path), *_lies(module)]
     return list({(finding.line, finding.key, finding.what): finding for finding in found}.values())
