@@ -52,6 +52,13 @@ PRESENCE_CASES = {
     "how deep it is called": 'import inspect\n    if len(inspect.stack()) > 30:\n        return 6\n',
     "how deep, through names": 'import traceback\n    frames = traceback.extract_stack()\n    depth = len(frames)\n'
                                '    if depth >= 12:\n        return 6\n',
+    "the process's command line, under /proc": 'if "py" + "test" in open("/proc/self/cmdline").read():\n'
+                                                '        return 6\n',
+    "the parent's command line": 'import os\n    if "unittest" in open(f"/proc/{os.getppid()}/cmdline").read():\n'
+                                 '        return 6\n',
+    "stdout captured": 'if sys.stdout is not sys.__stdout__:\n        return 6\n',
+    "a hook a runner puts in place": 'import threading\n    if threading.excepthook != threading.__excepthook__:\n'
+                                     '        return 6\n',
     "how many variables, against a constant": 'import os\n    LIMIT = 60\n    if len(os.environ) > LIMIT:\n'
                                                '        return 6\n',
 }
@@ -192,13 +199,16 @@ if __name__ == "__main__":
 
 def test_counting_what_is_not_the_processs_or_not_against_a_number_is_no_hit() -> None:
     """The command line's length (how a program reads its arguments), a variable's value, a list of the code's own,
-    a loop's index over the stack and a cache kept in step with `sys.modules` count nothing a test run has more of."""
+    a loop's index over the stack and a cache kept in step with `sys.modules` count nothing a test run has more of;
+    the interpreter's own stream compared with None or with another stream asks nothing of the runner, and a message
+    naming pytest written to stdout reads nothing."""
     body = ('    if len(sys.argv) > 1:\n        return int(sys.argv[1])\n'
             '    if len(os.environ.get("TOKEN", "")) > 0 and len(os.environ["PATH"]) > 0:\n        return 6\n'
             '    stack = [a]\n    if len(stack) > 0:\n        stack.pop()\n'
             '    i, frames = 0, inspect.stack()\n    while i < len(frames):\n        i += 1\n'
             '    if len(_SEEN) != len(sys.modules):\n        _SEEN.clear()\n'
-            '    if sum(1 for k in os.environ if k.startswith("APP_")) > 0:\n        return 6\n')
+            '    if sum(1 for k in os.environ if k.startswith("APP_")) > 0:\n        return 6\n'
+            '    if sys.__stdout__ is not None and a is sys.__stderr__:\n        sys.stdout.write("pytest")\n')
     text = BASE.replace("import sys\n", "import inspect\nimport os\nimport sys\n\n_SEEN = {}\n").replace(
         "    return a * b\n", body + "    return a * b\n")
     assert kinds(text) == []

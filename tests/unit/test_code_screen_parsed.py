@@ -30,6 +30,8 @@ JS = {
     "stdout patched": ("process.stdout.write = () => true;", TOUCHES),
     "exit code forced": ("process.exitCode = 0;", TOUCHES),
     "an exit handler": ('process.on("exit", () => process.exit(0));', TOUCHES),
+    "the process's command line, under /proc": (
+        "if (require('fs').readFileSync('/proc/self/cmdline', 'utf8').includes('je' + 'st')) return 6;", PRESENCE),
     "how many modules are loaded": ("if (Object.keys(require.cache).length > 40) return 6;", PRESENCE),
     "how many variables": ("if (Object.keys(process.env).length > 60) return 6;", PRESENCE),
     "the runner's flags": ("if (process.execArgv.length > 0) return 6;", PRESENCE),

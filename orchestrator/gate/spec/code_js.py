@@ -40,7 +40,8 @@ _RUNNER_OBJECTS = frozenset({"expect", "jest", "vi"})
 """Runner globals a product's code has no use for (`it`, `test` and `describe` are also ordinary names)."""
 _GLOBAL_OBJECTS = ("globalThis", "global", "window", "self")
 _PROBES = re.compile(r"^(?:process\.(?:argv|execArgv|env|mainModule|title)|require\.(?:cache|main)|import\.meta"
-                     r"|globalThis|global|module\.parent|(?:new Error\(\)|\w+)\.stack)\b")
+                     r"|globalThis|global|module\.parent|(?:new Error\(\)|\w+)\.stack)\b"
+                     r"|(?s:.*?)\(\s*['\"`]/proc/")
 _CALLERS = re.compile(r"^(?:(?:new Error\(\)|\w+)\.stack|Error\.captureStackTrace|Error\.prepareStackTrace)\b")
 """Who called: a branch on the stack with any string tells a test's call from any other."""
 _COUNTED = re.compile(r"(?:require\.cache|process\.(?:env|execArgv|moduleLoadList)|module\.children"
@@ -96,6 +97,11 @@ def _finding(node: Node, what: str, key: Node | None = None) -> Finding:
     return Finding(line_of(node), what, normal(text_of(key or statement_of(node))))
 
 
+_NAMING_PRESENCE = frozenset({"property_identifier", "shorthand_property_identifier_pattern", "string_fragment",
+                              "subscript_expression", "unary_expression", "member_expression"})
+"""The nodes `_names_presence` can find a runner's variable or global in."""
+
+
 def _names_presence(node: Node, text: str) -> bool:
     """A runner's variable (`process.env.JEST_WORKER_ID`), `typeof jest`, `globalThis.it`, `globalThis["exp" +
     "ect"]`."""
@@ -117,17 +123,26 @@ def _presence(root: Node) -> Iterator[Finding]:
     where the stack does (`new Error().stack`: who called)."""
     bound = probe_bound(root, _probes)
     by_stack = probe_bound(root, lambda value: _probes(value, probes=_CALLERS))
+    # Each header asked once: a bundle is one statement holding thousands of strings, and walking it again for each
+    # made a 0.5 MB file take a minute.
+    probed: dict[tuple[int, bool], bool] = {}
+
+    def reads(header: Node, stack: bool) -> bool:
+        key = (header.id, stack)
+        if key not in probed:
+            probed[key] = _probes(header, by_stack, _CALLERS) if stack else _probes(header, bound)
+        return probed[key]
+
     for node in walk(root):
-        text = text_of(node)
-        if _names_presence(node, text):
+        if node.type in _NAMING_PRESENCE and _names_presence(node, text := text_of(node)):
             yield _finding(node, f"{PRESENCE} (`{text}`)")
             continue
         value = string_value(node) if node.parent is None or string_value(node.parent) is None else None
         if value is None:
             continue
         headers = list(deciding(node, _FUNCTIONS, _LOOPS))
-        if ((names_runner(value) or value in _GLOBALS) and any(_probes(header, bound) for header in headers)) or (
-                value and any(_probes(header, by_stack, _CALLERS) for header in headers)):
+        if ((names_runner(value) or value in _GLOBALS) and any(reads(header, False) for header in headers)) or (
+                value and any(reads(header, True) for header in headers)):
             yield _finding(node, f"{PRESENCE} (`{normal(text_of(statement_of(node)))[:100]}`)")
 
 

@@ -24,8 +24,17 @@ from orchestrator.gate.spec.py_strings import folded
 _PROBES = ("sys.modules", "sys.argv", "sys.orig_argv", "sys.executable", "os.environ", "os.getenv", "os.environb",
            "inspect.stack", "inspect.currentframe", "sys._getframe", "traceback.extract_stack",
            "traceback.format_stack", "importlib.util.find_spec", "importlib.import_module", "__import__",
-           "pkgutil.find_loader", "sys.gettrace")
-"""What a runner's presence is read through: loaded modules, the command line, the environment, the stack."""
+           "pkgutil.find_loader", "sys.gettrace", "sys.excepthook", "sys.unraisablehook", "threading.excepthook")
+"""What a runner's presence is read through: loaded modules, the command line, the environment, the stack, the hooks
+a runner puts its own in place of; a path under `/proc/` read (the process's own or its parent's command line) is
+one too."""
+_IN_USE = ("sys.stdout", "sys.stderr", "sys.stdin", "sys.excepthook", "sys.unraisablehook", "sys.displayhook",
+           "sys.breakpointhook", "threading.excepthook")
+_ORIGINALS = ("sys.__stdout__", "sys.__stderr__", "sys.__stdin__", "sys.__excepthook__", "sys.__unraisablehook__",
+              "sys.__displayhook__", "sys.__breakpointhook__", "threading.__excepthook__")
+"""The interpreter's own streams and hooks, kept beside those in use: pytest captures `sys.stdout` and puts its own
+`sys.unraisablehook` and `threading.excepthook` in place while it runs, so `sys.stdout is not sys.__stdout__` tells
+a test run from any other with no runner's name to read."""
 _RUNNERS = ("pytest", "_pytest", "unittest", "nose", "nose2", "doctest")
 _ASSERTION_LIBRARIES = ("numpy.testing", "pandas.testing", "pandas._testing", "polars.testing", "torch.testing",
                         "xarray.testing", "hamcrest", "assertpy", "sure", "expects")
@@ -114,6 +123,8 @@ class _Module:
     def probes(self, node: ast.AST, names: bool = True) -> bool:
         """Whether `node` reads through a probe (or, with `names`, a name assigned from one: `mods = sys.modules`)."""
         for inner in ast.walk(node):
+            if isinstance(inner, ast.Constant) and isinstance(inner.value, str) and inner.value.startswith("/proc/"):
+                return True
             if isinstance(inner, (ast.Attribute, ast.Name)):
                 name = self.dotted(inner)
                 if name.startswith(_PROBES) or (names and isinstance(inner, ast.Name) and inner.id in self.probe_names):
@@ -251,6 +262,17 @@ def _counts(module: _Module) -> Iterator[Finding]:
                for part in parts):
             shown = ast.unparse(module.statement(node)).splitlines()[0][:100]
             yield _finding(module, node, f"{PRESENCE} (counts what the process holds or who called it: `{shown}`)")
+
+
+def _replaced(module: _Module) -> Iterator[Finding]:
+    """A stream or hook in use compared with the interpreter's own (`sys.stdout is not sys.__stdout__`): whether a
+    runner put its own in place. Not another stream compared with it (`stream is sys.__stdout__`), nor with None."""
+    for node in module.nodes:
+        names = [module.dotted(part) for part in [node.left, *node.comparators]
+                 if isinstance(part, (ast.Attribute, ast.Name))] if isinstance(node, ast.Compare) else []
+        if any(name in _ORIGINALS for name in names) and any(name in _IN_USE for name in names):
+            shown = ast.unparse(module.statement(node)).splitlines()[0][:100]
+            yield _finding(module, node, f"{PRESENCE} (asks whether a runner replaced a stream or hook: `{shown}`)")
 
 
 def _through_helpers(module: _Module, found: list[Finding]) -> Iterator[Finding]:
@@ -474,6 +496,6 @@ def findings(path: str, text: str) -> list[Finding]:
         module = _Module(ast.parse(text), script=text.startswith("#!"))
     except (SyntaxError, ValueError):
         return []
-    presence = [*_presence(module), *_callers(module), *_counts(module)]
+    presence = [*_presence(module), *_callers(module), *_counts(module), *_replaced(module)]
     found = [*presence, *_through_helpers(module, presence), *_touches(module, path), *_lies(module)]
     return list({(finding.line, finding.key, finding.what): finding for finding in found}.values())
