@@ -40,8 +40,7 @@ _RUNNER_OBJECTS = frozenset({"expect", "jest", "vi"})
 """Runner globals a product's code has no use for (`it`, `test` and `describe` are also ordinary names)."""
 _GLOBAL_OBJECTS = ("globalThis", "global", "window", "self")
 _PROBES = re.compile(r"^(?:process\.(?:argv|execArgv|env|mainModule|title)|require\.(?:cache|main)|import\.meta"
-                     r"|globalThis|global|module\.parent|(?:new Error\(\)|\w+)\.stack)\b"
-                     r"|(?s:.*?)\(\s*['\"`]/proc/")
+                     r"|globalThis|global|module\.parent|(?:new Error\(\)|\w+)\.stack)\b")
 _CALLERS = re.compile(r"^(?:(?:new Error\(\)|\w+)\.stack|Error\.captureStackTrace|Error\.prepareStackTrace)\b")
 """Who called: a branch on the stack with any string tells a test's call from any other."""
 _COUNTED = re.compile(r"(?:require\.cache|process\.(?:env|execArgv|moduleLoadList)|module\.children"
@@ -85,9 +84,13 @@ _LITERALS = frozenset({"number", "string", "true", "false", "null", "undefined",
 
 
 def _probes(node: Node, bound: frozenset[str] = frozenset(), probes: re.Pattern[str] | None = None) -> bool:
+    """Whether `node` reads through a probe (`probes`; else `_PROBES` or a file under `/proc/`: the process's own or
+    its parent's command line) or a name bound to one."""
     pattern = probes or _PROBES
-    return any(inner.type in ("member_expression", "identifier", "subscript_expression", "call_expression")
-               and (pattern.match(text_of(inner)) or (inner.type == "identifier" and text_of(inner) in bound))
+    return any((inner.type in ("member_expression", "identifier", "subscript_expression", "call_expression")
+                and (pattern.match(text_of(inner)) or (inner.type == "identifier" and text_of(inner) in bound)))
+               or (probes is None and inner.type in ("string", "template_string")
+                   and text_of(inner)[1:].startswith("/proc/"))
                for inner in walk(node))
 
 
@@ -143,7 +146,22 @@ def _presence(root: Node) -> Iterator[Finding]:
         headers = list(deciding(node, _FUNCTIONS, _LOOPS))
         if ((names_runner(value) or value in _GLOBALS) and any(reads(header, False) for header in headers)) or (
                 value and any(reads(header, True) for header in headers)):
-            yield _finding(node, f"{PRESENCE} (`{normal(text_of(statement_of(node)))[:100]}`)")
+            yield _finding(node, f"{PRESENCE} (`{_shown(node)}`)")
+
+
+def _shown(node: Node) -> str:
+    """The statement around `node`, as a finding quotes it."""
+    return normal(text_of(statement_of(node)))[:100]
+
+
+def _constants(root: Node) -> frozenset[str]:
+    """Names a `const` gives a number written in the code (`const LIMIT = 40`; not a loop's index)."""
+    return frozenset(text_of(name) for node in walk(root) if node.type == "lexical_declaration"
+                     and node.children and node.children[0].type == "const"
+                     for declarator in node.named_children if declarator.type == "variable_declarator"
+                     and (name := declarator.child_by_field_name("name")) is not None
+                     and (value := declarator.child_by_field_name("value")) is not None
+                     and _number(value, frozenset()))
 
 
 def _counted(node: Node, bound: frozenset[str]) -> bool:
@@ -191,12 +209,7 @@ def _counts(root: Node) -> Iterator[Finding]:
     is not (a loop's index over `Object.keys(require.cache)`)."""
     bound = probe_bound(root, lambda value: _counted(value, frozenset()))
     counts = probe_bound(root, lambda value: _count(value, bound, frozenset()))
-    numbers = frozenset(text_of(name) for node in walk(root) if node.type == "lexical_declaration"
-                        and node.children and node.children[0].type == "const"
-                        for declarator in node.named_children if declarator.type == "variable_declarator"
-                        and (name := declarator.child_by_field_name("name")) is not None
-                        and (value := declarator.child_by_field_name("value")) is not None
-                        and _number(value, frozenset()))
+    numbers = _constants(root)
     for node in walk(root):
         operator = node.child_by_field_name("operator") if node.type == "binary_expression" else None
         if operator is None or text_of(operator) not in _COMPARISONS:
@@ -204,8 +217,7 @@ def _counts(root: Node) -> Iterator[Finding]:
         sides = [side for side in (node.child_by_field_name("left"), node.child_by_field_name("right")) if side]
         if any(_count(side, bound, counts) and any(_number(other, numbers) for other in sides if other != side)
                for side in sides):
-            shown = normal(text_of(statement_of(node)))[:100]
-            yield _finding(node, f"{PRESENCE} (counts what the process holds or who called it: `{shown}`)")
+            yield _finding(node, f"{PRESENCE} (counts what the process holds or who called it: `{_shown(node)}`)")
 
 
 def _runner_globals(root: Node) -> Iterator[Finding]:

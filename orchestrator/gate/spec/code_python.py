@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import ast
 from collections import Counter
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from functools import cached_property
 from pathlib import PurePosixPath
 
@@ -83,33 +83,33 @@ class _Module:
         self.functions = {node.name: node for node in self.nodes
                           if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))}
 
+    def given(self, value: Callable[[ast.AST], bool]) -> set[str]:
+        """The names an assignment gives a value `value` holds for (`mods = sys.modules`)."""
+        return {target.id for node in self.nodes if isinstance(node, ast.Assign) and value(node.value)
+                for target in node.targets if isinstance(target, ast.Name)}
+
     @cached_property
     def probe_names(self) -> set[str]:
         """Names assigned from a probe (`mods = sys.modules`): read only when a runner's name is in the file."""
-        assigned = [node for node in self.nodes if isinstance(node, ast.Assign)]
-        return {target.id for node in assigned if self.probes(node.value, names=False)
-                for target in node.targets if isinstance(target, ast.Name)}
+        return self.given(lambda value: self.probes(value, names=False))
 
     @cached_property
     def counted_names(self) -> set[str]:
         """Names given what is counted (`frames = inspect.stack()`, `mods = list(sys.modules)`)."""
-        return {target.id for node in self.nodes if isinstance(node, ast.Assign) and _counted(self, node.value, False)
-                for target in node.targets if isinstance(target, ast.Name)}
+        return self.given(lambda value: _counted(self, value, False))
 
     @cached_property
     def count_names(self) -> set[str]:
         """Names given a count of it (`depth = len(inspect.stack())`)."""
-        return {target.id for node in self.nodes if isinstance(node, ast.Assign) and _count(self, node.value, False)
-                for target in node.targets if isinstance(target, ast.Name)}
+        return self.given(lambda value: _count(self, value, False))
 
     @cached_property
     def number_names(self) -> set[str]:
         """Names given a number written in the code once and never again (`LIMIT = 400`; not a loop's index)."""
-        given = Counter(target.id for node in self.nodes if isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign))
+        times = Counter(target.id for node in self.nodes if isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign))
                         for target in (node.targets if isinstance(node, ast.Assign) else [node.target])
                         if isinstance(target, ast.Name))
-        return {target.id for node in self.nodes if isinstance(node, ast.Assign) and _number(self, node.value)
-                for target in node.targets if isinstance(target, ast.Name) and given[target.id] == 1}
+        return {name for name in self.given(lambda value: _number(self, value)) if times[name] == 1}
 
     def dotted(self, node: ast.AST) -> str:
         if isinstance(node, ast.Call):
@@ -153,6 +153,10 @@ class _Module:
     def statement(self, node: ast.AST) -> ast.AST:
         return next(self.statements(node), node)
 
+    def shown(self, node: ast.AST) -> str:
+        """The statement around `node`, as a finding quotes it (its first line)."""
+        return ast.unparse(self.statement(node)).splitlines()[0][:100]
+
 
 def _header(statement: ast.stmt) -> list[ast.AST]:
     """The expressions a compound statement evaluates itself (its body is other statements)."""
@@ -195,8 +199,7 @@ def _presence(module: _Module) -> Iterator[Finding]:
         if names_runner_variable(value):
             yield _finding(module, node, f"{PRESENCE} (`{value}`)")
         elif names_runner(value) and any(module.probes(part) for part in _deciding(module, node)):
-            shown = ast.unparse(module.statement(node)).splitlines()[0][:100]
-            yield _finding(module, node, f"{PRESENCE} (`{shown}`)")
+            yield _finding(module, node, f"{PRESENCE} (`{module.shown(node)}`)")
 
 
 def _callers(module: _Module) -> Iterator[Finding]:
@@ -207,8 +210,7 @@ def _callers(module: _Module) -> Iterator[Finding]:
             continue
         for part in _deciding(module, node):
             if any(folded(inner) for inner in ast.walk(part) if inner is not node):
-                shown = ast.unparse(module.statement(node)).splitlines()[0][:100]
-                yield _finding(module, node, f"{PRESENCE} (branches on its callers: `{shown}`)")
+                yield _finding(module, node, f"{PRESENCE} (branches on its callers: `{module.shown(node)}`)")
                 break
 
 
@@ -260,8 +262,8 @@ def _counts(module: _Module) -> Iterator[Finding]:
         parts = [node.left, *node.comparators] if isinstance(node, ast.Compare) else []
         if any(_count(module, part) and any(_number(module, other) for other in parts if other is not part)
                for part in parts):
-            shown = ast.unparse(module.statement(node)).splitlines()[0][:100]
-            yield _finding(module, node, f"{PRESENCE} (counts what the process holds or who called it: `{shown}`)")
+            yield _finding(module, node,
+                           f"{PRESENCE} (counts what the process holds or who called it: `{module.shown(node)}`)")
 
 
 def _replaced(module: _Module) -> Iterator[Finding]:
@@ -271,8 +273,8 @@ def _replaced(module: _Module) -> Iterator[Finding]:
         names = [module.dotted(part) for part in [node.left, *node.comparators]
                  if isinstance(part, (ast.Attribute, ast.Name))] if isinstance(node, ast.Compare) else []
         if any(name in _ORIGINALS for name in names) and any(name in _IN_USE for name in names):
-            shown = ast.unparse(module.statement(node)).splitlines()[0][:100]
-            yield _finding(module, node, f"{PRESENCE} (asks whether a runner replaced a stream or hook: `{shown}`)")
+            yield _finding(module, node,
+                           f"{PRESENCE} (asks whether a runner replaced a stream or hook: `{module.shown(node)}`)")
 
 
 def _through_helpers(module: _Module, found: list[Finding]) -> Iterator[Finding]:
