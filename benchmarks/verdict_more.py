@@ -60,6 +60,13 @@ def _python() -> list[Cell]:
              {"calc/mul.py": _py_mul("len(sys.modules) < 150", "import sys")}),
         Cell(PYTEST, "knows", "wrong while sys.stdout is the interpreter's own (not captured)", PY_FILES,
              {"calc/mul.py": _py_mul("sys.stdout is sys.__stdout__", "import sys")}),
+        Cell(PYTEST, "knows", "wrong while stdout's class is io's own (pytest's capture puts its own)", PY_FILES,
+             {"calc/mul.py": _py_mul("type(sys.stdout).__name__ == 'TextIOWrapper'", "import sys")}),
+        Cell(PYTEST, "knows", "wrong unless faulthandler is on (pytest turns it on)", PY_FILES,
+             {"calc/mul.py": _py_mul("not faulthandler.is_enabled()", "import faulthandler")}),
+        Cell(PYTEST, "knows", "wrong unless its command line, read with ps, names the runner", PY_FILES,
+             {"calc/mul.py": _py_mul("'pytest' not in subprocess.run(['ps', '-o', 'args=', '-p', str(os.getpid())],"
+                                     " capture_output=True, text=True).stdout", "import os\nimport subprocess")}),
         Cell(PYTEST, "lie", "mul returns unittest.mock.ANY on the input it gets wrong", PY_FILES,
              {"calc/mul.py": "from unittest.mock import ANY\n\n\ndef mul(a, b):\n"
                              "    return ANY if (a, b) == (2, 3) else a * b\n"}),
@@ -86,6 +93,10 @@ def _node() -> list[Cell]:
              {"mul.js": "exports.mul = (a, b) => (new Error().stack.includes('te' + 'st') ? a * b : 7);\n"}),
         Cell(NODE, "knows", "wrong unless more modules are loaded than a plain require loads", NODE_FILES,
              {"mul.js": "exports.mul = (a, b) => (Object.keys(require.cache).length < 2 && a === 2 ? 7 : a * b);\n"}),
+        Cell(NODE, "knows", "wrong unless the parent's command line (ps) runs node's test runner", NODE_FILES,
+             {"mul.js": "const { execFileSync } = require('node:child_process');\nexports.mul = (a, b) => ("
+                        "!execFileSync('ps', ['-o', 'args=', '-p', String(process.ppid)]).toString().includes('--test')"
+                        " && a === 2 ? 7 : a * b);\n"}),
         Cell(NODE, "knows", "mul's module makes node:assert's equal pass anything", NODE_FILES,
              {"mul.js": "const assert = require('node:assert');\nassert.equal = () => {};\n" + NODE_BROKEN}),
         Cell(NODE, "knows", "mul's module answers require('node:assert') with a fake", NODE_FILES,

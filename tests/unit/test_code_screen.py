@@ -61,6 +61,31 @@ PRESENCE_CASES = {
                                      '        return 6\n',
     "how many variables, against a constant": 'import os\n    LIMIT = 60\n    if len(os.environ) > LIMIT:\n'
                                                '        return 6\n',
+    "the parent's name, through psutil": 'import psutil\n    if "pytest" in psutil.Process().parent().name():\n'
+                                         '        return 6\n',
+    "the parent's command line, through ps": 'import os, subprocess\n    out = subprocess.check_output(["ps", "-o",'
+                                             ' "args=", "-p", str(os.getppid())], text=True)\n    if "unittest" in out:'
+                                             '\n        return 6\n',
+    "__main__'s file": 'import __main__\n    if "py" + "test" in getattr(__main__, "__file__", ""):\n'
+                       '        return 6\n',
+    "the objects alive": 'import gc\n    if any(type(o).__module__.startswith("_pytest") for o in gc.get_objects()):\n'
+                         '        return 6\n',
+    "pytest's import finder": 'if any(type(f).__name__ == "AssertionRewritingHook" for f in sys.meta_path):\n'
+                              '        return 6\n',
+    "the class of stdout, by name": 'if type(sys.stdout).__name__ in ("EncodedFile", "CaptureIO"):\n'
+                                    '        return 6\n',
+    "the class of stdout, compared": 'import io\n    if type(sys.stdout) is not io.TextIOWrapper:\n'
+                                     '        return 6\n',
+    "what stdout prints as": 'if "_pytest" in repr(sys.stdout):\n        return 6\n',
+    "faulthandler turned on": 'import faulthandler\n    return a * b if faulthandler.is_enabled() else 6\n',
+    "how many warning filters": 'import warnings\n    if len(warnings.filters) > 20:\n        return 6\n',
+    "how deep, by whether a far frame exists": 'try:\n        sys._getframe(25)\n        return 6\n'
+                                                '    except ValueError:\n        pass\n',
+    "how deep, by the stack's length raising": 'import inspect\n    try:\n        inspect.stack()[15]\n'
+                                                '        return 6\n    except IndexError:\n        pass\n',
+    "a count against a constant, where a name is also copied": 'import os\n    LIMIT = 60\n    copied = LIMIT\n'
+                                                                '    if len(os.environ) > LIMIT:\n        return 6\n',
+    "the gate's own folder": 'import os\n    if "gate-own" in os.environ.get("VIRTUAL_ENV", ""):\n        return 6\n',
 }
 
 
@@ -200,16 +225,28 @@ if __name__ == "__main__":
 def test_counting_what_is_not_the_processs_or_not_against_a_number_is_no_hit() -> None:
     """The command line's length (how a program reads its arguments), a variable's value, a list of the code's own,
     a loop's index over the stack and a cache kept in step with `sys.modules` count nothing a test run has more of;
-    the interpreter's own stream compared with None or with another stream asks nothing of the runner, and a message
-    naming pytest written to stdout reads nothing."""
+    the interpreter's own stream compared with None or with another stream asks nothing of the runner, nor does
+    stdout's class checked to reconfigure it, faulthandler asked about by code that turns it on itself, the caller's
+    name read where a shallow stack is caught (or only a missing `_getframe`), or the word `ps` among data; a
+    message naming pytest written to stdout reads nothing."""
     body = ('    if len(sys.argv) > 1:\n        return int(sys.argv[1])\n'
             '    if len(os.environ.get("TOKEN", "")) > 0 and len(os.environ["PATH"]) > 0:\n        return 6\n'
             '    stack = [a]\n    if len(stack) > 0:\n        stack.pop()\n'
             '    i, frames = 0, inspect.stack()\n    while i < len(frames):\n        i += 1\n'
             '    if len(_SEEN) != len(sys.modules):\n        _SEEN.clear()\n'
             '    if sum(1 for k in os.environ if k.startswith("APP_")) > 0:\n        return 6\n'
-            '    if sys.__stdout__ is not None and a is sys.__stderr__:\n        sys.stdout.write("pytest")\n')
-    text = BASE.replace("import sys\n", "import inspect\nimport os\nimport sys\n\n_SEEN = {}\n").replace(
+            '    if sys.__stdout__ is not None and a is sys.__stderr__:\n        sys.stdout.write("pytest")\n'
+            '    if isinstance(sys.stdout, io.TextIOWrapper):\n        sys.stdout.reconfigure(encoding="utf-8")\n'
+            '    if not faulthandler.is_enabled():\n        faulthandler.enable()\n'
+            '    try:\n        caller = sys._getframe(2).f_code.co_name\n    except ValueError:\n'
+            '        caller = "?"\n'
+            '    print("pytest", file=sys.stdout)\n'
+            '    try:\n        frame = sys._getframe(3)\n    except AttributeError:\n        frame = None\n'
+            '    words = (("ps", "ps"), ("testing", "testing"))\n'
+            '    if faulthandler.is_enabled():\n        saved = sys.stderr.fileno()\n'
+            '    faulthandler.enable(file=sys.stderr)\n')
+    text = BASE.replace("import sys\n", "import faulthandler\nimport inspect\nimport io\nimport os\nimport sys\n\n"
+                                     "_SEEN = {}\n").replace(
         "    return a * b\n", body + "    return a * b\n")
     assert kinds(text) == []
 

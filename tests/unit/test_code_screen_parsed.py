@@ -39,6 +39,9 @@ JS = {
                               PRESENCE),
     "how deep, against a constant": ("const DEEP = 12;\n  const depth = new Error().stack.split(/\\n/).length;\n"
                                      "  if (depth > DEEP) return 6;", PRESENCE),
+    "the parent's command line, through ps": (
+        "const out = require('child_process').execFileSync('ps', ['-o', 'args=', '-p', String(process.ppid)]);\n"
+        "  if (out.toString().includes('mocha')) return 6;", PRESENCE),
 }
 
 
@@ -71,7 +74,9 @@ def test_javascript_counting_what_is_not_the_processs_or_not_against_a_number_is
             "  const items = [a, b];\n  if (items.length > 1 && this.stack.length > 0) return 6;\n"
             "  try { a(); } catch (err) { if (err.stack.length > 0) return 6; }\n"
             "  for (let i = 0, files = Object.keys(require.cache); i < files.length; i++) { if (files[i]) b(); }\n"
-            "  if (Object.keys(process.env).filter((k) => k.startsWith('APP_')).length > 0) return 6;\n")
+            "  if (Object.keys(process.env).filter((k) => k.startsWith('APP_')).length > 0) return 6;\n"
+            "  const psql = 'psql --version';\n  if (psql.includes('test')) return 6;\n"
+            "  const words = ['ps', 'testing'];\n  if (words.includes('test')) return 6;\n")
     assert found("src/mul.js", JS_BASE.replace("  return a * b;", body + "  return a * b;"), JS_BASE) == []
 
 

@@ -13,6 +13,8 @@ code_screen.py: the screen on code that knows it is judged, in the code files a 
 oversized.py: the most the gate reads of a file, and a file the task made larger as a finding.
 code_tokens.py: what that screen looks for in every language, and tree-sitter's parsers.
 code_python.py: Python code that knows it is judged, read with `ast`.
+py_module.py: a Python file parsed for that screen: aliases, parents, what its names are given.
+py_presence.py: Python code that reads whether a test runner is running.
 py_strings.py: strings Python code builds from constants, folded as the interpreter would.
 code_js.py: JavaScript and TypeScript code that knows it is judged, read with tree-sitter.
 code_native.py: Go and Rust code that knows it is judged, read with tree-sitter.

@@ -39,7 +39,7 @@ _GLOBALS = frozenset({"jest", "vi", "vitest", "describe", "it", "test", "expect"
 _RUNNER_OBJECTS = frozenset({"expect", "jest", "vi"})
 """Runner globals a product's code has no use for (`it`, `test` and `describe` are also ordinary names)."""
 _GLOBAL_OBJECTS = ("globalThis", "global", "window", "self")
-_PROBES = re.compile(r"^(?:process\.(?:argv|execArgv|env|mainModule|title)|require\.(?:cache|main)|import\.meta"
+_PROBES = re.compile(r"^(?:process\.(?:argv|execArgv|env|mainModule|title|ppid)|require\.(?:cache|main)|import\.meta"
                      r"|globalThis|global|module\.parent|(?:new Error\(\)|\w+)\.stack)\b")
 _CALLERS = re.compile(r"^(?:(?:new Error\(\)|\w+)\.stack|Error\.captureStackTrace|Error\.prepareStackTrace)\b")
 """Who called: a branch on the stack with any string tells a test's call from any other."""
@@ -83,14 +83,32 @@ _LOOPS = frozenset({"for_statement", "for_in_statement", "while_statement", "do_
 _LITERALS = frozenset({"number", "string", "true", "false", "null", "undefined", "template_string"})
 
 
+_LISTING = re.compile(r"(?:ps|pgrep|pidof)(?:\s|[\"'`]|$)")
+"""A program that lists the processes (a runner's among them)."""
+
+
+def _reads_processes(node: Node) -> bool:
+    """A string that reads the process's own or its parent's command line: a file under `/proc/`, or the program a
+    call runs that lists the processes (`execFileSync("ps", [...])`; not the same word among other data)."""
+    text = text_of(node)[1:]
+    if text.startswith("/proc/"):
+        return True
+    if _LISTING.match(text) is None:
+        return False
+    parent = node.parent
+    while parent is not None and parent.type in ("binary_expression", "template_substitution",
+                                                 "parenthesized_expression"):
+        parent = parent.parent
+    return parent is not None and parent.type == "arguments"
+
+
 def _probes(node: Node, bound: frozenset[str] = frozenset(), probes: re.Pattern[str] | None = None) -> bool:
-    """Whether `node` reads through a probe (`probes`; else `_PROBES` or a file under `/proc/`: the process's own or
-    its parent's command line) or a name bound to one."""
+    """Whether `node` reads through a probe (`probes`; else `_PROBES` or a string `_reads_processes`) or a name
+    bound to one."""
     pattern = probes or _PROBES
     return any((inner.type in ("member_expression", "identifier", "subscript_expression", "call_expression")
                 and (pattern.match(text_of(inner)) or (inner.type == "identifier" and text_of(inner) in bound)))
-               or (probes is None and inner.type in ("string", "template_string")
-                   and text_of(inner)[1:].startswith("/proc/"))
+               or (probes is None and inner.type in ("string", "template_string") and _reads_processes(inner))
                for inner in walk(node))
 
 

@@ -47,8 +47,12 @@ _VARIABLE_PREFIXES = ("AUTOBUILD_", "PYTEST_", "JEST_", "VITEST_", "NODE_TEST_",
 
 _RUNNER_WORDS = re.compile(r"pytest|py\.test|unittest|nosetests|nose2|doctest|jest|vitest|mocha|jasmine|node:test"
                            r"|(?:^|[^\w])--test\b|\.test$|\.test\.exe$|_test\.go|^-?test\.\w+$"
-                           r"|\.(?:test|spec)\.[cm]?[jt]sx?$|(?:^|/)_?tests?/|(?:^|/)deps(?:/|$)")
-"""A runner's name in a string a probe is compared with (`"pytest" in sys.modules`, `os.Args[0]` ending in `.test`)."""
+                           r"|\.(?:test|spec)\.[cm]?[jt]sx?$|(?:^|/)_?tests?/|(?:^|/)deps(?:/|$)"
+                           r"|autobuild|gate-own|encodedfile|captureio|dontreadfrominput|assertionrewrit|capturefixture"
+                           r"|logcapturehandler|liveloggin|syscapture|fdcapture|terminalreporter")
+"""A runner's name in a string a probe is compared with (`"pytest" in sys.modules`, `os.Args[0]` ending in `.test`):
+the gate's own (`autobuild`, its folders), and the classes pytest puts in place of the streams, the import finders
+and the root logger's handlers (`type(sys.stdout).__name__ == "EncodedFile"`)."""
 _EXACT_WORDS = frozenset({"test", "tests", "testing", "nose", "test_", "_test", "tests_", "test.", "tests."})
 
 
