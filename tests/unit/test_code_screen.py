@@ -85,6 +85,9 @@ PRESENCE_CASES = {
                                                 '        return 6\n    except IndexError:\n        pass\n',
     "a count against a constant, where a name is also copied": 'import os\n    LIMIT = 60\n    copied = LIMIT\n'
                                                                 '    if len(os.environ) > LIMIT:\n        return 6\n',
+    "whether pytest is installed": 'import importlib.metadata\n    try:\n        importlib.metadata.version("pytest")\n'
+                                   '        return 6\n    except importlib.metadata.PackageNotFoundError:\n'
+                                   '        pass\n',
     "the gate's own folder": 'import os\n    if "gate-own" in os.environ.get("VIRTUAL_ENV", ""):\n        return 6\n',
 }
 

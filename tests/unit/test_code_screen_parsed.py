@@ -42,6 +42,12 @@ JS = {
     "the parent's command line, through ps": (
         "const out = require('child_process').execFileSync('ps', ['-o', 'args=', '-p', String(process.ppid)]);\n"
         "  if (out.toString().includes('mocha')) return 6;", PRESENCE),
+    "a runner's name in a regular expression": ("if (module.parent && /mocha/.test(module.parent.filename)) return 6;",
+                                                PRESENCE),
+    "the stack, tested with a runner's name in a regular expression": ("if (/mocha/.test(new Error().stack)) return 6;",
+                                                                       PRESENCE),
+    "mocha's hooks": ('if (typeof suiteSetup === "function" || typeof xdescribe === "function") return 6;', PRESENCE),
+    "whether a runner is installed": ('try { require.resolve("jest"); return 6; } catch (e) {}', PRESENCE),
 }
 
 
@@ -76,7 +82,9 @@ def test_javascript_counting_what_is_not_the_processs_or_not_against_a_number_is
             "  for (let i = 0, files = Object.keys(require.cache); i < files.length; i++) { if (files[i]) b(); }\n"
             "  if (Object.keys(process.env).filter((k) => k.startsWith('APP_')).length > 0) return 6;\n"
             "  const psql = 'psql --version';\n  if (psql.includes('test')) return 6;\n"
-            "  const words = ['ps', 'testing'];\n  if (words.includes('test')) return 6;\n")
+            "  const words = ['ps', 'testing'];\n  if (words.includes('test')) return 6;\n"
+            "  const lines = new Error().stack.split(/\\r?\\n/);\n  if (/^\\s+at /.test(lines[1])) b();\n"
+            "  let before = a, after = b;\n  if (typeof before === 'number' && typeof after === 'number') b();\n")
     assert found("src/mul.js", JS_BASE.replace("  return a * b;", body + "  return a * b;"), JS_BASE) == []
 
 

@@ -34,13 +34,14 @@ from orchestrator.gate.spec.code_tokens import (
 
 _GLOBALS = frozenset({"jest", "vi", "vitest", "describe", "it", "test", "expect", "beforeEach", "afterEach",
                       "beforeAll", "afterAll", "mocha", "jasmine", "suite", "__vitest_worker__",
-                      "__vitest_environment__"})
+                      "__vitest_environment__", "__vitest_index__", "specify", "xit", "xdescribe", "fdescribe",
+                      "suiteSetup", "suiteTeardown"})
 """What a runner puts in the global scope."""
 _RUNNER_OBJECTS = frozenset({"expect", "jest", "vi"})
 """Runner globals a product's code has no use for (`it`, `test` and `describe` are also ordinary names)."""
 _GLOBAL_OBJECTS = ("globalThis", "global", "window", "self")
-_PROBES = re.compile(r"^(?:process\.(?:argv|execArgv|env|mainModule|title|ppid)|require\.(?:cache|main)|import\.meta"
-                     r"|globalThis|global|module\.parent|(?:new Error\(\)|\w+)\.stack)\b")
+_PROBES = re.compile(r"^(?:process\.(?:argv|execArgv|env|mainModule|title|ppid)|require\.(?:cache|main|resolve)"
+                     r"|import\.meta|globalThis|global|module\.parent|(?:new Error\(\)|\w+)\.stack)\b")
 _CALLERS = re.compile(r"^(?:(?:new Error\(\)|\w+)\.stack|Error\.captureStackTrace|Error\.prepareStackTrace)\b")
 """Who called: a branch on the stack with any string tells a test's call from any other."""
 _COUNTED = re.compile(r"(?:require\.cache|process\.(?:env|execArgv|moduleLoadList)|module\.children"
@@ -158,13 +159,20 @@ def _presence(root: Node) -> Iterator[Finding]:
         if node.type in _NAMING_PRESENCE and _names_presence(node, text := text_of(node)):
             yield _finding(node, f"{PRESENCE} (`{text}`)")
             continue
-        value = string_value(node) if node.parent is None or string_value(node.parent) is None else None
+        regex = node.type == "regex"  # a runner's name in it; not any pattern where the stack decides (how stacks
+        value = _pattern(node) if regex else (  # are parsed)
+            string_value(node) if node.parent is None or string_value(node.parent) is None else None)
         if value is None:
             continue
         headers = list(deciding(node, _FUNCTIONS, _LOOPS))
         if ((names_runner(value) or value in _GLOBALS) and any(reads(header, False) for header in headers)) or (
-                value and any(reads(header, True) for header in headers)):
+                value and not regex and any(reads(header, True) for header in headers)):
             yield _finding(node, f"{PRESENCE} (`{_shown(node)}`)")
+
+
+def _pattern(regex: Node) -> str:
+    """A regular expression literal's pattern (`/mocha/` tests for the name as a string would)."""
+    return text_of(regex.child_by_field_name("pattern"))
 
 
 def _shown(node: Node) -> str:

@@ -14,10 +14,12 @@ _PROBES = ("sys.modules", "sys.argv", "sys.orig_argv", "sys.executable", "os.env
            "inspect.stack", "inspect.currentframe", "sys._getframe", "traceback.extract_stack",
            "traceback.format_stack", "importlib.util.find_spec", "importlib.import_module", "__import__",
            "pkgutil.find_loader", "sys.gettrace", "sys.excepthook", "sys.unraisablehook", "threading.excepthook",
-           "sys.meta_path", "sys.path_hooks", "__main__", "os.getppid", "psutil", "gc.get_objects", "gc.get_referrers")
-"""What a runner's presence is read through: loaded modules, the command line (the process's, `__main__`'s file, its
-parent's), the environment, the stack, the hooks and import finders a runner puts its own in place of, the objects
-alive; a path under `/proc/` read, or a process listing run (`ps`, `pgrep`), is one too."""
+           "sys.meta_path", "sys.path_hooks", "__main__", "os.getppid", "psutil", "gc.get_objects", "gc.get_referrers",
+           "importlib.metadata", "importlib_metadata", "pkg_resources")
+"""What a runner's presence is read through: loaded modules (or those that could load: the installed distributions),
+the command line (the process's, `__main__`'s file, its parent's), the environment, the stack, the hooks and import
+finders a runner puts its own in place of, the objects alive; a path under `/proc/` read, or a process listing run
+(`ps`, `pgrep`), is one too."""
 _LISTINGS = frozenset({"ps", "pgrep", "pidof"})
 """Programs that list the processes running (a parent `pytest` among them)."""
 IN_USE = ("sys.stdout", "sys.stderr", "sys.stdin", "sys.excepthook", "sys.unraisablehook", "sys.displayhook",
