@@ -47,6 +47,16 @@ JS = {
     "the stack, tested with a runner's name in a regular expression": ("if (/mocha/.test(new Error().stack)) return 6;",
                                                                        PRESENCE),
     "mocha's hooks": ('if (typeof suiteSetup === "function" || typeof xdescribe === "function") return 6;', PRESENCE),
+    "a name of code points": ("if (process.argv.join(' ').includes(String.fromCharCode(106, 101, 115, 116))) return 6;",
+                              PRESENCE),
+    "a name decoded from base64": ("if (process.argv.join(' ').includes(atob('amVzdA=='))) return 6;", PRESENCE),
+    "a name from a Buffer": ("if (process.argv.join(' ').includes(Buffer.from('amVzdA==', 'base64').toString()))"
+                             " return 6;", PRESENCE),
+    "a name reversed": ("if (process.argv.join(' ').includes('tsej'.split('').reverse().join(''))) return 6;",
+                        PRESENCE),
+    "a name given to a const": ("const RUNNER = 'je' + 'st';\n  if (process.argv.join(' ').includes(RUNNER)) return 6;",
+                                PRESENCE),
+    "a name in a template": ("if (process.argv.join(' ').includes(`${'je'}st`)) return 6;", PRESENCE),
     "whether a runner is installed": ('try { require.resolve("jest"); return 6; } catch (e) {}', PRESENCE),
 }
 

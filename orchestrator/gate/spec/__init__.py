@@ -16,6 +16,7 @@ code_python.py: Python code that knows it is judged, read with `ast`.
 py_module.py: a Python file parsed for that screen: aliases, parents, what its names are given.
 py_presence.py: Python code that reads whether a test runner is running.
 py_strings.py: strings Python code builds from constants, folded as the interpreter would.
+js_strings.py: strings JavaScript code builds from constants, folded as the engine would.
 code_js.py: JavaScript and TypeScript code that knows it is judged, read with tree-sitter.
 code_native.py: Go and Rust code that knows it is judged, read with tree-sitter.
 vacuous.py: assertions that can't fail or never run, per runner, for the tamper screen.

@@ -31,6 +31,7 @@ from orchestrator.gate.spec.code_tokens import (
     text_of,
     walk,
 )
+from orchestrator.gate.spec.js_strings import constants, folded
 
 _GLOBALS = frozenset({"jest", "vi", "vitest", "describe", "it", "test", "expect", "beforeEach", "afterEach",
                       "beforeAll", "afterAll", "mocha", "jasmine", "suite", "__vitest_worker__",
@@ -144,6 +145,7 @@ def _presence(root: Node) -> Iterator[Finding]:
     """Strings that name a runner where a probe decides (read directly or through a name bound to one); any string
     where the stack does (`new Error().stack`: who called)."""
     bound = probe_bound(root, _probes)
+    named = constants(root, names_runner)  # `const RUNNER = "je" + "st"`, then `argv.includes(RUNNER)`
     by_stack = probe_bound(root, lambda value: _probes(value, probes=_CALLERS))
     # Each header asked once: a bundle is one statement holding thousands of strings, and walking it again for each
     # made a 0.5 MB file take a minute.
@@ -160,8 +162,8 @@ def _presence(root: Node) -> Iterator[Finding]:
             yield _finding(node, f"{PRESENCE} (`{text}`)")
             continue
         regex = node.type == "regex"  # a runner's name in it; not any pattern where the stack decides (how stacks
-        value = _pattern(node) if regex else (  # are parsed)
-            string_value(node) if node.parent is None or string_value(node.parent) is None else None)
+        value = _pattern(node) if regex else named.get(text_of(node)) if node.type == "identifier" else (  # are
+            folded(node) if node.parent is None or folded(node.parent) is None else None)  # parsed)
         if value is None:
             continue
         headers = list(deciding(node, _FUNCTIONS, _LOOPS))

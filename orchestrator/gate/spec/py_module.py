@@ -8,7 +8,8 @@ from collections import Counter
 from collections.abc import Callable, Iterator
 from functools import cached_property
 
-from orchestrator.gate.spec.code_tokens import TOUCHES, Finding
+from orchestrator.gate.spec.code_tokens import TOUCHES, Finding, names_runner
+from orchestrator.gate.spec.py_strings import folded
 
 _PROBES = ("sys.modules", "sys.argv", "sys.orig_argv", "sys.executable", "os.environ", "os.getenv", "os.environb",
            "inspect.stack", "inspect.currentframe", "sys._getframe", "traceback.extract_stack",
@@ -34,6 +35,11 @@ _COUNTED = ("sys.modules", "os.environ", "os.environb", "sys.meta_path", "sys.pa
 as the stack's frames (`STACK`) are, a test run is told from any other (`len(sys.modules) > 400`). `sys.argv` is
 not: a command line's length is how any program reads its arguments."""
 _WRAPPERS = ("list", "tuple", "set", "frozenset", "sorted", "dict", "reversed")
+_IMPORTERS = frozenset({"__import__", "builtins.__import__", "importlib.import_module", "importlib.__import__"})
+_PROBED_MODULES = frozenset({"sys", "os", "inspect", "traceback", "gc", "builtins", "importlib", "threading",
+                             "faulthandler", "warnings", "__main__"})
+"""Modules a probe is read from: `__import__("sys").modules` is `sys.modules` (any other module imported by name
+stays the import: `importlib.import_module("pytest")`)."""
 
 
 class Module:
@@ -64,6 +70,13 @@ class Module:
         return self.given(lambda value: self.probes(value, names=False))
 
     @cached_property
+    def runner_names(self) -> dict[str, str]:
+        """Names given a runner's name (`RUNNER = "py" + "test"`): the name, by what it is given."""
+        return {target.id: value for node in self.nodes if isinstance(node, ast.Assign)
+                and (value := folded(node.value)) is not None and names_runner(value)
+                for target in node.targets if isinstance(target, ast.Name)}
+
+    @cached_property
     def counted_names(self) -> set[str]:
         """Names given what is counted (`frames = inspect.stack()`, `mods = list(sys.modules)`)."""
         return self.given(lambda value: counted(self, value, False))
@@ -82,13 +95,35 @@ class Module:
         return {name for name in self.given(lambda value: number(self, value, names=False)) if times[name] == 1}
 
     def dotted(self, node: ast.AST) -> str:
+        """What `node` names (`sys.modules`), however it is reached: an alias, `getattr(sys, "modules")`,
+        `vars(sys)["modules"]`, `sys.__dict__["modules"]`, `globals()["sys"]`, `__import__("sys")`."""
         if isinstance(node, ast.Call):
-            return self.dotted(node.func)
+            return self._by_call(node) or self.dotted(node.func)
         if isinstance(node, ast.Attribute):
             return f"{self.dotted(node.value)}.{node.attr}"
         if isinstance(node, ast.Subscript):
-            return self.dotted(node.value)
+            return self._by_key(node) or self.dotted(node.value)
         return self.aliases.get(node.id, node.id) if isinstance(node, ast.Name) else ""
+
+    def _by_call(self, node: ast.Call) -> str | None:
+        function = self.dotted(node.func)
+        name = folded(node.args[1]) if function == "getattr" and len(node.args) in (2, 3) else None
+        if name is not None:
+            return f"{self.dotted(node.args[0])}.{name}"
+        module = folded(node.args[0]) if function in _IMPORTERS and node.args else None
+        return module if module in _PROBED_MODULES else None
+
+    def _by_key(self, node: ast.Subscript) -> str | None:
+        name, within = folded(node.slice), node.value
+        if name is None:
+            return None
+        if isinstance(within, ast.Call) and self.dotted(within.func) in ("globals", "locals") and not within.args:
+            return self.aliases.get(name, name)
+        if isinstance(within, ast.Call) and self.dotted(within.func) == "vars" and len(within.args) == 1:
+            return f"{self.dotted(within.args[0])}.{name}"
+        if isinstance(within, ast.Attribute) and within.attr == "__dict__":
+            return f"{self.dotted(within.value)}.{name}"
+        return None
 
     def probes(self, node: ast.AST, names: bool = True) -> bool:
         """Whether `node` reads through a probe (or, with `names`, a name assigned from one: `mods = sys.modules`)."""
@@ -98,7 +133,7 @@ class Module:
                 return True
             if self.identity_of_in_use(inner):
                 return True
-            if isinstance(inner, (ast.Attribute, ast.Name)):
+            if isinstance(inner, (ast.Attribute, ast.Name, ast.Call, ast.Subscript)):
                 name = self.dotted(inner)
                 if name.startswith(_PROBES) or (names and isinstance(inner, ast.Name) and inner.id in self.probe_names):
                     return True

@@ -27,6 +27,8 @@ def _presence(module: Module) -> Iterator[Finding]:
             continue  # the whole expression is read, not its pieces
         if isinstance(node, ast.Attribute) and node.attr == "_called_from_test":
             value = node.attr
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load) and node.id in module.runner_names:
+            value = module.runner_names[node.id]  # `name = "pytest"`, then `if name in sys.modules:`
         if value is None:
             continue
         if names_runner_variable(value):
