@@ -35,6 +35,7 @@ _SETTERS = ("setattr", "delattr", "type.__setattr__", "object.__setattr__", "typ
 _BINARY = frozenset({"__eq__", "__ne__", "__lt__", "__le__", "__gt__", "__ge__", "__contains__", "__instancecheck__",
                      "__subclasscheck__"})
 
+
 def _touches(module: Module, path: str) -> Iterator[Finding]:
     for node in module.nodes:
         if isinstance(node, (ast.Import, ast.ImportFrom)):

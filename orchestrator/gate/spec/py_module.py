@@ -218,6 +218,7 @@ def finding(module: Module, node: ast.AST, what: str, key_node: ast.AST | None =
         return Finding(getattr(node, "lineno", 1), what, "scope:" + module.scope(node))
     return Finding(getattr(node, "lineno", 1), what, ast.dump(key_node or module.statement(node)))
 
+
 def counted(module: Module, node: ast.AST, names: bool = True) -> bool:
     """`node` is what `_COUNTED` or `STACK` names itself (not a value in it), through a copy (`list(...)`), a view
     (`.keys()`) or (with `names`) a name given it (`frames = inspect.stack()`)."""

@@ -19,6 +19,8 @@ a test run from any other with no runner's name to read."""
 
 
 def _presence(module: Module) -> Iterator[Finding]:
+    """A runner's name (however it is built, or a name given one) where a probe of the process decides, and a
+    variable or file only a runner has, anywhere."""
     for node in module.nodes:
         value = folded(node) if isinstance(node, (ast.Constant, ast.BinOp, ast.JoinedStr, ast.Subscript,
                                                   ast.Call)) else None
@@ -48,6 +50,7 @@ def _callers(module: Module) -> Iterator[Finding]:
                 yield finding(module, node, f"{PRESENCE} (branches on its callers: `{module.shown(node)}`)")
                 break
 
+
 def _counts(module: Module) -> Iterator[Finding]:
     """A count of the loaded modules, the variables or the stack's frames compared with a number: how much the
     process holds, or how deep the code is called, tells a test run from any other with no runner's name to read.
@@ -57,12 +60,13 @@ def _counts(module: Module) -> Iterator[Finding]:
         if any(count(module, part) and any(number(module, other) for other in parts if other is not part)
                for part in parts):
             yield finding(module, node,
-                           f"{PRESENCE} (counts what the process holds or who called it: `{module.shown(node)}`)")
+                          f"{PRESENCE} (counts what the process holds or who called it: `{module.shown(node)}`)")
 
 
 def _replaced(module: Module) -> Iterator[Finding]:
-    """A stream or hook in use compared with the interpreter's own (`sys.stdout is not sys.__stdout__`): whether a
-    runner put its own in place. Not another stream compared with it (`stream is sys.__stdout__`), nor with None."""
+    """A stream or hook in use compared with the interpreter's own (`sys.stdout is not sys.__stdout__`), or its class
+    compared (`type(sys.stdout) is not io.TextIOWrapper`): whether a runner put its own in place. Not another stream
+    compared with it (`stream is sys.__stdout__`), nor with None."""
     for node in module.nodes:
         names = [module.dotted(part) for part in [node.left, *node.comparators]
                  if isinstance(part, (ast.Attribute, ast.Name))] if isinstance(node, ast.Compare) else []
@@ -70,7 +74,7 @@ def _replaced(module: Module) -> Iterator[Finding]:
             module.identity_of_in_use(inner) for part in [node.left, *node.comparators] for inner in ast.walk(part))
         if classes or (any(name in _ORIGINALS for name in names) and any(name in IN_USE for name in names)):
             yield finding(module, node,
-                           f"{PRESENCE} (asks whether a runner replaced a stream or hook: `{module.shown(node)}`)")
+                          f"{PRESENCE} (asks whether a runner replaced a stream or hook: `{module.shown(node)}`)")
 
 
 def _switched_on(module: Module) -> Iterator[Finding]:
