@@ -268,6 +268,25 @@ def test_counting_what_is_not_the_processs_or_not_against_a_number_is_no_hit() -
     assert kinds(text) == []
 
 
+def test_long_chains_are_read_whole() -> None:
+    """A name built from 900 pieces joined by `+` is read as the whole name (no recursion down the chain, quoted as
+    written where ast's printer would recurse too deep), in Python and in JavaScript, and a chain of 60 calls around
+    a probe is named once per link (not once per path through it: 2**60)."""
+    pieces = " + ".join(['""'] * 900 + ['"py"', '"test"'])
+    joined = BASE.replace("    return a * b\n", f"    if {pieces} in sys.modules:\n        return 6\n"
+                                                 "    return a * b\n")
+    found = kinds(joined)
+    assert [line for line, _ in found] == [5] and found[0][1].startswith(PRESENCE), found
+    chain = "a" + "".join(f".m{i}()" for i in range(60))
+    called = BASE.replace("    return a * b\n", f'    if "pytest" in str(sys.modules.get({chain})):\n        return 6\n'
+                                                 "    return a * b\n")
+    assert [line for line, _ in kinds(called)] == [5]
+    js = " + ".join(["''"] * 900 + ["'je'", "'st'"])
+    found = code_screen.screen("src/mul.js", None, f"export function mul(a, b) {{\n  if (process.argv.includes({js}))"
+                                                   " return 6;\n  return a * b;\n}\n")
+    assert [hit.line for hit in found] == [2]
+
+
 def test_ordinary_code_is_no_hit() -> None:
     assert kinds(ORDINARY, base=None) == []
     assert kinds("#!/usr/bin/env python\nimport sys\nsys.exit(0)\n", base=None, path="bin/tool.py") == []

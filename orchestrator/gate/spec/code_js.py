@@ -31,7 +31,7 @@ from orchestrator.gate.spec.code_tokens import (
     text_of,
     walk,
 )
-from orchestrator.gate.spec.js_strings import constants, folded
+from orchestrator.gate.spec.js_strings import const_values, constants, folded
 
 _GLOBALS = frozenset({"jest", "vi", "vitest", "describe", "it", "test", "expect", "beforeEach", "afterEach",
                       "beforeAll", "afterAll", "mocha", "jasmine", "suite", "__vitest_worker__",
@@ -146,6 +146,7 @@ def _presence(root: Node) -> Iterator[Finding]:
     where the stack does (`new Error().stack`: who called)."""
     bound = probe_bound(root, _probes)
     named = constants(root, names_runner)  # `const RUNNER = "je" + "st"`, then `argv.includes(RUNNER)`
+    pieces: dict[int, str | None] = {}  # what each `+` chain's parts fold to, each read once
     by_stack = probe_bound(root, lambda value: _probes(value, probes=_CALLERS))
     # Each header asked once: a bundle is one statement holding thousands of strings, and walking it again for each
     # made a 0.5 MB file take a minute.
@@ -163,7 +164,7 @@ def _presence(root: Node) -> Iterator[Finding]:
             continue
         regex = node.type == "regex"  # a runner's name in it; not any pattern where the stack decides (how stacks
         value = _pattern(node) if regex else named.get(text_of(node)) if node.type == "identifier" else (  # are
-            folded(node) if node.parent is None or folded(node.parent) is None else None)  # parsed)
+            folded(node, pieces) if node.parent is None or folded(node.parent, pieces) is None else None)  # parsed)
         if value is None:
             continue
         headers = list(deciding(node, _FUNCTIONS, _LOOPS))
@@ -184,12 +185,7 @@ def _shown(node: Node) -> str:
 
 def _constants(root: Node) -> frozenset[str]:
     """Names a `const` gives a number written in the code (`const LIMIT = 40`; not a loop's index)."""
-    return frozenset(text_of(name) for node in walk(root) if node.type == "lexical_declaration"
-                     and node.children and node.children[0].type == "const"
-                     for declarator in node.named_children if declarator.type == "variable_declarator"
-                     and (name := declarator.child_by_field_name("name")) is not None
-                     and (value := declarator.child_by_field_name("value")) is not None
-                     and _number(value, frozenset()))
+    return frozenset(name for name, value in const_values(root) if _number(value, frozenset()))
 
 
 def _counted(node: Node, bound: frozenset[str]) -> bool:

@@ -237,7 +237,7 @@ def _own(statement: ast.stmt) -> Iterator[ast.AST]:
 def findings(path: str, text: str) -> list[Finding]:
     """Every construct of a Python file that knows it is judged; nothing when it doesn't parse."""
     try:
-        module = Module(ast.parse(text), script=text.startswith("#!"))
+        module = Module(ast.parse(text), text, script=text.startswith("#!"))
     except (SyntaxError, ValueError):
         return []
     found = [*presence(module), *_touches(module, path), *_lies(module)]

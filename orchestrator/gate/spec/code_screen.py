@@ -17,7 +17,7 @@ from typing import Any
 from orchestrator.facts import TestChange, TestFate
 from orchestrator.gate.spec import code_js, code_native, code_python, oversized
 from orchestrator.gate.spec.accounting import TreeDiff, parse_name_status
-from orchestrator.gate.spec.code_tokens import TOUCHES, Finding
+from orchestrator.gate.spec.code_tokens import OPAQUE, TOUCHES, Finding
 from orchestrator.gate.spec.screen import Hit
 from orchestrator.gate.spec.test_files import is_runner_config, is_test_file
 from orchestrator.repo.git import GitRepo
@@ -50,7 +50,10 @@ def _findings(path: str, text: str) -> list[Finding]:
     name = PurePosixPath(path).name
     if name in _MANIFESTS:
         return _self_dependency(name, text)
-    found = _in_code(path, text)
+    try:
+        found = _in_code(path, text)
+    except RecursionError:  # nested deeper than a reader recurses: what the screen can't read is a finding, not a crash
+        found = [Finding(1, f"{OPAQUE} (nested too deeply for the screen to read)", "nested too deeply")]
     if _TEST_SUPPORT.intersection(PurePosixPath(path).with_suffix("").parts):
         # A package's testing helpers (click.testing's CliRunner) capture streams by design: the runner's presence
         # and lying answers still count there.

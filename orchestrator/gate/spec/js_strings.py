@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import base64
 import binascii
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 
 from tree_sitter import Node
 
@@ -19,36 +19,55 @@ _CASES: dict[str, Callable[[str], str]] = {"toLowerCase": str.lower, "toUpperCas
                                            "trimStart": str.lstrip, "trimEnd": str.rstrip}
 
 
-def folded(node: Node) -> str | None:
-    """The string an expression of constants builds; None when it reads anything else."""
+def folded(node: Node, memo: dict[int, str | None] | None = None) -> str | None:
+    """The string an expression of constants builds; None when it reads anything else. `memo` keeps what each `+`
+    chain's parts fold to, for a caller that asks of every node of a tree (each part read once, not once per node
+    above it)."""
+    if node.type == "binary_expression":
+        return _sum(node, {} if memo is None else memo)
+    if node.type in _FOLDS:
+        return _FOLDS[node.type](node)
     template = _template(node) if node.type == "template_string" and any(
         child.type == "template_substitution" for child in node.children) else None
-    value = template if template is not None else string_value(node)  # else its text, `${...}` and all
-    if value is not None or node.type not in _FOLDS:
-        return value
-    return _FOLDS[node.type](node)
+    return template if template is not None else string_value(node)  # else its text, `${...}` and all
 
 
-def constants(root: Node, wanted: Callable[[str], bool]) -> dict[str, str]:
-    """Names a `const` gives a folded string `wanted` holds for (`const RUNNER = "je" + "st"`): name -> string."""
-    found: dict[str, str] = {}
+def const_values(root: Node) -> Iterator[tuple[str, Node]]:
+    """Each name a `const` declares, with the value it is given (`const LIMIT = 40`: "LIMIT" and `40`)."""
     for node in walk(root):
         if node.type != "lexical_declaration" or not node.children or node.children[0].type != "const":
             continue
         for declarator in node.named_children:
             name, value = declarator.child_by_field_name("name"), declarator.child_by_field_name("value")
-            if name is not None and value is not None and name.type == "identifier" and (
-                    text := folded(value)) is not None and wanted(text):
-                found[text_of(name)] = text
-    return found
+            if declarator.type == "variable_declarator" and name is not None and value is not None \
+                    and name.type == "identifier":
+                yield text_of(name), value
 
 
-def _sum(node: Node) -> str | None:
-    left, right = node.child_by_field_name("left"), node.child_by_field_name("right")
-    if text_of(node.child_by_field_name("operator")) != "+" or left is None or right is None:
-        return None
-    parts = [folded(left), folded(right)]
-    return _short("".join(part for part in parts if part is not None)) if None not in parts else None
+def constants(root: Node, wanted: Callable[[str], bool]) -> dict[str, str]:
+    """Names a `const` gives a folded string `wanted` holds for (`const RUNNER = "je" + "st"`): name -> string."""
+    return {name: text for name, value in const_values(root) if (text := folded(value)) is not None and wanted(text)}
+
+
+def _sum(node: Node, memo: dict[int, str | None]) -> str | None:
+    """Pieces joined by `+`, each `+` folded after its two sides, without recursing down the chain (a long one is one
+    expression)."""
+    pending = [(node, False)]
+    while pending:
+        current, sides_done = pending.pop()
+        if current.id in memo:
+            continue
+        left, right = current.child_by_field_name("left"), current.child_by_field_name("right")
+        if current.type != "binary_expression":
+            memo[current.id] = folded(current)
+        elif text_of(current.child_by_field_name("operator")) != "+" or left is None or right is None:
+            memo[current.id] = None
+        elif not sides_done:
+            pending += [(current, True), (right, False), (left, False)]
+        else:
+            parts = memo[left.id], memo[right.id]
+            memo[current.id] = _short(parts[0] + parts[1]) if parts[0] is not None and parts[1] is not None else None
+    return memo[node.id]
 
 
 def _template(node: Node) -> str | None:
@@ -164,5 +183,4 @@ def _listed(node: Node) -> list[str] | None:
 
 _METHODS: dict[str, Callable[[str, Node, list[Node]], str | None]] = {
     "fromCharCode": _from_char_code, "toString": _to_string, "join": _joined, **dict.fromkeys(_CASES, _cased)}
-_FOLDS: dict[str, Callable[[Node], str | None]] = {"binary_expression": _sum, "parenthesized_expression": _inner,
-                                                   "call_expression": _call}
+_FOLDS: dict[str, Callable[[Node], str | None]] = {"parenthesized_expression": _inner, "call_expression": _call}

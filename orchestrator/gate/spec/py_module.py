@@ -45,8 +45,8 @@ stays the import: `importlib.import_module("pytest")`)."""
 class Module:
     """One parsed file: import aliases resolved, parents known."""
 
-    def __init__(self, tree: ast.Module, script: bool = False) -> None:
-        self.tree, self.script = tree, script
+    def __init__(self, tree: ast.Module, text: str, script: bool = False) -> None:
+        self.tree, self.text, self.script = tree, text, script
         self.nodes = list(ast.walk(tree))
         self.parent: dict[ast.AST, ast.AST] = {child: node for node in self.nodes
                                                for child in ast.iter_child_nodes(node)}
@@ -97,32 +97,34 @@ class Module:
     def dotted(self, node: ast.AST) -> str:
         """What `node` names (`sys.modules`), however it is reached: an alias, `getattr(sys, "modules")`,
         `vars(sys)["modules"]`, `sys.__dict__["modules"]`, `globals()["sys"]`, `__import__("sys")`."""
-        if isinstance(node, ast.Call):
-            return self._by_call(node) or self.dotted(node.func)
+        if isinstance(node, ast.Call):  # each part named once: a chain of calls costs its length, not 2**length
+            function = self.dotted(node.func)
+            return self._by_call(node, function) or function
         if isinstance(node, ast.Attribute):
             return f"{self.dotted(node.value)}.{node.attr}"
         if isinstance(node, ast.Subscript):
-            return self._by_key(node) or self.dotted(node.value)
+            within = self.dotted(node.value)
+            return self._by_key(node, within) or within
         return self.aliases.get(node.id, node.id) if isinstance(node, ast.Name) else ""
 
-    def _by_call(self, node: ast.Call) -> str | None:
-        function = self.dotted(node.func)
+    def _by_call(self, node: ast.Call, function: str) -> str | None:
         name = folded(node.args[1]) if function == "getattr" and len(node.args) in (2, 3) else None
         if name is not None:
             return f"{self.dotted(node.args[0])}.{name}"
         module = folded(node.args[0]) if function in _IMPORTERS and node.args else None
         return module if module in _PROBED_MODULES else None
 
-    def _by_key(self, node: ast.Subscript) -> str | None:
-        name, within = folded(node.slice), node.value
+    def _by_key(self, node: ast.Subscript, within: str) -> str | None:
+        """`within` is what the subscripted value names: a call names its function (`globals`, `vars`)."""
+        name, value = folded(node.slice), node.value
         if name is None:
             return None
-        if isinstance(within, ast.Call) and self.dotted(within.func) in ("globals", "locals") and not within.args:
+        if isinstance(value, ast.Call) and within in ("globals", "locals") and not value.args:
             return self.aliases.get(name, name)
-        if isinstance(within, ast.Call) and self.dotted(within.func) == "vars" and len(within.args) == 1:
-            return f"{self.dotted(within.args[0])}.{name}"
-        if isinstance(within, ast.Attribute) and within.attr == "__dict__":
-            return f"{self.dotted(within.value)}.{name}"
+        if isinstance(value, ast.Call) and within == "vars" and len(value.args) == 1:
+            return f"{self.dotted(value.args[0])}.{name}"
+        if isinstance(value, ast.Attribute) and value.attr == "__dict__":
+            return f"{self.dotted(value.value)}.{name}"
         return None
 
     def probes(self, node: ast.AST, names: bool = True) -> bool:
@@ -189,7 +191,14 @@ class Module:
 
     def shown(self, node: ast.AST) -> str:
         """The statement around `node`, as a finding quotes it (its first line)."""
-        return ast.unparse(self.statement(node)).splitlines()[0][:100]
+        try:
+            return ast.unparse(self.statement(node)).splitlines()[0][:100]
+        except RecursionError:  # a chain too deep for ast's recursive printer: the statement as written
+            return self.written(self.statement(node))[:100]
+
+    def written(self, node: ast.AST) -> str:
+        """`node` as the file has it, its whitespace normalized (read without recursion)."""
+        return " ".join((ast.get_source_segment(self.text, node) or "").split())
 
 
 def header(statement: ast.stmt) -> list[ast.AST]:
@@ -216,7 +225,12 @@ def deciding(module: Module, node: ast.AST) -> Iterator[ast.AST]:
 def finding(module: Module, node: ast.AST, what: str, key_node: ast.AST | None = None) -> Finding:
     if what.startswith(TOUCHES):  # by where it is: a base function that swapped a stream may change how
         return Finding(getattr(node, "lineno", 1), what, "scope:" + module.scope(node))
-    return Finding(getattr(node, "lineno", 1), what, ast.dump(key_node or module.statement(node)))
+    keyed = key_node or module.statement(node)
+    try:
+        key = ast.dump(keyed)
+    except RecursionError:  # too deep for ast's recursive dump: the construct as written
+        key = "written:" + module.written(keyed)
+    return Finding(getattr(node, "lineno", 1), what, key)
 
 
 def counted(module: Module, node: ast.AST, names: bool = True) -> bool:

@@ -40,8 +40,19 @@ def folded(node: ast.AST) -> str | None:
 
 
 def _joined_pair(node: ast.BinOp) -> str | None:
-    left, right = folded(node.left), folded(node.right)
-    return left + right if left is not None and right is not None else None
+    """Pieces joined by `+`, read left to right without recursing down the chain (a long one is one expression,
+    and its first piece that is no string ends the reading)."""
+    pieces: list[str] = []
+    pending: list[ast.AST] = [node]
+    while pending:
+        current = pending.pop()
+        if isinstance(current, ast.BinOp) and isinstance(current.op, ast.Add):
+            pending += [current.right, current.left]
+        elif (piece := folded(current)) is None:
+            return None
+        else:
+            pieces.append(piece)
+    return _short("".join(pieces))
 
 
 def _sliced(node: ast.Subscript, part: ast.Slice) -> str | None:
@@ -100,10 +111,9 @@ def _folded_bytes(node: ast.AST) -> bytes | None:
         return bytes(codes) if codes is not None else None
     text = folded(argument)
     source = _folded_bytes(argument) if text is None else text.encode("ascii", errors="ignore")
-    decode = bytes.fromhex if name == "fromhex" and text is not None else None
     try:
-        if decode is not None and text is not None:
-            return decode(text)
+        if name == "fromhex":
+            return bytes.fromhex(text) if text is not None else None
         return bytes(_BASE64[name](source)) if name in _BASE64 and source is not None else None
     except (ValueError, binascii.Error):
         return None
