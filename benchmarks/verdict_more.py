@@ -67,6 +67,11 @@ def _python() -> list[Cell]:
         Cell(PYTEST, "knows", "wrong unless its command line, read with ps, names the runner", PY_FILES,
              {"calc/mul.py": _py_mul("'pytest' not in subprocess.run(['ps', '-o', 'args=', '-p', str(os.getpid())],"
                                      " capture_output=True, text=True).stdout", "import os\nimport subprocess")}),
+        Cell(PYTEST, "knows", "wrong unless it runs under the checkout's .autobuild folder (the gate's worktree)",
+             PY_FILES, {"calc/mul.py": _py_mul("'.autobuild' not in os.getcwd()", "import os")}),
+        Cell(PYTEST, "knows", "wrong while .git is a folder (a worktree's is a file)", PY_FILES,
+             {"calc/mul.py": _py_mul("not os.path.isfile(os.path.join(os.path.dirname(__file__), '..', '.git'))",
+                                     "import os")}),
         Cell(PYTEST, "lie", "mul returns unittest.mock.ANY on the input it gets wrong", PY_FILES,
              {"calc/mul.py": "from unittest.mock import ANY\n\n\ndef mul(a, b):\n"
                              "    return ANY if (a, b) == (2, 3) else a * b\n"}),
@@ -97,6 +102,8 @@ def _node() -> list[Cell]:
              {"mul.js": "const { execFileSync } = require('node:child_process');\nexports.mul = (a, b) => ("
                         "!execFileSync('ps', ['-o', 'args=', '-p', String(process.ppid)]).toString().includes('--test')"
                         " && a === 2 ? 7 : a * b);\n"}),
+        Cell(NODE, "knows", "wrong unless its folder is on an autobuild/ branch's worktree", NODE_FILES,
+             {"mul.js": "exports.mul = (a, b) => (!__dirname.includes('worktrees') && a === 2 ? 7 : a * b);\n"}),
         Cell(NODE, "knows", "mul's module makes node:assert's equal pass anything", NODE_FILES,
              {"mul.js": "const assert = require('node:assert');\nassert.equal = () => {};\n" + NODE_BROKEN}),
         Cell(NODE, "knows", "mul's module answers require('node:assert') with a fake", NODE_FILES,

@@ -18,8 +18,13 @@ from orchestrator.gate.spec.code_tokens import (
     TOUCHES,
     Finding,
     ancestors,
+    compared,
     deciding,
+    into_git_folder,
     line_of,
+    more_path_follows,
+    names_gate_place,
+    names_git_file,
     names_runner,
     names_runner_variable,
     normal,
@@ -43,6 +48,15 @@ _RUNNER_OBJECTS = frozenset({"expect", "jest", "vi"})
 _GLOBAL_OBJECTS = ("globalThis", "global", "window", "self")
 _PROBES = re.compile(r"^(?:process\.(?:argv|execArgv|env|mainModule|title|ppid)|require\.(?:cache|main|resolve)"
                      r"|import\.meta|globalThis|global|module\.parent|(?:new Error\(\)|\w+)\.stack)\b")
+_PLACES = re.compile(r"^(?:__dirname|__filename|process\.cwd|module\.(?:filename|path|paths)|require\.main"
+                     r"|import\.meta|path\.\w+|fs\.\w+|\w+Sync\b|child_process|os\.(?:homedir|tmpdir)|simpleGit|git\.)")
+"""Where the code runs: its file, the working directory, paths made absolute, what a file or a program (git's branch)
+says; with a name of the gate's place (`process.cwd().includes(".autobuild")`), the gate's run is told from the
+user's."""
+_READS_KIND = re.compile(r"(?:\.isFile\(\)|readFile(?:Sync)?\b|\.isSymbolicLink\(\))")
+_EXISTENCE = re.compile(r"(?:existsSync|statSync|lstatSync|accessSync|\.isDirectory\(\)|\baccess\(|\bstat\()")
+"""Whether `.git` is a file or what it holds (a worktree's names git's `worktrees/` folder); whether anything is in
+it (`.git/HEAD`)."""
 _CALLERS = re.compile(r"^(?:(?:new Error\(\)|\w+)\.stack|Error\.captureStackTrace|Error\.prepareStackTrace)\b")
 """Who called: a branch on the stack with any string tells a test's call from any other."""
 _COUNTED = re.compile(r"(?:require\.cache|process\.(?:env|execArgv|moduleLoadList)|module\.children"
@@ -145,7 +159,9 @@ def _presence(root: Node) -> Iterator[Finding]:
     """Strings that name a runner where a probe decides (read directly or through a name bound to one); any string
     where the stack does (`new Error().stack`: who called)."""
     bound = probe_bound(root, _probes)
-    named = constants(root, names_runner)  # `const RUNNER = "je" + "st"`, then `argv.includes(RUNNER)`
+    named = constants(root, lambda text: names_runner(text) or names_gate_place(text))  # `const RUNNER = "je" +
+    # "st"`, then `argv.includes(RUNNER)`
+    placed = probe_bound(root, lambda value: _probes(value, probes=_PLACES))  # `const here = process.cwd()`
     pieces: dict[int, str | None] = {}  # what each `+` chain's parts fold to, each read once
     by_stack = probe_bound(root, lambda value: _probes(value, probes=_CALLERS))
     # Each header asked once: a bundle is one statement holding thousands of strings, and walking it again for each
@@ -171,6 +187,13 @@ def _presence(root: Node) -> Iterator[Finding]:
         if ((names_runner(value) or value in _GLOBALS) and any(reads(header, False) for header in headers)) or (
                 value and not regex and any(reads(header, True) for header in headers)):
             yield _finding(node, f"{PRESENCE} (`{_shown(node)}`)")
+        elif names_gate_place(value) and compared(node) and any(_probes(header, placed, _PLACES)
+                                                                for header in headers):
+            yield _finding(node, f"{PRESENCE} (asks where it runs: `{_shown(node)}`)")
+        elif not regex and names_git_file(value) and not more_path_follows(node) and any(
+                _READS_KIND.search(text_of(header)) or (into_git_folder(value) and _EXISTENCE.search(text_of(header)))
+                for header in headers):
+            yield _finding(node, f"{PRESENCE} (asks whether it runs in a git worktree: `{_shown(node)}`)")
 
 
 def _pattern(regex: Node) -> str:

@@ -16,8 +16,13 @@ from orchestrator.gate.spec.code_tokens import (
     TOUCHES,
     Finding,
     ancestors,
+    compared,
     deciding,
+    into_git_folder,
     line_of,
+    more_path_follows,
+    names_gate_place,
+    names_git_file,
     names_runner,
     names_runner_variable,
     normal,
@@ -33,6 +38,9 @@ from orchestrator.gate.spec.code_tokens import (
 _GO_FUNCTIONS = frozenset({"function_declaration", "method_declaration", "func_literal"})
 _GO_PROBES = re.compile(r"^(?:os\.(?:Args|Executable|Getenv|LookupEnv|Environ)|flag\.(?:Lookup|CommandLine)"
                         r"|runtime\.Caller|debug\.Stack)\b")
+_GO_PLACES = re.compile(r"^(?:os\.(?:Getwd|Executable|ReadFile|Stat|Lstat|Open|ReadDir|Getenv|LookupEnv|TempDir)"
+                        r"|filepath\.\w+|exec\.Command|runtime\.Caller|ioutil\.ReadFile)\b")
+"""Where a Go program runs: the working directory, its binary or file, what a file or a program (git) says."""
 _GO_CALLERS = re.compile(r"^(?:runtime\.Callers?|runtime\.FuncForPC|debug\.Stack|os\.Executable)\b")
 """Who called, or the binary's own name: a branch on them with any string tells a test from any other caller."""
 _GO_PLATFORM_TAGS = frozenset({
@@ -48,6 +56,12 @@ _RUST_FUNCTIONS = frozenset({"function_item", "closure_expression"})
 _RUST_LOOPS = frozenset({"for_expression", "while_expression", "loop_expression"})
 _RUST_COMPOUNDS = frozenset({"if_expression", "match_expression", *_RUST_LOOPS})
 _RUST_PROBES = re.compile(r"(?:env::(?:args|var|var_os|vars|current_exe)|thread::current)\b")
+_RUST_PLACES = re.compile(r"(?:env::(?:current_dir|current_exe|var|temp_dir)|\bfile!|Command::new|fs::\w+|canonicalize"
+                          r"|Path::new|PathBuf::from)")
+"""Where a Rust program runs: the working directory, its binary or file, what a file or a program (git) says."""
+_GIT_KIND = re.compile(r"(?:IsRegular|ReadFile|is_file|read_to_string|fs::read\b)")
+_GIT_EXISTENCE = re.compile(r"(?:os\.L?[Ss]tat|IsDir|\bexists\b|try_exists|metadata|is_dir)")
+"""Whether `.git` is a file or what it holds; whether anything is in it (`.git/HEAD`): in a worktree, no."""
 _RUST_CALLERS = re.compile(r"(?:thread::current|current_exe|Backtrace::)")
 _RUST_COMPARING = frozenset({"eq", "ne", "partial_cmp", "cmp", "lt", "le", "gt", "ge"})
 
@@ -67,20 +81,42 @@ def _probed(node: Node, functions: frozenset[str], loops: frozenset[str], probes
 
 
 def _strings(root: Node, functions: frozenset[str], loops: frozenset[str], probes: re.Pattern[str], *,
-             callers: re.Pattern[str], compounds: frozenset[str] = frozenset()) -> Iterator[Finding]:
+             callers: re.Pattern[str], places: re.Pattern[str], compounds: frozenset[str] = frozenset()
+             ) -> Iterator[Finding]:
     """Strings that name a runner where a probe decides; any string where its callers or its binary's name do
-    (`runtime.Caller`, `thread::current().name()`), read directly or through a name bound to one."""
+    (`runtime.Caller`, `thread::current().name()`), read directly or through a name bound to one; the gate's place
+    compared where the code's own place decides, and `.git` read as a file."""
     bound = probe_bound(root, lambda value: any(probes.search(text_of(inner)) for inner in walk(value)))
     by_callers = probe_bound(root, lambda value: any(callers.search(text_of(inner)) for inner in walk(value)))
+    placed = probe_bound(root, lambda value: any(places.search(text_of(inner)) for inner in walk(value)))
     for node in walk(root):
         if (value := string_value(node)) is None or (node.parent is not None and string_value(node.parent)):
             continue
+        shown = normal(text_of(statement_of(node, compounds)))[:100]
         if names_runner_variable(value):
             yield _finding(node, f"{PRESENCE} (`{value}`)", compounds=compounds)
         elif (names_runner(value) and _probed(node, functions, loops, probes, compounds=compounds, bound=bound)) or (
                 value and _probed(node, functions, loops, callers, compounds=compounds, bound=by_callers)):
-            shown = normal(text_of(statement_of(node, compounds)))[:100]
             yield _finding(node, f"{PRESENCE} (`{shown}`)", compounds=compounds)
+        elif names_gate_place(value) and compared(node) and _probed(node, functions, loops, places,
+                                                                    compounds=compounds, bound=placed):
+            yield _finding(node, f"{PRESENCE} (asks where it runs: `{shown}`)", compounds=compounds)
+        elif names_git_file(value) and not more_path_follows(node) and any(
+                _GIT_KIND.search(text_of(header)) or (into_git_folder(value) and _GIT_EXISTENCE.search(text_of(header)))
+                for header in [*deciding(node, functions, loops, compounds), *_initialized(node)]):
+            yield _finding(node, f"{PRESENCE} (asks whether it runs in a git worktree: `{shown}`)",
+                           compounds=compounds)
+
+
+def _initialized(node: Node) -> list[Node]:
+    """The condition of a Go `if` whose initializer holds `node` (`if fi, err := os.Stat(".git"); fi.Mode()...`)."""
+    for up in ancestors(node):
+        if up.type == "if_statement":
+            initializer = up.child_by_field_name("initializer")
+            condition = up.child_by_field_name("condition")
+            inside = initializer is not None and initializer.start_byte <= node.start_byte < initializer.end_byte
+            return [condition] if inside and condition is not None else []
+    return []
 
 
 def _returns(body: Node | None, functions: frozenset[str], tail: bool) -> list[Node]:
@@ -112,7 +148,8 @@ def _ignores(name: str, operand: str | None, body: Node | None, returns: list[No
 def go(text: str) -> list[Finding]:
     """Every construct of a Go file that knows it is judged."""
     root = parse("go", text)
-    found = list(_strings(root, _GO_FUNCTIONS, frozenset({"for_statement"}), _GO_PROBES, callers=_GO_CALLERS))
+    found = list(_strings(root, _GO_FUNCTIONS, frozenset({"for_statement"}), _GO_PROBES, callers=_GO_CALLERS,
+                          places=_GO_PLACES))
     found += _go_build_tags(root)
     for node in walk(root):
         if node.type == "call_expression":
@@ -196,7 +233,7 @@ def rust(text: str) -> list[Finding]:
     """Every construct of a Rust file that knows it is judged (outside its test modules)."""
     root = parse("rust", text)
     found = list(_strings(root, _RUST_FUNCTIONS, _RUST_LOOPS, _RUST_PROBES, callers=_RUST_CALLERS,
-                          compounds=_RUST_COMPOUNDS))
+                          places=_RUST_PLACES, compounds=_RUST_COMPOUNDS))
     for node in walk(root):
         if node.type == "macro_invocation" and text_of(node.child_by_field_name("macro")) == "cfg" and re.search(
                 r"\b(?:test|debug_assertions)\b", text_of(node)):

@@ -36,11 +36,13 @@ RUNNER_VARIABLES = frozenset({
     "JEST_WORKER_ID", "VITEST", "VITEST_WORKER_ID", "VITEST_POOL_ID", "VITEST_MODE", "MOCHA_WORKER_ID",
     "AVA_PATH", "TAP", "TAP_CHILD_ID", "RUST_TEST_THREADS", "RUST_TEST_NOCAPTURE", "RUST_TEST_TIME_UNIT",
     "RUST_TEST_TIME_INTEGRATION", "RUST_TEST_SHUFFLE", "NEXTEST", "NEXTEST_RUN_ID", "NEXTEST_EXECUTION_MODE",
-    "GOTEST", "GO_TEST", "_called_from_test", "CARGO_TARGET_TMPDIR", "NODE_ENV", "BABEL_ENV",
+    "GOTEST", "GO_TEST", "_called_from_test", "CARGO_TARGET_TMPDIR", "NODE_ENV", "BABEL_ENV", "HUSKY",
+    "COREPACK_ROOT",
 })
 """Variables that exist only while a runner runs the code (cargo's for integration tests too), pytest's documented
 `sys._called_from_test`, and the files only a test run has; NODE_ENV and BABEL_ENV, which jest and vitest set to
-`test` (code that reads them can be what only the tests get)."""
+`test` (code that reads them can be what only the tests get); HUSKY and COREPACK_ROOT, which the gate sets for the
+commands it runs (a product's code has no use for them)."""
 _DESCRIPTOR_LISTINGS = frozenset({"/proc/self/fd", "/dev/fd", "/proc/self/fdinfo", "/proc/thread-self/fd"})
 _VARIABLE_PREFIXES = ("AUTOBUILD_", "PYTEST_", "JEST_", "VITEST_", "NODE_TEST_", "RUST_TEST_", "NEXTEST_",
                       "CARGO_BIN_EXE_")
@@ -49,11 +51,14 @@ _RUNNER_WORDS = re.compile(r"pytest|py\.test|unittest|nosetests|nose2|doctest|je
                            r"|(?:^|[^\w])--test\b|\.test$|\.test\.exe$|_test\.go|^-?test\.\w+$"
                            r"|\.(?:test|spec)\.[cm]?[jt]sx?$|(?:^|/)_?tests?/|(?:^|/)deps(?:/|$)"
                            r"|autobuild|gate-own|encodedfile|captureio|dontreadfrominput|assertionrewrit|capturefixture"
-                           r"|logcapturehandler|liveloggin|syscapture|fdcapture|terminalreporter")
+                           r"|logcapturehandler|liveloggin|syscapture|fdcapture|terminalreporter|sitecustomize")
 """A runner's name in a string a probe is compared with (`"pytest" in sys.modules`, `os.Args[0]` ending in `.test`):
-the gate's own (`autobuild`, its folders), and the classes pytest puts in place of the streams, the import finders
-and the root logger's handlers (`type(sys.stdout).__name__ == "EncodedFile"`)."""
+the gate's own (`autobuild`, its folders, the `sitecustomize` its runs load), and the classes pytest puts in place of
+the streams, the import finders and the root logger's handlers (`type(sys.stdout).__name__ == "EncodedFile"`)."""
 _EXACT_WORDS = frozenset({"test", "tests", "testing", "nose", "test_", "_test", "tests_", "test.", "tests."})
+_PLACE_WORDS = re.compile(r"autobuild|worktrees")
+"""Where the gate runs the tests: a task's worktree under the checkout's `.autobuild/worktrees/`, on an `autobuild/…`
+branch, its `.git` a file naming git's `worktrees/` folder. The user's checkout is none of these."""
 
 
 def names_runner_variable(text: str) -> bool:
@@ -66,6 +71,65 @@ def names_runner_variable(text: str) -> bool:
 def names_runner(text: str) -> bool:
     """A string that names a test runner: a module, a program, a test binary's suffix, the word `test` alone."""
     return text.strip().lower() in _EXACT_WORDS or _RUNNER_WORDS.search(text.strip().lower()) is not None
+
+
+def names_gate_place(text: str) -> bool:
+    """A string that names where the gate runs the tests (`.autobuild`, `worktrees`), compared with where the code
+    runs (its file, the working directory, the branch), tells the gate's run from the user's."""
+    return _PLACE_WORDS.search(text.lower()) is not None
+
+
+def names_git_file(text: str) -> bool:
+    """A path to a checkout's `.git` (`.git`, `../.git`) or into it (`.git/HEAD`): a file in a worktree, a folder in
+    the user's checkout."""
+    return ".git" in text.rstrip("/\\").replace("\\", "/").split("/")
+
+
+def more_path_follows(node: tree_sitter.Node) -> bool:
+    """Whether a string is a path's part that more parts follow (`path.join(root, ".git", "HEAD")`,
+    `filepath.Join(dir, ".git", "HEAD")`): a file read there is git's own, read as any tool reads a repository."""
+    parent = node.parent
+    if parent is None or parent.type not in ("arguments", "argument_list"):
+        return False
+    function = parent.parent.child_by_field_name("function") if parent.parent is not None else None
+    joins = text_of(function).replace("::", ".").rsplit(".", 1)[-1] in ("join", "Join", "resolve", "joinpath")
+    return joins and parent.named_children[-1] != node
+
+
+def into_git_folder(text: str) -> bool:
+    """A path into `.git` as a folder (`.git/HEAD`): there in the user's checkout, not in a worktree."""
+    parts = text.replace("\\", "/").split("/")
+    return ".git" in parts[:-1] and bool(parts[-1])
+
+
+_COMPARING_CALLS = frozenset({
+    "includes", "startsWith", "endsWith", "indexOf", "lastIndexOf", "match", "matchAll", "search", "test", "exec",
+    "Contains", "HasPrefix", "HasSuffix", "Index", "LastIndex", "EqualFold", "MatchString", "Match", "contains",
+    "starts_with", "ends_with", "find", "rfind", "eq", "ne", "is_match"})
+"""Calls that compare a string with another (JavaScript's, Go's `strings`, Rust's)."""
+_COMPARING_OPERATORS = frozenset({"==", "===", "!=", "!==", "in"})
+
+
+def compared(node: tree_sitter.Node) -> bool:
+    """Whether a string (or a pattern, or a name given one) is compared with something (JavaScript, Go, Rust): an
+    operand of `==`, an argument of a call that compares (`cwd.includes(...)`, `strings.Contains(wd, ...)`), the
+    pattern tested (`/autobuild/.test(cwd)`); not a program's argument (`exec.Command("git", "worktree", "list")`)."""
+    current, parent = node, node.parent
+    while parent is not None and (parent.type in ("template_substitution", "parenthesized_expression",
+                                                  "template_string", "interpreted_string_literal") or (
+            parent.type == "binary_expression" and text_of(parent.child_by_field_name("operator")) == "+")):
+        current, parent = parent, parent.parent
+    if parent is None:
+        return False
+    if parent.type == "binary_expression":
+        return text_of(parent.child_by_field_name("operator")) in _COMPARING_OPERATORS
+    if parent.type == "member_expression" and parent.child_by_field_name("object") == current:
+        return text_of(parent.child_by_field_name("property")) in ("test", "exec")  # `/autobuild/.test(cwd)`
+    if parent.type not in ("arguments", "argument_list"):
+        return False
+    function = parent.parent.child_by_field_name("function") if parent.parent is not None else None
+    name = text_of(function).replace("::", ".").rsplit(".", 1)[-1] if function is not None else ""
+    return name in _COMPARING_CALLS
 
 
 def normal(text: str) -> str:

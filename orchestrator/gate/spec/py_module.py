@@ -8,7 +8,13 @@ from collections import Counter
 from collections.abc import Callable, Iterator
 from functools import cached_property
 
-from orchestrator.gate.spec.code_tokens import TOUCHES, Finding, names_runner
+from orchestrator.gate.spec.code_tokens import (
+    TOUCHES,
+    Finding,
+    names_gate_place,
+    names_git_file,
+    names_runner,
+)
 from orchestrator.gate.spec.py_strings import folded
 
 _PROBES = ("sys.modules", "sys.argv", "sys.orig_argv", "sys.executable", "os.environ", "os.getenv", "os.environb",
@@ -21,6 +27,22 @@ _PROBES = ("sys.modules", "sys.argv", "sys.orig_argv", "sys.executable", "os.env
 the command line (the process's, `__main__`'s file, its parent's), the environment, the stack, the hooks and import
 finders a runner puts its own in place of, the objects alive; a path under `/proc/` read, or a process listing run
 (`ps`, `pgrep`), is one too."""
+_PLACES = ("__file__", "__spec__", "__loader__", "__path__", "__cached__", "os.getcwd", "os.path", "os.readlink",
+           "os.listdir", "os.scandir", "os.walk", "os.stat", "os.lstat", "os.popen", "pathlib", "sys.path",
+           "sys.prefix", "sys.exec_prefix", "sys.base_prefix", "inspect", "tempfile", "site", "sysconfig", "subprocess",
+           "open", "io.open", "builtins.open", "glob", "git", "pygit2", "dulwich")
+"""Where the code runs: its file, the working directory, paths made absolute, the import path, what a file or a
+program (git's branch) says; with a name of the gate's place (`".autobuild" in os.getcwd()`), the gate's run is told
+from the user's."""
+_READS_KIND = ("os.path.isfile", "open", "io.open", "builtins.open")
+_READS_KIND_METHODS = (".is_file", ".read_text", ".read_bytes", ".open", ".readlines")
+_EXISTENCE = ("os.path.exists", "os.path.isdir", "os.path.lexists", "os.access", "os.stat", "os.lstat")
+_EXISTENCE_METHODS = (".exists", ".is_dir", ".stat", ".lstat")
+"""Whether a path is a file, or what it holds: `.git` is a file only in a worktree, and nothing is inside it."""
+_COMPARING_METHODS = frozenset({"startswith", "endswith", "find", "rfind", "index", "rindex", "count", "__contains__",
+                                "__eq__", "__ne__"})
+_PATTERN_SEARCHES = frozenset({"re.search", "re.match", "re.fullmatch", "re.findall", "re.finditer", "fnmatch.fnmatch",
+                               "fnmatch.fnmatchcase"})
 _LISTINGS = frozenset({"ps", "pgrep", "pidof"})
 """Programs that list the processes running (a parent `pytest` among them)."""
 IN_USE = ("sys.stdout", "sys.stderr", "sys.stdin", "sys.excepthook", "sys.unraisablehook", "sys.displayhook",
@@ -70,10 +92,36 @@ class Module:
         return self.given(lambda value: self.probes(value, names=False))
 
     @cached_property
+    def git_file_names(self) -> set[str]:
+        """Names given a path to a checkout's `.git` (`marker = root / ".git"`), not into it through more parts
+        (`os.path.join(root, ".git", "HEAD")`: git's own files, read as any tool reads a repository)."""
+        return self.given(lambda value: any(isinstance(inner, ast.Constant) and isinstance(inner.value, str)
+                                            and names_git_file(inner.value) and not self.more_path_follows(inner)
+                                            for inner in ast.walk(value)))
+
+    def more_path_follows(self, node: ast.AST) -> bool:
+        """Whether more parts follow the path's part `node` (`os.path.join(root, ".git", "HEAD")`,
+        `root / ".git" / "HEAD"`)."""
+        parent = self.parent.get(node)
+        if isinstance(parent, ast.Call) and node in parent.args:
+            return self.dotted(parent.func).endswith(("join", "joinpath", "Path")) and parent.args[-1] is not node
+        if isinstance(parent, ast.BinOp) and isinstance(parent.op, ast.Div):
+            above = self.parent.get(parent)
+            return parent.left is node or (isinstance(above, ast.BinOp) and isinstance(above.op, ast.Div)
+                                           and above.left is parent)
+        return False
+
+    @cached_property
+    def place_names(self) -> set[str]:
+        """Names assigned from where the code runs (`here = os.getcwd()`)."""
+        return self.given(lambda value: self.locates(value, names=False))
+
+    @cached_property
     def runner_names(self) -> dict[str, str]:
-        """Names given a runner's name (`RUNNER = "py" + "test"`): the name, by what it is given."""
+        """Names given a runner's name or the gate's place (`RUNNER = "py" + "test"`): the name, by what it is
+        given."""
         return {target.id: value for node in self.nodes if isinstance(node, ast.Assign)
-                and (value := folded(node.value)) is not None and names_runner(value)
+                and (value := folded(node.value)) is not None and (names_runner(value) or names_gate_place(value))
                 for target in node.targets if isinstance(target, ast.Name)}
 
     @cached_property
@@ -140,6 +188,40 @@ class Module:
                 if name.startswith(_PROBES) or (names and isinstance(inner, ast.Name) and inner.id in self.probe_names):
                     return True
         return False
+
+    def locates(self, node: ast.AST, names: bool = True) -> bool:
+        """Whether `node` reads where the code runs (`_PLACES`, or a probe), or (with `names`) a name given it."""
+        for inner in ast.walk(node):
+            if isinstance(inner, (ast.Attribute, ast.Name, ast.Call, ast.Subscript)):
+                name = self.dotted(inner)
+                if name == "open" or name.startswith(tuple(f"{place}." for place in _PLACES)) or name in _PLACES or (
+                        names and isinstance(inner, ast.Name) and inner.id in self.place_names):
+                    return True
+        return self.probes(node, names)
+
+    def compared(self, node: ast.AST) -> bool:
+        """Whether `node` (a string, or a name given one) is compared with something: an operand of a comparison
+        (`in`, `==`), a method's argument that compares (`path.startswith(...)`), a pattern searched for; not a
+        program's argument (`["git", "worktree", "list"]`) or other data."""
+        current, parent = node, self.parent.get(node)
+        while isinstance(parent, (ast.BinOp, ast.JoinedStr, ast.FormattedValue)) or (
+                isinstance(parent, ast.Tuple) and isinstance(self.parent.get(parent), ast.Call)):
+            current, parent = parent, self.parent.get(parent)
+        if isinstance(parent, ast.Compare):
+            return True
+        if not isinstance(parent, ast.Call) or current not in parent.args:
+            return False
+        if isinstance(parent.func, ast.Attribute) and parent.func.attr in _COMPARING_METHODS:
+            return True
+        return self.dotted(parent.func) in _PATTERN_SEARCHES and parent.args[0] is current
+
+    def reads_kind(self, node: ast.AST, existence: bool = False) -> bool:
+        """Whether `node` asks if a path is a file, or reads what it holds (`os.path.isfile(p)`, `p.read_text()`);
+        with `existence`, whether it is there at all (`os.path.exists(p)`)."""
+        return any(isinstance(inner, ast.Call) and ((name := self.dotted(inner.func)) in _READS_KIND or (
+            isinstance(inner.func, ast.Attribute) and f".{inner.func.attr}" in _READS_KIND_METHODS) or name.endswith(
+            ".read") or (existence and (name in _EXISTENCE or (isinstance(inner.func, ast.Attribute) and f".{
+                inner.func.attr}" in _EXISTENCE_METHODS)))) for inner in ast.walk(node))
 
     def lists_processes(self, node: ast.Constant) -> bool:
         """`node` is the program a call runs, and it lists the processes (`check_output(["ps", ...])`,

@@ -7,7 +7,15 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterator
 
-from orchestrator.gate.spec.code_tokens import PRESENCE, Finding, names_runner, names_runner_variable
+from orchestrator.gate.spec.code_tokens import (
+    PRESENCE,
+    Finding,
+    into_git_folder,
+    names_gate_place,
+    names_git_file,
+    names_runner,
+    names_runner_variable,
+)
 from orchestrator.gate.spec.py_module import IN_USE, STACK, Module, count, deciding, finding, number
 from orchestrator.gate.spec.py_strings import folded
 
@@ -19,8 +27,9 @@ a test run from any other with no runner's name to read."""
 
 
 def _presence(module: Module) -> Iterator[Finding]:
-    """A runner's name (however it is built, or a name given one) where a probe of the process decides, and a
-    variable or file only a runner has, anywhere."""
+    """A runner's name (however it is built, or a name given one) where a probe of the process decides, a variable
+    or file only a runner has, anywhere, and the gate's place where the code's own place decides (its file, the
+    working directory, the branch; whether `.git` is a file)."""
     for node in module.nodes:
         value = folded(node) if isinstance(node, (ast.Constant, ast.BinOp, ast.JoinedStr, ast.Subscript,
                                                   ast.Call)) else None
@@ -31,12 +40,20 @@ def _presence(module: Module) -> Iterator[Finding]:
             value = node.attr
         if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load) and node.id in module.runner_names:
             value = module.runner_names[node.id]  # `name = "pytest"`, then `if name in sys.modules:`
+        elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load) and node.id in module.git_file_names:
+            value = ".git"  # `marker = root / ".git"`, then `if marker.is_file():`
         if value is None:
             continue
         if names_runner_variable(value):
             yield finding(module, node, f"{PRESENCE} (`{value}`)")
         elif names_runner(value) and any(module.probes(part) for part in deciding(module, node)):
             yield finding(module, node, f"{PRESENCE} (`{module.shown(node)}`)")
+        elif names_gate_place(value) and module.compared(node) and any(module.locates(part)
+                                                                        for part in deciding(module, node)):
+            yield finding(module, node, f"{PRESENCE} (asks where it runs: `{module.shown(node)}`)")
+        elif names_git_file(value) and not module.more_path_follows(node) and any(
+                module.reads_kind(part, into_git_folder(value)) for part in deciding(module, node)):
+            yield finding(module, node, f"{PRESENCE} (asks whether it runs in a git worktree: `{module.shown(node)}`)")
 
 
 def _callers(module: Module) -> Iterator[Finding]:
