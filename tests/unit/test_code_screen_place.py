@@ -109,6 +109,8 @@ RUST = {
     "the working directory": 'let wd = std::env::current_dir().unwrap();\n'
                              '    if wd.to_string_lossy().contains("autobuild") {\n        return 6;\n    }',
     "its source file": 'if file!().contains("worktrees") {\n        return 6;\n    }',
+    "the crate's folder it was built in": 'if env!("CARGO_MANIFEST_DIR").contains(".autobuild") {\n'
+                                          '        return 6;\n    }',
     "`.git` a file": 'if std::path::Path::new(".git").is_file() {\n        return 6;\n    }',
 }
 

@@ -56,9 +56,10 @@ _RUST_FUNCTIONS = frozenset({"function_item", "closure_expression"})
 _RUST_LOOPS = frozenset({"for_expression", "while_expression", "loop_expression"})
 _RUST_COMPOUNDS = frozenset({"if_expression", "match_expression", *_RUST_LOOPS})
 _RUST_PROBES = re.compile(r"(?:env::(?:args|var|var_os|vars|current_exe)|thread::current)\b")
-_RUST_PLACES = re.compile(r"(?:env::(?:current_dir|current_exe|var|temp_dir)|\bfile!|Command::new|fs::\w+|canonicalize"
-                          r"|Path::new|PathBuf::from)")
-"""Where a Rust program runs: the working directory, its binary or file, what a file or a program (git) says."""
+_RUST_PLACES = re.compile(r"(?:env::(?:current_dir|current_exe|var|temp_dir)|\bfile!|\b(?:option_)?env!|Command::new"
+                          r"|fs::\w+|canonicalize|Path::new|PathBuf::from)")
+"""Where a Rust program runs or was built: the working directory, its binary or file, the crate's folder
+(`env!("CARGO_MANIFEST_DIR")`), what a file or a program (git) says."""
 _GIT_KIND = re.compile(r"(?:IsRegular|ReadFile|is_file|read_to_string|fs::read\b)")
 _GIT_EXISTENCE = re.compile(r"(?:os\.L?[Ss]tat|IsDir|\bexists\b|try_exists|metadata|is_dir)")
 """Whether `.git` is a file or what it holds; whether anything is in it (`.git/HEAD`): in a worktree, no."""
