@@ -34,6 +34,7 @@ _PLACES = ("__file__", "__spec__", "__loader__", "__path__", "__cached__", "os.g
 """Where the code runs: its file, the working directory, paths made absolute, the import path, what a file or a
 program (git's branch) says; with a name of the gate's place (`".autobuild" in os.getcwd()`), the gate's run is told
 from the user's."""
+_WITHIN_PLACES = tuple(f"{place}." for place in _PLACES)
 _READS_KIND = ("os.path.isfile", "open", "io.open", "builtins.open")
 _READS_KIND_METHODS = (".is_file", ".read_text", ".read_bytes", ".open", ".readlines")
 _EXISTENCE = ("os.path.exists", "os.path.isdir", "os.path.lexists", "os.access", "os.stat", "os.lstat")
@@ -194,7 +195,7 @@ class Module:
         for inner in ast.walk(node):
             if isinstance(inner, (ast.Attribute, ast.Name, ast.Call, ast.Subscript)):
                 name = self.dotted(inner)
-                if name == "open" or name.startswith(tuple(f"{place}." for place in _PLACES)) or name in _PLACES or (
+                if name in _PLACES or name.startswith(_WITHIN_PLACES) or (
                         names and isinstance(inner, ast.Name) and inner.id in self.place_names):
                     return True
         return self.probes(node, names)
@@ -218,10 +219,15 @@ class Module:
     def reads_kind(self, node: ast.AST, existence: bool = False) -> bool:
         """Whether `node` asks if a path is a file, or reads what it holds (`os.path.isfile(p)`, `p.read_text()`);
         with `existence`, whether it is there at all (`os.path.exists(p)`)."""
-        return any(isinstance(inner, ast.Call) and ((name := self.dotted(inner.func)) in _READS_KIND or (
-            isinstance(inner.func, ast.Attribute) and f".{inner.func.attr}" in _READS_KIND_METHODS) or name.endswith(
-            ".read") or (existence and (name in _EXISTENCE or (isinstance(inner.func, ast.Attribute) and f".{
-                inner.func.attr}" in _EXISTENCE_METHODS)))) for inner in ast.walk(node))
+        for inner in ast.walk(node):
+            if not isinstance(inner, ast.Call):
+                continue
+            name = self.dotted(inner.func)
+            method = f".{inner.func.attr}" if isinstance(inner.func, ast.Attribute) else ""
+            if name in _READS_KIND or method in _READS_KIND_METHODS or method == ".read" or (
+                    existence and (name in _EXISTENCE or method in _EXISTENCE_METHODS)):
+                return True
+        return False
 
     def lists_processes(self, node: ast.Constant) -> bool:
         """`node` is the program a call runs, and it lists the processes (`check_output(["ps", ...])`,
