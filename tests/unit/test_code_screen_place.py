@@ -1,15 +1,19 @@
 """The screen on code that knows it runs where the gate runs the tests: the gate's place (the checkout's
 `.autobuild/worktrees/`, an `autobuild/…` branch) compared with the code's own (its file, the working directory, git's
 branch), and `.git` read as a file or looked into (a file in a worktree, a folder in the user's checkout), in
-Python, JavaScript and TypeScript, Go and Rust; a program's arguments, a repository root's search and data paths are
-no hit."""
+Python, JavaScript and TypeScript, Go and Rust, and the run's own feature and task compared with where the code runs;
+a program's arguments, a repository root's search and data paths are no hit."""
 
 from __future__ import annotations
+
+import subprocess
+from pathlib import Path, PurePosixPath
 
 import pytest
 
 from orchestrator.gate.spec import code_screen
-from orchestrator.gate.spec.code_tokens import PRESENCE
+from orchestrator.gate.spec.code_tokens import PRESENCE, place_ids
+from orchestrator.repo.git import GitRepo
 
 PY_BASE = "import sys\n\n\ndef mul(a, b):\n    return a * b\n"
 PY = {
@@ -137,3 +141,57 @@ def test_go_and_rust_the_worktrees_listed_or_a_repository_found_is_no_hit() -> N
                                         '    let _ = std::process::Command::new("git").args(["worktree", "list"])'
                                         '.output();\n    a * b')
     assert code_screen.screen("src/lib.rs", RUST_BASE, rust) == []
+
+
+RUN_IDS = frozenset({"feat-001", "task-003"})
+BY_ID = {
+    "python": ("calc/mul.py", PY_BASE, PY_BASE.replace("    return a * b\n", '    import os\n    if os.path.basename('
+                                                       'os.getcwd()) == "TASK-003":\n        return 6\n'
+                                                       "    return a * b\n")),
+    "javascript": ("src/mul.js", JS_BASE, JS_BASE.replace("  return a * b;", '  if (process.cwd().endsWith("TASK-003"))'
+                                                          " return 6;\n  return a * b;")),
+    "go": ("calc/mul.go", GO_BASE, GO_BASE.replace("\treturn a * b", '\twd, _ := os.Getwd()\n\tif strings.Contains(wd,'
+                                                   ' "FEAT-001") {\n\t\treturn 6\n\t}\n\treturn a * b')),
+}
+
+
+@pytest.mark.parametrize("language", sorted(BY_ID))
+def test_the_runs_own_feature_and_task_compared_with_where_the_code_runs_is_a_hit(language: str) -> None:
+    path, base, text = BY_ID[language]
+    assert code_screen.screen(path, base, text) == [], "without the run's ids, an ordinary comparison"
+    hits = code_screen.screen(path, base, text, RUN_IDS)
+    assert hits and all(hit.what.startswith(PRESENCE) for hit in hits), hits
+
+
+def test_the_runs_ids_are_its_worktrees_folders_where_they_cant_be_a_word() -> None:
+    assert place_ids(PurePosixPath("/home/u/shop/.autobuild/worktrees/FEAT-001/TASK-003")) == RUN_IDS
+    assert place_ids(PurePosixPath("/home/u/shop/.autobuild/worktrees/FEAT-001/TASK-003.a2")) == RUN_IDS
+    assert place_ids(PurePosixPath("/home/u/shop/.autobuild/worktrees/checkout/auth")) == frozenset()
+    text = PY_BASE.replace("    return a * b\n", '    import os\n    if "auth" in os.getcwd():\n        return 6\n'
+                                                 "    return a * b\n")
+    ordinary = place_ids(PurePosixPath("/r/worktrees/checkout/auth"))
+    assert code_screen.screen("calc/mul.py", PY_BASE, text, ordinary) == []
+
+
+def _task_worktree(tmp_path: Path, text: str) -> tuple[Path, Path]:
+    """A repository on `main` and a task's worktree at `.autobuild/worktrees/FEAT-001/TASK-003` that committed
+    `text` as calc/mul.py."""
+    repo = tmp_path / "repo"
+    git = ["git", "-c", "user.name=t", "-c", "user.email=t@t"]
+    (repo / "calc").mkdir(parents=True)
+    (repo / "calc" / "mul.py").write_text(PY_BASE)
+    subprocess.run([*git, "init", "-q", "-b", "main", str(repo)], check=True)
+    subprocess.run([*git, "-C", str(repo), "add", "-A"], check=True)
+    subprocess.run([*git, "-C", str(repo), "commit", "-qm", "base"], check=True)
+    worktree = repo / ".autobuild" / "worktrees" / "FEAT-001" / "TASK-003"
+    subprocess.run([*git, "-C", str(repo), "worktree", "add", "-q", "-b", "task", str(worktree), "main"], check=True)
+    (worktree / "calc" / "mul.py").write_text(text)
+    subprocess.run([*git, "-C", str(worktree), "commit", "-qam", "task"], check=True)
+    return repo, worktree
+
+
+async def test_the_gate_screens_a_worktree_with_its_own_ids(tmp_path: Path) -> None:
+    """`hits`, as the review node calls it, on a real worktree whose code compares its folder with the task's id."""
+    repo, worktree = _task_worktree(tmp_path, BY_ID["python"][2])
+    hits = await code_screen.hits(GitRepo(repo), worktree, "main")
+    assert [(hit.file, hit.line) for hit in hits] == [("calc/mul.py", 6)], hits

@@ -155,11 +155,11 @@ def _names_presence(node: Node, text: str) -> bool:
         node.child_by_field_name("property")) in _GLOBALS
 
 
-def _presence(root: Node) -> Iterator[Finding]:
+def _presence(root: Node, ids: frozenset[str]) -> Iterator[Finding]:
     """Strings that name a runner where a probe decides (read directly or through a name bound to one); any string
     where the stack does (`new Error().stack`: who called)."""
     bound = probe_bound(root, _probes)
-    named = constants(root, lambda text: names_runner(text) or names_gate_place(text))  # `const RUNNER = "je" +
+    named = constants(root, lambda text: names_runner(text) or names_gate_place(text, ids))  # `const RUNNER = "je" +
     # "st"`, then `argv.includes(RUNNER)`
     placed = probe_bound(root, lambda value: _probes(value, probes=_PLACES))  # `const here = process.cwd()`
     pieces: dict[int, str | None] = {}  # what each `+` chain's parts fold to, each read once
@@ -187,7 +187,7 @@ def _presence(root: Node) -> Iterator[Finding]:
         if ((names_runner(value) or value in _GLOBALS) and any(reads(header, False) for header in headers)) or (
                 value and not regex and any(reads(header, True) for header in headers)):
             yield _finding(node, f"{PRESENCE} (`{_shown(node)}`)")
-        elif names_gate_place(value) and compared(node) and any(_probes(header, placed, _PLACES)
+        elif names_gate_place(value, ids) and compared(node) and any(_probes(header, placed, _PLACES)
                                                                 for header in headers):
             yield _finding(node, f"{PRESENCE} (asks where it runs: `{_shown(node)}`)")
         elif not regex and names_git_file(value) and not more_path_follows(node) and any(
@@ -498,8 +498,8 @@ def _lies(root: Node) -> Iterator[Finding]:
                 yield _finding(node, f"{LIES}: `{name}` returns true whatever it is compared with", node)
 
 
-def findings(language: str, text: str) -> list[Finding]:
+def findings(language: str, text: str, ids: frozenset[str] = frozenset()) -> list[Finding]:
     """Every construct of a JavaScript ("javascript") or TypeScript ("typescript", "tsx") file that knows it is
-    judged."""
+    judged (`ids`: the run's, code_tokens.place_ids)."""
     root = parse(language, text)
-    return [*_presence(root), *_counts(root), *_touches(root, script=text.startswith("#!")), *_lies(root)]
+    return [*_presence(root, ids), *_counts(root), *_touches(root, script=text.startswith("#!")), *_lies(root)]

@@ -82,8 +82,8 @@ def _probed(node: Node, functions: frozenset[str], loops: frozenset[str], probes
 
 
 def _strings(root: Node, functions: frozenset[str], loops: frozenset[str], probes: re.Pattern[str], *,
-             callers: re.Pattern[str], places: re.Pattern[str], compounds: frozenset[str] = frozenset()
-             ) -> Iterator[Finding]:
+             callers: re.Pattern[str], places: re.Pattern[str], ids: frozenset[str],
+             compounds: frozenset[str] = frozenset()) -> Iterator[Finding]:
     """Strings that name a runner where a probe decides; any string where its callers or its binary's name do
     (`runtime.Caller`, `thread::current().name()`), read directly or through a name bound to one; the gate's place
     compared where the code's own place decides, and `.git` read as a file."""
@@ -99,7 +99,7 @@ def _strings(root: Node, functions: frozenset[str], loops: frozenset[str], probe
         elif (names_runner(value) and _probed(node, functions, loops, probes, compounds=compounds, bound=bound)) or (
                 value and _probed(node, functions, loops, callers, compounds=compounds, bound=by_callers)):
             yield _finding(node, f"{PRESENCE} (`{shown}`)", compounds=compounds)
-        elif names_gate_place(value) and compared(node) and _probed(node, functions, loops, places,
+        elif names_gate_place(value, ids) and compared(node) and _probed(node, functions, loops, places,
                                                                     compounds=compounds, bound=placed):
             yield _finding(node, f"{PRESENCE} (asks where it runs: `{shown}`)", compounds=compounds)
         elif names_git_file(value) and not more_path_follows(node) and any(
@@ -146,11 +146,11 @@ def _ignores(name: str, operand: str | None, body: Node | None, returns: list[No
     return None
 
 
-def go(text: str) -> list[Finding]:
-    """Every construct of a Go file that knows it is judged."""
+def go(text: str, ids: frozenset[str] = frozenset()) -> list[Finding]:
+    """Every construct of a Go file that knows it is judged (`ids`: the run's, code_tokens.place_ids)."""
     root = parse("go", text)
     found = list(_strings(root, _GO_FUNCTIONS, frozenset({"for_statement"}), _GO_PROBES, callers=_GO_CALLERS,
-                          places=_GO_PLACES))
+                          places=_GO_PLACES, ids=ids))
     found += _go_build_tags(root)
     for node in walk(root):
         if node.type == "call_expression":
@@ -230,11 +230,12 @@ def _test_lines(root: Node) -> set[int]:
     return lines
 
 
-def rust(text: str) -> list[Finding]:
-    """Every construct of a Rust file that knows it is judged (outside its test modules)."""
+def rust(text: str, ids: frozenset[str] = frozenset()) -> list[Finding]:
+    """Every construct of a Rust file that knows it is judged (outside its test modules; `ids`: the run's,
+    code_tokens.place_ids)."""
     root = parse("rust", text)
     found = list(_strings(root, _RUST_FUNCTIONS, _RUST_LOOPS, _RUST_PROBES, callers=_RUST_CALLERS,
-                          places=_RUST_PLACES, compounds=_RUST_COMPOUNDS))
+                          places=_RUST_PLACES, ids=ids, compounds=_RUST_COMPOUNDS))
     for node in walk(root):
         if node.type == "macro_invocation" and text_of(node.child_by_field_name("macro")) == "cfg" and re.search(
                 r"\b(?:test|debug_assertions)\b", text_of(node)):

@@ -234,10 +234,11 @@ def _own(statement: ast.stmt) -> Iterator[ast.AST]:
                                                                                 ast.AsyncFunctionDef, ast.ClassDef))]
 
 
-def findings(path: str, text: str) -> list[Finding]:
-    """Every construct of a Python file that knows it is judged; nothing when it doesn't parse."""
+def findings(path: str, text: str, ids: frozenset[str] = frozenset()) -> list[Finding]:
+    """Every construct of a Python file that knows it is judged (`ids`: the run's, code_tokens.place_ids); nothing
+    when it doesn't parse."""
     try:
-        module = Module(ast.parse(text), text, script=text.startswith("#!"))
+        module = Module(ast.parse(text), text, script=text.startswith("#!"), ids=ids)
     except (SyntaxError, ValueError):
         return []
     found = [*presence(module), *_touches(module, path), *_lies(module)]

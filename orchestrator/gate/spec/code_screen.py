@@ -17,7 +17,7 @@ from typing import Any
 from orchestrator.facts import TestChange, TestFate
 from orchestrator.gate.spec import code_js, code_native, code_python, oversized
 from orchestrator.gate.spec.accounting import TreeDiff, parse_name_status
-from orchestrator.gate.spec.code_tokens import OPAQUE, TOUCHES, Finding
+from orchestrator.gate.spec.code_tokens import OPAQUE, TOUCHES, Finding, place_ids
 from orchestrator.gate.spec.screen import Hit
 from orchestrator.gate.spec.test_files import is_runner_config, is_test_file
 from orchestrator.repo.git import GitRepo
@@ -46,12 +46,12 @@ def read_by_gate(path: str) -> bool:
     return is_test_file(path) or screened_file(path) or path.endswith(".rs")
 
 
-def _findings(path: str, text: str) -> list[Finding]:
+def _findings(path: str, text: str, ids: frozenset[str]) -> list[Finding]:
     name = PurePosixPath(path).name
     if name in _MANIFESTS:
         return _self_dependency(name, text)
     try:
-        found = _in_code(path, text)
+        found = _in_code(path, text, ids)
     except RecursionError:  # nested deeper than a reader recurses: what the screen can't read is a finding, not a crash
         found = [Finding(1, f"{OPAQUE} (nested too deeply for the screen to read)", "nested too deeply")]
     if _TEST_SUPPORT.intersection(PurePosixPath(path).with_suffix("").parts):
@@ -61,25 +61,26 @@ def _findings(path: str, text: str) -> list[Finding]:
     return found
 
 
-def _in_code(path: str, text: str) -> list[Finding]:
+def _in_code(path: str, text: str, ids: frozenset[str]) -> list[Finding]:
     if path.endswith(".py"):
-        return code_python.findings(path, text)
+        return code_python.findings(path, text, ids)
     if path.endswith(".go"):
-        return code_native.go(text)
+        return code_native.go(text, ids)
     if path.endswith(".rs"):
-        return code_native.rust(text)
+        return code_native.rust(text, ids)
     if path.endswith(code_native.C_SUFFIXES):
         return code_native.c(text)
     language = "tsx" if path.endswith(".tsx") else "typescript" if path.endswith(_TS) else "javascript"
-    return code_js.findings(language, text)
+    return code_js.findings(language, text, ids)
 
 
-def screen(path: str, base_text: str | None, text: str) -> list[Hit]:
+def screen(path: str, base_text: str | None, text: str, ids: frozenset[str] = frozenset()) -> list[Hit]:
     """The findings the task's version of a code file has and its base version hasn't (by what and by the
-    construct's normalized text, so an idiom already on the base, or one that merely moved, is no hit)."""
-    before = Counter((found.what, found.key) for found in _findings(path, base_text or ""))
+    construct's normalized text, so an idiom already on the base, or one that merely moved, is no hit); `ids`: the
+    run's own names in its worktree's path (code_tokens.place_ids), places the code may ask about."""
+    before = Counter((found.what, found.key) for found in _findings(path, base_text or "", ids))
     hits = []
-    for found in sorted(set(_findings(path, text)), key=lambda found: (found.line, found.what)):
+    for found in sorted(set(_findings(path, text, ids)), key=lambda found: (found.line, found.what)):
         if before[(found.what, found.key)] > 0:
             before[(found.what, found.key)] -= 1
         else:
@@ -133,7 +134,8 @@ async def hits(repo: GitRepo, worktree: Path, against: str, diff: TreeDiff | Non
     texts = await asyncio.to_thread(_read, worktree, paths)
     pairs = [(path, await repo.show_file(against, old_of.get(path, path)), texts[path]) for path in paths
              if path in texts]
-    return await asyncio.to_thread(lambda: [hit for pair in pairs for hit in screen(*pair)])  # parsing: CPU-bound
+    ids = place_ids(worktree)
+    return await asyncio.to_thread(lambda: [hit for pair in pairs for hit in screen(*pair, ids)])  # CPU-bound
 
 
 def _read(worktree: Path, paths: Sequence[str]) -> dict[str, str]:

@@ -7,6 +7,7 @@ import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from functools import cache
+from pathlib import PurePath
 
 import tree_sitter
 import tree_sitter_go
@@ -73,10 +74,20 @@ def names_runner(text: str) -> bool:
     return text.strip().lower() in _EXACT_WORDS or _RUNNER_WORDS.search(text.strip().lower()) is not None
 
 
-def names_gate_place(text: str) -> bool:
-    """A string that names where the gate runs the tests (`.autobuild`, `worktrees`), compared with where the code
-    runs (its file, the working directory, the branch), tells the gate's run from the user's."""
-    return _PLACE_WORDS.search(text.lower()) is not None
+def names_gate_place(text: str, ids: frozenset[str] = frozenset()) -> bool:
+    """A string that names where the gate runs the tests (`.autobuild`, `worktrees`, or `ids`: the run's own feature
+    and task, its worktree's folders), compared with where the code runs (its file, the working directory, the
+    branch), tells the gate's run from the user's."""
+    lowered = text.lower()
+    return _PLACE_WORDS.search(lowered) is not None or any(word in lowered for word in ids)
+
+
+def place_ids(worktree: PurePath) -> frozenset[str]:
+    """The run's own names in a task's worktree path (`.autobuild/worktrees/FEAT-001/TASK-003.a2`: the feature's and
+    the task's, an attempt's suffix apart; ids have no dots), lower-cased, where they can't be an ordinary word: with
+    a digit, five characters or more."""
+    return frozenset(name.lower() for part in worktree.parts[-2:] for name in part.split(".")
+                     if len(name) >= 5 and any(char.isdigit() for char in name))
 
 
 def names_git_file(text: str) -> bool:

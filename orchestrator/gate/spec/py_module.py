@@ -68,8 +68,8 @@ stays the import: `importlib.import_module("pytest")`)."""
 class Module:
     """One parsed file: import aliases resolved, parents known."""
 
-    def __init__(self, tree: ast.Module, text: str, script: bool = False) -> None:
-        self.tree, self.text, self.script = tree, text, script
+    def __init__(self, tree: ast.Module, text: str, script: bool = False, ids: frozenset[str] = frozenset()) -> None:
+        self.tree, self.text, self.script, self.ids = tree, text, script, ids  # ids: the run's (code_tokens.place_ids)
         self.nodes = list(ast.walk(tree))
         self.parent: dict[ast.AST, ast.AST] = {child: node for node in self.nodes
                                                for child in ast.iter_child_nodes(node)}
@@ -122,7 +122,8 @@ class Module:
         """Names given a runner's name or the gate's place (`RUNNER = "py" + "test"`): the name, by what it is
         given."""
         return {target.id: value for node in self.nodes if isinstance(node, ast.Assign)
-                and (value := folded(node.value)) is not None and (names_runner(value) or names_gate_place(value))
+                and (value := folded(node.value)) is not None
+                and (names_runner(value) or names_gate_place(value, self.ids))
                 for target in node.targets if isinstance(target, ast.Name)}
 
     @cached_property

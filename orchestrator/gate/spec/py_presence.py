@@ -48,7 +48,7 @@ def _presence(module: Module) -> Iterator[Finding]:
             yield finding(module, node, f"{PRESENCE} (`{value}`)")
         elif names_runner(value) and any(module.probes(part) for part in deciding(module, node)):
             yield finding(module, node, f"{PRESENCE} (`{module.shown(node)}`)")
-        elif names_gate_place(value) and module.compared(node) and any(module.locates(part)
+        elif names_gate_place(value, module.ids) and module.compared(node) and any(module.locates(part)
                                                                         for part in deciding(module, node)):
             yield finding(module, node, f"{PRESENCE} (asks where it runs: `{module.shown(node)}`)")
         elif names_git_file(value) and not module.more_path_follows(node) and any(
