@@ -18,13 +18,11 @@ from orchestrator.gate.spec.code_tokens import (
     TOUCHES,
     Finding,
     ancestors,
+    asks_git_kind,
     compared,
     deciding,
-    into_git_folder,
     line_of,
-    more_path_follows,
     names_gate_place,
-    names_git_file,
     names_runner,
     names_runner_variable,
     normal,
@@ -161,7 +159,7 @@ def _presence(root: Node, ids: frozenset[str]) -> Iterator[Finding]:
     bound = probe_bound(root, _probes)
     named = constants(root, lambda text: names_runner(text) or names_gate_place(text, ids))  # `const RUNNER = "je" +
     # "st"`, then `argv.includes(RUNNER)`
-    placed = probe_bound(root, lambda value: _probes(value, probes=_PLACES))  # `const here = process.cwd()`
+    placed: list[frozenset[str]] = []  # `const here = process.cwd()`: found once, and only for a place's name
     pieces: dict[int, str | None] = {}  # what each `+` chain's parts fold to, each read once
     by_stack = probe_bound(root, lambda value: _probes(value, probes=_CALLERS))
     # Each header asked once: a bundle is one statement holding thousands of strings, and walking it again for each
@@ -187,12 +185,11 @@ def _presence(root: Node, ids: frozenset[str]) -> Iterator[Finding]:
         if ((names_runner(value) or value in _GLOBALS) and any(reads(header, False) for header in headers)) or (
                 value and not regex and any(reads(header, True) for header in headers)):
             yield _finding(node, f"{PRESENCE} (`{_shown(node)}`)")
-        elif names_gate_place(value, ids) and compared(node) and any(_probes(header, placed, _PLACES)
-                                                                for header in headers):
-            yield _finding(node, f"{PRESENCE} (asks where it runs: `{_shown(node)}`)")
-        elif not regex and names_git_file(value) and not more_path_follows(node) and any(
-                _READS_KIND.search(text_of(header)) or (into_git_folder(value) and _EXISTENCE.search(text_of(header)))
-                for header in headers):
+        elif names_gate_place(value, ids) and compared(node):
+            placed = placed or [probe_bound(root, lambda given: _probes(given, probes=_PLACES))]
+            if any(_probes(header, placed[0], _PLACES) for header in headers):
+                yield _finding(node, f"{PRESENCE} (asks where it runs: `{_shown(node)}`)")
+        elif not regex and asks_git_kind(node, value, headers, _READS_KIND, _EXISTENCE):
             yield _finding(node, f"{PRESENCE} (asks whether it runs in a git worktree: `{_shown(node)}`)")
 
 

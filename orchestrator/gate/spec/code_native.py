@@ -16,13 +16,11 @@ from orchestrator.gate.spec.code_tokens import (
     TOUCHES,
     Finding,
     ancestors,
+    asks_git_kind,
     compared,
     deciding,
-    into_git_folder,
     line_of,
-    more_path_follows,
     names_gate_place,
-    names_git_file,
     names_runner,
     names_runner_variable,
     normal,
@@ -89,7 +87,7 @@ def _strings(root: Node, functions: frozenset[str], loops: frozenset[str], probe
     compared where the code's own place decides, and `.git` read as a file."""
     bound = probe_bound(root, lambda value: any(probes.search(text_of(inner)) for inner in walk(value)))
     by_callers = probe_bound(root, lambda value: any(callers.search(text_of(inner)) for inner in walk(value)))
-    placed = probe_bound(root, lambda value: any(places.search(text_of(inner)) for inner in walk(value)))
+    placed: list[frozenset[str]] = []  # found once, and only for a place's name
     for node in walk(root):
         if (value := string_value(node)) is None or (node.parent is not None and string_value(node.parent)):
             continue
@@ -99,12 +97,13 @@ def _strings(root: Node, functions: frozenset[str], loops: frozenset[str], probe
         elif (names_runner(value) and _probed(node, functions, loops, probes, compounds=compounds, bound=bound)) or (
                 value and _probed(node, functions, loops, callers, compounds=compounds, bound=by_callers)):
             yield _finding(node, f"{PRESENCE} (`{shown}`)", compounds=compounds)
-        elif names_gate_place(value, ids) and compared(node) and _probed(node, functions, loops, places,
-                                                                    compounds=compounds, bound=placed):
-            yield _finding(node, f"{PRESENCE} (asks where it runs: `{shown}`)", compounds=compounds)
-        elif names_git_file(value) and not more_path_follows(node) and any(
-                _GIT_KIND.search(text_of(header)) or (into_git_folder(value) and _GIT_EXISTENCE.search(text_of(header)))
-                for header in [*deciding(node, functions, loops, compounds), *_initialized(node)]):
+        elif names_gate_place(value, ids) and compared(node):
+            placed = placed or [probe_bound(root, lambda given: any(places.search(text_of(inner))
+                                                                    for inner in walk(given)))]
+            if _probed(node, functions, loops, places, compounds=compounds, bound=placed[0]):
+                yield _finding(node, f"{PRESENCE} (asks where it runs: `{shown}`)", compounds=compounds)
+        elif asks_git_kind(node, value, [*deciding(node, functions, loops, compounds), *_initialized(node)],
+                           _GIT_KIND, _GIT_EXISTENCE):
             yield _finding(node, f"{PRESENCE} (asks whether it runs in a git worktree: `{shown}`)",
                            compounds=compounds)
 

@@ -4,7 +4,7 @@ finding's shape, and tree-sitter's parsers for JavaScript, TypeScript, Go and Ru
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from functools import cache
 from pathlib import PurePath
@@ -111,6 +111,16 @@ def into_git_folder(text: str) -> bool:
     """A path into `.git` as a folder (`.git/HEAD`): there in the user's checkout, not in a worktree."""
     parts = text.replace("\\", "/").split("/")
     return ".git" in parts[:-1] and bool(parts[-1])
+
+
+def asks_git_kind(node: tree_sitter.Node, value: str, headers: Iterable[tree_sitter.Node], kind: re.Pattern[str],
+                  existence: re.Pattern[str]) -> bool:
+    """A string `value` naming `.git` (not a part more of a path follows) where what decides asks whether it is a
+    file or reads it (`kind`), or, for a path into it (`.git/HEAD`), whether it is there (`existence`): JavaScript's,
+    Go's and Rust's calls for these are each language's patterns."""
+    return names_git_file(value) and not more_path_follows(node) and any(
+        kind.search(text_of(header)) or (into_git_folder(value) and existence.search(text_of(header)))
+        for header in headers)
 
 
 _COMPARING_CALLS = frozenset({
