@@ -79,6 +79,10 @@ async def test_pause_now_and_unpause_from_the_page(page_server: tuple[Path, Path
         await asyncio.to_thread(_shots, browser, shots() or tmp_path / "screenshots")
         state = "document.querySelector('[data-task=\"TASK-1\"] [data-field=status]').textContent"
         await asyncio.to_thread(browser.wait, f"{state} === 'paused'")
+        # The state says `paused` from the request on; the session is cut at the run's next look (pause_now.WATCH_S).
+        # An unpause before that look takes the pause back before it cut anything, so wait for the cut in the log.
+        await asyncio.to_thread(browser.wait, "[...document.querySelectorAll('#log li')]"
+                                              ".some((line) => line.textContent.includes(' session_paused '))")
         await asyncio.to_thread(_click, browser, "unpause", "goes on")
         agents.release.set()
         summary = await running
