@@ -52,7 +52,8 @@ class Scenario:
     sessions: list[SessionScript] = field(default_factory=list)
     default_text: str = "Nothing scripted for this session."
     limit_window: dict[str, Any] | None = None
-    """A usage limit: every request in the first `seconds` after the first one gets `status` (429)."""
+    """A usage limit: every request in the first `seconds` after the first one gets `status` (429); with `held`,
+    also every request until the test calls `ScriptedModel.end_limit()` (a window no slow host outlasts)."""
     rate_limit_headers: list[dict[str, Any]] | None = None
     """Subscription quota headers on every answer (`anthropic-ratelimit-unified-*`), in phases: the last one
     whose `from_s` (seconds since the first request) has passed sends its `headers` (see scripted_model)."""

@@ -63,6 +63,8 @@ class ScriptedModel:
         """Answers sent with quota headers so far."""
         self.listings = 0
         """Models listings served (`GET /v1/models`: the credentials check, which spends nothing)."""
+        self.limit_ended_at: float | None = None
+        """When the test ended a `held` usage-limit window (`end_limit`)."""
         self.phase_started: dict[int, float] = {}
         """When each quota-header phase first applied."""
         self._attempts: Counter[tuple[SessionKey | None, int]] = Counter()
@@ -70,6 +72,10 @@ class ScriptedModel:
         self._stopping = threading.Event()
         self._server: ThreadingHTTPServer | None = None
         self._thread: threading.Thread | None = None
+
+    def end_limit(self) -> None:
+        """A `held` usage-limit window ends now (once its `seconds` have passed too)."""
+        self.limit_ended_at = self.limit_ended_at or time.time()
 
     @property
     def base_url(self) -> str:
@@ -171,7 +177,8 @@ class _Handler(BaseHTTPRequestHandler):
             return False
         now = time.time()
         started = self.model.first_request_at = self.model.first_request_at or now
-        if now - started >= float(window.get("seconds", 0)):
+        held = bool(window.get("held")) and self.model.limit_ended_at is None
+        if now - started >= float(window.get("seconds", 0)) and not held:
             return False
         status = int(window.get("status", 429))
         self.model.record(RequestRecord(started=now, role=None, task=None, turn=None, step=-1,
