@@ -35,7 +35,7 @@ def status(args: argparse.Namespace, settings: Settings) -> int:
     plan = load_plan(repo, args.feature)
     table = inspection.feature_status(db, plan)
     table["tasks"] = on_rows(table["tasks"], repo, plan.id)  # a person's `pick` over the selection's
-    table["paused"] = None if table["finished"] else pause.describe(pause.read_pause(pause.pause_path(repo, plan.id)))
+    table["paused"] = None if table["finished"] else pause.of_run(repo, plan.id, db, table["thread"])
 
     def text(data: dict[str, Any]) -> str:
         state = "finished" if data["finished"] else (data["paused"] or said_state(db, plan.id, data["thread"],

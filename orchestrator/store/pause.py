@@ -19,8 +19,10 @@ from agents.limits import Pause
 from orchestrator.repo import run_files
 from orchestrator.settings import environment
 from orchestrator.store import traces as trace
+from orchestrator.store.checkpoints import CheckpointStore
 from orchestrator.store.locations import default_checkpoint_dir
 from orchestrator.store.quota_store import StoreQuota
+from orchestrator.store.run_liveness import run_is_gone
 
 PAUSE_NAME = "usage-limit.json"
 QUOTA_DIR = "quota"
@@ -118,5 +120,20 @@ def describe(pause: Pause | None, now: float | None = None) -> str | None:
     """"paused until 14:05, usage limit (rate limited (429))" while the pause is in force, else None."""
     if pause is None or pause.until <= (now or time.time()):
         return None
-    what = "quota" if pause.kind == "quota" else "usage limit"
-    return f"paused until {time.strftime('%H:%M', time.localtime(pause.until))}, {what} ({pause.reason})"
+    return f"paused until {time.strftime('%H:%M', time.localtime(pause.until))}, {_what(pause)}"
+
+
+def of_run(repo: Path, feature_id: str, store: CheckpointStore, thread: str, now: float | None = None) -> str | None:
+    """What `status` says of a run's pause: while in force, `describe`'s line; past its time, "paused since 14:02,
+    usage limit (…): probing whether it is over" (a probe session is asking, the others wait; the run removes the
+    record once one gets through); None without a record or once the run's process is gone (`status` then says
+    it stopped, and `resume` waits out what is left of the pause)."""
+    pause = read_pause(pause_path(repo, feature_id))
+    if pause is None or run_is_gone(store, thread):
+        return None
+    return describe(pause, now) or (f"paused since {time.strftime('%H:%M', time.localtime(pause.since))},"
+                                    f" {_what(pause)}: probing whether it is over")
+
+
+def _what(pause: Pause) -> str:
+    return f"{'quota' if pause.kind == 'quota' else 'usage limit'} ({pause.reason})"

@@ -124,8 +124,8 @@ def feature(where: Where, feature_id: str) -> dict[str, Any]:
     """`status FEAT`'s table with the plan drawn (colored by state), the Gantt, the receipt and the next commands."""
     plan = where.plan(feature_id)
     table = where.status(plan)
-    table["paused"] = None if table["finished"] else pause.describe(
-        pause.read_pause(pause.pause_path(where.repo, plan.id)))
+    table["paused"] = None if table["finished"] else pause.of_run(where.repo, plan.id, where.store(plan.id),
+                                                                    table["thread"])
     table["state"] = going_on(where, plan.id, table["thread"], run_state(table))
     outcomes = {row["task"]: row["status"] for row in table["tasks"]}
     names = {task.id: task.name for task in plan.tasks}
