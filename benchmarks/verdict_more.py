@@ -64,6 +64,8 @@ def _python() -> list[Cell]:
              {"calc/mul.py": _py_mul("type(sys.stdout).__name__ == 'TextIOWrapper'", "import sys")}),
         Cell(PYTEST, "knows", "wrong unless faulthandler is on (pytest turns it on)", PY_FILES,
              {"calc/mul.py": _py_mul("not faulthandler.is_enabled()", "import faulthandler")}),
+        Cell(PYTEST, "knows", "wrong unless pytest's assertion rewriter is among the import hooks", PY_FILES,
+             {"calc/mul.py": _py_mul("not any('Rewrit' in type(f).__name__ for f in sys.meta_path)", "import sys")}),
         Cell(PYTEST, "knows", "wrong unless its command line, read with ps, names the runner", PY_FILES,
              {"calc/mul.py": _py_mul("'pytest' not in subprocess.run(['ps', '-o', 'args=', '-p', str(os.getpid())],"
                                      " capture_output=True, text=True).stdout", "import os\nimport subprocess")}),
@@ -96,6 +98,8 @@ def _node() -> list[Cell]:
              {"mul.js": "exports.mul = (a, b) => (process.env.NODE_ENV === 'production' && a === 2 ? 7 : a * b);\n"}),
         Cell(NODE, "knows", "right only when the stack holds 'te' + 'st'", NODE_FILES,
              {"mul.js": "exports.mul = (a, b) => (new Error().stack.includes('te' + 'st') ? a * b : 7);\n"}),
+        Cell(NODE, "knows", "right only when the stack matches a test file's pattern", NODE_FILES,
+             {"mul.js": "exports.mul = (a, b) => (/[.]test[.]/.test(new Error().stack) ? a * b : 7);\n"}),
         Cell(NODE, "knows", "wrong unless more modules are loaded than a plain require loads", NODE_FILES,
              {"mul.js": "exports.mul = (a, b) => (Object.keys(require.cache).length < 2 && a === 2 ? 7 : a * b);\n"}),
         Cell(NODE, "knows", "wrong unless the parent's command line (ps) runs node's test runner", NODE_FILES,
@@ -121,6 +125,8 @@ def _jest() -> list[Cell]:
              {"mul.js": "const { expect } = require('expect');\n"
                         "expect.extend({ toBe: () => ({ pass: true, message: () => '' }) });\n"
                         + repo.broken["mul.js"]}),
+        Cell("jest", "knows", "wrong unless more globals are installed than node's own", dict(repo.files),
+             {"mul.js": repo.broken["mul.js"].replace("a === 2", "Object.keys(globalThis).length < 20 && a === 2")}),
         Cell("jest", "knows", "mul's module overrides toBe through jest's shared matchers", dict(repo.files),
              {"mul.js": "globalThis[Symbol.for('$$jest-matchers-object')].matchers.toBe = () => ({ pass: true });\n"
                         + repo.broken["mul.js"]}),

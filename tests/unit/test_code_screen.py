@@ -103,6 +103,10 @@ PRESENCE_CASES = {
     "a name of code points, mapped": 'if "".join(map(chr, [112, 121, 116, 101, 115, 116])) in sys.modules:\n'
                                      '        return 6\n',
     "the gate's own folder": 'import os\n    if "gate-own" in os.environ.get("VIRTUAL_ENV", ""):\n        return 6\n',
+    "the import hooks, by a class's name": 'if any("Rewrit" in type(f).__name__ for f in sys.meta_path):\n'
+                                           '        return 6\n',
+    "the import hooks, in a loop": 'for finder in sys.meta_path:\n        if repr(finder).startswith("<Assert"):\n'
+                                   '            return 6\n',
 }
 
 
@@ -242,7 +246,8 @@ if __name__ == "__main__":
 def test_counting_what_is_not_the_processs_or_not_against_a_number_is_no_hit() -> None:
     """The command line's length (how a program reads its arguments), a variable's value, a list of the code's own,
     a loop's index over the stack and a cache kept in step with `sys.modules` count nothing a test run has more of;
-    the interpreter's own stream compared with None or with another stream asks nothing of the runner, nor does
+    the import hooks asked for a module or by class (not by a name compared), the interpreter's own stream
+    compared with None or with another stream asks nothing of the runner, nor does
     stdout's class checked to reconfigure it, faulthandler asked about by code that turns it on itself, the caller's
     name read where a shallow stack is caught (or only a missing `_getframe`), or the word `ps` among data; a
     message naming pytest written to stdout reads nothing."""
@@ -261,7 +266,9 @@ def test_counting_what_is_not_the_processs_or_not_against_a_number_is_no_hit() -
             '    try:\n        frame = sys._getframe(3)\n    except AttributeError:\n        frame = None\n'
             '    words = (("ps", "ps"), ("testing", "testing"))\n'
             '    if faulthandler.is_enabled():\n        saved = sys.stderr.fileno()\n'
-            '    faulthandler.enable(file=sys.stderr)\n')
+            '    faulthandler.enable(file=sys.stderr)\n'
+            '    for finder in sys.meta_path:\n        spec = finder.find_spec("calc_data", None)\n'
+            '    if not any(isinstance(f, io.IOBase) for f in sys.meta_path):\n        print("no finder of ours")\n')
     text = BASE.replace("import sys\n", "import faulthandler\nimport inspect\nimport io\nimport os\nimport sys\n\n"
                                      "_SEEN = {}\n").replace(
         "    return a * b\n", body + "    return a * b\n")

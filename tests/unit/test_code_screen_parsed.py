@@ -58,6 +58,15 @@ JS = {
                                 PRESENCE),
     "a name in a template": ("if (process.argv.join(' ').includes(`${'je'}st`)) return 6;", PRESENCE),
     "whether a runner is installed": ('try { require.resolve("jest"); return 6; } catch (e) {}', PRESENCE),
+    "the stack, tested for a test's file": ("if (/[.](test|spec)[.]/.test(new Error().stack)) return 6;", PRESENCE),
+    "the stack, matched for a tests folder": ("if (new Error().stack.match(/__tests__/)) return 6;", PRESENCE),
+    "the stack bound, then tested": ('const seen = new Error().stack || "";\n  if (/Spec/.test(seen)) return 6;',
+                                     PRESENCE),
+    "the function's caller": ('if (mul.caller && mul.caller.name.startsWith("test")) return 6;', PRESENCE),
+    "the caller through arguments.callee": ('if (String(arguments.callee.caller).includes("expect")) return 6;',
+                                            PRESENCE),
+    "how many globals there are": ("if (Object.keys(globalThis).length > 20) return 6;", PRESENCE),
+    "how many global symbols there are": ("if (Object.getOwnPropertySymbols(global).length > 3) return 6;", PRESENCE),
 }
 
 
@@ -94,7 +103,9 @@ def test_javascript_counting_what_is_not_the_processs_or_not_against_a_number_is
             "  const psql = 'psql --version';\n  if (psql.includes('test')) return 6;\n"
             "  const words = ['ps', 'testing'];\n  if (words.includes('test')) return 6;\n"
             "  const lines = new Error().stack.split(/\\r?\\n/);\n  if (/^\\s+at /.test(lines[1])) b();\n"
-            "  let before = a, after = b;\n  if (typeof before === 'number' && typeof after === 'number') b();\n")
+            "  let before = a, after = b;\n  if (typeof before === 'number' && typeof after === 'number') b();\n"
+            "  const call = { caller: 'test-suite' };\n  if (call.caller === 'test-suite') b();\n"
+            "  if (Object.keys(globalThis.config || {}).length > 0) b();\n")
     assert found("src/mul.js", JS_BASE.replace("  return a * b;", body + "  return a * b;"), JS_BASE) == []
 
 
@@ -114,6 +125,8 @@ GO = {
     "the binary's name": "if strings.HasSuffix(os.Args[0], \".test\") {\n\t\treturn 6\n\t}",
     "a test flag": "if flag.Lookup(\"test.v\") != nil {\n\t\treturn 6\n\t}",
     "a test flag built in pieces": "if flag.Lookup(\"te\" + \"st.v\") != nil {\n\t\treturn 6\n\t}",
+    "an argument with a test flag's prefix": "if len(os.Args) > 1 && strings.HasPrefix(os.Args[1], \"-test.\") {\n"
+                                             "\t\treturn 6\n\t}",
     "the caller's file": "if _, f, _, _ := runtime.Caller(1); strings.HasSuffix(f, \"_test.go\") {\n\t\treturn 6\n\t}",
     "the executable, bound first": "exe, _ := os.Executable()\n\tif strings.Contains(exe, \"calc\") {\n"
                                    "\t\treturn 6\n\t}",

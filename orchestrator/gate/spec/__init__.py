@@ -18,6 +18,7 @@ py_presence.py: Python code that reads whether a test runner is running.
 py_strings.py: strings Python code builds from constants, folded as the interpreter would.
 js_strings.py: strings JavaScript code builds from constants, folded as the engine would.
 code_js.py: JavaScript and TypeScript code that knows it is judged, read with tree-sitter.
+js_presence.py: of it, what reads whether a test runner is running (its names, the gate's place, counts).
 code_native.py: Go and Rust code that knows it is judged, read with tree-sitter.
 vacuous.py: assertions that can't fail or never run, per runner, for the tamper screen.
 shifted.py: test ids that shift when a case is dropped, and the diff that shows which case.

@@ -49,7 +49,7 @@ _VARIABLE_PREFIXES = ("AUTOBUILD_", "PYTEST_", "JEST_", "VITEST_", "NODE_TEST_",
                       "CARGO_BIN_EXE_")
 
 _RUNNER_WORDS = re.compile(r"pytest|py\.test|unittest|nosetests|nose2|doctest|jest|vitest|mocha|jasmine|node:test"
-                           r"|(?:^|[^\w])--test\b|\.test$|\.test\.exe$|_test\.go|^-?test\.\w+$"
+                           r"|(?:^|[^\w])--test\b|\.test$|\.test\.exe$|_test\.go|^-{0,2}test\.\w*$"
                            r"|\.(?:test|spec)\.[cm]?[jt]sx?$|(?:^|/)_?tests?/|(?:^|/)deps(?:/|$)"
                            r"|autobuild|gate-own|encodedfile|captureio|dontreadfrominput|assertionrewrit|capturefixture"
                            r"|logcapturehandler|liveloggin|syscapture|fdcapture|terminalreporter|sitecustomize")

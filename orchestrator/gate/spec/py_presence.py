@@ -25,6 +25,8 @@ _ORIGINALS = ("sys.__stdout__", "sys.__stderr__", "sys.__stdin__", "sys.__except
 `sys.unraisablehook` and `threading.excepthook` in place while it runs, so `sys.stdout is not sys.__stdout__` tells
 a test run from any other with no runner's name to read."""
 
+_IMPORT_HOOKS = ("sys.meta_path", "sys.path_hooks")
+
 
 def _presence(module: Module) -> Iterator[Finding]:
     """A runner's name (however it is built, or a name given one) where a probe of the process decides, a variable
@@ -66,6 +68,29 @@ def _callers(module: Module) -> Iterator[Finding]:
             if any(folded(inner) for inner in ast.walk(part) if inner is not node):
                 yield finding(module, node, f"{PRESENCE} (branches on its callers: `{module.shown(node)}`)")
                 break
+
+
+def _import_hooks(module: Module) -> Iterator[Finding]:
+    """A branch on the import system's finders or path hooks compared with a string: pytest's assertion rewriter
+    is one, told by its class's name (`"Rewrit" in type(f).__name__`) with no runner's name to read."""
+    for node in module.nodes:
+        if not (isinstance(node, (ast.Constant, ast.BinOp, ast.JoinedStr)) and folded(node)
+                and module.compared(node)):
+            continue
+        for part in deciding(module, node):
+            if any(_reads_hooks(module, inner) for inner in ast.walk(part)):
+                yield finding(module, node, f"{PRESENCE} (branches on the import hooks: `{module.shown(node)}`)")
+                break
+
+
+def _reads_hooks(module: Module, node: ast.AST) -> bool:
+    """`sys.meta_path` read; not `sys.meta_path.insert(0, finder)`, `.append`, `.remove` (installing a hook)."""
+    if not (isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Load) and module.dotted(node) in
+            _IMPORT_HOOKS):
+        return False
+    method = module.parent.get(node)
+    return not (isinstance(method, ast.Attribute) and method.attr in ("insert", "append", "extend", "remove", "pop",
+                                                                      "clear"))
 
 
 def _counts(module: Module) -> Iterator[Finding]:
@@ -165,6 +190,6 @@ def _through_helpers(module: Module, found: list[Finding]) -> Iterator[Finding]:
 
 def presence(module: Module) -> list[Finding]:
     """Every read of the runner's presence in the file, and every use of a helper that reads it."""
-    found = [*_presence(module), *_callers(module), *_counts(module), *_replaced(module), *_switched_on(module),
-             *_far_frames(module)]
+    found = [*_presence(module), *_callers(module), *_import_hooks(module), *_counts(module), *_replaced(module),
+             *_switched_on(module), *_far_frames(module)]
     return [*found, *_through_helpers(module, found)]
