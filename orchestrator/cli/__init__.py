@@ -1,6 +1,7 @@
 """The command line, thin over the typed core: the parser and dispatch, and one module per command family.
 
-main.py: the parser and dispatch only, with the exit codes of DESIGN §5.
+main.py: the dispatch only, with the exit codes of DESIGN §5.
+parser.py: the command line's grammar; usage errors as one line (exit 2).
 ids.py: the ids on a command line checked before anything reads or writes.
 run.py: `run`, `resume` and `answer`: the run itself under the repository's lock.
 prefetch.py: the Agent SDK loaded on a thread beside a run's start-up.

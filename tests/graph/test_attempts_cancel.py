@@ -12,7 +12,8 @@ import pytest
 
 from agents.testing.repos import git, make_sample_repo
 from agents.testing.scripted_agents import ScriptedAgents, Turn, approve, writes
-from orchestrator.cli.main import _settings, build_parser, main
+from orchestrator.cli.main import _settings, main
+from orchestrator.cli.parser import build_parser
 from orchestrator.graph import runner
 from tests.graph.harness import CALC_CHECK, CALC_FILES, plan, task, unsandboxed
 

@@ -11,7 +11,8 @@ import pytest
 import yaml
 
 from agents.testing.repos import DEMO_PLAN, make_sample_repo
-from orchestrator.cli.main import _settings, build_parser, main
+from orchestrator.cli.main import _settings, main
+from orchestrator.cli.parser import build_parser
 from orchestrator.errors import PlanError
 from orchestrator.plan.model import parse_plan, plan_digest
 from orchestrator.store import run_options

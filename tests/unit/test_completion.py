@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from orchestrator.cli.main import build_parser
+from orchestrator.cli.parser import build_parser
 
 PROJECT = Path(__file__).resolve().parents[2]
 

@@ -14,7 +14,7 @@ from typing import get_args
 import pytest
 
 from orchestrator import errors
-from orchestrator.cli.main import build_parser
+from orchestrator.cli.parser import build_parser
 from orchestrator.facts import Outcome
 
 PROJECT = Path(__file__).resolve().parents[2]

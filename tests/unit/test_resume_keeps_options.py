@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from orchestrator.cli.main import _settings, build_parser
+from orchestrator.cli.main import _settings
+from orchestrator.cli.parser import build_parser
 from orchestrator.errors import InputError
 from orchestrator.store import run_options
 from tests.conftest import git
