@@ -124,15 +124,18 @@ def describe(pause: Pause | None, now: float | None = None) -> str | None:
 
 
 def of_run(repo: Path, feature_id: str, store: CheckpointStore, thread: str, now: float | None = None) -> str | None:
-    """What `status` says of a run's pause: while in force, `describe`'s line; past its time, "paused since 14:02,
-    usage limit (…): probing whether it is over" (a probe session is asking, the others wait; the run removes the
-    record once one gets through); None without a record or once the run's process is gone (`status` then says
-    it stopped, and `resume` waits out what is left of the pause)."""
+    """What `status` says of a run's pause: while in force, `describe`'s line; a usage limit past its time, "paused
+    since 14:02, usage limit (…): probing whether it is over" (the session that hit it asks again, the others wait;
+    the run removes the record once one gets through); None without a record, for a quota past its reset (the
+    session that read it runs on), or once the run's process is gone (`status` then says it stopped, and `resume`
+    waits out what is left of the pause). A Postgres store can't tell a gone run: only a pause in force shows."""
     pause = read_pause(pause_path(repo, feature_id))
     if pause is None or run_is_gone(store, thread):
         return None
-    return describe(pause, now) or (f"paused since {time.strftime('%H:%M', time.localtime(pause.since))},"
-                                    f" {_what(pause)}: probing whether it is over")
+    if (said := describe(pause, now)) is not None or pause.kind != "limit" or store.is_postgres:
+        return said
+    return (f"paused since {time.strftime('%H:%M', time.localtime(pause.since))}, {_what(pause)}: probing whether"
+            " it is over")
 
 
 def _what(pause: Pause) -> str:

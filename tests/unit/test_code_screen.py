@@ -107,6 +107,10 @@ PRESENCE_CASES = {
                                            '        return 6\n',
     "the import hooks, in a loop": 'for finder in sys.meta_path:\n        if repr(finder).startswith("<Assert"):\n'
                                    '            return 6\n',
+    "the import hooks, given a name": 'hooks = sys.meta_path\n'
+                                      '    if any("Rewrit" in type(f).__name__ for f in hooks):\n        return 6\n',
+    "the import hooks, imported by name": 'from sys import meta_path\n'
+                                          '    if any("Rewrit" in repr(f) for f in meta_path):\n        return 6\n',
 }
 
 

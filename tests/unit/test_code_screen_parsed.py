@@ -65,6 +65,13 @@ JS = {
     "the function's caller": ('if (mul.caller && mul.caller.name.startsWith("test")) return 6;', PRESENCE),
     "the caller through arguments.callee": ('if (String(arguments.callee.caller).includes("expect")) return 6;',
                                             PRESENCE),
+    "the stack, a test folder's name in a character class": ("if (/__t[e]sts__/.test(new Error().stack)) return 6;",
+                                                             PRESENCE),
+    "the stack, a runner's name split by a group": ("if (/node_modules\\/(j)est-circus/.test(new Error().stack))"
+                                                    " return 6;", PRESENCE),
+    "the caller of a function given to exports": ('exports.twice = function (x) {\n    if (String(exports.twice.caller)'
+                                                  '.includes("it(")) return 6;\n  };', PRESENCE),
+    "the caller read as a key": ('if (mul["caller"] && mul["caller"].name.startsWith("test")) return 6;', PRESENCE),
     "how many globals there are": ("if (Object.keys(globalThis).length > 20) return 6;", PRESENCE),
     "how many global symbols there are": ("if (Object.getOwnPropertySymbols(global).length > 3) return 6;", PRESENCE),
 }
@@ -105,7 +112,11 @@ def test_javascript_counting_what_is_not_the_processs_or_not_against_a_number_is
             "  const lines = new Error().stack.split(/\\r?\\n/);\n  if (/^\\s+at /.test(lines[1])) b();\n"
             "  let before = a, after = b;\n  if (typeof before === 'number' && typeof after === 'number') b();\n"
             "  const call = { caller: 'test-suite' };\n  if (call.caller === 'test-suite') b();\n"
-            "  if (Object.keys(globalThis.config || {}).length > 0) b();\n")
+            "  if (Object.keys(globalThis.config || {}).length > 0) b();\n"
+            "  const frames = new Error().stack.split('\\n');\n"
+            "  for (const line of frames) { if (/node:internal|inspector|latest/.test(line)) continue; }\n"
+            "  var self = arguments.callee;\n  if (self.name === 'Foo') b();\n"
+            "  function merge(global, local) { return Object.keys(global).length > 0 ? global : local; }\n")
     assert found("src/mul.js", JS_BASE.replace("  return a * b;", body + "  return a * b;"), JS_BASE) == []
 
 

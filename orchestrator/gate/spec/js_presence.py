@@ -47,10 +47,11 @@ _READS_KIND = re.compile(r"(?:\.isFile\(\)|readFile(?:Sync)?\b|\.isSymbolicLink\
 _EXISTENCE = re.compile(r"(?:existsSync|statSync|lstatSync|accessSync|\.isDirectory\(\)|\baccess\(|\bstat\()")
 """Whether `.git` is a file or what it holds (a worktree's names git's `worktrees/` folder); whether anything is in
 it (`.git/HEAD`)."""
-_CALLERS = r"^(?:(?:new Error\(\)|\w+)\.stack|Error\.captureStackTrace|Error\.prepareStackTrace|arguments\.callee)\b"
+_CALLERS = (r"^(?:(?:new Error\(\)|\w+)\.stack|Error\.captureStackTrace|Error\.prepareStackTrace"
+            r"|arguments\.callee\.caller)\b")
 """Who called: a branch on the stack, or on a function's `caller`, with any string tells a test's call from any
 other."""
-_TEST_WORDS = re.compile(r"test|spec", re.IGNORECASE)
+_TEST_WORDS = re.compile(r"(?:^|[^a-z])(?:tests?|specs?)(?:[^a-z]|$)", re.IGNORECASE)
 """What a pattern tested against the stack looks for when it looks for a test's file (`/[.](test|spec)[.]/`); other
 patterns parse frames (`/at (.+):([0-9]+)/`), as error reporters do."""
 _COUNTED = re.compile(r"(?:require\.cache|process\.(?:env|execArgv|moduleLoadList)|module\.children|globalThis|global"
@@ -154,7 +155,8 @@ def _presence(root: Node, ids: frozenset[str]) -> Iterator[Finding]:
             continue
         headers = list(deciding(node, FUNCTIONS, _LOOPS))
         if ((names_runner(value) or value in GLOBALS) and any(reads(header, False) for header in headers)) or (
-                value and (not regex or _TEST_WORDS.search(value)) and any(reads(header, True) for header in headers)):
+                not _BLANK.fullmatch(value) and (not regex or _TEST_WORDS.search(value))  # not `.split("\n")`
+                and any(reads(header, True) for header in headers)):
             yield finding(node, f"{PRESENCE} (`{_shown(node)}`)")
         elif names_gate_place(value, ids) and compared(node):
             placed = placed or [probe_bound(root, lambda given: _probes(given, probes=_PLACES))]
@@ -165,21 +167,33 @@ def _presence(root: Node, ids: frozenset[str]) -> Iterator[Finding]:
 
 
 def _callers(root: Node) -> re.Pattern[str]:
-    """`_CALLERS`, and the `caller` of each function the file names (`mul.caller`; not any object's `caller`
-    field)."""
+    """`_CALLERS`, and the `caller` of each function the file names (`mul.caller`, `exports.mul["caller"]`; not any
+    object's `caller` field): declared, named, or given to a variable or a property."""
     named = set()
     for node in walk(root):
-        value = node.child_by_field_name("value") if node.type == "variable_declarator" else None
-        if node.type in ("function_declaration", "generator_function_declaration") or (
-                value is not None and value.type in ("function_expression", "function")):
+        if node.type in ("function_declaration", "generator_function_declaration", "function_expression",
+                         "function", "generator_function"):
             named.add(text_of(node.child_by_field_name("name")))
+        if node.type in ("variable_declarator", "assignment_expression"):
+            target = node.child_by_field_name("name" if node.type == "variable_declarator" else "left")
+            value = node.child_by_field_name("value" if node.type == "variable_declarator" else "right")
+            if value is not None and value.type in ("function_expression", "function", "generator_function"):
+                named.add(text_of(target))
     functions = "|".join(re.escape(name) for name in sorted(named) if name)
-    return re.compile(_CALLERS + (rf"|^(?:{functions})\.caller\b" if functions else ""))
+    return re.compile(_CALLERS + (rf"""|^(?:[\w$.]+\.)?(?:{functions})(?:\.caller\b|\[["'`]caller["'`]\])"""
+                                  if functions else ""))
+
+
+_BLANK = re.compile(r"(?:\s|\\[nrt])*")
+"""A string of white space, as written (`"\\n"`): how a stack is split into its lines, not what it is asked."""
+_PATTERN_NOISE = re.compile(r"\(\?:|[()]|\\(?=\W)")
+_ONE_CHARACTER = re.compile(r"\[(\w)\]")
 
 
 def _pattern(regex: Node) -> str:
-    """A regular expression literal's pattern (`/mocha/` tests for the name as a string would)."""
-    return text_of(regex.child_by_field_name("pattern"))
+    r"""A regular expression literal's pattern as the words it matches (`/mocha/` tests for the name as a string
+    would; `/(j)e[s]t/` for `jest`, `/node_modules\/jest/` for `node_modules/jest`)."""
+    return _PATTERN_NOISE.sub("", _ONE_CHARACTER.sub(r"\1", text_of(regex.child_by_field_name("pattern"))))
 
 
 def _shown(node: Node) -> str:
@@ -192,9 +206,10 @@ def _constants(root: Node) -> frozenset[str]:
     return frozenset(name for name, value in const_values(root) if _number(value, frozenset()))
 
 
-def _counted(node: Node, bound: frozenset[str]) -> bool:
+def _counted(node: Node, bound: frozenset[str], own: frozenset[str] = frozenset()) -> bool:
     """`node` is what `_COUNTED` names itself (not a value in it), through `Object.keys(...)`, the stack's lines
-    (`.split("\\n")`) or a name given it (`const stack = new Error().stack`); not a part picked by `.filter(...)`."""
+    (`.split("\\n")`) or a name given it (`const stack = new Error().stack`); not a part picked by `.filter(...)`, nor
+    a name of the file's `own` (a parameter called `global`)."""
     while node.type in ("call_expression", "parenthesized_expression"):
         if node.type == "parenthesized_expression":
             node = node.named_children[0] if node.named_children else node
@@ -209,18 +224,19 @@ def _counted(node: Node, bound: frozenset[str]) -> bool:
             node = inner
         else:
             return False
-    return (node.type == "identifier" and text_of(node) in bound) or _COUNTED.fullmatch(text_of(node)) is not None
+    text = text_of(node)
+    return (node.type == "identifier" and text in bound) or (_COUNTED.fullmatch(text) is not None and text not in own)
 
 
-def _count(node: Node, bound: frozenset[str], counts: frozenset[str]) -> bool:
+def _count(node: Node, bound: frozenset[str], counts: frozenset[str], own: frozenset[str] = frozenset()) -> bool:
     """`X.length` or `X.size` of what is counted, or a name given such a count."""
     if node.type == "identifier":
         return text_of(node) in counts
     if node.type == "parenthesized_expression" and node.named_children:
-        return _count(node.named_children[0], bound, counts)
+        return _count(node.named_children[0], bound, counts, own)
     subject = node.child_by_field_name("object") if node.type == "member_expression" else None
     return subject is not None and text_of(node.child_by_field_name("property")) in ("length", "size") and _counted(
-        subject, bound)
+        subject, bound, own)
 
 
 def _number(node: Node, numbers: frozenset[str]) -> bool:
@@ -231,19 +247,29 @@ def _number(node: Node, numbers: frozenset[str]) -> bool:
     return node.type == "number" or (node.type == "identifier" and text_of(node) in numbers)
 
 
+def _declared(root: Node, names: frozenset[str]) -> frozenset[str]:
+    """Which of `names` the file declares itself (a variable, a parameter): then they are not the engine's."""
+    return frozenset(text_of(node) for node in walk(root)
+                     if node.type in ("identifier", "shorthand_property_identifier_pattern")
+                     and text_of(node) in names and node.parent is not None and node.parent.type in (
+                         "variable_declarator", "formal_parameters", "required_parameter", "optional_parameter",
+                         "assignment_pattern", "object_pattern", "array_pattern", "function_declaration"))
+
+
 def _counts(root: Node) -> Iterator[Finding]:
     """A count of the loaded modules, the variables or the stack's lines compared with a number: how much the
     process holds, or how deep the code is called, tells a test run from any other. Compared with anything else it
     is not (a loop's index over `Object.keys(require.cache)`)."""
-    bound = probe_bound(root, lambda value: _counted(value, frozenset()))
-    counts = probe_bound(root, lambda value: _count(value, bound, frozenset()))
+    own = _declared(root, frozenset({"global"}))
+    bound = probe_bound(root, lambda value: _counted(value, frozenset(), own))
+    counts = probe_bound(root, lambda value: _count(value, bound, frozenset(), own))
     numbers = _constants(root)
     for node in walk(root):
         operator = node.child_by_field_name("operator") if node.type == "binary_expression" else None
         if operator is None or text_of(operator) not in _COMPARISONS:
             continue
         sides = [side for side in (node.child_by_field_name("left"), node.child_by_field_name("right")) if side]
-        if any(_count(side, bound, counts) and any(_number(other, numbers) for other in sides if other != side)
+        if any(_count(side, bound, counts, own) and any(_number(other, numbers) for other in sides if other != side)
                for side in sides):
             yield finding(node, f"{PRESENCE} (counts what the process holds or who called it: `{_shown(node)}`)")
 

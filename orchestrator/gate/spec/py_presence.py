@@ -71,21 +71,24 @@ def _callers(module: Module) -> Iterator[Finding]:
 
 
 def _import_hooks(module: Module) -> Iterator[Finding]:
-    """A branch on the import system's finders or path hooks compared with a string: pytest's assertion rewriter
-    is one, told by its class's name (`"Rewrit" in type(f).__name__`) with no runner's name to read."""
+    """A branch on the import system's finders or path hooks (or a name given them) compared with a string: pytest's
+    assertion rewriter is one, told by its class's name (`"Rewrit" in type(f).__name__`) with no runner's name to
+    read."""
+    bound = module.given(lambda value: any(_reads_hooks(module, inner) for inner in ast.walk(value)))
     for node in module.nodes:
         if not (isinstance(node, (ast.Constant, ast.BinOp, ast.JoinedStr)) and folded(node)
                 and module.compared(node)):
             continue
         for part in deciding(module, node):
-            if any(_reads_hooks(module, inner) for inner in ast.walk(part)):
+            if any(_reads_hooks(module, inner) or (isinstance(inner, ast.Name) and inner.id in bound)
+                   for inner in ast.walk(part)):
                 yield finding(module, node, f"{PRESENCE} (branches on the import hooks: `{module.shown(node)}`)")
                 break
 
 
 def _reads_hooks(module: Module, node: ast.AST) -> bool:
     """`sys.meta_path` read; not `sys.meta_path.insert(0, finder)`, `.append`, `.remove` (installing a hook)."""
-    if not (isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Load) and module.dotted(node) in
+    if not (isinstance(node, (ast.Attribute, ast.Name)) and isinstance(node.ctx, ast.Load) and module.dotted(node) in
             _IMPORT_HOOKS):
         return False
     method = module.parent.get(node)
