@@ -144,6 +144,6 @@ def test_the_question_and_its_answer_stay_on_screen_when_the_table_comes_back(
         time.sleep(0.3)
     screen = SGR.sub("", server.capture())
     assert done.exists() and done.read_text().strip() == "0", screen[-3000:]
-    assert "TASK-1 asks (TASK-1-" in screen and "  1) Postgres" in screen and "  2) something else" in screen
+    assert "TASK-1 asks (TASK-1-" in screen and "  1) Postgres" in screen and "  2) something else" in screen, screen
     assert "answered: Postgres; TASK-1 goes on with it" in screen, screen[-3000:]
     assert screen.index("answered: Postgres") < screen.index("AutoBuild result")
