@@ -9,7 +9,7 @@ from collections.abc import Iterator, Sequence
 from pathlib import PurePosixPath
 
 from orchestrator.gate.spec.code_tokens import LIES, OPAQUE, TOUCHES, Finding
-from orchestrator.gate.spec.py_module import Module, finding
+from orchestrator.gate.spec.py_module import IMPORT_HOOKS, Module, finding
 from orchestrator.gate.spec.py_presence import presence
 from orchestrator.gate.spec.py_strings import folded
 
@@ -88,7 +88,7 @@ def _call(module: Module, node: ast.Call) -> Iterator[Finding]:
         yield finding(module, node, f"{TOUCHES}: an exit registered to run at exit")
     if name in _RUNS_CODE:
         yield from _runs_code(module, node, name)
-    if name.rpartition(".")[0] in ("sys.meta_path", "sys.path_hooks") and name.rpartition(".")[2] in (
+    if name.rpartition(".")[0] in IMPORT_HOOKS and name.rpartition(".")[2] in (
             "insert", "append", "extend", "__setitem__"):
         yield finding(module, node, f"{TOUCHES}: changes how modules load (`{name}`)")
 

@@ -49,6 +49,8 @@ _LISTINGS = frozenset({"ps", "pgrep", "pidof"})
 IN_USE = ("sys.stdout", "sys.stderr", "sys.stdin", "sys.excepthook", "sys.unraisablehook", "sys.displayhook",
           "sys.breakpointhook", "threading.excepthook")
 """The streams and hooks in use, which a runner may replace with its own."""
+IMPORT_HOOKS = ("sys.meta_path", "sys.path_hooks")
+"""The import system's finders and path hooks: installed into, they change how modules load; a runner's are there."""
 STACK = ("inspect.stack", "inspect.currentframe", "inspect.getouterframes", "inspect.trace", "sys._getframe",
          "traceback.extract_stack", "traceback.format_stack", "traceback.walk_stack")
 """Who called: a branch on its callers' names tells a test's call from any other."""

@@ -16,7 +16,7 @@ from orchestrator.gate.spec.code_tokens import (
     names_runner,
     names_runner_variable,
 )
-from orchestrator.gate.spec.py_module import IN_USE, STACK, Module, count, deciding, finding, number
+from orchestrator.gate.spec.py_module import IMPORT_HOOKS, IN_USE, STACK, Module, count, deciding, finding, number
 from orchestrator.gate.spec.py_strings import folded
 
 _ORIGINALS = ("sys.__stdout__", "sys.__stderr__", "sys.__stdin__", "sys.__excepthook__", "sys.__unraisablehook__",
@@ -24,9 +24,6 @@ _ORIGINALS = ("sys.__stdout__", "sys.__stderr__", "sys.__stdin__", "sys.__except
 """The interpreter's own streams and hooks, kept beside those in use: pytest captures `sys.stdout` and puts its own
 `sys.unraisablehook` and `threading.excepthook` in place while it runs, so `sys.stdout is not sys.__stdout__` tells
 a test run from any other with no runner's name to read."""
-
-_IMPORT_HOOKS = ("sys.meta_path", "sys.path_hooks")
-
 
 def _presence(module: Module) -> Iterator[Finding]:
     """A runner's name (however it is built, or a name given one) where a probe of the process decides, a variable
@@ -74,6 +71,8 @@ def _import_hooks(module: Module) -> Iterator[Finding]:
     """A branch on the import system's finders or path hooks (or a name given them) compared with a string: pytest's
     assertion rewriter is one, told by its class's name (`"Rewrit" in type(f).__name__`) with no runner's name to
     read."""
+    if not any(_reads_hooks(module, node) for node in module.nodes):  # most files: no string is looked at
+        return
     bound = module.given(lambda value: any(_reads_hooks(module, inner) for inner in ast.walk(value)))
     for node in module.nodes:
         if not (isinstance(node, (ast.Constant, ast.BinOp, ast.JoinedStr)) and folded(node)
@@ -89,7 +88,7 @@ def _import_hooks(module: Module) -> Iterator[Finding]:
 def _reads_hooks(module: Module, node: ast.AST) -> bool:
     """`sys.meta_path` read; not `sys.meta_path.insert(0, finder)`, `.append`, `.remove` (installing a hook)."""
     if not (isinstance(node, (ast.Attribute, ast.Name)) and isinstance(node.ctx, ast.Load) and module.dotted(node) in
-            _IMPORT_HOOKS):
+            IMPORT_HOOKS):
         return False
     method = module.parent.get(node)
     return not (isinstance(method, ast.Attribute) and method.attr in ("insert", "append", "extend", "remove", "pop",
