@@ -24,7 +24,7 @@ from orchestrator.gate.spec.code_tokens import (
     text_of,
     walk,
 )
-from orchestrator.gate.spec.js_presence import FUNCTIONS, finding, presence
+from orchestrator.gate.spec.js_presence import FUNCTIONS, declared, finding, presence
 
 _RUNNER_OBJECTS = frozenset({"expect", "jest", "vi"})
 """Runner globals a product's code has no use for (`it`, `test` and `describe` are also ordinary names)."""
@@ -60,16 +60,12 @@ _LITERALS = frozenset({"number", "string", "true", "false", "null", "undefined",
 def _runner_globals(root: Node) -> Iterator[Finding]:
     """The runner's own globals used by code that does not declare them (`expect.anything()`, `jest.fn()`): only a
     test run has them, and `expect.anything()` equals whatever it is compared with."""
-    declared = {text_of(node) for node in walk(root)
-                if node.type in ("identifier", "shorthand_property_identifier_pattern")
-                and node.parent is not None and node.parent.type in (
-                    "variable_declarator", "function_declaration", "import_specifier", "namespace_import",
-                    "import_clause", "formal_parameters", "required_parameter", "object_pattern", "class_declaration")}
+    own = declared(root)
     for node in walk(root):
         if node.type != "member_expression":
             continue
         target = node.child_by_field_name("object")
-        if target is not None and target.type == "identifier" and text_of(target) in _RUNNER_OBJECTS - declared:
+        if target is not None and target.type == "identifier" and text_of(target) in _RUNNER_OBJECTS - own:
             yield finding(node, f"{TOUCHES}: uses the runner's global `{text_of(target)}` in code that is not a test")
 
 

@@ -247,20 +247,31 @@ def _number(node: Node, numbers: frozenset[str]) -> bool:
     return node.type == "number" or (node.type == "identifier" and text_of(node) in numbers)
 
 
-def _declared(root: Node, names: frozenset[str]) -> frozenset[str]:
-    """Which of `names` the file declares itself (a variable, a parameter): then they are not the engine's."""
+def declared(root: Node) -> frozenset[str]:
+    """The names the file declares itself (a variable, a parameter, a function, a class, an import): those are not
+    the engine's or a runner's globals."""
     return frozenset(text_of(node) for node in walk(root)
-                     if node.type in ("identifier", "shorthand_property_identifier_pattern")
-                     and text_of(node) in names and node.parent is not None and node.parent.type in (
-                         "variable_declarator", "formal_parameters", "required_parameter", "optional_parameter",
-                         "assignment_pattern", "object_pattern", "array_pattern", "function_declaration"))
+                     if node.type in ("identifier", "shorthand_property_identifier_pattern") and _declares(node))
+
+
+def _declares(name: Node) -> bool:
+    """`name` is what its parent declares (`const global = …`, not `const g = global`)."""
+    parent = name.parent
+    if parent is None:
+        return False
+    if parent.type in ("variable_declarator", "assignment_pattern"):
+        target = parent.child_by_field_name("name" if parent.type == "variable_declarator" else "left")
+        return target is not None and target.id == name.id
+    return parent.type in ("function_declaration", "class_declaration", "import_specifier", "namespace_import",
+                           "import_clause", "formal_parameters", "required_parameter", "optional_parameter",
+                           "object_pattern", "array_pattern")
 
 
 def _counts(root: Node) -> Iterator[Finding]:
     """A count of the loaded modules, the variables or the stack's lines compared with a number: how much the
     process holds, or how deep the code is called, tells a test run from any other. Compared with anything else it
     is not (a loop's index over `Object.keys(require.cache)`)."""
-    own = _declared(root, frozenset({"global"}))
+    own = declared(root) & {"global"}
     bound = probe_bound(root, lambda value: _counted(value, frozenset(), own))
     counts = probe_bound(root, lambda value: _count(value, bound, frozenset(), own))
     numbers = _constants(root)
